@@ -1,0 +1,40 @@
+import * as Schema from "effect/Schema"
+import { AccountId, DestinationId, OrganizationId, PostId } from "./Ids.js"
+import { Platform } from "./Platform.js"
+
+export const DestinationStatus = Schema.Literal("queued", "publishing", "published", "failed")
+export type DestinationStatus = typeof DestinationStatus.Type
+
+export class Metrics extends Schema.Class<Metrics>("Metrics")({
+  views: Schema.NonNegativeInt,
+  likes: Schema.NonNegativeInt,
+  comments: Schema.NonNegativeInt,
+  shares: Schema.NonNegativeInt,
+  impressions: Schema.NonNegativeInt,
+  saves: Schema.NonNegativeInt,
+  clicks: Schema.NonNegativeInt
+}) {
+  static readonly zero = new Metrics({ views: 0, likes: 0, comments: 0, shares: 0, impressions: 0, saves: 0, clicks: 0 })
+}
+
+/** One target account of a post, with its own status. */
+export class Destination extends Schema.Class<Destination>("Destination")({
+  id: DestinationId,
+  postId: PostId,
+  organizationId: OrganizationId,
+  accountId: AccountId,
+  platform: Platform,
+  accountName: Schema.String,
+  status: DestinationStatus,
+  /** When the destination becomes due: the post's scheduled time, a retry's back-off, or now. */
+  dueAt: Schema.DateTimeUtc,
+  attempts: Schema.NonNegativeInt,
+  error: Schema.OptionFromNullOr(Schema.String),
+  platformPostId: Schema.OptionFromNullOr(Schema.String),
+  platformPostUrl: Schema.OptionFromNullOr(Schema.String),
+  publishedAt: Schema.OptionFromNullOr(Schema.DateTimeUtc),
+  failedAt: Schema.OptionFromNullOr(Schema.DateTimeUtc),
+  metrics: Metrics,
+  createdAt: Schema.DateTimeUtc,
+  updatedAt: Schema.DateTimeUtc
+}) {}

@@ -1,0 +1,106 @@
+import * as Context from "effect/Context"
+import type * as DateTime from "effect/DateTime"
+import type * as Duration from "effect/Duration"
+import type * as Effect from "effect/Effect"
+import type * as Option from "effect/Option"
+import type * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import type * as Stream from "effect/Stream"
+import type { SocialAccount } from "./Account.js"
+import type { Metrics } from "./Destination.js"
+import type { MediaId } from "./Ids.js"
+import type { MediaKind } from "./Media.js"
+import type { Platform } from "./Platform.js"
+import type { PlatformSettings } from "./Post.js"
+
+/**
+ * How a platform call failed, in the classes of the platform reference:
+ * `auth` needs reconnection; `rate_limit` may carry the platform's delay; `transient` is retried with
+ * back-off; the others will not succeed as sent.
+ */
+export const PublishErrorKind = Schema.Literal(
+  "auth",
+  "rate_limit",
+  "duplicate",
+  "too_long",
+  "media",
+  "transient",
+  "permanent"
+)
+export type PublishErrorKind = typeof PublishErrorKind.Type
+
+export class PublishError extends Schema.TaggedError<PublishError>()("PublishError", {
+  kind: PublishErrorKind,
+  message: Schema.String,
+  /** For `rate_limit`: how long the platform asked us to wait, in seconds. */
+  retryAfterSeconds: Schema.optional(Schema.Number)
+}) {
+  get retryable(): boolean {
+    return this.kind === "transient" || this.kind === "rate_limit"
+  }
+}
+
+/** Platform credentials as the adapter needs them: a flat map, secret as a whole. */
+export type Credentials = Redacted.Redacted<Readonly<Record<string, string>>>
+
+/** A medium handed to a platform: its bytes through the blob store, or a public URL where configured. */
+export interface MediaRef {
+  readonly id: MediaId
+  readonly mimeType: string
+  readonly kind: MediaKind
+  readonly size: number
+  readonly filename: string
+  readonly bytes: Stream.Stream<Uint8Array, unknown>
+  readonly publicUrl: Option.Option<string>
+}
+
+export interface PublishPart {
+  readonly content: string
+  readonly media: ReadonlyArray<MediaRef>
+}
+
+export interface PublishRequest {
+  readonly account: SocialAccount
+  readonly credentials: Credentials
+  /** The main post, with the platform's override applied. */
+  readonly main: PublishPart
+  readonly contentType: Option.Option<string>
+  readonly settings: PlatformSettings
+  /** Further posts of a thread, published in order as replies. */
+  readonly thread: ReadonlyArray<PublishPart>
+}
+
+export interface PublishResult {
+  readonly platformPostId: string
+  readonly platformPostUrl: string
+  /** Credentials the adapter renewed along the way (e.g. a refreshed session), to be saved. */
+  readonly renewedCredentials?: Readonly<Record<string, string>>
+}
+
+/** What a connect flow learned about the account. */
+export interface ConnectedIdentity {
+  readonly platformAccountId: string
+  readonly accountName: string
+  readonly avatarUrl: string
+  readonly credentials: Readonly<Record<string, string>>
+  readonly tokenExpiresAt: Option.Option<DateTime.Utc>
+}
+
+export interface PlatformClient {
+  readonly platform: Platform
+  readonly publish: (request: PublishRequest) => Effect.Effect<PublishResult, PublishError>
+  /** Credential platforms: validates the submitted credentials live. */
+  readonly connectWithCredentials?: (
+    input: Readonly<Record<string, string>>
+  ) => Effect.Effect<ConnectedIdentity, PublishError>
+  /** Renews tokens before they expire, where the platform allows it. */
+  readonly refresh?: (credentials: Credentials) => Effect.Effect<ConnectedIdentity, PublishError>
+  readonly metrics?: (credentials: Credentials, platformPostId: string) => Effect.Effect<Metrics, PublishError>
+  /** How long a publish may take before it is treated as a transient failure. */
+  readonly timeout?: Duration.DurationInput
+}
+
+/** The registry of platform clients the engine publishes through. */
+export class Platforms extends Context.Tag("@herald/core/Platforms")<Platforms, {
+  readonly get: (platform: Platform) => Option.Option<PlatformClient>
+}>() {}
