@@ -1,0 +1,16 @@
+import * as Migrator from "@effect/sql/Migrator"
+import * as Effect from "effect/Effect"
+import foundation from "./migrations/0001_foundation.js"
+
+/** Herald's own migrations table, so an embedding host's `effect_sql_migrations` never clashes. */
+export const table = "herald_migrations"
+
+/**
+ * Every migration, in order. A new one is a new `NNNN_name` entry here and a module beside the others.
+ */
+export const loader = Migrator.fromRecord({
+  "0001_foundation": foundation
+})
+
+/** Applies pending migrations in one transaction; on Postgres concurrent runners wait on a table lock. */
+export const run = Migrator.make({})({ loader, table }).pipe(Effect.withSpan("Migrations.run"))

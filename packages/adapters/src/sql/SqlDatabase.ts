@@ -1,0 +1,79 @@
+import * as PgClient from "@effect/sql-pg/PgClient"
+import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import type { MigrationError } from "@effect/sql/Migrator"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import * as Migrations from "./Migrations.js"
+
+/**
+ * SQLite durability: `FULL` fsyncs every commit, so an accepted post survives a power loss;
+ * `NORMAL` (with WAL) may lose the last commits on power loss but never corrupts the file.
+ */
+export type SqliteSynchronous = "FULL" | "NORMAL"
+
+export interface SqliteOptions {
+  readonly filename: string
+  readonly synchronous?: SqliteSynchronous
+}
+
+/** The embedded default: one SQLite file in WAL mode, its directory created if missing. */
+export const layerSqlite = (options: SqliteOptions): Layer.Layer<SqlClient.SqlClient, SqlError> => {
+  const client = Layer.unwrapEffect(
+    Effect.sync(() => {
+      if (options.filename !== ":memory:") fs.mkdirSync(path.dirname(options.filename), { recursive: true })
+      // The config is given, not read, so the layer's ConfigError cannot occur.
+      return SqliteClient.layer({ filename: options.filename }).pipe(Layer.orDie)
+    })
+  )
+  const pragmas = Layer.effectDiscard(
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      // WAL is set by the client. A second process (e.g. `herald keys create` beside a running server)
+      // waits for the write lock instead of failing at once.
+      yield* sql.unsafe(`PRAGMA synchronous = ${options.synchronous ?? "FULL"}`)
+      yield* sql.unsafe("PRAGMA busy_timeout = 5000")
+      yield* sql.unsafe("PRAGMA foreign_keys = ON")
+    })
+  )
+  return pragmas.pipe(Layer.provideMerge(client))
+}
+
+export interface PgOptions {
+  readonly url: Redacted.Redacted<string> | string
+  readonly maxConnections?: number
+}
+
+/** Postgres, for many processes on one database. */
+export const layerPg = (options: PgOptions): Layer.Layer<SqlClient.SqlClient, SqlError> =>
+  PgClient.layer({
+    url: typeof options.url === "string" ? Redacted.make(options.url) : options.url,
+    maxConnections: options.maxConnections ?? 10,
+    applicationName: "herald"
+  })
+
+export type DatabaseConfig =
+  | { readonly _tag: "Sqlite"; readonly filename: string; readonly synchronous?: SqliteSynchronous }
+  | { readonly _tag: "Postgres"; readonly url: Redacted.Redacted<string> | string; readonly maxConnections?: number }
+
+/** Chooses the store from configuration: a database URL means Postgres, otherwise SQLite in the data dir. */
+export const configFrom = (options: {
+  readonly dataDir: string
+  readonly databaseUrl?: string | undefined
+}): DatabaseConfig =>
+  options.databaseUrl !== undefined && options.databaseUrl !== ""
+    ? { _tag: "Postgres", url: Redacted.make(options.databaseUrl) }
+    : { _tag: "Sqlite", filename: path.join(options.dataDir, "herald.db") }
+
+export const layerClient = (config: DatabaseConfig): Layer.Layer<SqlClient.SqlClient, SqlError> =>
+  config._tag === "Sqlite"
+    ? layerSqlite({ filename: config.filename, ...(config.synchronous ? { synchronous: config.synchronous } : {}) })
+    : layerPg({ url: config.url, ...(config.maxConnections ? { maxConnections: config.maxConnections } : {}) })
+
+/** The client with every pending migration applied before anything uses it. */
+export const layer = (config: DatabaseConfig): Layer.Layer<SqlClient.SqlClient, SqlError | MigrationError> =>
+  Layer.effectDiscard(Migrations.run).pipe(Layer.provideMerge(layerClient(config)))
