@@ -52,6 +52,8 @@ export class Post extends Schema.Class<Post>("Post")({
   createdStatus: PostStatus,
   approval: Schema.OptionFromNullOr(Approval),
   idempotencyKey: Schema.OptionFromNullOr(Schema.String),
+  /** Hash of the creating request body, for the circuit breaker (same body failing repeatedly). */
+  requestHash: Schema.OptionFromNullOr(Schema.String),
   threadPosts: Schema.Array(ThreadPost),
   useQueue: Schema.Boolean,
   createdAt: Schema.DateTimeUtc,

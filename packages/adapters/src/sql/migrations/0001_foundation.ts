@@ -91,6 +91,7 @@ export default Effect.gen(function*() {
     approval TEXT,
     approval_status TEXT,
     idempotency_key TEXT,
+    request_hash TEXT,
     thread_posts TEXT NOT NULL,
     use_queue INTEGER NOT NULL,
     created_at BIGINT NOT NULL,
