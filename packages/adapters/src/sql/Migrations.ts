@@ -1,6 +1,7 @@
 import * as Migrator from "@effect/sql/Migrator"
 import * as Effect from "effect/Effect"
 import foundation from "./migrations/0001_foundation.js"
+import storeIndexes from "./migrations/0002_store_indexes.js"
 
 /** Herald's own migrations table, so an embedding host's `effect_sql_migrations` never clashes. */
 export const table = "herald_migrations"
@@ -9,7 +10,8 @@ export const table = "herald_migrations"
  * Every migration, in order. A new one is a new `NNNN_name` entry here and a module beside the others.
  */
 export const loader = Migrator.fromRecord({
-  "0001_foundation": foundation
+  "0001_foundation": foundation,
+  "0002_store_indexes": storeIndexes
 })
 
 /** Applies pending migrations in one transaction; on Postgres concurrent runners wait on a table lock. */

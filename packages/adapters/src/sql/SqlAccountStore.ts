@@ -1,0 +1,61 @@
+import * as SqlClient from "@effect/sql/SqlClient"
+import { SocialAccount } from "@herald/core/Account"
+import { AccountStore } from "@herald/core/AccountStore"
+import { AccountId } from "@herald/core/Ids"
+import * as Arr from "effect/Array"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import { AccountRow, DbNumber, NewAccountRow, orPersistence } from "./internal/Rows.js"
+
+const InsertedId = Schema.Array(Schema.Struct({ id: Schema.compose(DbNumber, AccountId) }))
+
+export const make = Effect.gen(function*() {
+  const sql = (yield* SqlClient.SqlClient).withoutTransforms()
+  const decode = Schema.decodeUnknown(Schema.Array(AccountRow))
+
+  return AccountStore.of({
+    insert: (account) =>
+      Effect.gen(function*() {
+        const row = yield* Schema.encode(NewAccountRow)(account)
+        const inserted = yield* sql`INSERT INTO social_accounts ${sql.insert(row)} RETURNING id`.pipe(
+          Effect.flatMap(Schema.decodeUnknown(InsertedId))
+        )
+        return new SocialAccount({ ...account, id: inserted[0]!.id })
+      }).pipe(orPersistence("AccountStore.insert")),
+    update: (account) =>
+      Schema.encode(AccountRow)(account).pipe(
+        Effect.flatMap((row) =>
+          sql`UPDATE social_accounts SET ${sql.update(row, ["id", "organization_id"])}
+            WHERE id = ${account.id} AND organization_id = ${account.organizationId}`
+        ),
+        Effect.asVoid,
+        orPersistence("AccountStore.update")
+      ),
+    findById: (organizationId, id) =>
+      sql`SELECT * FROM social_accounts WHERE organization_id = ${organizationId} AND id = ${id}`.pipe(
+        Effect.flatMap(decode),
+        Effect.map(Arr.head),
+        orPersistence("AccountStore.findById")
+      ),
+    findByPlatformAccountId: (organizationId, platform, platformAccountId) =>
+      sql`SELECT * FROM social_accounts WHERE organization_id = ${organizationId}
+        AND platform = ${platform} AND platform_account_id = ${platformAccountId}`.pipe(
+        Effect.flatMap(decode),
+        Effect.map(Arr.head),
+        orPersistence("AccountStore.findByPlatformAccountId")
+      ),
+    list: (organizationId) =>
+      sql`SELECT * FROM social_accounts WHERE organization_id = ${organizationId} ORDER BY id`.pipe(
+        Effect.flatMap(decode),
+        orPersistence("AccountStore.list")
+      ),
+    delete: (organizationId, id) =>
+      sql`DELETE FROM social_accounts WHERE organization_id = ${organizationId} AND id = ${id} RETURNING id`.pipe(
+        Effect.map((rows) => rows.length > 0),
+        orPersistence("AccountStore.delete")
+      )
+  })
+})
+
+export const layer: Layer.Layer<AccountStore, never, SqlClient.SqlClient> = Layer.effect(AccountStore, make)

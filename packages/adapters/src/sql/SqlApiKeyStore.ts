@@ -1,0 +1,48 @@
+import * as SqlClient from "@effect/sql/SqlClient"
+import { ApiKeyStore } from "@herald/core/ApiKeyStore"
+import * as Arr from "effect/Array"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { ApiKeyRow, orPersistence } from "./internal/Rows.js"
+
+export const make = Effect.gen(function*() {
+  const sql = (yield* SqlClient.SqlClient).withoutTransforms()
+  const decode = Schema.decodeUnknown(Schema.Array(ApiKeyRow))
+
+  return ApiKeyStore.of({
+    insert: (key) =>
+      Schema.encode(ApiKeyRow)(key).pipe(
+        Effect.flatMap((row) => sql`INSERT INTO api_keys ${sql.insert(row)}`),
+        Effect.asVoid,
+        orPersistence("ApiKeyStore.insert")
+      ),
+    findByHash: (hash) =>
+      sql`SELECT * FROM api_keys WHERE hash = ${hash}`.pipe(
+        Effect.flatMap(decode),
+        Effect.map(Arr.head),
+        orPersistence("ApiKeyStore.findByHash")
+      ),
+    findById: (id) =>
+      sql`SELECT * FROM api_keys WHERE id = ${id}`.pipe(
+        Effect.flatMap(decode),
+        Effect.map(Arr.head),
+        orPersistence("ApiKeyStore.findById")
+      ),
+    list: (organizationId) =>
+      Option.match(organizationId, {
+        onNone: () => sql`SELECT * FROM api_keys ORDER BY created_at, id`,
+        onSome: (id) => sql`SELECT * FROM api_keys WHERE organization_id = ${id} ORDER BY created_at, id`
+      }).pipe(Effect.flatMap(decode), orPersistence("ApiKeyStore.list")),
+    revoke: (id, at) =>
+      sql`UPDATE api_keys SET revoked_at = ${DateTime.toEpochMillis(at)}
+        WHERE id = ${id} AND revoked_at IS NULL RETURNING id`.pipe(
+        Effect.map((rows) => rows.length > 0),
+        orPersistence("ApiKeyStore.revoke")
+      )
+  })
+})
+
+export const layer: Layer.Layer<ApiKeyStore, never, SqlClient.SqlClient> = Layer.effect(ApiKeyStore, make)

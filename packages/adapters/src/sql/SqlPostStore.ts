@@ -1,0 +1,240 @@
+import * as SqlClient from "@effect/sql/SqlClient"
+import type * as Statement from "@effect/sql/Statement"
+import type { Destination } from "@herald/core/Destination"
+import type { AccountId, PostId } from "@herald/core/Ids"
+import type { Post } from "@herald/core/Post"
+import { PostStore } from "@herald/core/PostStore"
+import type { PostQuery, PostRecord, PostSort } from "@herald/core/PostStore"
+import * as Arr from "effect/Array"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import { CountRow, DestinationRow, encodePost, orPersistence, PostRow } from "./internal/Rows.js"
+
+/** Escapes LIKE wildcards so a search term matches literally (used with `ESCAPE '\'`). */
+export const likePattern = (term: string): string => `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+
+const sortColumns: Record<PostSort, string> = {
+  created_at: "l.created_at",
+  scheduled_for: "l.scheduled_for",
+  updated_at: "l.updated_at",
+  published_at: "l.last_published_at"
+}
+
+/** Destinations in the order of the post's `account_ids`, then by creation. */
+const orderDestinations = (post: Post, destinations: ReadonlyArray<Destination>): ReadonlyArray<Destination> => {
+  const position = (accountId: AccountId) => {
+    const i = post.accountIds.indexOf(accountId)
+    return i === -1 ? Number.MAX_SAFE_INTEGER : i
+  }
+  return [...destinations].sort((a, b) => position(a.accountId) - position(b.accountId))
+}
+
+export const make = Effect.gen(function*() {
+  const sql = (yield* SqlClient.SqlClient).withoutTransforms()
+  const decodePosts = Schema.decodeUnknown(Schema.Array(PostRow))
+  const decodeDestinations = Schema.decodeUnknown(Schema.Array(DestinationRow))
+  const encodeDestinations = Schema.encode(Schema.Array(DestinationRow))
+  const decodeCount = Schema.decodeUnknown(Schema.Array(CountRow))
+
+  const insertDestinations = (destinations: ReadonlyArray<Destination>) =>
+    destinations.length === 0
+      ? Effect.void
+      : encodeDestinations(destinations).pipe(
+        Effect.flatMap((rows) => sql`INSERT INTO destinations ${sql.insert(rows.map((row) => ({ ...row })))}`),
+        Effect.asVoid
+      )
+
+  const writeTargets = (post: Post) =>
+    Effect.gen(function*() {
+      yield* sql`DELETE FROM post_targets WHERE post_id = ${post.id}`
+      const accountIds = Arr.dedupe(post.accountIds)
+      if (accountIds.length > 0) {
+        yield* sql`INSERT INTO post_targets ${
+          sql.insert(accountIds.map((accountId) => ({ post_id: post.id, account_id: accountId })))
+        }`
+      }
+    })
+
+  /** Every post's destinations in one query, grouped by post. */
+  const destinationsOf = (postIds: ReadonlyArray<PostId>) =>
+    postIds.length === 0
+      ? Effect.succeed(new Map<string, Array<Destination>>())
+      : sql`SELECT * FROM destinations WHERE post_id IN ${sql.in(postIds)} ORDER BY created_at, id`.pipe(
+        Effect.flatMap(decodeDestinations),
+        Effect.map((destinations) => {
+          const byPost = new Map<string, Array<Destination>>()
+          for (const d of destinations) {
+            const group = byPost.get(d.postId)
+            if (group === undefined) byPost.set(d.postId, [d])
+            else group.push(d)
+          }
+          return byPost
+        })
+      )
+
+  const withDestinations = (posts: ReadonlyArray<Post>) =>
+    destinationsOf(posts.map((p) => p.id)).pipe(
+      Effect.map((byPost): ReadonlyArray<PostRecord> =>
+        posts.map((post) => ({ post, destinations: orderDestinations(post, byPost.get(post.id) ?? []) }))
+      )
+    )
+
+  const millis = (t: DateTime.Utc) => DateTime.toEpochMillis(t)
+
+  const filtersOf = (q: PostQuery): Array<Statement.Fragment> => {
+    const filters: Array<Statement.Fragment> = []
+    if (q.statuses !== undefined && q.statuses.length > 0) {
+      filters.push(sql`l.derived_status IN ${sql.in(q.statuses)}`)
+    }
+    if (q.platforms !== undefined && q.platforms.length > 0) {
+      // Drafts have no destinations: their platforms are those of the accounts they target.
+      filters.push(sql`(EXISTS (SELECT 1 FROM destinations d WHERE d.post_id = l.id AND d.platform IN ${
+        sql.in(q.platforms)
+      }) OR (l.is_draft = 1 AND EXISTS (SELECT 1 FROM post_targets t
+          JOIN social_accounts a ON a.id = t.account_id
+          WHERE t.post_id = l.id AND a.platform IN ${sql.in(q.platforms)})))`)
+    }
+    if (q.accountId !== undefined) {
+      filters.push(sql`(EXISTS (SELECT 1 FROM destinations d WHERE d.post_id = l.id AND d.account_id = ${q.accountId})
+        OR EXISTS (SELECT 1 FROM post_targets t WHERE t.post_id = l.id AND t.account_id = ${q.accountId}))`)
+    }
+    if (q.visibleAccountIds !== undefined) {
+      // Every target, whether named in account_ids or as a destination, must be visible.
+      const ids = q.visibleAccountIds
+      filters.push(
+        ids.length === 0
+          ? sql`(NOT EXISTS (SELECT 1 FROM destinations d WHERE d.post_id = l.id)
+              AND NOT EXISTS (SELECT 1 FROM post_targets t WHERE t.post_id = l.id))`
+          : sql`(NOT EXISTS (SELECT 1 FROM destinations d WHERE d.post_id = l.id AND d.account_id NOT IN ${sql.in(ids)})
+              AND NOT EXISTS (SELECT 1 FROM post_targets t WHERE t.post_id = l.id AND t.account_id NOT IN ${
+            sql.in(ids)
+          }))`
+      )
+    }
+    if (q.campaignId !== undefined) filters.push(sql`l.campaign_id = ${q.campaignId}`)
+    // Ranges are half-open: `after` is inclusive, `before` exclusive.
+    if (q.createdAfter !== undefined) filters.push(sql`l.created_at >= ${millis(q.createdAfter)}`)
+    if (q.createdBefore !== undefined) filters.push(sql`l.created_at < ${millis(q.createdBefore)}`)
+    if (q.scheduledAfter !== undefined) filters.push(sql`l.scheduled_for >= ${millis(q.scheduledAfter)}`)
+    if (q.scheduledBefore !== undefined) filters.push(sql`l.scheduled_for < ${millis(q.scheduledBefore)}`)
+    if (q.publishedAfter !== undefined) filters.push(sql`l.last_published_at >= ${millis(q.publishedAfter)}`)
+    if (q.publishedBefore !== undefined) filters.push(sql`l.last_published_at < ${millis(q.publishedBefore)}`)
+    if (q.updatedAfter !== undefined) filters.push(sql`l.updated_at >= ${millis(q.updatedAfter)}`)
+    if (q.search !== undefined && q.search !== "") {
+      const pattern = likePattern(q.search)
+      // SQLite's LIKE folds ASCII case only; Postgres's ILIKE folds every case.
+      filters.push(sql.onDialectOrElse({
+        pg: () => sql`l.content ILIKE ${pattern} ESCAPE '\\'`,
+        orElse: () => sql`l.content LIKE ${pattern} ESCAPE '\\'`
+      }))
+    }
+    if (q.approval !== undefined && q.approval.length > 0) {
+      filters.push(sql`l.approval_status IN ${sql.in(q.approval)}`)
+    }
+    return filters
+  }
+
+  /**
+   * Every post of the organization with its derived status and latest publish time. The status rule
+   * is the one of core's PostLifecycle: draft flag; no destinations or all queued -> scheduled; any
+   * publishing, or queued beside settled -> publishing; all published; all failed; else partial.
+   */
+  const listed = (q: PostQuery) =>
+    sql`WITH stats AS (
+      SELECT post_id,
+        COUNT(*) AS n,
+        SUM(CASE WHEN status = 'queued' THEN 1 ELSE 0 END) AS queued,
+        SUM(CASE WHEN status = 'publishing' THEN 1 ELSE 0 END) AS publishing,
+        SUM(CASE WHEN status = 'published' THEN 1 ELSE 0 END) AS published,
+        SUM(CASE WHEN status = 'failed' THEN 1 ELSE 0 END) AS failed,
+        MAX(published_at) AS last_published_at
+      FROM destinations WHERE organization_id = ${q.organizationId} GROUP BY post_id
+    ), listed AS (
+      SELECT p.*,
+        CASE
+          WHEN p.is_draft = 1 THEN 'draft'
+          WHEN s.n IS NULL THEN 'scheduled'
+          WHEN s.queued = s.n THEN 'scheduled'
+          WHEN s.publishing > 0 OR s.queued > 0 THEN 'publishing'
+          WHEN s.published = s.n THEN 'published'
+          WHEN s.failed = s.n THEN 'failed'
+          ELSE 'partially_failed'
+        END AS derived_status,
+        s.last_published_at
+      FROM posts p LEFT JOIN stats s ON s.post_id = p.id
+      WHERE p.organization_id = ${q.organizationId}
+    )`
+
+  const list = (q: PostQuery) =>
+    Effect.gen(function*() {
+      const where = sql.and(filtersOf(q))
+      const column = sql.literal(sortColumns[q.sort])
+      const direction = sql.literal(q.order === "asc" ? "ASC" : "DESC")
+      const totalRows = yield* sql`${listed(q)} SELECT COUNT(*) AS count FROM listed l WHERE ${where}`.pipe(
+        Effect.flatMap(decodeCount)
+      )
+      // Posts without a value for the sort column come last in either order; ties break on id.
+      const rows = yield* sql`${listed(q)} SELECT l.* FROM listed l WHERE ${where}
+        ORDER BY CASE WHEN ${column} IS NULL THEN 1 ELSE 0 END, ${column} ${direction}, l.id ${direction}
+        LIMIT ${q.limit} OFFSET ${q.offset}`
+      const posts = yield* decodePosts(rows)
+      const items = yield* withDestinations(posts)
+      return { items, total: totalRows[0]?.count ?? 0 }
+    })
+
+  return PostStore.of({
+    insert: (record) =>
+      Effect.gen(function*() {
+        const row = yield* encodePost(record.post)
+        yield* sql`INSERT INTO posts ${sql.insert(row)}`
+        yield* writeTargets(record.post)
+        yield* insertDestinations(record.destinations)
+      }).pipe(sql.withTransaction, orPersistence("PostStore.insert")),
+    findById: (organizationId, id) =>
+      sql`SELECT * FROM posts WHERE organization_id = ${organizationId} AND id = ${id}`.pipe(
+        Effect.flatMap(decodePosts),
+        Effect.flatMap(withDestinations),
+        Effect.map(Arr.head),
+        orPersistence("PostStore.findById")
+      ),
+    list: (query) => list(query).pipe(orPersistence("PostStore.list")),
+    update: (post) =>
+      Effect.gen(function*() {
+        const row = yield* encodePost(post)
+        yield* sql`UPDATE posts SET ${sql.update(row, ["id", "organization_id"])}
+          WHERE id = ${post.id} AND organization_id = ${post.organizationId}`
+        yield* writeTargets(post)
+      }).pipe(sql.withTransaction, orPersistence("PostStore.update")),
+    insertDestinations: (destinations) =>
+      insertDestinations(destinations).pipe(orPersistence("PostStore.insertDestinations")),
+    updateDestinations: (destinations) =>
+      destinations.length === 0 ? Effect.void : encodeDestinations(destinations).pipe(
+        Effect.flatMap((rows) =>
+          Effect.forEach(rows, (row) =>
+            sql`UPDATE destinations SET ${sql.update({ ...row }, ["id", "post_id", "organization_id"])}
+              WHERE id = ${row.id}`, { discard: true })
+        ),
+        sql.withTransaction,
+        orPersistence("PostStore.updateDestinations")
+      ),
+    deleteDestinations: (ids) =>
+      ids.length === 0 ? Effect.void : sql`DELETE FROM destinations WHERE id IN ${sql.in(ids)}`.pipe(
+        Effect.asVoid,
+        orPersistence("PostStore.deleteDestinations")
+      ),
+    delete: (organizationId, id) =>
+      Effect.gen(function*() {
+        const found = yield* sql`SELECT id FROM posts WHERE organization_id = ${organizationId} AND id = ${id}`
+        if (found.length === 0) return false
+        // The foreign keys cascade too; deleting explicitly does not depend on SQLite's pragma.
+        yield* sql`DELETE FROM destinations WHERE post_id = ${id}`
+        yield* sql`DELETE FROM post_targets WHERE post_id = ${id}`
+        yield* sql`DELETE FROM posts WHERE id = ${id}`
+        return true
+      }).pipe(sql.withTransaction, orPersistence("PostStore.delete"))
+  })
+})
+
+export const layer: Layer.Layer<PostStore, never, SqlClient.SqlClient> = Layer.effect(PostStore, make)

@@ -1,0 +1,41 @@
+import { describe, expect, it } from "@effect/vitest"
+import { EventStore } from "@herald/core/EventStore"
+import { PostId } from "@herald/core/Ids"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { randomUUID } from "node:crypto"
+import { at, event, givenOrganization, T0, type StoresLayer } from "./Fixtures.js"
+
+export const eventStoreContract = (layer: StoresLayer) =>
+  describe("EventStore", () => {
+    it.effect("appends and lists oldest first, ties in append order", () =>
+      Effect.gen(function*() {
+        const store = yield* EventStore
+        const org = yield* givenOrganization
+        const other = yield* givenOrganization
+        const late = event(org.id, { createdAt: at(T0 + 10), type: "post.published" })
+        // Same instant: the append order must survive even against id order.
+        const sameInstant = Array.from({ length: 5 }, (_, i) =>
+          event(org.id, { createdAt: at(T0), type: "post.publishing", data: { n: i } }))
+        yield* store.append([late])
+        yield* store.append(sameInstant)
+        yield* store.append([event(other.id)])
+        yield* store.append([])
+        expect(yield* store.list(org.id)).toEqual([...sameInstant, late])
+        expect(yield* store.list(org.id, { limit: 2 })).toEqual(sameInstant.slice(0, 2))
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("lists the events that name a post, and finds by id", () =>
+      Effect.gen(function*() {
+        const store = yield* EventStore
+        const org = yield* givenOrganization
+        const postId = PostId.make(randomUUID())
+        const mine = event(org.id, { data: { post_id: postId, status: "scheduled", nested: { a: [1, 2] } } })
+        const notMine = event(org.id, { data: { post_id: randomUUID() } })
+        const numeric = event(org.id, { type: "account.connected", data: { post_id: 42 } })
+        yield* store.append([mine, notMine, numeric])
+        expect(yield* store.list(org.id, { postId })).toEqual([mine])
+        expect(yield* store.findById(mine.id)).toEqual(Option.some(mine))
+        expect(yield* store.findById(randomUUID())).toEqual(Option.none())
+      }).pipe(Effect.provide(layer)))
+  })

@@ -1,0 +1,42 @@
+/**
+ * Every store contract against every database: SQLite always, Postgres where one answers
+ * (TestDatabases prints the reason when it does not). Each test builds its own database.
+ */
+import { describe } from "@effect/vitest"
+import { IdGenerator } from "@herald/core/IdGenerator"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { randomUUID } from "node:crypto"
+import * as SqlDatabase from "../../src/sql/SqlDatabase.js"
+import * as SqlStores from "../../src/sql/SqlStores.js"
+import { accountStoreContract } from "../contract/AccountStore.contract.js"
+import { apiKeyStoreContract } from "../contract/ApiKeyStore.contract.js"
+import { eventStoreContract } from "../contract/EventStore.contract.js"
+import type { StoresLayer } from "../contract/Fixtures.js"
+import { organizationStoreContract } from "../contract/OrganizationStore.contract.js"
+import { usageCountersContract } from "../contract/UsageCounters.contract.js"
+import { createFreshPgDatabase, databasesUnderTest, type TestDatabaseLayer } from "../support/TestDatabases.js"
+
+const randomIds = Layer.succeed(IdGenerator, IdGenerator.of({ uuid: Effect.sync(() => randomUUID()) }))
+
+const storesOn = (database: TestDatabaseLayer): StoresLayer =>
+  SqlStores.layer.pipe(Layer.provide(randomIds), Layer.provideMerge(database))
+
+/** Postgres with enough connections for one per concurrent claimer. */
+const widePostgres: TestDatabaseLayer = Layer.unwrapScoped(
+  Effect.acquireRelease(createFreshPgDatabase().pipe(Effect.orDie), (db) => db.drop).pipe(
+    Effect.map((db) => SqlDatabase.layer({ _tag: "Postgres", url: db.url, maxConnections: 10 }))
+  )
+)
+
+for (const db of await databasesUnderTest()) {
+  describe.skipIf(db.layer === undefined)(`stores on ${db.label}`, () => {
+    if (db.layer === undefined) return
+    const layer = storesOn(db.layer)
+    organizationStoreContract(layer)
+    apiKeyStoreContract(layer)
+    accountStoreContract(layer)
+    eventStoreContract(layer)
+    usageCountersContract(db.label === "postgres" ? storesOn(widePostgres) : layer)
+  })
+}
