@@ -8,7 +8,7 @@ import * as Schema from "effect/Schema"
 import type * as Stream from "effect/Stream"
 import type { SocialAccount } from "./Account.js"
 import type { Metrics } from "./Destination.js"
-import type { MediaId } from "./Ids.js"
+import type { DestinationId, MediaId } from "./Ids.js"
 import type { MediaKind } from "./Media.js"
 import type { Platform } from "./Platform.js"
 import type { PlatformSettings } from "./Post.js"
@@ -68,6 +68,9 @@ export interface PublishRequest {
   readonly settings: PlatformSettings
   /** Further posts of a thread, published in order as replies. */
   readonly thread: ReadonlyArray<PublishPart>
+  /** The destination being published and its attempt number (1-based), e.g. for idempotency keys. */
+  readonly destinationId?: DestinationId
+  readonly attempt?: number
 }
 
 export interface PublishResult {

@@ -1,0 +1,24 @@
+/**
+ * The `Platforms` registry: which client publishes to which platform. In sandbox mode every platform
+ * gets the sandbox client; otherwise the real clients that exist are registered, and a destination on
+ * a platform without a client fails with a message saying so.
+ */
+import type { Platform } from "@herald/core/Platform"
+import { type PlatformClient, Platforms } from "@herald/core/Platforms"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Sandbox from "./Sandbox.js"
+
+/** A registry over the clients; a later client for the same platform replaces an earlier one. */
+export const make = (clients: ReadonlyArray<PlatformClient>): Platforms["Type"] => {
+  const byPlatform = new Map<Platform, PlatformClient>()
+  for (const client of clients) byPlatform.set(client.platform, client)
+  return Platforms.of({ get: (platform) => Option.fromNullable(byPlatform.get(platform)) })
+}
+
+export const layer = (clients: ReadonlyArray<PlatformClient>): Layer.Layer<Platforms> =>
+  Layer.succeed(Platforms, make(clients))
+
+/** Every platform through the sandbox. */
+export const layerSandbox = (options: Sandbox.SandboxOptions = {}): Layer.Layer<Platforms> =>
+  layer(Sandbox.makeAll(options))

@@ -1,0 +1,312 @@
+/**
+ * A simulated platform for demos, tests and benchmarks. It never leaves the process; it answers after a
+ * configurable latency with plausible post ids and URLs for the platform it stands in for.
+ *
+ * Markers in the text (main post or any thread part) choose the outcome, deterministically:
+ * - `[sandbox:fail]`  a permanent failure (the platform rejects the post);
+ * - `[sandbox:flaky]` one transient failure, then success: the first attempt of a destination fails,
+ *   later attempts succeed (by the attempt number the dispatcher passes, so it holds across processes);
+ * - `[sandbox:auth]`  the token was revoked (an auth failure: the account needs reconnection).
+ */
+import { SocialAccount } from "@herald/core/Account"
+import { AccountStore } from "@herald/core/AccountStore"
+import { Metrics } from "@herald/core/Destination"
+import { Event } from "@herald/core/Event"
+import { EventStore } from "@herald/core/EventStore"
+import { IdGenerator } from "@herald/core/IdGenerator"
+import { EventId, type OrganizationId } from "@herald/core/Ids"
+import { credentialPlatforms, type Platform, platforms } from "@herald/core/Platform"
+import {
+  type ConnectedIdentity,
+  type PlatformClient,
+  PublishError,
+  type PublishRequest,
+  type PublishResult
+} from "@herald/core/Platforms"
+import { Transactor } from "@herald/core/Transactor"
+import * as DateTime from "effect/DateTime"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Random from "effect/Random"
+import * as Redacted from "effect/Redacted"
+import * as crypto from "node:crypto"
+import * as fs from "node:fs"
+
+export const markers = {
+  fail: "[sandbox:fail]",
+  flaky: "[sandbox:flaky]",
+  auth: "[sandbox:auth]"
+} as const
+
+/** One publish call the sandbox received. */
+export interface SandboxSend {
+  readonly platform: Platform
+  readonly destinationId: string | undefined
+  readonly attempt: number | undefined
+  readonly accountId: number
+  /** When the call reached the platform, before the simulated latency. */
+  readonly at: DateTime.Utc
+  readonly parts: number
+  readonly outcome: "published" | "failed" | "flaky" | "auth"
+  readonly platformPostId: string | undefined
+}
+
+export interface SandboxOptions {
+  /** A fixed latency, or a uniform range; default none. */
+  readonly latency?: Duration.DurationInput | {
+    readonly min: Duration.DurationInput
+    readonly max: Duration.DurationInput
+  }
+  /** Appends one JSON line per publish call to this file, to count sends across processes. */
+  readonly journal?: string
+  /** Called with every publish call, in-process (tests, benchmarks). */
+  readonly onSend?: (send: SandboxSend) => Effect.Effect<void>
+}
+
+const digits = (n: number): string => {
+  let out = String(1 + crypto.randomInt(9))
+  while (out.length < n) out += String(crypto.randomInt(10))
+  return out
+}
+
+const alnum = (n: number, alphabet = "abcdefghijklmnopqrstuvwxyz234567"): string => {
+  let out = ""
+  for (let i = 0; i < n; i++) out += alphabet[crypto.randomInt(alphabet.length)]
+  return out
+}
+
+const slug = (name: string): string => name.toLowerCase().replace(/[^a-z0-9]+/g, "_").replace(/^_|_$/g, "") || "sandbox"
+
+/** A post id and URL shaped like the platform's own. */
+export const fakePost = (platform: Platform, handle: string): { readonly id: string; readonly url: string } => {
+  const h = slug(handle)
+  switch (platform) {
+    case "x": {
+      const id = digits(19)
+      return { id, url: `https://x.com/${h}/status/${id}` }
+    }
+    case "instagram": {
+      const code = alnum(11, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+      return { id: digits(17), url: `https://www.instagram.com/p/${code}/` }
+    }
+    case "facebook": {
+      const page = digits(15)
+      const post = digits(16)
+      return { id: `${page}_${post}`, url: `https://www.facebook.com/${page}/posts/${post}` }
+    }
+    case "linkedin": {
+      const id = `urn:li:share:${digits(19)}`
+      return { id, url: `https://www.linkedin.com/feed/update/${id}/` }
+    }
+    case "youtube": {
+      const id = alnum(11, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+      return { id, url: `https://www.youtube.com/watch?v=${id}` }
+    }
+    case "tiktok": {
+      const id = digits(19)
+      return { id, url: `https://www.tiktok.com/@${h}/video/${id}` }
+    }
+    case "threads": {
+      const code = alnum(11, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+      return { id: digits(17), url: `https://www.threads.net/@${h}/post/${code}` }
+    }
+    case "pinterest": {
+      const id = digits(18)
+      return { id, url: `https://www.pinterest.com/pin/${id}/` }
+    }
+    case "bluesky": {
+      const rkey = alnum(13)
+      return {
+        id: `at://did:plc:${alnum(24)}/app.bsky.feed.post/${rkey}`,
+        url: `https://bsky.app/profile/${h}.bsky.social/post/${rkey}`
+      }
+    }
+    case "telegram": {
+      const id = String(1 + crypto.randomInt(999_999))
+      return { id, url: `https://t.me/${h}/${id}` }
+    }
+    case "discord": {
+      const id = digits(19)
+      return { id, url: `https://discord.com/channels/${digits(18)}/${digits(18)}/${id}` }
+    }
+  }
+}
+
+const hashInt = (text: string, salt: string, max: number): number =>
+  crypto.createHash("sha256").update(`${salt}:${text}`).digest().readUInt32BE(0) % max
+
+/** Plausible, stable metrics for a sandbox post. */
+export const fakeMetrics = (platformPostId: string): Metrics => {
+  const views = hashInt(platformPostId, "views", 5000)
+  return new Metrics({
+    views,
+    impressions: views + hashInt(platformPostId, "impressions", 2000),
+    likes: hashInt(platformPostId, "likes", Math.max(1, Math.floor(views / 10))),
+    comments: hashInt(platformPostId, "comments", 40),
+    shares: hashInt(platformPostId, "shares", 60),
+    saves: hashInt(platformPostId, "saves", 30),
+    clicks: hashInt(platformPostId, "clicks", 200)
+  })
+}
+
+const texts = (request: PublishRequest): ReadonlyArray<string> => [
+  request.main.content,
+  ...request.thread.map((part) => part.content)
+]
+
+const has = (request: PublishRequest, marker: string): boolean => texts(request).some((t) => t.includes(marker))
+
+const latencyOf = (options: SandboxOptions): Effect.Effect<Duration.Duration> => {
+  const latency = options.latency
+  if (latency === undefined) return Effect.succeed(Duration.zero)
+  if (typeof latency === "object" && latency !== null && "min" in latency && "max" in latency) {
+    const min = Duration.toMillis(Duration.decode(latency.min))
+    const max = Duration.toMillis(Duration.decode(latency.max))
+    return Effect.map(Random.nextIntBetween(Math.floor(min), Math.floor(max) + 1), Duration.millis)
+  }
+  return Effect.succeed(Duration.decode(latency as Duration.DurationInput))
+}
+
+/** A sandbox client standing in for `platform`. */
+export const make = (platform: Platform, options: SandboxOptions = {}): PlatformClient => {
+  // Without an attempt number (a caller other than the dispatcher), flakiness is remembered here.
+  const flakySeen = new Set<string>()
+
+  const note = (send: SandboxSend) =>
+    Effect.gen(function*() {
+      if (options.journal !== undefined) {
+        const line = JSON.stringify({ ...send, at: DateTime.toEpochMillis(send.at) }) + "\n"
+        yield* Effect.sync(() => fs.appendFileSync(options.journal!, line))
+      }
+      if (options.onSend !== undefined) yield* options.onSend(send)
+    })
+
+  const publish = (request: PublishRequest): Effect.Effect<PublishResult, PublishError> =>
+    Effect.gen(function*() {
+      const at = yield* DateTime.now
+      const base = {
+        platform,
+        destinationId: request.destinationId,
+        attempt: request.attempt,
+        accountId: request.account.id,
+        at,
+        parts: 1 + request.thread.length
+      }
+      const latency = yield* latencyOf(options)
+      if (Duration.toMillis(latency) > 0) yield* Effect.sleep(latency)
+
+      if (has(request, markers.auth)) {
+        yield* note({ ...base, outcome: "auth", platformPostId: undefined })
+        return yield* new PublishError({
+          kind: "auth",
+          message: `Sandbox ${platform}: the access token was revoked (${markers.auth})`
+        })
+      }
+      if (has(request, markers.fail)) {
+        yield* note({ ...base, outcome: "failed", platformPostId: undefined })
+        return yield* new PublishError({
+          kind: "permanent",
+          message: `Sandbox ${platform}: the platform rejected the post (${markers.fail})`
+        })
+      }
+      if (has(request, markers.flaky)) {
+        const firstAttempt = request.attempt !== undefined
+          ? request.attempt <= 1
+          : !flakySeen.has(`${request.destinationId ?? request.account.id}:${request.main.content}`)
+        if (request.attempt === undefined) {
+          flakySeen.add(`${request.destinationId ?? request.account.id}:${request.main.content}`)
+        }
+        if (firstAttempt) {
+          yield* note({ ...base, outcome: "flaky", platformPostId: undefined })
+          return yield* new PublishError({
+            kind: "transient",
+            message: `Sandbox ${platform}: temporary outage (${markers.flaky}); a retry will succeed`
+          })
+        }
+      }
+      const post = fakePost(platform, request.account.accountName)
+      yield* note({ ...base, outcome: "published", platformPostId: post.id })
+      return { platformPostId: post.id, platformPostUrl: post.url }
+    })
+
+  return {
+    platform,
+    publish,
+    connectWithCredentials: (input) =>
+      Effect.succeed<ConnectedIdentity>({
+        platformAccountId: `sandbox-${platform}-${slug(input.name ?? input.handle ?? "account")}`,
+        accountName: input.name ?? input.handle ?? `Sandbox ${platform}`,
+        avatarUrl: avatarUrl(platform),
+        credentials: { sandbox: "true" },
+        tokenExpiresAt: Option.none()
+      }),
+    refresh: () =>
+      Effect.succeed<ConnectedIdentity>({
+        platformAccountId: `sandbox-${platform}`,
+        accountName: `Sandbox ${platform}`,
+        avatarUrl: avatarUrl(platform),
+        credentials: { sandbox: "true" },
+        tokenExpiresAt: Option.none()
+      }),
+    metrics: (_credentials, platformPostId) => Effect.succeed(fakeMetrics(platformPostId)),
+    timeout: "30 seconds"
+  }
+}
+
+/** A sandbox client for every platform of the spec. */
+export const makeAll = (options: SandboxOptions = {}): ReadonlyArray<PlatformClient> =>
+  platforms.map((platform) => make(platform, options))
+
+const avatarUrl = (platform: Platform): string => `https://sandbox.herald.invalid/avatars/${platform}.png`
+
+/** The platform account id of the bootstrap sandbox account of `platform`. */
+export const bootstrapAccountId = (platform: Platform): string => `sandbox-${platform}`
+
+/**
+ * Connects one sandbox account per platform, named `Sandbox <platform>`, to the organization, with its
+ * `account.connected` event. Accounts already there are left alone, so running it on every start is safe.
+ */
+export const bootstrapAccounts = (organizationId: OrganizationId) =>
+  Effect.gen(function*() {
+    const accounts = yield* AccountStore
+    const events = yield* EventStore
+    const transactor = yield* Transactor
+    const ids = yield* IdGenerator
+    const created: Array<SocialAccount> = []
+    for (const platform of platforms) {
+      const existing = yield* accounts.findByPlatformAccountId(organizationId, platform, bootstrapAccountId(platform))
+      if (Option.isSome(existing)) continue
+      const now = yield* DateTime.now
+      const account = yield* transactor.withTransaction(Effect.gen(function*() {
+        const account = yield* accounts.insert({
+          organizationId,
+          platform,
+          platformAccountId: bootstrapAccountId(platform),
+          accountName: `Sandbox ${platform}`,
+          avatarUrl: avatarUrl(platform),
+          isActive: true,
+          connectionFlow: (credentialPlatforms as ReadonlyArray<Platform>).includes(platform) ? "credential" : "direct",
+          needsReconnection: false,
+          tokenExpiresAt: Option.none(),
+          lastSuccessAt: Option.none(),
+          recentFailures: 0,
+          credentials: Option.some(Redacted.make(JSON.stringify({ sandbox: "true" }))),
+          createdAt: now,
+          updatedAt: now
+        })
+        yield* events.append([
+          new Event({
+            id: EventId.make(yield* ids.uuid),
+            organizationId,
+            type: "account.connected",
+            data: { account_id: account.id, platform, account_name: account.accountName },
+            createdAt: now
+          })
+        ])
+        return account
+      }))
+      created.push(account)
+    }
+    return created
+  })

@@ -1,0 +1,718 @@
+/**
+ * The publishing engine: claims due destinations, publishes them through their platform client and
+ * records each outcome with its events in one transaction (the outbox).
+ *
+ * - A claim is exclusive and leased (`DispatchStore.claimDue`); its `post.publishing` events are written
+ *   in the claim's transaction.
+ * - An outcome is written fenced by the claim (`DispatchStore.complete`); events are appended only when
+ *   the fenced write took effect, so a worker that lost its lease writes nothing.
+ * - A destination whose worker died while publishing (its lease ran out) is never re-sent blindly: it
+ *   is resolved as `failed` with an error saying the outcome is unknown; the user may retry it.
+ */
+import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
+import * as DateTime from "effect/DateTime"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
+import * as Redacted from "effect/Redacted"
+import * as Schedule from "effect/Schedule"
+import { SocialAccount } from "./Account.js"
+import { AccountStore } from "./AccountStore.js"
+import type { Destination } from "./Destination.js"
+import { type Claim, type Completion, DispatchStore } from "./DispatchStore.js"
+import type { PersistenceError } from "./Errors.js"
+import { Event, type EventData, type EventType } from "./Event.js"
+import { EventStore } from "./EventStore.js"
+import { IdGenerator } from "./IdGenerator.js"
+import { EventId, type MediaId, type OrganizationId } from "./Ids.js"
+import type { Platform } from "./Platform.js"
+import {
+  type Credentials,
+  type MediaRef,
+  Platforms,
+  PublishError,
+  type PublishErrorKind,
+  type PublishPart,
+  type PublishRequest,
+  type PublishResult
+} from "./Platforms.js"
+import type { Post } from "./Post.js"
+import { PostStore } from "./PostStore.js"
+import { Transactor } from "./Transactor.js"
+import { UsageCounters } from "./UsageCounters.js"
+
+// TEMPORARY stand-ins until DestinationLifecycle / PostLifecycle / CircuitBreaker land.
+const DestinationLifecycle = {
+  decideAfterFailure: (input: { attempts: number; retryable: boolean; retryAfterSeconds?: number }):
+    | { readonly _tag: "Retry"; readonly delay: Duration.Duration }
+    | { readonly _tag: "Fail" } =>
+    input.retryable && input.attempts < 3
+      ? { _tag: "Retry", delay: Duration.max(Duration.seconds(30 * 4 ** (input.attempts - 1)), Duration.seconds(input.retryAfterSeconds ?? 0)) }
+      : { _tag: "Fail" }
+}
+const PostLifecycle = {
+  settledOutcome: (ds: ReadonlyArray<Destination>) => {
+    if (ds.length === 0 || ds.some((d) => d.status === "queued" || d.status === "publishing")) return undefined
+    const p = ds.filter((d) => d.status === "published").length
+    return p === ds.length ? "published" : p === 0 ? "failed" : "partially_failed"
+  }
+}
+export const breakerWindow = (hash: string, now: DateTime.Utc) => CircuitBreaker.window(hash, now)
+const CircuitBreaker = {
+  window: (hash: string, now: DateTime.Utc) => ({ key: `breaker:${hash}`, windowEnd: DateTime.add(now, { hours: 6 }) })
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Services the dispatcher uses besides the stores
+// ---------------------------------------------------------------------------------------------------
+
+/**
+ * Wakes a sleeping dispatcher at once: the posts use cases poke it when they create work that is due
+ * now (or earlier than the dispatcher planned to wake). Pokes coalesce; none is lost.
+ */
+export class DispatchSignal extends Context.Tag("@herald/core/DispatchSignal")<DispatchSignal, {
+  readonly poke: Effect.Effect<void>
+  /** Completes at the next poke, or at once if a poke came since the last `clear`. */
+  readonly take: Effect.Effect<void>
+  /** Forgets pokes that came before now (the dispatcher is about to look for work anyway). */
+  readonly clear: Effect.Effect<void>
+}>() {}
+
+export const makeSignal: Effect.Effect<DispatchSignal["Type"]> = Effect.map(Queue.sliding<void>(1), (queue) =>
+  DispatchSignal.of({
+    poke: Effect.asVoid(Queue.offer(queue, undefined)),
+    take: Queue.take(queue),
+    clear: Effect.asVoid(Queue.takeAll(queue))
+  }))
+
+export const layerSignal: Layer.Layer<DispatchSignal> = Layer.effect(DispatchSignal, makeSignal)
+
+/** Pokes the dispatcher if one runs in this process; does nothing otherwise. */
+export const poke: Effect.Effect<void> = Effect.flatMap(
+  Effect.serviceOption(DispatchSignal),
+  Option.match({ onNone: () => Effect.void, onSome: (signal) => signal.poke })
+)
+
+/**
+ * Turns a post's media ids into what a platform client reads. Optional: without it, a destination
+ * whose post carries media fails permanently with a message saying media storage is not configured.
+ */
+export class DispatchMedia extends Context.Tag("@herald/core/DispatchMedia")<DispatchMedia, {
+  readonly resolve: (
+    organizationId: OrganizationId,
+    ids: ReadonlyArray<MediaId>
+  ) => Effect.Effect<ReadonlyArray<MediaRef>, PublishError | PersistenceError>
+}>() {}
+
+// ---------------------------------------------------------------------------------------------------
+// Options
+// ---------------------------------------------------------------------------------------------------
+
+export interface Options {
+  /** Identifies this worker in leases (e.g. host:pid:uuid). */
+  readonly workerId: string
+  /** Destinations claimed per round; default 50. */
+  readonly batchSize?: number
+  /** Publishes in flight at once; default the batch size. */
+  readonly concurrency?: number
+  /** How long a claim stays exclusive; default 2 minutes. Must exceed the publish timeout. */
+  readonly leaseFor?: Duration.DurationInput
+  /** Default publish timeout when the client names none; default 60 seconds. */
+  readonly publishTimeout?: Duration.DurationInput
+  /**
+   * The longest the loop sleeps without looking at the store, default 1 second: other processes may
+   * have inserted work or died holding leases. Work due later is woken for at its due instant.
+   */
+  readonly pollInterval?: Duration.DurationInput
+}
+
+interface Resolved {
+  readonly workerId: string
+  readonly batchSize: number
+  readonly concurrency: number
+  readonly leaseFor: Duration.Duration
+  readonly publishTimeout: Duration.Duration
+  readonly pollInterval: Duration.Duration
+}
+
+const resolve = (options: Options): Resolved => {
+  const batchSize = Math.max(1, options.batchSize ?? 50)
+  const leaseFor = Duration.decode(options.leaseFor ?? "2 minutes")
+  const wanted = Duration.decode(options.publishTimeout ?? "60 seconds")
+  return {
+    workerId: options.workerId,
+    batchSize,
+    concurrency: Math.max(1, options.concurrency ?? batchSize),
+    leaseFor,
+    publishTimeout: capTimeout(wanted, leaseFor),
+    pollInterval: Duration.decode(options.pollInterval ?? "1 second")
+  }
+}
+
+/** A publish must end well inside its lease, or the lease could run out while the call is still live. */
+const capTimeout = (timeout: Duration.Duration, leaseFor: Duration.Duration): Duration.Duration =>
+  Duration.min(timeout, Duration.millis(Math.max(1, Math.floor(Duration.toMillis(leaseFor) / 2))))
+
+// ---------------------------------------------------------------------------------------------------
+// Outcomes
+// ---------------------------------------------------------------------------------------------------
+
+/** How a publish attempt ended, before it is turned into a store completion. */
+export type Outcome =
+  | { readonly _tag: "Published"; readonly result: PublishResult }
+  | {
+    readonly _tag: "Failed"
+    readonly kind: PublishErrorKind
+    readonly message: string
+    readonly retryAfterSeconds?: number
+    /** The account was already known to need reconnection: no new reconnect event. */
+    readonly alreadyKnown?: boolean
+  }
+  /** The worker died mid-publish; whether the platform got the post is unknown. */
+  | { readonly _tag: "Unknown"; readonly message: string }
+
+export const unknownOutcomeMessage =
+  "The worker publishing this destination stopped before it could record the outcome, so it is unknown " +
+  "whether the platform received the post. It was not sent again automatically, to avoid a duplicate: check " +
+  "the account, and if the post is missing, retry it with POST /posts/{post_id}/retry."
+
+export interface RoundSummary {
+  /** Destinations claimed this round. */
+  readonly claimed: number
+  readonly published: number
+  readonly requeued: number
+  readonly failed: number
+  /** Destinations whose worker died mid-publish, resolved as failed with an unknown outcome. */
+  readonly expired: number
+  /** Completions not written because the claim had been lost (fencing). */
+  readonly lost: number
+}
+
+type Recorded = "published" | "requeued" | "failed" | "lost"
+
+// ---------------------------------------------------------------------------------------------------
+// Events
+// ---------------------------------------------------------------------------------------------------
+
+const makeEvent = (organizationId: OrganizationId, type: EventType, data: EventData) =>
+  Effect.gen(function*() {
+    const ids = yield* IdGenerator
+    const id = yield* ids.uuid
+    const createdAt = yield* DateTime.now
+    return new Event({ id: EventId.make(id), organizationId, type, data, createdAt })
+  })
+
+const destinationData = (d: Destination) => ({
+  post_id: d.postId,
+  destination_id: d.id,
+  platform: d.platform,
+  account_id: d.accountId,
+  account_name: d.accountName
+})
+
+// ---------------------------------------------------------------------------------------------------
+// Building the request
+// ---------------------------------------------------------------------------------------------------
+
+/** Platforms that publish `threadPosts` as a thread of replies; others publish the main post only. */
+export const threadPlatforms: ReadonlyArray<Platform> = ["x", "bluesky"]
+
+const failure = (kind: PublishErrorKind, message: string): Outcome => ({ _tag: "Failed", kind, message })
+
+const parseCredentials = (account: SocialAccount): Credentials => {
+  const raw = Option.map(account.credentials, Redacted.value)
+  const record: Record<string, string> = {}
+  if (Option.isSome(raw)) {
+    try {
+      const parsed: unknown = JSON.parse(raw.value)
+      if (typeof parsed === "object" && parsed !== null) {
+        for (const [key, value] of Object.entries(parsed)) {
+          if (typeof value === "string") record[key] = value
+        }
+      }
+    } catch {
+      // Not JSON: a single opaque token.
+      record.token = raw.value
+    }
+  }
+  return Redacted.make(record)
+}
+
+const resolveMedia = (organizationId: OrganizationId, ids: ReadonlyArray<MediaId>) =>
+  Effect.gen(function*() {
+    if (ids.length === 0) return [] as ReadonlyArray<MediaRef>
+    const media = yield* Effect.serviceOption(DispatchMedia)
+    if (Option.isNone(media)) {
+      return yield* new PublishError({ kind: "media", message: "Media storage is not configured on this server" })
+    }
+    return yield* media.value.resolve(organizationId, ids)
+  })
+
+/** The request for one destination, with the platform's override applied and thread parts in order. */
+export const buildRequest = (
+  post: Post,
+  destination: Destination,
+  account: SocialAccount,
+  attempt: number
+) =>
+  Effect.gen(function*() {
+    const override = post.platformContent[destination.platform]
+    const main: PublishPart = {
+      content: override?.content ?? post.content,
+      media: yield* resolveMedia(post.organizationId, post.mediaIds)
+    }
+    const thread: Array<PublishPart> = []
+    if (threadPlatforms.includes(destination.platform)) {
+      for (const part of post.threadPosts) {
+        thread.push({ content: part.content, media: yield* resolveMedia(post.organizationId, part.media_ids ?? []) })
+      }
+    }
+    const request: PublishRequest = {
+      account,
+      credentials: parseCredentials(account),
+      main,
+      contentType: Option.fromNullable(override?.contentType),
+      settings: override?.settings ?? {},
+      thread,
+      destinationId: destination.id,
+      attempt
+    }
+    return request
+  })
+
+// ---------------------------------------------------------------------------------------------------
+// Publishing one claim
+// ---------------------------------------------------------------------------------------------------
+
+interface Loaded {
+  readonly post: Option.Option<Post>
+  /** How many destinations the post has; more than one means settlements must be serialized. */
+  readonly destinationCount: number
+}
+
+/** Sends one claimed destination to its platform. Never fails: every way it can end is an Outcome. */
+const publishClaim = (claim: Claim, config: Resolved) =>
+  Effect.gen(function*() {
+    const d = claim.destination
+    const posts = yield* PostStore
+    const accounts = yield* AccountStore
+    const platforms = yield* Platforms
+    const record = yield* posts.findById(d.organizationId, d.postId)
+    if (Option.isNone(record)) {
+      return [failure("permanent", "The post was deleted before it could be published"), {
+        post: Option.none(),
+        destinationCount: 1
+      }] as const
+    }
+    const loaded: Loaded = { post: Option.some(record.value.post), destinationCount: record.value.destinations.length }
+    const account = yield* accounts.findById(d.organizationId, d.accountId)
+    if (Option.isNone(account) || !account.value.isActive) {
+      return [failure("permanent", "The account is disconnected or inactive; reconnect it and retry"), loaded] as const
+    }
+    if (account.value.needsReconnection) {
+      return [{
+        _tag: "Failed",
+        kind: "auth",
+        message: "The account needs reconnection before it can publish; reconnect it and retry",
+        alreadyKnown: true
+      } satisfies Outcome, loaded] as const
+    }
+    const client = platforms.get(d.platform)
+    if (Option.isNone(client)) {
+      return [failure("permanent", `Publishing to ${d.platform} is not configured on this server`), loaded] as const
+    }
+    const timeout = client.value.timeout === undefined
+      ? config.publishTimeout
+      : capTimeout(Duration.decode(client.value.timeout), config.leaseFor)
+    const exit = yield* buildRequest(record.value.post, d, account.value, d.attempts).pipe(
+      Effect.flatMap((request) => client.value.publish(request)),
+      Effect.timeoutFail({
+        duration: timeout,
+        onTimeout: () =>
+          new PublishError({
+            kind: "transient",
+            message: `The platform did not answer within ${Duration.format(timeout)}`
+          })
+      }),
+      Effect.exit
+    )
+    return [outcomeOf(exit), loaded] as const
+  })
+
+const outcomeOf = (exit: Exit.Exit<PublishResult, PublishError | PersistenceError>): Outcome => {
+  if (Exit.isSuccess(exit)) return { _tag: "Published", result: exit.value }
+  const error = Cause.failureOption(exit.cause)
+  if (Option.isSome(error)) {
+    const e = error.value
+    if (e._tag === "PublishError") {
+      return {
+        _tag: "Failed",
+        kind: e.kind,
+        message: e.message,
+        ...(e.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: e.retryAfterSeconds })
+      }
+    }
+    // Storage failed while resolving media: nothing was sent, so trying again later is safe.
+    return failure("transient", "Storage was unavailable while preparing the publish")
+  }
+  // A defect in a client: the request may have left, so it is not retried automatically.
+  return failure("permanent", "The platform client failed unexpectedly; retry the destination to try again")
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Recording an outcome
+// ---------------------------------------------------------------------------------------------------
+
+/**
+ * Serializes the settlements of one post's destinations, so that exactly one of them sees the post
+ * settled and fires `post.partially_failed`. The counter's upsert holds a row lock until commit on
+ * Postgres (SQLite serializes every transaction anyway); its value is not used.
+ */
+const lockPost = (post: Post) =>
+  Effect.flatMap(UsageCounters, (counters) =>
+    counters.increment(`dispatch:settle:${post.id}`, DateTime.unsafeMake(0), 1))
+
+/** Writes the outcome and its events in one transaction. */
+export const record = (
+  claim: Claim,
+  outcome: Outcome,
+  loaded: Loaded
+): Effect.Effect<
+  Recorded,
+  PersistenceError,
+  DispatchStore | EventStore | AccountStore | PostStore | Transactor | IdGenerator | UsageCounters
+> =>
+  Effect.gen(function*() {
+    const dispatch = yield* DispatchStore
+    const eventStore = yield* EventStore
+    const transactor = yield* Transactor
+    const d = claim.destination
+    const now = yield* DateTime.now
+
+    const completion: Completion = completionOf(outcome, d, now)
+    return yield* transactor.withTransaction(Effect.gen(function*() {
+      if (Option.isSome(loaded.post) && loaded.destinationCount > 1) yield* lockPost(loaded.post.value)
+      const written = yield* dispatch.complete(claim, completion)
+      if (!written) return "lost" as const
+      const events: Array<Event> = []
+      const base = destinationData(d)
+      switch (completion._tag) {
+        case "Published": {
+          events.push(
+            yield* makeEvent(d.organizationId, "post.published", {
+              ...base,
+              published_at: DateTime.formatIso(completion.publishedAt),
+              platform_post_id: completion.platformPostId
+            })
+          )
+          break
+        }
+        case "Failed": {
+          events.push(
+            yield* makeEvent(d.organizationId, "post.failed", {
+              ...base,
+              error: completion.error,
+              attempts: d.attempts,
+              failed_at: DateTime.formatIso(completion.failedAt)
+            })
+          )
+          break
+        }
+        case "Requeued":
+          break
+      }
+      events.push(...(yield* updateAccount(d, outcome, now)))
+      if (outcome._tag === "Failed" && isPermanent(outcome.kind) && Option.isSome(loaded.post)) {
+        yield* countForBreaker(loaded.post.value, now)
+      }
+      if (completion._tag !== "Requeued") {
+        const settled = yield* settledEvent(d)
+        if (Option.isSome(settled)) events.push(settled.value)
+      }
+      if (events.length > 0) yield* eventStore.append(events)
+      return completion._tag === "Published" ? "published" as const : completion._tag === "Requeued"
+        ? "requeued" as const
+        : "failed" as const
+    }))
+  })
+
+const isPermanent = (kind: PublishErrorKind): boolean =>
+  kind === "permanent" || kind === "duplicate" || kind === "too_long" || kind === "media"
+
+const completionOf = (outcome: Outcome, d: Destination, now: DateTime.Utc): Completion => {
+  switch (outcome._tag) {
+    case "Published":
+      return {
+        _tag: "Published",
+        platformPostId: outcome.result.platformPostId,
+        platformPostUrl: outcome.result.platformPostUrl,
+        publishedAt: now
+      }
+    case "Unknown":
+      return { _tag: "Failed", error: outcome.message, failedAt: now }
+    case "Failed": {
+      const decision = DestinationLifecycle.decideAfterFailure({
+        attempts: d.attempts,
+        retryable: outcome.kind === "transient" || outcome.kind === "rate_limit",
+        ...(outcome.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: outcome.retryAfterSeconds })
+      })
+      if (decision._tag === "Retry") {
+        return { _tag: "Requeued", error: outcome.message, dueAt: DateTime.addDuration(now, decision.delay) }
+      }
+      const error = outcome.kind === "transient" || outcome.kind === "rate_limit"
+        ? `${outcome.message} (gave up after ${d.attempts} attempts)`
+        : outcome.message
+      return { _tag: "Failed", error, failedAt: now }
+    }
+  }
+}
+
+/** Account health follows publishes: last success, permanent failures, reconnection. */
+const updateAccount = (d: Destination, outcome: Outcome, now: DateTime.Utc) =>
+  Effect.gen(function*() {
+    const events: Array<Event> = []
+    if (outcome._tag === "Unknown") return events
+    if (outcome._tag === "Failed" && outcome.alreadyKnown === true) return events
+    const touches = outcome._tag === "Published" || outcome.kind === "auth" || isPermanent(outcome.kind)
+    if (!touches) return events
+    const accounts = yield* AccountStore
+    // Read inside the transaction, just before writing, so a concurrent reconnect is not overwritten
+    // with stale credentials.
+    const current = yield* accounts.findById(d.organizationId, d.accountId)
+    if (Option.isNone(current)) return events
+    const account = current.value
+    if (outcome._tag === "Published") {
+      const renewed = outcome.result.renewedCredentials
+      yield* accounts.update(
+        new SocialAccount({
+          ...account,
+          lastSuccessAt: Option.some(now),
+          recentFailures: 0,
+          ...(renewed === undefined ? {} : { credentials: Option.some(Redacted.make(JSON.stringify(renewed))) }),
+          updatedAt: now
+        })
+      )
+    } else if (outcome.kind === "auth") {
+      if (!account.needsReconnection) {
+        yield* accounts.update(
+          new SocialAccount({ ...account, needsReconnection: true, updatedAt: now })
+        )
+        events.push(
+          yield* makeEvent(d.organizationId, "account.reconnect_needed", {
+            account_id: account.id,
+            platform: account.platform,
+            account_name: account.accountName,
+            reason: outcome.message,
+            post_id: d.postId,
+            destination_id: d.id
+          })
+        )
+      }
+    } else {
+      yield* accounts.update(
+        new SocialAccount({
+          ...account,
+          recentFailures: account.recentFailures + 1,
+          updatedAt: now
+        })
+      )
+    }
+    return events
+  })
+
+/** The same body failing permanently counts towards the circuit breaker of POST /posts. */
+const countForBreaker = (post: Post, now: DateTime.Utc) =>
+  Effect.gen(function*() {
+    if (Option.isNone(post.requestHash)) return
+    const counters = yield* UsageCounters
+    const window = CircuitBreaker.window(post.requestHash.value, now)
+    yield* counters.increment(window.key, window.windowEnd, 1)
+  })
+
+/**
+ * `post.partially_failed` when this completion settled the post's last destination and the post ended
+ * with some published and some failed. Runs inside the completion's transaction, after the write.
+ */
+const settledEvent = (d: Destination) =>
+  Effect.gen(function*() {
+    const posts = yield* PostStore
+    const current = yield* posts.findById(d.organizationId, d.postId)
+    if (Option.isNone(current)) return Option.none<Event>()
+    const destinations = current.value.destinations
+    const outcome = PostLifecycle.settledOutcome(destinations)
+    if (outcome !== "partially_failed") return Option.none<Event>()
+    const published = destinations.filter((x) => x.status === "published")
+    const failed = destinations.filter((x) => x.status === "failed")
+    return Option.some(
+      yield* makeEvent(d.organizationId, "post.partially_failed", {
+        post_id: d.postId,
+        published_count: published.length,
+        failed_count: failed.length,
+        destinations: destinations.map((x) => ({
+          destination_id: x.id,
+          platform: x.platform,
+          account_id: x.accountId,
+          account_name: x.accountName,
+          status: x.status,
+          error: Option.getOrNull(x.error),
+          platform_post_id: Option.getOrNull(x.platformPostId)
+        }))
+      })
+    )
+  })
+
+// ---------------------------------------------------------------------------------------------------
+// Rounds and the loop
+// ---------------------------------------------------------------------------------------------------
+
+/** Retries a recording a few times on storage errors; if it still fails, the lease runs out and the
+ * destination is resolved as failed-with-unknown-outcome, never re-sent. */
+const recordWithRetry = (claim: Claim, outcome: Outcome, loaded: Loaded) =>
+  record(claim, outcome, loaded).pipe(
+    Effect.retry({ times: 3, schedule: Schedule.exponential("100 millis") })
+  )
+
+/** Resolves destinations whose worker died while publishing. */
+const resolveExpired = (config: Resolved) =>
+  Effect.gen(function*() {
+    const dispatch = yield* DispatchStore
+    const posts = yield* PostStore
+    const now = yield* DateTime.now
+    const expired = yield* dispatch.expiredClaims(now, config.batchSize)
+    let resolved = 0
+    for (const claim of expired) {
+      const d = claim.destination
+      const record = yield* posts.findById(d.organizationId, d.postId)
+      const loaded: Loaded = Option.match(record, {
+        onNone: () => ({ post: Option.none(), destinationCount: 1 }),
+        onSome: (r) => ({ post: Option.some(r.post), destinationCount: r.destinations.length })
+      })
+      const result = yield* recordWithRetry(claim, { _tag: "Unknown", message: unknownOutcomeMessage }, loaded)
+      if (result !== "lost") resolved += 1
+    }
+    return resolved
+  })
+
+/** Claims a batch and writes its `post.publishing` events in the claim's transaction. */
+const claimBatch = (config: Resolved) =>
+  Effect.gen(function*() {
+    const dispatch = yield* DispatchStore
+    const eventStore = yield* EventStore
+    const transactor = yield* Transactor
+    const now = yield* DateTime.now
+    return yield* transactor.withTransaction(Effect.gen(function*() {
+      const claims = yield* dispatch.claimDue({
+        now,
+        limit: config.batchSize,
+        leaseFor: config.leaseFor,
+        workerId: config.workerId
+      })
+      if (claims.length > 0) {
+        const events = yield* Effect.forEach(claims, (claim) =>
+          makeEvent(claim.destination.organizationId, "post.publishing", {
+            ...destinationData(claim.destination),
+            attempt: claim.destination.attempts
+          }))
+        yield* eventStore.append(events)
+      }
+      return claims
+    }))
+  })
+
+const processClaim = (claim: Claim, config: Resolved) =>
+  publishClaim(claim, config).pipe(
+    Effect.flatMap(([outcome, loaded]) => recordWithRetry(claim, outcome, loaded)),
+    Effect.catchAllCause((cause) =>
+      Effect.logError("Dispatcher: could not record a publish outcome; its lease will resolve it", cause).pipe(
+        Effect.annotateLogs({ destination_id: claim.destination.id }),
+        Effect.as("lost" as const)
+      )
+    )
+  )
+
+/**
+ * One round: resolves expired leases, claims up to a batch of due destinations and publishes them
+ * (concurrently, bounded), recording each outcome with its events.
+ */
+export const runOnce = (options: Options) =>
+  Effect.gen(function*() {
+    const config = resolve(options)
+    const expired = yield* resolveExpired(config)
+    const claims = yield* claimBatch(config)
+    const results = yield* Effect.forEach(claims, (claim) => processClaim(claim, config), {
+      concurrency: config.concurrency
+    })
+    const count = (r: Recorded) => results.filter((x) => x === r).length
+    const summary: RoundSummary = {
+      claimed: claims.length,
+      published: count("published"),
+      requeued: count("requeued"),
+      failed: count("failed"),
+      expired,
+      lost: count("lost")
+    }
+    return summary
+  }).pipe(Effect.withSpan("Dispatcher.runOnce"))
+
+/** How long to sleep before the next round: until the next due instant, at most the poll interval. */
+const nextWait = (config: Resolved) =>
+  Effect.gen(function*() {
+    const dispatch = yield* DispatchStore
+    const next = yield* dispatch.nextDueAt
+    if (Option.isNone(next)) return config.pollInterval
+    const now = yield* DateTime.now
+    const untilDue = DateTime.toEpochMillis(next.value) - DateTime.toEpochMillis(now)
+    // Due already but not claimable: another process holds it in an open claim. Back off briefly.
+    if (untilDue <= 0) return Duration.millis(10)
+    return Duration.min(Duration.millis(untilDue), config.pollInterval)
+  })
+
+/**
+ * Runs rounds forever: straight on while there is more due work, otherwise asleep until the next due
+ * instant, a poke from `DispatchSignal`, or the poll interval, whichever comes first.
+ */
+export const run = (options: Options) =>
+  Effect.gen(function*() {
+    const config = resolve(options)
+    const signal = yield* Effect.serviceOption(DispatchSignal)
+    const wake = Option.match(signal, { onNone: () => Effect.never, onSome: (s) => s.take })
+    while (true) {
+      if (Option.isSome(signal)) yield* signal.value.clear
+      const round = yield* runOnce(options).pipe(
+        Effect.map(Option.some),
+        Effect.catchAllCause((cause) =>
+          Effect.logError("Dispatcher: round failed", cause).pipe(Effect.as(Option.none<RoundSummary>()))
+        )
+      )
+      if (Option.isNone(round)) {
+        yield* Effect.raceFirst(Effect.sleep(config.pollInterval), wake)
+        continue
+      }
+      if (round.value.claimed >= config.batchSize || round.value.expired >= config.batchSize) continue
+      const wait = yield* nextWait(config).pipe(Effect.orElseSucceed(() => config.pollInterval))
+      yield* Effect.raceFirst(Effect.sleep(wait), wake)
+    }
+  }).pipe(Effect.withSpan("Dispatcher.run"))
+
+// ---------------------------------------------------------------------------------------------------
+// Health
+// ---------------------------------------------------------------------------------------------------
+
+/**
+ * How late the oldest due destination is: zero when nothing queued is past due. `GET /health` reports
+ * it; a growing value means the workers do not keep up (or none runs).
+ */
+export const oldestDueLag: Effect.Effect<Duration.Duration, PersistenceError, DispatchStore> = Effect.gen(
+  function*() {
+    const dispatch = yield* DispatchStore
+    const next = yield* dispatch.nextDueAt
+    if (Option.isNone(next)) return Duration.zero
+    const now = yield* DateTime.now
+    const late = DateTime.toEpochMillis(now) - DateTime.toEpochMillis(next.value)
+    return late > 0 ? Duration.millis(late) : Duration.zero
+  }
+)

@@ -1,0 +1,273 @@
+/**
+ * The destination lifecycle end to end over the SQLite stores and the sandbox, driven by the test clock:
+ * every path, with its events in order.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as Sandbox from "@herald/adapters/platforms/Sandbox"
+import * as Dispatcher from "@herald/core/Dispatcher"
+import { DispatchStore } from "@herald/core/DispatchStore"
+import { type PlatformClient, PublishError } from "@herald/core/Platforms"
+import { UsageCounters } from "@herald/core/UsageCounters"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
+import * as TestClock from "effect/TestClock"
+import * as Engine from "./EngineHarness.js"
+
+const provide = <A, E>(self: Effect.Effect<A, E, Engine.EngineServices>, clients?: ReadonlyArray<PlatformClient>) =>
+  Effect.provide(self, Engine.layer(clients === undefined ? {} : { clients }))
+
+describe("Dispatcher lifecycle (SQLite + sandbox)", () => {
+  it.effect("immediate: queued -> publishing -> published, with post.publishing then post.published", () =>
+    provide(Effect.gen(function*() {
+      const { post } = yield* Engine.insertPost({ content: "hello", platforms: ["telegram"] })
+      const round = yield* Engine.runOnce
+      expect(round).toMatchObject({ claimed: 1, published: 1 })
+      expect(yield* Engine.eventTypes(post.id)).toEqual(["post.publishing", "post.published"])
+      const [d] = (yield* Engine.findPost(post.id)).destinations
+      expect(d.status).toBe("published")
+      expect(d.attempts).toBe(1)
+      expect(Option.getOrThrow(d.platformPostUrl)).toMatch(/^https:\/\/t\.me\/sandbox_telegram\/\d+$/)
+      // post.published carries exactly the spec's fields.
+      const published = (yield* Engine.eventsOf(post.id)).find((e) => e.type === "post.published")!
+      expect(Object.keys(published.data).sort()).toEqual(
+        ["account_id", "account_name", "destination_id", "platform", "platform_post_id", "post_id", "published_at"]
+      )
+      expect(published.data).toMatchObject({
+        post_id: post.id,
+        destination_id: d.id,
+        platform: "telegram",
+        account_id: d.accountId,
+        account_name: "Sandbox telegram",
+        platform_post_id: Option.getOrThrow(d.platformPostId),
+        published_at: DateTime.formatIso(Option.getOrThrow(d.publishedAt))
+      })
+      const account = yield* Engine.account("telegram")
+      expect(Option.isSome(account.lastSuccessAt)).toBe(true)
+      expect((yield* Engine.Sends).length).toBe(1)
+    })))
+
+  it.effect("scheduled: nothing is sent before scheduled_for, and it is sent once due", () =>
+    provide(Effect.gen(function*() {
+      const now = yield* DateTime.now
+      const { post } = yield* Engine.insertPost({
+        content: "later",
+        platforms: ["discord"],
+        dueAt: DateTime.add(now, { minutes: 10 })
+      })
+      yield* TestClock.adjust("9 minutes")
+      expect((yield* Engine.runOnce).claimed).toBe(0)
+      expect((yield* Engine.Sends).length).toBe(0)
+      yield* TestClock.adjust("1 minute")
+      expect((yield* Engine.runOnce).published).toBe(1)
+      expect(yield* Engine.eventTypes(post.id)).toEqual(["post.publishing", "post.published"])
+    })))
+
+  it.effect("transient then success: requeued with back-off, published on the second attempt", () =>
+    provide(Effect.gen(function*() {
+      const { post } = yield* Engine.insertPost({ content: "wobbly [sandbox:flaky]", platforms: ["x"] })
+      expect(yield* Engine.runOnce).toMatchObject({ claimed: 1, requeued: 1 })
+      const [queued] = (yield* Engine.findPost(post.id)).destinations
+      expect(queued.status).toBe("queued")
+      expect(queued.attempts).toBe(1)
+      expect(Option.getOrThrow(queued.error)).toContain("[sandbox:flaky]")
+      const now = yield* DateTime.now
+      expect(DateTime.greaterThan(queued.dueAt, now)).toBe(true)
+      // Not before the back-off has passed.
+      expect((yield* Engine.runOnce).claimed).toBe(0)
+      yield* TestClock.setTime(DateTime.toEpochMillis(queued.dueAt))
+      expect(yield* Engine.runOnce).toMatchObject({ claimed: 1, published: 1 })
+      const [d] = (yield* Engine.findPost(post.id)).destinations
+      expect(d.status).toBe("published")
+      expect(d.attempts).toBe(2)
+      expect(yield* Engine.eventTypes(post.id)).toEqual(["post.publishing", "post.publishing", "post.published"])
+      expect((yield* Engine.Sends).map((s) => s.outcome)).toEqual(["flaky", "published"])
+    })))
+
+  it.effect("transient every time: failed after the attempt limit, with post.failed once", () => {
+    const down: PlatformClient = {
+      platform: "linkedin",
+      publish: () => Effect.fail(new PublishError({ kind: "transient", message: "LinkedIn answered 503" }))
+    }
+    return provide(
+      Effect.gen(function*() {
+        const { post } = yield* Engine.insertPost({ content: "never lands", platforms: ["linkedin"] })
+        let rounds = 0
+        while (rounds < 20) {
+          rounds += 1
+          yield* Engine.runOnce
+          const [d] = (yield* Engine.findPost(post.id)).destinations
+          if (d.status === "failed") break
+          yield* TestClock.setTime(DateTime.toEpochMillis(d.dueAt))
+        }
+        const [d] = (yield* Engine.findPost(post.id)).destinations
+        expect(d.status).toBe("failed")
+        expect(Option.getOrThrow(d.error)).toMatch(/LinkedIn answered 503 \(gave up after \d+ attempts\)/)
+        const types = yield* Engine.eventTypes(post.id)
+        expect(types.filter((t) => t === "post.publishing").length).toBe(d.attempts)
+        expect(types.at(-1)).toBe("post.failed")
+        expect(types.filter((t) => t === "post.failed").length).toBe(1)
+        // A transient failure is not the account's fault.
+        expect((yield* Engine.account("linkedin")).recentFailures).toBe(0)
+      }),
+      [down]
+    )
+  })
+
+  it.effect("permanent: failed at once, counted for the circuit breaker and the account", () =>
+    provide(Effect.gen(function*() {
+      const { post } = yield* Engine.insertPost({
+        content: "rejected [sandbox:fail]",
+        platforms: ["threads"],
+        requestHash: "hash-1"
+      })
+      expect(yield* Engine.runOnce).toMatchObject({ claimed: 1, failed: 1 })
+      const [d] = (yield* Engine.findPost(post.id)).destinations
+      expect(d.status).toBe("failed")
+      expect(d.attempts).toBe(1)
+      expect(Option.getOrThrow(d.error)).toContain("rejected the post")
+      expect(yield* Engine.eventTypes(post.id)).toEqual(["post.publishing", "post.failed"])
+      const failed = (yield* Engine.eventsOf(post.id)).at(-1)!
+      expect(failed.data).toMatchObject({ post_id: post.id, destination_id: d.id, error: Option.getOrThrow(d.error) })
+      expect((yield* Engine.account("threads")).recentFailures).toBe(1)
+      const breaker = Dispatcher.breakerWindow("hash-1", yield* DateTime.now)
+      expect(yield* (yield* UsageCounters).get(breaker.key, breaker.windowEnd)).toBe(1)
+    })))
+
+  it.effect("auth: failed, account needs reconnection, account.reconnect_needed once", () =>
+    provide(Effect.gen(function*() {
+      const { post } = yield* Engine.insertPost({ content: "revoked [sandbox:auth]", platforms: ["bluesky"] })
+      expect(yield* Engine.runOnce).toMatchObject({ claimed: 1, failed: 1 })
+      expect(yield* Engine.eventTypes(post.id)).toEqual(["post.publishing", "post.failed", "account.reconnect_needed"])
+      const account = yield* Engine.account("bluesky")
+      expect(account.needsReconnection).toBe(true)
+      // The next post to that account fails without reaching the platform, and no second reconnect event.
+      const sendsBefore = (yield* Engine.Sends).length
+      const second = yield* Engine.insertPost({ content: "fine text", platforms: ["bluesky"] })
+      yield* Engine.runOnce
+      expect((yield* Engine.Sends).length).toBe(sendsBefore)
+      expect(yield* Engine.eventTypes(second.post.id)).toEqual(["post.publishing", "post.failed"])
+      const [d] = (yield* Engine.findPost(second.post.id)).destinations
+      expect(Option.getOrThrow(d.error)).toContain("needs reconnection")
+    })))
+
+  it.effect("partially failed: a mix fires post.partially_failed once, after the last destination", () =>
+    provide(Effect.gen(function*() {
+      const { post } = yield* Engine.insertPost({
+        content: "mixed",
+        platforms: ["x", "telegram", "discord"],
+        platformContent: { x: { content: "mixed [sandbox:fail]" } }
+      })
+      expect(yield* Engine.runOnce).toMatchObject({ claimed: 3, published: 2, failed: 1 })
+      const types = yield* Engine.eventTypes(post.id)
+      expect(types.slice(0, 3)).toEqual(["post.publishing", "post.publishing", "post.publishing"])
+      expect([...types.slice(3, 6)].sort()).toEqual(["post.failed", "post.published", "post.published"])
+      expect(types.slice(6)).toEqual(["post.partially_failed"])
+      const event = (yield* Engine.eventsOf(post.id)).at(-1)!
+      expect(event.data).toMatchObject({ post_id: post.id, published_count: 2, failed_count: 1 })
+    })))
+
+  it.effect("all failed or all published: no post.partially_failed", () =>
+    provide(Effect.gen(function*() {
+      const ok = yield* Engine.insertPost({ content: "fine", platforms: ["x", "telegram"] })
+      const bad = yield* Engine.insertPost({ content: "[sandbox:fail]", platforms: ["x", "telegram"] })
+      yield* Engine.runOnce
+      expect(yield* Engine.eventTypes(ok.post.id)).not.toContain("post.partially_failed")
+      expect(yield* Engine.eventTypes(bad.post.id)).not.toContain("post.partially_failed")
+    })))
+
+  it.effect("thread: the thread parts reach the platform in order, after the override of the main post", () => {
+    const seen: Array<ReadonlyArray<string>> = []
+    const recorder: PlatformClient = {
+      ...Sandbox.make("x"),
+      publish: (request) => {
+        seen.push([request.main.content, ...request.thread.map((p) => p.content)])
+        return Sandbox.make("x").publish(request)
+      }
+    }
+    return provide(
+      Effect.gen(function*() {
+        const { post } = yield* Engine.insertPost({
+          content: "1/3 main",
+          platforms: ["x", "telegram"],
+          platformContent: { x: { content: "1/3 main for x" } },
+          threadPosts: ["2/3 middle", "3/3 end"]
+        })
+        yield* Engine.runOnce
+        expect(seen).toEqual([["1/3 main for x", "2/3 middle", "3/3 end"]])
+        // Telegram has no threads: it gets the main post only.
+        const telegram = (yield* Engine.Sends).filter((s) => s.platform === "telegram")
+        expect(telegram.map((s) => s.parts)).toEqual([1])
+        expect(yield* Engine.eventTypes(post.id)).toContain("post.published")
+      }),
+      [recorder]
+    )
+  })
+
+  it.effect("dead worker: a lease that ran out is resolved as failed, outcome unknown, never re-sent", () =>
+    provide(Effect.gen(function*() {
+      const { post } = yield* Engine.insertPost({ content: "in flight", platforms: ["facebook"] })
+      const store = yield* DispatchStore
+      // Another worker claims it and dies before recording anything.
+      const [claim] = yield* store.claimDue({
+        now: yield* DateTime.now,
+        limit: 10,
+        leaseFor: "1 minute",
+        workerId: "doomed"
+      })
+      expect(claim).toBeDefined()
+      expect((yield* Engine.runOnce).claimed).toBe(0)
+      yield* TestClock.adjust("61 seconds")
+      expect(yield* Engine.runOnce).toMatchObject({ claimed: 0, expired: 1 })
+      const [d] = (yield* Engine.findPost(post.id)).destinations
+      expect(d.status).toBe("failed")
+      expect(Option.getOrThrow(d.error)).toBe(Dispatcher.unknownOutcomeMessage)
+      expect((yield* Engine.Sends).length).toBe(0)
+      expect(yield* Engine.eventTypes(post.id)).toEqual(["post.failed"])
+      // The dead worker's late completion is fenced off: nothing written, no event.
+      const late = yield* Dispatcher.record(claim, {
+        _tag: "Published",
+        result: { platformPostId: "1", platformPostUrl: "https://facebook.com/1" }
+      }, { post: Option.some(post), destinationCount: 1 })
+      expect(late).toBe("lost")
+      expect((yield* Engine.findPost(post.id)).destinations[0].status).toBe("failed")
+      expect(yield* Engine.eventTypes(post.id)).toEqual(["post.failed"])
+    })))
+
+  it.effect("on time: the loop sleeps until the due instant, not until a poll", () =>
+    provide(Effect.gen(function*() {
+      const now = yield* DateTime.now
+      const { post } = yield* Engine.insertPost({
+        content: "on the dot",
+        platforms: ["pinterest"],
+        dueAt: DateTime.add(now, { minutes: 30 })
+      })
+      const fiber = yield* Effect.fork(Dispatcher.run({ ...Engine.worker, pollInterval: "1 hour" }))
+      yield* Engine.settle()
+      yield* TestClock.adjust("29 minutes")
+      yield* Engine.settle()
+      expect((yield* Engine.Sends).length).toBe(0)
+      yield* TestClock.adjust("1 minute")
+      expect(yield* Engine.eventually(Effect.map(Engine.Sends, (s) => s.length === 1))).toBe(true)
+      const [send] = yield* Engine.Sends
+      // Started at the due instant of the test clock.
+      expect(DateTime.toEpochMillis(send.at)).toBe(DateTime.toEpochMillis(now) + 30 * 60_000)
+      expect(
+        yield* Engine.eventually(Effect.map(Engine.eventTypes(post.id), (t) => t.includes("post.published")))
+      ).toBe(true)
+      yield* Fiber.interrupt(fiber)
+    })))
+
+  it.effect("poke: an immediate post created while the loop sleeps starts at once", () =>
+    Effect.gen(function*() {
+      const fiber = yield* Effect.fork(Dispatcher.run({ ...Engine.worker, pollInterval: "1 hour" }))
+      yield* Engine.settle()
+      const { post } = yield* Engine.insertPost({ content: "now please", platforms: ["tiktok"] })
+      yield* Dispatcher.poke
+      expect(
+        yield* Engine.eventually(Effect.map(Engine.eventTypes(post.id), (t) => t.includes("post.published")))
+      ).toBe(true)
+      yield* Fiber.interrupt(fiber)
+    }).pipe(Effect.provide(Dispatcher.layerSignal), (self) => provide(self)))
+})
