@@ -28,7 +28,7 @@ import type { PersistenceError } from "./Errors.js"
 import { Event, type EventData, type EventType } from "./Event.js"
 import { EventStore } from "./EventStore.js"
 import { IdGenerator } from "./IdGenerator.js"
-import { EventId, type MediaId, type OrganizationId } from "./Ids.js"
+import { EventId, type MediaId, type OrganizationId, type PostId } from "./Ids.js"
 import type { Platform } from "./Platform.js"
 import {
   type Credentials,
@@ -372,9 +372,9 @@ const outcomeOf = (exit: Exit.Exit<PublishResult, PublishError | PersistenceErro
  * settled and fires `post.partially_failed`. The counter's upsert holds a row lock until commit on
  * Postgres (SQLite serializes every transaction anyway); its value is not used.
  */
-const lockPost = (post: Post) =>
+export const lockPost = (postId: PostId): Effect.Effect<void, PersistenceError, UsageCounters> =>
   Effect.flatMap(UsageCounters, (counters) =>
-    counters.increment(`dispatch:settle:${post.id}`, DateTime.unsafeMake(0), 1))
+    Effect.asVoid(counters.increment(`dispatch:settle:${postId}`, DateTime.unsafeMake(0), 1)))
 
 /** Writes the outcome and its events in one transaction. */
 export const record = (
@@ -395,7 +395,7 @@ export const record = (
 
     const completion: Completion = completionOf(outcome, d, now)
     return yield* transactor.withTransaction(Effect.gen(function*() {
-      if (Option.isSome(loaded.post) && loaded.destinationCount > 1) yield* lockPost(loaded.post.value)
+      if (Option.isSome(loaded.post) && loaded.destinationCount > 1) yield* lockPost(loaded.post.value.id)
       const written = yield* dispatch.complete(claim, completion)
       if (!written) return "lost" as const
       const events: Array<Event> = []
