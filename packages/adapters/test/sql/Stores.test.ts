@@ -13,6 +13,8 @@ import { accountStoreContract } from "../contract/AccountStore.contract.js"
 import { apiKeyStoreContract } from "../contract/ApiKeyStore.contract.js"
 import { eventStoreContract } from "../contract/EventStore.contract.js"
 import type { StoresLayer } from "../contract/Fixtures.js"
+import { postStoreContract } from "../contract/PostStore.contract.js"
+import { transactorContract } from "../contract/Transactor.contract.js"
 import { organizationStoreContract } from "../contract/OrganizationStore.contract.js"
 import { usageCountersContract } from "../contract/UsageCounters.contract.js"
 import { createFreshPgDatabase, databasesUnderTest, type TestDatabaseLayer } from "../support/TestDatabases.js"
@@ -37,6 +39,8 @@ for (const db of await databasesUnderTest()) {
     apiKeyStoreContract(layer)
     accountStoreContract(layer)
     eventStoreContract(layer)
+    postStoreContract(layer)
+    transactorContract(layer)
     usageCountersContract(db.label === "postgres" ? storesOn(widePostgres) : layer)
   })
 }
