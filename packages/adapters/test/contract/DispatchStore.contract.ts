@@ -1,0 +1,236 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as SqlClient from "@effect/sql/SqlClient"
+import { Destination } from "@herald/core/Destination"
+import { DispatchStore, type Claim } from "@herald/core/DispatchStore"
+import type { OrganizationId } from "@herald/core/Ids"
+import { PostStore } from "@herald/core/PostStore"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { accountValue, at, destination, givenOrganization, post, T0, type StoresLayer } from "./Fixtures.js"
+
+const minute = 60_000
+
+/** Inserts one post per destination spec, each destination on its own post. */
+const givenDestinations = (
+  organizationId: OrganizationId,
+  specs: ReadonlyArray<Partial<ConstructorParameters<typeof Destination>[0]>>
+) =>
+  Effect.gen(function*() {
+    const posts = yield* PostStore
+    const out: Array<Destination> = []
+    for (const spec of specs) {
+      const p = post(organizationId)
+      const d = destination({ post: p, account: accountValue(organizationId, 1) }, spec)
+      yield* posts.insert({ post: p, destinations: [d] })
+      out.push(d)
+    }
+    return out
+  })
+
+const reload = (d: Destination) =>
+  Effect.gen(function*() {
+    const found = yield* (yield* PostStore).findById(d.organizationId, d.postId)
+    return Option.getOrThrow(found).destinations.find((x) => x.id === d.id)!
+  })
+
+const leaseOf = (d: Destination) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<{ lease_token: string | null; leased_by: string | null; lease_expires_at: unknown }>`
+      SELECT lease_token, leased_by, lease_expires_at FROM destinations WHERE id = ${d.id}`
+    const row = rows[0]!
+    return {
+      token: row.lease_token,
+      by: row.leased_by,
+      expiresAt: row.lease_expires_at === null ? null : Number(row.lease_expires_at)
+    }
+  })
+
+const claim = (now: number, limit: number, workerId = "w1") =>
+  Effect.flatMap(DispatchStore, (store) => store.claimDue({ now: at(now), limit, leaseFor: "1 minute", workerId }))
+
+export const dispatchStoreContract = (layer: StoresLayer, concurrentLayer: StoresLayer) =>
+  describe("DispatchStore", () => {
+    it.effect("claims only due queued destinations, oldest due first, up to the limit", () =>
+      Effect.gen(function*() {
+        const org = yield* givenOrganization
+        const [d3, d1, d2, future, published, failed, publishing] = yield* givenDestinations(org.id, [
+          { dueAt: at(T0 - 3) },
+          { dueAt: at(T0 - 1) },
+          { dueAt: at(T0 - 2) },
+          { dueAt: at(T0 + 100) },
+          { dueAt: at(T0 - 10), status: "published" },
+          { dueAt: at(T0 - 10), status: "failed" },
+          { dueAt: at(T0 - 10), status: "publishing" }
+        ])
+        const first = yield* claim(T0, 2, "worker-a")
+        expect(first.map((c) => c.destination.id)).toEqual([d3!.id, d2!.id])
+        for (const c of first) {
+          expect(c.destination.status).toBe("publishing")
+          expect(c.destination.attempts).toBe(1)
+          expect(c.leaseExpiresAt).toEqual(at(T0 + minute))
+          expect(yield* reload(c.destination)).toEqual(c.destination)
+          expect(yield* leaseOf(c.destination)).toEqual({ token: c.leaseToken, by: "worker-a", expiresAt: T0 + minute })
+        }
+        expect(first[0]!.leaseToken).not.toBe(first[1]!.leaseToken)
+        // Due exactly now counts as due.
+        const second = yield* claim(T0 - 1, 10)
+        expect(second.map((c) => c.destination.id)).toEqual([d1!.id])
+        expect(yield* claim(T0 + 99, 10)).toEqual([])
+        expect(yield* claim(T0 + 1000, 0)).toEqual([])
+        for (const untouched of [future, published, failed, publishing]) {
+          expect(yield* reload(untouched!)).toEqual(untouched)
+        }
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("completion is fenced by lease token and attempt", () =>
+      Effect.gen(function*() {
+        const store = yield* DispatchStore
+        const org = yield* givenOrganization
+        yield* givenDestinations(org.id, [{ dueAt: at(T0) }])
+        const [c] = yield* claim(T0, 1)
+        const held = yield* reload(c!.destination)
+        const published = {
+          _tag: "Published",
+          platformPostId: "p1",
+          platformPostUrl: "https://x.com/p1",
+          publishedAt: at(T0 + 5)
+        } as const
+        const wrongToken: Claim = { ...c!, leaseToken: "someone-else" }
+        expect(yield* store.complete(wrongToken, published)).toBe(false)
+        const stale: Claim = { ...c!, destination: new Destination({ ...c!.destination, attempts: c!.destination.attempts - 1 }) }
+        expect(yield* store.complete(stale, published)).toBe(false)
+        expect(yield* reload(c!.destination)).toEqual(held)
+        expect(yield* store.complete(c!, published)).toBe(true)
+        // The claim is spent: a second completion writes nothing.
+        expect(yield* store.complete(c!, { _tag: "Failed", error: "late", failedAt: at(T0 + 9) })).toBe(false)
+        const done = yield* reload(c!.destination)
+        expect(done.status).toBe("published")
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("Published records the platform post and clears the lease and error", () =>
+      Effect.gen(function*() {
+        const store = yield* DispatchStore
+        const org = yield* givenOrganization
+        yield* givenDestinations(org.id, [{ dueAt: at(T0), error: Option.some("earlier failure") }])
+        const [c] = yield* claim(T0, 1)
+        const ok = yield* store.complete(c!, {
+          _tag: "Published",
+          platformPostId: "1789",
+          platformPostUrl: "https://x.com/acme/status/1789",
+          publishedAt: at(T0 + 500)
+        })
+        expect(ok).toBe(true)
+        const d = yield* reload(c!.destination)
+        expect([d.status, d.attempts, d.error, d.platformPostId, d.platformPostUrl, d.publishedAt]).toEqual([
+          "published",
+          1,
+          Option.none(),
+          Option.some("1789"),
+          Option.some("https://x.com/acme/status/1789"),
+          Option.some(at(T0 + 500))
+        ])
+        expect(yield* leaseOf(d)).toEqual({ token: null, by: null, expiresAt: null })
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("Requeued makes it due again later; the old claim cannot complete the new attempt", () =>
+      Effect.gen(function*() {
+        const store = yield* DispatchStore
+        const org = yield* givenOrganization
+        yield* givenDestinations(org.id, [{ dueAt: at(T0) }])
+        const [c] = yield* claim(T0, 1)
+        expect(yield* store.complete(c!, { _tag: "Requeued", error: "503 from platform", dueAt: at(T0 + 30_000) }))
+          .toBe(true)
+        const requeued = yield* reload(c!.destination)
+        expect([requeued.status, requeued.dueAt, requeued.error, requeued.attempts]).toEqual([
+          "queued",
+          at(T0 + 30_000),
+          Option.some("503 from platform"),
+          1
+        ])
+        expect(yield* leaseOf(requeued)).toEqual({ token: null, by: null, expiresAt: null })
+        expect(yield* claim(T0 + 29_999, 10)).toEqual([])
+        const [again] = yield* claim(T0 + 30_000, 10)
+        expect(again!.destination.attempts).toBe(2)
+        expect(yield* store.complete(c!, { _tag: "Failed", error: "stale", failedAt: at(T0) })).toBe(false)
+        expect(yield* store.complete(again!, { _tag: "Failed", error: "gave up", failedAt: at(T0 + 31_000) }))
+          .toBe(true)
+        const failed = yield* reload(c!.destination)
+        expect([failed.status, failed.error, failed.failedAt, failed.attempts]).toEqual([
+          "failed",
+          Option.some("gave up"),
+          Option.some(at(T0 + 31_000)),
+          2
+        ])
+        expect(yield* leaseOf(failed)).toEqual({ token: null, by: null, expiresAt: null })
+        expect(yield* claim(T0 + 100_000, 10)).toEqual([])
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("expiredClaims returns publishing destinations whose lease ran out, with their lease", () =>
+      Effect.gen(function*() {
+        const store = yield* DispatchStore
+        const org = yield* givenOrganization
+        yield* givenDestinations(org.id, [{ dueAt: at(T0) }, { dueAt: at(T0 + 1) }, { dueAt: at(T0 + 2) }])
+        const early = yield* store.claimDue({ now: at(T0), limit: 1, leaseFor: "1 minute", workerId: "w" })
+        const late = yield* store.claimDue({ now: at(T0 + 10), limit: 2, leaseFor: "5 minutes", workerId: "w" })
+        expect(yield* store.expiredClaims(at(T0 + minute), 10)).toEqual([])
+        expect(yield* store.expiredClaims(at(T0 + minute + 1), 10)).toEqual(early)
+        const all = yield* store.expiredClaims(at(T0 + 10 * minute), 10)
+        // Oldest lease first; equal leases by id.
+        const byId = (a: Claim, b: Claim) => (a.destination.id < b.destination.id ? -1 : 1)
+        expect(all).toEqual([...early, ...[...late].sort(byId)])
+        expect(yield* store.expiredClaims(at(T0 + 10 * minute), 2)).toEqual(all.slice(0, 2))
+        // A recovered claim is still a valid fence.
+        expect(yield* store.complete(all[0]!, { _tag: "Failed", error: "worker died", failedAt: at(T0) })).toBe(true)
+        expect(yield* store.expiredClaims(at(T0 + 10 * minute), 10)).toEqual([...late].sort(byId))
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("nextDueAt is the earliest due time of a queued destination", () =>
+      Effect.gen(function*() {
+        const store = yield* DispatchStore
+        expect(yield* store.nextDueAt).toEqual(Option.none())
+        const org = yield* givenOrganization
+        yield* givenDestinations(org.id, [
+          { dueAt: at(T0 - 50), status: "published" },
+          { dueAt: at(T0 - 40), status: "publishing" },
+          { dueAt: at(T0 + 20) },
+          { dueAt: at(T0 + 10) }
+        ])
+        expect(yield* store.nextDueAt).toEqual(Option.some(at(T0 + 10)))
+        yield* claim(T0 + 10, 1)
+        expect(yield* store.nextDueAt).toEqual(Option.some(at(T0 + 20)))
+      }).pipe(Effect.provide(layer)))
+
+    it.live("8 concurrent claimers take each of 2000 due destinations exactly once", () =>
+      Effect.gen(function*() {
+        const posts = yield* PostStore
+        const store = yield* DispatchStore
+        const org = yield* givenOrganization
+        const account = accountValue(org.id, 1)
+        for (let i = 0; i < 20; i++) {
+          const p = post(org.id)
+          yield* posts.insert({
+            post: p,
+            destinations: Array.from({ length: 100 }, (_, j) =>
+              destination({ post: p, account }, { dueAt: at(T0 - ((i * 100 + j) % 37)) }))
+          })
+        }
+        const claimer = (worker: number) =>
+          Effect.gen(function*() {
+            const mine: Array<string> = []
+            while (true) {
+              const batch = yield* store.claimDue({ now: at(T0), limit: 50, leaseFor: "1 minute", workerId: `w${worker}` })
+              if (batch.length === 0) return mine
+              for (const c of batch) mine.push(c.destination.id)
+            }
+          })
+        const perWorker = yield* Effect.all(Array.from({ length: 8 }, (_, w) => claimer(w)), { concurrency: "unbounded" })
+        const claimed = perWorker.flat()
+        expect(claimed.length).toBe(2000)
+        expect(new Set(claimed).size).toBe(2000)
+        const sql = yield* SqlClient.SqlClient
+        const rows = yield* sql<{ status: string; attempts: number | string; n: number | string }>`
+          SELECT status, attempts, COUNT(*) AS n FROM destinations GROUP BY status, attempts`
+        expect(rows.map((r) => [r.status, Number(r.attempts), Number(r.n)])).toEqual([["publishing", 1, 2000]])
+      }).pipe(Effect.provide(concurrentLayer)), 60_000)
+  })
