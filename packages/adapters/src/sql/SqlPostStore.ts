@@ -203,9 +203,9 @@ export const make = Effect.gen(function*() {
     update: (post) =>
       Effect.gen(function*() {
         const row = yield* encodePost(post)
-        yield* sql`UPDATE posts SET ${sql.update(row, ["id", "organization_id"])}
-          WHERE id = ${post.id} AND organization_id = ${post.organizationId}`
-        yield* writeTargets(post)
+        const updated = yield* sql`UPDATE posts SET ${sql.update(row, ["id", "organization_id"])}
+          WHERE id = ${post.id} AND organization_id = ${post.organizationId} RETURNING id`
+        if (updated.length > 0) yield* writeTargets(post)
       }).pipe(sql.withTransaction, orPersistence("PostStore.update")),
     insertDestinations: (destinations) =>
       insertDestinations(destinations).pipe(orPersistence("PostStore.insertDestinations")),

@@ -130,6 +130,12 @@ export const postStoreContract = (layer: StoresLayer) =>
         expect(ids(yield* store.list(query(org.id, { accountId: AccountId.make(1) })))).toEqual([])
         expect(ids(yield* store.list(query(org.id, { accountId: AccountId.make(3) })))).toEqual([draft.id])
         expect(ids(yield* store.list(query(org.id, { approval: ["pending"] })))).toEqual([draft.id])
+        // Updating a post that does not exist (or of another organization) writes nothing.
+        const other = yield* givenOrganization
+        yield* store.update(new Post({ ...edited, organizationId: other.id, content: "hijack" }))
+        yield* store.update(post(org.id, { accountIds: [AccountId.make(3)] }))
+        expect(yield* store.findById(org.id, draft.id)).toEqual(Option.some({ post: edited, destinations: [] }))
+        expect(ids(yield* store.list(query(org.id, { accountId: AccountId.make(3) })))).toEqual([draft.id])
       }).pipe(Effect.provide(layer)))
 
     it.effect("adds, replaces and deletes destinations; deletes posts", () =>
