@@ -1,0 +1,89 @@
+/**
+ * How a social account and its health report look on the wire, and which rows the account list shows.
+ */
+import type { SocialAccount } from "@herald/core/Account"
+import { Platform } from "@herald/core/Platform"
+import * as DateTime from "effect/DateTime"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as Health from "./Health.js"
+
+export const HealthStatus = Schema.Literal("healthy", "warning", "broken")
+
+export const AccountHealthSummary = Schema.Struct({
+  status: HealthStatus,
+  can_post: Schema.Boolean,
+  needs_reconnection: Schema.Boolean
+}).annotations({ identifier: "AccountHealthSummary" })
+
+export const Account = Schema.Struct({
+  id: Schema.Int,
+  platform: Platform,
+  account_name: Schema.String,
+  avatar_url: Schema.String,
+  is_active: Schema.Boolean,
+  created_at: Schema.String,
+  health: AccountHealthSummary
+}).annotations({ identifier: "SocialAccount" })
+export type Account = typeof Account.Type
+
+export const HealthReport = Schema.Struct({
+  account_id: Schema.Int,
+  status: HealthStatus,
+  can_post: Schema.Boolean,
+  needs_reconnection: Schema.Boolean,
+  reasons: Schema.Array(Schema.String).annotations({
+    description: "account_inactive, needs_reconnection, token_expired, token_expiring_soon, recent_permanent_failures"
+  }),
+  token_expires_at: Schema.NullOr(Schema.String),
+  last_success_at: Schema.NullOr(Schema.String),
+  recent_failures: Schema.Int
+}).annotations({ identifier: "AccountHealthReport" })
+export type HealthReport = typeof HealthReport.Type
+
+const iso = (value: Option.Option<DateTime.Utc>): string | null =>
+  Option.match(value, { onNone: () => null, onSome: DateTime.formatIso })
+
+export const toAccount = (account: SocialAccount, now: DateTime.Utc): Account => {
+  const health = Health.assess(account, now)
+  return {
+    id: account.id,
+    platform: account.platform,
+    account_name: account.accountName,
+    avatar_url: account.avatarUrl,
+    is_active: account.isActive,
+    created_at: DateTime.formatIso(account.createdAt),
+    health: { status: health.status, can_post: health.canPost, needs_reconnection: health.needsReconnection }
+  }
+}
+
+export const toHealthReport = (account: SocialAccount, now: DateTime.Utc): HealthReport => {
+  const health = Health.assess(account, now)
+  return {
+    account_id: account.id,
+    status: health.status,
+    can_post: health.canPost,
+    needs_reconnection: health.needsReconnection,
+    reasons: health.reasons,
+    token_expires_at: iso(account.tokenExpiresAt),
+    last_success_at: iso(account.lastSuccessAt),
+    recent_failures: account.recentFailures
+  }
+}
+
+const normalName = (name: string): string => name.trim().replace(/^@/, "").toLowerCase()
+
+/**
+ * Hides Instagram rows connected through Facebook Login that have an Instagram-Login (`direct`)
+ * sibling among `accounts`: the same platform account id, or the same account name (case and a
+ * leading `@` ignored), since the two logins may report different ids for one professional account.
+ */
+export const withoutFacebookFlowDuplicates = (accounts: ReadonlyArray<SocialAccount>): Array<SocialAccount> => {
+  const direct = accounts.filter((a) => a.platform === "instagram" && a.connectionFlow === "direct")
+  const ids = new Set(direct.map((a) => a.platformAccountId))
+  const names = new Set(direct.map((a) => normalName(a.accountName)))
+  return accounts.filter((a) =>
+    !(a.platform === "instagram" && a.connectionFlow === "facebook" &&
+      (ids.has(a.platformAccountId) || names.has(normalName(a.accountName))))
+  )
+}

@@ -1,0 +1,155 @@
+/**
+ * Operator actions behind the `herald` command: organizations, plans and API keys, and the first-start
+ * bootstrap. A key's secret exists only in the value returned by `createKey`; the store keeps its hash.
+ */
+import * as ApiKey from "@herald/core/ApiKey"
+import { ApiKeyStore } from "@herald/core/ApiKeyStore"
+import { Crypto } from "@herald/core/Crypto"
+import { IdGenerator } from "@herald/core/IdGenerator"
+import { AccountId, ApiKeyId, OrganizationId, UserId } from "@herald/core/Ids"
+import * as Organization from "@herald/core/Organization"
+import { OrganizationStore } from "@herald/core/OrganizationStore"
+import { Transactor } from "@herald/core/Transactor"
+import * as Data from "effect/Data"
+import * as DateTime from "effect/DateTime"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+
+export class AdminError extends Data.TaggedError("AdminError")<{ readonly message: string }> {}
+
+/** Length of the trial a new organization gets unless told otherwise. */
+export const defaultTrialDays = 14
+
+export const createOrganization = (options: {
+  readonly name: string
+  readonly plan?: Organization.Plan | undefined
+  readonly status?: Organization.SubscriptionStatus | undefined
+  readonly trialDays?: number | undefined
+}) =>
+  Effect.gen(function*() {
+    const ids = yield* IdGenerator
+    const now = yield* DateTime.now
+    const plan = options.plan ?? "trial"
+    const status = options.status ?? (plan === "trial" ? "trialing" : "active")
+    const org = new Organization.Organization({
+      id: OrganizationId.make(yield* ids.uuid),
+      name: options.name,
+      plan,
+      subscriptionStatus: status,
+      trialEndsAt: status === "trialing"
+        ? Option.some(DateTime.addDuration(now, Duration.days(options.trialDays ?? defaultTrialDays)))
+        : Option.none(),
+      createdAt: now
+    })
+    yield* (yield* OrganizationStore).insert(org)
+    return org
+  })
+
+export const createOwner = (organizationId: OrganizationId, email: string, name: string) =>
+  Effect.gen(function*() {
+    const user = new Organization.User({
+      id: UserId.make(yield* (yield* IdGenerator).uuid),
+      organizationId,
+      email,
+      name,
+      role: "owner",
+      createdAt: yield* DateTime.now
+    })
+    yield* (yield* OrganizationStore).insertUser(user)
+    return user
+  })
+
+export interface KeyOptions {
+  readonly organizationId: OrganizationId
+  readonly name?: string | undefined
+  readonly scopes?: ReadonlyArray<ApiKey.Scope> | undefined
+  readonly accountIds?: ReadonlyArray<AccountId> | undefined
+  readonly expiresAt?: DateTime.Utc | undefined
+  readonly createdBy?: UserId | undefined
+}
+
+/** Makes a key `pe_live_<32 hex>`, stores its SHA-256 and returns the key once. */
+export const createKey = (options: KeyOptions) =>
+  Effect.gen(function*() {
+    const crypto = yield* Crypto
+    const secret = yield* crypto.randomHex(16)
+    const token = `${ApiKey.keyPrefix}${secret}`
+    const key = new ApiKey.ApiKey({
+      id: ApiKeyId.make(yield* (yield* IdGenerator).uuid),
+      organizationId: options.organizationId,
+      createdBy: Option.fromNullable(options.createdBy),
+      name: options.name ?? "API key",
+      hint: `${ApiKey.keyPrefix}${secret.slice(0, 4)}`,
+      hash: yield* crypto.sha256Hex(token),
+      scopes: options.scopes ?? ["read", "write", "ai"],
+      accountIds: Option.fromNullable(options.accountIds),
+      expiresAt: Option.fromNullable(options.expiresAt),
+      revokedAt: Option.none(),
+      createdAt: yield* DateTime.now
+    })
+    yield* (yield* ApiKeyStore).insert(key)
+    return { key, token }
+  })
+
+export const revokeKey = (id: string) =>
+  Effect.gen(function*() {
+    const keyId = yield* Schema.decodeUnknown(ApiKeyId)(id).pipe(
+      Effect.mapError(() => new AdminError({ message: `Not a key id: ${id}` }))
+    )
+    const done = yield* (yield* ApiKeyStore).revoke(keyId, yield* DateTime.now)
+    if (!done) return yield* new AdminError({ message: `No active key ${id}` })
+  })
+
+export const findOrganization = (id: string) =>
+  Effect.gen(function*() {
+    const orgId = yield* Schema.decodeUnknown(OrganizationId)(id).pipe(
+      Effect.mapError(() => new AdminError({ message: `Not an organization id: ${id}` }))
+    )
+    const org = yield* (yield* OrganizationStore).findById(orgId)
+    if (Option.isNone(org)) return yield* new AdminError({ message: `No organization ${id}` })
+    return org.value
+  })
+
+/** The organization a key is created for: the one given, or the only one there is. */
+export const resolveOrganization = (id: string | undefined) =>
+  Effect.gen(function*() {
+    if (id !== undefined) return yield* findOrganization(id)
+    const orgs = yield* (yield* OrganizationStore).list
+    if (orgs.length === 1) return orgs[0]
+    return yield* new AdminError({
+      message: orgs.length === 0
+        ? "No organization yet: run `herald orgs create NAME` or start the server once"
+        : "Several organizations: choose one with --org ID (see `herald orgs list`)"
+    })
+  })
+
+export const setPlan = (id: string, plan: Organization.Plan, status?: Organization.SubscriptionStatus) =>
+  Effect.gen(function*() {
+    const org = yield* findOrganization(id)
+    const nextStatus = status ?? (plan === "trial" ? org.subscriptionStatus : "active")
+    const updated = new Organization.Organization({ ...org, plan, subscriptionStatus: nextStatus })
+    yield* (yield* OrganizationStore).update(updated)
+    return updated
+  })
+
+/**
+ * On first start against an empty store: a default organization on a trial, its owner, and one key
+ * with every scope. None when the store already has an organization. One transaction, so a crash
+ * leaves either all three or none. (Two servers started at the same instant on one empty Postgres
+ * could each make one; start one first, or create organizations with `herald orgs create`.)
+ */
+export const bootstrap = Effect.gen(function*() {
+  const transactor = yield* Transactor
+  return yield* transactor.withTransaction(
+    Effect.gen(function*() {
+      const orgs = yield* (yield* OrganizationStore).list
+      if (orgs.length > 0) return Option.none()
+      const org = yield* createOrganization({ name: "Default organization" })
+      const owner = yield* createOwner(org.id, "owner@localhost", "Owner")
+      const created = yield* createKey({ organizationId: org.id, name: "bootstrap", createdBy: owner.id })
+      return Option.some({ organization: org, ...created })
+    })
+  )
+})

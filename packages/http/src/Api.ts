@@ -1,0 +1,23 @@
+/**
+ * The whole HTTP API: one group per resource (each in `groups/<Name>.ts`, prefixed `/api/v1` by
+ * `ApiGroup.authenticated`), plus `/health` outside the versioned path. Adding a group is one `.add`.
+ */
+import * as HttpApi from "@effect/platform/HttpApi"
+import * as OpenApi from "@effect/platform/OpenApi"
+import { AccountsGroup } from "./groups/Accounts.js"
+import { HealthGroup } from "./groups/Health.js"
+import { MeGroup } from "./groups/Me.js"
+import * as OpenApiDocument from "./OpenApiDocument.js"
+
+export class Api extends HttpApi.make("herald")
+  .add(MeGroup)
+  .add(AccountsGroup)
+  .add(HealthGroup)
+  .annotateContext(OpenApi.annotations({
+    title: "Herald — Social Publishing Service API",
+    version: "1.0.0",
+    description: "Every response under /api/v1 is the envelope {data, error, meta}. Authenticate with " +
+      "`Authorization: Bearer pe_live_<32 hex>`.",
+    transform: OpenApiDocument.finish
+  }))
+{}

@@ -1,0 +1,277 @@
+/**
+ * The `herald` command. Every subcommand reads its store from --data-dir / --database-url (or
+ * HERALD_DATA_DIR / HERALD_DATABASE_URL); the default is SQLite in ./.herald.
+ */
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as SqlDatabase from "@herald/adapters/sql/SqlDatabase"
+import * as ApiKey from "@herald/core/ApiKey"
+import { ApiKeyStore } from "@herald/core/ApiKeyStore"
+import { AccountId } from "@herald/core/Ids"
+import * as Organization from "@herald/core/Organization"
+import { OrganizationStore } from "@herald/core/OrganizationStore"
+import * as Cause from "effect/Cause"
+import * as Console from "effect/Console"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { parseArgs } from "node:util"
+import * as Admin from "./Admin.js"
+import * as RateLimit from "./RateLimit.js"
+import * as Server from "./Server.js"
+
+export const usage = `Usage:
+  herald serve [--port N] [--host H] [--data-dir DIR] [--database-url URL] [--sandbox]
+  herald migrate
+  herald keys create [--org ID] [--scopes read,write,ai] [--accounts 1,2] [--expires ISO] [--name N]
+  herald keys list [--org ID]
+  herald keys revoke ID
+  herald orgs create NAME [--plan P] [--status S]
+  herald orgs list
+  herald orgs set-plan ID PLAN [--status S]
+
+Every command also takes --data-dir DIR (env HERALD_DATA_DIR, default ./.herald) and
+--database-url URL (env HERALD_DATABASE_URL; a postgres:// URL, else SQLite in the data dir).
+serve also reads PORT (default 8080), HERALD_HOST (default 127.0.0.1),
+HERALD_RATE_LIMIT_PER_MINUTE (default 60) and HERALD_RATE_LIMIT_PER_HOUR (default 1000).`
+
+class UsageError extends Error {}
+
+const options = {
+  port: { type: "string" },
+  host: { type: "string" },
+  "data-dir": { type: "string" },
+  "database-url": { type: "string" },
+  sandbox: { type: "boolean" },
+  org: { type: "string" },
+  scopes: { type: "string" },
+  accounts: { type: "string" },
+  expires: { type: "string" },
+  name: { type: "string" },
+  plan: { type: "string" },
+  status: { type: "string" },
+  help: { type: "boolean", short: "h" }
+} as const
+
+type Values = ReturnType<typeof parse>["values"]
+
+const parse = (argv: ReadonlyArray<string>) =>
+  parseArgs({ args: [...argv], options, allowPositionals: true, strict: true })
+
+const env = (name: string): string | undefined => {
+  const value = process.env[name]
+  return value === undefined || value === "" ? undefined : value
+}
+
+const positiveInt = (raw: string, what: string): number => {
+  const n = Number(raw)
+  if (!Number.isSafeInteger(n) || n < 0) throw new UsageError(`${what} must be a non-negative integer: ${raw}`)
+  return n
+}
+
+const databaseConfig = (values: Values): SqlDatabase.DatabaseConfig =>
+  SqlDatabase.configFrom({
+    dataDir: values["data-dir"] ?? env("HERALD_DATA_DIR") ?? ".herald",
+    databaseUrl: values["database-url"] ?? env("HERALD_DATABASE_URL")
+  })
+
+const rateLimits = (): RateLimit.Limits => ({
+  perMinute: positiveInt(env("HERALD_RATE_LIMIT_PER_MINUTE") ?? String(RateLimit.defaults.perMinute), "HERALD_RATE_LIMIT_PER_MINUTE"),
+  perHour: positiveInt(env("HERALD_RATE_LIMIT_PER_HOUR") ?? String(RateLimit.defaults.perHour), "HERALD_RATE_LIMIT_PER_HOUR")
+})
+
+const oneOf = <const A extends ReadonlyArray<string>>(allowed: A, raw: string, what: string): A[number] => {
+  if (!allowed.includes(raw)) throw new UsageError(`${what} must be one of ${allowed.join(", ")}: ${raw}`)
+  return raw
+}
+
+const plan = (raw: string) => oneOf(Organization.Plan.literals, raw, "plan")
+const subscriptionStatus = (raw: string) => oneOf(Organization.SubscriptionStatus.literals, raw, "status")
+
+const list = (raw: string): Array<string> => raw.split(",").map((s) => s.trim()).filter((s) => s !== "")
+
+/** Logs go to stderr, so stdout carries only what a command prints (a key, an id). */
+const quietLogger = Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.logfmtLogger))
+
+const iso = (value: Option.Option<DateTime.Utc>): string =>
+  Option.match(value, { onNone: () => "-", onSome: DateTime.formatIso })
+
+const keysCreate = (values: Values) => {
+  const scopes = values.scopes === undefined
+    ? undefined
+    : list(values.scopes).map((s) => oneOf(ApiKey.Scope.literals, s, "scope"))
+  const accountIds = values.accounts === undefined
+    ? undefined
+    : list(values.accounts).map((s) => {
+      const n = Number(s)
+      if (!Schema.is(AccountId)(n)) throw new UsageError(`account id must be a positive integer: ${s}`)
+      return n
+    })
+  const expiresAt = values.expires === undefined ? undefined : Option.getOrUndefined(DateTime.make(values.expires))
+  if (values.expires !== undefined && expiresAt === undefined) {
+    throw new UsageError(`--expires must be an ISO 8601 instant: ${values.expires}`)
+  }
+  return Effect.gen(function*() {
+    const org = yield* Admin.resolveOrganization(values.org)
+    const { token } = yield* Admin.createKey({
+      organizationId: org.id,
+      name: values.name,
+      scopes,
+      accountIds,
+      expiresAt: expiresAt === undefined ? undefined : DateTime.toUtc(expiresAt)
+    })
+    yield* Console.log(token)
+  })
+}
+
+const keysList = (values: Values) =>
+  Effect.gen(function*() {
+    const orgId = values.org === undefined ? Option.none() : Option.some((yield* Admin.findOrganization(values.org)).id)
+    const keys = yield* (yield* ApiKeyStore).list(orgId)
+    const now = yield* DateTime.now
+    for (const key of keys) {
+      yield* Console.log([
+        key.id,
+        key.hint + "…",
+        ApiKey.keyState(key, now),
+        key.scopes.join(","),
+        Option.match(key.accountIds, { onNone: () => "all-accounts", onSome: (ids) => `accounts:${ids.join(",")}` }),
+        `expires:${iso(key.expiresAt)}`,
+        `org:${key.organizationId}`,
+        JSON.stringify(key.name)
+      ].join("\t"))
+    }
+  })
+
+const orgsList = Effect.gen(function*() {
+  for (const org of yield* (yield* OrganizationStore).list) {
+    yield* Console.log(
+      [org.id, org.plan, org.subscriptionStatus, `trial_ends:${iso(org.trialEndsAt)}`, JSON.stringify(org.name)].join(
+        "\t"
+      )
+    )
+  }
+})
+
+const runAdmin = <A, E>(
+  values: Values,
+  program: Effect.Effect<A, E, Layer.Layer.Success<ReturnType<typeof Server.services>>>
+): Promise<number> =>
+  Effect.runPromiseExit(
+    program.pipe(
+      Effect.provide(Server.services({ database: databaseConfig(values), rateLimits: RateLimit.defaults })),
+      Effect.provide(quietLogger),
+      Logger.withMinimumLogLevel(LogLevel.Warning)
+    )
+  ).then((exit) => {
+    if (Exit.isSuccess(exit)) return 0
+    const failure = Option.getOrUndefined(Cause.failureOption(exit.cause))
+    process.stderr.write(
+      `herald: ${failure instanceof Admin.AdminError ? failure.message : Cause.pretty(exit.cause)}\n`
+    )
+    return 1
+  })
+
+const serve = (values: Values): void => {
+  const port = positiveInt(values.port ?? env("PORT") ?? "8080", "port")
+  const host = values.host ?? env("HERALD_HOST") ?? "127.0.0.1"
+  const shownHost = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host
+  const limits = rateLimits()
+  const program = Effect.gen(function*() {
+    const boot = yield* Admin.bootstrap
+    if (Option.isSome(boot)) {
+      const { organization, token } = boot.value
+      yield* Console.log(
+        `Herald: first start on an empty store. Created organization "${organization.name}" ` +
+          `(${organization.id}), on a ${Admin.defaultTrialDays}-day trial.\n` +
+          `Herald: its API key, shown only this once (keep it; the store holds only its hash):\n` +
+          `HERALD_API_KEY=${token}`
+      )
+    }
+    if (values.sandbox === true) yield* Effect.logInfo("--sandbox given: sandbox platforms are used where wired")
+    return yield* Layer.launch(Server.listen({
+      port,
+      host,
+      onListening: (real) => Console.log(`Herald listening on http://${shownHost}:${real}`)
+    }))
+  }).pipe(
+    Effect.provide(Server.services({ database: databaseConfig(values), rateLimits: limits })),
+    Effect.provide(quietLogger)
+  )
+  NodeRuntime.runMain(program)
+}
+
+/** Runs the command; resolves with the exit code (serve keeps the process running instead). */
+export const main = async (argv: ReadonlyArray<string>): Promise<number | "running"> => {
+  try {
+    const { positionals, values } = parse(argv)
+    const [command, sub, ...rest] = positionals
+    if (values.help === true || command === undefined) {
+      process.stdout.write(usage + "\n")
+      return command === undefined && values.help !== true ? 2 : 0
+    }
+    switch (command) {
+      case "serve":
+        serve(values)
+        return "running"
+      case "migrate":
+        return await runAdmin(values, Console.error("herald: migrations applied"))
+      case "keys":
+        switch (sub) {
+          case "create":
+            return await runAdmin(values, keysCreate(values))
+          case "list":
+            return await runAdmin(values, keysList(values))
+          case "revoke":
+            if (rest[0] === undefined) throw new UsageError("keys revoke needs a key id")
+            return await runAdmin(values, Effect.zipRight(Admin.revokeKey(rest[0]), Console.error("herald: revoked")))
+        }
+        break
+      case "orgs":
+        switch (sub) {
+          case "create": {
+            if (rest[0] === undefined) throw new UsageError("orgs create needs a NAME")
+            const name = rest[0]
+            return await runAdmin(
+              values,
+              Effect.flatMap(
+                Admin.createOrganization({
+                  name,
+                  plan: values.plan === undefined ? undefined : plan(values.plan),
+                  status: values.status === undefined ? undefined : subscriptionStatus(values.status)
+                }),
+                (org) => Console.log(org.id)
+              )
+            )
+          }
+          case "list":
+            return await runAdmin(values, orgsList)
+          case "set-plan": {
+            const [id, planName] = rest
+            if (id === undefined || planName === undefined) throw new UsageError("orgs set-plan needs ID and PLAN")
+            const nextPlan = plan(planName)
+            const nextStatus = values.status === undefined ? undefined : subscriptionStatus(values.status)
+            return await runAdmin(
+              values,
+              Effect.flatMap(
+                Admin.setPlan(id, nextPlan, nextStatus),
+                (org) => Console.error(`herald: ${org.id} is on plan ${org.plan}, status ${org.subscriptionStatus}`)
+              )
+            )
+          }
+        }
+        break
+    }
+    throw new UsageError(`unknown command: ${positionals.join(" ")}`)
+  } catch (error) {
+    if (error instanceof UsageError || (error instanceof TypeError && "code" in error)) {
+      process.stderr.write(`herald: ${error.message}\n\n${usage}\n`)
+      return 2
+    }
+    throw error
+  }
+}

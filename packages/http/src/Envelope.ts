@@ -1,0 +1,111 @@
+/**
+ * The spec's response envelope: `{data, error: null, meta}` on success and
+ * `{data: null, error: {message, code, retryable, details?}, meta}` on failure; the auth layer's own
+ * 401/402 bodies carry only `error.message`, `error.code` (and `subscription_status` on 402) and
+ * `meta.timestamp`.
+ *
+ * Success bodies are encoded by HttpApi through `ok(schema)`, which reads the request's meta from a
+ * FiberRef set by the request middleware. Every error body is built by `errorBody`/`authBody`, called
+ * from one place (the request middleware); the error schemas here describe those bodies for OpenAPI.
+ */
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import { DomainError, ErrorCode } from "@herald/core/Errors"
+import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import { globalValue } from "effect/GlobalValue"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import * as ErrorCatalogue from "./ErrorCatalogue.js"
+
+export const Meta = Schema.Struct({
+  request_id: Schema.String,
+  timestamp: Schema.String.annotations({ description: "ISO 8601, UTC" })
+}).annotations({ identifier: "Meta" })
+export type Meta = typeof Meta.Type
+
+/** The meta of the request being answered; set by the request middleware around the whole request. */
+export const currentMeta: FiberRef.FiberRef<Meta> = globalValue(
+  Symbol.for("@herald/http/Envelope/currentMeta"),
+  () => FiberRef.unsafeMake<Meta>({ request_id: "", timestamp: "" })
+)
+
+/** The success envelope around `data`; handlers return the bare data. */
+export const ok = <A, I, R>(data: Schema.Schema<A, I, R>) =>
+  Schema.transformOrFail(
+    Schema.Struct({ data, error: Schema.Null, meta: Meta }),
+    Schema.typeSchema(data),
+    {
+      strict: true,
+      decode: (envelope) => ParseResult.succeed(envelope.data),
+      encode: (value) => Effect.map(FiberRef.get(currentMeta), (meta) => ({ data: value, error: null, meta }))
+    }
+  )
+
+export const ErrorObject = Schema.Struct({
+  message: Schema.String,
+  code: ErrorCode,
+  retryable: Schema.Boolean,
+  details: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+}).annotations({ identifier: "Error" })
+export type ErrorObject = typeof ErrorObject.Type
+
+export const ErrorEnvelope = Schema.Struct({
+  data: Schema.Null,
+  error: ErrorObject,
+  meta: Meta
+}).annotations({ identifier: "ErrorEnvelope" })
+export type ErrorEnvelope = typeof ErrorEnvelope.Type
+
+export const errorObject = (error: DomainError): ErrorObject => ({
+  message: error.message,
+  code: error.code,
+  retryable: ErrorCatalogue.retryableOf(error),
+  ...(error.details === undefined ? {} : { details: error.details })
+})
+
+export const errorBody = (error: DomainError, meta: Meta): ErrorEnvelope => ({
+  data: null,
+  error: errorObject(error),
+  meta
+})
+
+/**
+ * A documented error response with status `status`, whose value is a `DomainError`. Only for the
+ * API description: at run time every error body is built by `errorBody` in the request middleware.
+ * Response descriptions per status are set in `OpenApiDocument`.
+ */
+export const errorResponse = (status: number) =>
+  Schema.transform(ErrorEnvelope, Schema.typeSchema(DomainError), {
+    strict: true,
+    decode: (envelope) =>
+      DomainError.of(envelope.error.code, envelope.error.message, envelope.error.details, status),
+    encode: (error) => errorBody(error, { request_id: "", timestamp: "" })
+  }).annotations(HttpApiSchema.annotations({ status, identifier: "ErrorEnvelope" }))
+
+export const AuthErrorEnvelope = Schema.Struct({
+  data: Schema.Null,
+  error: Schema.Struct({
+    message: Schema.String,
+    code: Schema.Literal("invalid_api_key", "api_key_revoked", "api_key_expired", "subscription_required"),
+    subscription_status: Schema.optional(
+      Schema.String.annotations({ description: "Only on 402 subscription_required" })
+    )
+  }),
+  meta: Schema.Struct({ timestamp: Schema.String })
+}).annotations({ identifier: "AuthErrorEnvelope" })
+export type AuthErrorEnvelope = typeof AuthErrorEnvelope.Type
+
+export const authBody = (options: {
+  readonly code: AuthErrorEnvelope["error"]["code"]
+  readonly message: string
+  readonly timestamp: string
+  readonly subscriptionStatus?: string | undefined
+}): AuthErrorEnvelope => ({
+  data: null,
+  error: {
+    message: options.message,
+    code: options.code,
+    ...(options.subscriptionStatus === undefined ? {} : { subscription_status: options.subscriptionStatus })
+  },
+  meta: { timestamp: options.timestamp }
+})

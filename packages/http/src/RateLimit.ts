@@ -1,0 +1,57 @@
+/**
+ * Per-key request limits in fixed windows (a minute and an hour), counted in the store through the
+ * `UsageCounters` port so that every process on one database shares them.
+ */
+import * as Context from "effect/Context"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { DomainError } from "@herald/core/Errors"
+import type { ApiKeyId } from "@herald/core/Ids"
+import { UsageCounters } from "@herald/core/UsageCounters"
+
+export interface Limits {
+  readonly perMinute: number
+  readonly perHour: number
+}
+
+/** The spec's API key rate: 60 per minute and 1,000 per hour, per key. */
+export const defaults: Limits = { perMinute: 60, perHour: 1000 }
+
+export class RateLimits extends Context.Tag("@herald/http/RateLimits")<RateLimits, Limits>() {}
+
+export const layer = (limits: Limits = defaults): Layer.Layer<RateLimits> => Layer.succeed(RateLimits, limits)
+
+const minuteMillis = 60_000
+const hourMillis = 3_600_000
+
+/** The end of the fixed window of length `size` that contains `now`. */
+export const windowEnd = (now: DateTime.Utc, size: number): DateTime.Utc => {
+  const millis = DateTime.toEpochMillis(now)
+  return DateTime.unsafeMake(Math.floor(millis / size) * size + size)
+}
+
+/** The 429 for a window: `details{limit, remaining, reset_at}`; the response adds the headers. */
+export const exceeded = (limit: number, resetAt: DateTime.Utc, window: "minute" | "hour"): DomainError =>
+  DomainError.of("rate_limit_exceeded", `Rate limit of ${limit} requests per ${window} exceeded for this API key`, {
+    limit,
+    remaining: 0,
+    reset_at: DateTime.formatIso(resetAt)
+  })
+
+/**
+ * Counts one request of the key. The minute window is checked first; a request refused by it is not
+ * counted against the hour, so a client that waits out the minute keeps its hourly budget.
+ */
+export const consume = (keyId: ApiKeyId): Effect.Effect<void, DomainError, RateLimits | UsageCounters> =>
+  Effect.gen(function*() {
+    const limits = yield* RateLimits
+    const counters = yield* UsageCounters
+    const now = yield* DateTime.now
+    const minuteEnd = windowEnd(now, minuteMillis)
+    const perMinute = yield* counters.increment(`rate:key:${keyId}:minute`, minuteEnd, 1)
+    if (perMinute > limits.perMinute) return yield* Effect.fail(exceeded(limits.perMinute, minuteEnd, "minute"))
+    const hourEnd = windowEnd(now, hourMillis)
+    const perHour = yield* counters.increment(`rate:key:${keyId}:hour`, hourEnd, 1)
+    if (perHour > limits.perHour) return yield* Effect.fail(exceeded(limits.perHour, hourEnd, "hour"))
+  }).pipe(Effect.catchTag("PersistenceError", Effect.die))

@@ -1,0 +1,156 @@
+/**
+ * The one place where a request becomes a response envelope: gives each request an id and a
+ * timestamp (`meta`), turns every failure — domain errors, auth failures, bad JSON, schema failures,
+ * unknown routes, defects — into the spec's error body with the catalogue's status, sets
+ * `X-Request-Id`, adds the rate-limit headers to 429s, and logs one line per request.
+ */
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import { HttpApiDecodeError } from "@effect/platform/HttpApiError"
+import type * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpServerError from "@effect/platform/HttpServerError"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import { DomainError } from "@herald/core/Errors"
+import { IdGenerator } from "@herald/core/IdGenerator"
+import * as Cause from "effect/Cause"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { AuthFailure, MissingCredentials, SubscriptionRequired } from "./Auth.js"
+import * as Envelope from "./Envelope.js"
+import * as ErrorCatalogue from "./ErrorCatalogue.js"
+
+/** Seconds a 429 asks the caller to wait when it knows no window end. */
+export const defaultRetryAfterSeconds = 30
+
+const pathOf = (path: ReadonlyArray<PropertyKey>): string => path.map(String).join(".")
+
+const validationError = (error: HttpApiDecodeError): DomainError =>
+  DomainError.of("validation_error", "The request did not match the expected schema", {
+    validation_errors: error.issues.map((issue) => ({ path: pathOf(issue.path), message: issue.message }))
+  })
+
+const isRequestDecodeError = (u: unknown): boolean =>
+  HttpServerError.isServerError(u) && u._tag === "RequestError" && u.reason === "Decode"
+
+const internalError = DomainError.of("internal_error", "An internal error occurred")
+
+/** What the request failed with, as one of the shapes the middleware knows how to answer. */
+type Outcome =
+  | { readonly _tag: "Domain"; readonly error: DomainError }
+  | { readonly _tag: "Auth"; readonly error: AuthFailure | SubscriptionRequired }
+  | { readonly _tag: "Missing" }
+  | { readonly _tag: "Defect" }
+
+const classify = (cause: Cause.Cause<unknown>): Outcome => {
+  const failure = Option.getOrUndefined(Cause.failureOption(cause))
+  if (failure !== undefined) {
+    if (failure instanceof DomainError) return { _tag: "Domain", error: failure }
+    if (failure instanceof AuthFailure || failure instanceof SubscriptionRequired) {
+      return { _tag: "Auth", error: failure }
+    }
+    if (failure instanceof MissingCredentials) return { _tag: "Missing" }
+    if (failure instanceof HttpApiDecodeError) return { _tag: "Domain", error: validationError(failure) }
+    if (HttpServerError.isServerError(failure) && failure._tag === "RouteNotFound") {
+      return { _tag: "Domain", error: DomainError.of("not_found", "No such endpoint") }
+    }
+    if (isRequestDecodeError(failure)) {
+      return { _tag: "Domain", error: DomainError.of("invalid_json", "The request body is not valid JSON") }
+    }
+    return { _tag: "Defect" }
+  }
+  // HttpApi reads JSON bodies with `orDie`, so unparseable JSON arrives as a defect.
+  const defect = Option.getOrUndefined(Cause.dieOption(cause))
+  if (defect !== undefined && isRequestDecodeError(defect)) {
+    return { _tag: "Domain", error: DomainError.of("invalid_json", "The request body is not valid JSON") }
+  }
+  return { _tag: "Defect" }
+}
+
+const numberOf = (u: unknown): number | undefined => (typeof u === "number" && Number.isFinite(u) ? u : undefined)
+
+/**
+ * Headers of a 429: `Retry-After` on every 429 (seconds to the window's end when known, else 30), and
+ * for the API-key limit also `X-RateLimit-Limit`, `-Remaining` and `-Reset` (unix seconds).
+ */
+export const rateLimitHeaders = (error: DomainError, now: DateTime.Utc): Record<string, string> => {
+  const resetAt = typeof error.details?.reset_at === "string"
+    ? Option.getOrUndefined(DateTime.make(error.details.reset_at))
+    : undefined
+  const resetSeconds = resetAt === undefined ? undefined : Math.ceil(DateTime.toEpochMillis(resetAt) / 1000)
+  const retryAfter = resetAt === undefined
+    ? defaultRetryAfterSeconds
+    : Math.max(1, Math.ceil((DateTime.toEpochMillis(resetAt) - DateTime.toEpochMillis(now)) / 1000))
+  const headers: Record<string, string> = { "retry-after": String(retryAfter) }
+  const limit = numberOf(error.details?.limit)
+  const remaining = numberOf(error.details?.remaining)
+  if (error.code === "rate_limit_exceeded" && limit !== undefined && resetSeconds !== undefined) {
+    headers["x-ratelimit-limit"] = String(limit)
+    headers["x-ratelimit-remaining"] = String(remaining ?? 0)
+    headers["x-ratelimit-reset"] = String(resetSeconds)
+  }
+  return headers
+}
+
+const respond = (outcome: Outcome, meta: Envelope.Meta, now: DateTime.Utc): HttpServerResponse.HttpServerResponse => {
+  switch (outcome._tag) {
+    case "Missing":
+      return HttpServerResponse.text("Unauthorized", { status: 401, contentType: "text/plain" })
+    case "Auth": {
+      const error = outcome.error
+      return error._tag === "AuthFailure"
+        ? HttpServerResponse.unsafeJson(
+          Envelope.authBody({ code: error.code, message: error.message, timestamp: meta.timestamp }),
+          { status: 401 }
+        )
+        : HttpServerResponse.unsafeJson(
+          Envelope.authBody({
+            code: "subscription_required",
+            message: error.message,
+            timestamp: meta.timestamp,
+            subscriptionStatus: error.subscriptionStatus
+          }),
+          { status: 402 }
+        )
+    }
+    case "Domain":
+    case "Defect": {
+      const error = outcome._tag === "Domain" ? outcome.error : internalError
+      const status = ErrorCatalogue.statusOf(error)
+      return HttpServerResponse.unsafeJson(Envelope.errorBody(error, meta), {
+        status,
+        ...(status === 429 ? { headers: rateLimitHeaders(error, now) } : {})
+      })
+    }
+  }
+}
+
+/** The request middleware as a plain `HttpApp` transformer (exported for in-process use). */
+export const make = Effect.gen(function*() {
+  const ids = yield* IdGenerator
+  const handle = (app: HttpApp.Default, requestId: string): HttpApp.Default =>
+    Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const now = yield* DateTime.now
+      const meta: Envelope.Meta = { request_id: requestId, timestamp: DateTime.formatIso(now) }
+      const response = yield* app.pipe(
+        Effect.locally(Envelope.currentMeta, meta),
+        Effect.catchAllCause((cause) => {
+          if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
+          const outcome = classify(cause)
+          const logDefect = outcome._tag === "Defect" ? Effect.logError("unhandled failure", cause) : Effect.void
+          return Effect.as(logDefect, respond(outcome, meta, now))
+        })
+      )
+      const end = yield* DateTime.now
+      // The path only: a query string is the caller's business, and never needed to trace a request.
+      const path = request.url.split("?")[0]
+      yield* Effect.logInfo(`${request.method} ${path} ${response.status}`).pipe(
+        Effect.annotateLogs("duration_ms", DateTime.toEpochMillis(end) - DateTime.toEpochMillis(now))
+      )
+      return HttpServerResponse.setHeader(response, "x-request-id", requestId)
+    }).pipe(Effect.annotateLogs("request_id", requestId))
+  return (app: HttpApp.Default): HttpApp.Default => Effect.flatMap(ids.uuid, (requestId) => handle(app, requestId))
+})
+
+export const layer = HttpApiBuilder.middleware(make)

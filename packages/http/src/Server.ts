@@ -1,0 +1,83 @@
+/**
+ * The server: the API's handler layers (one per group; adding a group is one line in `handlers`),
+ * the request middleware (envelope, request id, logging), OpenAPI at `/api/v1/openapi.json`, the
+ * interactive reference at `/docs`, and the store behind them.
+ */
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpApiScalar from "@effect/platform/HttpApiScalar"
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlDatabase from "@herald/adapters/sql/SqlDatabase"
+import * as SqlStores from "@herald/adapters/sql/SqlStores"
+import type { Crypto } from "@herald/core/Crypto"
+import type { IdGenerator } from "@herald/core/IdGenerator"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { createServer } from "node:http"
+import { Api } from "./Api.js"
+import * as Auth from "./Auth.js"
+import { AccountsLive } from "./groups/Accounts.js"
+import { HealthLive, StoreProbe } from "./groups/Health.js"
+import { MeLive } from "./groups/Me.js"
+import * as NodeServices from "./internal/NodeServices.js"
+import * as RateLimit from "./RateLimit.js"
+import * as RequestMiddleware from "./RequestMiddleware.js"
+
+export const openApiPath = "/api/v1/openapi.json"
+export const docsPath = "/docs"
+
+/** Every group's handlers. */
+export const handlers = Layer.mergeAll(MeLive, AccountsLive, HealthLive)
+
+export const ApiLive = HttpApiBuilder.api(Api).pipe(Layer.provide(handlers))
+
+/** The HTTP application on an `HttpServer`; needs the stores, crypto, ids and rate limits. */
+export const app = HttpApiBuilder.serve().pipe(
+  Layer.provide(HttpApiScalar.layer({ path: docsPath })),
+  Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: openApiPath })),
+  Layer.provide(RequestMiddleware.layer),
+  Layer.provide(ApiLive),
+  Layer.provide(Auth.layer)
+)
+
+/** `StoreProbe` over the SQL client: a trivial query. */
+export const sqlStoreProbe: Layer.Layer<StoreProbe, never, SqlClient.SqlClient> = Layer.effect(
+  StoreProbe,
+  Effect.map(SqlClient.SqlClient, (sql) =>
+    StoreProbe.of({
+      ping: sql`SELECT 1 AS ok`.pipe(Effect.as(true), Effect.orElseSucceed(() => false))
+    }))
+)
+
+/** Node's crypto and random UUIDs. */
+export const nodeServices: Layer.Layer<Crypto | IdGenerator> = Layer.mergeAll(
+  NodeServices.cryptoLayer,
+  NodeServices.idGeneratorLayer
+)
+
+/** The migrated store, every store port over it, and what the server needs beside them. */
+export const services = (options: {
+  readonly database: SqlDatabase.DatabaseConfig
+  readonly rateLimits: RateLimit.Limits
+}) =>
+  Layer.mergeAll(SqlStores.layer, sqlStoreProbe).pipe(
+    Layer.provideMerge(SqlDatabase.layer(options.database)),
+    Layer.provideMerge(Layer.mergeAll(nodeServices, RateLimit.layer(options.rateLimits)))
+  )
+
+/**
+ * The application listening on `host:port`; `onListening` runs once the handler is attached, with
+ * the real port (useful with port 0).
+ */
+export const listen = <E, R>(options: {
+  readonly port: number
+  readonly host: string
+  readonly onListening: (port: number) => Effect.Effect<void, E, R>
+}) =>
+  Layer.effectDiscard(
+    HttpServer.addressWith((address) => options.onListening(address._tag === "TcpAddress" ? address.port : 0))
+  ).pipe(
+    Layer.provide(app),
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: options.port, host: options.host }))
+  )

@@ -1,0 +1,141 @@
+/**
+ * Running the dispatcher: in the server process (`herald serve`, as a background fiber of a layer) or
+ * as its own process (`herald worker`). Any number of workers may share one Postgres database; claims
+ * are exclusive and leased, so each destination is sent at most once per attempt.
+ */
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as Registry from "@herald/adapters/platforms/Registry"
+import type * as Sandbox from "@herald/adapters/platforms/Sandbox"
+import * as SqlDatabase from "@herald/adapters/sql/SqlDatabase"
+import * as SqlStores from "@herald/adapters/sql/SqlStores"
+import * as Dispatcher from "@herald/core/Dispatcher"
+import { IdGenerator } from "@herald/core/IdGenerator"
+import type { Platforms } from "@herald/core/Platforms"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as crypto from "node:crypto"
+import * as os from "node:os"
+
+export interface WorkerOptions {
+  /** Destinations claimed per round (default 50). */
+  readonly batchSize?: number
+  /** Publishes in flight at once (default the batch size). */
+  readonly concurrency?: number
+  /** Lease of a claim, in seconds (default 120). A dead worker's destinations are resolved after it. */
+  readonly leaseSeconds?: number
+  /** Longest sleep between looks at the store, in milliseconds (default 1000). */
+  readonly pollMillis?: number
+}
+
+/** `host:pid:random`, so leases name the process that holds them. */
+export const makeWorkerId: Effect.Effect<string> = Effect.sync(() =>
+  `${os.hostname()}:${process.pid}:${crypto.randomUUID().slice(0, 8)}`
+)
+
+export const dispatcherOptions = (workerId: string, options: WorkerOptions = {}): Dispatcher.Options => ({
+  workerId,
+  ...(options.batchSize === undefined ? {} : { batchSize: options.batchSize }),
+  ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+  ...(options.leaseSeconds === undefined ? {} : { leaseFor: `${options.leaseSeconds} seconds` as const }),
+  ...(options.pollMillis === undefined ? {} : { pollInterval: `${options.pollMillis} millis` as const })
+})
+
+/**
+ * The dispatcher as a background fiber for as long as the layer lives. Provide `Dispatcher.layerSignal`
+ * beside the posts use cases so that new immediate posts wake it at once.
+ */
+export const layer = (options: WorkerOptions = {}) =>
+  Layer.scopedDiscard(
+    Effect.gen(function*() {
+      const workerId = yield* makeWorkerId
+      yield* Effect.logInfo(`Dispatcher started (worker ${workerId})`)
+      yield* Effect.forkScoped(Dispatcher.run(dispatcherOptions(workerId, options)))
+    })
+  )
+
+/**
+ * Sandbox options from the environment: `HERALD_SANDBOX_LATENCY_MS` (fixed latency, default 0) and
+ * `HERALD_SANDBOX_JOURNAL` (a file to append one line per send to, for tests and benchmarks).
+ */
+export const sandboxOptionsFromEnv = (env: NodeJS.ProcessEnv = process.env): Sandbox.SandboxOptions => {
+  const latency = Number(env.HERALD_SANDBOX_LATENCY_MS ?? "0")
+  const journal = env.HERALD_SANDBOX_JOURNAL
+  return {
+    ...(Number.isFinite(latency) && latency > 0 ? { latency: `${latency} millis` as const } : {}),
+    ...(journal === undefined || journal === "" ? {} : { journal })
+  }
+}
+
+/** Every platform through the sandbox, or the real clients where they exist. */
+export const layerPlatforms = (sandbox: boolean): Layer.Layer<Platforms> =>
+  sandbox
+    ? Registry.layerSandbox(sandboxOptionsFromEnv())
+    : Registry.layerLive().pipe(Layer.provide(FetchHttpClient.layer))
+
+const layerNodeIds: Layer.Layer<IdGenerator> = Layer.succeed(
+  IdGenerator,
+  IdGenerator.of({ uuid: Effect.sync(() => crypto.randomUUID()) })
+)
+
+export interface WorkerConfig {
+  readonly database: SqlDatabase.DatabaseConfig
+  readonly sandbox: boolean
+  readonly worker?: WorkerOptions
+}
+
+/** Everything a standalone worker runs on: the migrated database, the stores, ids and platforms. */
+export const layerStandalone = (config: WorkerConfig) =>
+  layer(config.worker).pipe(
+    Layer.provide(Dispatcher.layerSignal),
+    Layer.provide(layerPlatforms(config.sandbox)),
+    Layer.provide(SqlStores.layer),
+    Layer.provide(layerNodeIds),
+    Layer.provide(SqlDatabase.layer(config.database))
+  )
+
+/** `herald worker`: runs the dispatcher until the process is told to stop. */
+export const run = (config: WorkerConfig) => Layer.launch(layerStandalone(config))
+
+/**
+ * Reads `herald worker` flags: `--sandbox`, `--batch-size N`, `--concurrency N`, `--lease-seconds N`,
+ * `--poll-ms N`. Unknown flags are returned for the caller to report.
+ */
+export const parseArgs = (argv: ReadonlyArray<string>): {
+  readonly sandbox: boolean
+  readonly worker: WorkerOptions
+  readonly unknown: ReadonlyArray<string>
+} => {
+  let sandbox = false
+  const worker: { -readonly [K in keyof WorkerOptions]: WorkerOptions[K] } = {}
+  const unknown: Array<string> = []
+  const numeric: Record<string, keyof WorkerOptions> = {
+    "--batch-size": "batchSize",
+    "--concurrency": "concurrency",
+    "--lease-seconds": "leaseSeconds",
+    "--poll-ms": "pollMillis"
+  }
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!
+    const [flag, inline] = arg.includes("=") ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [
+      arg,
+      undefined
+    ]
+    if (flag === "--sandbox") {
+      sandbox = true
+      continue
+    }
+    const key = numeric[flag]
+    if (key === undefined) {
+      unknown.push(arg)
+      continue
+    }
+    const raw = inline ?? argv[++i]
+    const value = Number(raw)
+    if (raw === undefined || !Number.isFinite(value) || value <= 0) {
+      unknown.push(arg)
+      continue
+    }
+    worker[key] = value
+  }
+  return { sandbox, worker, unknown }
+}

@@ -1,0 +1,111 @@
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as OpenApi from "@effect/platform/OpenApi"
+import { AccountStore } from "@herald/core/AccountStore"
+import { Scope } from "@herald/core/ApiKey"
+import { Plan, planAllowances } from "@herald/core/Organization"
+import { OrganizationStore } from "@herald/core/OrganizationStore"
+import { PostStatus } from "@herald/core/Post"
+import type { PostQuery } from "@herald/core/PostStore"
+import { PostStore } from "@herald/core/PostStore"
+import { UsageCounters } from "@herald/core/UsageCounters"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as ApiGroup from "../ApiGroup.js"
+import * as Auth from "../Auth.js"
+import * as Envelope from "../Envelope.js"
+import * as Usage from "../Usage.js"
+
+const Quota = Schema.Struct({ used: Schema.Int, limit: Schema.Int })
+
+export const Me = Schema.Struct({
+  key: Schema.Struct({
+    id: Schema.String,
+    name: Schema.String,
+    scopes: Schema.Array(Scope),
+    account_ids: Schema.NullOr(Schema.Array(Schema.Int)).annotations({
+      description: "The accounts a restricted key may use; null for every account of the organization"
+    }),
+    expires_at: Schema.NullOr(Schema.String)
+  }),
+  organization: Schema.Struct({ id: Schema.String, name: Schema.String, plan: Plan }),
+  subscription: Schema.Struct({ status: Schema.String, trial_ends_at: Schema.NullOr(Schema.String) }),
+  usage: Schema.Struct({
+    accounts: Quota,
+    ai_credits: Quota.annotations({ description: "This calendar month (UTC)" }),
+    storage: Schema.Struct({ used_bytes: Schema.Int, limit_bytes: Schema.NullOr(Schema.Int) }),
+    seats: Quota
+  }),
+  posts: Schema.Struct({
+    total: Schema.Int,
+    by_status: Schema.Struct({
+      draft: Schema.Int,
+      scheduled: Schema.Int,
+      publishing: Schema.Int,
+      published: Schema.Int,
+      partially_failed: Schema.Int,
+      failed: Schema.Int
+    })
+  }).annotations({ description: "Posts the key can see, by derived status" })
+}).annotations({ identifier: "Me" })
+export type Me = typeof Me.Type
+
+export const MeGroup = HttpApiGroup.make("me")
+  .add(
+    HttpApiEndpoint.get("me", "/me")
+      .addSuccess(Envelope.ok(Me))
+      .annotate(OpenApi.Summary, "The calling key, its organization, subscription, quota usage and post counts")
+  )
+  .pipe(ApiGroup.authenticated)
+
+const iso = (value: Option.Option<DateTime.Utc>): string | null =>
+  Option.match(value, { onNone: () => null, onSome: DateTime.formatIso })
+
+export const me = Effect.gen(function*() {
+  const { key, organization } = yield* Auth.requireScope("read")
+  const now = yield* DateTime.now
+  const allowance = planAllowances[organization.plan]
+  const accounts = yield* (yield* AccountStore).list(organization.id)
+  const users = yield* (yield* OrganizationStore).listUsers(organization.id)
+  const aiCredits = yield* (yield* UsageCounters).get(Usage.aiCreditsKey(organization.id), Usage.monthWindowEnd(now))
+  const storage = yield* Effect.serviceOption(Usage.StorageUsage)
+  const usedBytes = Option.isSome(storage) ? yield* storage.value.usedBytes(organization.id) : 0
+  const posts = yield* PostStore
+  const base: PostQuery = {
+    organizationId: organization.id,
+    ...(Option.isSome(key.accountIds) ? { visibleAccountIds: key.accountIds.value } : {}),
+    sort: "created_at",
+    order: "desc",
+    limit: 1,
+    offset: 0
+  }
+  const total = (yield* posts.list(base)).total
+  const counts = yield* Effect.forEach(
+    PostStatus.literals,
+    (status) => Effect.map(posts.list({ ...base, statuses: [status] }), (page) => [status, page.total] as const)
+  )
+  const byStatus = Object.fromEntries(counts) as Record<PostStatus, number>
+  return {
+    key: {
+      id: key.id,
+      name: key.name,
+      scopes: key.scopes,
+      account_ids: Option.getOrNull(key.accountIds),
+      expires_at: iso(key.expiresAt)
+    },
+    organization: { id: organization.id, name: organization.name, plan: organization.plan },
+    subscription: { status: organization.subscriptionStatus, trial_ends_at: iso(organization.trialEndsAt) },
+    usage: {
+      accounts: { used: accounts.length, limit: allowance.socialAccounts },
+      ai_credits: { used: aiCredits, limit: allowance.aiCreditsPerMonth },
+      storage: { used_bytes: usedBytes, limit_bytes: Option.isSome(storage) ? storage.value.limitBytes : null },
+      seats: { used: users.length, limit: allowance.teamSeats }
+    },
+    posts: { total, by_status: byStatus }
+  } satisfies Me
+}).pipe(Effect.catchTag("PersistenceError", Effect.die))
+
+export const MeLive = HttpApiBuilder.group(ApiGroup.apiOf(MeGroup), "me", (handlers) => handlers.handle("me", () => me))
