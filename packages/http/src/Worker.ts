@@ -9,12 +9,12 @@ import type * as Sandbox from "@herald/adapters/platforms/Sandbox"
 import * as SqlDatabase from "@herald/adapters/sql/SqlDatabase"
 import * as SqlStores from "@herald/adapters/sql/SqlStores"
 import * as Dispatcher from "@herald/core/Dispatcher"
-import { IdGenerator } from "@herald/core/IdGenerator"
 import type { Platforms } from "@herald/core/Platforms"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as crypto from "node:crypto"
 import * as os from "node:os"
+import * as NodeServices from "./internal/NodeServices.js"
 
 export interface WorkerOptions {
   /** Destinations claimed per round (default 50). */
@@ -72,11 +72,6 @@ export const layerPlatforms = (sandbox: boolean): Layer.Layer<Platforms> =>
     ? Registry.layerSandbox(sandboxOptionsFromEnv())
     : Registry.layerLive().pipe(Layer.provide(FetchHttpClient.layer))
 
-const layerNodeIds: Layer.Layer<IdGenerator> = Layer.succeed(
-  IdGenerator,
-  IdGenerator.of({ uuid: Effect.sync(() => crypto.randomUUID()) })
-)
-
 export interface WorkerConfig {
   readonly database: SqlDatabase.DatabaseConfig
   readonly sandbox: boolean
@@ -89,7 +84,7 @@ export const layerStandalone = (config: WorkerConfig) =>
     Layer.provide(Dispatcher.layerSignal),
     Layer.provide(layerPlatforms(config.sandbox)),
     Layer.provide(SqlStores.layer),
-    Layer.provide(layerNodeIds),
+    Layer.provide(NodeServices.idGeneratorLayer),
     Layer.provide(SqlDatabase.layer(config.database))
   )
 

@@ -3,11 +3,15 @@
  * gets the sandbox client; otherwise the real clients that exist are registered, and a destination on
  * a platform without a client fails with a message saying so.
  */
+import type * as HttpClient from "@effect/platform/HttpClient"
 import type { Platform } from "@herald/core/Platform"
 import { type PlatformClient, Platforms } from "@herald/core/Platforms"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Discord from "./Discord.js"
 import * as Sandbox from "./Sandbox.js"
+import * as Telegram from "./Telegram.js"
 
 /** A registry over the clients; a later client for the same platform replaces an earlier one. */
 export const make = (clients: ReadonlyArray<PlatformClient>): Platforms["Type"] => {
@@ -22,3 +26,18 @@ export const layer = (clients: ReadonlyArray<PlatformClient>): Layer.Layer<Platf
 /** Every platform through the sandbox. */
 export const layerSandbox = (options: Sandbox.SandboxOptions = {}): Layer.Layer<Platforms> =>
   layer(Sandbox.makeAll(options))
+
+export interface LiveOptions {
+  readonly telegram?: Telegram.Options
+  readonly discord?: Discord.Options
+}
+
+/**
+ * The real clients that exist (Telegram, Discord); other platforms have no client, so their
+ * destinations fail with "Publishing to <platform> is not configured on this server".
+ */
+export const layerLive = (options: LiveOptions = {}): Layer.Layer<Platforms, never, HttpClient.HttpClient> =>
+  Layer.effect(
+    Platforms,
+    Effect.map(Effect.all([Telegram.make(options.telegram), Discord.make(options.discord)]), make)
+  )
