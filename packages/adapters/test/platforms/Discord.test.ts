@@ -1,0 +1,193 @@
+import { describe, expect, it } from "@effect/vitest"
+import type { PlatformClient, PublishError } from "@herald/core/Platforms"
+import * as Effect from "effect/Effect"
+import * as Discord from "../../src/platforms/Discord.js"
+import * as DiscordFake from "./fakes/DiscordFake.js"
+import { bytesOf, HttpLive, media, part, request } from "./fixtures.js"
+
+const setup = Effect.gen(function*() {
+  const fake = yield* Effect.acquireRelease(
+    Effect.promise(() => DiscordFake.start()),
+    (f) => Effect.promise(() => f.server.close())
+  )
+  const client = yield* Discord.make({ baseUrl: fake.server.url }).pipe(Effect.provide(HttpLive))
+  return { fake, client }
+})
+
+const stored = {
+  webhook_url: DiscordFake.webhookUrl,
+  webhook_id: DiscordFake.hookId,
+  guild_id: "111111111111111111",
+  channel_id: "222222222222222222"
+}
+
+const publishFails = (client: PlatformClient, content: string) =>
+  client.publish(request({ platform: "discord", credentials: stored, main: part(content) })).pipe(Effect.flip)
+
+const expectNoSecret = (error: PublishError) => {
+  expect(error.message).not.toContain(DiscordFake.hookToken)
+  expect(error.message).not.toContain(DiscordFake.webhookUrl)
+}
+
+describe("Discord adapter against the webhook fake", () => {
+  it("parses webhook URLs of every documented shape and rejects others", () => {
+    expect(Discord.parseWebhookUrl("https://discord.com/api/webhooks/1/ab-c_D")).toEqual({ id: "1", token: "ab-c_D" })
+    expect(Discord.parseWebhookUrl("https://canary.discordapp.com/api/v10/webhooks/2/t/")).toEqual({ id: "2", token: "t" })
+    expect(Discord.parseWebhookUrl("http://discord.com/api/webhooks/1/t")).toBeUndefined()
+    expect(Discord.parseWebhookUrl("https://evil.example/api/webhooks/1/t")).toBeUndefined()
+  })
+
+  it.scopedLive("connect: GETs the webhook and returns its name, avatar, guild and channel", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const identity = yield* client.connectWithCredentials!({ webhook_url: `${DiscordFake.webhookUrl}/` })
+      expect(identity.platformAccountId).toBe(DiscordFake.hookId)
+      expect(identity.accountName).toBe("Herald Announcements")
+      expect(identity.avatarUrl).toBe(`https://cdn.discordapp.com/avatars/${DiscordFake.hookId}/a1b2c3d4e5f6.png`)
+      expect(identity.credentials).toEqual(stored)
+      expect(fake.server.requests).toHaveLength(1)
+      expect(fake.server.requests[0]!.method).toBe("GET")
+      expect(fake.server.requests[0]!.path).toBe(`/api/v10/webhooks/${DiscordFake.hookId}/${DiscordFake.hookToken}`)
+    }))
+
+  it.scopedLive("connect: unknown webhook, bad token and a non-webhook URL are auth errors without the token", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const unknown = yield* client.connectWithCredentials!({
+        webhook_url: `https://discord.com/api/webhooks/999/${DiscordFake.hookToken}`
+      }).pipe(Effect.flip)
+      expect(unknown.kind).toBe("auth")
+      expect(unknown.message).toBe("Discord: Unknown Webhook (code 10015)")
+      expectNoSecret(unknown)
+
+      const badToken = "wrong-token-wrong-token-wrong-token"
+      const invalid = yield* client.connectWithCredentials!({
+        webhook_url: `https://discord.com/api/webhooks/${DiscordFake.hookId}/${badToken}`
+      }).pipe(Effect.flip)
+      expect(invalid.kind).toBe("auth")
+      expect(invalid.message).toBe("Discord: Invalid Webhook Token (code 50027)")
+      expect(invalid.message).not.toContain(badToken)
+
+      const notAWebhook = yield* client.connectWithCredentials!({ webhook_url: "https://example.com/hook" })
+        .pipe(Effect.flip)
+      expect(notAWebhook.kind).toBe("auth")
+      expect(fake.server.requests).toHaveLength(2)
+    }))
+
+  it.scopedLive("publish text: JSON with wait=true, message id and channel URL from the guild", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const result = yield* client.publish(request({ platform: "discord", credentials: stored, main: part("Hello 🌍") }))
+      const id = fake.posted[0]!.id
+      expect(result).toEqual({
+        platformPostId: id,
+        platformPostUrl: `https://discord.com/channels/111111111111111111/222222222222222222/${id}`
+      })
+      const received = fake.server.requests[0]!
+      expect(received.method).toBe("POST")
+      expect(received.query.get("wait")).toBe("true")
+      expect(received.json).toEqual({ content: "Hello 🌍" })
+    }))
+
+  it.scopedLive("credentials without a guild: the webhook is fetched once and the guild returned to store", () =>
+    Effect.gen(function*() {
+      const { client } = yield* setup
+      const result = yield* client.publish(request({
+        platform: "discord",
+        credentials: { webhook_url: DiscordFake.webhookUrl },
+        main: part("hi")
+      }))
+      expect(result.platformPostUrl).toMatch(/^https:\/\/discord\.com\/channels\/111111111111111111\/222222222222222222\/\d+$/)
+      expect(result.renewedCredentials).toEqual({ webhook_url: DiscordFake.webhookUrl, guild_id: "111111111111111111" })
+    }))
+
+  it.scopedLive("publish images: multipart with payload_json attachments and files[n] bytes", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const a = bytesOf(1500, 1)
+      const b = bytesOf(700, 2)
+      yield* client.publish(request({
+        platform: "discord",
+        credentials: stored,
+        main: part("Two pictures", [
+          media({ kind: "image", mimeType: "image/png", bytes: a, filename: "a.png" }),
+          media({ kind: "image", mimeType: "image/jpeg", bytes: b, filename: "b.jpg" })
+        ])
+      }))
+      const received = fake.server.requests[0]!
+      expect(received.headers["content-type"]).toContain("multipart/form-data")
+      expect(JSON.parse(String(received.form!.get("payload_json")))).toEqual({
+        content: "Two pictures",
+        attachments: [{ id: 0, filename: "a.png" }, { id: 1, filename: "b.jpg" }]
+      })
+      const files = fake.posted[0]!.files
+      expect(files.map((f) => [f.field, f.filename])).toEqual([["files[0]", "a.png"], ["files[1]", "b.jpg"]])
+      expect(files[0]!.bytes).toEqual(a)
+      expect(files[1]!.bytes).toEqual(b)
+    }))
+
+  it.scopedLive("thread parts and the first comment are follow-up messages after the main post", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const result = yield* client.publish(request({
+        platform: "discord",
+        credentials: stored,
+        main: part("main"),
+        thread: [part("second"), part("third")],
+        settings: { firstComment: "comment" }
+      }))
+      expect(fake.posted.map((m) => m.content)).toEqual(["main", "second", "third", "comment"])
+      expect(result.platformPostId).toBe(fake.posted[0]!.id)
+    }))
+
+  it.scopedLive("a deleted webhook during publish is kind auth", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      fake.hook.token = "rotated-token"
+      const error = yield* publishFails(client, "x")
+      expect(error.kind).toBe("auth")
+      expectNoSecret(error)
+    }))
+
+  it.scopedLive("429 is rate_limit with the body's retry_after", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      fake.failNext(DiscordFake.rateLimited)
+      const error = yield* publishFails(client, "x")
+      expect(error.kind).toBe("rate_limit")
+      expect(error.retryAfterSeconds).toBe(0.53)
+    }))
+
+  it.scopedLive("a 429 without a JSON body (edge ban) falls back to the Retry-After header", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      fake.failNext({ status: 429, headers: { "retry-after": "12", "content-type": "text/html" }, body: "<html/>" })
+      const error = yield* publishFails(client, "x")
+      expect(error.kind).toBe("rate_limit")
+      expect(error.retryAfterSeconds).toBe(12)
+    }))
+
+  it.scopedLive("5xx is transient", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      fake.failNext({ status: 503, body: { message: "Service Unavailable", code: 0 } })
+      const error = yield* publishFails(client, "x")
+      expect(error.kind).toBe("transient")
+    }))
+
+  it.scopedLive("content over 2000 characters is too_long with Discord's field message", () =>
+    Effect.gen(function*() {
+      const { client } = yield* setup
+      const error = yield* publishFails(client, "z".repeat(2001))
+      expect(error.kind).toBe("too_long")
+      expect(error.message).toBe("Discord: Invalid Form Body (code 50035): content: Must be 2000 or fewer in length.")
+    }))
+
+  it.scopedLive("413 is kind media", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      fake.failNext({ status: 413, body: { message: "Request entity too large", code: 40005 } })
+      const error = yield* publishFails(client, "x")
+      expect(error.kind).toBe("media")
+    }))
+})
