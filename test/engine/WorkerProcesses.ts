@@ -170,18 +170,11 @@ export interface WorkerProcess {
   readonly output: () => string
 }
 
-/**
- * The command that starts a worker. `herald worker` where the command exists, otherwise the bench
- * entry that runs the same `Worker.run`.
- */
-export const workerCommand = (): { readonly command: string; readonly args: ReadonlyArray<string> } => {
-  const bin = path.join(repoRoot, "packages/http/bin/herald.mjs")
-  const cli = path.join(repoRoot, "packages/http/src/Cli.ts")
-  if (fs.existsSync(bin) && fs.readFileSync(cli, "utf8").includes(`case "worker"`)) {
-    return { command: process.execPath, args: [bin, "worker"] }
-  }
-  return { command: process.execPath, args: ["--import", "tsx", path.join(repoRoot, "bench/worker.ts")] }
-}
+/** `herald worker`, through the command's own entry. */
+export const workerCommand = (): { readonly command: string; readonly args: ReadonlyArray<string> } => ({
+  command: process.execPath,
+  args: [path.join(repoRoot, "packages/http/bin/herald.mjs"), "worker"]
+})
 
 export const spawnWorker = (options: {
   readonly database: { readonly url: string } | { readonly file: string }

@@ -23,9 +23,11 @@ import { parseArgs } from "node:util"
 import * as Admin from "./Admin.js"
 import * as RateLimit from "./RateLimit.js"
 import * as Server from "./Server.js"
+import * as Worker from "./Worker.js"
 
 export const usage = `Usage:
   herald serve [--port N] [--host H] [--data-dir DIR] [--database-url URL] [--sandbox]
+  herald worker [--sandbox] [--batch-size N] [--concurrency N] [--lease-seconds N] [--poll-ms N]
   herald migrate
   herald keys create [--org ID] [--scopes read,write,ai] [--accounts 1,2] [--expires ISO] [--name N]
   herald keys list [--org ID]
@@ -47,6 +49,10 @@ const options = {
   "data-dir": { type: "string" },
   "database-url": { type: "string" },
   sandbox: { type: "boolean" },
+  "batch-size": { type: "string" },
+  concurrency: { type: "string" },
+  "lease-seconds": { type: "string" },
+  "poll-ms": { type: "string" },
   org: { type: "string" },
   scopes: { type: "string" },
   accounts: { type: "string" },
@@ -192,17 +198,47 @@ const serve = (values: Values): void => {
           `HERALD_API_KEY=${token}`
       )
     }
-    if (values.sandbox === true) yield* Effect.logInfo("--sandbox given: sandbox platforms are used where wired")
+    if (values.sandbox === true) yield* Worker.sandboxBootstrap
     return yield* Layer.launch(Server.listen({
       port,
       host,
       onListening: (real) => Console.log(`Herald listening on http://${shownHost}:${real}`)
-    }))
+    }).pipe(Layer.provide(Worker.layerEngine({ sandbox: values.sandbox === true, worker: workerOptions(values) }))))
   }).pipe(
     Effect.provide(Server.services({ database: databaseConfig(values), rateLimits: limits })),
     Effect.provide(quietLogger)
   )
   NodeRuntime.runMain(program)
+}
+
+/** The dispatcher's flags (`serve` and `worker`). */
+const workerOptions = (values: Values): Worker.WorkerOptions => {
+  const flag = (name: "batch-size" | "concurrency" | "lease-seconds" | "poll-ms") => {
+    const raw = values[name]
+    if (raw === undefined) return undefined
+    const n = positiveInt(raw, `--${name}`)
+    if (n === 0) throw new UsageError(`--${name} must be positive`)
+    return n
+  }
+  const [batchSize, concurrency, leaseSeconds, pollMillis] = [
+    flag("batch-size"),
+    flag("concurrency"),
+    flag("lease-seconds"),
+    flag("poll-ms")
+  ]
+  return {
+    ...(batchSize === undefined ? {} : { batchSize }),
+    ...(concurrency === undefined ? {} : { concurrency }),
+    ...(leaseSeconds === undefined ? {} : { leaseSeconds }),
+    ...(pollMillis === undefined ? {} : { pollMillis })
+  }
+}
+
+/** `herald worker`: the dispatcher alone, on the same store as the servers. */
+const worker = (values: Values): void => {
+  NodeRuntime.runMain(
+    Worker.run({ database: databaseConfig(values), sandbox: values.sandbox === true, worker: workerOptions(values) })
+  )
 }
 
 /** Runs the command; resolves with the exit code (serve keeps the process running instead). */
@@ -217,6 +253,9 @@ export const main = async (argv: ReadonlyArray<string>): Promise<number | "runni
     switch (command) {
       case "serve":
         serve(values)
+        return "running"
+      case "worker":
+        worker(values)
         return "running"
       case "migrate":
         return await runAdmin(values, Console.error("herald: migrations applied"))

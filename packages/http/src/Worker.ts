@@ -5,15 +5,20 @@
  */
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as Registry from "@herald/adapters/platforms/Registry"
-import type * as Sandbox from "@herald/adapters/platforms/Sandbox"
+import * as Sandbox from "@herald/adapters/platforms/Sandbox"
 import * as SqlDatabase from "@herald/adapters/sql/SqlDatabase"
 import * as SqlStores from "@herald/adapters/sql/SqlStores"
+import { AccountStore } from "@herald/core/AccountStore"
 import * as Dispatcher from "@herald/core/Dispatcher"
+import { DispatchStore } from "@herald/core/DispatchStore"
+import { OrganizationStore } from "@herald/core/OrganizationStore"
 import type { Platforms } from "@herald/core/Platforms"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as crypto from "node:crypto"
 import * as os from "node:os"
+import { DispatchLag } from "./groups/Health.js"
 import * as NodeServices from "./internal/NodeServices.js"
 
 export interface WorkerOptions {
@@ -71,6 +76,44 @@ export const layerPlatforms = (sandbox: boolean): Layer.Layer<Platforms> =>
   sandbox
     ? Registry.layerSandbox(sandboxOptionsFromEnv())
     : Registry.layerLive().pipe(Layer.provide(FetchHttpClient.layer))
+
+/** `GET /health`'s lag of the oldest due destination, from the dispatch store. */
+export const layerDispatchLag = Layer.effect(
+  DispatchLag,
+  Effect.map(DispatchStore, (store) =>
+    DispatchLag.of({
+      oldestDueLagSeconds: Dispatcher.oldestDueLag.pipe(
+        Effect.map((lag) => Duration.toMillis(lag) / 1000),
+        Effect.orElseSucceed(() => null),
+        Effect.provideService(DispatchStore, store)
+      )
+    }))
+)
+
+/**
+ * What `herald serve` adds to the server: the platforms (all sandbox with `sandbox`), the dispatch
+ * signal the posts use cases poke, the health lag, and the dispatcher running in-process.
+ */
+export const layerEngine = (options: { readonly sandbox: boolean; readonly worker?: WorkerOptions }) =>
+  layer(options.worker).pipe(
+    Layer.provideMerge(Layer.mergeAll(layerPlatforms(options.sandbox), Dispatcher.layerSignal)),
+    Layer.merge(layerDispatchLag)
+  )
+
+/**
+ * `herald serve --sandbox`: connects one sandbox account per platform, `Sandbox <platform>`, to the
+ * default (oldest) organization, unless it already has sandbox accounts. Returns how many were made.
+ */
+export const sandboxBootstrap = Effect.gen(function*() {
+  const orgs = yield* (yield* OrganizationStore).list
+  const org = orgs[0]
+  if (org === undefined) return 0
+  const existing = yield* (yield* AccountStore).list(org.id)
+  if (existing.some((a) => a.platformAccountId.startsWith("sandbox-"))) return 0
+  const created = yield* Sandbox.bootstrapAccounts(org.id)
+  yield* Effect.logInfo(`Sandbox: connected ${created.length} sandbox accounts to "${org.name}"`)
+  return created.length
+})
 
 export interface WorkerConfig {
   readonly database: SqlDatabase.DatabaseConfig
