@@ -75,8 +75,9 @@ const normalName = (name: string): string => name.trim().replace(/^@/, "").toLow
 
 /**
  * Hides Instagram rows connected through Facebook Login that have an Instagram-Login (`direct`)
- * sibling among `accounts`: the same platform account id, or the same account name (case and a
- * leading `@` ignored), since the two logins may report different ids for one professional account.
+ * sibling among `accounts`: the same account name (case and a leading `@` ignored). The two logins
+ * report different ids for one professional account, so the name is what they share; an equal
+ * platform account id also counts, for stores that allow it.
  */
 export const withoutFacebookFlowDuplicates = (accounts: ReadonlyArray<SocialAccount>): Array<SocialAccount> => {
   const direct = accounts.filter((a) => a.platform === "instagram" && a.connectionFlow === "direct")

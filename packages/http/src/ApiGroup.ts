@@ -17,6 +17,7 @@
 import * as HttpApi from "@effect/platform/HttpApi"
 import type * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import type * as Schema from "effect/Schema"
 import { Authentication } from "./Auth.js"
 import * as Envelope from "./Envelope.js"
 
@@ -53,6 +54,13 @@ export const authenticated = <
     .addError(errors.internal)
     .middleware(Authentication)
     .prefix(basePath)
+
+/**
+ * A request body or query schema that reports every problem at once in `details.validation_errors`
+ * (HttpApi would stop at the first).
+ */
+export const payload = <A, I, R>(schema: Schema.Schema<A, I, R>): Schema.Schema<A, I, R> =>
+  schema.annotations({ parseOptions: { errors: "all", onExcessProperty: "ignore" } })
 
 /** A one-group API with the shared id, to build that group's handlers layer without import cycles. */
 export const apiOf = <Group extends HttpApiGroup.HttpApiGroup.Any>(group: Group) => HttpApi.make(apiId).add(group)

@@ -208,7 +208,7 @@ const serve = (values: Values): void => {
     Effect.provide(Server.services({ database: databaseConfig(values), rateLimits: limits })),
     Effect.provide(quietLogger)
   )
-  NodeRuntime.runMain(program)
+  NodeRuntime.runMain(program, { disablePrettyLogger: true })
 }
 
 /** The dispatcher's flags (`serve` and `worker`). */

@@ -1,0 +1,200 @@
+/**
+ * The conformance suite's server: the real `herald serve` as a child process, on a free port, with a
+ * temporary data dir (SQLite) or a fresh Postgres database. It parses the printed port and the
+ * bootstrap key, sends requests over loopback, runs the `herald` command against the same store,
+ * and can seed the store directly (accounts have no create endpoint).
+ */
+import { spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import * as Effect from "effect/Effect"
+import * as SqlDatabase from "@herald/adapters/sql/SqlDatabase"
+import * as Server from "@herald/http/Server"
+import * as RateLimit from "@herald/http/RateLimit"
+import { createFreshPgDatabase } from "../../packages/adapters/test/support/TestDatabases.js"
+import type * as Layer from "effect/Layer"
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
+export const bin = path.join(root, "packages/http/bin/herald.mjs")
+
+export interface Response {
+  readonly status: number
+  readonly headers: Headers
+  readonly text: string
+  /** The parsed body; undefined when it is not JSON. */
+  readonly json: unknown
+}
+
+export interface RequestOptions {
+  /** The API key; defaults to the bootstrap key. `null` sends no Authorization header. */
+  readonly key?: string | null
+  readonly body?: unknown
+  /** A body sent as is (for malformed JSON). */
+  readonly rawBody?: string
+  readonly headers?: Record<string, string>
+}
+
+export interface CliResult {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+export interface KeyOptions {
+  readonly org?: string
+  readonly scopes?: ReadonlyArray<string>
+  readonly accounts?: ReadonlyArray<number>
+  readonly expires?: string
+  readonly name?: string
+}
+
+export type StoreServices = Layer.Layer.Success<ReturnType<typeof Server.services>>
+
+export interface HeraldServer {
+  readonly baseUrl: string
+  readonly port: number
+  /** The key printed on first start. */
+  readonly key: string
+  /** The organization created on first start; keys are created for it unless told otherwise. */
+  readonly orgId: string
+  readonly storeArgs: ReadonlyArray<string>
+  readonly label: "sqlite" | "postgres"
+  readonly request: (method: string, path: string, options?: RequestOptions) => Promise<Response>
+  readonly cli: (args: ReadonlyArray<string>) => Promise<CliResult>
+  /** `herald keys create`; returns the printed key. */
+  readonly createKey: (options?: KeyOptions) => Promise<string>
+  /** Runs a program against the server's store, from this process. */
+  readonly withStore: <A, E>(program: Effect.Effect<A, E, StoreServices>) => Promise<A>
+  /** Everything the server wrote to stdout and stderr so far. */
+  readonly output: () => string
+  readonly stop: () => Promise<void>
+}
+
+export interface StartOptions {
+  readonly env?: Record<string, string>
+  /** Runs on a fresh Postgres database instead of SQLite. */
+  readonly postgres?: boolean
+}
+
+const runCli = (args: ReadonlyArray<string>, env: Record<string, string> = {}): Promise<CliResult> =>
+  new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [bin, ...args], {
+      cwd: root,
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")))
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")))
+    child.on("error", reject)
+    child.on("close", (code) => resolve({ code, stdout, stderr }))
+  })
+
+const isJson = (text: string): unknown => {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
+
+export const start = async (options: StartOptions = {}): Promise<HeraldServer> => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "herald-conformance-"))
+  const pg = options.postgres === true ? await Effect.runPromise(createFreshPgDatabase()) : undefined
+  const storeArgs = ["--data-dir", dataDir, ...(pg === undefined ? [] : ["--database-url", pg.url])]
+  const database = SqlDatabase.configFrom({ dataDir, databaseUrl: pg?.url })
+  const child = spawn(process.execPath, [bin, "serve", "--port", "0", ...storeArgs], {
+    cwd: root,
+    env: { ...process.env, PORT: "", HERALD_DATA_DIR: "", HERALD_DATABASE_URL: "", ...options.env },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  let output = ""
+  const started = new Promise<{ port: number; key: string }>((resolve, reject) => {
+    let key: string | undefined
+    const timer = setTimeout(() => reject(new Error(`herald serve did not start within 60 s:\n${output}`)), 60_000)
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString("utf8")
+      key ??= /HERALD_API_KEY=(pe_live_[0-9a-f]{32})/.exec(output)?.[1]
+      const port = /Herald listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(output)?.[1]
+      if (port !== undefined) {
+        clearTimeout(timer)
+        if (key === undefined) reject(new Error(`no bootstrap key printed:\n${output}`))
+        else resolve({ port: Number(port), key })
+      }
+    }
+    child.stdout.on("data", onData)
+    child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")))
+    child.on("exit", (code) => {
+      clearTimeout(timer)
+      reject(new Error(`herald serve exited with ${code}:\n${output}`))
+    })
+  })
+  const { key, port } = await started
+  const baseUrl = `http://127.0.0.1:${port}`
+
+  const request = async (method: string, urlPath: string, opts: RequestOptions = {}): Promise<Response> => {
+    const headers: Record<string, string> = { ...opts.headers }
+    const apiKey = opts.key === undefined ? key : opts.key
+    if (apiKey !== null) headers["authorization"] = `Bearer ${apiKey}`
+    let body: string | undefined
+    if (opts.rawBody !== undefined) body = opts.rawBody
+    else if (opts.body !== undefined) body = JSON.stringify(opts.body)
+    if (body !== undefined) headers["content-type"] ??= "application/json"
+    const response = await fetch(baseUrl + urlPath, { method, headers, ...(body === undefined ? {} : { body }) })
+    const text = await response.text()
+    return { status: response.status, headers: response.headers, text, json: isJson(text) }
+  }
+
+  const cli = (args: ReadonlyArray<string>) => runCli([...args, ...storeArgs])
+
+  const me = await request("GET", "/api/v1/me")
+  const orgId = (me.json as { data?: { organization?: { id?: string } } } | undefined)?.data?.organization?.id
+  if (me.status !== 200 || orgId === undefined) throw new Error(`GET /api/v1/me with the bootstrap key: ${me.text}`)
+
+  const createKey = async (opts: KeyOptions = {}): Promise<string> => {
+    const args = ["keys", "create", "--org", opts.org ?? orgId]
+    if (opts.scopes !== undefined) args.push("--scopes", opts.scopes.join(","))
+    if (opts.accounts !== undefined) args.push("--accounts", opts.accounts.join(","))
+    if (opts.expires !== undefined) args.push("--expires", opts.expires)
+    if (opts.name !== undefined) args.push("--name", opts.name)
+    const result = await cli(args)
+    const printed = result.stdout.trim()
+    if (result.code !== 0 || !/^pe_live_[0-9a-f]{32}$/.test(printed)) {
+      throw new Error(`herald keys create failed (${result.code}): ${result.stdout}${result.stderr}`)
+    }
+    return printed
+  }
+
+  const withStore = <A, E>(program: Effect.Effect<A, E, StoreServices>): Promise<A> =>
+    Effect.runPromise(
+      Effect.scoped(program.pipe(Effect.provide(Server.services({ database, rateLimits: RateLimit.defaults }))))
+    )
+
+  const stop = async () => {
+    if (child.exitCode === null) {
+      const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
+      child.kill("SIGTERM")
+      await exited
+    }
+    if (pg !== undefined) await Effect.runPromise(pg.drop)
+    fs.rmSync(dataDir, { recursive: true, force: true })
+  }
+
+  return {
+    baseUrl,
+    port,
+    key,
+    orgId,
+    storeArgs,
+    label: pg === undefined ? "sqlite" : "postgres",
+    request,
+    cli,
+    createKey,
+    withStore,
+    output: () => output,
+    stop
+  }
+}
