@@ -115,4 +115,8 @@ describe("envelope", () => {
     expect(res.json).toMatchObject({ status: "ok", store: "ok" })
     expect(res.json).toHaveProperty("oldest_due_lag_seconds")
   })
+
+  it("stops gracefully on SIGTERM with exit code 0", async () => {
+    expect(await server.stop()).toBe(0)
+  })
 })

@@ -69,7 +69,8 @@ export interface HeraldServer {
   readonly withStore: <A, E>(program: Effect.Effect<A, E, StoreServices>) => Promise<A>
   /** Everything the server wrote to stdout and stderr so far. */
   readonly output: () => string
-  readonly stop: () => Promise<void>
+  /** SIGTERM, then removes the data dir (and drops the Postgres database); resolves with the exit code. */
+  readonly stop: () => Promise<number | null>
 }
 
 export interface StartOptions {
@@ -100,6 +101,9 @@ const isJson = (text: string): unknown => {
     return undefined
   }
 }
+
+/** Runs `herald` with the given arguments (no server), e.g. against a data dir of one's own. */
+export const herald = (args: ReadonlyArray<string>, env: Record<string, string> = {}) => runCli(args, env)
 
 export const start = async (options: StartOptions = {}): Promise<HeraldServer> => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "herald-conformance-"))
@@ -173,14 +177,15 @@ export const start = async (options: StartOptions = {}): Promise<HeraldServer> =
       Effect.scoped(program.pipe(Effect.provide(Server.services({ database, rateLimits: RateLimit.defaults }))))
     )
 
-  const stop = async () => {
-    if (child.exitCode === null) {
+  const stop = async (): Promise<number | null> => {
+    if (child.exitCode === null && child.signalCode === null) {
       const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
       child.kill("SIGTERM")
       await exited
     }
     if (pg !== undefined) await Effect.runPromise(pg.drop)
     fs.rmSync(dataDir, { recursive: true, force: true })
+    return child.exitCode
   }
 
   return {
