@@ -288,14 +288,22 @@ export const buildRequest = (
 // Publishing one claim
 // ---------------------------------------------------------------------------------------------------
 
-interface Loaded {
+export interface Loaded {
   readonly post: Option.Option<Post>
   /** How many destinations the post has; more than one means settlements must be serialized. */
   readonly destinationCount: number
+  /** The account as read before publishing. */
+  readonly account?: SocialAccount
 }
 
 /** Sends one claimed destination to its platform. Never fails: every way it can end is an Outcome. */
-const publishClaim = (claim: Claim, config: Resolved) =>
+/**
+ * Accounts read once per round: a batch often holds many destinations of one account. An account
+ * found dead during the round is re-read fresh before it is updated, so the cache never writes.
+ */
+type AccountCache = Map<string, Effect.Effect<Option.Option<SocialAccount>, PersistenceError>>
+
+const publishClaim = (claim: Claim, config: Resolved, cache: AccountCache) =>
   Effect.gen(function*() {
     const d = claim.destination
     const posts = yield* PostStore
@@ -309,21 +317,28 @@ const publishClaim = (claim: Claim, config: Resolved) =>
       }] as const
     }
     const loaded: Loaded = { post: Option.some(record.value.post), destinationCount: record.value.destinations.length }
-    const account = yield* accounts.findById(d.organizationId, d.accountId)
+    const cacheKey = `${d.organizationId}:${d.accountId}`
+    let cached = cache.get(cacheKey)
+    if (cached === undefined) {
+      cached = yield* Effect.cached(accounts.findById(d.organizationId, d.accountId))
+      cache.set(cacheKey, cached)
+    }
+    const account = yield* cached
     if (Option.isNone(account) || !account.value.isActive) {
       return [failure("permanent", "The account is disconnected or inactive; reconnect it and retry"), loaded] as const
     }
+    const withAccount: Loaded = { ...loaded, account: account.value }
     if (account.value.needsReconnection) {
       return [{
         _tag: "Failed",
         kind: "auth",
         message: "The account needs reconnection before it can publish; reconnect it and retry",
         alreadyKnown: true
-      } satisfies Outcome, loaded] as const
+      } satisfies Outcome, withAccount] as const
     }
     const client = platforms.get(d.platform)
     if (Option.isNone(client)) {
-      return [failure("permanent", `Publishing to ${d.platform} is not configured on this server`), loaded] as const
+      return [failure("permanent", `Publishing to ${d.platform} is not configured on this server`), withAccount] as const
     }
     const timeout = client.value.timeout === undefined
       ? config.publishTimeout
@@ -340,7 +355,7 @@ const publishClaim = (claim: Claim, config: Resolved) =>
       }),
       Effect.exit
     )
-    return [outcomeOf(exit), loaded] as const
+    return [outcomeOf(exit), withAccount] as const
   })
 
 const outcomeOf = (exit: Exit.Exit<PublishResult, PublishError | PersistenceError>): Outcome => {
@@ -425,11 +440,12 @@ export const record = (
         case "Requeued":
           break
       }
-      events.push(...(yield* updateAccount(d, outcome, now)))
+      events.push(...(yield* updateAccount(d, outcome, now, loaded.account)))
       if (outcome._tag === "Failed" && isPermanent(outcome.kind) && Option.isSome(loaded.post)) {
         yield* countForBreaker(loaded.post.value, now)
       }
-      if (completion._tag !== "Requeued") {
+      // A post with one destination cannot end mixed.
+      if (completion._tag !== "Requeued" && loaded.destinationCount > 1) {
         const settled = yield* settledEvent(d)
         if (Option.isSome(settled)) events.push(settled.value)
       }
@@ -471,14 +487,26 @@ const completionOf = (outcome: Outcome, d: Destination, now: DateTime.Utc): Comp
   }
 }
 
+/**
+ * A healthy account whose last success is under a minute old is not rewritten on every publish: at
+ * high volume that write would cost more than the publish. `lastSuccessAt` is precise to a minute.
+ */
+const isFresh = (account: SocialAccount, now: DateTime.Utc, result: PublishResult): boolean =>
+  result.renewedCredentials === undefined &&
+  account.recentFailures === 0 &&
+  !account.needsReconnection &&
+  Option.isSome(account.lastSuccessAt) &&
+  DateTime.toEpochMillis(now) - DateTime.toEpochMillis(account.lastSuccessAt.value) < 60_000
+
 /** Account health follows publishes: last success, permanent failures, reconnection. */
-const updateAccount = (d: Destination, outcome: Outcome, now: DateTime.Utc) =>
+const updateAccount = (d: Destination, outcome: Outcome, now: DateTime.Utc, before: SocialAccount | undefined) =>
   Effect.gen(function*() {
     const events: Array<Event> = []
     if (outcome._tag === "Unknown") return events
     if (outcome._tag === "Failed" && outcome.alreadyKnown === true) return events
     const touches = outcome._tag === "Published" || outcome.kind === "auth" || isPermanent(outcome.kind)
     if (!touches) return events
+    if (outcome._tag === "Published" && before !== undefined && isFresh(before, now, outcome.result)) return events
     const accounts = yield* AccountStore
     // Read inside the transaction, just before writing, so a concurrent reconnect is not overwritten
     // with stale credentials.
@@ -623,8 +651,8 @@ const claimBatch = (config: Resolved) =>
     }))
   })
 
-const processClaim = (claim: Claim, config: Resolved) =>
-  publishClaim(claim, config).pipe(
+const processClaim = (claim: Claim, config: Resolved, cache: AccountCache) =>
+  publishClaim(claim, config, cache).pipe(
     Effect.flatMap(([outcome, loaded]) => recordWithRetry(claim, outcome, loaded)),
     Effect.catchAllCause((cause) =>
       Effect.logError("Dispatcher: could not record a publish outcome; its lease will resolve it", cause).pipe(
@@ -643,7 +671,8 @@ export const runOnce = (options: Options) =>
     const config = resolve(options)
     const expired = yield* resolveExpired(config)
     const claims = yield* claimBatch(config)
-    const results = yield* Effect.forEach(claims, (claim) => processClaim(claim, config), {
+    const cache: AccountCache = new Map()
+    const results = yield* Effect.forEach(claims, (claim) => processClaim(claim, config, cache), {
       concurrency: config.concurrency
     })
     const count = (r: Recorded) => results.filter((x) => x === r).length
