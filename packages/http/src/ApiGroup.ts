@@ -10,9 +10,11 @@
  * export const PostsLive = HttpApiBuilder.group(ApiGroup.apiOf(PostsGroup), "posts", (handlers) => ...)
  * ```
  *
- * then one line in `Api.ts` (`.add(PostsGroup)`) and one in `Server.ts` (`PostsLive`). Handlers
- * return bare data (wrapped by `Envelope.ok`) or fail with `DomainError`; they check scopes with
- * `Auth.requireScope` and read the caller from `Auth.CurrentKey`.
+ * then one line in `Api.ts` (`.add(PostsGroup)`) and one in `Server.ts` (`PostsLive` in `handlers`).
+ * Handlers return bare data (wrapped by `Envelope.ok`; `{ status: 201 }` etc. as usual) or fail with
+ * `DomainError`; they check scopes with `Auth.requireScope`, read the caller from `Auth.CurrentKey`,
+ * and resolve accounts with `Auth.visibleAccount`. Bodies: `.setPayload(ApiGroup.payload(Schema))`
+ * so that `validation_error` lists every problem.
  */
 import * as HttpApi from "@effect/platform/HttpApi"
 import type * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"

@@ -10,6 +10,8 @@ import { DomainError } from "@herald/core/Errors"
 import * as IdGenerator from "@herald/core/IdGenerator"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
 import * as Schema from "effect/Schema"
 import { afterAll, describe, expect, it } from "vitest"
 import * as ApiGroup from "../src/ApiGroup.js"
@@ -50,7 +52,8 @@ const { dispose, handler } = HttpApiBuilder.toWebHandler(
   Layer.mergeAll(
     HttpApiBuilder.api(ApiGroup.apiOf(ProbeGroup)).pipe(Layer.provide(ProbeLive)),
     RequestMiddleware.layer.pipe(Layer.provide(IdGenerator.layerSequential)),
-    HttpServer.layerContext
+    HttpServer.layerContext,
+    Logger.minimumLogLevel(LogLevel.None)
   )
 )
 afterAll(() => dispose())
