@@ -24,6 +24,7 @@ export const layer = (limits: Limits = defaults): Layer.Layer<RateLimits> => Lay
 
 const minuteMillis = 60_000
 const hourMillis = 3_600_000
+const purgeAfterMillis = 24 * hourMillis
 
 /** The end of the fixed window of length `size` that contains `now`. */
 export const windowEnd = (now: DateTime.Utc, size: number): DateTime.Utc => {
@@ -50,6 +51,13 @@ export const consume = (keyId: ApiKeyId): Effect.Effect<void, DomainError, RateL
     const now = yield* DateTime.now
     const minuteEnd = windowEnd(now, minuteMillis)
     const perMinute = yield* counters.increment(`rate:key:${keyId}:minute`, minuteEnd, 1)
+    // A key's first request of a minute also clears windows that ended over a day ago (the port
+    // allows purging ended windows), so the counter table does not grow without end.
+    if (perMinute === 1) {
+      yield* Effect.forkDaemon(
+        counters.purge(DateTime.unsafeMake(DateTime.toEpochMillis(now) - purgeAfterMillis)).pipe(Effect.ignore)
+      )
+    }
     if (perMinute > limits.perMinute) return yield* Effect.fail(exceeded(limits.perMinute, minuteEnd, "minute"))
     const hourEnd = windowEnd(now, hourMillis)
     const perHour = yield* counters.increment(`rate:key:${keyId}:hour`, hourEnd, 1)
