@@ -7,12 +7,14 @@ import * as OpenApi from "@effect/platform/OpenApi"
 import { AccountsGroup } from "./groups/Accounts.js"
 import { HealthGroup } from "./groups/Health.js"
 import { MeGroup } from "./groups/Me.js"
+import { RetryGroup } from "./groups/Retry.js"
 import * as OpenApiDocument from "./OpenApiDocument.js"
 
 export class Api extends HttpApi.make("herald")
   .add(MeGroup)
   .add(AccountsGroup)
   .add(HealthGroup)
+  .add(RetryGroup)
   .annotateContext(OpenApi.annotations({
     title: "Herald — Social Publishing Service API",
     version: "1.0.0",
