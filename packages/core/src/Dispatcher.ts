@@ -119,7 +119,10 @@ export interface Options {
   readonly batchSize?: number
   /** Publishes in flight at once; default the batch size. */
   readonly concurrency?: number
-  /** How long a claim stays exclusive; default 2 minutes. Must exceed the publish timeout. */
+  /**
+   * How long a claim stays exclusive; default 12 minutes, above the slowest client's own timeout
+   * (Bluesky video, 10 minutes). A publish is cut off before its lease ends (see `capTimeout`).
+   */
   readonly leaseFor?: Duration.DurationInput
   /** Default publish timeout when the client names none; default 60 seconds. */
   readonly publishTimeout?: Duration.DurationInput
@@ -141,7 +144,7 @@ interface Resolved {
 
 const resolve = (options: Options): Resolved => {
   const batchSize = Math.max(1, options.batchSize ?? 50)
-  const leaseFor = Duration.decode(options.leaseFor ?? "2 minutes")
+  const leaseFor = Duration.decode(options.leaseFor ?? "12 minutes")
   const wanted = Duration.decode(options.publishTimeout ?? "60 seconds")
   return {
     workerId: options.workerId,
@@ -153,9 +156,14 @@ const resolve = (options: Options): Resolved => {
   }
 }
 
-/** A publish must end well inside its lease, or the lease could run out while the call is still live. */
-const capTimeout = (timeout: Duration.Duration, leaseFor: Duration.Duration): Duration.Duration =>
-  Duration.min(timeout, Duration.millis(Math.max(1, Math.floor(Duration.toMillis(leaseFor) / 2))))
+/**
+ * A publish must end inside its lease with time to record the outcome, or the lease could run out
+ * while the call is still live: at most the lease less a minute, and at most half of a short lease.
+ */
+export const capTimeout = (timeout: Duration.Duration, leaseFor: Duration.Duration): Duration.Duration => {
+  const lease = Duration.toMillis(leaseFor)
+  return Duration.min(timeout, Duration.millis(Math.max(1, Math.floor(lease / 2), lease - 60_000)))
+}
 
 // ---------------------------------------------------------------------------------------------------
 // Outcomes

@@ -26,7 +26,7 @@ export interface WorkerOptions {
   readonly batchSize?: number
   /** Publishes in flight at once (default the batch size). */
   readonly concurrency?: number
-  /** Lease of a claim, in seconds (default 120). A dead worker's destinations are resolved after it. */
+  /** Lease of a claim, in seconds (default 720). A dead worker's destinations are resolved after it. */
   readonly leaseSeconds?: number
   /** Longest sleep between looks at the store, in milliseconds (default 1000). */
   readonly pollMillis?: number

@@ -9,6 +9,7 @@ import { type PlatformClient, Platforms } from "@herald/core/Platforms"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Bluesky from "./Bluesky.js"
 import * as Discord from "./Discord.js"
 import * as Sandbox from "./Sandbox.js"
 import * as Telegram from "./Telegram.js"
@@ -30,14 +31,15 @@ export const layerSandbox = (options: Sandbox.SandboxOptions = {}): Layer.Layer<
 export interface LiveOptions {
   readonly telegram?: Telegram.Options
   readonly discord?: Discord.Options
+  readonly bluesky?: Bluesky.Options
 }
 
 /**
- * The real clients that exist (Telegram, Discord); other platforms have no client, so their
+ * The real clients that exist (Telegram, Discord, Bluesky); other platforms have no client, so their
  * destinations fail with "Publishing to <platform> is not configured on this server".
  */
 export const layerLive = (options: LiveOptions = {}): Layer.Layer<Platforms, never, HttpClient.HttpClient> =>
   Layer.effect(
     Platforms,
-    Effect.map(Effect.all([Telegram.make(options.telegram), Discord.make(options.discord)]), make)
+    Effect.map(Effect.all([Telegram.make(options.telegram), Discord.make(options.discord), Bluesky.make(options.bluesky)]), make)
   )
