@@ -13,7 +13,7 @@ beforeAll(async () => {
   server = await HeraldServer.start()
   const doc = await server.request("GET", "/api/v1/openapi.json", { key: null })
   const paths = Object.keys((doc.json as { paths: Record<string, unknown> }).paths)
-  bodyEndpoint = paths.includes("/api/v1/posts") ? "/api/v1/posts" : undefined
+  bodyEndpoint = ["/api/v1/posts", "/api/v1/posts/retry-failed"].find((p) => paths.includes(p))
   if (bodyEndpoint === undefined) {
     console.warn("[skip] invalid_json/validation_error over HTTP: no JSON-body endpoint mounted yet " +
       "(packages/http/test/RequestMiddleware.test.ts covers them in-process)")
@@ -99,7 +99,9 @@ describe("envelope", () => {
 
   it("answers a body that fails the schema with 400 validation_error and details.validation_errors", async (ctx) => {
     if (bodyEndpoint === undefined) return ctx.skip()
-    const res = await server.request("POST", bodyEndpoint, { body: { content: 42, account_ids: "nope" } })
+    const res = await server.request("POST", bodyEndpoint, {
+      body: { content: 42, account_ids: "nope", post_ids: "nope", account_id: "x" }
+    })
     const body = expectErrorEnvelope(res, 400, "validation_error")
     const errors = body.error.details?.validation_errors as Array<{ path: string; message: string }>
     expect(errors.length).toBeGreaterThan(0)
