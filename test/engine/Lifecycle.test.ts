@@ -235,6 +235,30 @@ describe("Dispatcher lifecycle (SQLite + sandbox)", () => {
       expect(yield* Engine.eventTypes(post.id)).toEqual(["post.failed"])
     })))
 
+  it.effect("a batch of outcomes in one transaction: a lost claim writes nothing, the others are recorded", () =>
+    provide(Effect.gen(function*() {
+      const a = yield* Engine.insertPost({ content: "a", platforms: ["x"] })
+      const b = yield* Engine.insertPost({ content: "b", platforms: ["x"] })
+      const store = yield* DispatchStore
+      const claims = yield* store.claimDue({ now: yield* DateTime.now, limit: 10, leaseFor: "1 minute", workerId: "w" })
+      const claimOf = (postId: string) => claims.find((c) => c.destination.postId === postId)!
+      // Another worker already resolved a's claim: its lease token no longer matches.
+      const stale = { ...claimOf(a.post.id), leaseToken: "someone-else" }
+      const published = (id: string) => ({
+        _tag: "Published" as const,
+        result: { platformPostId: id, platformPostUrl: `https://x.com/i/status/${id}` }
+      })
+      const results = yield* Dispatcher.recordAll([
+        { claim: stale, outcome: published("1"), loaded: { post: Option.some(a.post), destinationCount: 1 } },
+        { claim: claimOf(b.post.id), outcome: published("2"), loaded: { post: Option.some(b.post), destinationCount: 1 } }
+      ])
+      expect(results).toEqual(["lost", "published"])
+      expect((yield* Engine.findPost(a.post.id)).destinations[0].status).toBe("publishing")
+      expect(yield* Engine.eventTypes(a.post.id)).toEqual([])
+      expect((yield* Engine.findPost(b.post.id)).destinations[0].status).toBe("published")
+      expect(yield* Engine.eventTypes(b.post.id)).toEqual(["post.published"])
+    })))
+
   it.effect("on time: the loop sleeps until the due instant, not until a poll", () =>
     provide(Effect.gen(function*() {
       const now = yield* DateTime.now

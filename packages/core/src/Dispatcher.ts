@@ -10,8 +10,10 @@
  *   is resolved as `failed` with an error saying the outcome is unknown; the user may retry it.
  */
 import * as Cause from "effect/Cause"
+import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -399,70 +401,100 @@ export const lockPost = (postId: PostId): Effect.Effect<void, PersistenceError, 
   Effect.flatMap(UsageCounters, (counters) =>
     Effect.asVoid(counters.increment(`dispatch:settle:${postId}`, DateTime.unsafeMake(0), 1)))
 
-/** Writes the outcome and its events in one transaction. */
-export const record = (
-  claim: Claim,
-  outcome: Outcome,
-  loaded: Loaded
-): Effect.Effect<
-  Recorded,
-  PersistenceError,
-  DispatchStore | EventStore | AccountStore | PostStore | Transactor | IdGenerator | UsageCounters
-> =>
+/** One outcome to record. */
+export interface Pending {
+  readonly claim: Claim
+  readonly outcome: Outcome
+  readonly loaded: Loaded
+}
+
+type RecordServices = DispatchStore | EventStore | AccountStore | PostStore | Transactor | IdGenerator | UsageCounters
+
+const needsLock = (p: Pending): Option.Option<PostId> =>
+  Option.isSome(p.loaded.post) && p.loaded.destinationCount > 1 ? Option.some(p.loaded.post.value.id) : Option.none()
+
+/**
+ * Writes outcomes and their events in ONE transaction: the fenced completions, then one append of
+ * every event. Post locks are taken first, in id order, and accounts are touched in id order, so
+ * concurrent batches of other workers cannot deadlock on them. A completion whose claim was lost
+ * writes nothing and adds no event.
+ */
+export const recordAll = (
+  pending: ReadonlyArray<Pending>
+): Effect.Effect<ReadonlyArray<Recorded>, PersistenceError, RecordServices> =>
   Effect.gen(function*() {
     const dispatch = yield* DispatchStore
     const eventStore = yield* EventStore
     const transactor = yield* Transactor
-    const d = claim.destination
     const now = yield* DateTime.now
-
-    const completion: Completion = completionOf(outcome, d, now)
+    const locks = [...new Set(pending.flatMap((p) => Option.toArray(needsLock(p))))].sort()
+    const order = pending.map((p, i) => ({ p, i })).sort((a, b) =>
+      a.p.claim.destination.accountId - b.p.claim.destination.accountId || a.i - b.i
+    )
     return yield* transactor.withTransaction(Effect.gen(function*() {
-      if (Option.isSome(loaded.post) && loaded.destinationCount > 1) yield* lockPost(loaded.post.value.id)
-      const written = yield* dispatch.complete(claim, completion)
-      if (!written) return "lost" as const
+      for (const postId of locks) yield* lockPost(postId)
+      const results: Array<Recorded> = new Array(pending.length)
       const events: Array<Event> = []
-      const base = destinationData(d)
-      switch (completion._tag) {
-        case "Published": {
-          events.push(
-            yield* makeEvent(d.organizationId, "post.published", {
-              ...base,
-              published_at: DateTime.formatIso(completion.publishedAt),
-              platform_post_id: completion.platformPostId
-            })
-          )
-          break
+      for (const { i, p } of order) {
+        const { claim, loaded, outcome } = p
+        const d = claim.destination
+        const completion: Completion = completionOf(outcome, d, now)
+        const written = yield* dispatch.complete(claim, completion)
+        if (!written) {
+          results[i] = "lost"
+          continue
         }
-        case "Failed": {
-          events.push(
-            yield* makeEvent(d.organizationId, "post.failed", {
-              ...base,
-              error: completion.error,
-              attempts: d.attempts,
-              failed_at: DateTime.formatIso(completion.failedAt)
-            })
-          )
-          break
+        const base = destinationData(d)
+        switch (completion._tag) {
+          case "Published": {
+            events.push(
+              yield* makeEvent(d.organizationId, "post.published", {
+                ...base,
+                published_at: DateTime.formatIso(completion.publishedAt),
+                platform_post_id: completion.platformPostId
+              })
+            )
+            break
+          }
+          case "Failed": {
+            events.push(
+              yield* makeEvent(d.organizationId, "post.failed", {
+                ...base,
+                error: completion.error,
+                attempts: d.attempts,
+                failed_at: DateTime.formatIso(completion.failedAt)
+              })
+            )
+            break
+          }
+          case "Requeued":
+            break
         }
-        case "Requeued":
-          break
-      }
-      events.push(...(yield* updateAccount(d, outcome, now, loaded.account)))
-      if (outcome._tag === "Failed" && isPermanent(outcome.kind) && Option.isSome(loaded.post)) {
-        yield* countForBreaker(loaded.post.value, now)
-      }
-      // A post with one destination cannot end mixed.
-      if (completion._tag !== "Requeued" && loaded.destinationCount > 1) {
-        const settled = yield* settledEvent(d)
-        if (Option.isSome(settled)) events.push(settled.value)
+        events.push(...(yield* updateAccount(d, outcome, now, loaded.account)))
+        if (outcome._tag === "Failed" && isPermanent(outcome.kind) && Option.isSome(loaded.post)) {
+          yield* countForBreaker(loaded.post.value, now)
+        }
+        // A post with one destination cannot end mixed.
+        if (completion._tag !== "Requeued" && loaded.destinationCount > 1) {
+          const settled = yield* settledEvent(d)
+          if (Option.isSome(settled)) events.push(settled.value)
+        }
+        results[i] = completion._tag === "Published" ? "published" : completion._tag === "Requeued"
+          ? "requeued"
+          : "failed"
       }
       if (events.length > 0) yield* eventStore.append(events)
-      return completion._tag === "Published" ? "published" as const : completion._tag === "Requeued"
-        ? "requeued" as const
-        : "failed" as const
+      return results
     }))
   })
+
+/** Writes one outcome and its events in one transaction. */
+export const record = (
+  claim: Claim,
+  outcome: Outcome,
+  loaded: Loaded
+): Effect.Effect<Recorded, PersistenceError, RecordServices> =>
+  Effect.map(recordAll([{ claim, outcome, loaded }]), (results) => results[0]!)
 
 const isPermanent = (kind: PublishErrorKind): boolean =>
   kind === "permanent" || kind === "duplicate" || kind === "too_long" || kind === "media"
@@ -612,6 +644,23 @@ const recordWithRetry = (claim: Claim, outcome: Outcome, loaded: Loaded) =>
     Effect.retry({ times: 3, schedule: Schedule.exponential("100 millis") })
   )
 
+/**
+ * Records outcomes as they arrive, many per transaction when many are waiting (one transaction's
+ * fixed cost shared by the batch), one at a time otherwise. A batch that fails (e.g. a deadlock
+ * the database broke) is recorded again one outcome at a time.
+ */
+const recorder = (queue: Queue.Dequeue<readonly [Pending, Deferred.Deferred<Recorded, unknown>]>, maxBatch: number) =>
+  Effect.forever(Effect.gen(function*() {
+    const items = Chunk.toReadonlyArray(yield* Queue.takeBetween(queue, 1, maxBatch))
+    const results = yield* recordAll(items.map(([p]) => p)).pipe(
+      Effect.map((r): ReadonlyArray<Exit.Exit<Recorded, unknown>> => r.map(Exit.succeed)),
+      Effect.catchAllCause(() =>
+        Effect.forEach(items, ([p]) => Effect.exit(recordWithRetry(p.claim, p.outcome, p.loaded)))
+      )
+    )
+    yield* Effect.forEach(items, ([, deferred], i) => Deferred.done(deferred, results[i]!), { discard: true })
+  }))
+
 /** Resolves destinations whose worker died while publishing. */
 const resolveExpired = (config: Resolved) =>
   Effect.gen(function*() {
@@ -659,9 +708,20 @@ const claimBatch = (config: Resolved) =>
     }))
   })
 
-const processClaim = (claim: Claim, config: Resolved, cache: AccountCache) =>
+const processClaim = (
+  claim: Claim,
+  config: Resolved,
+  cache: AccountCache,
+  queue: Queue.Enqueue<readonly [Pending, Deferred.Deferred<Recorded, unknown>]>
+) =>
   publishClaim(claim, config, cache).pipe(
-    Effect.flatMap(([outcome, loaded]) => recordWithRetry(claim, outcome, loaded)),
+    Effect.flatMap(([outcome, loaded]) =>
+      Effect.gen(function*() {
+        const deferred = yield* Deferred.make<Recorded, unknown>()
+        yield* Queue.offer(queue, [{ claim, outcome, loaded }, deferred] as const)
+        return yield* Deferred.await(deferred)
+      })
+    ),
     Effect.catchAllCause((cause) =>
       Effect.logError("Dispatcher: could not record a publish outcome; its lease will resolve it", cause).pipe(
         Effect.annotateLogs({ destination_id: claim.destination.id }),
@@ -680,9 +740,13 @@ export const runOnce = (options: Options) =>
     const expired = yield* resolveExpired(config)
     const claims = yield* claimBatch(config)
     const cache: AccountCache = new Map()
-    const results = yield* Effect.forEach(claims, (claim) => processClaim(claim, config, cache), {
-      concurrency: config.concurrency
-    })
+    const queue = yield* Queue.unbounded<readonly [Pending, Deferred.Deferred<Recorded, unknown>]>()
+    const results = claims.length === 0 ? [] : yield* Effect.scoped(Effect.gen(function*() {
+      yield* Effect.forkScoped(recorder(queue, config.batchSize))
+      return yield* Effect.forEach(claims, (claim) => processClaim(claim, config, cache, queue), {
+        concurrency: config.concurrency
+      })
+    }))
     const count = (r: Recorded) => results.filter((x) => x === r).length
     const summary: RoundSummary = {
       claimed: claims.length,
