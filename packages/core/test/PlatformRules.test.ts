@@ -1,0 +1,223 @@
+import { describe, expect, it } from "@effect/vitest"
+import { DomainError } from "@herald/core/Errors"
+import type { Platform } from "@herald/core/Platform"
+import * as PlatformRules from "@herald/core/PlatformRules"
+import { PlatformContentEntry, ThreadPost } from "@herald/core/Post"
+import type { PlatformContent } from "@herald/core/Post"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+
+const run = (input: Partial<PlatformRules.ContentInput>): Either.Either<void, DomainError> =>
+  Effect.runSync(Effect.either(PlatformRules.check({
+    platforms: [],
+    content: "",
+    platformContent: {},
+    threadPosts: [],
+    hasMedia: false,
+    mode: "publish",
+    ...input
+  })))
+
+const failure = (input: Partial<PlatformRules.ContentInput>): DomainError => {
+  const result = run(input)
+  if (Either.isRight(result)) throw new Error("expected a failure")
+  return result.left
+}
+
+const entry = (content: string, settings?: Record<string, unknown>, contentType?: string) =>
+  new PlatformContentEntry({
+    content,
+    ...(settings === undefined ? {} : { settings }),
+    ...(contentType === undefined ? {} : { contentType })
+  })
+
+describe("caption limits", () => {
+  const cases: ReadonlyArray<readonly [Platform, number]> = [
+    ["bluesky", 300],
+    ["instagram", 2200],
+    ["tiktok", 150],
+    ["threads", 500],
+    ["linkedin", 3000],
+    ["telegram", 4096],
+    ["discord", 2000],
+    ["pinterest", 500],
+    ["x", 280],
+    ["facebook", 63206]
+  ]
+  for (const [platform, limit] of cases) {
+    it(`${platform}: ${limit} passes, ${limit + 1} is content_too_long`, () => {
+      expect(Either.isRight(run({ platforms: [platform], content: "a".repeat(limit) }))).toBe(true)
+      const error = failure({ platforms: [platform], content: "a".repeat(limit + 1) })
+      expect(error.code).toBe("content_too_long")
+      expect(error.details).toMatchObject({ platform, limit, length: limit + 1, field: "content" })
+    })
+  }
+
+  it("telegram with media is a caption of at most 1024", () => {
+    expect(Either.isRight(run({ platforms: ["telegram"], content: "a".repeat(1024), hasMedia: true }))).toBe(true)
+    expect(failure({ platforms: ["telegram"], content: "a".repeat(1025), hasMedia: true }).details).toMatchObject({
+      limit: 1024,
+      length: 1025
+    })
+  })
+
+  it("youtube: the description is counted in UTF-8 bytes (5000)", () => {
+    const title = { youtube: entry("é".repeat(2501), { title: "T" }) }
+    expect(failure({ platforms: ["youtube"], platformContent: title }).details).toMatchObject({
+      platform: "youtube",
+      limit: 5000,
+      length: 5002,
+      unit: "bytes"
+    })
+  })
+
+  it("the override content is what is checked for its platform", () => {
+    const platformContent: PlatformContent = { x: entry("short") }
+    expect(Either.isRight(run({ platforms: ["x"], content: "a".repeat(400), platformContent }))).toBe(true)
+    const error = failure({ platforms: ["x"], content: "ok", platformContent: { x: entry("b".repeat(281)) } })
+    expect(error.details).toMatchObject({ platform: "x", field: "platform_content.x.content" })
+  })
+
+  it("an override is checked even for a platform no account targets", () => {
+    const error = failure({ platforms: [], platformContent: { tiktok: entry("c".repeat(151)) }, mode: "draft" })
+    expect(error.code).toBe("content_too_long")
+  })
+
+  it("bluesky counts graphemes, not UTF-16 units", () => {
+    const accented = "e\u0301" // one grapheme, two code points
+    expect(Either.isRight(run({ platforms: ["bluesky"], content: accented.repeat(300) }))).toBe(true)
+    expect(failure({ platforms: ["bluesky"], content: accented.repeat(301) }).details).toMatchObject({
+      length: 301,
+      unit: "graphemes"
+    })
+  })
+
+  it("bluesky also caps the text at 3000 UTF-8 bytes", () => {
+    const family = "👨‍👩‍👧‍👦" // one grapheme, 25 UTF-8 bytes
+    expect(failure({ platforms: ["bluesky"], content: family.repeat(150) }).details).toMatchObject({
+      limit: 3000,
+      length: 3750,
+      unit: "bytes"
+    })
+  })
+
+  it("thread posts are checked on thread platforms", () => {
+    const threadPosts = [new ThreadPost({ content: "fine" }), new ThreadPost({ content: "x".repeat(281) })]
+    expect(failure({ platforms: ["x"], content: "hi", threadPosts }).details).toMatchObject({
+      field: "threadPosts.1.content"
+    })
+    expect(Either.isRight(run({ platforms: ["linkedin"], content: "hi", threadPosts }))).toBe(true)
+  })
+})
+
+describe("x weighted length", () => {
+  it("Latin counts 1, CJK 2, an emoji 2, a URL 23", () => {
+    expect(PlatformRules.xWeightedLength("hello")).toBe(5)
+    expect(PlatformRules.xWeightedLength("日本")).toBe(4)
+    expect(PlatformRules.xWeightedLength("👍")).toBe(2)
+    expect(PlatformRules.xWeightedLength("👍🏽")).toBe(2)
+    expect(PlatformRules.xWeightedLength("see https://example.com/a/very/long/path?x=1")).toBe(4 + 23)
+    expect(PlatformRules.xWeightedLength("www.example.com.")).toBe(24)
+  })
+
+  it("140 CJK characters fill a post; 141 do not fit", () => {
+    expect(Either.isRight(run({ platforms: ["x"], content: "漢".repeat(140) }))).toBe(true)
+    expect(failure({ platforms: ["x"], content: "漢".repeat(141) }).details).toMatchObject({ length: 282, limit: 280 })
+  })
+
+  it("a long URL fits where its characters would not", () => {
+    const text = "a".repeat(250) + " https://example.com/" + "p".repeat(100)
+    expect(PlatformRules.xWeightedLength(text)).toBe(250 + 1 + 23)
+    expect(Either.isRight(run({ platforms: ["x"], content: text }))).toBe(true)
+  })
+})
+
+describe("settings", () => {
+  const bad = (platform: Platform, settings: Record<string, unknown>, contentType?: string) =>
+    failure({
+      platforms: [platform],
+      content: "hello",
+      platformContent: { [platform]: entry("hello", { ...(platform === "youtube" ? { title: "T" } : {}), ...settings }, contentType) },
+      hasMedia: true
+    })
+
+  it.each([
+    ["tiktok", { privacyLevel: "EVERYONE" }, "platform_content.tiktok.settings.privacyLevel"],
+    ["tiktok", { allowDuet: "yes" }, "platform_content.tiktok.settings.allowDuet"],
+    ["tiktok", { videoCoverTimestamp: 1.5 }, "platform_content.tiktok.settings.videoCoverTimestamp"],
+    ["youtube", { privacyStatus: "hidden" }, "platform_content.youtube.settings.privacyStatus"],
+    ["youtube", { tags: ["a", 1] }, "platform_content.youtube.settings.tags"],
+    ["youtube", { madeForKids: "no" }, "platform_content.youtube.settings.madeForKids"],
+    ["linkedin", { visibility: "FRIENDS" }, "platform_content.linkedin.settings.visibility"],
+    ["x", { replySettings: "nobody" }, "platform_content.x.settings.replySettings"],
+    ["x", { mediaAltText: "a".repeat(1001) }, "platform_content.x.settings.mediaAltText"],
+    ["facebook", { videoType: "short" }, "platform_content.facebook.settings.videoType"],
+    ["facebook", { link: "not a url" }, "platform_content.facebook.settings.link"],
+    ["threads", { replyControl: "anyone" }, "platform_content.threads.settings.replyControl"],
+    ["instagram", { altText: "a".repeat(101) }, "platform_content.instagram.settings.altText"]
+  ] as const)("%s %j is a validation_error at its path", (platform, settings, path) => {
+    const error = bad(platform, settings)
+    expect(error.code).toBe("validation_error")
+    expect(error.details?.validation_errors).toEqual([expect.objectContaining({ path })])
+  })
+
+  it("accepts every listed value", () => {
+    const ok = run({
+      platforms: ["tiktok", "youtube", "linkedin", "x", "facebook", "threads", "instagram"],
+      content: "hello",
+      hasMedia: true,
+      platformContent: {
+        tiktok: entry("t", {
+          privacyLevel: "SELF_ONLY",
+          allowComments: true,
+          allowDuet: false,
+          allowStitch: true,
+          videoCoverTimestamp: 1000
+        }),
+        youtube: entry("d", { title: "A title", privacyStatus: "unlisted", tags: ["a"], categoryId: "22", madeForKids: false }),
+        linkedin: entry("l", { visibility: "CONNECTIONS", firstComment: "first" }),
+        x: entry("x", { replySettings: "mentionedUsers", mediaAltText: "alt" }),
+        facebook: entry("f", { videoType: "video", link: "https://example.com" }),
+        threads: entry("th", { replyControl: "mentioned" }),
+        instagram: entry("i", { altText: "alt", firstComment: "c" }, "Trial Reel")
+      }
+    })
+    expect(Either.isRight(ok)).toBe(true)
+  })
+
+  it("instagram contentType must be a listed one", () => {
+    const error = bad("instagram", {}, "Carousel")
+    expect(error.details?.validation_errors).toEqual([
+      expect.objectContaining({ path: "platform_content.instagram.contentType" })
+    ])
+  })
+
+  it("youtube needs a title of at most 100 characters when it is targeted", () => {
+    const missing = failure({ platforms: ["youtube"], content: "d", hasMedia: true })
+    expect(missing.details?.validation_errors).toEqual([
+      expect.objectContaining({ path: "platform_content.youtube.settings.title" })
+    ])
+    const long = failure({
+      platforms: ["youtube"],
+      platformContent: { youtube: entry("d", { title: "t".repeat(101) }) },
+      hasMedia: true
+    })
+    expect(long.code).toBe("validation_error")
+  })
+
+  it("a draft is not held to required fields, only to what it has", () => {
+    expect(Either.isRight(run({ platforms: ["youtube"], mode: "draft" }))).toBe(true)
+    expect(failure({ platforms: ["youtube"], mode: "publish", hasMedia: true }).code).toBe("validation_error")
+  })
+
+  it("a post needs text or media for each platform", () => {
+    const error = failure({ platforms: ["x"], content: "  " })
+    expect(error.code).toBe("validation_error")
+    expect(Either.isRight(run({ platforms: ["x"], content: "", hasMedia: true }))).toBe(true)
+  })
+
+  it("reports every settings problem at once", () => {
+    const error = bad("tiktok", { privacyLevel: "nope", allowDuet: 1 })
+    expect(error.details?.validation_errors).toHaveLength(2)
+  })
+})
