@@ -4,6 +4,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Sandbox from "@herald/adapters/platforms/Sandbox"
+import { SocialAccount } from "@herald/core/Account"
+import { AccountStore } from "@herald/core/AccountStore"
 import * as Dispatcher from "@herald/core/Dispatcher"
 import { DispatchStore } from "@herald/core/DispatchStore"
 import { type PlatformClient, PublishError } from "@herald/core/Platforms"
@@ -150,6 +152,21 @@ describe("Dispatcher lifecycle (SQLite + sandbox)", () => {
       expect(yield* Engine.eventTypes(second.post.id)).toEqual(["post.publishing", "post.failed"])
       const [d] = (yield* Engine.findPost(second.post.id)).destinations
       expect(Option.getOrThrow(d.error)).toContain("needs reconnection")
+    })))
+
+  it.effect("inactive account: failed without calling the platform, not counted against the account or breaker", () =>
+    provide(Effect.gen(function*() {
+      const before = yield* Engine.account("youtube")
+      yield* (yield* AccountStore).update(new SocialAccount({ ...before, isActive: false }))
+      const { post } = yield* Engine.insertPost({ content: "into the void", platforms: ["youtube"], requestHash: "h2" })
+      expect(yield* Engine.runOnce).toMatchObject({ claimed: 1, failed: 1 })
+      const [d] = (yield* Engine.findPost(post.id)).destinations
+      expect(Option.getOrThrow(d.error)).toContain("disconnected or inactive")
+      expect((yield* Engine.Sends).length).toBe(0)
+      expect((yield* Engine.account("youtube")).recentFailures).toBe(0)
+      const breaker = Dispatcher.breakerWindow("h2", yield* DateTime.now)
+      expect(yield* (yield* UsageCounters).get(breaker.key, breaker.windowEnd)).toBe(0)
+      expect(yield* Engine.eventTypes(post.id)).toEqual(["post.publishing", "post.failed"])
     })))
 
   it.effect("partially failed: a mix fires post.partially_failed once, after the last destination", () =>

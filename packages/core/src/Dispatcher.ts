@@ -179,8 +179,12 @@ export type Outcome =
     readonly kind: PublishErrorKind
     readonly message: string
     readonly retryAfterSeconds?: number
-    /** The account was already known to need reconnection: no new reconnect event. */
-    readonly alreadyKnown?: boolean
+    /**
+     * Decided by the engine without calling the platform (post deleted, account inactive or already
+     * known to need reconnection, no client): no reconnect event, nothing counted against the account
+     * or the circuit breaker.
+     */
+    readonly local?: boolean
   }
   /** The worker died mid-publish; whether the platform got the post is unknown. */
   | { readonly _tag: "Unknown"; readonly message: string }
@@ -232,6 +236,13 @@ const destinationData = (d: Destination) => ({
 export const threadPlatforms: ReadonlyArray<Platform> = ["x", "bluesky"]
 
 const failure = (kind: PublishErrorKind, message: string): Outcome => ({ _tag: "Failed", kind, message })
+
+const localFailure = (kind: PublishErrorKind, message: string): Outcome => ({
+  _tag: "Failed",
+  kind,
+  message,
+  local: true
+})
 
 const parseCredentials = (account: SocialAccount): Credentials => {
   const raw = Option.map(account.credentials, Redacted.value)
@@ -306,13 +317,16 @@ export interface Loaded {
   readonly account?: SocialAccount
 }
 
-/** Sends one claimed destination to its platform. Never fails: every way it can end is an Outcome. */
 /**
  * Accounts read once per round: a batch often holds many destinations of one account. An account
  * found dead during the round is re-read fresh before it is updated, so the cache never writes.
  */
 type AccountCache = Map<string, Effect.Effect<Option.Option<SocialAccount>, PersistenceError>>
 
+/**
+ * Sends one claimed destination to its platform. Every way the publish can end is an Outcome; it fails
+ * only when storage fails before anything was sent (the caller re-queues it then).
+ */
 const publishClaim = (claim: Claim, config: Resolved, cache: AccountCache) =>
   Effect.gen(function*() {
     const d = claim.destination
@@ -321,7 +335,7 @@ const publishClaim = (claim: Claim, config: Resolved, cache: AccountCache) =>
     const platforms = yield* Platforms
     const record = yield* posts.findById(d.organizationId, d.postId)
     if (Option.isNone(record)) {
-      return [failure("permanent", "The post was deleted before it could be published"), {
+      return [localFailure("permanent", "The post was deleted before it could be published"), {
         post: Option.none(),
         destinationCount: 1
       }] as const
@@ -335,20 +349,24 @@ const publishClaim = (claim: Claim, config: Resolved, cache: AccountCache) =>
     }
     const account = yield* cached
     if (Option.isNone(account) || !account.value.isActive) {
-      return [failure("permanent", "The account is disconnected or inactive; reconnect it and retry"), loaded] as const
+      return [
+        localFailure("permanent", "The account is disconnected or inactive; reconnect it and retry"),
+        loaded
+      ] as const
     }
     const withAccount: Loaded = { ...loaded, account: account.value }
     if (account.value.needsReconnection) {
-      return [{
-        _tag: "Failed",
-        kind: "auth",
-        message: "The account needs reconnection before it can publish; reconnect it and retry",
-        alreadyKnown: true
-      } satisfies Outcome, withAccount] as const
+      return [
+        localFailure("auth", "The account needs reconnection before it can publish; reconnect it and retry"),
+        withAccount
+      ] as const
     }
     const client = platforms.get(d.platform)
     if (Option.isNone(client)) {
-      return [failure("permanent", `Publishing to ${d.platform} is not configured on this server`), withAccount] as const
+      return [
+        localFailure("permanent", `Publishing to ${d.platform} is not configured on this server`),
+        withAccount
+      ] as const
     }
     const timeout = client.value.timeout === undefined
       ? config.publishTimeout
@@ -471,7 +489,8 @@ export const recordAll = (
             break
         }
         events.push(...(yield* updateAccount(d, outcome, now, loaded.account)))
-        if (outcome._tag === "Failed" && isPermanent(outcome.kind) && Option.isSome(loaded.post)) {
+        const counts = outcome._tag === "Failed" && outcome.local !== true && isPermanent(outcome.kind)
+        if (counts && Option.isSome(loaded.post)) {
           yield* countForBreaker(loaded.post.value, now)
         }
         // A post with one destination cannot end mixed.
@@ -543,7 +562,7 @@ const updateAccount = (d: Destination, outcome: Outcome, now: DateTime.Utc, befo
   Effect.gen(function*() {
     const events: Array<Event> = []
     if (outcome._tag === "Unknown") return events
-    if (outcome._tag === "Failed" && outcome.alreadyKnown === true) return events
+    if (outcome._tag === "Failed" && outcome.local === true) return events
     const touches = outcome._tag === "Published" || outcome.kind === "auth" || isPermanent(outcome.kind)
     if (!touches) return events
     if (outcome._tag === "Published" && before !== undefined && isFresh(before, now, outcome.result)) return events
@@ -715,6 +734,12 @@ const processClaim = (
   queue: Queue.Enqueue<readonly [Pending, Deferred.Deferred<Recorded, unknown>]>
 ) =>
   publishClaim(claim, config, cache).pipe(
+    // Storage failed before anything was sent: safe to try again later.
+    Effect.catchTag("PersistenceError", () =>
+      Effect.succeed([
+        localFailure("transient", "Storage was unavailable while preparing the publish"),
+        { post: Option.none(), destinationCount: 1 } satisfies Loaded
+      ] as const)),
     Effect.flatMap(([outcome, loaded]) =>
       Effect.gen(function*() {
         const deferred = yield* Deferred.make<Recorded, unknown>()
