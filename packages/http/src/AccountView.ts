@@ -6,7 +6,7 @@ import { Platform } from "@herald/core/Platform"
 import * as DateTime from "effect/DateTime"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import * as Health from "./Health.js"
+import * as Health from "@herald/core/AccountHealth"
 
 export const HealthStatus = Schema.Literal("healthy", "warning", "broken")
 

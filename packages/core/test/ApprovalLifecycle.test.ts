@@ -1,0 +1,50 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Either, FastCheck as fc, Option } from "effect"
+import * as ApprovalLifecycle from "../src/ApprovalLifecycle.js"
+import { Approval, type ApprovalStatus } from "../src/Post.js"
+
+const approvalArb = fc.record({
+  status: fc.constantFrom<ApprovalStatus>("pending", "approved", "changes_requested"),
+  note: fc.option(fc.string(), { nil: undefined }),
+  consumed: fc.boolean()
+}).map((a) => new Approval({ status: a.status, note: Option.fromNullable(a.note), consumed: a.consumed }))
+const runs = { fastCheck: { numRuns: 500 } }
+
+describe("approval", () => {
+  it.prop("only a pending post can be approved", [approvalArb, fc.option(fc.string(), { nil: undefined })], ([a, note]) => {
+    const result = ApprovalLifecycle.approve(a, Option.fromNullable(note))
+    expect(Either.isRight(result)).toBe(a.status === "pending")
+    if (Either.isRight(result)) {
+      expect(result.right.status).toBe("approved")
+      expect(result.right.consumed).toBe(false)
+    }
+  }, runs)
+
+  it.prop("changes can be requested only on a pending post, and only with a note", [approvalArb, fc.string()], ([a, note]) => {
+    const result = ApprovalLifecycle.requestChanges(a, note)
+    expect(Either.isRight(result)).toBe(a.status === "pending" && note.trim() !== "")
+    if (Either.isRight(result)) expect(result.right.note).toEqual(Option.some(note))
+  }, runs)
+
+  it.prop("an edit resubmits a post with changes requested, and leaves the others alone", [approvalArb], ([a]) => {
+    const after = ApprovalLifecycle.resubmitOnEdit(a)
+    if (a.status === "changes_requested") expect(after.status).toBe("pending")
+    else expect(after).toBe(a)
+  }, runs)
+
+  it.prop("one approval authorizes exactly one publish", [fc.option(fc.string(), { nil: undefined })], ([note]) => {
+    const approved = Either.getOrThrow(ApprovalLifecycle.approve(ApprovalLifecycle.request(), Option.fromNullable(note)))
+    expect(ApprovalLifecycle.mayPublish(Option.some(approved))).toBe(true)
+    const spent = Either.getOrThrow(ApprovalLifecycle.consumeForPublish(Option.some(approved)))
+    expect(ApprovalLifecycle.mayPublish(spent)).toBe(false)
+    const again = ApprovalLifecycle.consumeForPublish(spent)
+    expect(Either.isLeft(again) && again.left.reason).toBe("already_used")
+  }, runs)
+
+  it.prop("publishing needs an approved, unused approval (or none asked for)", [fc.option(approvalArb, { nil: undefined })], ([a]) => {
+    const approval = Option.fromNullable(a)
+    const expected = a === undefined || (a.status === "approved" && !a.consumed)
+    expect(ApprovalLifecycle.mayPublish(approval)).toBe(expected)
+    expect(Either.isRight(ApprovalLifecycle.consumeForPublish(approval))).toBe(expected)
+  }, runs)
+})
