@@ -6,10 +6,10 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Sandbox from "@herald/adapters/platforms/Sandbox"
 import { SocialAccount } from "@herald/core/Account"
 import { AccountStore } from "@herald/core/AccountStore"
+import * as CircuitBreaker from "@herald/core/CircuitBreaker"
 import * as Dispatcher from "@herald/core/Dispatcher"
 import { DispatchStore } from "@herald/core/DispatchStore"
 import { type PlatformClient, PublishError } from "@herald/core/Platforms"
-import { UsageCounters } from "@herald/core/UsageCounters"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -133,8 +133,7 @@ describe("Dispatcher lifecycle (SQLite + sandbox)", () => {
       const failed = (yield* Engine.eventsOf(post.id)).at(-1)!
       expect(failed.data).toMatchObject({ post_id: post.id, destination_id: d.id, error: Option.getOrThrow(d.error) })
       expect((yield* Engine.account("threads")).recentFailures).toBe(1)
-      const breaker = Dispatcher.breakerWindow("hash-1", yield* DateTime.now)
-      expect(yield* (yield* UsageCounters).get(breaker.key, breaker.windowEnd)).toBe(1)
+      expect(yield* CircuitBreaker.failureCount((yield* Engine.TestOrg).id, "hash-1")).toBe(1)
     })))
 
   it.effect("auth: failed, account needs reconnection, account.reconnect_needed once", () =>
@@ -164,8 +163,7 @@ describe("Dispatcher lifecycle (SQLite + sandbox)", () => {
       expect(Option.getOrThrow(d.error)).toContain("disconnected or inactive")
       expect((yield* Engine.Sends).length).toBe(0)
       expect((yield* Engine.account("youtube")).recentFailures).toBe(0)
-      const breaker = Dispatcher.breakerWindow("h2", yield* DateTime.now)
-      expect(yield* (yield* UsageCounters).get(breaker.key, breaker.windowEnd)).toBe(0)
+      expect(yield* CircuitBreaker.failureCount((yield* Engine.TestOrg).id, "h2")).toBe(0)
       expect(yield* Engine.eventTypes(post.id)).toEqual(["post.publishing", "post.failed"])
     })))
 

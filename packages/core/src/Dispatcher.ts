@@ -24,7 +24,9 @@ import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import { SocialAccount } from "./Account.js"
 import { AccountStore } from "./AccountStore.js"
+import * as CircuitBreaker from "./CircuitBreaker.js"
 import type { Destination } from "./Destination.js"
+import * as DestinationLifecycle from "./DestinationLifecycle.js"
 import { type Claim, type Completion, DispatchStore } from "./DispatchStore.js"
 import type { PersistenceError } from "./Errors.js"
 import { Event, type EventData, type EventType } from "./Event.js"
@@ -43,30 +45,10 @@ import {
   type PublishResult
 } from "./Platforms.js"
 import type { Post } from "./Post.js"
+import * as PostLifecycle from "./PostLifecycle.js"
 import { PostStore } from "./PostStore.js"
 import { Transactor } from "./Transactor.js"
 import { UsageCounters } from "./UsageCounters.js"
-
-// TEMPORARY stand-ins until DestinationLifecycle / PostLifecycle / CircuitBreaker land.
-const DestinationLifecycle = {
-  decideAfterFailure: (input: { attempts: number; retryable: boolean; retryAfterSeconds?: number }):
-    | { readonly _tag: "Retry"; readonly delay: Duration.Duration }
-    | { readonly _tag: "Fail" } =>
-    input.retryable && input.attempts < 3
-      ? { _tag: "Retry", delay: Duration.max(Duration.seconds(30 * 4 ** (input.attempts - 1)), Duration.seconds(input.retryAfterSeconds ?? 0)) }
-      : { _tag: "Fail" }
-}
-const PostLifecycle = {
-  settledOutcome: (ds: ReadonlyArray<Destination>) => {
-    if (ds.length === 0 || ds.some((d) => d.status === "queued" || d.status === "publishing")) return undefined
-    const p = ds.filter((d) => d.status === "published").length
-    return p === ds.length ? "published" : p === 0 ? "failed" : "partially_failed"
-  }
-}
-export const breakerWindow = (hash: string, now: DateTime.Utc) => CircuitBreaker.window(hash, now)
-const CircuitBreaker = {
-  window: (hash: string, now: DateTime.Utc) => ({ key: `breaker:${hash}`, windowEnd: DateTime.add(now, { hours: 6 }) })
-}
 
 // ---------------------------------------------------------------------------------------------------
 // Services the dispatcher uses besides the stores
@@ -491,7 +473,7 @@ export const recordAll = (
         events.push(...(yield* updateAccount(d, outcome, now, loaded.account)))
         const counts = outcome._tag === "Failed" && outcome.local !== true && isPermanent(outcome.kind)
         if (counts && Option.isSome(loaded.post)) {
-          yield* countForBreaker(loaded.post.value, now)
+          yield* countForBreaker(loaded.post.value)
         }
         // A post with one destination cannot end mixed.
         if (completion._tag !== "Requeued" && loaded.destinationCount > 1) {
@@ -612,12 +594,10 @@ const updateAccount = (d: Destination, outcome: Outcome, now: DateTime.Utc, befo
   })
 
 /** The same body failing permanently counts towards the circuit breaker of POST /posts. */
-const countForBreaker = (post: Post, now: DateTime.Utc) =>
-  Effect.gen(function*() {
-    if (Option.isNone(post.requestHash)) return
-    const counters = yield* UsageCounters
-    const window = CircuitBreaker.window(post.requestHash.value, now)
-    yield* counters.increment(window.key, window.windowEnd, 1)
+const countForBreaker = (post: Post) =>
+  Option.match(post.requestHash, {
+    onNone: () => Effect.void,
+    onSome: (hash) => CircuitBreaker.recordFailure(post.organizationId, hash)
   })
 
 /**
@@ -630,7 +610,7 @@ const settledEvent = (d: Destination) =>
     const current = yield* posts.findById(d.organizationId, d.postId)
     if (Option.isNone(current)) return Option.none<Event>()
     const destinations = current.value.destinations
-    const outcome = PostLifecycle.settledOutcome(destinations)
+    const outcome = PostLifecycle.settledOutcome(destinations.map((x) => x.status))
     if (outcome !== "partially_failed") return Option.none<Event>()
     const published = destinations.filter((x) => x.status === "published")
     const failed = destinations.filter((x) => x.status === "failed")

@@ -5,8 +5,10 @@
  */
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import { Destination } from "./Destination.js"
+import * as DestinationLifecycle from "./DestinationLifecycle.js"
 import * as Dispatcher from "./Dispatcher.js"
 import { DomainError, type PersistenceError } from "./Errors.js"
 import type { AccountId, OrganizationId, PostId } from "./Ids.js"
@@ -43,7 +45,9 @@ interface Selection {
 }
 
 const selects = (selection: Selection) => (d: Destination): boolean => {
-  if (d.status !== "failed") return false
+  if (Either.isLeft(DestinationLifecycle.transition(d.status, DestinationLifecycle.DestinationEvent.Retry()))) {
+    return false
+  }
   if (selection.accountIds !== undefined && !selection.accountIds.includes(d.accountId)) return false
   if (selection.platform !== undefined && d.platform !== selection.platform) return false
   if (selection.maxAttempts !== undefined && d.attempts > selection.maxAttempts) return false
