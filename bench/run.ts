@@ -61,6 +61,19 @@ const releaseAt = (at: number) =>
 
 const farFuture = () => DateTime.unsafeMake(Date.now() + 24 * 3_600_000)
 
+/** Spreads the queued destinations `stepMs` apart from `start`, one per step (light load). */
+const spreadFrom = (start: number, stepMs: number) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql`UPDATE destinations SET due_at = ${start} + n.rn * ${stepMs}
+      FROM (SELECT id, ROW_NUMBER() OVER (ORDER BY id) AS rn FROM destinations) AS n
+      WHERE destinations.id = n.id AND destinations.status = 'queued'`)
+
+const dueTimes = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  Effect.map(
+    sql<{ id: string; due_at: number | string }>`SELECT id, due_at FROM destinations`,
+    (rows) => new Map(rows.map((r) => [r.id, Number(r.due_at)]))
+  ))
+
 // ---------------------------------------------------------------------------------------------------
 // In-process: the dispatcher in this process, sends counted through the sandbox's hook
 // ---------------------------------------------------------------------------------------------------
@@ -127,6 +140,33 @@ const onTimeInProcess = async (label: string, database: Parameters<typeof W.stor
     const lags = sends.map((s) => DateTime.toEpochMillis(s.at) - due)
     record({
       benchmark: `on-time, ${count} due in one second`,
+      store: label,
+      processes: "1 (in-process)",
+      items: sends.length,
+      seconds: Math.max(...lags) / 1000,
+      figure: lagFigure(lags)
+    })
+  } finally {
+    await runtime.dispose()
+  }
+}
+
+/** Light load: destinations due one every `stepMs`; lag of each from its own due instant. */
+const onTimeLightInProcess = async (label: string, database: Parameters<typeof W.storesLayer>[0], count: number) => {
+  const sends: Array<SandboxSend> = []
+  const runtime = inProcessRuntime(database, sends)
+  try {
+    await runtime.runPromise(W.seed({ posts: count, platforms: ["telegram"], dueAt: farFuture() }))
+    const fiber = runtime.runFork(Dispatcher.run(worker))
+    await W.sleep(300)
+    await runtime.runPromise(spreadFrom(Date.now() + 1000, 100))
+    const deadline = Date.now() + 120_000
+    while (sends.length < count && Date.now() < deadline) await W.sleep(50)
+    await runtime.runPromise(Fiber.interrupt(fiber))
+    const due = await runtime.runPromise(dueTimes)
+    const lags = sends.map((s) => DateTime.toEpochMillis(s.at) - due.get(s.destinationId!)!)
+    record({
+      benchmark: `on-time, light load (1 due every 100 ms)`,
       store: label,
       processes: "1 (in-process)",
       items: sends.length,
@@ -206,6 +246,36 @@ const throughputWorkers = (processes: number, count: number) =>
     }
   })
 
+const onTimeLightWorkers = (processes: number, count: number) =>
+  withPg(async (url, runtime) => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "herald-bench-"))
+    await runtime.runPromise(W.seed({ posts: count, platforms: ["telegram"], dueAt: farFuture() }))
+    const workers = await startWorkers(url, dir, processes)
+    try {
+      await runtime.runPromise(spreadFrom(Date.now() + 1000, 100))
+      const deadline = Date.now() + 120_000
+      let sends: ReadonlyArray<W.JournalEntry> = []
+      while (Date.now() < deadline) {
+        sends = workers.flatMap((w) => W.readJournal(w.journal))
+        if (sends.length >= count) break
+        await W.sleep(200)
+      }
+      const due = await runtime.runPromise(dueTimes)
+      const lags = sends.map((s) => s.at - due.get(s.destinationId)!)
+      record({
+        benchmark: `on-time, light load (1 due every 100 ms)`,
+        store: "postgres",
+        processes: `${processes} worker process${processes === 1 ? "" : "es"}`,
+        items: sends.length,
+        seconds: Math.max(...lags) / 1000,
+        figure: lagFigure(lags)
+      })
+    } finally {
+      await stopWorkers(workers)
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
 const onTimeWorkers = (processes: number, count: number) =>
   withPg(async (url, runtime) => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "herald-bench-"))
@@ -266,6 +336,8 @@ const main = async () => {
     console.log("(b) on-time accuracy")
     await onTimeInProcess("sqlite (synchronous=FULL)", sqlite("ontime"), n(10_000))
     if (pg.available) await onTimeWorkers(4, n(10_000))
+    await onTimeLightInProcess("sqlite (synchronous=FULL)", sqlite("ontime-light"), n(100))
+    if (pg.available) await onTimeLightWorkers(2, n(100))
 
     console.log("(c) POST /posts over HTTP")
     const posts = await PostsHttp.run({ dataDir: path.join(tmp, "http"), requests: n(2000) })
