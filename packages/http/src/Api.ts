@@ -7,6 +7,7 @@ import * as OpenApi from "@effect/platform/OpenApi"
 import { AccountsGroup } from "./groups/Accounts.js"
 import { HealthGroup } from "./groups/Health.js"
 import { MeGroup } from "./groups/Me.js"
+import { PostsGroup } from "./groups/Posts.js"
 import { RetryGroup } from "./groups/Retry.js"
 import * as OpenApiDocument from "./OpenApiDocument.js"
 
@@ -15,6 +16,7 @@ export class Api extends HttpApi.make("herald")
   .add(AccountsGroup)
   .add(HealthGroup)
   .add(RetryGroup)
+  .add(PostsGroup)
   .annotateContext(OpenApi.annotations({
     title: "Herald — Social Publishing Service API",
     version: "1.0.0",

@@ -20,6 +20,7 @@ import * as Auth from "./Auth.js"
 import { AccountsLive } from "./groups/Accounts.js"
 import { HealthLive, StoreProbe } from "./groups/Health.js"
 import { MeLive } from "./groups/Me.js"
+import { PostsLive } from "./groups/Posts.js"
 import { RetryLive } from "./groups/Retry.js"
 import * as NodeServices from "./internal/NodeServices.js"
 import * as RateLimit from "./RateLimit.js"
@@ -29,7 +30,7 @@ export const openApiPath = "/api/v1/openapi.json"
 export const docsPath = "/docs"
 
 /** Every group's handlers. */
-export const handlers = Layer.mergeAll(MeLive, AccountsLive, HealthLive, RetryLive)
+export const handlers = Layer.mergeAll(MeLive, AccountsLive, HealthLive, RetryLive, PostsLive)
 
 export const ApiLive = HttpApiBuilder.api(Api).pipe(Layer.provide(handlers))
 

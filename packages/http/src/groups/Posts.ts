@@ -1,0 +1,335 @@
+/**
+ * The posts endpoints: `GET/POST /posts`, `GET/PATCH/DELETE /posts/{id}`, `GET /posts/{id}/results`
+ * and `POST /posts/{id}/schedule`. The rules live in `@herald/core/Posts`; this module reads bodies
+ * (POST and PATCH raw, so that media field names are checked before any schema, and multipart bodies
+ * get guidance) and shapes posts for the wire.
+ *
+ * A post on the wire carries every top-level request field under its request name, so a fetched post
+ * sent back to POST /posts creates a clone.
+ */
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as OpenApi from "@effect/platform/OpenApi"
+import { DomainError, type PersistenceError } from "@herald/core/Errors"
+import { ApprovalStatus, PostStatus } from "@herald/core/Post"
+import type { PostRecord } from "@herald/core/PostStore"
+import * as Posts from "@herald/core/Posts"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as ApiGroup from "../ApiGroup.js"
+import * as Auth from "../Auth.js"
+import * as Envelope from "../Envelope.js"
+import { DestinationView, toDestinationView } from "./Retry.js"
+
+// ---------------------------------------------------------------------------------------------------
+// Wire shapes
+// ---------------------------------------------------------------------------------------------------
+
+const PlatformContentView = Schema.Record({
+  key: Schema.String,
+  value: Schema.Struct({
+    content: Schema.String,
+    contentType: Schema.optional(Schema.String),
+    settings: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+  })
+}).annotations({ description: "Per-platform overrides, keyed by platform value" })
+
+export const PostView = Schema.Struct({
+  id: Schema.String,
+  post_id: Schema.String.annotations({ description: "The same as id" }),
+  content: Schema.String,
+  account_ids: Schema.Array(Schema.Int),
+  platform_content: PlatformContentView,
+  media_ids: Schema.Array(Schema.String),
+  scheduled_for: Schema.NullOr(Schema.String),
+  scheduled_at: Schema.optional(
+    Schema.String.annotations({ description: "Only when the request used this deprecated alias of scheduled_for" })
+  ),
+  timezone: Schema.NullOr(Schema.String),
+  campaign_id: Schema.NullOr(Schema.Int),
+  status: PostStatus,
+  approval_status: Schema.NullOr(ApprovalStatus),
+  draft: Schema.Boolean,
+  request_approval: Schema.Boolean,
+  use_queue: Schema.Boolean,
+  idempotency_key: Schema.NullOr(Schema.String),
+  threadPosts: Schema.Array(Schema.Struct({ content: Schema.String, media_ids: Schema.optional(Schema.Array(Schema.String)) })),
+  destinations: Schema.Array(DestinationView),
+  created_at: Schema.String,
+  updated_at: Schema.String,
+  next_steps: Schema.optional(Schema.String.annotations({ description: "On a draft just created" }))
+}).annotations({ identifier: "Post" })
+export type PostView = typeof PostView.Type
+
+const iso = (t: Option.Option<DateTime.Utc>): string | null =>
+  Option.match(t, { onNone: () => null, onSome: DateTime.formatIso })
+
+export const toPostView = (
+  record: PostRecord,
+  extra: { readonly scheduledAtSent?: boolean; readonly nextSteps?: string } = {}
+): PostView => {
+  const post = record.post
+  const scheduledFor = iso(post.scheduledFor)
+  const platformContent: Record<string, PostView["platform_content"][string]> = {}
+  for (const [platform, entry] of Object.entries(post.platformContent)) {
+    if (entry === undefined) continue
+    platformContent[platform] = {
+      content: entry.content,
+      ...(entry.contentType === undefined ? {} : { contentType: entry.contentType }),
+      ...(entry.settings === undefined ? {} : { settings: entry.settings })
+    }
+  }
+  return {
+    id: post.id,
+    post_id: post.id,
+    content: post.content,
+    account_ids: post.accountIds,
+    platform_content: platformContent,
+    media_ids: post.mediaIds,
+    scheduled_for: scheduledFor,
+    ...(extra.scheduledAtSent === true && scheduledFor !== null ? { scheduled_at: scheduledFor } : {}),
+    timezone: Option.getOrNull(post.timezone),
+    campaign_id: Option.getOrNull(post.campaignId),
+    status: Posts.statusOf(record),
+    approval_status: Option.match(post.approval, { onNone: () => null, onSome: (a) => a.status }),
+    draft: post.isDraft,
+    request_approval: Option.isSome(post.approval),
+    use_queue: post.useQueue,
+    idempotency_key: Option.getOrNull(post.idempotencyKey),
+    threadPosts: post.threadPosts.map((p) => ({
+      content: p.content,
+      ...(p.media_ids === undefined ? {} : { media_ids: p.media_ids })
+    })),
+    destinations: record.destinations.map(toDestinationView),
+    created_at: DateTime.formatIso(post.createdAt),
+    updated_at: DateTime.formatIso(post.updatedAt),
+    ...(extra.nextSteps === undefined ? {} : { next_steps: extra.nextSteps })
+  }
+}
+
+export const PostList = Schema.Struct({
+  posts: Schema.Array(PostView),
+  pagination: Schema.Struct({
+    limit: Schema.Int,
+    offset: Schema.Int,
+    total: Schema.Int,
+    has_more: Schema.Boolean
+  })
+}).annotations({ identifier: "PostList" })
+
+export const PostResults = Schema.Struct({
+  post_id: Schema.String,
+  status: PostStatus,
+  destinations: Schema.Array(DestinationView),
+  summary: Schema.Struct({
+    total: Schema.Int,
+    queued: Schema.Int,
+    publishing: Schema.Int,
+    published: Schema.Int,
+    failed: Schema.Int
+  })
+}).annotations({ identifier: "PostResults" })
+type PostResults = typeof PostResults.Type
+
+export const Deleted = Schema.Struct({
+  id: Schema.String,
+  post_id: Schema.String,
+  deleted: Schema.Literal(true)
+}).annotations({ identifier: "PostDeleted" })
+
+const IdPath = Schema.Struct({ id: Schema.String.annotations({ description: "The post's UUID" }) })
+
+const QueryValue = Schema.optional(Schema.Union(Schema.String, Schema.Array(Schema.String)))
+
+/** Documented only: every value is read leniently by `Posts.parseListQuery` (invalid ones are dropped). */
+export const ListParams = Schema.Struct({
+  status: QueryValue.annotations({ description: "Comma-separated post statuses" }),
+  platform: QueryValue.annotations({ description: "Comma-separated platform values; twitter means x" }),
+  account_id: QueryValue,
+  campaign_id: QueryValue,
+  created_after: QueryValue,
+  created_before: QueryValue,
+  scheduled_after: QueryValue,
+  scheduled_before: QueryValue,
+  published_after: QueryValue,
+  published_before: QueryValue,
+  updated_after: QueryValue,
+  search: QueryValue.annotations({ description: "Case-insensitive substring of the content" }),
+  sort: QueryValue.annotations({ description: "created_at (default), scheduled_for, updated_at, published_at" }),
+  order: QueryValue.annotations({ description: "asc or desc (default)" }),
+  limit: QueryValue.annotations({ description: "1 to 100, default 20; larger values are clamped to 100" }),
+  offset: QueryValue.annotations({ description: "0 or more, default 0" }),
+  approval: QueryValue.annotations({ description: "Comma-separated: pending, approved, changes_requested" })
+})
+
+// ---------------------------------------------------------------------------------------------------
+// Group
+// ---------------------------------------------------------------------------------------------------
+
+export const PostsGroup = HttpApiGroup.make("posts")
+  .add(
+    HttpApiEndpoint.get("list", "/posts")
+      .setUrlParams(ListParams)
+      .addSuccess(Envelope.ok(PostList))
+      .annotate(OpenApi.Summary, "List posts, newest first, with filters (scope read)")
+  )
+  .add(
+    HttpApiEndpoint.post("create", "/posts")
+      .setPayload(Posts.CreateBody)
+      .addSuccess(Envelope.ok(PostView), { status: 201 })
+      .annotate(OpenApi.Summary, "Create a draft, a scheduled post or an immediate publish (scope write)")
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/posts/:id")
+      .setPath(IdPath)
+      .addSuccess(Envelope.ok(PostView))
+      .annotate(OpenApi.Summary, "One post with its destinations and their metrics (scope read)")
+  )
+  .add(
+    HttpApiEndpoint.get("results", "/posts/:id/results")
+      .setPath(IdPath)
+      .addSuccess(Envelope.ok(PostResults))
+      .annotate(OpenApi.Summary, "Per-destination results of a post (scope read)")
+  )
+  .add(
+    HttpApiEndpoint.patch("update", "/posts/:id")
+      .setPath(IdPath)
+      .setPayload(Posts.UpdateBody)
+      .addSuccess(Envelope.ok(PostView))
+      .annotate(
+        OpenApi.Summary,
+        "Edit or reschedule a draft, or a post whose destinations are all still queued (scope write)"
+      )
+  )
+  .add(
+    HttpApiEndpoint.del("delete", "/posts/:id")
+      .setPath(IdPath)
+      .addSuccess(Envelope.ok(Deleted))
+      .annotate(OpenApi.Summary, "Delete a post (not while a destination is publishing) (scope write)")
+  )
+  .add(
+    HttpApiEndpoint.post("schedule", "/posts/:id/schedule")
+      .setPath(IdPath)
+      .setPayload(Posts.ScheduleBody)
+      .addSuccess(Envelope.ok(PostView))
+      .annotate(OpenApi.Summary, "Schedule or publish a draft (scope write); 409 when the post is not a draft")
+  )
+  .addError(ApiGroup.errors.notFound)
+  .addError(ApiGroup.errors.conflict)
+  .addError(ApiGroup.errors.unprocessable)
+  .addError(ApiGroup.errors.tooManyRequests)
+  .pipe(ApiGroup.authenticated)
+
+// ---------------------------------------------------------------------------------------------------
+// Handlers
+// ---------------------------------------------------------------------------------------------------
+
+const formContentTypes = ["multipart/form-data", "application/x-www-form-urlencoded"]
+
+/**
+ * The parsed JSON body (undefined when there is none). Form bodies get 400 `validation_error` with the
+ * JSON shape and the upload-then-media_ids flow; malformed JSON gets 400 `invalid_json`.
+ */
+const jsonBody = Effect.gen(function*() {
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const contentType = (request.headers["content-type"] ?? "").toLowerCase()
+  if (formContentTypes.some((t) => contentType.includes(t))) {
+    return yield* DomainError.fail("validation_error", Posts.multipartMessage, {
+      content_type: contentType.split(";")[0]?.trim() ?? contentType,
+      expected_content_type: "application/json",
+      example: { content: "Hello", account_ids: [1], media_ids: ["<media uuid>"] },
+      media_flow: "Upload with POST /media/upload (or /media/upload-from-url), then list the ids in media_ids"
+    })
+  }
+  const text = yield* request.text.pipe(
+    Effect.mapError(() => DomainError.of("invalid_json", "The request body could not be read"))
+  )
+  if (text.trim() === "") return undefined
+  try {
+    return JSON.parse(text) as unknown
+  } catch {
+    return yield* DomainError.fail("invalid_json", "The request body is not valid JSON")
+  }
+})
+
+const callerOf = (scope: "read" | "write") => Effect.map(Auth.requireScope(scope), ({ key }) => ({ key }))
+
+/** Storage failures are defects here: the request middleware answers them with 500 internal_error. */
+const dieOnStorage = <A, R>(self: Effect.Effect<A, DomainError | PersistenceError, R>): Effect.Effect<A, DomainError, R> =>
+  Effect.catchTag(self, "PersistenceError", Effect.die)
+
+const resultsOf = (record: PostRecord): PostResults => {
+  const count = (s: string) => record.destinations.filter((d) => d.status === s).length
+  return {
+    post_id: record.post.id,
+    status: Posts.statusOf(record),
+    destinations: record.destinations.map(toDestinationView),
+    summary: {
+      total: record.destinations.length,
+      queued: count("queued"),
+      publishing: count("publishing"),
+      published: count("published"),
+      failed: count("failed")
+    }
+  }
+}
+
+export const PostsLive = HttpApiBuilder.group(ApiGroup.apiOf(PostsGroup), "posts", (handlers) =>
+  handlers
+    .handle("list", ({ urlParams }) =>
+      Effect.gen(function*() {
+        const caller = yield* callerOf("read")
+        const listed = yield* Posts.list(caller, urlParams).pipe(dieOnStorage)
+        return {
+          posts: listed.page.items.map((record) => toPostView(record)),
+          pagination: {
+            limit: listed.limit,
+            offset: listed.offset,
+            total: listed.page.total,
+            has_more: listed.hasMore
+          }
+        }
+      }))
+    .handleRaw("create", () =>
+      Effect.gen(function*() {
+        const caller = yield* callerOf("write")
+        const body = yield* jsonBody
+        const created = yield* Posts.create(caller, body).pipe(dieOnStorage)
+        return toPostView(created.record, {
+          scheduledAtSent: created.scheduledAtSent,
+          ...(created.record.post.isDraft ? { nextSteps: Posts.draftNextSteps } : {})
+        })
+      }))
+    .handle("get", ({ path }) =>
+      Effect.gen(function*() {
+        const caller = yield* callerOf("read")
+        return toPostView(yield* Posts.get(caller, path.id).pipe(dieOnStorage))
+      }))
+    .handle("results", ({ path }) =>
+      Effect.gen(function*() {
+        const caller = yield* callerOf("read")
+        return resultsOf(yield* Posts.get(caller, path.id).pipe(dieOnStorage))
+      }))
+    .handleRaw("update", ({ path }) =>
+      Effect.gen(function*() {
+        const caller = yield* callerOf("write")
+        const body = yield* jsonBody
+        const updated = yield* Posts.update(caller, path.id, body ?? {}).pipe(dieOnStorage)
+        return toPostView(updated.record, { scheduledAtSent: updated.scheduledAtSent })
+      }))
+    .handle("delete", ({ path }) =>
+      Effect.gen(function*() {
+        const caller = yield* callerOf("write")
+        const removed = yield* Posts.remove(caller, path.id).pipe(dieOnStorage)
+        return { id: removed.post.id, post_id: removed.post.id, deleted: true as const }
+      }))
+    .handleRaw("schedule", ({ path }) =>
+      Effect.gen(function*() {
+        const caller = yield* callerOf("write")
+        const body = yield* jsonBody
+        return toPostView(yield* Posts.schedule(caller, path.id, body).pipe(dieOnStorage))
+      })))

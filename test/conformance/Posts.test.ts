@@ -1,0 +1,340 @@
+/**
+ * The posts endpoints over real HTTP (a `herald serve` child process), on SQLite and (where one
+ * answers) Postgres: shapes, the round-trip (clone) rule, the raw-body rules, errors with their
+ * statuses, posting limits with Retry-After, the circuit breaker, and the OpenAPI document.
+ */
+import * as CircuitBreaker from "@herald/core/CircuitBreaker"
+import { OrganizationId } from "@herald/core/Ids"
+import { createHash } from "node:crypto"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { probePostgres } from "../../packages/adapters/test/support/TestDatabases.js"
+import { insertAccounts } from "../support/AccountFixtures.js"
+import * as HeraldServer from "../support/HeraldServer.js"
+import { validate } from "../support/JsonSchema.js"
+
+const pg = await probePostgres
+if (!pg.available) console.warn(`[skip] Posts conformance on Postgres skipped: ${pg.reason}`)
+
+/** A response body, read loosely: the tests assert on its parts with `expect`. */
+type Data = Readonly<Record<string, unknown>> & {
+  readonly id: string
+  readonly content: string
+  readonly posts: ReadonlyArray<Data>
+  readonly pagination: Readonly<Record<string, unknown>>
+  readonly destinations: ReadonlyArray<unknown>
+}
+interface ErrorBody {
+  readonly code: string
+  readonly message: string
+  readonly retryable: boolean
+  readonly details: Readonly<Record<string, unknown>>
+}
+interface Json {
+  readonly data: Data
+  readonly error: ErrorBody
+}
+type Doc = {
+  readonly paths: Record<string, Record<string, {
+    readonly responses: Record<string, { readonly content: Record<string, { readonly schema: unknown }> }>
+  }>>
+}
+
+const future = (minutes: number) => new Date(Date.now() + minutes * 60_000).toISOString()
+
+/** Every top-level field of POST /posts, which a post must return under the same name. */
+const requestFields = [
+  "content",
+  "account_ids",
+  "scheduled_for",
+  "timezone",
+  "platform_content",
+  "media_ids",
+  "campaign_id",
+  "draft",
+  "request_approval",
+  "use_queue",
+  "idempotency_key",
+  "threadPosts"
+]
+
+describe.each([
+  { label: "sqlite", postgres: false, skip: false },
+  { label: "postgres", postgres: true, skip: !pg.available }
+])("posts on $label", ({ postgres, skip }) => {
+  let server: HeraldServer.HeraldServer
+  let doc: Doc
+  let x: number
+  let linkedin: number
+  let youtube: number
+
+  beforeAll(async () => {
+    if (skip) return
+    server = await HeraldServer.start({
+      postgres,
+      env: { HERALD_RATE_LIMIT_PER_MINUTE: "100000", HERALD_RATE_LIMIT_PER_HOUR: "100000" }
+    })
+    const accounts = await server.withStore(insertAccounts(server.orgId, [
+      { platform: "x", name: "posts_x" },
+      { platform: "linkedin", name: "posts_li" },
+      { platform: "youtube", name: "posts_yt" }
+    ]))
+    ;[x, linkedin, youtube] = accounts.map((a) => a.id)
+    doc = (await server.request("GET", "/api/v1/openapi.json", { key: null })).json as Doc
+  }, 120_000)
+  afterAll(async () => {
+    await server?.stop()
+  })
+
+  const post = (body: unknown, key?: string) => server.request("POST", "/api/v1/posts", { body, ...(key ? { key } : {}) })
+
+  const conforms = (path: string, method: string, res: HeraldServer.Response) => {
+    const response = doc.paths[path]?.[method]?.responses[String(res.status)]
+    expect(response, `${method} ${path} documents ${res.status}`).toBeDefined()
+    expect(validate(doc, response!.content["application/json"]!.schema, res.json)).toEqual([])
+  }
+
+  it.skipIf(skip)("a draft: 201 with status draft, post_id and next_steps; no accounts needed", async () => {
+    const res = await post({ content: "an idea", draft: true })
+    expect(res.status, res.text).toBe(201)
+    const data = (res.json as Json).data
+    expect(data).toMatchObject({ status: "draft", draft: true, account_ids: [], platform_content: {}, destinations: [] })
+    expect(data.post_id).toBe(data.id)
+    expect(data.next_steps).toContain("/schedule")
+    conforms("/api/v1/posts", "post", res)
+  })
+
+  it.skipIf(skip)("a scheduled post: the full post with destinations and inline metrics; GET returns the same", async () => {
+    const at = future(120)
+    const res = await post({ content: "launch day", account_ids: [x, linkedin], scheduled_for: at, timezone: "Europe/Paris" })
+    expect(res.status, res.text).toBe(201)
+    const data = (res.json as Json).data
+    expect(data).toMatchObject({ status: "scheduled", scheduled_for: at, timezone: "Europe/Paris", account_ids: [x, linkedin] })
+    expect(data.destinations).toHaveLength(2)
+    expect(data.destinations[0]).toMatchObject({
+      account_id: x,
+      account_name: "posts_x",
+      platform: "x",
+      status: "queued",
+      platform_post_id: null,
+      platform_post_url: null,
+      published_at: null,
+      error: null,
+      attempts: 0,
+      views: 0,
+      likes: 0,
+      comments: 0,
+      shares: 0,
+      impressions: 0,
+      saves: 0,
+      clicks: 0
+    })
+    const got = await server.request("GET", `/api/v1/posts/${data.id}`)
+    expect(got.status).toBe(200)
+    expect((got.json as Json).data).toEqual(data)
+    conforms("/api/v1/posts/{id}", "get", got)
+    const results = await server.request("GET", `/api/v1/posts/${data.id}/results`)
+    expect((results.json as Json).data).toMatchObject({
+      post_id: data.id,
+      status: "scheduled",
+      summary: { total: 2, queued: 2, publishing: 0, published: 0, failed: 0 }
+    })
+    conforms("/api/v1/posts/{id}/results", "get", results)
+  })
+
+  it.skipIf(skip)("round trip: every request field comes back under its name, and a fetched post sent back clones it", async () => {
+    const body = {
+      content: "clone me",
+      account_ids: [youtube, x],
+      scheduled_for: future(300),
+      timezone: "America/New_York",
+      platform_content: {
+        youtube: { content: "description", settings: { title: "A title", privacyStatus: "unlisted" } },
+        x: { content: "for x", contentType: "text", settings: { replySettings: "following" } }
+      },
+      media_ids: [],
+      campaign_id: 7,
+      draft: false,
+      request_approval: false,
+      use_queue: false,
+      idempotency_key: "clone-1",
+      threadPosts: [{ content: "second part" }]
+    }
+    const created = await post(body)
+    expect(created.status, created.text).toBe(201)
+    const data = (created.json as Json).data
+    for (const field of requestFields) expect(data[field], field).toEqual(body[field as keyof typeof body])
+
+    const fetched = (await server.request("GET", `/api/v1/posts/${data.id}`)).json as Json
+    const clone = await post(fetched.data)
+    expect(clone.status, clone.text).toBe(201)
+    const copy = (clone.json as Json).data
+    expect(copy.id).not.toBe(data.id)
+    for (const field of requestFields) expect(copy[field], field).toEqual(data[field])
+
+    // A draft in the approval workflow clones too.
+    const draft = await post({ content: "draft clone", draft: true, request_approval: true, account_ids: [x] })
+    expect((draft.json as Json).data).toMatchObject({ draft: true, request_approval: true, approval_status: "pending" })
+    const fetchedDraft = (await server.request("GET", `/api/v1/posts/${(draft.json as Json).data.id}`)).json as Json
+    const again = await post(fetchedDraft.data)
+    expect(again.status, again.text).toBe(201)
+    expect((again.json as Json).data).toMatchObject({ status: "draft", request_approval: true, account_ids: [x] })
+
+    // scheduled_at, when sent, comes back too.
+    const alias = await post({ content: "alias", account_ids: [x], scheduled_at: future(60).replace("Z", "") })
+    expect(alias.status, alias.text).toBe(201)
+    expect((alias.json as Json).data.scheduled_at).toBe((alias.json as Json).data.scheduled_for)
+  })
+
+  it.skipIf(skip)("media field names other than media_ids are 400 invalid_field_name", async () => {
+    for (const field of ["media", "media_id", "mediaId", "attachments"]) {
+      const res = await post({ content: "pic", account_ids: [x], [field]: ["abc"] })
+      expect(res.status).toBe(400)
+      expect((res.json as Json).error).toMatchObject({ code: "invalid_field_name", retryable: false })
+      expect((res.json as Json).error.message).toContain("media_ids")
+    }
+  })
+
+  it.skipIf(skip)("multipart/form-data is 400 with the JSON shape and the upload flow", async () => {
+    const form = new FormData()
+    form.append("content", "hi")
+    const response = await fetch(`${server.baseUrl}/api/v1/posts`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${server.key}` },
+      body: form
+    })
+    expect(response.status).toBe(400)
+    const body = (await response.json()) as Json
+    expect(body.error.code).toBe("validation_error")
+    expect(body.error.message).toContain("media_ids")
+    expect(body.error.message).toContain("/media/upload")
+    expect(body.error.details.expected_content_type).toBe("application/json")
+  })
+
+  it.skipIf(skip)("validation errors over HTTP: statuses and codes", async () => {
+    const cases: ReadonlyArray<[unknown, number, string]> = [
+      [{ content: "x".repeat(281), account_ids: [x] }, 400, "content_too_long"],
+      [{ content: "a", account_ids: Array.from({ length: 26 }, (_, i) => i + 1) }, 400, "too_many_accounts"],
+      [{ content: "a", account_ids: [x], timezone: "Nowhere/City" }, 400, "invalid_timezone"],
+      [{ content: "a", account_ids: [999999] }, 400, "invalid_accounts"],
+      [{ content: "a" }, 400, "invalid_accounts"],
+      [{ content: "a", account_ids: [x], scheduled_for: "soon" }, 400, "invalid_datetime"],
+      [{ content: "a", account_ids: [x], scheduled_for: "2020-01-01T00:00:00Z" }, 400, "past_schedule_time"],
+      [{ content: "a", account_ids: [x], use_queue: true, scheduled_for: future(10) }, 400, "validation_error"],
+      [{ content: "a", account_ids: [x], use_queue: true }, 400, "validation_error"],
+      [{ content: 5, account_ids: [x] }, 400, "validation_error"],
+      [{ content: "a", account_ids: [youtube], media_ids: ["6f1c2a4e-1d2b-4c3d-8e9f-0a1b2c3d4e5f"] }, 400, "validation_error"]
+    ]
+    for (const [body, status, code] of cases) {
+      const res = await post(body)
+      expect([res.status, (res.json as Json).error?.code], JSON.stringify(body).slice(0, 80)).toEqual([status, code])
+    }
+    const tooLong = await post({ content: "x".repeat(281), account_ids: [x] })
+    expect((tooLong.json as Json).error.details).toMatchObject({ platform: "x", limit: 280, length: 281 })
+    conforms("/api/v1/posts", "post", tooLong)
+    const badJson = await server.request("POST", "/api/v1/posts", { rawBody: "{\"content\": " })
+    expect([badJson.status, (badJson.json as Json).error.code]).toEqual([400, "invalid_json"])
+  })
+
+  it.skipIf(skip)("GET /posts: filters, twitter = x, invalid values dropped, pagination", async () => {
+    const tag = `list-${Date.now()}`
+    await post({ content: `${tag} one`, account_ids: [x], scheduled_for: future(30) })
+    await post({ content: `${tag} two`, account_ids: [linkedin], scheduled_for: future(40) })
+    await post({ content: `${tag} draft`, draft: true })
+    const all = await server.request("GET", `/api/v1/posts?search=${tag}`)
+    expect(all.status).toBe(200)
+    const data = (all.json as Json).data
+    expect(data.posts.map((p) => p.content)).toEqual([`${tag} draft`, `${tag} two`, `${tag} one`])
+    expect(data.pagination).toEqual({ limit: 20, offset: 0, total: 3, has_more: false })
+    conforms("/api/v1/posts", "get", all)
+    const twitter = await server.request("GET", `/api/v1/posts?search=${tag}&platform=twitter,nope`)
+    expect((twitter.json as Json).data.posts.map((p) => p.content)).toEqual([`${tag} one`])
+    const drafts = await server.request("GET", `/api/v1/posts?search=${tag}&status=draft&status=bogus`)
+    expect((drafts.json as Json).data.posts.map((p) => p.content)).toEqual([`${tag} draft`])
+    const junk = await server.request("GET", `/api/v1/posts?search=${tag}&limit=abc&sort=nope&order=up&created_after=never&account_id=x`)
+    expect(junk.status).toBe(200)
+    expect((junk.json as Json).data.pagination.total).toBe(3)
+    const page = await server.request("GET", `/api/v1/posts?search=${tag}&limit=1&offset=1&order=asc`)
+    expect((page.json as Json).data.posts.map((p) => p.content)).toEqual([`${tag} two`])
+    expect((page.json as Json).data.pagination).toEqual({ limit: 1, offset: 1, total: 3, has_more: true })
+    const clamped = await server.request("GET", "/api/v1/posts?limit=1000")
+    expect((clamped.json as Json).data.pagination.limit).toBe(100)
+  })
+
+  it.skipIf(skip)("PATCH, DELETE, schedule: statuses and codes", async () => {
+    const scheduled = (await post({ content: "v1", account_ids: [x], scheduled_for: future(60) })).json as Json
+    const id = scheduled.data.id
+    const patched = await server.request("PATCH", `/api/v1/posts/${id}`, {
+      body: { content: "v2", scheduled_for: future(90) }
+    })
+    expect(patched.status, patched.text).toBe(200)
+    expect((patched.json as Json).data).toMatchObject({ content: "v2", status: "scheduled" })
+    conforms("/api/v1/posts/{id}", "patch", patched)
+    const conflict = await server.request("POST", `/api/v1/posts/${id}/schedule`, { body: { publish_now: true } })
+    expect([conflict.status, (conflict.json as Json).error.code]).toEqual([409, "invalid_post_status"])
+
+    const draft = ((await post({ content: "plan", draft: true, account_ids: [linkedin] })).json as Json).data
+    const soon = await server.request("POST", `/api/v1/posts/${draft.id}/schedule`, { body: { scheduled_for: future(0.5) } })
+    expect([soon.status, (soon.json as Json).error.code]).toEqual([400, "past_schedule_time"])
+    const ok = await server.request("POST", `/api/v1/posts/${draft.id}/schedule`, {
+      body: { scheduled_for: future(5), timezone: "Asia/Tokyo" }
+    })
+    expect(ok.status, ok.text).toBe(200)
+    expect((ok.json as Json).data).toMatchObject({ status: "scheduled", draft: false, timezone: "Asia/Tokyo" })
+    expect((ok.json as Json).data.destinations).toHaveLength(1)
+    conforms("/api/v1/posts/{id}/schedule", "post", ok)
+
+    const deleted = await server.request("DELETE", `/api/v1/posts/${id}`)
+    expect(deleted.status).toBe(200)
+    expect((deleted.json as Json).data).toEqual({ id, post_id: id, deleted: true })
+    expect((await server.request("GET", `/api/v1/posts/${id}`)).status).toBe(404)
+    expect((await server.request("GET", "/api/v1/posts/not-a-uuid")).status).toBe(404)
+  })
+
+  it.skipIf(skip)("scopes and restricted keys", async () => {
+    const readOnly = await server.createKey({ scopes: ["read"] })
+    const denied = await post({ content: "a", draft: true }, readOnly)
+    expect([denied.status, (denied.json as Json).error.code]).toEqual([403, "insufficient_scope"])
+    const id = ((await post({ content: "li only", account_ids: [linkedin], scheduled_for: future(30) })).json as Json).data.id
+    const restricted = await server.createKey({ accounts: [x] })
+    expect((await server.request("GET", `/api/v1/posts/${id}`, { key: restricted })).status).toBe(404)
+    const refused = await post({ content: "a", account_ids: [linkedin] }, restricted)
+    expect((refused.json as Json).error.code).toBe("invalid_accounts")
+  })
+
+  it.skipIf(skip)("posting limit: the 21st immediate publish in a minute is 429 with Retry-After and publish_mode", async () => {
+    const key = await server.createKey({ name: "limits" })
+    let last: HeraldServer.Response | undefined
+    // A minute boundary in the middle of a burst resets the window; a second burst then fills one.
+    for (let burst = 0; burst < 2 && last?.status !== 429; burst++) {
+      for (let i = 0; i <= 20; i++) {
+        last = await post({ content: `burst ${burst} ${Date.now()} ${i}`, account_ids: [linkedin] }, key)
+        if (last.status !== 201) break
+      }
+    }
+    expect(last!.status, last!.text).toBe(429)
+    const error = (last!.json as Json).error
+    expect(error).toMatchObject({ code: "post_limit_reached", retryable: true })
+    expect(error.details).toMatchObject({ limit: 20, remaining: 0, publish_mode: "immediate" })
+    expect(Number(last!.headers.get("retry-after"))).toBeGreaterThanOrEqual(1)
+    conforms("/api/v1/posts", "post", last!)
+    // Scheduled posts do not use the immediate allowance.
+    const scheduled = await post({ content: `later ${Date.now()}`, account_ids: [linkedin], scheduled_for: future(60) }, key)
+    expect(scheduled.status).toBe(201)
+  })
+
+  it.skipIf(skip)("circuit breaker: a body with 5 recorded failures is 422, not retryable; an idempotency_key gets through", async () => {
+    const body = { account_ids: [x], content: "always fails", scheduled_for: future(30) }
+    const hash = createHash("sha256").update(CircuitBreaker.canonicalJson(body), "utf8").digest("hex")
+    const org = OrganizationId.make(server.orgId)
+    for (let i = 0; i < 5; i++) await server.withStore(CircuitBreaker.recordFailure(org, hash))
+    const res = await post(body)
+    expect(res.status, res.text).toBe(422)
+    expect((res.json as Json).error).toMatchObject({
+      code: "permanent_failure_circuit_breaker",
+      retryable: false,
+      details: { circuit_breaker_open: true, content_hash: hash, fail_count: 5, threshold: 5, ttl_seconds: 21600 }
+    })
+    conforms("/api/v1/posts", "post", res)
+    expect((await post({ ...body, idempotency_key: "new" })).status).toBe(201)
+  })
+})
