@@ -7,15 +7,17 @@
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type { SocialAccount } from "./Account.js"
 import { AccountStore } from "./AccountStore.js"
 import * as ApiKey from "./ApiKey.js"
+import * as ApprovalLifecycle from "./ApprovalLifecycle.js"
 import * as CircuitBreaker from "./CircuitBreaker.js"
 import { Crypto } from "./Crypto.js"
-import { Destination, type DestinationStatus, Metrics } from "./Destination.js"
+import { Destination, Metrics } from "./Destination.js"
 import * as Dispatcher from "./Dispatcher.js"
 import { DomainError, type PersistenceError } from "./Errors.js"
 import { Event, type EventData, type EventType } from "./Event.js"
@@ -26,6 +28,7 @@ import { parseFilterPlatform, type Platform } from "./Platform.js"
 import * as PlatformRules from "./PlatformRules.js"
 import { Approval, ApprovalStatus, PlatformContent, Post, PostStatus, ThreadPost } from "./Post.js"
 import * as PostingLimits from "./PostingLimits.js"
+import * as PostLifecycle from "./PostLifecycle.js"
 import { type PostPage, type PostQuery, type PostRecord, type PostSort, PostStore } from "./PostStore.js"
 import { Transactor } from "./Transactor.js"
 import { UsageCounters } from "./UsageCounters.js"
@@ -378,22 +381,9 @@ const checkMedia = (
 // Status and events
 // ---------------------------------------------------------------------------------------------------
 
-/**
- * The reported status, derived from the destinations (the rule of the SQL store's list filter):
- * draft flag; none or all queued -> scheduled; any publishing, or queued beside settled ->
- * publishing; all published; all failed; else partially_failed.
- */
-export const statusOf = (record: PostRecord): PostStatus => {
-  if (record.post.isDraft) return "draft"
-  const ds = record.destinations
-  const count = (s: DestinationStatus) => ds.filter((d) => d.status === s).length
-  const queued = count("queued")
-  if (ds.length === 0 || queued === ds.length) return "scheduled"
-  if (count("publishing") > 0 || queued > 0) return "publishing"
-  if (count("published") === ds.length) return "published"
-  if (count("failed") === ds.length) return "failed"
-  return "partially_failed"
-}
+/** The reported status, derived from the destinations (`PostLifecycle.derivePostStatus`). */
+export const statusOf = (record: PostRecord): PostStatus =>
+  PostLifecycle.derivePostStatus({ isDraft: record.post.isDraft, destinations: record.destinations.map((d) => d.status) })
 
 const makeEvent = (organizationId: OrganizationId, type: EventType, data: EventData) =>
   Effect.gen(function*() {
@@ -761,10 +751,9 @@ const lockAndLoad = (caller: Caller, id: PostId) =>
     return found.value
   })
 
-/** A changes_requested (or already approved) draft that is edited goes back to pending review. */
+/** A changes_requested draft that is edited goes back to pending review (`ApprovalLifecycle`). */
 const resubmitted = (approval: Option.Option<Approval>): Option.Option<Approval> =>
-  Option.map(approval, (a) =>
-    a.status === "pending" || a.consumed ? a : new Approval({ status: "pending", note: a.note, consumed: false }))
+  Option.map(approval, ApprovalLifecycle.resubmitOnEdit)
 
 export type UpdateRequirements = PostStore | AccountStore | EventStore | Transactor | IdGenerator | UsageCounters
 
@@ -1028,11 +1017,11 @@ export const schedule = (
       const locked = yield* lockAndLoad(caller, existing.post.id)
       if (!locked.post.isDraft) return yield* notDraft(locked)
       const approval = locked.post.approval
-      if (Option.isSome(approval) && (approval.value.status !== "approved" || approval.value.consumed)) {
-        const state = approval.value.consumed ? "its approval was already used" : `its approval is ${approval.value.status}`
+      const spent = ApprovalLifecycle.consumeForPublish(approval)
+      if (Either.isLeft(spent) && Option.isSome(approval)) {
         return yield* DomainError.fail(
           "invalid_post_status",
-          `This draft needs an approval before it can be scheduled, and ${state}`,
+          `This draft needs an approval before it can be scheduled: ${spent.left.message}`,
           { status: "draft", approval_status: approval.value.status, approval_consumed: approval.value.consumed },
           409
         )
@@ -1044,7 +1033,7 @@ export const schedule = (
         accountIds: accounts.map((a) => a.id),
         scheduledFor,
         timezone,
-        approval: Option.map(approval, (a) => new Approval({ ...a, consumed: true })),
+        approval: Either.getOrElse(spent, () => approval),
         updatedAt: now
       })
       const destinations = yield* newDestinations(post, accounts, dueAt, now)
