@@ -135,6 +135,16 @@ for (const db of await databasesUnderTest()) {
           })
       )
 
+      it.effect("a media field inside a thread post is invalid_field_name too", () =>
+        Effect.gen(function*() {
+          const w = yield* world
+          const error = yield* domainError(
+            Posts.create(w.caller, { content: "a", account_ids: [w.accounts.x.id], threadPosts: [{ content: "b", media: [] }] })
+          )
+          expect(error.code).toBe("invalid_field_name")
+          expect(error.details?.["fields"]).toEqual(["threadPosts.0.media"])
+        }))
+
       it.effect("content_too_long names the platform, limit and length; the override is what counts", () =>
         Effect.gen(function*() {
           const w = yield* world
