@@ -8,7 +8,7 @@
  *   later attempts succeed (by the attempt number the dispatcher passes, so it holds across processes);
  * - `[sandbox:auth]`  the token was revoked (an auth failure: the account needs reconnection).
  */
-import { SocialAccount } from "@herald/core/Account"
+import type { SocialAccount } from "@herald/core/Account"
 import { AccountStore } from "@herald/core/AccountStore"
 import { Metrics } from "@herald/core/Destination"
 import { Event } from "@herald/core/Event"

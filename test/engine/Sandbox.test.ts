@@ -1,0 +1,124 @@
+/** The sandbox platform on its own: markers, post ids and URLs per platform, latency, the journal. */
+import { describe, expect, it } from "@effect/vitest"
+import * as Sandbox from "@herald/adapters/platforms/Sandbox"
+import { SocialAccount } from "@herald/core/Account"
+import { AccountId, DestinationId, OrganizationId } from "@herald/core/Ids"
+import { type Platform, platforms } from "@herald/core/Platform"
+import type { PublishRequest } from "@herald/core/Platforms"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as TestClock from "effect/TestClock"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+
+const account = (platform: Platform) =>
+  new SocialAccount({
+    id: AccountId.make(3),
+    organizationId: OrganizationId.make("00000000-0000-4000-8000-000000000001"),
+    platform,
+    platformAccountId: `sandbox-${platform}`,
+    accountName: `Sandbox ${platform}`,
+    avatarUrl: "https://sandbox.herald.invalid/a.png",
+    isActive: true,
+    connectionFlow: "direct",
+    needsReconnection: false,
+    tokenExpiresAt: Option.none(),
+    lastSuccessAt: Option.none(),
+    recentFailures: 0,
+    credentials: Option.none(),
+    createdAt: DateTime.unsafeMake(0),
+    updatedAt: DateTime.unsafeMake(0)
+  })
+
+const request = (platform: Platform, content: string, attempt?: number, thread: ReadonlyArray<string> = []): PublishRequest => ({
+  account: account(platform),
+  credentials: Redacted.make({}),
+  main: { content, media: [] },
+  contentType: Option.none(),
+  settings: {},
+  thread: thread.map((t) => ({ content: t, media: [] })),
+  destinationId: DestinationId.make("00000000-0000-4000-8000-0000000000aa"),
+  ...(attempt === undefined ? {} : { attempt })
+})
+
+const urlShapes: Record<Platform, RegExp> = {
+  x: /^https:\/\/x\.com\/sandbox_x\/status\/\d{19}$/,
+  instagram: /^https:\/\/www\.instagram\.com\/p\/[\w-]{11}\/$/,
+  facebook: /^https:\/\/www\.facebook\.com\/\d{15}\/posts\/\d{16}$/,
+  linkedin: /^https:\/\/www\.linkedin\.com\/feed\/update\/urn:li:share:\d{19}\/$/,
+  youtube: /^https:\/\/www\.youtube\.com\/watch\?v=[\w-]{11}$/,
+  tiktok: /^https:\/\/www\.tiktok\.com\/@sandbox_tiktok\/video\/\d{19}$/,
+  threads: /^https:\/\/www\.threads\.net\/@sandbox_threads\/post\/[\w-]{11}$/,
+  pinterest: /^https:\/\/www\.pinterest\.com\/pin\/\d{18}\/$/,
+  bluesky: /^https:\/\/bsky\.app\/profile\/sandbox_bluesky\.bsky\.social\/post\/[a-z2-7]{13}$/,
+  telegram: /^https:\/\/t\.me\/sandbox_telegram\/\d+$/,
+  discord: /^https:\/\/discord\.com\/channels\/\d{18}\/\d{18}\/\d{19}$/
+}
+
+describe("Sandbox platform", () => {
+  it.effect("publishes with a post id and URL shaped like each platform's own", () =>
+    Effect.gen(function*() {
+      for (const platform of platforms) {
+        const result = yield* Sandbox.make(platform).publish(request(platform, "hello"))
+        expect(result.platformPostUrl).toMatch(urlShapes[platform])
+        expect(result.platformPostId.length).toBeGreaterThan(0)
+      }
+      const bluesky = yield* Sandbox.make("bluesky").publish(request("bluesky", "hi"))
+      expect(bluesky.platformPostId).toMatch(/^at:\/\/did:plc:[a-z2-7]{24}\/app\.bsky\.feed\.post\/[a-z2-7]{13}$/)
+    }))
+
+  it.effect("markers: fail is permanent, auth is auth, flaky fails the first attempt only", () =>
+    Effect.gen(function*() {
+      const x = Sandbox.make("x")
+      const fail = yield* Effect.flip(x.publish(request("x", "no [sandbox:fail]")))
+      expect(fail.kind).toBe("permanent")
+      // A marker in a thread part counts too.
+      const auth = yield* Effect.flip(x.publish(request("x", "fine", 1, ["part [sandbox:auth]"])))
+      expect(auth.kind).toBe("auth")
+      const flaky = yield* Effect.flip(x.publish(request("x", "[sandbox:flaky]", 1)))
+      expect(flaky.kind).toBe("transient")
+      expect(flaky.retryable).toBe(true)
+      yield* x.publish(request("x", "[sandbox:flaky]", 2))
+      // Without an attempt number the sandbox remembers the destination itself.
+      const fresh = Sandbox.make("x")
+      expect((yield* Effect.flip(fresh.publish(request("x", "[sandbox:flaky]")))).kind).toBe("transient")
+      yield* fresh.publish(request("x", "[sandbox:flaky]"))
+    }))
+
+  it.effect("answers after the configured latency", () =>
+    Effect.gen(function*() {
+      const slow = Sandbox.make("telegram", { latency: "2 seconds" })
+      const fiber = yield* Effect.fork(slow.publish(request("telegram", "slow")))
+      yield* TestClock.adjust("1999 millis")
+      expect(Option.isNone(yield* Fiber.poll(fiber))).toBe(true)
+      yield* TestClock.adjust("1 millis")
+      const result = yield* Fiber.join(fiber)
+      expect(result.platformPostUrl).toMatch(urlShapes.telegram)
+    }))
+
+  it.effect("journals one line per send, with the outcome and post id", () =>
+    Effect.gen(function*() {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "herald-sandbox-"))
+      const journal = path.join(dir, "sends.jsonl")
+      const client = Sandbox.make("discord", { journal })
+      const ok = yield* client.publish(request("discord", "one", 1))
+      yield* Effect.flip(client.publish(request("discord", "[sandbox:fail]", 1)))
+      const lines = fs.readFileSync(journal, "utf8").trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>)
+      fs.rmSync(dir, { recursive: true, force: true })
+      expect(lines.map((l) => [l.outcome, l.platformPostId ?? null, l.attempt])).toEqual([
+        ["published", ok.platformPostId, 1],
+        ["failed", null, 1]
+      ])
+      expect(lines[0]!.destinationId).toBe("00000000-0000-4000-8000-0000000000aa")
+    }))
+
+  it("metrics are plausible and stable for a post", () => {
+    const a = Sandbox.fakeMetrics("123")
+    expect(Sandbox.fakeMetrics("123")).toEqual(a)
+    expect(a.impressions).toBeGreaterThanOrEqual(a.views)
+  })
+})
