@@ -298,6 +298,37 @@ describe("Dispatcher lifecycle (SQLite + sandbox)", () => {
       yield* Fiber.interrupt(fiber)
     })))
 
+  it.effect("stopping the loop waits for the publish in flight, which is recorded, not abandoned", () => {
+    let started = false
+    const slow: PlatformClient = {
+      platform: "x",
+      publish: () =>
+        Effect.sync(() => {
+          started = true
+        }).pipe(
+          Effect.zipRight(Effect.sleep("5 seconds")),
+          Effect.as({ platformPostId: "42", platformPostUrl: "https://x.com/i/status/42" })
+        )
+    }
+    return provide(
+      Effect.gen(function*() {
+        const { post } = yield* Engine.insertPost({ content: "slow one", platforms: ["x"] })
+        const fiber = yield* Effect.fork(Dispatcher.run({ ...Engine.worker, pollInterval: "1 hour" }))
+        expect(yield* Engine.eventually(Effect.sync(() => started))).toBe(true)
+        const stopping = yield* Effect.fork(Fiber.interrupt(fiber))
+        yield* Engine.settle()
+        // Still publishing: the stop waits.
+        expect(Option.isNone(yield* Fiber.poll(stopping))).toBe(true)
+        yield* TestClock.adjust("5 seconds")
+        yield* Fiber.join(stopping)
+        const [d] = (yield* Engine.findPost(post.id)).destinations
+        expect(d.status).toBe("published")
+        expect(yield* Engine.eventTypes(post.id)).toEqual(["post.publishing", "post.published"])
+      }),
+      [slow]
+    )
+  })
+
   it.effect("poke: an immediate post created while the loop sleeps starts at once", () =>
     Effect.gen(function*() {
       const fiber = yield* Effect.fork(Dispatcher.run({ ...Engine.worker, pollInterval: "1 hour" }))

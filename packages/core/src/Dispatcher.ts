@@ -17,6 +17,7 @@ import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
@@ -788,12 +789,16 @@ export const run = (options: Options) =>
     const wake = Option.match(signal, { onNone: () => Effect.never, onSome: (s) => s.take })
     while (true) {
       if (Option.isSome(signal)) yield* signal.value.clear
-      const round = yield* runOnce(options).pipe(
+      // A round runs in its own fiber that nobody interrupts: stopping the loop waits for the round
+      // in flight, so no claimed destination is abandoned to its lease (each publish is bounded by
+      // its timeout). Only a killed process leaves leases to run out.
+      const fiber = yield* Effect.forkDaemon(runOnce(options).pipe(
         Effect.map(Option.some),
         Effect.catchAllCause((cause) =>
           Effect.logError("Dispatcher: round failed", cause).pipe(Effect.as(Option.none<RoundSummary>()))
         )
-      )
+      ))
+      const round = yield* Fiber.join(fiber).pipe(Effect.onInterrupt(() => Fiber.await(fiber)))
       if (Option.isNone(round)) {
         yield* Effect.raceFirst(Effect.sleep(config.pollInterval), wake)
         continue
