@@ -9,6 +9,8 @@ export class Crypto extends Context.Tag("@herald/core/Crypto")<Crypto, {
   readonly sha256Hex: (text: string) => Effect.Effect<string>
   /** Lowercase hex HMAC-SHA256 of the UTF-8 text under the UTF-8 key. */
   readonly hmacSha256Hex: (key: string, text: string) => Effect.Effect<string>
+  /** Standard (padded) base64 HMAC-SHA256 of the UTF-8 text under the raw key bytes. */
+  readonly hmacSha256Base64: (key: Uint8Array, text: string) => Effect.Effect<string>
   /** Compares two strings in time that does not depend on where they differ. */
   readonly timingSafeEqual: (a: string, b: string) => boolean
 }>() {}

@@ -12,6 +12,8 @@ export const cryptoLayer: Layer.Layer<Crypto> = Layer.succeed(Crypto, Crypto.of(
   sha256Hex: (text) => Effect.sync(() => crypto.createHash("sha256").update(text, "utf8").digest("hex")),
   hmacSha256Hex: (key, text) =>
     Effect.sync(() => crypto.createHmac("sha256", Buffer.from(key, "utf8")).update(text, "utf8").digest("hex")),
+  hmacSha256Base64: (key, text) =>
+    Effect.sync(() => crypto.createHmac("sha256", key).update(text, "utf8").digest("base64")),
   timingSafeEqual: (a, b) => {
     const x = Buffer.from(a, "utf8")
     const y = Buffer.from(b, "utf8")

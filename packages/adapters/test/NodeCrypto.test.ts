@@ -1,0 +1,50 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Crypto } from "@herald/core/Crypto"
+import { IdGenerator } from "@herald/core/IdGenerator"
+import * as Effect from "effect/Effect"
+import * as NodeCrypto from "../src/NodeCrypto.js"
+import * as NodeIdGenerator from "../src/NodeIdGenerator.js"
+
+describe("NodeCrypto", () => {
+  it.effect("digests match published test vectors", () =>
+    Effect.gen(function*() {
+      const crypto = yield* Crypto
+      expect(yield* crypto.sha256Hex("abc")).toBe("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+      // RFC 4231 test case 2
+      expect(yield* crypto.hmacSha256Hex("Jefe", "what do ya want for nothing?")).toBe(
+        "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+      )
+      expect(yield* crypto.hmacSha256Base64(new TextEncoder().encode("Jefe"), "what do ya want for nothing?")).toBe(
+        Buffer.from("5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843", "hex").toString("base64")
+      )
+    }).pipe(Effect.provide(NodeCrypto.layer)))
+
+  it.effect("randomHex gives n random bytes as lowercase hex", () =>
+    Effect.gen(function*() {
+      const crypto = yield* Crypto
+      const a = yield* crypto.randomHex(16)
+      const b = yield* crypto.randomHex(16)
+      expect(a).toMatch(/^[0-9a-f]{32}$/)
+      expect(a).not.toBe(b)
+    }).pipe(Effect.provide(NodeCrypto.layer)))
+
+  it.effect("timingSafeEqual compares content and length", () =>
+    Effect.gen(function*() {
+      const crypto = yield* Crypto
+      expect(crypto.timingSafeEqual("sha256=abc", "sha256=abc")).toBe(true)
+      expect(crypto.timingSafeEqual("sha256=abc", "sha256=abd")).toBe(false)
+      expect(crypto.timingSafeEqual("sha256=abc", "sha256=abcd")).toBe(false)
+      expect(crypto.timingSafeEqual("", "")).toBe(true)
+    }).pipe(Effect.provide(NodeCrypto.layer)))
+})
+
+describe("NodeIdGenerator", () => {
+  it.effect("gives distinct v4 UUIDs", () =>
+    Effect.gen(function*() {
+      const ids = yield* IdGenerator
+      const a = yield* ids.uuid
+      const b = yield* ids.uuid
+      expect(a).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+      expect(a).not.toBe(b)
+    }).pipe(Effect.provide(NodeIdGenerator.layer)))
+})
