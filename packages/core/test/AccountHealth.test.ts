@@ -47,6 +47,33 @@ describe("account health", () => {
     if (firstWarning >= 0) expect(h.reasons.slice(firstWarning).every((r) => !brokenSet.has(r))).toBe(true)
   }, runs)
 
+  it.prop("reasons are exactly the applicable ones, always in the same order", [accountArb], ([a]) => {
+    const expired = a.expiresInMs !== undefined && a.expiresInMs <= 0
+    const applies = {
+      account_inactive: !a.isActive,
+      needs_reconnection: a.needsReconnection,
+      token_expired: expired,
+      token_expiring_soon: a.expiresInMs !== undefined && a.expiresInMs > 0 && a.expiresInMs <= 7 * day,
+      recent_permanent_failures: a.recentFailures >= recentFailureThreshold
+    }
+    const order = ["account_inactive", "needs_reconnection", "token_expired", "token_expiring_soon", "recent_permanent_failures"] as const
+    const h = assess(a, now)
+    expect(h.reasons).toEqual(order.filter((r) => applies[r]))
+    expect(h.status === "healthy").toBe(h.reasons.length === 0)
+  }, runs)
+
+  it("a token expiring exactly now is expired; exactly 7 days out is expiring soon; just beyond is fine", () => {
+    const at = (ms: number) => ({
+      isActive: true,
+      needsReconnection: false,
+      recentFailures: 0,
+      tokenExpiresAt: Option.some(DateTime.unsafeMake(DateTime.toEpochMillis(now) + ms))
+    })
+    expect(assess(at(0), now).reasons).toEqual(["token_expired"])
+    expect(assess(at(7 * day), now).reasons).toEqual(["token_expiring_soon"])
+    expect(assess(at(7 * day + 1), now).status).toBe("healthy")
+  })
+
   it("a healthy account has no reasons", () => {
     expect(assess({ isActive: true, needsReconnection: false, recentFailures: 0, tokenExpiresAt: Option.none() }, now))
       .toEqual({ status: "healthy", canPost: true, needsReconnection: false, reasons: [] })

@@ -47,4 +47,48 @@ describe("approval", () => {
     expect(ApprovalLifecycle.mayPublish(approval)).toBe(expected)
     expect(Either.isRight(ApprovalLifecycle.consumeForPublish(approval))).toBe(expected)
   }, runs)
+
+  type Op = "approve" | "requestChanges" | "requestChangesNoNote" | "edit" | "publish"
+  const op = fc.constantFrom<Op>("approve", "requestChanges", "requestChangesNoNote", "edit", "publish")
+
+  it.prop("over any sequence of reviews, edits and publishes, each publish spends its own approval", [fc.array(op, { maxLength: 40 })], ([ops]) => {
+    let current = Option.some(ApprovalLifecycle.request())
+    let unspentApprovals = 0
+    let publishes = 0
+    for (const o of ops) {
+      const a = Option.getOrThrow(current)
+      if (o === "approve" || o === "requestChanges" || o === "requestChangesNoNote") {
+        const next = o === "approve"
+          ? ApprovalLifecycle.approve(a, Option.none())
+          : ApprovalLifecycle.requestChanges(a, o === "requestChanges" ? "fix the link" : "  ")
+        if (Either.isRight(next)) {
+          current = Option.some(next.right)
+          if (o === "approve") unspentApprovals++
+        }
+        if (o === "requestChangesNoNote") expect(Either.isLeft(next)).toBe(true)
+      } else if (o === "edit") {
+        current = Option.some(ApprovalLifecycle.resubmitOnEdit(a))
+      } else {
+        const spent = ApprovalLifecycle.consumeForPublish(current)
+        if (Either.isRight(spent)) {
+          publishes++
+          unspentApprovals--
+          current = spent.right
+        }
+      }
+      expect(unspentApprovals).toBeGreaterThanOrEqual(0)
+      expect(ApprovalLifecycle.mayPublish(current)).toBe(unspentApprovals > 0)
+    }
+    expect(publishes).toBeLessThanOrEqual(1)
+  }, runs)
+
+  it.prop("a post sent back cannot be approved until it is edited, then it can", [fc.string({ minLength: 1 }).filter((n) => n.trim() !== "")], ([note]) => {
+    const back = Either.getOrThrow(ApprovalLifecycle.requestChanges(ApprovalLifecycle.request(), note))
+    expect(back.status).toBe("changes_requested")
+    const early = ApprovalLifecycle.approve(back, Option.none())
+    expect(Either.isLeft(early) && early.left.reason).toBe("not_pending")
+    const edited = ApprovalLifecycle.resubmitOnEdit(back)
+    expect(edited.status).toBe("pending")
+    expect(Either.isRight(ApprovalLifecycle.approve(edited, Option.none()))).toBe(true)
+  }, runs)
 })

@@ -42,6 +42,7 @@ describe("destination transitions", () => {
       expect(Either.isLeft(result)).toBe(true)
       const error = Either.getLeft(result)
       expect(error._tag === "Some" && error.value instanceof IllegalTransition).toBe(true)
+      if (error._tag === "Some") expect([error.value.from, error.value.event]).toEqual([from, e._tag])
     }
   }, runs)
 
@@ -74,6 +75,34 @@ describe("destination transitions", () => {
   it.prop("the attempt limit, or a non-retryable failure, fails for good", [fc.integer({ min: 1, max: 50 }), fc.boolean()], ([attempts, retryable]) => {
     const decision = decideAfterFailure({ attempts, retryable })
     expect(decision._tag === "Fail").toBe(!retryable || attempts >= maxAttempts)
+  }, runs)
+
+  it.prop("published is terminal whatever follows", [fc.array(event, { maxLength: 20 })], ([seq]) => {
+    let current: DestinationStatus = "published"
+    for (const e of seq) current = Either.getOrElse(transition(current, e), () => current)
+    expect(current).toBe("published")
+  }, runs)
+
+  it.prop("a destination that only ever fails transiently is claimed maxAttempts times, then fails", [fc.option(fc.integer({ min: 0, max: 600 }), { nil: undefined })], ([retryAfterSeconds]) => {
+    let current: DestinationStatus = "queued"
+    let attempts = 0
+    const waits: Array<number> = []
+    while (current !== "failed" && attempts < 100) {
+      current = Either.getOrThrow(transition(current, DestinationEvent.Claim()))
+      attempts++
+      const decision = decideAfterFailure({ attempts, retryable: true, retryAfterSeconds })
+      current = Either.getOrThrow(
+        transition(current, decision._tag === "Retry" ? DestinationEvent.FailTransient() : DestinationEvent.FailPermanent())
+      )
+      if (decision._tag === "Retry") waits.push(Duration.toSeconds(decision.delay))
+    }
+    expect(current).toBe("failed")
+    expect(attempts).toBe(maxAttempts)
+    expect(waits.length).toBe(maxAttempts - 1)
+  }, runs)
+
+  it.prop("the back-off grows with every attempt", [fc.integer({ min: 1, max: 10 })], ([n]) => {
+    expect(Duration.lessThan(retryDelay(n), retryDelay(n + 1))).toBe(true)
   }, runs)
 
   it("backs off 30 s, then 2 min", () => {

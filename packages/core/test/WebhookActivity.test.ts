@@ -16,7 +16,51 @@ describe("webhook delivery ladder", () => {
   }, runs)
 })
 
+describe("webhook delivery ladder, over whole deliveries", () => {
+  const schedule = () => {
+    const waits: Array<number> = []
+    let attempt = 1
+    for (;;) {
+      const next = WebhookActivity.nextAttemptDelay(attempt)
+      if (Option.isNone(next)) return { attempts: attempt, waits }
+      waits.push(Duration.toSeconds(next.value))
+      attempt++
+    }
+  }
+
+  it("a delivery that always fails is tried 6 times over 7 h 12 min 30 s, then dead", () => {
+    const { attempts, waits } = schedule()
+    expect(attempts).toBe(6)
+    expect(waits.reduce((x, y) => x + y, 0)).toBe(30 + 120 + 600 + 3600 + 21600)
+  })
+
+  it.prop("each wait is longer than the one before", [fc.integer({ min: 1, max: 4 })], ([n]) => {
+    const a = Option.getOrThrow(WebhookActivity.nextAttemptDelay(n))
+    const b = Option.getOrThrow(WebhookActivity.nextAttemptDelay(n + 1))
+    expect(Duration.lessThan(a, b)).toBe(true)
+  }, runs)
+})
+
+/** Runs of failed deliveries (false) of 0 to 25, separated by a success (true): runs near 20 are common. */
+const outcomesArb = fc.array(fc.integer({ min: 0, max: 25 }), { maxLength: 5 }).map((lengths) =>
+  lengths.flatMap((n, i) => [...(i > 0 ? [true] : []), ...Array<boolean>(n).fill(false)])
+)
+
 describe("webhook subscription activity", () => {
+  it.prop("over any run of outcomes: inactive exactly once 20 failures came in a row; the counter is the current run", [outcomesArb], ([outcomes]) => {
+    let a: WebhookActivity.Activity = { isActive: true, consecutiveFailures: 0 }
+    let run = 0
+    let longest = 0
+    for (const ok of outcomes) {
+      a = ok ? WebhookActivity.afterDeliverySuccess(a) : WebhookActivity.afterDeliveryFailure(a)
+      run = ok ? 0 : run + 1
+      longest = Math.max(longest, run)
+      expect(a.consecutiveFailures).toBe(run)
+      expect(a.isActive).toBe(longest < 20)
+    }
+  }, runs)
+
+
   const failures = (n: number, start = { isActive: true, consecutiveFailures: 0 }) => {
     let a = start
     for (let i = 0; i < n; i++) a = WebhookActivity.afterDeliveryFailure(a)
