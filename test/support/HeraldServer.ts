@@ -174,7 +174,7 @@ export const start = async (options: StartOptions = {}): Promise<HeraldServer> =
 
   const withStore = <A, E>(program: Effect.Effect<A, E, StoreServices>): Promise<A> =>
     Effect.runPromise(
-      Effect.scoped(program.pipe(Effect.provide(Server.services({ database, rateLimits: RateLimit.defaults }))))
+      Effect.scoped(program.pipe(Effect.provide(Server.services({ database, rateLimits: RateLimit.defaults, dataDir }))))
     )
 
   const stop = async (): Promise<number | null> => {

@@ -5,6 +5,7 @@
 import * as HttpApi from "@effect/platform/HttpApi"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { AccountsGroup } from "./groups/Accounts.js"
+import { ConnectionsGroup, OAuthCallbackGroup } from "./groups/Connections.js"
 import { HealthGroup } from "./groups/Health.js"
 import { MeGroup } from "./groups/Me.js"
 import { PostsGroup } from "./groups/Posts.js"
@@ -17,6 +18,8 @@ export class Api extends HttpApi.make("herald")
   .add(HealthGroup)
   .add(RetryGroup)
   .add(PostsGroup)
+  .add(ConnectionsGroup)
+  .add(OAuthCallbackGroup)
   .annotateContext(OpenApi.annotations({
     title: "Herald — Social Publishing Service API",
     version: "1.0.0",

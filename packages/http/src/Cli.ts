@@ -79,9 +79,11 @@ const positiveInt = (raw: string, what: string): number => {
   return n
 }
 
+const dataDir = (values: Values): string => values["data-dir"] ?? env("HERALD_DATA_DIR") ?? ".herald"
+
 const databaseConfig = (values: Values): SqlDatabase.DatabaseConfig =>
   SqlDatabase.configFrom({
-    dataDir: values["data-dir"] ?? env("HERALD_DATA_DIR") ?? ".herald",
+    dataDir: dataDir(values),
     databaseUrl: values["database-url"] ?? env("HERALD_DATABASE_URL")
   })
 
@@ -169,7 +171,7 @@ const runAdmin = <A, E>(
 ): Promise<number> =>
   Effect.runPromiseExit(
     program.pipe(
-      Effect.provide(Server.services({ database: databaseConfig(values), rateLimits: RateLimit.defaults })),
+      Effect.provide(Server.services({ database: databaseConfig(values), rateLimits: RateLimit.defaults, dataDir: dataDir(values) })),
       Effect.provide(quietLogger),
       Logger.withMinimumLogLevel(LogLevel.Warning)
     )
@@ -205,7 +207,7 @@ const serve = (values: Values): void => {
       onListening: (real) => Console.log(`Herald listening on http://${shownHost}:${real}`)
     }).pipe(Layer.provide(Worker.layerEngine({ sandbox: values.sandbox === true, worker: workerOptions(values) }))))
   }).pipe(
-    Effect.provide(Server.services({ database: databaseConfig(values), rateLimits: limits })),
+    Effect.provide(Server.services({ database: databaseConfig(values), rateLimits: limits, dataDir: dataDir(values) })),
     Effect.provide(quietLogger)
   )
   NodeRuntime.runMain(program, { disablePrettyLogger: true })
@@ -237,7 +239,12 @@ const workerOptions = (values: Values): Worker.WorkerOptions => {
 /** `herald worker`: the dispatcher alone, on the same store as the servers. */
 const worker = (values: Values): void => {
   NodeRuntime.runMain(
-    Worker.run({ database: databaseConfig(values), sandbox: values.sandbox === true, worker: workerOptions(values) })
+    Worker.run({
+      database: databaseConfig(values),
+      sandbox: values.sandbox === true,
+      worker: workerOptions(values),
+      dataDir: dataDir(values)
+    })
   )
 }
 

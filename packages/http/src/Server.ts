@@ -8,6 +8,7 @@ import * as HttpApiScalar from "@effect/platform/HttpApiScalar"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as CredentialCipher from "@herald/adapters/security/CredentialCipher"
 import * as SqlDatabase from "@herald/adapters/sql/SqlDatabase"
 import * as SqlStores from "@herald/adapters/sql/SqlStores"
 import type { Crypto } from "@herald/core/Crypto"
@@ -18,6 +19,7 @@ import { createServer } from "node:http"
 import { Api } from "./Api.js"
 import * as Auth from "./Auth.js"
 import { AccountsLive } from "./groups/Accounts.js"
+import { ConnectionsLive, OAuthCallbackLive } from "./groups/Connections.js"
 import { HealthLive, StoreProbe } from "./groups/Health.js"
 import { MeLive } from "./groups/Me.js"
 import { PostsLive } from "./groups/Posts.js"
@@ -30,7 +32,7 @@ export const openApiPath = "/api/v1/openapi.json"
 export const docsPath = "/docs"
 
 /** Every group's handlers. */
-export const handlers = Layer.mergeAll(MeLive, AccountsLive, HealthLive, RetryLive, PostsLive)
+export const handlers = Layer.mergeAll(MeLive, AccountsLive, HealthLive, RetryLive, PostsLive, ConnectionsLive, OAuthCallbackLive)
 
 export const ApiLive = HttpApiBuilder.api(Api).pipe(Layer.provide(handlers))
 
@@ -58,14 +60,22 @@ export const nodeServices: Layer.Layer<Crypto | IdGenerator> = Layer.mergeAll(
   NodeServices.idGeneratorLayer
 )
 
-/** The migrated store, every store port over it, and what the server needs beside them. */
+/**
+ * The migrated store, every store port over it, and what the server needs beside them. Platform
+ * credentials are encrypted at rest with the key from HERALD_SECRET or `{dataDir}/secret.key`.
+ */
 export const services = (options: {
   readonly database: SqlDatabase.DatabaseConfig
   readonly rateLimits: RateLimit.Limits
+  readonly dataDir?: string
 }) =>
   Layer.mergeAll(SqlStores.layer, sqlStoreProbe).pipe(
     Layer.provideMerge(SqlDatabase.layer(options.database)),
-    Layer.provideMerge(Layer.mergeAll(nodeServices, RateLimit.layer(options.rateLimits)))
+    Layer.provideMerge(Layer.mergeAll(
+      nodeServices,
+      RateLimit.layer(options.rateLimits),
+      CredentialCipher.layerFromEnv(options.dataDir ?? CredentialCipher.keyDirFor(options.database))
+    ))
   )
 
 /**

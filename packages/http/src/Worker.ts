@@ -4,11 +4,14 @@
  * are exclusive and leased, so each destination is sent at most once per attempt.
  */
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as ConnectionsConfig from "@herald/adapters/oauth/Config"
 import * as Registry from "@herald/adapters/platforms/Registry"
 import * as Sandbox from "@herald/adapters/platforms/Sandbox"
+import * as CredentialCipher from "@herald/adapters/security/CredentialCipher"
 import * as SqlDatabase from "@herald/adapters/sql/SqlDatabase"
 import * as SqlStores from "@herald/adapters/sql/SqlStores"
 import { AccountStore } from "@herald/core/AccountStore"
+import * as Connections from "@herald/core/Connections"
 import * as Dispatcher from "@herald/core/Dispatcher"
 import { DispatchStore } from "@herald/core/DispatchStore"
 import { OrganizationStore } from "@herald/core/OrganizationStore"
@@ -55,6 +58,8 @@ export const layer = (options: WorkerOptions = {}) =>
       const workerId = yield* makeWorkerId
       yield* Effect.logInfo(`Dispatcher started (worker ${workerId})`)
       yield* Effect.forkScoped(Dispatcher.run(dispatcherOptions(workerId, options)))
+      // Tokens about to expire are renewed in the background (every 5 minutes).
+      yield* Effect.forkScoped(Connections.refreshLoop())
     })
   )
 
@@ -75,7 +80,10 @@ export const sandboxOptionsFromEnv = (env: NodeJS.ProcessEnv = process.env): San
 export const layerPlatforms = (sandbox: boolean): Layer.Layer<Platforms> =>
   sandbox
     ? Registry.layerSandbox(sandboxOptionsFromEnv())
-    : Registry.layerLive().pipe(Layer.provide(FetchHttpClient.layer))
+    : Registry.layerLive(ConnectionsConfig.platformOptionsFromEnv()).pipe(Layer.provide(FetchHttpClient.layer))
+
+/** The OAuth providers configured in the environment (HERALD_<PLATFORM>_CLIENT_ID, …). */
+export const layerOAuthProviders = ConnectionsConfig.layerProviders().pipe(Layer.provide(FetchHttpClient.layer))
 
 /** `GET /health`'s lag of the oldest due destination, from the dispatch store. */
 export const layerDispatchLag = Layer.effect(
@@ -96,7 +104,12 @@ export const layerDispatchLag = Layer.effect(
  */
 export const layerEngine = (options: { readonly sandbox: boolean; readonly worker?: WorkerOptions }) =>
   layer(options.worker).pipe(
-    Layer.provideMerge(Layer.mergeAll(layerPlatforms(options.sandbox), Dispatcher.layerSignal)),
+    Layer.provideMerge(Layer.mergeAll(
+      layerPlatforms(options.sandbox),
+      Dispatcher.layerSignal,
+      layerOAuthProviders,
+      ConnectionsConfig.layerSettings()
+    )),
     Layer.merge(layerDispatchLag)
   )
 
@@ -119,14 +132,17 @@ export interface WorkerConfig {
   readonly database: SqlDatabase.DatabaseConfig
   readonly sandbox: boolean
   readonly worker?: WorkerOptions
+  /** Where the generated credentials key lives when HERALD_SECRET is not set. */
+  readonly dataDir?: string
 }
 
 /** Everything a standalone worker runs on: the migrated database, the stores, ids and platforms. */
 export const layerStandalone = (config: WorkerConfig) =>
   layer(config.worker).pipe(
     Layer.provide(Dispatcher.layerSignal),
-    Layer.provide(layerPlatforms(config.sandbox)),
+    Layer.provide(Layer.merge(layerPlatforms(config.sandbox), layerOAuthProviders)),
     Layer.provide(SqlStores.layer),
+    Layer.provide(CredentialCipher.layerFromEnv(config.dataDir ?? CredentialCipher.keyDirFor(config.database))),
     Layer.provide(NodeServices.idGeneratorLayer),
     Layer.provide(SqlDatabase.layer(config.database))
   )

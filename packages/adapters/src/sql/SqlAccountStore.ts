@@ -6,18 +6,32 @@ import * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import * as Option from "effect/Option"
+import { CredentialCipher } from "../security/CredentialCipher.js"
 import { AccountRow, DbNumber, NewAccountRow, orPersistence } from "./internal/Rows.js"
 
 const InsertedId = Schema.Array(Schema.Struct({ id: Schema.compose(DbNumber, AccountId) }))
 
 export const make = Effect.gen(function*() {
   const sql = (yield* SqlClient.SqlClient).withoutTransforms()
-  const decode = Schema.decodeUnknown(Schema.Array(AccountRow))
+  // With a cipher (optional service), the credentials column is sealed on write and opened on read.
+  const cipher = yield* Effect.serviceOption(CredentialCipher)
+  const seal = <R extends { readonly credentials: string | null }>(row: R) =>
+    Option.isNone(cipher) || row.credentials === null
+      ? Effect.succeed(row)
+      : Effect.map(cipher.value.seal(row.credentials), (credentials) => ({ ...row, credentials }))
+  const open = (rows: ReadonlyArray<Record<string, unknown>>) =>
+    Option.isNone(cipher) ? Effect.succeed(rows) : Effect.forEach(rows, (row) =>
+      typeof row.credentials === "string"
+        ? Effect.map(cipher.value.open(row.credentials), (credentials) => ({ ...row, credentials }))
+        : Effect.succeed(row))
+  const decode = (rows: ReadonlyArray<Record<string, unknown>>) =>
+    Effect.flatMap(open(rows), Schema.decodeUnknown(Schema.Array(AccountRow)))
 
   return AccountStore.of({
     insert: (account) =>
       Effect.gen(function*() {
-        const row = yield* Schema.encode(NewAccountRow)(account)
+        const row = yield* Schema.encode(NewAccountRow)(account).pipe(Effect.flatMap(seal))
         const inserted = yield* sql`INSERT INTO social_accounts ${sql.insert(row)} RETURNING id`.pipe(
           Effect.flatMap(Schema.decodeUnknown(InsertedId))
         )
@@ -25,6 +39,7 @@ export const make = Effect.gen(function*() {
       }).pipe(orPersistence("AccountStore.insert")),
     update: (account) =>
       Schema.encode(AccountRow)(account).pipe(
+        Effect.flatMap(seal),
         Effect.flatMap((row) =>
           sql`UPDATE social_accounts SET ${sql.update(row, ["id", "organization_id"])}
             WHERE id = ${account.id} AND organization_id = ${account.organizationId}`

@@ -1,0 +1,151 @@
+/**
+ * Configuration of account connections from the environment.
+ *
+ * OAuth platforms, each enabled by its client credentials (redirect URI to register with the platform:
+ * `{HERALD_PUBLIC_URL}/oauth/callback/{platform}`):
+ *   HERALD_X_CLIENT_ID, HERALD_X_CLIENT_SECRET (secret optional: a public client uses PKCE alone)
+ *   HERALD_LINKEDIN_CLIENT_ID / _SECRET, HERALD_YOUTUBE_CLIENT_ID / _SECRET,
+ *   HERALD_PINTEREST_CLIENT_ID / _SECRET, HERALD_TIKTOK_CLIENT_ID / _SECRET (the TikTok client key)
+ * Base URLs, for fakes and sandboxes: HERALD_X_AUTHORIZE_URL, HERALD_X_API_URL,
+ *   HERALD_LINKEDIN_OAUTH_URL, HERALD_LINKEDIN_API_URL, HERALD_YOUTUBE_AUTHORIZE_URL,
+ *   HERALD_YOUTUBE_TOKEN_URL, HERALD_YOUTUBE_API_URL, HERALD_PINTEREST_AUTHORIZE_URL,
+ *   HERALD_PINTEREST_API_URL, HERALD_TIKTOK_AUTHORIZE_URL, HERALD_TIKTOK_API_URL.
+ * Credential platforms' API origins: HERALD_TELEGRAM_API_URL, HERALD_DISCORD_API_URL,
+ *   HERALD_BLUESKY_SERVICE_URL.
+ * The connect state is signed with a key derived from the credential cipher's root key.
+ */
+import type * as HttpClient from "@effect/platform/HttpClient"
+import { ConnectSettings, type OAuthProvider, OAuthProviders } from "@herald/core/Connections"
+import type { OAuthPlatform } from "@herald/core/Platform"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import type * as Registry from "../platforms/Registry.js"
+import { CredentialCipher } from "../security/CredentialCipher.js"
+import * as LinkedIn from "./LinkedIn.js"
+import * as Pinterest from "./Pinterest.js"
+import * as TikTok from "./TikTok.js"
+import * as X from "./X.js"
+import * as YouTube from "./YouTube.js"
+
+type Env = Readonly<Record<string, string | undefined>>
+
+const read = (env: Env, name: string): string | undefined => {
+  const value = env[name]?.trim()
+  return value === undefined || value === "" ? undefined : value
+}
+
+const prefixOf = (platform: OAuthPlatform) => `HERALD_${platform.toUpperCase()}`
+
+const notAvailable: Partial<Record<OAuthPlatform, string>> = {
+  facebook: "Connecting facebook pages is not available in this version of Herald",
+  instagram: "Connecting instagram is not available in this version of Herald",
+  threads: "Connecting threads is not available in this version of Herald"
+}
+
+/** The providers whose client credentials are configured; for the others, what to set. */
+export const makeProviders = (
+  env: Env = process.env
+): Effect.Effect<OAuthProviders["Type"], never, HttpClient.HttpClient> =>
+  Effect.gen(function*() {
+    const built = new Map<OAuthPlatform, OAuthProvider>()
+    const missing = new Map<OAuthPlatform, string>()
+    const client = (platform: OAuthPlatform, secretOptional = false) => {
+      const prefix = prefixOf(platform)
+      const id = read(env, `${prefix}_CLIENT_ID`)
+      const secret = read(env, `${prefix}_CLIENT_SECRET`)
+      if (id === undefined || (secret === undefined && !secretOptional)) {
+        missing.set(
+          platform,
+          `Connecting ${platform} is not configured on this server: set ${prefix}_CLIENT_ID` +
+            (secretOptional ? "" : ` and ${prefix}_CLIENT_SECRET`) +
+            ` (the OAuth client of your ${platform} developer app) and HERALD_PUBLIC_URL; register ` +
+            `{HERALD_PUBLIC_URL}/oauth/callback/${platform} as its redirect URI`
+        )
+        return undefined
+      }
+      return { clientId: id, clientSecret: secret === undefined ? undefined : Redacted.make(secret) }
+    }
+    const opt = <K extends string>(key: K, name: string): { readonly [P in K]?: string } => {
+      const value = read(env, name)
+      return (value === undefined ? {} : { [key]: value }) as { readonly [P in K]?: string }
+    }
+    const x = client("x", true)
+    if (x !== undefined) {
+      built.set("x", yield* X.make({ ...x, ...opt("authorizeUrl", "HERALD_X_AUTHORIZE_URL"), ...opt("apiUrl", "HERALD_X_API_URL") }))
+    }
+    const linkedin = client("linkedin")
+    if (linkedin !== undefined) {
+      built.set("linkedin", yield* LinkedIn.make({
+        ...linkedin,
+        ...opt("oauthUrl", "HERALD_LINKEDIN_OAUTH_URL"),
+        ...opt("apiUrl", "HERALD_LINKEDIN_API_URL")
+      }))
+    }
+    const youtube = client("youtube")
+    if (youtube !== undefined) {
+      built.set("youtube", yield* YouTube.make({
+        ...youtube,
+        ...opt("authorizeUrl", "HERALD_YOUTUBE_AUTHORIZE_URL"),
+        ...opt("tokenUrl", "HERALD_YOUTUBE_TOKEN_URL"),
+        ...opt("apiUrl", "HERALD_YOUTUBE_API_URL")
+      }))
+    }
+    const pinterest = client("pinterest")
+    if (pinterest !== undefined) {
+      built.set("pinterest", yield* Pinterest.make({
+        ...pinterest,
+        ...opt("authorizeUrl", "HERALD_PINTEREST_AUTHORIZE_URL"),
+        ...opt("apiUrl", "HERALD_PINTEREST_API_URL")
+      }))
+    }
+    const tiktok = client("tiktok")
+    if (tiktok !== undefined) {
+      built.set("tiktok", yield* TikTok.make({
+        ...tiktok,
+        ...opt("authorizeUrl", "HERALD_TIKTOK_AUTHORIZE_URL"),
+        ...opt("apiUrl", "HERALD_TIKTOK_API_URL")
+      }))
+    }
+    return OAuthProviders.of({
+      get: (platform) => {
+        const provider = built.get(platform)
+        if (provider !== undefined) return Either.right(provider)
+        return Either.left(notAvailable[platform] ?? missing.get(platform) ?? `Connecting ${platform} is not configured`)
+      }
+    })
+  })
+
+export const layerProviders = (env: Env = process.env): Layer.Layer<OAuthProviders, never, HttpClient.HttpClient> =>
+  Layer.effect(OAuthProviders, makeProviders(env))
+
+/** HERALD_PUBLIC_URL, and the state-signing key derived from the cipher's root key. */
+export const layerSettings = (env: Env = process.env): Layer.Layer<ConnectSettings, never, CredentialCipher> =>
+  Layer.effect(
+    ConnectSettings,
+    Effect.gen(function*() {
+      const cipher = yield* CredentialCipher
+      const stateSecret = yield* cipher.deriveSecret("connect-state/v1").pipe(Effect.orDie)
+      const publicUrl = read(env, "HERALD_PUBLIC_URL")
+      return ConnectSettings.of({
+        publicUrl: Option.fromNullable(publicUrl?.replace(/\/+$/, "")),
+        stateSecret
+      })
+    })
+  )
+
+/** The credential platforms' API origins (tests point them at fakes). */
+export const platformOptionsFromEnv = (env: Env = process.env): Registry.LiveOptions => {
+  const telegram = read(env, "HERALD_TELEGRAM_API_URL")
+  const discord = read(env, "HERALD_DISCORD_API_URL")
+  const bluesky = read(env, "HERALD_BLUESKY_SERVICE_URL")
+  return {
+    ...(telegram === undefined ? {} : { telegram: { baseUrl: telegram } }),
+    ...(discord === undefined ? {} : { discord: { baseUrl: discord } }),
+    ...(bluesky === undefined
+      ? {}
+      : { bluesky: { service: bluesky, allowInsecureService: bluesky.startsWith("http://") } })
+  }
+}
