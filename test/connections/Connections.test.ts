@@ -1,0 +1,604 @@
+/**
+ * The connection use cases over real stores (SQLite, credentials encrypted) and the platforms' loopback
+ * fakes: credential platforms connected live and publishing with what was stored, the X connect-link
+ * round trip, reconnect, disconnect, the refresh sweep, and dead tokens turning accounts broken.
+ */
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as SqlClient from "@effect/sql/SqlClient"
+import { describe, expect, it } from "@effect/vitest"
+import * as NodeCrypto from "@herald/adapters/NodeCrypto"
+import * as NodeIdGenerator from "@herald/adapters/NodeIdGenerator"
+import * as ConnectionsConfig from "@herald/adapters/oauth/Config"
+import * as Bluesky from "@herald/adapters/platforms/Bluesky"
+import * as Discord from "@herald/adapters/platforms/Discord"
+import * as Registry from "@herald/adapters/platforms/Registry"
+import * as Telegram from "@herald/adapters/platforms/Telegram"
+import * as CredentialCipher from "@herald/adapters/security/CredentialCipher"
+import * as SqlStores from "@herald/adapters/sql/SqlStores"
+import { SocialAccount } from "@herald/core/Account"
+import * as AccountHealth from "@herald/core/AccountHealth"
+import { AccountStore } from "@herald/core/AccountStore"
+import * as Connections from "@herald/core/Connections"
+import * as ConnectState from "@herald/core/ConnectState"
+import { Destination, Metrics } from "@herald/core/Destination"
+import * as Dispatcher from "@herald/core/Dispatcher"
+import { DomainError } from "@herald/core/Errors"
+import { EventStore } from "@herald/core/EventStore"
+import { DestinationId, OrganizationId, PostId } from "@herald/core/Ids"
+import { Organization } from "@herald/core/Organization"
+import { OrganizationStore } from "@herald/core/OrganizationStore"
+import { Platforms } from "@herald/core/Platforms"
+import { Post } from "@herald/core/Post"
+import { PostStore } from "@herald/core/PostStore"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as TestClock from "effect/TestClock"
+import { randomUUID } from "node:crypto"
+import * as XFake from "../../packages/adapters/test/oauth/fakes/XOAuthFake.js"
+import * as BlueskyFake from "../../packages/adapters/test/platforms/fakes/BlueskyFake.js"
+import * as DiscordFake from "../../packages/adapters/test/platforms/fakes/DiscordFake.js"
+import * as TelegramFake from "../../packages/adapters/test/platforms/fakes/TelegramFake.js"
+import { bytesOf, media, part, request } from "../../packages/adapters/test/platforms/fixtures.js"
+import * as TestDatabases from "../../packages/adapters/test/support/TestDatabases.js"
+
+const publicUrl = "https://herald.example.com"
+
+interface Fakes {
+  readonly telegram: TelegramFake.TelegramFake
+  readonly discord: DiscordFake.DiscordFake
+  readonly bluesky: BlueskyFake.BlueskyFake
+  readonly x: XFake.XOAuthFake
+}
+
+const fakes = Effect.acquireRelease(
+  Effect.promise(async (): Promise<Fakes> => ({
+    telegram: await TelegramFake.start(),
+    discord: await DiscordFake.start(),
+    bluesky: await BlueskyFake.start(),
+    x: await XFake.start()
+  })),
+  (f) =>
+    Effect.promise(() =>
+      Promise.all([f.telegram.server.close(), f.discord.server.close(), f.bluesky.close(), f.x.close()])
+    )
+)
+
+const servicesFor = (f: Fakes) => {
+  const platforms = Layer.effect(
+    Platforms,
+    Effect.map(
+      Effect.all([
+        Telegram.make({ baseUrl: f.telegram.server.url }),
+        Discord.make({ baseUrl: f.discord.server.url }),
+        Bluesky.make({ service: f.bluesky.entryway.url, allowInsecureService: true })
+      ]),
+      Registry.make
+    )
+  )
+  const providers = Layer.effect(
+    Connections.OAuthProviders,
+    ConnectionsConfig.makeProviders({
+      HERALD_X_CLIENT_ID: f.x.clientId,
+      HERALD_X_CLIENT_SECRET: f.x.clientSecret,
+      HERALD_X_AUTHORIZE_URL: `${f.x.server.url}/i/oauth2/authorize`,
+      HERALD_X_API_URL: f.x.server.url
+    })
+  )
+  const settings = Layer.succeed(Connections.ConnectSettings, {
+    publicUrl: Option.some(publicUrl),
+    stateSecret: Redacted.make("test-state-secret")
+  })
+  const stores = SqlStores.layer.pipe(
+    Layer.provide(CredentialCipher.layer({ secret: Redacted.make("test-secret"), dataDir: "/nonexistent" })),
+    Layer.provideMerge(NodeIdGenerator.layer),
+    Layer.provideMerge(TestDatabases.sqlite)
+  )
+  return Layer.mergeAll(platforms, providers, settings, NodeCrypto.layer).pipe(
+    Layer.provide(FetchHttpClient.layer),
+    Layer.provideMerge(stores),
+    Layer.orDie
+  )
+}
+
+/** Runs `body` with fresh fakes and a fresh database. */
+const withWorld = <A, E, R>(body: (f: Fakes) => Effect.Effect<A, E, R>) =>
+  Effect.scoped(
+    Effect.flatMap(fakes, (f) =>
+      body(f).pipe(Effect.provide(servicesFor(f)))
+    )
+  )
+
+const givenOrg = Effect.gen(function*() {
+  const id = OrganizationId.make(randomUUID())
+  yield* (yield* OrganizationStore).insert(
+    new Organization({
+      id,
+      name: "Herald test",
+      plan: "scale",
+      subscriptionStatus: "active",
+      trialEndsAt: Option.none(),
+      createdAt: yield* DateTime.now
+    })
+  )
+  return id
+})
+
+const eventsOf = (orgId: OrganizationId) =>
+  Effect.flatMap(EventStore, (store) => store.list(orgId)).pipe(
+    Effect.map((events) => events.map((e) => ({ type: e.type, data: e.data })))
+  )
+
+const reload = (account: SocialAccount) =>
+  Effect.flatMap(AccountStore, (store) => store.findById(account.organizationId, account.id)).pipe(
+    Effect.map(Option.getOrThrow)
+  )
+
+const storedCredentials = (account: SocialAccount): Record<string, string> =>
+  JSON.parse(Redacted.value(Option.getOrThrow(account.credentials))) as Record<string, string>
+
+const rawCredentials = (account: SocialAccount) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<{ credentials: string }>`SELECT credentials FROM social_accounts WHERE id = ${account.id}`).pipe(
+      Effect.map((rows) => rows[0]!.credentials)
+    )
+
+/** The X connect flow as a browser would run it: link, consent at X, back to the callback. */
+const connectX = (f: Fakes, orgId: OrganizationId, reconnect?: SocialAccount) =>
+  Effect.gen(function*() {
+    const link = reconnect === undefined
+      ? yield* Connections.createConnectLink({ organizationId: orgId, platform: "x" })
+      : yield* Connections.createReconnectLink({ organizationId: orgId, account: reconnect })
+    const back = new URL(f.x.authorize(link.url))
+    expect(back.origin + back.pathname).toBe(`${publicUrl}/oauth/callback/x`)
+    return yield* Connections.completeCallback({
+      platform: "x",
+      state: back.searchParams.get("state") ?? undefined,
+      code: back.searchParams.get("code") ?? undefined,
+      error: undefined,
+      errorDescription: undefined
+    })
+  })
+
+const queuedPost = (account: SocialAccount, content: string) =>
+  Effect.gen(function*() {
+    const now = yield* DateTime.now
+    const postId = PostId.make(randomUUID())
+    const post = new Post({
+      id: postId,
+      organizationId: account.organizationId,
+      createdByKey: Option.none(),
+      content,
+      accountIds: [account.id],
+      platformContent: {},
+      mediaIds: [],
+      scheduledFor: Option.none(),
+      timezone: Option.none(),
+      campaignId: Option.none(),
+      isDraft: false,
+      createdStatus: "publishing",
+      approval: Option.none(),
+      idempotencyKey: Option.none(),
+      requestHash: Option.none(),
+      threadPosts: [],
+      useQueue: false,
+      createdAt: now,
+      updatedAt: now
+    })
+    const destination = new Destination({
+      id: DestinationId.make(randomUUID()),
+      postId,
+      organizationId: account.organizationId,
+      accountId: account.id,
+      platform: account.platform,
+      accountName: account.accountName,
+      status: "queued",
+      dueAt: now,
+      attempts: 0,
+      error: Option.none(),
+      platformPostId: Option.none(),
+      platformPostUrl: Option.none(),
+      publishedAt: Option.none(),
+      failedAt: Option.none(),
+      metrics: Metrics.zero,
+      createdAt: now,
+      updatedAt: now
+    })
+    yield* (yield* PostStore).insert({ post, destinations: [destination] })
+    return postId
+  })
+
+const destinationOf = (orgId: OrganizationId, postId: PostId) =>
+  Effect.flatMap(PostStore, (store) => store.findById(orgId, postId)).pipe(
+    Effect.map((record) => Option.getOrThrow(record).destinations[0]!)
+  )
+
+const png = bytesOf(2048, 3)
+
+describe("credential platforms", () => {
+  it.effect("connect live, update in place on resubmission, and publish text, image and thread with what was stored", () =>
+    withWorld((f) =>
+      Effect.gen(function*() {
+        const orgId = yield* givenOrg
+        const telegram = yield* Connections.connectWithCredentials({
+          organizationId: orgId,
+          platform: "telegram",
+          input: { bot_token: TelegramFake.botToken, channel: "@herald_news" }
+        })
+        expect(telegram.created).toBe(true)
+        expect(telegram.account.accountName).toBe("Herald News")
+        expect(telegram.account.connectionFlow).toBe("credential")
+        const again = yield* Connections.connectWithCredentials({
+          organizationId: orgId,
+          platform: "telegram",
+          input: { bot_token: TelegramFake.botToken, channel: "https://t.me/herald_news" }
+        })
+        expect(again.created).toBe(false)
+        expect(again.account.id).toBe(telegram.account.id)
+        expect((yield* (yield* AccountStore).list(orgId)).length).toBe(1)
+
+        const discord = yield* Connections.connectWithCredentials({
+          organizationId: orgId,
+          platform: "discord",
+          input: { webhook_url: DiscordFake.webhookUrl }
+        })
+        expect(discord.account.accountName).toBe("Herald Announcements")
+        const bluesky = yield* Connections.connectWithCredentials({
+          organizationId: orgId,
+          platform: "bluesky",
+          input: { handle: "herald.bsky.social", app_password: BlueskyFake.appPassword }
+        })
+        expect(bluesky.account.platformAccountId).toBe(BlueskyFake.did)
+
+        // Encrypted at rest; the store opens it again for publishing.
+        expect(yield* rawCredentials(telegram.account)).not.toContain(TelegramFake.botToken)
+        expect(yield* rawCredentials(discord.account)).not.toContain(DiscordFake.hookToken)
+        expect(yield* rawCredentials(bluesky.account)).not.toContain(BlueskyFake.appPassword)
+
+        const platforms = yield* Platforms
+        for (const connected of [telegram.account, discord.account, bluesky.account]) {
+          const account = yield* reload(connected)
+          const client = Option.getOrThrow(platforms.get(account.platform))
+          const credentials = storedCredentials(account)
+          const text = yield* client.publish({ ...request({ platform: account.platform, credentials, main: part("hello") }), account })
+          expect(text.platformPostId).not.toBe("")
+          const image = yield* client.publish({
+            ...request({
+              platform: account.platform,
+              credentials,
+              main: part("with a picture", [media({ kind: "image", mimeType: "image/png", bytes: png, filename: "a.png" })])
+            }),
+            account
+          })
+          expect(image.platformPostId).not.toBe(text.platformPostId)
+          const thread = yield* client.publish({
+            ...request({ platform: account.platform, credentials, main: part("1/2"), thread: [part("2/2")] }),
+            account
+          })
+          expect(thread.platformPostId).not.toBe(image.platformPostId)
+        }
+        expect(f.telegram.sent.map((m) => m.method)).toEqual(["sendMessage", "sendPhoto", "sendMessage", "sendMessage"])
+        expect(f.telegram.sent[3]!.params["reply_parameters"]).toEqual({ message_id: f.telegram.sent[2]!.messageId })
+        expect(f.discord.posted.map((m) => m.content)).toEqual(["hello", "with a picture", "1/2", "2/2"])
+        expect(f.discord.posted[1]!.files).toHaveLength(1)
+        const texts = f.bluesky.records.map((r) => r.record["text"])
+        expect(texts).toEqual(["hello", "with a picture", "1/2", "2/2"])
+        expect(f.bluesky.records[3]!.record["reply"]).toBeDefined()
+
+        const events = yield* eventsOf(orgId)
+        expect(events.map((e) => [e.type, e.data["reconnected"]])).toEqual([
+          ["account.connected", false],
+          ["account.connected", true],
+          ["account.connected", false],
+          ["account.connected", false]
+        ])
+      })
+    ))
+
+  it.effect("refused credentials are 400 auth_failed with the platform's reason; missing fields are validation_error", () =>
+    withWorld(() =>
+      Effect.gen(function*() {
+        const orgId = yield* givenOrg
+        const badToken = yield* Effect.flip(Connections.connectWithCredentials({
+          organizationId: orgId,
+          platform: "telegram",
+          input: { bot_token: "7012345678:AAH3kq-Zx8vJ_9LmN0pQrStUvWxYz999999", channel: "@herald_news" }
+        }))
+        expect(badToken).toBeInstanceOf(DomainError)
+        expect(badToken).toMatchObject({ code: "auth_failed", status: 400, message: "Telegram: Unauthorized" })
+        const notAdmin = yield* Effect.flip(Connections.connectWithCredentials({
+          organizationId: orgId,
+          platform: "telegram",
+          input: { bot_token: TelegramFake.botToken, channel: "@lurkers" }
+        }))
+        expect(notAdmin).toMatchObject({ code: "auth_failed", status: 400 })
+        expect((notAdmin as DomainError).message).toContain("not an administrator")
+        const badPassword = yield* Effect.flip(Connections.connectWithCredentials({
+          organizationId: orgId,
+          platform: "bluesky",
+          input: { handle: "herald.bsky.social", app_password: "zzzz-zzzz-zzzz-zzzz" }
+        }))
+        expect(badPassword).toMatchObject({ code: "auth_failed", status: 400 })
+        expect((badPassword as DomainError).message).not.toContain("zzzz-zzzz-zzzz-zzzz")
+        const missing = yield* Effect.flip(Connections.connectWithCredentials({
+          organizationId: orgId,
+          platform: "bluesky",
+          input: { handle: "herald.bsky.social" }
+        }))
+        expect(missing).toMatchObject({ code: "validation_error" })
+        expect((yield* (yield* AccountStore).list(orgId)).length).toBe(0)
+        expect(yield* eventsOf(orgId)).toEqual([])
+      })
+    ))
+
+  it.effect("a revoked bot token found by the dispatcher turns the account broken, needing reconnection, with the event", () =>
+    withWorld((f) =>
+      Effect.gen(function*() {
+        const orgId = yield* givenOrg
+        const { account } = yield* Connections.connectWithCredentials({
+          organizationId: orgId,
+          platform: "telegram",
+          input: { bot_token: TelegramFake.botToken, channel: "@herald_news" }
+        })
+        f.telegram.revoked.add(TelegramFake.botToken)
+        const postId = yield* queuedPost(account, "after revocation")
+        yield* Dispatcher.runOnce({ workerId: "test", leaseFor: "2 minutes" })
+        const destination = yield* destinationOf(orgId, postId)
+        expect(destination.status).toBe("failed")
+        const after = yield* reload(account)
+        expect(after.needsReconnection).toBe(true)
+        const health = AccountHealth.assess(after, yield* DateTime.now)
+        expect(health).toMatchObject({ status: "broken", canPost: false, needsReconnection: true })
+        const events = yield* eventsOf(orgId)
+        expect(events.filter((e) => e.type === "account.reconnect_needed")).toHaveLength(1)
+        // Resubmitting valid credentials is how a credential platform reconnects.
+        f.telegram.revoked.clear()
+        const repaired = yield* Connections.connectWithCredentials({
+          organizationId: orgId,
+          platform: "telegram",
+          input: { bot_token: TelegramFake.botToken, channel: "@herald_news" }
+        })
+        expect(repaired.account.id).toBe(account.id)
+        expect(repaired.account.needsReconnection).toBe(false)
+      })
+    ))
+})
+
+describe("X connect link", () => {
+  it.effect("round trip: authorize URL, consent, callback, account with encrypted tokens; again updates in place", () =>
+    withWorld((f) =>
+      Effect.gen(function*() {
+        const orgId = yield* givenOrg
+        const link = yield* Connections.createConnectLink({ organizationId: orgId, platform: "x" })
+        expect(link.expiresInSeconds).toBe(600)
+        const url = new URL(link.url)
+        expect(url.searchParams.get("code_challenge_method")).toBe("S256")
+        expect(url.searchParams.get("redirect_uri")).toBe(`${publicUrl}/oauth/callback/x`)
+        expect(url.searchParams.get("scope")).toContain("offline.access")
+
+        const first = yield* connectX(f, orgId)
+        expect(first.created).toBe(true)
+        expect(first.account).toMatchObject({ platform: "x", platformAccountId: "1111", accountName: "@herald_app" })
+        expect(Option.isSome(first.account.tokenExpiresAt)).toBe(true)
+        const stored = storedCredentials(yield* reload(first.account))
+        expect(f.x.accessTokens.get(stored.access_token!)).toBe("1111")
+        const raw = yield* rawCredentials(first.account)
+        expect(raw).not.toContain(stored.access_token!)
+        expect(raw).not.toContain(stored.refresh_token!)
+
+        const second = yield* connectX(f, orgId)
+        expect(second.created).toBe(false)
+        expect(second.account.id).toBe(first.account.id)
+        expect(f.x.counts.exchanges).toBe(2)
+        const events = yield* eventsOf(orgId)
+        expect(events.map((e) => e.type)).toEqual(["account.connected", "account.connected"])
+        expect(events[0]!.data).toMatchObject({ account_id: first.account.id, platform: "x", account_name: "@herald_app" })
+      })
+    ))
+
+  it.effect("a tampered, expired or foreign state is refused before any code exchange", () =>
+    withWorld((f) =>
+      Effect.gen(function*() {
+        const orgId = yield* givenOrg
+        const link = yield* Connections.createConnectLink({ organizationId: orgId, platform: "x" })
+        const back = new URL(f.x.authorize(link.url))
+        const state = back.searchParams.get("state")!
+        const code = back.searchParams.get("code")!
+        const callback = (s: string | undefined, platform: "x" | "linkedin" = "x") =>
+          Effect.flip(Connections.completeCallback({ platform, state: s, code, error: undefined, errorDescription: undefined }))
+
+        // Another organization's id with the original signature.
+        const [payload, mac] = state.split(".") as [string, string]
+        const decoded = JSON.parse(Buffer.from(payload, "base64url").toString("utf8")) as Record<string, unknown>
+        const forged = `${Buffer.from(JSON.stringify({ ...decoded, o: randomUUID() })).toString("base64url")}.${mac}`
+        expect(yield* callback(forged)).toMatchObject({ _tag: "ConnectStateError", reason: "tampered" })
+        expect(yield* callback(undefined)).toMatchObject({ _tag: "ConnectStateError", reason: "malformed" })
+        // A state for X presented on another platform's callback.
+        expect(yield* callback(state, "linkedin")).toMatchObject({ _tag: "ConnectStateError", reason: "tampered" })
+
+        yield* TestClock.adjust("600 seconds")
+        expect(yield* callback(state)).toMatchObject({ _tag: "ConnectStateError", reason: "expired" })
+        expect(f.x.counts.exchanges).toBe(0)
+        expect((yield* (yield* AccountStore).list(orgId)).length).toBe(0)
+      })
+    ))
+
+  it.effect("a declined consent and a refused code are 400 auth_failed; an unconfigured platform is misconfig", () =>
+    withWorld((f) =>
+      Effect.gen(function*() {
+        const orgId = yield* givenOrg
+        const link = yield* Connections.createConnectLink({ organizationId: orgId, platform: "x" })
+        const state = new URL(link.url).searchParams.get("state")!
+        const declined = yield* Effect.flip(Connections.completeCallback({
+          platform: "x",
+          state,
+          code: undefined,
+          error: "access_denied",
+          errorDescription: "The user denied the request"
+        }))
+        expect(declined).toMatchObject({ code: "auth_failed", status: 400 })
+        const refused = yield* Effect.flip(Connections.completeCallback({
+          platform: "x",
+          state,
+          code: "not-a-code",
+          error: undefined,
+          errorDescription: undefined
+        }))
+        expect(refused).toMatchObject({ code: "auth_failed", status: 400 })
+        expect(f.x.counts.exchanges).toBe(1)
+        const linkedin = yield* Effect.flip(Connections.createConnectLink({ organizationId: orgId, platform: "linkedin" }))
+        expect(linkedin).toMatchObject({ code: "misconfig" })
+        expect((linkedin as DomainError).message).toContain("HERALD_LINKEDIN_CLIENT_ID")
+      })
+    ))
+})
+
+describe("reconnect and disconnect", () => {
+  it.effect("reconnect: refused while healthy or for credential accounts; repairs in place; another profile is a new account", () =>
+    withWorld((f) =>
+      Effect.gen(function*() {
+        const orgId = yield* givenOrg
+        const { account } = yield* connectX(f, orgId)
+        const healthy = yield* Effect.flip(Connections.createReconnectLink({ organizationId: orgId, account }))
+        expect(healthy).toMatchObject({ code: "validation_error", details: { reason: "reconnection_not_needed" } })
+        const telegram = yield* Connections.connectWithCredentials({
+          organizationId: orgId,
+          platform: "telegram",
+          input: { bot_token: TelegramFake.botToken, channel: "@herald_news" }
+        })
+        const credential = yield* Effect.flip(
+          Connections.createReconnectLink({ organizationId: orgId, account: telegram.account })
+        )
+        expect(credential).toMatchObject({ code: "validation_error", details: { reason: "credential_platform" } })
+
+        // The token dies (the person revoked the app); the account is marked.
+        yield* (yield* AccountStore).update(
+          new SocialAccount({
+            ...(yield* reload(account)),
+            needsReconnection: true
+          })
+        )
+        const broken = yield* reload(account)
+        const link = yield* Connections.createReconnectLink({ organizationId: orgId, account: broken })
+        expect(link).toMatchObject({ accountId: account.id, platform: "x", accountName: "@herald_app", expiresInSeconds: 600 })
+        const repaired = yield* connectX(f, orgId, broken)
+        expect(repaired.created).toBe(false)
+        expect(repaired.account.id).toBe(account.id)
+        expect((yield* reload(account)).needsReconnection).toBe(false)
+
+        // Broken again, and this time the browser is signed in to another profile: a new account.
+        yield* (yield* AccountStore).update(new SocialAccount({ ...(yield* reload(account)), needsReconnection: true }))
+        f.x.signedIn = "2222"
+        const other = yield* connectX(f, orgId, yield* reload(account))
+        expect(other.created).toBe(true)
+        expect(other.account.id).not.toBe(account.id)
+        expect(other.account.accountName).toBe("@someone_else")
+        expect((yield* reload(account)).needsReconnection).toBe(true)
+      })
+    ))
+
+  it.effect("disconnect deletes the account and its credentials with account.disconnected; its queued post fails unsent", () =>
+    withWorld((f) =>
+      Effect.gen(function*() {
+        const orgId = yield* givenOrg
+        const { account } = yield* Connections.connectWithCredentials({
+          organizationId: orgId,
+          platform: "telegram",
+          input: { bot_token: TelegramFake.botToken, channel: "@herald_news" }
+        })
+        const postId = yield* queuedPost(account, "never sent")
+        yield* Connections.disconnect(orgId, account.id)
+        expect(yield* (yield* AccountStore).findById(orgId, account.id)).toEqual(Option.none())
+        const sql = yield* SqlClient.SqlClient
+        expect(yield* sql`SELECT id FROM social_accounts WHERE id = ${account.id}`).toEqual([])
+        const again = yield* Effect.flip(Connections.disconnect(orgId, account.id))
+        expect(again).toMatchObject({ code: "not_found" })
+        const events = yield* eventsOf(orgId)
+        expect(events.at(-1)).toEqual({
+          type: "account.disconnected",
+          data: { account_id: account.id, platform: "telegram", account_name: "Herald News" }
+        })
+        const sentBefore = f.telegram.sent.length
+        yield* Dispatcher.runOnce({ workerId: "test", leaseFor: "2 minutes" })
+        const destination = yield* destinationOf(orgId, postId)
+        expect(destination.status).toBe("failed")
+        expect(Option.getOrNull(destination.error)).toContain("disconnected")
+        expect(f.telegram.sent.length).toBe(sentBefore)
+      })
+    ))
+})
+
+describe("refresh sweep", () => {
+  it.effect("renews an X token near expiry (new pair saved together); leaves fresh tokens alone", () =>
+    withWorld((f) =>
+      Effect.gen(function*() {
+        const orgId = yield* givenOrg
+        const { account } = yield* connectX(f, orgId)
+        const before = storedCredentials(yield* reload(account))
+        // Issued with 2 hours to live: nothing to do yet.
+        expect(yield* Connections.refreshExpiring()).toEqual({ refreshed: 0, dead: 0, deferred: 0, skipped: 0 })
+        yield* TestClock.adjust("95 minutes")
+        expect(yield* Connections.refreshExpiring()).toEqual({ refreshed: 1, dead: 0, deferred: 0, skipped: 0 })
+        const after = yield* reload(account)
+        const renewed = storedCredentials(after)
+        expect(renewed.refresh_token).not.toBe(before.refresh_token)
+        expect(renewed.access_token).not.toBe(before.access_token)
+        expect(f.x.refreshTokens.has(before.refresh_token!)).toBe(false)
+        expect(f.x.refreshTokens.get(renewed.refresh_token!)).toBe("1111")
+        const expiry = DateTime.toEpochMillis(Option.getOrThrow(after.tokenExpiresAt))
+        expect(expiry - DateTime.toEpochMillis(yield* DateTime.now)).toBe(7200 * 1000)
+        expect(f.x.counts.refreshes).toBe(1)
+      })
+    ))
+
+  it.effect("a refused refresh marks the account as needing reconnection and emits account.reconnect_needed once", () =>
+    withWorld((f) =>
+      Effect.gen(function*() {
+        const orgId = yield* givenOrg
+        const { account } = yield* connectX(f, orgId)
+        f.x.revoke("1111")
+        yield* TestClock.adjust("95 minutes")
+        expect(yield* Connections.refreshExpiring()).toMatchObject({ refreshed: 0, dead: 1 })
+        const after = yield* reload(account)
+        expect(after.needsReconnection).toBe(true)
+        expect(AccountHealth.assess(after, yield* DateTime.now)).toMatchObject({ status: "broken", needsReconnection: true })
+        // Already marked: the next sweep leaves it alone.
+        expect(yield* Connections.refreshExpiring()).toMatchObject({ dead: 0 })
+        const events = (yield* eventsOf(orgId)).filter((e) => e.type === "account.reconnect_needed")
+        expect(events).toHaveLength(1)
+        expect(events[0]!.data).toMatchObject({ account_id: account.id, platform: "x" })
+        expect(String(events[0]!.data["reason"])).toContain("Value passed for the token was invalid")
+      })
+    ))
+
+  it.effect("renews a Bluesky session through the client's refreshSession", () =>
+    withWorld((f) =>
+      Effect.gen(function*() {
+        const orgId = yield* givenOrg
+        const { account } = yield* Connections.connectWithCredentials({
+          organizationId: orgId,
+          platform: "bluesky",
+          input: { handle: "herald.bsky.social", app_password: BlueskyFake.appPassword }
+        })
+        const before = storedCredentials(account)
+        const now = yield* DateTime.now
+        yield* (yield* AccountStore).update(
+          new SocialAccount({
+            ...(yield* reload(account)),
+            tokenExpiresAt: Option.some(DateTime.addDuration(now, "10 minutes"))
+          })
+        )
+        const refreshesBefore = f.bluesky.counts.refreshes
+        expect(yield* Connections.refreshExpiring()).toMatchObject({ refreshed: 1 })
+        expect(f.bluesky.counts.refreshes).toBe(refreshesBefore + 1)
+        const after = storedCredentials(yield* reload(account))
+        expect(after.refresh_jwt).not.toBe(before.refresh_jwt)
+        expect(after.access_jwt).not.toBe(before.access_jwt)
+      })
+    ))
+})
+
+// Keep the state module's lifetime and the link's in step.
+it("links live 600 seconds", () => expect(ConnectState.lifetimeSeconds).toBe(600))
