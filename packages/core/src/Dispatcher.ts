@@ -676,7 +676,9 @@ const resolveExpired = (config: Resolved) =>
         onNone: () => ({ post: Option.none(), destinationCount: 1 }),
         onSome: (r) => ({ post: Option.some(r.post), destinationCount: r.destinations.length })
       })
-      const result = yield* recordWithRetry(claim, { _tag: "Unknown", message: unknownOutcomeMessage }, loaded)
+      const outcome: Outcome = { _tag: "Unknown", message: unknownOutcomeMessage }
+      const result = yield* recordWithRetry(claim, outcome, loaded)
+      yield* logOutcome(result, outcome).pipe(Effect.annotateLogs(logAnnotations(d)))
       if (result !== "lost") resolved += 1
     }
     return resolved
@@ -708,6 +710,28 @@ const claimBatch = (config: Resolved) =>
     }))
   })
 
+/** The annotations of every log line about one destination, so a post's history can be grepped by id. */
+const logAnnotations = (d: Destination) => ({
+  post_id: d.postId,
+  destination_id: d.id,
+  platform: d.platform,
+  account_id: d.accountId,
+  attempt: d.attempts
+})
+
+/** One line per recorded outcome; `error` is the message stored on the destination (clients scrub it). */
+const logOutcome = (recorded: Recorded, outcome: Outcome) => {
+  const error = outcome._tag === "Published" ? undefined : outcome.message
+  const line = recorded === "published"
+    ? Effect.logInfo("Dispatcher: published")
+    : recorded === "requeued"
+    ? Effect.logWarning("Dispatcher: publish failed, re-queued")
+    : recorded === "failed"
+    ? Effect.logWarning("Dispatcher: publish failed")
+    : Effect.logWarning("Dispatcher: claim lost before the outcome was recorded")
+  return error === undefined ? line : Effect.annotateLogs(line, "error", error)
+}
+
 const processClaim = (
   claim: Claim,
   config: Resolved,
@@ -725,15 +749,17 @@ const processClaim = (
       Effect.gen(function*() {
         const deferred = yield* Deferred.make<Recorded, unknown>()
         yield* Queue.offer(queue, [{ claim, outcome, loaded }, deferred] as const)
-        return yield* Deferred.await(deferred)
+        const recorded = yield* Deferred.await(deferred)
+        yield* logOutcome(recorded, outcome)
+        return recorded
       })
     ),
     Effect.catchAllCause((cause) =>
       Effect.logError("Dispatcher: could not record a publish outcome; its lease will resolve it", cause).pipe(
-        Effect.annotateLogs({ destination_id: claim.destination.id }),
         Effect.as("lost" as const)
       )
-    )
+    ),
+    Effect.annotateLogs(logAnnotations(claim.destination))
   )
 
 /**

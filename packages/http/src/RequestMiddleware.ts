@@ -15,10 +15,25 @@ import { IdGenerator } from "@herald/core/IdGenerator"
 import * as Cause from "effect/Cause"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import { globalValue } from "effect/GlobalValue"
 import * as Option from "effect/Option"
 import { AuthFailure, MissingCredentials, SubscriptionRequired } from "./Auth.js"
 import * as Envelope from "./Envelope.js"
 import * as ErrorCatalogue from "./ErrorCatalogue.js"
+
+/**
+ * Fields a handler adds to its request's log line (e.g. `post_id`), so that one line ties a request id
+ * to the resource it touched. The middleware gives each request a fresh map; children inherit it.
+ */
+const currentLogFields: FiberRef.FiberRef<Map<string, string> | undefined> = globalValue(
+  Symbol.for("@herald/http/RequestMiddleware/currentLogFields"),
+  () => FiberRef.unsafeMake<Map<string, string> | undefined>(undefined)
+)
+
+/** Adds `key=value` to the current request's log line (no effect outside a request). Never pass secrets. */
+export const annotateRequestLog = (key: string, value: string): Effect.Effect<void> =>
+  Effect.flatMap(FiberRef.get(currentLogFields), (fields) => Effect.sync(() => void fields?.set(key, value)))
 
 /** Seconds a 429 asks the caller to wait when it knows no window end. */
 export const defaultRetryAfterSeconds = 30
@@ -133,8 +148,10 @@ export const make = Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
       const now = yield* DateTime.now
       const meta: Envelope.Meta = { request_id: requestId, timestamp: DateTime.formatIso(now) }
+      const logFields = new Map<string, string>()
       const response = yield* app.pipe(
         Effect.locally(Envelope.currentMeta, meta),
+        Effect.locally(currentLogFields, logFields),
         Effect.catchAllCause((cause) => {
           if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
           const outcome = classify(cause)
@@ -146,7 +163,10 @@ export const make = Effect.gen(function*() {
       // The path only: a query string is the caller's business, and never needed to trace a request.
       const path = request.url.split("?")[0]
       yield* Effect.logInfo(`${request.method} ${path} ${response.status}`).pipe(
-        Effect.annotateLogs("duration_ms", DateTime.toEpochMillis(end) - DateTime.toEpochMillis(now))
+        Effect.annotateLogs({
+          ...Object.fromEntries(logFields),
+          duration_ms: DateTime.toEpochMillis(end) - DateTime.toEpochMillis(now)
+        })
       )
       return HttpServerResponse.setHeader(response, "x-request-id", requestId)
     }).pipe(Effect.annotateLogs("request_id", requestId))
