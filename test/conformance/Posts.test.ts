@@ -334,6 +334,10 @@ describe.each([
       retryable: false,
       details: { circuit_breaker_open: true, content_hash: hash, fail_count: 5, threshold: 5, ttl_seconds: 21600 }
     })
+    // Errors, Circuit breaker: exactly these keys in details.
+    expect(Object.keys((res.json as Json).error.details).sort()).toEqual(
+      ["circuit_breaker_open", "content_hash", "fail_count", "hint", "threshold", "ttl_seconds"]
+    )
     conforms("/api/v1/posts", "post", res)
     expect((await post({ ...body, idempotency_key: "new" })).status).toBe(201)
   })

@@ -57,10 +57,13 @@ export const draftNextSteps =
   "The draft is saved and will not publish. Edit it with PATCH /posts/{id}; publish it with " +
   "POST /posts/{id}/schedule and either scheduled_for (at least 1 minute ahead) or publish_now: true."
 
-export const multipartMessage =
-  "POST /posts takes a JSON body (Content-Type: application/json), not multipart/form-data. Upload files " +
+/** The guidance for a form body (`multipart/form-data` or urlencoded) sent to `endpoint`. */
+export const formBodyMessage = (endpoint: string, contentType: string): string =>
+  `${endpoint} takes a JSON body (Content-Type: application/json), not ${contentType}. Upload files ` +
   "first (POST /media/upload, or POST /media/upload-from-url), then send their ids: " +
   "{\"content\": \"Hello\", \"account_ids\": [1], \"media_ids\": [\"<media uuid>\"]}."
+
+export const multipartMessage = formBodyMessage("POST /posts", "multipart/form-data")
 
 // ---------------------------------------------------------------------------------------------------
 // Who is calling
@@ -194,7 +197,9 @@ export const decodeBody = <A, I>(schema: Schema.Schema<A, I>, raw: unknown): Eff
   )
 
 const invalid = (path: string, message: string): DomainError =>
-  DomainError.of("validation_error", `${path}: ${message}`, { validation_errors: [{ path, message }] })
+  DomainError.of("validation_error", path === "" ? message : `${path}: ${message}`, {
+    validation_errors: [{ path, message }]
+  })
 
 const isObject = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 

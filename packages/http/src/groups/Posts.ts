@@ -23,6 +23,7 @@ import * as Schema from "effect/Schema"
 import * as ApiGroup from "../ApiGroup.js"
 import * as Auth from "../Auth.js"
 import * as Envelope from "../Envelope.js"
+import * as RequestMiddleware from "../RequestMiddleware.js"
 import { DestinationView, toDestinationView } from "./Retry.js"
 
 // ---------------------------------------------------------------------------------------------------
@@ -61,7 +62,10 @@ export const PostView = Schema.Struct({
   destinations: Schema.Array(DestinationView),
   created_at: Schema.String,
   updated_at: Schema.String,
-  next_steps: Schema.optional(Schema.String.annotations({ description: "On a draft just created" }))
+  next_steps: Schema.optional(Schema.String.annotations({ description: "On a draft just created" })),
+  publish_now: Schema.optional(Schema.Boolean.annotations({
+    description: "Only in the answer to POST /posts/{id}/schedule, when the request sent it (echoed as sent)"
+  }))
 }).annotations({ identifier: "Post" })
 export type PostView = typeof PostView.Type
 
@@ -70,7 +74,7 @@ const iso = (t: Option.Option<DateTime.Utc>): string | null =>
 
 export const toPostView = (
   record: PostRecord,
-  extra: { readonly scheduledAtSent?: boolean; readonly nextSteps?: string } = {}
+  extra: { readonly scheduledAtSent?: boolean; readonly nextSteps?: string; readonly publishNow?: boolean } = {}
 ): PostView => {
   const post = record.post
   const scheduledFor = iso(post.scheduledFor)
@@ -107,7 +111,8 @@ export const toPostView = (
     destinations: record.destinations.map(toDestinationView),
     created_at: DateTime.formatIso(post.createdAt),
     updated_at: DateTime.formatIso(post.updatedAt),
-    ...(extra.nextSteps === undefined ? {} : { next_steps: extra.nextSteps })
+    ...(extra.nextSteps === undefined ? {} : { next_steps: extra.nextSteps }),
+    ...(extra.publishNow === undefined ? {} : { publish_now: extra.publishNow })
   }
 }
 
@@ -234,12 +239,13 @@ const formContentTypes = ["multipart/form-data", "application/x-www-form-urlenco
  * The parsed JSON body (undefined when there is none). Form bodies get 400 `validation_error` with the
  * JSON shape and the upload-then-media_ids flow; malformed JSON gets 400 `invalid_json`.
  */
-const jsonBody = Effect.gen(function*() {
+const jsonBody = (endpoint: string) => Effect.gen(function*() {
   const request = yield* HttpServerRequest.HttpServerRequest
   const contentType = (request.headers["content-type"] ?? "").toLowerCase()
   if (formContentTypes.some((t) => contentType.includes(t))) {
-    return yield* DomainError.fail("validation_error", Posts.multipartMessage, {
-      content_type: contentType.split(";")[0]?.trim() ?? contentType,
+    const mediaType = contentType.split(";")[0]?.trim() ?? contentType
+    return yield* DomainError.fail("validation_error", Posts.formBodyMessage(endpoint, mediaType), {
+      content_type: mediaType,
       expected_content_type: "application/json",
       example: { content: "Hello", account_ids: [1], media_ids: ["<media uuid>"] },
       media_flow: "Upload with POST /media/upload (or /media/upload-from-url), then list the ids in media_ids"
@@ -255,6 +261,13 @@ const jsonBody = Effect.gen(function*() {
     return yield* DomainError.fail("invalid_json", "The request body is not valid JSON")
   }
 })
+
+/** The post id on the request's log line. */
+const logPost = (record: PostRecord) => RequestMiddleware.annotateRequestLog("post_id", record.post.id)
+
+/** The value of a top-level field of a JSON object body, when there is one. */
+const fieldOf = (body: unknown, field: string): unknown =>
+  typeof body === "object" && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>)[field] : undefined
 
 const callerOf = (scope: "read" | "write") => Effect.map(Auth.requireScope(scope), ({ key }) => ({ key }))
 
@@ -297,8 +310,9 @@ export const PostsLive = HttpApiBuilder.group(ApiGroup.apiOf(PostsGroup), "posts
     .handleRaw("create", () =>
       Effect.gen(function*() {
         const caller = yield* callerOf("write")
-        const body = yield* jsonBody
+        const body = yield* jsonBody("POST /posts")
         const created = yield* Posts.create(caller, body).pipe(dieOnStorage)
+        yield* logPost(created.record)
         return toPostView(created.record, {
           scheduledAtSent: created.scheduledAtSent,
           ...(created.record.post.isDraft ? { nextSteps: Posts.draftNextSteps } : {})
@@ -307,29 +321,43 @@ export const PostsLive = HttpApiBuilder.group(ApiGroup.apiOf(PostsGroup), "posts
     .handle("get", ({ path }) =>
       Effect.gen(function*() {
         const caller = yield* callerOf("read")
-        return toPostView(yield* Posts.get(caller, path.id).pipe(dieOnStorage))
+        const record = yield* Posts.get(caller, path.id).pipe(dieOnStorage)
+        yield* logPost(record)
+        return toPostView(record)
       }))
     .handle("results", ({ path }) =>
       Effect.gen(function*() {
         const caller = yield* callerOf("read")
-        return resultsOf(yield* Posts.get(caller, path.id).pipe(dieOnStorage))
+        const record = yield* Posts.get(caller, path.id).pipe(dieOnStorage)
+        yield* logPost(record)
+        return resultsOf(record)
       }))
     .handleRaw("update", ({ path }) =>
       Effect.gen(function*() {
         const caller = yield* callerOf("write")
-        const body = yield* jsonBody
+        const body = yield* jsonBody("PATCH /posts/{id}")
         const updated = yield* Posts.update(caller, path.id, body ?? {}).pipe(dieOnStorage)
+        yield* logPost(updated.record)
         return toPostView(updated.record, { scheduledAtSent: updated.scheduledAtSent })
       }))
     .handle("delete", ({ path }) =>
       Effect.gen(function*() {
         const caller = yield* callerOf("write")
         const removed = yield* Posts.remove(caller, path.id).pipe(dieOnStorage)
+        yield* logPost(removed)
         return { id: removed.post.id, post_id: removed.post.id, deleted: true as const }
       }))
     .handleRaw("schedule", ({ path }) =>
       Effect.gen(function*() {
         const caller = yield* callerOf("write")
-        const body = yield* jsonBody
-        return toPostView(yield* Posts.schedule(caller, path.id, body).pipe(dieOnStorage))
+        const body = yield* jsonBody("POST /posts/{id}/schedule")
+        const record = yield* Posts.schedule(caller, path.id, body).pipe(dieOnStorage)
+        yield* logPost(record)
+        // Round trip: the request's fields come back under their names (the alias and publish_now too).
+        const scheduledAt = fieldOf(body, "scheduled_at")
+        const publishNow = fieldOf(body, "publish_now")
+        return toPostView(record, {
+          scheduledAtSent: scheduledAt !== undefined && scheduledAt !== null,
+          ...(typeof publishNow === "boolean" ? { publishNow } : {})
+        })
       })))

@@ -26,6 +26,7 @@ import * as Schema from "effect/Schema"
 import * as ApiGroup from "../ApiGroup.js"
 import * as Auth from "../Auth.js"
 import * as Envelope from "../Envelope.js"
+import * as RequestMiddleware from "../RequestMiddleware.js"
 
 // ---------------------------------------------------------------------------------------------------
 // Wire shapes
@@ -87,6 +88,9 @@ export const RetryPayload = Schema.Struct({
 
 export const RetryResult = Schema.Struct({
   post_id: Schema.String,
+  account_ids: Schema.NullOr(Schema.Array(Schema.Int)).annotations({
+    description: "The request's account_ids, as sent; null when omitted (every failed destination)"
+  }),
   retried_count: Schema.Int,
   destinations: Schema.Array(DestinationView).annotations({ description: "The destinations re-queued" }),
   next_step: Schema.String
@@ -107,7 +111,18 @@ export const RetryFailedPayload = Schema.Struct({
 }).annotations({ identifier: "RetryFailedRequest" })
 type RetryFailedPayload = typeof RetryFailedPayload.Type
 
+/** The request's filters, echoed under their names (each only when sent). */
+const RetryFailedEcho = {
+  post_ids: Schema.optional(Schema.Array(Schema.String)),
+  account_id: Schema.optional(Schema.Int),
+  platform: Schema.optional(Schema.String),
+  failed_after: Schema.optional(Schema.String),
+  failed_before: Schema.optional(Schema.String),
+  max_attempts: Schema.optional(Schema.Int)
+}
+
 export const RetryFailedResult = Schema.Struct({
+  ...RetryFailedEcho,
   retried_count: Schema.Int.annotations({ description: "Destinations re-queued, over every post" }),
   post_count: Schema.Int.annotations({ description: "Posts with at least one destination re-queued" }),
   posts: Schema.Array(Schema.Struct({
@@ -238,8 +253,10 @@ export const RetryLive = HttpApiBuilder.group(ApiGroup.apiOf(RetryGroup), "retry
           accountIds,
           visibleAccountIds: Option.getOrUndefined(visible)
         }).pipe(Effect.catchTag("PersistenceError", Effect.die))
+        yield* RequestMiddleware.annotateRequestLog("post_id", result.record.post.id)
         const out: RetryResult = {
           post_id: result.record.post.id,
+          account_ids: body.account_ids ?? null,
           retried_count: result.retried.length,
           destinations: result.retried.map(toDestinationView),
           next_step: Retries.nextStep
@@ -256,6 +273,7 @@ export const RetryLive = HttpApiBuilder.group(ApiGroup.apiOf(RetryGroup), "retry
           Effect.catchTag("PersistenceError", Effect.die)
         )
         const out: RetryFailedResult = {
+          ...body,
           retried_count: result.retriedCount,
           post_count: result.posts.length,
           posts: result.posts.map((p) => ({
