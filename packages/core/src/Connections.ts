@@ -430,15 +430,11 @@ const sameCredentials = (a: SocialAccount, b: SocialAccount): boolean =>
  * with every refresh and retires the old one, so the pair is saved together). Everything is re-read
  * inside the transaction: when another process renewed the account meanwhile, its result stands.
  */
-const refreshOne = (account: SocialAccount, refresher: Refresher) =>
+const refreshOne = (account: SocialAccount, stored: Readonly<Record<string, string>>, refresher: Refresher) =>
   Effect.gen(function*() {
-    const credentials = Option.getOrUndefined(account.credentials)
-    if (credentials === undefined) return "deferred" as const
-    const parsed = Either.try(() => JSON.parse(Redacted.value(credentials)) as Record<string, string>)
-    if (Either.isLeft(parsed)) return "deferred" as const
     // An OAuth grant without a refresh token (LinkedIn outside its partner program) cannot be renewed.
-    if (isOAuthPlatform(account.platform) && (parsed.right["refresh_token"] ?? "") === "") return "skipped" as const
-    const outcome = yield* Effect.either(refresher(Redacted.make(parsed.right)))
+    if (isOAuthPlatform(account.platform) && (stored["refresh_token"] ?? "") === "") return "skipped" as const
+    const outcome = yield* Effect.either(refresher(Redacted.make(stored)))
     const transient = Either.isLeft(outcome) &&
       (outcome.left.kind === "transient" || outcome.left.kind === "rate_limit")
     if (transient) {
@@ -474,8 +470,27 @@ const refreshOne = (account: SocialAccount, refresher: Refresher) =>
     }).pipe((self) => Effect.flatMap(Transactor, (tx) => tx.withTransaction(self)))
   })
 
+const parseCredentials = (account: SocialAccount): Readonly<Record<string, string>> | undefined => {
+  const credentials = Option.getOrUndefined(account.credentials)
+  if (credentials === undefined) return undefined
+  const parsed = Either.try(() => JSON.parse(Redacted.value(credentials)) as unknown)
+  return Either.isRight(parsed) && typeof parsed.right === "object" && parsed.right !== null
+    ? parsed.right as Record<string, string>
+    : undefined
+}
+
 /**
- * The refresh sweep: every active account whose token expires within `window` (default 30 min), on a
+ * When the account's token wants renewing: the access token's expiry that OAuth adapters keep in the
+ * credentials (`expires_at`, epoch ms), else the account's `tokenExpiresAt`.
+ */
+const dueAt = (account: SocialAccount, stored: Readonly<Record<string, string>>): DateTime.Utc | undefined => {
+  const millis = Number(stored["expires_at"])
+  if (stored["expires_at"] !== undefined && Number.isFinite(millis)) return DateTime.unsafeMake(millis)
+  return Option.getOrUndefined(account.tokenExpiresAt)
+}
+
+/**
+ * The refresh sweep: every active account whose token (see `dueAt`) expires within `window` (default 30 min), on a
  * platform whose client or OAuth provider can refresh, is renewed. A refused refresh marks the account
  * as needing reconnection and emits `account.reconnect_needed`; an unreachable platform is tried again
  * next time. Providers and platforms are optional services: what is not configured is skipped.
@@ -491,12 +506,14 @@ export const refreshExpiring = (options: { readonly window?: Duration.DurationIn
     const summary = { refreshed: 0, dead: 0, deferred: 0, skipped: 0 }
     for (const org of organizations) {
       for (const account of yield* store.list(org.id)) {
-        if (!account.isActive || account.needsReconnection || Option.isNone(account.credentials)) continue
-        const expiry = Option.getOrUndefined(account.tokenExpiresAt)
-        if (expiry === undefined || DateTime.greaterThan(expiry, horizon)) continue
+        if (!account.isActive || account.needsReconnection) continue
+        const stored = parseCredentials(account)
+        if (stored === undefined) continue
+        const due = dueAt(account, stored)
+        if (due === undefined || DateTime.greaterThan(due, horizon)) continue
         const refresher = refresherFor(account.platform, providers, platforms)
         if (refresher === undefined) continue
-        summary[yield* refreshOne(account, refresher)] += 1
+        summary[yield* refreshOne(account, stored, refresher)] += 1
       }
     }
     return summary satisfies RefreshSummary

@@ -40,8 +40,10 @@ export interface TokenSet {
   readonly accessToken: string
   readonly refreshToken: string | undefined
   readonly scope: string | undefined
-  /** From `expires_in`; none when the platform gave no lifetime. */
+  /** Of the access token, from `expires_in`; none when the platform gave no lifetime. */
   readonly expiresAt: Option.Option<DateTime.Utc>
+  /** Of the refresh token, from `refresh_token_expires_in` (Pinterest, LinkedIn) or `refresh_expires_in` (TikTok). */
+  readonly refreshExpiresAt: Option.Option<DateTime.Utc>
   /** The whole response body, for platform-specific fields (`open_id`, `user_id`, …). */
   readonly raw: unknown
 }
@@ -102,15 +104,19 @@ export const requestToken = (
       // Some platforms answer 200 with an error body.
       return yield* classify(request.label, { ...response, status: 400 }, secrets)
     }
-    const expiresIn = numberField(response.body, "expires_in") ?? Number(stringField(response.body, "expires_in"))
     const now = yield* DateTime.now
+    const after = (field: string): Option.Option<DateTime.Utc> => {
+      const seconds = numberField(response.body, field) ?? Number(stringField(response.body, field))
+      return Number.isFinite(seconds) && seconds > 0
+        ? Option.some(DateTime.addDuration(now, `${Math.floor(seconds)} seconds`))
+        : Option.none()
+    }
     return {
       accessToken,
       refreshToken: stringField(response.body, "refresh_token"),
       scope: stringField(response.body, "scope"),
-      expiresAt: Number.isFinite(expiresIn) && expiresIn > 0
-        ? Option.some(DateTime.addDuration(now, `${Math.floor(expiresIn)} seconds`))
-        : Option.none(),
+      expiresAt: after("expires_in"),
+      refreshExpiresAt: Option.orElse(after("refresh_token_expires_in"), () => after("refresh_expires_in")),
       raw: response.body
     } satisfies TokenSet
   })
@@ -137,7 +143,10 @@ export const getJson = (
     return response.body
   })
 
-/** The stored credentials of an OAuth account: the token pair plus what the platform adds. */
+/**
+ * The stored credentials of an OAuth account: the token pair, the access token's expiry as epoch
+ * milliseconds in `expires_at` (what the refresh sweep schedules by), plus what the platform adds.
+ */
 export const credentialsOf = (
   tokens: TokenSet,
   extra: Readonly<Record<string, string | undefined>> = {}
@@ -145,9 +154,19 @@ export const credentialsOf = (
   const out: Record<string, string> = { access_token: tokens.accessToken }
   if (tokens.refreshToken !== undefined) out.refresh_token = tokens.refreshToken
   if (tokens.scope !== undefined) out.scope = tokens.scope
+  if (Option.isSome(tokens.expiresAt)) out.expires_at = String(DateTime.toEpochMillis(tokens.expiresAt.value))
   for (const [key, value] of Object.entries(extra)) if (value !== undefined) out[key] = value
   return out
 }
+
+/**
+ * When the connection stops working without the person: with a refresh token, when that expires
+ * (none when it does not); without one, when the access token does. This is the account's
+ * `tokenExpiresAt`, which its health reports; a short-lived access token that is renewed in the
+ * background is not a reason to warn.
+ */
+export const connectionExpiry = (tokens: TokenSet): Option.Option<DateTime.Utc> =>
+  tokens.refreshToken === undefined ? tokens.expiresAt : tokens.refreshExpiresAt
 
 /** Stored credentials without a refresh token cannot be renewed. */
 export const requireRefreshToken = (

@@ -59,7 +59,7 @@ export const make = (spec: Spec, client: OAuth2.Client): Effect.Effect<OAuthProv
       accountName: user.name,
       avatarUrl: user.avatar,
       credentials: OAuth2.credentialsOf(tokens, { user_id: user.id, ...user.extra }),
-      tokenExpiresAt: tokens.expiresAt
+      tokenExpiresAt: OAuth2.connectionExpiry(tokens)
     })
 
     const provider: OAuthProvider = {
@@ -97,13 +97,15 @@ export const make = (spec: Spec, client: OAuth2.Client): Effect.Effect<OAuthProv
           const kept: Record<string, string> = { ...stored }
           delete kept.access_token
           delete kept.scope
+          delete kept.expires_at
           const credentialsOut = { ...kept, ...OAuth2.credentialsOf(tokens) }
+          const renewed: OAuth2.TokenSet = { ...tokens, refreshToken: credentialsOut.refresh_token }
           return {
             platformAccountId: stored["user_id"] ?? "",
             accountName: "",
             avatarUrl: "",
             credentials: credentialsOut,
-            tokenExpiresAt: tokens.expiresAt
+            tokenExpiresAt: OAuth2.connectionExpiry(renewed)
           } satisfies ConnectedIdentity
         })
     }

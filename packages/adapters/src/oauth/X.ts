@@ -52,7 +52,7 @@ export const make = (options: Options): Effect.Effect<OAuthProvider, never, Http
         accountName: `@${user.username}`,
         avatarUrl: user.avatar,
         credentials: OAuth2.credentialsOf(tokens, { user_id: user.id, username: user.username }),
-        tokenExpiresAt: tokens.expiresAt
+        tokenExpiresAt: OAuth2.connectionExpiry(tokens)
       }) satisfies ConnectedIdentity
 
     return {

@@ -49,7 +49,9 @@ describe("X OAuth provider", () => {
       expect(identity.platformAccountId).toBe("1111")
       expect(identity.accountName).toBe("@herald_app")
       expect(identity.avatarUrl).toBe("https://pbs.twimg.com/herald.png")
-      expect(Option.isSome(identity.tokenExpiresAt)).toBe(true)
+      // offline.access: the refresh token does not expire, so neither does the connection.
+      expect(identity.tokenExpiresAt).toEqual(Option.none())
+      expect(identity.credentials.expires_at).toBe(String(7200 * 1000)) // TestClock starts at 0
       expect(f.accessTokens.get(identity.credentials.access_token!)).toBe("1111")
       expect(f.refreshTokens.get(identity.credentials.refresh_token!)).toBe("1111")
       const form = f.server.requests.find((r) => r.path === "/2/oauth2/token")!.form!
