@@ -1,6 +1,6 @@
 /**
  * The approval axis of a draft: `pending -> approved | changes_requested`. An edit of a post whose
- * changes were requested resubmits it (`pending` again). One approval authorizes exactly one publish:
+ * changes were requested, or whose approval is unspent, resubmits it (`pending` again). One approval authorizes exactly one publish:
  * scheduling consumes it, and a consumed approval authorizes nothing more.
  */
 import * as Data from "effect/Data"
@@ -29,9 +29,13 @@ export const requestChanges = (approval: Approval, note: string): Either.Either<
     : Either.left(new ApprovalError({ reason: "not_pending", message: `the post is ${approval.status}, not pending` }))
 }
 
-/** An edit resubmits a post whose changes were requested; other states are left as they are. */
+/**
+ * An edit resubmits the post for review: a post whose changes were requested goes back to `pending`,
+ * and so does an approved one whose approval is not yet spent, since the approval was for the content
+ * as it was. A pending post stays pending; a spent approval (already scheduled) is left as it is.
+ */
 export const resubmitOnEdit = (approval: Approval): Approval =>
-  approval.status === "changes_requested"
+  approval.status === "changes_requested" || (approval.status === "approved" && !approval.consumed)
     ? new Approval({ status: "pending", note: Option.none(), consumed: false })
     : approval
 

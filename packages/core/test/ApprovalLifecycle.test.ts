@@ -26,10 +26,11 @@ describe("approval", () => {
     if (Either.isRight(result)) expect(result.right.note).toEqual(Option.some(note))
   }, runs)
 
-  it.prop("an edit resubmits a post with changes requested, and leaves the others alone", [approvalArb], ([a]) => {
+  it.prop("an edit resubmits a post with changes requested or an unspent approval, and leaves the others alone", [approvalArb], ([a]) => {
     const after = ApprovalLifecycle.resubmitOnEdit(a)
-    if (a.status === "changes_requested") expect(after.status).toBe("pending")
-    else expect(after).toBe(a)
+    if (a.status === "changes_requested" || (a.status === "approved" && !a.consumed)) {
+      expect([after.status, after.consumed]).toEqual(["pending", false])
+    } else expect(after).toBe(a)
   }, runs)
 
   it.prop("one approval authorizes exactly one publish", [fc.option(fc.string(), { nil: undefined })], ([note]) => {
@@ -67,6 +68,8 @@ describe("approval", () => {
         }
         if (o === "requestChangesNoNote") expect(Either.isLeft(next)).toBe(true)
       } else if (o === "edit") {
+        // The approval was for the content before the edit: an unspent one is withdrawn.
+        if (a.status === "approved" && !a.consumed) unspentApprovals--
         current = Option.some(ApprovalLifecycle.resubmitOnEdit(a))
       } else {
         const spent = ApprovalLifecycle.consumeForPublish(current)
