@@ -136,6 +136,18 @@ describe("Dispatcher lifecycle (SQLite + sandbox)", () => {
       expect(yield* CircuitBreaker.failureCount((yield* Engine.TestOrg).id, "hash-1")).toBe(1)
     })))
 
+  it.effect("a post whose destinations all fail permanently counts once for the circuit breaker", () =>
+    provide(Effect.gen(function*() {
+      const { post } = yield* Engine.insertPost({
+        content: "rejected everywhere [sandbox:fail]",
+        platforms: ["threads", "x", "telegram"],
+        requestHash: "hash-many"
+      })
+      expect(yield* Engine.runOnce).toMatchObject({ claimed: 3, failed: 3 })
+      expect((yield* Engine.findPost(post.id)).destinations.map((d) => d.status)).toEqual(["failed", "failed", "failed"])
+      expect(yield* CircuitBreaker.failureCount((yield* Engine.TestOrg).id, "hash-many")).toBe(1)
+    })))
+
   it.effect("auth: failed, account needs reconnection, account.reconnect_needed once", () =>
     provide(Effect.gen(function*() {
       const { post } = yield* Engine.insertPost({ content: "revoked [sandbox:auth]", platforms: ["bluesky"] })

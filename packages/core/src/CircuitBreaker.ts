@@ -7,8 +7,9 @@
  *   depth, no whitespace), so key order and spacing do not matter but any change of any field does
  *   (an `idempotency_key` included). The hash is kept on the post (`Post.requestHash`).
  * - Failures are counted per organization and hash in `UsageCounters`, in hourly buckets under the key
- *   `breaker:<organization id>:<hash>` (`window`). The engine records one failure (`recordFailure`)
- *   each time a destination of a post carrying the hash ends `failed`.
+ *   `breaker:<organization id>:<hash>` (`window`). A failure is a post (one request) with a destination
+ *   that failed permanently: the engine records it once per post (`recordPostFailure`), however many of
+ *   the post's destinations fail, so one post to five accounts does not open the breaker alone.
  * - The breaker is open when the current hour's bucket and the 5 before it hold 5 or more failures:
  *   a failure counts for between 5 and 6 hours, so the breaker never stays open longer than the
  *   announced `ttl_seconds` (21600).
@@ -16,7 +17,7 @@
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import { DomainError, type PersistenceError } from "./Errors.js"
-import type { OrganizationId } from "./Ids.js"
+import type { OrganizationId, PostId } from "./Ids.js"
 import { UsageCounters } from "./UsageCounters.js"
 
 export const threshold = 5
@@ -114,3 +115,17 @@ export const check = (
 ): Effect.Effect<void, DomainError | PersistenceError, UsageCounters> =>
   Effect.flatMap(failureCount(organizationId, hash), (failures) =>
     isOpen(failures) ? Effect.fail(openError(hash, failures)) : Effect.void)
+
+/** Records the failure of the post's request once, however many of its destinations fail. */
+export const recordPostFailure = (post: {
+  readonly id: PostId
+  readonly organizationId: OrganizationId
+  readonly requestHash: string
+  readonly createdAt: DateTime.Utc
+}): Effect.Effect<void, PersistenceError, UsageCounters> =>
+  Effect.gen(function*() {
+    const counters = yield* UsageCounters
+    // One fixed window per post, so every later failure of it finds the first one's mark.
+    const seen = yield* counters.increment(`breaker:counted:${post.id}`, DateTime.add(post.createdAt, { days: 7 }), 1)
+    if (seen === 1) yield* recordFailure(post.organizationId, post.requestHash)
+  })

@@ -598,7 +598,7 @@ const updateAccount = (d: Destination, outcome: Outcome, now: DateTime.Utc, befo
 const countForBreaker = (post: Post) =>
   Option.match(post.requestHash, {
     onNone: () => Effect.void,
-    onSome: (hash) => CircuitBreaker.recordFailure(post.organizationId, hash)
+    onSome: (requestHash) => CircuitBreaker.recordPostFailure({ ...post, requestHash })
   })
 
 /**
