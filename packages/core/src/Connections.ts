@@ -452,6 +452,8 @@ const refreshOne = (account: SocialAccount, stored: Readonly<Record<string, stri
             ...current.value,
             credentials: credentialsOf(outcome.right),
             tokenExpiresAt: outcome.right.tokenExpiresAt,
+            // A token that just renewed is alive, whatever a racing sweep concluded.
+            needsReconnection: false,
             updatedAt: now
           })
         )
