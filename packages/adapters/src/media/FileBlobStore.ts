@@ -1,0 +1,217 @@
+/**
+ * The `BlobStore` port on the local filesystem: one file per key under a directory.
+ *
+ * `put` streams into a temporary file beside the target (same directory, so the final rename is
+ * atomic), counting bytes as they arrive; the chunk that would take the count past `maxBytes` is never
+ * written, the stream is not pulled further and the temporary file is removed. A completed file is
+ * fsynced, then renamed into place, so a reader sees either the whole blob or none.
+ */
+import * as NodeStream from "@effect/platform-node/NodeStream"
+import { BlobStore, BlobTooLarge } from "@herald/core/BlobStore"
+import { PersistenceError } from "@herald/core/Errors"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import { randomBytes } from "node:crypto"
+import { createReadStream } from "node:fs"
+import * as Fs from "node:fs/promises"
+import * as Path from "node:path"
+
+export interface Options {
+  /** Where blobs live; created if missing. */
+  readonly directory: string
+  /** Base of the URLs platforms fetch blobs from, e.g. `https://media.example.com/blobs`. */
+  readonly publicBaseUrl?: string
+}
+
+/** A key the store refuses: empty, absolute, with `..`, `.`-prefixed or unusual segments, or NUL. */
+export class InvalidBlobKey extends Data.TaggedError("InvalidBlobKey")<{ readonly reason: string }> {
+  override get message() {
+    return `invalid blob key: ${this.reason}`
+  }
+}
+
+export const maxKeyLength = 512
+
+const segmentPattern = /^[A-Za-z0-9_-][A-Za-z0-9._-]*$/
+
+/**
+ * Keys are `/`-separated segments of letters, digits, `.`, `_` and `-`. A segment may not start with
+ * `.` (which rules out `.` and `..`, and keeps keys apart from the store's `.tmp-*` files). Anything
+ * else (absolute paths, backslashes, NUL, empty segments) is refused.
+ */
+export const validateKey = (key: string): InvalidBlobKey | undefined => {
+  if (key.length === 0) return new InvalidBlobKey({ reason: "empty" })
+  if (key.length > maxKeyLength) return new InvalidBlobKey({ reason: `longer than ${maxKeyLength} characters` })
+  if (key.includes("\0")) return new InvalidBlobKey({ reason: "contains NUL" })
+  if (key.startsWith("/") || Path.isAbsolute(key)) return new InvalidBlobKey({ reason: "absolute path" })
+  for (const segment of key.split("/")) {
+    if (segment === "..") return new InvalidBlobKey({ reason: "contains .." })
+    if (!segmentPattern.test(segment)) return new InvalidBlobKey({ reason: "unexpected segment or character" })
+  }
+  return undefined
+}
+
+const persistence = (message: string) => (cause: unknown) => new PersistenceError({ message, cause })
+
+const isNotFound = (cause: unknown): boolean =>
+  typeof cause === "object" && cause !== null && "code" in cause && cause.code === "ENOENT"
+
+/** Writes all of `bytes` (a file write may in principle be partial). */
+const writeAll = async (handle: Fs.FileHandle, bytes: Uint8Array): Promise<void> => {
+  let offset = 0
+  while (offset < bytes.length) {
+    const { bytesWritten } = await handle.write(bytes, offset, bytes.length - offset)
+    offset += bytesWritten
+  }
+}
+
+/** Makes a rename durable; some filesystems cannot fsync a directory, which is not an error here. */
+const syncDirectory = async (directory: string): Promise<void> => {
+  let handle: Fs.FileHandle | undefined
+  try {
+    handle = await Fs.open(directory, "r")
+    await handle.sync()
+  } catch {
+    // best effort
+  } finally {
+    await handle?.close().catch(() => undefined)
+  }
+}
+
+export const make = (options: Options): Effect.Effect<BlobStore["Type"], PersistenceError> =>
+  Effect.gen(function*() {
+    const root = Path.resolve(options.directory)
+    yield* Effect.tryPromise({
+      try: () => Fs.mkdir(root, { recursive: true }),
+      catch: persistence("blob store: cannot create its directory")
+    })
+    const base = options.publicBaseUrl?.replace(/\/+$/, "")
+
+    const resolve = (key: string): Effect.Effect<string, PersistenceError> => {
+      const invalid = validateKey(key)
+      if (invalid !== undefined) return Effect.fail(new PersistenceError({ message: invalid.message, cause: invalid }))
+      const path = Path.resolve(root, key)
+      // Defence in depth: the validated key cannot leave the root, and this would notice if it did.
+      if (!path.startsWith(root + Path.sep)) {
+        const cause = new InvalidBlobKey({ reason: "outside the store" })
+        return Effect.fail(new PersistenceError({ message: cause.message, cause }))
+      }
+      return Effect.succeed(path)
+    }
+
+    const put = <E>(
+      key: string,
+      bytes: Stream.Stream<Uint8Array, E>,
+      maxBytes: number
+    ): Effect.Effect<{ readonly size: number }, E | BlobTooLarge | PersistenceError> =>
+      Effect.gen(function*() {
+        const target = yield* resolve(key)
+        const directory = Path.dirname(target)
+        const temporary = Path.join(directory, `.tmp-${randomBytes(12).toString("hex")}`)
+        yield* Effect.tryPromise({
+          try: () => Fs.mkdir(directory, { recursive: true }),
+          catch: persistence("blob store: cannot create a directory")
+        })
+        const write = Effect.acquireUseRelease(
+          Effect.tryPromise({
+            try: () => Fs.open(temporary, "wx"),
+            catch: persistence("blob store: cannot create a file")
+          }),
+          (handle) =>
+            Effect.gen(function*() {
+              let size = 0
+              yield* Stream.runForEach(bytes, (chunk): Effect.Effect<void, BlobTooLarge | PersistenceError> => {
+                if (size + chunk.length > maxBytes) return Effect.fail(new BlobTooLarge({ maxBytes }))
+                size += chunk.length
+                return Effect.tryPromise({
+                  try: () => writeAll(handle, chunk),
+                  catch: persistence("blob store: write failed")
+                })
+              })
+              yield* Effect.tryPromise({ try: () => handle.sync(), catch: persistence("blob store: write failed") })
+              return size
+            }),
+          (handle) => Effect.promise(() => handle.close().catch(() => undefined))
+        )
+        const size = yield* write.pipe(
+          Effect.tap(() =>
+            Effect.tryPromise({
+              try: () => Fs.rename(temporary, target),
+              catch: persistence("blob store: cannot move the file into place")
+            })
+          ),
+          Effect.onExit((exit) =>
+            Exit.isSuccess(exit)
+              ? Effect.promise(() => syncDirectory(directory))
+              : Effect.promise(() => Fs.rm(temporary, { force: true }).catch(() => undefined))
+          )
+        )
+        return { size }
+      }).pipe(Effect.withSpan("FileBlobStore.put"))
+
+    const get = (key: string): Stream.Stream<Uint8Array, PersistenceError> =>
+      Stream.unwrap(Effect.map(
+        resolve(key),
+        (path) => NodeStream.fromReadable(() => createReadStream(path), persistence("blob store: read failed"))
+      ))
+
+    const head = (key: string, n: number): Effect.Effect<Uint8Array, PersistenceError> =>
+      Effect.gen(function*() {
+        const path = yield* resolve(key)
+        if (!(n > 0)) return new Uint8Array(0)
+        return yield* Effect.acquireUseRelease(
+          Effect.tryPromise({ try: () => Fs.open(path, "r"), catch: persistence("blob store: read failed") }),
+          (handle) =>
+            Effect.tryPromise({
+              try: async () => {
+                const { size } = await handle.stat()
+                const buffer = new Uint8Array(Math.min(Math.floor(n), size))
+                let filled = 0
+                while (filled < buffer.length) {
+                  const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, filled)
+                  if (bytesRead === 0) break
+                  filled += bytesRead
+                }
+                return filled === buffer.length ? buffer : buffer.subarray(0, filled)
+              },
+              catch: persistence("blob store: read failed")
+            }),
+          (handle) => Effect.promise(() => handle.close().catch(() => undefined))
+        )
+      })
+
+    const exists = (key: string): Effect.Effect<boolean, PersistenceError> =>
+      Effect.flatMap(resolve(key), (path) =>
+        Effect.tryPromise({
+          try: () =>
+            Fs.stat(path).then(
+              (stat) => stat.isFile(),
+              (cause: unknown) => {
+                if (isNotFound(cause)) return false
+                throw cause
+              }
+            ),
+          catch: persistence("blob store: stat failed")
+        }))
+
+    const remove = (key: string): Effect.Effect<void, PersistenceError> =>
+      Effect.flatMap(resolve(key), (path) =>
+        Effect.tryPromise({
+          try: () => Fs.rm(path, { force: true }),
+          catch: persistence("blob store: delete failed")
+        }))
+
+    const publicUrl = (key: string): Option.Option<string> =>
+      base === undefined || validateKey(key) !== undefined
+        ? Option.none()
+        : Option.some(`${base}/${key.split("/").map(encodeURIComponent).join("/")}`)
+
+    return BlobStore.of({ put, get, head, exists, delete: remove, publicUrl })
+  })
+
+export const layer = (options: Options): Layer.Layer<BlobStore, PersistenceError> =>
+  Layer.effect(BlobStore, make(options))
