@@ -7,7 +7,7 @@ import * as Dispatcher from "@herald/core/Dispatcher"
 import type { PostId } from "@herald/core/Ids"
 import * as Posts from "@herald/core/Posts"
 import type { Crypto } from "@herald/core/Crypto"
-import * as NodeServices from "@herald/http/internal/NodeServices"
+import * as NodeCrypto from "@herald/adapters/NodeCrypto"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -19,7 +19,7 @@ import * as Engine from "./EngineHarness.js"
 const provide = <A, E>(self: Effect.Effect<A, E, Engine.EngineServices | Dispatcher.DispatchSignal | Crypto>) =>
   Effect.provide(
     self,
-    Layer.mergeAll(Engine.layer(), NodeServices.cryptoLayer, Dispatcher.layerSignal)
+    Layer.mergeAll(Engine.layer(), NodeCrypto.layer, Dispatcher.layerSignal)
   )
 
 const caller = Effect.map(Engine.TestOrg, (org) => ({ key: apiKey(org.id) }))

@@ -14,7 +14,8 @@ import type { AccountId } from "@herald/core/Ids"
 import { OrganizationStore } from "@herald/core/OrganizationStore"
 import type { Platform } from "@herald/core/Platform"
 import type * as Posts from "@herald/core/Posts"
-import * as NodeServices from "@herald/http/internal/NodeServices"
+import * as NodeCrypto from "@herald/adapters/NodeCrypto"
+import * as NodeIdGenerator from "@herald/adapters/NodeIdGenerator"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -27,7 +28,7 @@ export type Services = SqlStores.Stores | SqlClient.SqlClient | IdGenerator | Cr
 
 export const servicesOn = (database: TestDatabaseLayer): Layer.Layer<Services, unknown> =>
   SqlStores.layer.pipe(
-    Layer.provideMerge(Layer.mergeAll(NodeServices.idGeneratorLayer, NodeServices.cryptoLayer)),
+    Layer.provideMerge(Layer.mergeAll(NodeIdGenerator.layer, NodeCrypto.layer)),
     Layer.provideMerge(database)
   )
 

@@ -8,6 +8,8 @@ import * as HttpApiScalar from "@effect/platform/HttpApiScalar"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as NodeCrypto from "@herald/adapters/NodeCrypto"
+import * as NodeIdGenerator from "@herald/adapters/NodeIdGenerator"
 import * as CredentialCipher from "@herald/adapters/security/CredentialCipher"
 import * as SqlDatabase from "@herald/adapters/sql/SqlDatabase"
 import * as SqlStores from "@herald/adapters/sql/SqlStores"
@@ -24,7 +26,6 @@ import { HealthLive, StoreProbe } from "./groups/Health.js"
 import { MeLive } from "./groups/Me.js"
 import { PostsLive } from "./groups/Posts.js"
 import { RetryLive } from "./groups/Retry.js"
-import * as NodeServices from "./internal/NodeServices.js"
 import * as RateLimit from "./RateLimit.js"
 import * as RequestMiddleware from "./RequestMiddleware.js"
 
@@ -56,8 +57,8 @@ export const sqlStoreProbe: Layer.Layer<StoreProbe, never, SqlClient.SqlClient> 
 
 /** Node's crypto and random UUIDs. */
 export const nodeServices: Layer.Layer<Crypto | IdGenerator> = Layer.mergeAll(
-  NodeServices.cryptoLayer,
-  NodeServices.idGeneratorLayer
+  NodeCrypto.layer,
+  NodeIdGenerator.layer
 )
 
 /**

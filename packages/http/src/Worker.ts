@@ -4,6 +4,7 @@
  * are exclusive and leased, so each destination is sent at most once per attempt.
  */
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as NodeIdGenerator from "@herald/adapters/NodeIdGenerator"
 import * as ConnectionsConfig from "@herald/adapters/oauth/Config"
 import * as Registry from "@herald/adapters/platforms/Registry"
 import * as Sandbox from "@herald/adapters/platforms/Sandbox"
@@ -22,7 +23,6 @@ import * as Layer from "effect/Layer"
 import * as crypto from "node:crypto"
 import * as os from "node:os"
 import { DispatchLag } from "./groups/Health.js"
-import * as NodeServices from "./internal/NodeServices.js"
 
 export interface WorkerOptions {
   /** Destinations claimed per round (default 50). */
@@ -143,7 +143,7 @@ export const layerStandalone = (config: WorkerConfig) =>
     Layer.provide(Layer.merge(layerPlatforms(config.sandbox), layerOAuthProviders)),
     Layer.provide(SqlStores.layer),
     Layer.provide(CredentialCipher.layerFromEnv(config.dataDir ?? CredentialCipher.keyDirFor(config.database))),
-    Layer.provide(NodeServices.idGeneratorLayer),
+    Layer.provide(NodeIdGenerator.layer),
     Layer.provide(SqlDatabase.layer(config.database))
   )
 
