@@ -106,6 +106,9 @@ export const headers = (input: SignInput): Effect.Effect<DeliveryHeaders, never,
     }
   })
 
+/** The headers of one delivery attempt (`headers` under the name the deliverer may prefer). */
+export const sign: (input: SignInput) => Effect.Effect<DeliveryHeaders, never, Crypto> = headers
+
 /** The fields of an event the payload envelope needs (an `Event`, or a test event never stored). */
 export interface PayloadEvent {
   readonly id: string

@@ -119,4 +119,9 @@ describe("WebhookSignature", () => {
         "\"data\":{\"post_id\":\"p\",\"account_id\":42}}"
     )
   })
+
+  it.effect("sign is the same header builder", () =>
+    Effect.gen(function*() {
+      expect(yield* WebhookSignature.sign(input)).toEqual(yield* WebhookSignature.headers(input))
+    }).pipe(Effect.provide(CryptoTest)))
 })

@@ -165,6 +165,30 @@ export const parseUrl = (
     return Effect.succeed({ url, hostname, port })
   })
 
+export interface UrlCheck {
+  readonly url: URL
+  /** The URL's host without IPv6 brackets. */
+  readonly hostname: string
+  readonly port: number
+  /** The checked address when the host is a literal IP; a host name still needs `resolveAndCheck`. */
+  readonly literal: ResolvedAddress | undefined
+}
+
+/**
+ * The check without I/O, for validating a URL when it is saved (webhook endpoints, media imports):
+ * parses, requires https (unless private targets or plain http are allowed) and, when the host is a
+ * literal IP in any spelling WHATWG accepts, refuses it if its range is refused. Sending must still
+ * go through `resolveAndCheck`, since a host name can resolve anywhere.
+ */
+export const checkUrl = (raw: string, options: GuardOptions): Effect.Effect<UrlCheck, AddressRefused> =>
+  Effect.flatMap(parseUrl(raw, options), ({ hostname, port, url }): Effect.Effect<UrlCheck, AddressRefused> => {
+    if (!ipaddr.isValid(hostname)) return Effect.succeed({ url, hostname, port, literal: undefined })
+    const verdict = classify(hostname, options.allowPrivate)
+    return verdict.allowed
+      ? Effect.succeed({ url, hostname, port, literal: verdict.address })
+      : Effect.fail(refuse("refused_address", `the address ${hostname} is not allowed (${verdict.range})`))
+  })
+
 /**
  * Parses the URL, requires https (unless private targets or plain http are allowed), resolves the host
  * and refuses the target if ANY address it resolves to is refused. A literal IP is checked as it is.
@@ -210,3 +234,15 @@ export const lookupFor = (target: CheckedTarget): Net.LookupFunction => (_hostna
   const pick = target.addresses.find((a) => wanted === undefined || a.family === wanted) ?? target.addresses[0]
   callback(null, pick.address, pick.family)
 }
+
+export const allowPrivateEnv = "HERALD_WEBHOOKS_ALLOW_PRIVATE"
+
+/** The operator switch: `HERALD_WEBHOOKS_ALLOW_PRIVATE=true` (case-insensitive; anything else is off). */
+export const fromEnv = (env: Readonly<Record<string, string | undefined>> = process.env): { readonly allowPrivate: boolean } => ({
+  allowPrivate: env[allowPrivateEnv]?.trim().toLowerCase() === "true"
+})
+
+/** What the server prints at start when the switch is on. */
+export const allowPrivateWarning =
+  `WARNING: ${allowPrivateEnv}=true: webhooks may target private, loopback and link-local addresses and use plain http. ` +
+  "Use this only for local development or a trusted private network; cloud metadata addresses stay refused."

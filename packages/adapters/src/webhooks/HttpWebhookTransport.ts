@@ -200,9 +200,10 @@ export const make = (options: TransportOptions): WebhookTransport["Type"] => {
 export const layer = (options: TransportOptions): Layer.Layer<WebhookTransport> =>
   Layer.succeed(WebhookTransport, make(options))
 
-/** `allowPrivate` from `HERALD_WEBHOOKS_ALLOW_PRIVATE` (default false). */
-export const allowPrivateConfig: Config.Config<boolean> = Config.boolean("HERALD_WEBHOOKS_ALLOW_PRIVATE").pipe(
-  Config.withDefault(false)
+/** `allowPrivate` from `HERALD_WEBHOOKS_ALLOW_PRIVATE`, read as `AddressGuard.fromEnv` does: only `true` turns it on. */
+export const allowPrivateConfig: Config.Config<boolean> = Config.string(AddressGuard.allowPrivateEnv).pipe(
+  Config.withDefault(""),
+  Config.map((value) => AddressGuard.fromEnv({ [AddressGuard.allowPrivateEnv]: value }).allowPrivate)
 )
 
 export const layerConfig = (

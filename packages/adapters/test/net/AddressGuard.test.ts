@@ -197,3 +197,41 @@ describe("AddressGuard.lookupFor", () => {
     ])
   })
 })
+
+describe("AddressGuard.checkUrl (no I/O)", () => {
+  it.effect("refuses literal refused addresses in every spelling and plain http; leaves host names to resolveAndCheck", () =>
+    Effect.gen(function*() {
+      for (const url of [
+        "https://127.0.0.1/h?token=s3cr3t",
+        "https://2130706433/h",
+        "https://0177.0.0.1/h",
+        "https://0x7f.1/h",
+        "https://[::ffff:127.0.0.1]/h",
+        "https://192.168.1.20/h",
+        "https://169.254.169.254/h"
+      ]) {
+        const result = yield* Effect.either(AddressGuard.checkUrl(url, { allowPrivate: false }))
+        expect(Either.isLeft(result) && result.left.reason, url).toBe("refused_address")
+        expect(Either.isLeft(result) && result.left.message, url).not.toContain("s3cr3t")
+      }
+      const http = yield* Effect.either(AddressGuard.checkUrl("http://example.com/h", { allowPrivate: false }))
+      expect(Either.isLeft(http) && http.left.reason).toBe("invalid_url")
+      const named = yield* AddressGuard.checkUrl("https://example.com:8443/h", { allowPrivate: false })
+      expect(named).toMatchObject({ hostname: "example.com", port: 8443, literal: undefined })
+      const literal = yield* AddressGuard.checkUrl("https://[::ffff:8.8.8.8]/h", { allowPrivate: false })
+      expect(literal.literal).toEqual({ address: "8.8.8.8", family: 4 })
+      const local = yield* AddressGuard.checkUrl("http://0x7f.1:9000/h", { allowPrivate: true })
+      expect(local.literal).toEqual({ address: "127.0.0.1", family: 4 })
+    }))
+})
+
+describe("AddressGuard.fromEnv", () => {
+  it("only HERALD_WEBHOOKS_ALLOW_PRIVATE=true turns the switch on", () => {
+    expect(AddressGuard.fromEnv({ HERALD_WEBHOOKS_ALLOW_PRIVATE: "true" })).toEqual({ allowPrivate: true })
+    expect(AddressGuard.fromEnv({ HERALD_WEBHOOKS_ALLOW_PRIVATE: " TRUE " })).toEqual({ allowPrivate: true })
+    for (const value of [undefined, "", "false", "1", "yes"]) {
+      expect(AddressGuard.fromEnv({ HERALD_WEBHOOKS_ALLOW_PRIVATE: value }).allowPrivate, String(value)).toBe(false)
+    }
+    expect(AddressGuard.allowPrivateWarning).toContain("HERALD_WEBHOOKS_ALLOW_PRIVATE=true")
+  })
+})

@@ -2,7 +2,7 @@
  * Real receivers on 127.0.0.1 for the transport tests: plain HTTP, and HTTPS with a self-signed
  * certificate made by the openssl command for the test run.
  */
-import { execFileSync } from "node:child_process"
+import { execFileSync, spawnSync } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Http from "node:http"
 import * as Https from "node:https"
@@ -133,6 +133,9 @@ export interface Certificate {
   readonly key: string
   readonly cert: string
 }
+
+/** Whether the openssl command is on the PATH (the HTTPS tests need it to make their certificate). */
+export const opensslAvailable: boolean = spawnSync("openssl", ["version"], { stdio: "ignore" }).status === 0
 
 /** A self-signed certificate for `receiver.test` and 127.0.0.1, valid for a day. */
 export const makeCertificate = (): Certificate => {
