@@ -2,6 +2,7 @@ import * as Migrator from "@effect/sql/Migrator"
 import * as Effect from "effect/Effect"
 import foundation from "./migrations/0001_foundation.js"
 import storeIndexes from "./migrations/0002_store_indexes.js"
+import webhooks from "./migrations/0003_webhooks.js"
 
 /** Herald's own migrations table, so an embedding host's `effect_sql_migrations` never clashes. */
 export const table = "herald_migrations"
@@ -11,7 +12,8 @@ export const table = "herald_migrations"
  */
 export const loader = Migrator.fromRecord({
   "0001_foundation": foundation,
-  "0002_store_indexes": storeIndexes
+  "0002_store_indexes": storeIndexes,
+  "0003_webhooks": webhooks
 })
 
 /** Applies pending migrations in one transaction; on Postgres concurrent runners wait on a table lock. */
