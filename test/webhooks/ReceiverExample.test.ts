@@ -10,6 +10,7 @@ import * as Clock from "effect/Clock"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
+import * as Fs from "node:fs"
 import * as Http from "node:http"
 import type * as Net from "node:net"
 import * as Receiver from "../../examples/webhook-receiver.js"
@@ -119,4 +120,10 @@ describe("examples/webhook-receiver.ts", () => {
       expect(handled[0]!.eventId).toBe(event.id)
       expect(handled[0]!.payload).toMatchObject({ event: "post.published", event_id: event.id, data: event.data })
     }))
+
+  it("docs/webhooks.md shows exactly this file's code", () => {
+    const example = Fs.readFileSync(new URL("../../examples/webhook-receiver.ts", import.meta.url), "utf8")
+    const docs = Fs.readFileSync(new URL("../../docs/webhooks.md", import.meta.url), "utf8")
+    expect(docs).toContain("```ts\n" + example + "```")
+  })
 })
