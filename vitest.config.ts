@@ -6,6 +6,6 @@ export default defineConfig({
     setupFiles: ["./vitest.setup.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    reporters: ["default"]
+    reporters: ["default", "./test/support/SummaryReporter.ts"]
   }
 })
