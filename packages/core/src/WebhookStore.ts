@@ -29,6 +29,8 @@ export interface WebhookRecord {
 export interface WebhookPatch {
   readonly url?: string
   readonly events?: ReadonlyArray<EventType>
+  /** None clears the label. */
+  readonly name?: Option.Option<string>
   readonly isActive?: boolean
   readonly updatedAt: DateTime.Utc
 }

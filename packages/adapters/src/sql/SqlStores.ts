@@ -8,15 +8,17 @@ import type { OrganizationStore } from "@herald/core/OrganizationStore"
 import type { PostStore } from "@herald/core/PostStore"
 import type { Transactor } from "@herald/core/Transactor"
 import type { UsageCounters } from "@herald/core/UsageCounters"
+import type { WebhookStore } from "@herald/core/WebhookStore"
 import * as Layer from "effect/Layer"
 import * as SqlAccountStore from "./SqlAccountStore.js"
 import * as SqlApiKeyStore from "./SqlApiKeyStore.js"
 import * as SqlDispatchStore from "./SqlDispatchStore.js"
-import * as SqlEventStore from "./SqlEventStore.js"
+import * as SqlEventFanout from "./SqlEventFanout.js"
 import * as SqlOrganizationStore from "./SqlOrganizationStore.js"
 import * as SqlPostStore from "./SqlPostStore.js"
 import * as SqlTransactor from "./SqlTransactor.js"
 import * as SqlUsageCounters from "./SqlUsageCounters.js"
+import * as SqlWebhookStore from "./SqlWebhookStore.js"
 
 /** Every store port this module implements over one SQL client. */
 export type Stores =
@@ -27,6 +29,7 @@ export type Stores =
   | DispatchStore
   | EventStore
   | UsageCounters
+  | WebhookStore
   | Transactor
 
 /**
@@ -39,7 +42,9 @@ export const layer: Layer.Layer<Stores, never, SqlClient.SqlClient | IdGenerator
   SqlAccountStore.layer,
   SqlPostStore.layer,
   SqlDispatchStore.layer,
-  SqlEventStore.layer,
+  // The event store that also creates webhook deliveries in the event's transaction.
+  SqlEventFanout.layer,
   SqlUsageCounters.layer,
+  SqlWebhookStore.layer,
   SqlTransactor.layer
 )

@@ -1,0 +1,387 @@
+/**
+ * The WebhookStore contract, with the event store's fan-out (deliveries created in the event's
+ * transaction) and the claim rules: one claimer per subscription, event order, fenced completions.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { EventType } from "@herald/core/Event"
+import { EventStore } from "@herald/core/EventStore"
+import { type OrganizationId, WebhookId } from "@herald/core/Ids"
+import { Transactor } from "@herald/core/Transactor"
+import { DeliveryAttempt, WebhookSubscription } from "@herald/core/Webhook"
+import * as WebhookActivity from "@herald/core/WebhookActivity"
+import { type ClaimedDelivery, type SubscriptionClaim, WebhookStore } from "@herald/core/WebhookStore"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import { randomUUID } from "node:crypto"
+import { at, event, givenOrganization, T0, type StoresLayer } from "./Fixtures.js"
+import type { Stores } from "../../src/sql/SqlStores.js"
+import type * as Layer from "effect/Layer"
+
+const secret = `whsec_${"A".repeat(64)}`
+
+export const subscription = (
+  organizationId: OrganizationId,
+  overrides: Partial<ConstructorParameters<typeof WebhookSubscription>[0]> = {}
+) =>
+  new WebhookSubscription({
+    id: WebhookId.make(randomUUID()),
+    organizationId,
+    url: "https://hooks.example.com/herald",
+    events: ["post.published"],
+    name: Option.some("ops"),
+    secret: Redacted.make(secret),
+    isActive: true,
+    consecutiveFailures: 0,
+    createdAt: at(T0),
+    updatedAt: at(T0),
+    ...overrides
+  })
+
+const givenSubscription = (
+  organizationId: OrganizationId,
+  overrides: Partial<ConstructorParameters<typeof WebhookSubscription>[0]> = {}
+) =>
+  Effect.gen(function*() {
+    const s = subscription(organizationId, overrides)
+    expect(yield* (yield* WebhookStore).insert(s, 25)).toBe(true)
+    return s
+  })
+
+const emit = (organizationId: OrganizationId, type: EventType, data: Record<string, unknown> = {}) =>
+  Effect.gen(function*() {
+    const e = event(organizationId, { type, data, createdAt: at(T0) })
+    yield* (yield* EventStore).append([e])
+    return e
+  })
+
+const claimAt = (now: number, options: { subscriptions?: number; perSubscription?: number; lease?: number } = {}) =>
+  Effect.flatMap(WebhookStore, (store) =>
+    store.claimDue({
+      now: at(now),
+      subscriptions: options.subscriptions ?? 10,
+      perSubscription: options.perSubscription ?? 10,
+      leaseFor: `${options.lease ?? 60_000} millis`
+    }))
+
+const attemptFor = (claimed: ClaimedDelivery, overrides: Partial<ConstructorParameters<typeof DeliveryAttempt>[0]> = {}) =>
+  new DeliveryAttempt({
+    id: randomUUID(),
+    deliveryId: claimed.delivery.id,
+    subscriptionId: claimed.delivery.subscriptionId,
+    eventId: claimed.event.id,
+    eventType: claimed.event.type,
+    attempt: claimed.attempt,
+    ok: false,
+    statusCode: Option.some(500),
+    durationMs: 12,
+    responseBody: "boom",
+    error: Option.some("HTTP 500"),
+    attemptedAt: at(T0),
+    ...overrides
+  })
+
+const onlyClaim = (claims: ReadonlyArray<SubscriptionClaim>): SubscriptionClaim => {
+  expect(claims).toHaveLength(1)
+  return claims[0]!
+}
+
+export const webhookStoreContract = (
+  layer: StoresLayer,
+  concurrentLayer: Layer.Layer<Stores | SqlClient.SqlClient, unknown> = layer
+) =>
+  describe("WebhookStore", () => {
+    it.effect("inserts, lists oldest first, finds by organization, and keeps the secret readable", () =>
+      Effect.gen(function*() {
+        const store = yield* WebhookStore
+        const org = yield* givenOrganization
+        const other = yield* givenOrganization
+        const a = yield* givenSubscription(org.id, { events: ["post.published", "post.failed"] })
+        const b = yield* givenSubscription(org.id, { createdAt: at(T0 + 1), name: Option.none() })
+        yield* givenSubscription(other.id)
+        const listed = yield* store.list(org.id)
+        expect(listed.map((r) => r.subscription)).toEqual([a, b])
+        expect(listed[0]!.lastDeliveryAt).toEqual(Option.none())
+        expect(Redacted.value(listed[0]!.subscription.secret)).toBe(secret)
+        expect(Option.map(yield* store.findById(org.id, a.id), (r) => r.subscription)).toEqual(Option.some(a))
+        expect(yield* store.findById(other.id, a.id)).toEqual(Option.none())
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("refuses an insert beyond the organization's limit", () =>
+      Effect.gen(function*() {
+        const store = yield* WebhookStore
+        const org = yield* givenOrganization
+        const other = yield* givenOrganization
+        expect(yield* store.insert(subscription(org.id), 2)).toBe(true)
+        expect(yield* store.insert(subscription(org.id), 2)).toBe(true)
+        expect(yield* store.insert(subscription(org.id), 2)).toBe(false)
+        expect(yield* store.insert(subscription(other.id), 2)).toBe(true)
+        expect(yield* store.list(org.id)).toHaveLength(2)
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("concurrent inserts never pass the limit", () =>
+      Effect.gen(function*() {
+        const store = yield* WebhookStore
+        const org = yield* givenOrganization
+        const results = yield* Effect.forEach(
+          Array.from({ length: 12 }, () => subscription(org.id)),
+          (s) => store.insert(s, 5),
+          { concurrency: "unbounded" }
+        )
+        expect(results.filter((r) => r)).toHaveLength(5)
+        expect(yield* store.list(org.id)).toHaveLength(5)
+      }).pipe(Effect.provide(concurrentLayer)), { timeout: 60_000 })
+
+    it.effect("an appended event creates one delivery per active subscription naming it, in the same transaction", () =>
+      Effect.gen(function*() {
+        const store = yield* WebhookStore
+        const org = yield* givenOrganization
+        const other = yield* givenOrganization
+        const published = yield* givenSubscription(org.id, { events: ["post.published", "post.scheduled"] })
+        const failedOnly = yield* givenSubscription(org.id, { events: ["post.failed"] })
+        const inactive = yield* givenSubscription(org.id, { isActive: false })
+        const elsewhere = yield* givenSubscription(other.id)
+        const e1 = yield* emit(org.id, "post.scheduled")
+        const e2 = yield* emit(org.id, "post.published")
+        yield* emit(org.id, "post.updated")
+        const deliveries = yield* store.listDeliveries(published.id)
+        expect(deliveries.map((d) => [d.eventId, d.eventType, d.status, d.attempts])).toEqual([
+          [e1.id, "post.scheduled", "pending", 0],
+          [e2.id, "post.published", "pending", 0]
+        ])
+        expect(yield* store.listDeliveries(failedOnly.id)).toEqual([])
+        expect(yield* store.listDeliveries(inactive.id)).toEqual([])
+        expect(yield* store.listDeliveries(elsewhere.id)).toEqual([])
+
+        // A rolled-back transaction leaves neither the event nor its delivery.
+        const tx = yield* Transactor
+        const events = yield* EventStore
+        const rolledBack = event(org.id, { type: "post.published" })
+        yield* tx.withTransaction(Effect.zipRight(events.append([rolledBack]), Effect.fail("no"))).pipe(Effect.flip)
+        expect(yield* events.findById(rolledBack.id)).toEqual(Option.none())
+        expect(yield* store.listDeliveries(published.id)).toHaveLength(2)
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("one append of many events keeps their order per subscription", () =>
+      Effect.gen(function*() {
+        const store = yield* WebhookStore
+        const org = yield* givenOrganization
+        const s = yield* givenSubscription(org.id, { events: ["post.publishing", "post.published"] })
+        const batch = Array.from({ length: 6 }, (_, i) =>
+          event(org.id, { type: i % 2 === 0 ? "post.publishing" : "post.published", data: { n: i } }))
+        yield* (yield* EventStore).append(batch)
+        expect((yield* store.listDeliveries(s.id)).map((d) => d.eventId)).toEqual(batch.map((e) => e.id))
+        const claim = onlyClaim(yield* claimAt(T0 + 1_000_000))
+        expect(claim.deliveries.map((d) => d.event.id)).toEqual(batch.map((e) => e.id))
+        expect(claim.deliveries.map((d) => d.event)).toEqual(batch)
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("claims due deliveries a subscription at a time, up to the per-subscription limit, in event order", () =>
+      Effect.gen(function*() {
+        const store = yield* WebhookStore
+        const org = yield* givenOrganization
+        const s1 = yield* givenSubscription(org.id)
+        const s2 = yield* givenSubscription(org.id)
+        const events = [yield* emit(org.id, "post.published"), yield* emit(org.id, "post.published"), yield* emit(org.id, "post.published")]
+        const now = Date.now() + 1000
+        const claims = yield* claimAt(now, { perSubscription: 2 })
+        expect(claims.map((c) => c.subscription.id).sort()).toEqual([s1.id, s2.id].sort())
+        for (const c of claims) {
+          expect(c.deliveries.map((d) => d.event.id)).toEqual([events[0]!.id, events[1]!.id])
+          expect(c.deliveries.map((d) => d.attempt)).toEqual([1, 1])
+          expect(Redacted.value(c.subscription.secret)).toBe(secret)
+        }
+        // Both are leased: nothing more to claim until released or the lease ends.
+        expect(yield* claimAt(now)).toEqual([])
+        yield* store.release(claims[0]!)
+        const again = onlyClaim(yield* claimAt(now))
+        expect(again.subscription.id).toBe(claims[0]!.subscription.id)
+        // Released unsent, they are claimed again first, attempt 1 still.
+        expect(again.deliveries.map((d) => [d.event.id, d.attempt])).toEqual(events.map((e) => [e.id, 1]))
+        // The other subscription's lease runs out after a minute.
+        const afterLease = yield* claimAt(now + 60_000)
+        expect(afterLease.map((c) => c.subscription.id).sort()).toEqual([s1.id, s2.id].sort())
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("a completion is fenced by the claim; Retry makes the next attempt due later", () =>
+      Effect.gen(function*() {
+        const store = yield* WebhookStore
+        const org = yield* givenOrganization
+        const s = yield* givenSubscription(org.id)
+        yield* emit(org.id, "post.published")
+        const now = Date.now() + 1000
+        const claim = onlyClaim(yield* claimAt(now))
+        const claimed = claim.deliveries[0]!
+        const forged = { ...claim, leaseToken: "someone-else" }
+        expect(yield* store.complete(forged, claimed, { _tag: "Delivered" }, attemptFor(claimed))).toEqual({ _tag: "Lost" })
+        const retryAt = at(now + 30_000)
+        expect(yield* store.complete(claim, claimed, { _tag: "Retry", at: retryAt }, attemptFor(claimed)))
+          .toEqual({ _tag: "Recorded", isActive: true })
+        // The same claim cannot record the same attempt twice.
+        expect(yield* store.complete(claim, claimed, { _tag: "Delivered" }, attemptFor(claimed))).toEqual({ _tag: "Lost" })
+        const [delivery] = yield* store.listDeliveries(s.id)
+        expect(delivery!.attempts).toBe(1)
+        expect(delivery!.nextAttemptAt).toEqual(Option.some(retryAt))
+        yield* store.release(claim)
+        expect(yield* claimAt(now + 29_999)).toEqual([])
+        const second = onlyClaim(yield* claimAt(now + 30_000))
+        expect(second.deliveries.map((d) => d.attempt)).toEqual([2])
+        const record = yield* store.findById(org.id, s.id)
+        expect(Option.map(record, (r) => [r.lastStatus, r.lastDeliveryAt])).toEqual(
+          Option.some([Option.some(500), Option.some(at(T0))])
+        )
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("Dead counts a failed delivery, Delivered resets, and the 20th dead in a row disables", () =>
+      Effect.gen(function*() {
+        const store = yield* WebhookStore
+        const org = yield* givenOrganization
+        const s = yield* givenSubscription(org.id)
+        const now = Date.now() + 1000
+        const finish = (outcome: "Dead" | "Delivered") =>
+          Effect.gen(function*() {
+            yield* emit(org.id, "post.published")
+            const claim = onlyClaim(yield* claimAt(now))
+            const claimed = claim.deliveries[0]!
+            const result = yield* store.complete(claim, claimed, { _tag: outcome }, attemptFor(claimed, {
+              ok: outcome === "Delivered"
+            }))
+            yield* store.release(claim)
+            return result
+          })
+        for (let i = 0; i < 5; i++) yield* finish("Dead")
+        const counter = () => Effect.map(store.findById(org.id, s.id), (r) => Option.getOrThrow(r).subscription)
+        expect((yield* counter()).consecutiveFailures).toBe(5)
+        yield* finish("Delivered")
+        expect((yield* counter()).consecutiveFailures).toBe(0)
+        for (let i = 1; i < WebhookActivity.disableAfter; i++) {
+          expect(yield* finish("Dead")).toEqual({ _tag: "Recorded", isActive: true })
+        }
+        // A delivery pending behind the 20th is ended with it.
+        yield* emit(org.id, "post.published")
+        yield* emit(org.id, "post.published")
+        const claim = onlyClaim(yield* claimAt(now, { perSubscription: 1 }))
+        const claimed = claim.deliveries[0]!
+        expect(yield* store.complete(claim, claimed, { _tag: "Dead" }, attemptFor(claimed))).toEqual({
+          _tag: "Recorded",
+          isActive: false
+        })
+        yield* store.release(claim)
+        const disabled = yield* counter()
+        expect([disabled.isActive, disabled.consecutiveFailures]).toEqual([false, 20])
+        const deliveries = yield* store.listDeliveries(s.id)
+        expect(deliveries.filter((d) => d.status === "pending")).toEqual([])
+        // Inactive: no new deliveries, nothing to claim.
+        yield* emit(org.id, "post.published")
+        expect(yield* store.listDeliveries(s.id)).toHaveLength(deliveries.length)
+        expect(yield* claimAt(now)).toEqual([])
+        // Re-enabled: counter reset, deliveries again.
+        const enabled = yield* store.update(org.id, s.id, { isActive: true, updatedAt: at(T0 + 5) })
+        expect(Option.map(enabled, (r) => [r.subscription.isActive, r.subscription.consecutiveFailures])).toEqual(
+          Option.some([true, 0])
+        )
+        yield* emit(org.id, "post.published")
+        expect((yield* store.listDeliveries(s.id)).filter((d) => d.status === "pending")).toHaveLength(1)
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("update changes url, events and name; disabling ends pending deliveries and keeps the counter", () =>
+      Effect.gen(function*() {
+        const store = yield* WebhookStore
+        const org = yield* givenOrganization
+        const s = yield* givenSubscription(org.id, { consecutiveFailures: 3 })
+        yield* emit(org.id, "post.published")
+        const updated = yield* store.update(org.id, s.id, {
+          url: "https://other.example.com/x",
+          events: ["post.failed", "account.connected"],
+          name: Option.none(),
+          updatedAt: at(T0 + 9)
+        })
+        expect(Option.map(updated, (r) => r.subscription)).toEqual(Option.some(
+          new WebhookSubscription({
+            ...s,
+            url: "https://other.example.com/x",
+            events: ["post.failed", "account.connected"],
+            name: Option.none(),
+            updatedAt: at(T0 + 9)
+          })
+        ))
+        // The fan-out follows the new event list.
+        yield* emit(org.id, "post.published")
+        yield* emit(org.id, "account.connected")
+        expect((yield* store.listDeliveries(s.id)).map((d) => d.eventType)).toEqual(["post.published", "account.connected"])
+        const off = yield* store.update(org.id, s.id, { isActive: false, updatedAt: at(T0 + 10) })
+        expect(Option.map(off, (r) => [r.subscription.isActive, r.subscription.consecutiveFailures])).toEqual(
+          Option.some([false, 3])
+        )
+        expect((yield* store.listDeliveries(s.id)).map((d) => d.status)).toEqual(["dead", "dead"])
+        const other = yield* givenOrganization
+        expect(yield* store.update(other.id, s.id, { isActive: true, updatedAt: at(T0) })).toEqual(Option.none())
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("lists attempts newest first, paged; remove deletes the subscription with its history", () =>
+      Effect.gen(function*() {
+        const store = yield* WebhookStore
+        const sql = yield* SqlClient.SqlClient
+        const org = yield* givenOrganization
+        const s = yield* givenSubscription(org.id)
+        yield* emit(org.id, "post.published")
+        const now = Date.now() + 1000
+        const written: Array<DeliveryAttempt> = []
+        for (let i = 1; i <= 3; i++) {
+          const claim = onlyClaim(yield* claimAt(now + i * 10_000_000))
+          const claimed = claim.deliveries[0]!
+          const a = attemptFor(claimed, { attemptedAt: at(T0 + i), responseBody: `answer ${i}` })
+          written.push(a)
+          yield* store.complete(claim, claimed, { _tag: "Retry", at: at(now + i * 10_000_000) }, a)
+          yield* store.release(claim)
+        }
+        expect(yield* store.listAttempts(org.id, s.id, { limit: 2, offset: 0 })).toEqual([written[2], written[1]])
+        expect(yield* store.listAttempts(org.id, s.id, { limit: 2, offset: 2 })).toEqual([written[0]])
+        expect(written.map((a) => a.attempt)).toEqual([1, 2, 3])
+        const other = yield* givenOrganization
+        expect(yield* store.listAttempts(other.id, s.id, { limit: 10, offset: 0 })).toEqual([])
+        expect(yield* store.remove(other.id, s.id)).toBe(false)
+        expect(yield* store.remove(org.id, s.id)).toBe(true)
+        expect(yield* store.findById(org.id, s.id)).toEqual(Option.none())
+        const left = yield* sql<{ n: number | string }>`SELECT
+          (SELECT COUNT(*) FROM webhook_attempts WHERE subscription_id = ${s.id}) +
+          (SELECT COUNT(*) FROM webhook_deliveries WHERE subscription_id = ${s.id}) +
+          (SELECT COUNT(*) FROM webhook_subscription_events WHERE subscription_id = ${s.id}) AS n`
+        expect(Number(left[0]!.n)).toBe(0)
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("nextDueAt is the earliest claimable instant of a pending delivery of an active subscription", () =>
+      Effect.gen(function*() {
+        const store = yield* WebhookStore
+        const org = yield* givenOrganization
+        expect(yield* store.nextDueAt).toEqual(Option.none())
+        yield* givenSubscription(org.id)
+        yield* emit(org.id, "post.published")
+        const due = yield* store.nextDueAt
+        expect(Option.isSome(due)).toBe(true)
+        const now = Date.now() + 1000
+        const claim = onlyClaim(yield* claimAt(now, { lease: 60_000 }))
+        // Leased: claimable again when the lease ends.
+        expect(yield* store.nextDueAt).toEqual(Option.some(claim.leaseExpiresAt))
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("concurrent claimers never hold the same subscription", () =>
+      Effect.gen(function*() {
+        const org = yield* givenOrganization
+        const subs: Array<WebhookSubscription> = []
+        for (let i = 0; i < 12; i++) subs.push(yield* givenSubscription(org.id))
+        const events = yield* EventStore
+        for (let i = 0; i < 3; i++) yield* events.append([event(org.id, { type: "post.published" })])
+        const now = Date.now() + 1000
+        const rounds = yield* Effect.forEach(
+          Array.from({ length: 8 }, () => undefined),
+          () => claimAt(now, { subscriptions: 3 }),
+          { concurrency: "unbounded" }
+        )
+        const held = rounds.flat().map((c) => c.subscription.id)
+        expect(new Set(held).size).toBe(held.length)
+        expect(held.length).toBe(12)
+        for (const c of rounds.flat()) expect(c.deliveries).toHaveLength(3)
+      }).pipe(Effect.provide(concurrentLayer)), { timeout: 60_000 })
+  })
