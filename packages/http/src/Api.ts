@@ -10,6 +10,7 @@ import { HealthGroup } from "./groups/Health.js"
 import { MeGroup } from "./groups/Me.js"
 import { PostsGroup } from "./groups/Posts.js"
 import { RetryGroup } from "./groups/Retry.js"
+import { WebhooksGroup } from "./groups/Webhooks.js"
 import * as OpenApiDocument from "./OpenApiDocument.js"
 
 export class Api extends HttpApi.make("herald")
@@ -20,6 +21,7 @@ export class Api extends HttpApi.make("herald")
   .add(PostsGroup)
   .add(ConnectionsGroup)
   .add(OAuthCallbackGroup)
+  .add(WebhooksGroup)
   .annotateContext(OpenApi.annotations({
     title: "Herald — Social Publishing Service API",
     version: "1.0.0",

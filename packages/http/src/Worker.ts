@@ -4,6 +4,7 @@
  * are exclusive and leased, so each destination is sent at most once per attempt.
  */
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as NodeCrypto from "@herald/adapters/NodeCrypto"
 import * as NodeIdGenerator from "@herald/adapters/NodeIdGenerator"
 import * as ConnectionsConfig from "@herald/adapters/oauth/Config"
 import * as Registry from "@herald/adapters/platforms/Registry"
@@ -16,6 +17,7 @@ import * as Connections from "@herald/core/Connections"
 import * as Dispatcher from "@herald/core/Dispatcher"
 import { DispatchStore } from "@herald/core/DispatchStore"
 import { OrganizationStore } from "@herald/core/OrganizationStore"
+import * as Webhooks from "@herald/core/Webhooks"
 import type { Platforms } from "@herald/core/Platforms"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -23,6 +25,7 @@ import * as Layer from "effect/Layer"
 import * as crypto from "node:crypto"
 import * as os from "node:os"
 import { DispatchLag } from "./groups/Health.js"
+import * as WebhooksHttp from "./groups/Webhooks.js"
 
 export interface WorkerOptions {
   /** Destinations claimed per round (default 50). */
@@ -60,6 +63,8 @@ export const layer = (options: WorkerOptions = {}) =>
       yield* Effect.forkScoped(Dispatcher.run(dispatcherOptions(workerId, options)))
       // Tokens about to expire are renewed in the background (every 5 minutes).
       yield* Effect.forkScoped(Connections.refreshLoop())
+      // Webhook deliveries from the outbox (claims are per subscription, exclusive across processes).
+      yield* Effect.forkScoped(Webhooks.run())
     })
   )
 
@@ -108,7 +113,8 @@ export const layerEngine = (options: { readonly sandbox: boolean; readonly worke
       layerPlatforms(options.sandbox),
       Dispatcher.layerSignal,
       layerOAuthProviders,
-      ConnectionsConfig.layerSettings()
+      ConnectionsConfig.layerSettings(),
+      WebhooksHttp.layerServicesFromEnv
     )),
     Layer.merge(layerDispatchLag)
   )
@@ -140,10 +146,10 @@ export interface WorkerConfig {
 export const layerStandalone = (config: WorkerConfig) =>
   layer(config.worker).pipe(
     Layer.provide(Dispatcher.layerSignal),
-    Layer.provide(Layer.merge(layerPlatforms(config.sandbox), layerOAuthProviders)),
+    Layer.provide(Layer.mergeAll(layerPlatforms(config.sandbox), layerOAuthProviders, WebhooksHttp.layerServicesFromEnv)),
     Layer.provide(SqlStores.layer),
     Layer.provide(CredentialCipher.layerFromEnv(config.dataDir ?? CredentialCipher.keyDirFor(config.database))),
-    Layer.provide(NodeIdGenerator.layer),
+    Layer.provide(Layer.merge(NodeIdGenerator.layer, NodeCrypto.layer)),
     Layer.provide(SqlDatabase.layer(config.database))
   )
 
