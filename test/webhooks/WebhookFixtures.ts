@@ -5,7 +5,9 @@
  * allowed, as the operator switch does).
  */
 import * as SqlClient from "@effect/sql/SqlClient"
+import type * as AddressGuard from "@herald/adapters/net/AddressGuard"
 import * as NodeCrypto from "@herald/adapters/NodeCrypto"
+import * as CredentialCipher from "@herald/adapters/security/CredentialCipher"
 import * as SqlStores from "@herald/adapters/sql/SqlStores"
 import type { EventType } from "@herald/core/Event"
 import { Event } from "@herald/core/Event"
@@ -19,6 +21,7 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import * as Crypto from "node:crypto"
 import * as Http from "node:http"
 import type * as Net from "node:net"
@@ -116,13 +119,28 @@ export const verifyStandardSignature = (secret: string, request: Received): bool
 
 export const randomIds = Layer.succeed(IdGenerator, IdGenerator.of({ uuid: Effect.sync(() => Crypto.randomUUID()) }))
 
-/** Stores over a fresh database, Node crypto and ids, the transport and URL guard with private targets allowed. */
-export const engine = (database: TestDatabases.TestDatabaseLayer = TestDatabases.sqlite) =>
+/**
+ * Stores over a fresh database, Node crypto and ids, the transport and URL guard; private targets
+ * allowed unless told otherwise.
+ */
+export const engine = (
+  database: TestDatabases.TestDatabaseLayer = TestDatabases.sqlite,
+  guard: { readonly allowPrivate: boolean; readonly resolve?: AddressGuard.Resolver } = { allowPrivate: true }
+) =>
   Layer.mergeAll(
     SqlStores.layer,
-    WebhooksHttp.layerServices({ allowPrivate: true }),
+    WebhooksHttp.layerServices(guard),
     NodeCrypto.layer
   ).pipe(Layer.provideMerge(randomIds), Layer.provideMerge(database), Layer.orDie)
+
+/** `engine`, with secrets sealed at rest by a credentials cipher. */
+export const engineSealed = (guard: { readonly allowPrivate: boolean; readonly resolve?: AddressGuard.Resolver }) =>
+  Layer.mergeAll(SqlStores.layer, WebhooksHttp.layerServices(guard), NodeCrypto.layer).pipe(
+    Layer.provideMerge(randomIds),
+    Layer.provideMerge(CredentialCipher.layer({ secret: Redacted.make("k".repeat(40)), dataDir: "/nonexistent" })),
+    Layer.provideMerge(TestDatabases.sqlite),
+    Layer.orDie
+  )
 
 export type EngineServices = Layer.Layer.Success<ReturnType<typeof engine>> | SqlClient.SqlClient
 
