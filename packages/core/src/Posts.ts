@@ -116,6 +116,8 @@ export class PostMedia extends Context.Tag("@herald/core/Posts/PostMedia")<PostM
     readonly threadMediaIds: ReadonlyArray<MediaId>
     readonly platforms: ReadonlyArray<Platform>
     readonly platformContent: PlatformContent
+    /** `publish` also requires the media a platform cannot post without; `draft` checks what is attached. */
+    readonly mode?: "draft" | "publish"
   }) => Effect.Effect<void, DomainError | PersistenceError>
 }>() {}
 
@@ -367,7 +369,8 @@ const checkMedia = (
   caller: Caller,
   post: { readonly mediaIds: ReadonlyArray<MediaId>; readonly threadPosts: ReadonlyArray<ThreadPost> },
   platforms: ReadonlyArray<Platform>,
-  platformContent: PlatformContent
+  platformContent: PlatformContent,
+  mode: "draft" | "publish"
 ) =>
   Effect.flatMap(Effect.serviceOption(PostMedia), (media) =>
     Option.match(media, {
@@ -378,7 +381,8 @@ const checkMedia = (
           mediaIds: post.mediaIds,
           threadMediaIds: post.threadPosts.flatMap((p) => p.media_ids ?? []),
           platforms,
-          platformContent
+          platformContent,
+          mode
         })
     }))
 
@@ -521,7 +525,7 @@ export const create = (
       hasMedia: mediaIds.length > 0,
       mode: isDraft ? "draft" : "publish"
     })
-    yield* checkMedia(caller, { mediaIds, threadPosts }, platforms, platformContent)
+    yield* checkMedia(caller, { mediaIds, threadPosts }, platforms, platformContent, isDraft ? "draft" : "publish")
 
     const crypto = yield* Crypto
     const hash = yield* crypto.sha256Hex(CircuitBreaker.canonicalJson(rawBody))
@@ -848,7 +852,7 @@ export const update = (
       hasMedia: mediaIds.length > 0,
       mode: current.isDraft ? "draft" : "publish"
     })
-    yield* checkMedia(caller, { mediaIds, threadPosts }, platforms, platformContent)
+    yield* checkMedia(caller, { mediaIds, threadPosts }, platforms, platformContent, current.isDraft ? "draft" : "publish")
 
     const transactor = yield* Transactor
     const posts = yield* PostStore
@@ -1014,7 +1018,7 @@ export const schedule = (
       hasMedia: post0.mediaIds.length > 0,
       mode: "publish"
     })
-    yield* checkMedia(caller, post0, platforms, post0.platformContent)
+    yield* checkMedia(caller, post0, platforms, post0.platformContent, "publish")
     const mode: PostingLimits.PublishMode = publishNow ? "immediate" : "scheduled"
 
     const transactor = yield* Transactor

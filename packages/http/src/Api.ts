@@ -7,6 +7,7 @@ import * as OpenApi from "@effect/platform/OpenApi"
 import { AccountsGroup } from "./groups/Accounts.js"
 import { ConnectionsGroup, OAuthCallbackGroup } from "./groups/Connections.js"
 import { HealthGroup } from "./groups/Health.js"
+import { MediaGroup, MediaUploadGroup } from "./groups/Media.js"
 import { MeGroup } from "./groups/Me.js"
 import { PostsGroup } from "./groups/Posts.js"
 import { RetryGroup } from "./groups/Retry.js"
@@ -22,6 +23,8 @@ export class Api extends HttpApi.make("herald")
   .add(ConnectionsGroup)
   .add(OAuthCallbackGroup)
   .add(WebhooksGroup)
+  .add(MediaGroup)
+  .add(MediaUploadGroup)
   .annotateContext(OpenApi.annotations({
     title: "Herald — Social Publishing Service API",
     version: "1.0.0",

@@ -23,6 +23,7 @@ import * as Auth from "./Auth.js"
 import { AccountsLive } from "./groups/Accounts.js"
 import { ConnectionsLive, OAuthCallbackLive } from "./groups/Connections.js"
 import { HealthLive, StoreProbe } from "./groups/Health.js"
+import * as MediaHttp from "./groups/Media.js"
 import { MeLive } from "./groups/Me.js"
 import { PostsLive } from "./groups/Posts.js"
 import { RetryLive } from "./groups/Retry.js"
@@ -34,7 +35,7 @@ export const openApiPath = "/api/v1/openapi.json"
 export const docsPath = "/docs"
 
 /** Every group's handlers. */
-export const handlers = Layer.mergeAll(MeLive, AccountsLive, HealthLive, RetryLive, PostsLive, ConnectionsLive, OAuthCallbackLive, WebhooksLive)
+export const handlers = Layer.mergeAll(MeLive, AccountsLive, HealthLive, RetryLive, PostsLive, ConnectionsLive, OAuthCallbackLive, WebhooksLive, MediaHttp.MediaLive, MediaHttp.MediaUploadLive)
 
 export const ApiLive = HttpApiBuilder.api(Api).pipe(Layer.provide(handlers))
 
@@ -71,7 +72,14 @@ export const services = (options: {
   readonly rateLimits: RateLimit.Limits
   readonly dataDir?: string
 }) =>
-  Layer.mergeAll(SqlStores.layer, sqlStoreProbe).pipe(
+  Layer.mergeAll(
+    SqlStores.layer,
+    sqlStoreProbe,
+    // The media library: blobs under <dataDir>/media, the posts and dispatch hooks.
+    MediaHttp.layerServices({ dataDir: options.dataDir ?? CredentialCipher.keyDirFor(options.database) }).pipe(
+      Layer.provide(SqlStores.layer)
+    )
+  ).pipe(
     Layer.provideMerge(SqlDatabase.layer(options.database)),
     Layer.provideMerge(Layer.mergeAll(
       nodeServices,

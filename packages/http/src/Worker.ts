@@ -25,6 +25,7 @@ import * as Layer from "effect/Layer"
 import * as crypto from "node:crypto"
 import * as os from "node:os"
 import { DispatchLag } from "./groups/Health.js"
+import * as MediaHttp from "./groups/Media.js"
 import * as WebhooksHttp from "./groups/Webhooks.js"
 
 export interface WorkerOptions {
@@ -147,6 +148,8 @@ export const layerStandalone = (config: WorkerConfig) =>
   layer(config.worker).pipe(
     Layer.provide(Dispatcher.layerSignal),
     Layer.provide(Layer.mergeAll(layerPlatforms(config.sandbox), layerOAuthProviders, WebhooksHttp.layerServicesFromEnv)),
+    // Media bytes for the platform clients, from the same <dataDir>/media as the servers.
+    Layer.provide(MediaHttp.layerDispatch({ dataDir: config.dataDir ?? CredentialCipher.keyDirFor(config.database) })),
     Layer.provide(SqlStores.layer),
     Layer.provide(CredentialCipher.layerFromEnv(config.dataDir ?? CredentialCipher.keyDirFor(config.database))),
     Layer.provide(Layer.merge(NodeIdGenerator.layer, NodeCrypto.layer)),

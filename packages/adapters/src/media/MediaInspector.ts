@@ -4,7 +4,9 @@
  * the duration (MP4/QuickTime `mvhd`). Metadata is read only from the bytes given: a video whose
  * `moov` box sits after its media data (no "fast start") has no size or duration here.
  */
+import { MediaProbe } from "@herald/core/MediaLibrary"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { fileTypeFromBuffer } from "file-type/core"
 
@@ -247,3 +249,9 @@ export const inspect = (head: Uint8Array): Effect.Effect<Option.Option<Inspectio
       durationMs: Option.fromNullable(found.durationMs)
     }
   }))
+
+/** The media library's `MediaProbe` port over `inspect`. */
+export const layer: Layer.Layer<MediaProbe> = Layer.succeed(
+  MediaProbe,
+  MediaProbe.of({ headBytes: recommendedHeadBytes, inspect })
+)

@@ -30,6 +30,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Random from "effect/Random"
 import * as Redacted from "effect/Redacted"
+import * as Stream from "effect/Stream"
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 
@@ -50,7 +51,27 @@ export interface SandboxSend {
   readonly parts: number
   readonly outcome: "published" | "failed" | "flaky" | "auth"
   readonly platformPostId: string | undefined
+  /** The media of every part as read through the blob store: bytes counted and hashed. */
+  readonly media?: ReadonlyArray<SandboxMedium>
 }
+
+export interface SandboxMedium {
+  readonly id: string
+  readonly mimeType: string
+  readonly size: number
+  readonly sha256: string
+}
+
+/** Reads each medium's bytes (as a real platform upload would) and notes their size and SHA-256. */
+const readMedia = (request: PublishRequest): Effect.Effect<ReadonlyArray<SandboxMedium>, PublishError> =>
+  Effect.forEach([...request.main.media, ...request.thread.flatMap((part) => part.media)], (ref) =>
+    Stream.runFold(ref.bytes, { hash: crypto.createHash("sha256"), size: 0 }, (acc, chunk) => {
+      acc.hash.update(chunk)
+      return { hash: acc.hash, size: acc.size + chunk.length }
+    }).pipe(
+      Effect.map(({ hash, size }) => ({ id: ref.id, mimeType: ref.mimeType, size, sha256: hash.digest("hex") })),
+      Effect.mapError(() => new PublishError({ kind: "media", message: `Sandbox: media ${ref.id} could not be read` }))
+    ))
 
 export interface SandboxOptions {
   /** A fixed latency, or a uniform range; default none. */
@@ -185,7 +206,9 @@ export const make = (platform: Platform, options: SandboxOptions = {}): Platform
   const publish = (request: PublishRequest): Effect.Effect<PublishResult, PublishError> =>
     Effect.gen(function*() {
       const at = yield* DateTime.now
+      const media = yield* readMedia(request)
       const base = {
+        ...(media.length === 0 ? {} : { media }),
         platform,
         destinationId: request.destinationId,
         attempt: request.attempt,

@@ -3,6 +3,7 @@ import * as Effect from "effect/Effect"
 import foundation from "./migrations/0001_foundation.js"
 import storeIndexes from "./migrations/0002_store_indexes.js"
 import webhooks from "./migrations/0003_webhooks.js"
+import media from "./migrations/0004_media.js"
 
 /** Herald's own migrations table, so an embedding host's `effect_sql_migrations` never clashes. */
 export const table = "herald_migrations"
@@ -13,7 +14,8 @@ export const table = "herald_migrations"
 export const loader = Migrator.fromRecord({
   "0001_foundation": foundation,
   "0002_store_indexes": storeIndexes,
-  "0003_webhooks": webhooks
+  "0003_webhooks": webhooks,
+  "0004_media": media
 })
 
 /** Applies pending migrations in one transaction; on Postgres concurrent runners wait on a table lock. */

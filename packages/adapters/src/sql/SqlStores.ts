@@ -4,6 +4,7 @@ import type { ApiKeyStore } from "@herald/core/ApiKeyStore"
 import type { DispatchStore } from "@herald/core/DispatchStore"
 import type { EventStore } from "@herald/core/EventStore"
 import type { IdGenerator } from "@herald/core/IdGenerator"
+import type { MediaStore } from "@herald/core/MediaStore"
 import type { OrganizationStore } from "@herald/core/OrganizationStore"
 import type { PostStore } from "@herald/core/PostStore"
 import type { Transactor } from "@herald/core/Transactor"
@@ -14,6 +15,7 @@ import * as SqlAccountStore from "./SqlAccountStore.js"
 import * as SqlApiKeyStore from "./SqlApiKeyStore.js"
 import * as SqlDispatchStore from "./SqlDispatchStore.js"
 import * as SqlEventFanout from "./SqlEventFanout.js"
+import * as SqlMediaStore from "./SqlMediaStore.js"
 import * as SqlOrganizationStore from "./SqlOrganizationStore.js"
 import * as SqlPostStore from "./SqlPostStore.js"
 import * as SqlTransactor from "./SqlTransactor.js"
@@ -30,6 +32,7 @@ export type Stores =
   | EventStore
   | UsageCounters
   | WebhookStore
+  | MediaStore
   | Transactor
 
 /**
@@ -46,5 +49,6 @@ export const layer: Layer.Layer<Stores, never, SqlClient.SqlClient | IdGenerator
   SqlEventFanout.layer,
   SqlUsageCounters.layer,
   SqlWebhookStore.layer,
+  SqlMediaStore.layer,
   SqlTransactor.layer
 )

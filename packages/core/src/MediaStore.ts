@@ -1,0 +1,37 @@
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import type * as Option from "effect/Option"
+import type { PersistenceError } from "./Errors.js"
+import type { MediaId, OrganizationId } from "./Ids.js"
+import type { Media, MediaKind, MediaStatus } from "./Media.js"
+
+export interface MediaQuery {
+  readonly kind?: MediaKind
+  readonly limit: number
+  readonly offset: number
+}
+
+export interface MediaPage {
+  readonly items: ReadonlyArray<Media>
+  readonly total: number
+}
+
+/** The media library's records (the bytes live in the `BlobStore`). */
+export class MediaStore extends Context.Tag("@herald/core/MediaStore")<MediaStore, {
+  readonly insert: (media: Media) => Effect.Effect<void, PersistenceError>
+  readonly findById: (organizationId: OrganizationId, id: MediaId) => Effect.Effect<Option.Option<Media>, PersistenceError>
+  /** The organization's media among `ids`, in no particular order; unknown ids are left out. */
+  readonly findByIds: (
+    organizationId: OrganizationId,
+    ids: ReadonlyArray<MediaId>
+  ) => Effect.Effect<ReadonlyArray<Media>, PersistenceError>
+  /** Newest first (ties on the id), optionally of one kind. */
+  readonly list: (organizationId: OrganizationId, query: MediaQuery) => Effect.Effect<MediaPage, PersistenceError>
+  /**
+   * Writes every field of `media` when the stored record still has status `expected` (a fence, so two
+   * finalizers cannot both win); false when it did not.
+   */
+  readonly update: (media: Media, expected: MediaStatus) => Effect.Effect<boolean, PersistenceError>
+  /** False when there was nothing to delete. */
+  readonly delete: (organizationId: OrganizationId, id: MediaId) => Effect.Effect<boolean, PersistenceError>
+}>() {}

@@ -1,0 +1,409 @@
+/**
+ * `/media`: the presign step (`POST /media/upload`), the upload itself (`PUT /media/{id}/upload?token=`,
+ * authenticated by the signed token in its URL, no API key), `POST /media/{id}/complete`,
+ * `POST /media/upload-from-url`, and list, get and delete. Scopes: `write` for changes, `read` for GETs.
+ *
+ * Also here: the layer `herald serve` and `herald worker` run the media library with (blob store
+ * under `<data-dir>/media`, the inspector, the URL importer, the signing key, the posts and dispatch
+ * hooks).
+ */
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as OpenApi from "@effect/platform/OpenApi"
+import * as FileBlobStore from "@herald/adapters/media/FileBlobStore"
+import * as MediaInspector from "@herald/adapters/media/MediaInspector"
+import * as UrlImporter from "@herald/adapters/media/UrlImporter"
+import { CredentialCipher } from "@herald/adapters/security/CredentialCipher"
+import { BlobStore } from "@herald/core/BlobStore"
+import type { DispatchMedia } from "@herald/core/Dispatcher"
+import { DomainError, type PersistenceError } from "@herald/core/Errors"
+import type { Media } from "@herald/core/Media"
+import * as MediaLibrary from "@herald/core/MediaLibrary"
+import type { MediaStore } from "@herald/core/MediaStore"
+import * as Context from "effect/Context"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as Path from "node:path"
+import * as ApiGroup from "../ApiGroup.js"
+import * as Auth from "../Auth.js"
+import * as Envelope from "../Envelope.js"
+import * as RequestMiddleware from "../RequestMiddleware.js"
+
+// ---------------------------------------------------------------------------------------------------
+// Wire shapes
+// ---------------------------------------------------------------------------------------------------
+
+const Instant = Schema.String.annotations({ description: "ISO 8601, UTC" })
+
+const mediaFields = {
+  id: Schema.String.annotations({ description: "UUID; send it in a post's media_ids" }),
+  media_id: Schema.String.annotations({ description: "The same as id" }),
+  filename: Schema.String,
+  mime_type: Schema.String.annotations({ description: "What the bytes are (once ready), else the declared type" }),
+  type: Schema.Literal("image", "video", "document"),
+  size: Schema.Int.annotations({ description: "Bytes; the declared size until the bytes arrive" }),
+  width: Schema.NullOr(Schema.Int).annotations({ description: "Pixels, where the header tells cheaply" }),
+  height: Schema.NullOr(Schema.Int),
+  duration_ms: Schema.NullOr(Schema.Int).annotations({ description: "MP4/QuickTime with the moov box up front" }),
+  status: Schema.Literal("pending_upload", "ready", "action_required", "failed"),
+  error: Schema.NullOr(Schema.String),
+  source_url: Schema.NullOr(Schema.String).annotations({ description: "The URL an import was fetched from" }),
+  public_url: Schema.NullOr(Schema.String).annotations({
+    description: "Where platforms fetch the file, when the operator serves the media directory publicly"
+  }),
+  created_at: Instant,
+  updated_at: Instant
+}
+
+export const MediaView = Schema.Struct(mediaFields).annotations({ identifier: "Media" })
+export type MediaView = typeof MediaView.Type
+
+export const PresignedView = Schema.Struct({
+  ...mediaFields,
+  content_type: Schema.String.annotations({ description: "The declared type, as normalized" }),
+  file_size: Schema.Int.annotations({ description: "The declared size in bytes" }),
+  upload_url: Schema.String.annotations({
+    description: "PUT the file's bytes here (Content-Type: the declared type); no API key: the URL is signed"
+  }),
+  upload_method: Schema.Literal("PUT"),
+  upload_headers: Schema.Record({ key: Schema.String, value: Schema.String }),
+  expires_in_seconds: Schema.Int,
+  expires_at: Instant,
+  max_bytes: Schema.Int.annotations({ description: "The most bytes the upload may carry" }),
+  next_steps: Schema.String
+}).annotations({ identifier: "MediaUpload" })
+export type PresignedView = typeof PresignedView.Type
+
+export const UploadedView = Schema.Struct({ ...mediaFields, next_steps: Schema.String }).annotations({
+  identifier: "MediaUploaded"
+})
+export type UploadedView = typeof UploadedView.Type
+
+export const ImportedView = Schema.Struct({
+  ...mediaFields,
+  url: Schema.String.annotations({ description: "The URL imported (as sent)" })
+}).annotations({ identifier: "MediaImported" })
+export type ImportedView = typeof ImportedView.Type
+
+export const MediaList = Schema.Struct({
+  media: Schema.Array(MediaView),
+  pagination: Schema.Struct({ limit: Schema.Int, offset: Schema.Int, total: Schema.Int, has_more: Schema.Boolean })
+}).annotations({ identifier: "MediaList" })
+
+export const DeletedMedia = Schema.Struct({ id: Schema.String, media_id: Schema.String, deleted: Schema.Literal(true) })
+  .annotations({ identifier: "DeletedMedia" })
+
+const iso = (d: DateTime.Utc) => DateTime.formatIso(d)
+
+export const toMediaView = (media: Media, publicUrl: Option.Option<string>): MediaView => ({
+  id: media.id,
+  media_id: media.id,
+  filename: media.filename,
+  mime_type: media.mimeType,
+  type: media.kind,
+  size: media.size,
+  width: Option.getOrNull(media.width),
+  height: Option.getOrNull(media.height),
+  duration_ms: Option.getOrNull(media.durationMs),
+  status: media.status,
+  error: Option.getOrNull(media.error),
+  source_url: Option.getOrNull(media.sourceUrl),
+  public_url: media.status === "ready" ? Option.getOrNull(publicUrl) : null,
+  created_at: iso(media.createdAt),
+  updated_at: iso(media.updatedAt)
+})
+
+const view = (media: Media) => Effect.map(BlobStore, (blobs) => toMediaView(media, blobs.publicUrl(media.storageKey)))
+
+const IdPath = Schema.Struct({ id: Schema.String.annotations({ description: "The media's UUID" }) })
+
+const ListParams = Schema.Struct({
+  type: Schema.optional(Schema.String.annotations({ description: "image, video or document" })),
+  limit: Schema.optional(Schema.String.annotations({ description: "1 to 100, default 20" })),
+  offset: Schema.optional(Schema.String.annotations({ description: "0 or more, default 0" }))
+})
+
+const TokenParams = Schema.Struct({
+  token: Schema.optional(Schema.String.annotations({ description: "The signed token of the upload URL" }))
+})
+
+// ---------------------------------------------------------------------------------------------------
+// Groups
+// ---------------------------------------------------------------------------------------------------
+
+export const MediaGroup = HttpApiGroup.make("media")
+  .add(
+    HttpApiEndpoint.post("presign", "/media/upload")
+      .setPayload(MediaLibrary.UploadBody)
+      .addSuccess(Envelope.ok(PresignedView), { status: 201 })
+      .annotate(
+        OpenApi.Summary,
+        "Start an upload (scope write): JSON {filename, content_type, file_size}; checks the type and size, " +
+          "answers a signed upload_url to PUT the bytes to (1 hour), then call POST /media/{id}/complete. " +
+          "Not counted against the upload budget"
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("complete", "/media/:id/complete")
+      .setPath(IdPath)
+      .addSuccess(Envelope.ok(MediaView))
+      .annotate(
+        OpenApi.Summary,
+        "Finalize an upload (scope write): the bytes must be there (file_not_uploaded) and be the declared type " +
+          "(file_type_mismatch); status ready and event media.uploaded. Counted: 60 per hour, 300 per day"
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("importFromUrl", "/media/upload-from-url")
+      .setPayload(MediaLibrary.ImportBody)
+      .addSuccess(Envelope.ok(ImportedView), { status: 201 })
+      .annotate(
+        OpenApi.Summary,
+        "Import a file from a URL (scope write): {url, filename?}; private, loopback, link-local and metadata " +
+          "addresses are refused, also behind redirects; size and time capped. Counted against the upload budget"
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/media")
+      .setUrlParams(ListParams)
+      .addSuccess(Envelope.ok(MediaList))
+      .annotate(OpenApi.Summary, "The organization's media, newest first (scope read); filter type")
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/media/:id")
+      .setPath(IdPath)
+      .addSuccess(Envelope.ok(MediaView))
+      .annotate(OpenApi.Summary, "One medium (scope read)")
+  )
+  .add(
+    HttpApiEndpoint.del("delete", "/media/:id")
+      .setPath(IdPath)
+      .addSuccess(Envelope.ok(DeletedMedia))
+      .annotate(OpenApi.Summary, "Delete a medium and its file (scope write); event media.deleted")
+  )
+  .addError(ApiGroup.errors.notFound)
+  .addError(ApiGroup.errors.tooManyRequests)
+  .pipe(ApiGroup.authenticated)
+
+/** The upload URL's target: no API key, the signed token in the query is the credential. */
+export const MediaUploadGroup = HttpApiGroup.make("mediaUpload")
+  .add(
+    HttpApiEndpoint.put("upload", "/media/:id/upload")
+      .setPath(IdPath)
+      .setUrlParams(TokenParams)
+      .addSuccess(Envelope.ok(UploadedView))
+      .annotate(
+        OpenApi.Summary,
+        "The upload_url of POST /media/upload: PUT the raw bytes (Content-Type: the declared type). No API key; " +
+          "401 auth_failed for an expired or altered URL; file_too_large past the cap"
+      )
+  )
+  .addError(ApiGroup.errors.badRequest)
+  .addError(Envelope.errorResponse(401))
+  .addError(ApiGroup.errors.notFound)
+  .addError(ApiGroup.errors.internal)
+  .prefix(ApiGroup.basePath)
+
+// ---------------------------------------------------------------------------------------------------
+// Handlers
+// ---------------------------------------------------------------------------------------------------
+
+/** Herald's public base URL (`HERALD_PUBLIC_URL`), for upload URLs; without it the request's Host is used. */
+export class PublicBaseUrl extends Context.Tag("@herald/http/groups/Media/PublicBaseUrl")<PublicBaseUrl, string>() {}
+
+const formMessage = (contentType: string) =>
+  `POST /media/upload takes a JSON body (Content-Type: application/json), not ${contentType}: send ` +
+  "{\"filename\": \"photo.jpg\", \"content_type\": \"image/jpeg\", \"file_size\": 12345}, then PUT the bytes to " +
+  "the upload_url of the answer and call POST /media/{id}/complete (or import with POST /media/upload-from-url)."
+
+/** The parsed JSON body; undefined when there is none. Malformed JSON is 400 `invalid_json`. */
+const jsonBody = (endpoint: "upload" | "import") =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const contentType = (request.headers["content-type"] ?? "").toLowerCase()
+    if (endpoint === "upload" && (contentType.startsWith("multipart/") || contentType.startsWith("application/x-www-form"))) {
+      return yield* DomainError.fail("validation_error", formMessage(contentType.split(";")[0]!), {
+        validation_errors: [{ path: "", message: formMessage(contentType.split(";")[0]!) }]
+      })
+    }
+    const text = yield* request.text.pipe(
+      Effect.mapError(() => DomainError.of("invalid_json", "The request body could not be read"))
+    )
+    if (text.trim() === "") return undefined
+    try {
+      return JSON.parse(text) as unknown
+    } catch {
+      return yield* DomainError.fail("invalid_json", "The request body is not valid JSON")
+    }
+  })
+
+const dieOnStorage = <A, R>(self: Effect.Effect<A, DomainError | PersistenceError, R>): Effect.Effect<A, DomainError, R> =>
+  Effect.catchTag(self, "PersistenceError", Effect.die)
+
+const logMedia = (id: string) => RequestMiddleware.annotateRequestLog("media_id", id)
+
+const baseUrlOf = Effect.gen(function*() {
+  const configured = yield* Effect.serviceOption(PublicBaseUrl)
+  if (Option.isSome(configured)) return configured.value.replace(/\/+$/, "")
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const host = request.headers["host"] ?? "127.0.0.1"
+  return `http://${host}`
+})
+
+export const MediaLive = HttpApiBuilder.group(ApiGroup.apiOf(MediaGroup), "media", (handlers) =>
+  handlers
+    .handleRaw("presign", () =>
+      Effect.gen(function*() {
+        const { organization } = yield* Auth.requireScope("write")
+        const body = yield* jsonBody("upload")
+        const presigned = yield* MediaLibrary.presign(organization.id, body).pipe(dieOnStorage)
+        yield* logMedia(presigned.media.id)
+        const base = yield* baseUrlOf
+        const out: PresignedView = {
+          ...(yield* view(presigned.media)),
+          content_type: presigned.media.mimeType,
+          file_size: presigned.body.file_size,
+          upload_url: `${base}${ApiGroup.basePath}/media/${presigned.media.id}/upload?token=${
+            encodeURIComponent(presigned.token)
+          }`,
+          upload_method: "PUT",
+          upload_headers: { "Content-Type": presigned.media.mimeType },
+          expires_in_seconds: presigned.expiresInSeconds,
+          expires_at: iso(presigned.expiresAt),
+          max_bytes: presigned.maxBytes,
+          next_steps: `PUT the file's bytes to upload_url within ${presigned.expiresInSeconds} seconds, then ` +
+            `POST /media/${presigned.media.id}/complete (or send the media_id in a post: it is finalized then)`
+        }
+        return out
+      }))
+    .handle("complete", ({ path }) =>
+      Effect.gen(function*() {
+        const { organization } = yield* Auth.requireScope("write")
+        yield* logMedia(path.id)
+        const media = yield* MediaLibrary.complete(organization.id, path.id).pipe(dieOnStorage)
+        return yield* view(media)
+      }))
+    .handleRaw("importFromUrl", () =>
+      Effect.gen(function*() {
+        const { organization } = yield* Auth.requireScope("write")
+        const body = yield* jsonBody("import")
+        const media = yield* MediaLibrary.importFromUrl(organization.id, body).pipe(dieOnStorage)
+        yield* logMedia(media.id)
+        const out: ImportedView = { ...(yield* view(media)), url: Option.getOrElse(media.sourceUrl, () => "") }
+        return out
+      }))
+    .handle("list", ({ urlParams }) =>
+      Effect.gen(function*() {
+        const { organization } = yield* Auth.requireScope("read")
+        const listed = yield* MediaLibrary.list(organization.id, urlParams).pipe(dieOnStorage)
+        return {
+          media: yield* Effect.forEach(listed.items, view),
+          pagination: { limit: listed.limit, offset: listed.offset, total: listed.total, has_more: listed.hasMore }
+        }
+      }))
+    .handle("get", ({ path }) =>
+      Effect.gen(function*() {
+        const { organization } = yield* Auth.requireScope("read")
+        yield* logMedia(path.id)
+        return yield* view(yield* MediaLibrary.get(organization.id, path.id).pipe(dieOnStorage))
+      }))
+    .handle("delete", ({ path }) =>
+      Effect.gen(function*() {
+        const { organization } = yield* Auth.requireScope("write")
+        yield* logMedia(path.id)
+        const removed = yield* MediaLibrary.remove(organization.id, path.id).pipe(dieOnStorage)
+        return { id: removed.id, media_id: removed.id, deleted: true as const }
+      })))
+
+export const MediaUploadLive = HttpApiBuilder.group(ApiGroup.apiOf(MediaUploadGroup), "mediaUpload", (handlers) =>
+  handlers.handleRaw("upload", ({ path, urlParams }) =>
+    Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      yield* logMedia(path.id)
+      const lengthHeader = request.headers["content-length"]
+      const media = yield* MediaLibrary.receiveUpload({
+        id: path.id,
+        token: urlParams.token ?? "",
+        contentType: Option.fromNullable(request.headers["content-type"]),
+        contentLength: lengthHeader !== undefined && /^\d+$/.test(lengthHeader)
+          ? Option.some(Number(lengthHeader))
+          : Option.none(),
+        body: request.stream
+      }).pipe(dieOnStorage)
+      const out: UploadedView = {
+        ...(yield* view(media)),
+        next_steps: `Call POST /media/${media.id}/complete to finalize (or send the media_id in a post)`
+      }
+      return out
+    })))
+
+// ---------------------------------------------------------------------------------------------------
+// Running the media library in a process
+// ---------------------------------------------------------------------------------------------------
+
+export interface MediaOptions {
+  /** The data dir; blobs go to `<dataDir>/media`. */
+  readonly dataDir: string
+  readonly env?: Readonly<Record<string, string | undefined>>
+}
+
+const positive = (raw: string | undefined): number | undefined => {
+  if (raw === undefined || !/^\d+$/.test(raw.trim())) return undefined
+  const n = Number(raw.trim())
+  return n > 0 ? n : undefined
+}
+
+/**
+ * The upload budget from `HERALD_MEDIA_UPLOADS_PER_HOUR` / `HERALD_MEDIA_UPLOADS_PER_DAY` (positive
+ * integers; the spec's 60 and 300 otherwise).
+ */
+export const budgetFromEnv = (env: Readonly<Record<string, string | undefined>>): MediaLibrary.Budget => ({
+  hour: positive(env.HERALD_MEDIA_UPLOADS_PER_HOUR) ?? MediaLibrary.defaultBudget.hour,
+  day: positive(env.HERALD_MEDIA_UPLOADS_PER_DAY) ?? MediaLibrary.defaultBudget.day
+})
+
+/** The blob store on `<dataDir>/media`, public URLs under `HERALD_MEDIA_PUBLIC_URL` when set. */
+export const layerBlobStore = (options: MediaOptions): Layer.Layer<BlobStore> => {
+  const env = options.env ?? process.env
+  const publicBaseUrl = env.HERALD_MEDIA_PUBLIC_URL?.trim()
+  return FileBlobStore.layer({
+    directory: Path.join(options.dataDir, "media"),
+    ...(publicBaseUrl === undefined || publicBaseUrl === "" ? {} : { publicBaseUrl })
+  }).pipe(Layer.orDie)
+}
+
+/** What the dispatcher needs to hand media to platform clients (`herald worker`). */
+export const layerDispatch = (options: MediaOptions): Layer.Layer<DispatchMedia, never, MediaStore> =>
+  MediaLibrary.layerDispatchMedia.pipe(Layer.provideMerge(layerBlobStore(options)))
+
+/**
+ * Everything the media endpoints, the posts hook and the dispatcher read media through: the blob
+ * store, the inspector, the URL importer (`HERALD_MEDIA_ALLOW_PRIVATE`), the upload signing key
+ * (derived from the credentials root key), the budget, `HERALD_PUBLIC_URL` for upload URLs.
+ */
+export const layerServices = (options: MediaOptions) => {
+  const env = options.env ?? process.env
+  const publicUrl = env.HERALD_PUBLIC_URL?.trim()
+  const settings = Layer.effect(
+    MediaLibrary.MediaSettings,
+    Effect.gen(function*() {
+      const cipher = yield* CredentialCipher
+      const signingKey = yield* cipher.deriveSecret("media-upload/v1").pipe(Effect.orDie)
+      return MediaLibrary.MediaSettings.of({ signingKey })
+    })
+  )
+  const base = Layer.mergeAll(
+    layerBlobStore(options),
+    MediaInspector.layer,
+    UrlImporter.layer(UrlImporter.fromEnv(env)),
+    Layer.succeed(MediaLibrary.MediaBudget, budgetFromEnv(env)),
+    publicUrl === undefined || publicUrl === "" ? Layer.empty : Layer.succeed(PublicBaseUrl, publicUrl)
+  )
+  const hooks = Layer.merge(MediaLibrary.layerPostMedia, MediaLibrary.layerDispatchMedia)
+  return Layer.mergeAll(hooks, settings).pipe(Layer.provideMerge(base))
+}
