@@ -12,6 +12,8 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as OpenApi from "@effect/platform/OpenApi"
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
+import * as NodeStream from "@effect/platform-node/NodeStream"
 import * as FileBlobStore from "@herald/adapters/media/FileBlobStore"
 import * as MediaInspector from "@herald/adapters/media/MediaInspector"
 import * as UrlImporter from "@herald/adapters/media/UrlImporter"
@@ -28,6 +30,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import type * as Stream from "effect/Stream"
 import * as Path from "node:path"
 import * as ApiGroup from "../ApiGroup.js"
 import * as Auth from "../Auth.js"
@@ -320,6 +323,16 @@ export const MediaLive = HttpApiBuilder.group(ApiGroup.apiOf(MediaGroup), "media
         return { id: removed.id, media_id: removed.id, deleted: true as const }
       })))
 
+/**
+ * The request body as a stream that leaves the request open when reading stops early (at the size
+ * cap): Node then discards the rest of the body after the answer, so the client reads a 400 rather
+ * than a reset connection.
+ */
+const bodyOf = (request: HttpServerRequest.HttpServerRequest): Stream.Stream<Uint8Array, unknown> => {
+  const incoming = NodeHttpServerRequest.toIncomingMessage(request)
+  return NodeStream.fromReadable<unknown, Uint8Array>(() => incoming, (error) => error, { closeOnDone: false })
+}
+
 export const MediaUploadLive = HttpApiBuilder.group(ApiGroup.apiOf(MediaUploadGroup), "mediaUpload", (handlers) =>
   handlers.handleRaw("upload", ({ path, urlParams }) =>
     Effect.gen(function*() {
@@ -333,7 +346,7 @@ export const MediaUploadLive = HttpApiBuilder.group(ApiGroup.apiOf(MediaUploadGr
         contentLength: lengthHeader !== undefined && /^\d+$/.test(lengthHeader)
           ? Option.some(Number(lengthHeader))
           : Option.none(),
-        body: request.stream
+        body: bodyOf(request)
       }).pipe(dieOnStorage)
       const out: UploadedView = {
         ...(yield* view(media)),
