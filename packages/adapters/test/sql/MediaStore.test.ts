@@ -3,7 +3,7 @@
  * organization scoping, newest-first pages with a kind filter and total, the status fence of
  * `update`, and delete.
  */
-import { describe, expect, it, layer } from "@effect/vitest"
+import { describe, expect, layer } from "@effect/vitest"
 import { IdGenerator } from "@herald/core/IdGenerator"
 import { MediaId, type OrganizationId } from "@herald/core/Ids"
 import { Media, type MediaKind } from "@herald/core/Media"
