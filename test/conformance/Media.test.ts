@@ -67,7 +67,7 @@ describe.each([
       upload_headers: { "Content-Type": "image/png" },
       expires_in_seconds: 3600
     })
-    expect(String(data["upload_url"])).toMatch(new RegExp(`^${server.baseUrl}/api/v1/media/${data.id}/upload\\?token=`))
+    expect(String(data["upload_url"])).toMatch(new RegExp(`^${server.baseUrl}/uploads/media/${data.id}\\?token=`))
 
     const put = await server.put(String(data["upload_url"]), png, "image/png")
     expect(put.status, put.text).toBe(200)

@@ -1,5 +1,5 @@
 /**
- * `/media`: the presign step (`POST /media/upload`), the upload itself (`PUT /media/{id}/upload?token=`,
+ * `/media`: the presign step (`POST /media/upload`), the upload itself (`PUT /uploads/media/{id}?token=`,
  * authenticated by the signed token in its URL, no API key), `POST /media/{id}/complete`,
  * `POST /media/upload-from-url`, and list, get and delete. Scopes: `write` for changes, `read` for GETs.
  *
@@ -193,10 +193,13 @@ export const MediaGroup = HttpApiGroup.make("media")
   .addError(ApiGroup.errors.tooManyRequests)
   .pipe(ApiGroup.authenticated)
 
-/** The upload URL's target: no API key, the signed token in the query is the credential. */
+/**
+ * The upload URL's target: no API key, the signed token in the query is the credential. It lives
+ * outside `/api/v1` (like a storage service's signed URL): nothing about it is part of the keyed API.
+ */
 export const MediaUploadGroup = HttpApiGroup.make("mediaUpload")
   .add(
-    HttpApiEndpoint.put("upload", "/media/:id/upload")
+    HttpApiEndpoint.put("upload", "/uploads/media/:id")
       .setPath(IdPath)
       .setUrlParams(TokenParams)
       .addSuccess(Envelope.ok(UploadedView))
@@ -210,7 +213,6 @@ export const MediaUploadGroup = HttpApiGroup.make("mediaUpload")
   .addError(Envelope.errorResponse(401))
   .addError(ApiGroup.errors.notFound)
   .addError(ApiGroup.errors.internal)
-  .prefix(ApiGroup.basePath)
 
 // ---------------------------------------------------------------------------------------------------
 // Handlers
@@ -271,7 +273,7 @@ export const MediaLive = HttpApiBuilder.group(ApiGroup.apiOf(MediaGroup), "media
           ...(yield* view(presigned.media)),
           content_type: presigned.media.mimeType,
           file_size: presigned.body.file_size,
-          upload_url: `${base}${ApiGroup.basePath}/media/${presigned.media.id}/upload?token=${
+          upload_url: `${base}/uploads/media/${presigned.media.id}?token=${
             encodeURIComponent(presigned.token)
           }`,
           upload_method: "PUT",
