@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { probePostgres } from "../../packages/adapters/test/support/TestDatabases.js"
 import { insertAccounts } from "../support/AccountFixtures.js"
 import * as HeraldServer from "../support/HeraldServer.js"
+import * as MediaFixtures from "../support/MediaFixtures.js"
 import { validate } from "../support/JsonSchema.js"
 
 const pg = await probePostgres
@@ -142,6 +143,13 @@ describe.each([
   })
 
   it.skipIf(skip)("round trip: every request field comes back under its name, and a fetched post sent back clones it", async () => {
+    // YouTube requires a video at create time (media rules): upload one.
+    const video = MediaFixtures.movie()
+    const presigned = (await server.request("POST", "/api/v1/media/upload", {
+      body: { filename: "clip.mp4", content_type: "video/mp4", file_size: video.length }
+    })).json as Json
+    const put = await fetch(String(presigned.data["upload_url"]), { method: "PUT", headers: { "content-type": "video/mp4" }, body: video })
+    expect(put.status).toBe(200)
     const body = {
       content: "clone me",
       account_ids: [youtube, x],
@@ -151,7 +159,7 @@ describe.each([
         youtube: { content: "description", settings: { title: "A title", privacyStatus: "unlisted" } },
         x: { content: "for x", contentType: "text", settings: { replySettings: "following" } }
       },
-      media_ids: [],
+      media_ids: [presigned.data.id],
       campaign_id: 7,
       draft: false,
       request_approval: false,
