@@ -10,6 +10,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { probePostgres } from "../../packages/adapters/test/support/TestDatabases.js"
+import { validate } from "../support/JsonSchema.js"
 import * as Fixtures from "../support/MediaFixtures.js"
 
 const pg = await probePostgres
@@ -341,6 +342,36 @@ describe.each([
     const sends = server.journalLines().filter((l) => l["outcome"] === "published" && l["platform"] === "bluesky")
     const withMedia = sends.find((l) => Array.isArray(l["media"]) && (l["media"] as ReadonlyArray<{ id: string }>)[0]?.id === id)
     expect(withMedia?.["media"]).toEqual([{ id, mimeType: "image/png", size: png.length, sha256: sha256(png) }])
+  })
+
+  it.skipIf(skip)("answers match the OpenAPI document", async () => {
+    type Doc = {
+      readonly paths: Record<string, Record<string, {
+        readonly responses: Record<string, { readonly content: Record<string, { readonly schema: unknown }> }>
+      }>>
+    }
+    const doc = (await server.request("GET", "/api/v1/openapi.json", undefined, null)).json as unknown as Doc
+    const conforms = (p: string, method: string, res: Fixtures.Answer) => {
+      const response = doc.paths[p]?.[method]?.responses[String(res.status)]
+      expect(response, `${method} ${p} documents ${res.status}`).toBeDefined()
+      expect(validate(doc, response!.content["application/json"]!.schema, res.json)).toEqual([])
+    }
+    const png = Fixtures.png(3, 3)
+    const p = await presign("doc.png", "image/png", png.length)
+    conforms("/api/v1/media/upload", "post", p)
+    const put = await server.put(String(p.json.data["upload_url"]), png, "image/png")
+    conforms("/uploads/media/{id}", "put", put)
+    conforms("/uploads/media/{id}", "put", await server.put(String(p.json.data["upload_url"]) + "0", png, "image/png"))
+    conforms("/api/v1/media/{id}/complete", "post", await server.request("POST", `/api/v1/media/${p.json.data.id}/complete`))
+    conforms("/api/v1/media/{id}", "get", await server.request("GET", `/api/v1/media/${p.json.data.id}`))
+    conforms("/api/v1/media", "get", await server.request("GET", "/api/v1/media"))
+    conforms("/api/v1/media/upload", "post", await presign("a.svg", "image/svg+xml", 3))
+    conforms(
+      "/api/v1/media/upload-from-url",
+      "post",
+      await server.request("POST", "/api/v1/media/upload-from-url", { url: "http://10.0.0.1/a.png" })
+    )
+    conforms("/api/v1/media/{id}", "delete", await server.request("DELETE", `/api/v1/media/${p.json.data.id}`))
   })
 
   it.skipIf(skip)("delete: media.deleted, the file is removed, then 404", async () => {
