@@ -20,7 +20,7 @@ import * as AccountHealth from "@herald/core/AccountHealth"
 import { AccountStore } from "@herald/core/AccountStore"
 import * as Connections from "@herald/core/Connections"
 import * as ConnectState from "@herald/core/ConnectState"
-import { Destination, Metrics } from "@herald/core/Destination"
+import { Destination } from "@herald/core/Destination"
 import * as Dispatcher from "@herald/core/Dispatcher"
 import { DomainError } from "@herald/core/Errors"
 import { EventStore } from "@herald/core/EventStore"
@@ -187,24 +187,12 @@ const queuedPost = (account: SocialAccount, content: string) =>
       createdAt: now,
       updatedAt: now
     })
-    const destination = new Destination({
+    const destination = Destination.queued({
       id: DestinationId.make(randomUUID()),
-      postId,
-      organizationId: account.organizationId,
-      accountId: account.id,
-      platform: account.platform,
-      accountName: account.accountName,
-      status: "queued",
+      post: { id: postId, organizationId: account.organizationId },
+      account,
       dueAt: now,
-      attempts: 0,
-      error: Option.none(),
-      platformPostId: Option.none(),
-      platformPostUrl: Option.none(),
-      publishedAt: Option.none(),
-      failedAt: Option.none(),
-      metrics: Metrics.zero,
-      createdAt: now,
-      updatedAt: now
+      now
     })
     yield* (yield* PostStore).insert({ post, destinations: [destination] })
     return postId

@@ -9,7 +9,7 @@ import * as Sandbox from "@herald/adapters/platforms/Sandbox"
 import * as SqlStores from "@herald/adapters/sql/SqlStores"
 import type { SocialAccount } from "@herald/core/Account"
 import { AccountStore } from "@herald/core/AccountStore"
-import { Destination, Metrics } from "@herald/core/Destination"
+import { Destination } from "@herald/core/Destination"
 import * as Dispatcher from "@herald/core/Dispatcher"
 import type { EventType } from "@herald/core/Event"
 import { EventStore } from "@herald/core/EventStore"
@@ -138,24 +138,12 @@ export const insertPost = (input: PostInput) =>
     const destinations: Array<Destination> = []
     for (const account of accounts) {
       destinations.push(
-        new Destination({
+        Destination.queued({
           id: DestinationId.make(yield* ids.uuid),
-          postId,
-          organizationId: org.id,
-          accountId: account.id,
-          platform: account.platform,
-          accountName: account.accountName,
-          status: "queued",
+          post: { id: postId, organizationId: org.id },
+          account,
           dueAt,
-          attempts: 0,
-          error: Option.none(),
-          platformPostId: Option.none(),
-          platformPostUrl: Option.none(),
-          publishedAt: Option.none(),
-          failedAt: Option.none(),
-          metrics: Metrics.zero,
-          createdAt: now,
-          updatedAt: now
+          now
         })
       )
     }

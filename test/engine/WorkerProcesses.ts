@@ -7,7 +7,7 @@ import * as Sandbox from "@herald/adapters/platforms/Sandbox"
 import * as SqlDatabase from "@herald/adapters/sql/SqlDatabase"
 import * as SqlStores from "@herald/adapters/sql/SqlStores"
 import type { SocialAccount } from "@herald/core/Account"
-import { Destination, Metrics } from "@herald/core/Destination"
+import { Destination } from "@herald/core/Destination"
 import { IdGenerator } from "@herald/core/IdGenerator"
 import { DestinationId, OrganizationId, PostId } from "@herald/core/Ids"
 import { Organization } from "@herald/core/Organization"
@@ -140,24 +140,12 @@ const makeRecord = (
     updatedAt: input.now
   })
   const destinations = accounts.map((account) =>
-    new Destination({
+    Destination.queued({
       id: DestinationId.make(crypto.randomUUID()),
-      postId,
-      organizationId,
-      accountId: account.id,
-      platform: account.platform,
-      accountName: account.accountName,
-      status: "queued",
+      post: { id: postId, organizationId },
+      account,
       dueAt: input.dueAt,
-      attempts: 0,
-      error: Option.none(),
-      platformPostId: Option.none(),
-      platformPostUrl: Option.none(),
-      publishedAt: Option.none(),
-      failedAt: Option.none(),
-      metrics: Metrics.zero,
-      createdAt: input.now,
-      updatedAt: input.now
+      now: input.now
     })
   )
   return { post, destinations }

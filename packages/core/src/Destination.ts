@@ -1,3 +1,5 @@
+import type * as DateTime from "effect/DateTime"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { AccountId, DestinationId, OrganizationId, PostId } from "./Ids.js"
 import { Platform } from "./Platform.js"
@@ -37,4 +39,33 @@ export class Destination extends Schema.Class<Destination>("Destination")({
   metrics: Metrics,
   createdAt: Schema.DateTimeUtc,
   updatedAt: Schema.DateTimeUtc
-}) {}
+}) {
+  /** A destination as it starts: queued, never attempted, no outcome yet. */
+  static queued(input: {
+    readonly id: DestinationId
+    readonly post: { readonly id: PostId; readonly organizationId: OrganizationId }
+    readonly account: { readonly id: AccountId; readonly platform: Platform; readonly accountName: string }
+    readonly dueAt: DateTime.Utc
+    readonly now: DateTime.Utc
+  }): Destination {
+    return new Destination({
+      id: input.id,
+      postId: input.post.id,
+      organizationId: input.post.organizationId,
+      accountId: input.account.id,
+      platform: input.account.platform,
+      accountName: input.account.accountName,
+      status: "queued",
+      dueAt: input.dueAt,
+      attempts: 0,
+      error: Option.none(),
+      platformPostId: Option.none(),
+      platformPostUrl: Option.none(),
+      publishedAt: Option.none(),
+      failedAt: Option.none(),
+      metrics: Metrics.zero,
+      createdAt: input.now,
+      updatedAt: input.now
+    })
+  }
+}

@@ -17,7 +17,7 @@ import * as ApiKey from "./ApiKey.js"
 import * as ApprovalLifecycle from "./ApprovalLifecycle.js"
 import * as CircuitBreaker from "./CircuitBreaker.js"
 import { Crypto } from "./Crypto.js"
-import { Destination, Metrics } from "./Destination.js"
+import { Destination } from "./Destination.js"
 import * as Dispatcher from "./Dispatcher.js"
 import { DomainError, type PersistenceError } from "./Errors.js"
 import { Event, type EventData, type EventType } from "./Event.js"
@@ -429,25 +429,7 @@ const newDestinations = (
 ) =>
   Effect.forEach(accounts, (account) =>
     Effect.map(Effect.flatMap(IdGenerator, (ids) => ids.uuid), (id) =>
-      new Destination({
-        id: DestinationId.make(id),
-        postId: post.id,
-        organizationId: post.organizationId,
-        accountId: account.id,
-        platform: account.platform,
-        accountName: account.accountName,
-        status: "queued",
-        dueAt,
-        attempts: 0,
-        error: Option.none(),
-        platformPostId: Option.none(),
-        platformPostUrl: Option.none(),
-        publishedAt: Option.none(),
-        failedAt: Option.none(),
-        metrics: Metrics.zero,
-        createdAt: now,
-        updatedAt: now
-      })))
+      Destination.queued({ id: DestinationId.make(id), post, account, dueAt, now })))
 
 // ---------------------------------------------------------------------------------------------------
 // create

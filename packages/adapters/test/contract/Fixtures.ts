@@ -3,7 +3,7 @@ import type * as SqlClient from "@effect/sql/SqlClient"
 import { SocialAccount } from "@herald/core/Account"
 import type { NewAccount } from "@herald/core/AccountStore"
 import { ApiKey } from "@herald/core/ApiKey"
-import { Destination, Metrics } from "@herald/core/Destination"
+import { Destination } from "@herald/core/Destination"
 import { Event } from "@herald/core/Event"
 import { AccountId, ApiKeyId, DestinationId, EventId, OrganizationId, PostId, UserId } from "@herald/core/Ids"
 import { Organization, User } from "@herald/core/Organization"
@@ -109,23 +109,13 @@ export const destination = (
   overrides: Partial<ConstructorParameters<typeof Destination>[0]> = {}
 ) =>
   new Destination({
-    id: DestinationId.make(randomUUID()),
-    postId: target.post.id,
-    organizationId: target.post.organizationId,
-    accountId: target.account.id,
-    platform: target.account.platform,
-    accountName: target.account.accountName,
-    status: "queued",
-    dueAt: at(T0),
-    attempts: 0,
-    error: Option.none(),
-    platformPostId: Option.none(),
-    platformPostUrl: Option.none(),
-    publishedAt: Option.none(),
-    failedAt: Option.none(),
-    metrics: Metrics.zero,
-    createdAt: at(T0),
-    updatedAt: at(T0),
+    ...Destination.queued({
+      id: DestinationId.make(randomUUID()),
+      post: target.post,
+      account: target.account,
+      dueAt: at(T0),
+      now: at(T0)
+    }),
     ...overrides
   })
 
