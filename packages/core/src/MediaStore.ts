@@ -1,4 +1,5 @@
 import * as Context from "effect/Context"
+import type * as DateTime from "effect/DateTime"
 import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import type { PersistenceError } from "./Errors.js"
@@ -34,4 +35,14 @@ export class MediaStore extends Context.Tag("@herald/core/MediaStore")<MediaStor
   readonly update: (media: Media, expected: MediaStatus) => Effect.Effect<boolean, PersistenceError>
   /** False when there was nothing to delete. */
   readonly delete: (organizationId: OrganizationId, id: MediaId) => Effect.Effect<boolean, PersistenceError>
+  /**
+   * Housekeeping: deletes up to `limit` media, oldest first, that are still `pending_upload` and were
+   * created before `createdBefore`, leaving out any that a post's `media_ids` or thread posts name.
+   * Returns the deleted records (their bytes are the caller's to remove). Each medium is returned to
+   * one caller only, however many sweep at once; one that a finalizer turns `ready` meanwhile is kept.
+   */
+  readonly deleteAbandoned: (options: {
+    readonly createdBefore: DateTime.Utc
+    readonly limit: number
+  }) => Effect.Effect<ReadonlyArray<Media>, PersistenceError>
 }>() {}

@@ -64,6 +64,23 @@ export type CompleteResult =
   /** Recorded; `isActive` is the subscription's state afterwards (false: stop sending to it). */
   | { readonly _tag: "Recorded"; readonly isActive: boolean }
 
+/** What one pruning batch removed. */
+export interface PruneResult {
+  readonly deliveries: number
+  readonly attempts: number
+}
+
+export interface PruneOptions {
+  /** Finished deliveries (delivered or dead) that finished before this go, with their attempts. */
+  readonly finishedBefore: DateTime.Utc
+  /** A subscription keeps at most this many finished deliveries (the most recently finished)... */
+  readonly keepPerSubscription: number
+  /** ...checked for the subscriptions with a delivery attempt since this instant (the others did not grow). */
+  readonly activeSince: DateTime.Utc
+  /** Deliveries removed at most in this batch. */
+  readonly limit: number
+}
+
 export class WebhookStore extends Context.Tag("@herald/core/WebhookStore")<WebhookStore, {
   /**
    * Inserts the subscription unless the organization already has `limit` of them (then false). Two
@@ -121,4 +138,11 @@ export class WebhookStore extends Context.Tag("@herald/core/WebhookStore")<Webho
   readonly release: (claim: SubscriptionClaim) => Effect.Effect<void, PersistenceError>
   /** The earliest attempt due for an active subscription, to sleep until. */
   readonly nextDueAt: Effect.Effect<Option.Option<DateTime.Utc>, PersistenceError>
+  /**
+   * Housekeeping, one batch in one short transaction: deletes up to `limit` finished deliveries (with
+   * their attempts) that finished before `finishedBefore` or are beyond a subscription's newest
+   * `keepPerSubscription` finished ones. Pending deliveries (including those waiting for a retry) and
+   * their attempts are never touched. Safe with several processes pruning at once.
+   */
+  readonly pruneDeliveries: (options: PruneOptions) => Effect.Effect<PruneResult, PersistenceError>
 }>() {}

@@ -12,6 +12,7 @@ import * as WebhookActivity from "@herald/core/WebhookActivity"
 import {
   type ClaimedDelivery,
   type CompleteResult,
+  type PruneResult,
   type SubscriptionClaim,
   type WebhookRecord,
   WebhookStore
@@ -95,6 +96,7 @@ const SeqRow = Schema.Struct({ seq: DbNumber })
 const LeaseRow = Schema.Struct({ lease_token: Schema.String, lease_expires_at: Instant })
 const ActivityRow = Schema.Struct({ is_active: Bool, consecutive_failures: DbCount })
 const NextRow = Schema.Array(Schema.Struct({ next: Schema.NullOr(DbNumber) }))
+const IdRows = Schema.Array(Schema.Struct({ id: Schema.String }))
 
 const millis = DateTime.toEpochMillis
 
@@ -109,6 +111,12 @@ export const make = Effect.gen(function*() {
   // The event order of deliveries: a sequence on Postgres, the rowid on SQLite.
   const order = (alias: string) => sql.literal(isPg ? `${alias}.seq` : `${alias}.rowid`)
   const returningSeq = sql.literal(isPg ? "RETURNING *" : "RETURNING *, rowid AS seq")
+  // Pruning on Postgres: the picked deliveries are locked (another pruner skips them) and so, in key
+  // share mode, are their subscriptions: a subscription being deleted (or recording an outcome, both
+  // FOR UPDATE) is skipped rather than waited for, and cannot be deleted under the pruner, so the
+  // two never wait on each other's rows.
+  const pruneLocks = sql.literal(isPg ? "FOR UPDATE OF d SKIP LOCKED FOR KEY SHARE OF s SKIP LOCKED" : "")
+  const finished = sql.literal("status IN ('delivered', 'dead')")
 
   const seal = (secret: string) => Option.isNone(cipher) ? Effect.succeed(secret) : cipher.value.seal(secret)
   const open = (rows: ReadonlyArray<Record<string, unknown>>) =>
@@ -354,7 +362,50 @@ export const make = Effect.gen(function*() {
       Effect.flatMap(Schema.decodeUnknown(NextRow)),
       Effect.map((rows) => Option.map(Option.fromNullable(rows[0]?.next), (n) => DateTime.unsafeMake(n))),
       orPersistence("WebhookStore.nextDueAt")
-    )
+    ),
+
+    // One batch in one transaction: first what finished before the retention cutoff (the
+    // `webhook_deliveries_finished` index, oldest first), then, if the batch has room, what lies beyond
+    // the per-subscription cap of the subscriptions that were recently active (only they can have grown
+    // past it; their deliveries are read by subscription id). The picks are top-level SELECTs with
+    // their LIMIT, run once. Attempts go first (by `webhook_attempts_by_delivery`), then their
+    // deliveries (still checked to be finished: a finished delivery never becomes pending again).
+    pruneDeliveries: ({ activeSince, finishedBefore, keepPerSubscription, limit }) =>
+      limit <= 0 ? Effect.succeed<PruneResult>({ deliveries: 0, attempts: 0 }) : sql.withTransaction(Effect.gen(function*() {
+        const decodeIds = Schema.decodeUnknown(IdRows)
+        const aged = yield* sql`SELECT d.id FROM webhook_deliveries d
+          JOIN webhook_subscriptions s ON s.id = d.subscription_id
+          WHERE d.${finished} AND d.updated_at < ${millis(finishedBefore)}
+          ORDER BY d.updated_at
+          LIMIT ${limit}
+          ${pruneLocks}`.pipe(Effect.flatMap(decodeIds))
+        const ids = aged.map((r) => r.id)
+        if (ids.length < limit) {
+          const notPicked = ids.length === 0 ? sql.literal("") : sql`AND d.id NOT IN ${sql.in(ids)}`
+          const excess = yield* sql`SELECT d.id FROM webhook_deliveries d
+            JOIN webhook_subscriptions s ON s.id = d.subscription_id
+            WHERE d.id IN (
+              SELECT ranked.id FROM (
+                SELECT f.id, ROW_NUMBER() OVER (
+                  PARTITION BY f.subscription_id ORDER BY f.updated_at DESC, f.id DESC
+                ) AS rn
+                FROM webhook_deliveries f
+                WHERE f.subscription_id IN (SELECT a.id FROM webhook_subscriptions a
+                  WHERE a.last_delivery_at >= ${millis(activeSince)})
+                  AND f.${finished}
+              ) ranked
+              WHERE ranked.rn > ${Math.max(0, keepPerSubscription)}
+            ) AND d.${finished} ${notPicked}
+            LIMIT ${limit - ids.length}
+            ${pruneLocks}`.pipe(Effect.flatMap(decodeIds))
+          for (const r of excess) ids.push(r.id)
+        }
+        if (ids.length === 0) return { deliveries: 0, attempts: 0 }
+        const attempts = yield* sql`DELETE FROM webhook_attempts WHERE delivery_id IN ${sql.in(ids)} RETURNING id`
+        const deliveries = yield* sql`DELETE FROM webhook_deliveries
+          WHERE id IN ${sql.in(ids)} AND ${finished} RETURNING id`
+        return { deliveries: deliveries.length, attempts: attempts.length }
+      })).pipe(orPersistence("WebhookStore.pruneDeliveries"))
   })
 })
 

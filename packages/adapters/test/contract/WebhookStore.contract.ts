@@ -14,6 +14,7 @@ import { type ClaimedDelivery, type SubscriptionClaim, WebhookStore } from "@her
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as TestClock from "effect/TestClock"
 import { randomUUID } from "node:crypto"
 import { at, event, givenOrganization, T0, type StoresLayer } from "./Fixtures.js"
 import type { Stores } from "../../src/sql/SqlStores.js"
@@ -81,6 +82,33 @@ const attemptFor = (claimed: ClaimedDelivery, overrides: Partial<ConstructorPara
     attemptedAt: at(T0),
     ...overrides
   })
+
+const DAY = 86_400_000
+const HOUR = 3_600_000
+
+/** Records `outcome` for a claimed delivery with the store's clock at `when` (its finishing time). */
+const finishAt = (
+  claim: SubscriptionClaim,
+  claimed: ClaimedDelivery,
+  outcome: "Delivered" | "Dead" | "Retry",
+  when: number,
+  attemptedAt: number = when
+) =>
+  Effect.gen(function*() {
+    yield* TestClock.setTime(when)
+    const result = yield* (yield* WebhookStore).complete(
+      claim,
+      claimed,
+      outcome === "Retry" ? { _tag: "Retry", at: at(when + 30_000) } : { _tag: outcome },
+      attemptFor(claimed, { ok: outcome === "Delivered", attemptedAt: at(attemptedAt) })
+    )
+    expect(result._tag).toBe("Recorded")
+  })
+
+const countAttempts = (subscriptionId: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<{ n: number | string }>`SELECT COUNT(*) AS n FROM webhook_attempts WHERE subscription_id = ${subscriptionId}`
+  ).pipe(Effect.map((rows) => Number(rows[0]!.n)))
 
 const onlyClaim = (claims: ReadonlyArray<SubscriptionClaim>): SubscriptionClaim => {
   expect(claims).toHaveLength(1)
@@ -365,6 +393,118 @@ export const webhookStoreContract = (
         // Leased: claimable again when the lease ends.
         expect(yield* store.nextDueAt).toEqual(Option.some(claim.leaseExpiresAt))
       }).pipe(Effect.provide(layer)))
+
+    it.effect("pruneDeliveries removes finished deliveries past the retention with their attempts; pending, retrying and recent ones stay", () =>
+      Effect.gen(function*() {
+        const store = yield* WebhookStore
+        const org = yield* givenOrganization
+        const s = yield* givenSubscription(org.id)
+        for (let i = 0; i < 5; i++) yield* emit(org.id, "post.published")
+        const claim = onlyClaim(yield* claimAt(T0, { perSubscription: 10 }))
+        const [delivered, dead, retrying, unsent, recent] = claim.deliveries
+        yield* finishAt(claim, delivered!, "Delivered", T0 + 1 * DAY)
+        yield* finishAt(claim, dead!, "Dead", T0 + 2 * DAY)
+        yield* finishAt(claim, retrying!, "Retry", T0 + 1 * DAY)
+        yield* finishAt(claim, recent!, "Delivered", T0 + 40 * DAY)
+        yield* store.release(claim)
+        expect(yield* countAttempts(s.id)).toBe(4)
+
+        const prune = (finishedBefore: number, limit: number) =>
+          store.pruneDeliveries({
+            finishedBefore: at(finishedBefore),
+            keepPerSubscription: 10_000,
+            activeSince: at(T0),
+            limit
+          })
+        // 30 days before day 41: the two finished on days 1 and 2 go, oldest first, a batch at a time.
+        expect(yield* prune(T0 + 11 * DAY, 1)).toEqual({ deliveries: 1, attempts: 1 })
+        expect((yield* store.listDeliveries(s.id)).map((d) => d.id)).not.toContain(delivered!.delivery.id)
+        expect(yield* prune(T0 + 11 * DAY, 10)).toEqual({ deliveries: 1, attempts: 1 })
+        expect(yield* prune(T0 + 11 * DAY, 10)).toEqual({ deliveries: 0, attempts: 0 })
+        const left = yield* store.listDeliveries(s.id)
+        expect(left.map((d) => [d.id, d.status, d.attempts])).toEqual([
+          [retrying!.delivery.id, "pending", 1],
+          [unsent!.delivery.id, "pending", 0],
+          [recent!.delivery.id, "delivered", 1]
+        ])
+        const attempts = yield* store.listAttempts(org.id, s.id, { limit: 10, offset: 0 })
+        expect(attempts.map((a) => a.deliveryId).sort()).toEqual([retrying!.delivery.id, recent!.delivery.id].sort())
+        // However late the cutoff, a pending delivery (retrying or not yet sent) and its attempts stay.
+        expect(yield* prune(T0 + 1000 * DAY, 10)).toEqual({ deliveries: 1, attempts: 1 })
+        expect((yield* store.listDeliveries(s.id)).map((d) => d.status)).toEqual(["pending", "pending"])
+        expect(yield* countAttempts(s.id)).toBe(1)
+        // The retrying one is still claimable with its attempt count.
+        const again = onlyClaim(yield* claimAt(T0 + 1000 * DAY))
+        expect(again.deliveries.map((d) => [d.delivery.id, d.attempt])).toEqual([
+          [retrying!.delivery.id, 2],
+          [unsent!.delivery.id, 1]
+        ])
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("pruneDeliveries keeps a recently active webhook's newest finished deliveries up to the cap", () =>
+      Effect.gen(function*() {
+        const store = yield* WebhookStore
+        const org = yield* givenOrganization
+        const active = yield* givenSubscription(org.id)
+        const idle = yield* givenSubscription(org.id)
+        for (let i = 0; i < 6; i++) yield* emit(org.id, "post.published")
+        const claims = yield* claimAt(T0, { perSubscription: 10 })
+        expect(claims).toHaveLength(2)
+        for (const claim of claims) {
+          const isActive = claim.subscription.id === active.id
+          // Five finish an hour apart (the sixth stays pending); the idle webhook's last attempt was long ago.
+          for (let i = 0; i < 5; i++) {
+            yield* finishAt(claim, claim.deliveries[i]!, "Delivered", T0 + (i + 1) * HOUR, isActive ? T0 + (i + 1) * HOUR : T0 - 10 * DAY)
+          }
+          yield* store.release(claim)
+        }
+        const prune = () =>
+          store.pruneDeliveries({
+            finishedBefore: at(T0 - 100 * DAY),
+            keepPerSubscription: 2,
+            activeSince: at(T0),
+            limit: 100
+          })
+        expect(yield* prune()).toEqual({ deliveries: 3, attempts: 3 })
+        const kept = yield* store.listDeliveries(active.id)
+        const activeClaim = claims.find((c) => c.subscription.id === active.id)!
+        expect(kept.map((d) => [d.id, d.status])).toEqual([
+          [activeClaim.deliveries[3]!.delivery.id, "delivered"],
+          [activeClaim.deliveries[4]!.delivery.id, "delivered"],
+          [activeClaim.deliveries[5]!.delivery.id, "pending"]
+        ])
+        expect(yield* countAttempts(active.id)).toBe(2)
+        // The idle webhook did not grow since: not looked at.
+        expect(yield* store.listDeliveries(idle.id)).toHaveLength(6)
+        expect(yield* prune()).toEqual({ deliveries: 0, attempts: 0 })
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("concurrent pruners remove each finished delivery once, and all of them", () =>
+      Effect.gen(function*() {
+        const store = yield* WebhookStore
+        const org = yield* givenOrganization
+        const subs = [yield* givenSubscription(org.id), yield* givenSubscription(org.id)]
+        for (let i = 0; i < 12; i++) yield* emit(org.id, "post.published")
+        for (const claim of yield* claimAt(T0, { perSubscription: 20 })) {
+          for (const claimed of claim.deliveries) yield* finishAt(claim, claimed, "Delivered", T0 + DAY)
+          yield* store.release(claim)
+        }
+        const prune = (limit: number) =>
+          store.pruneDeliveries({
+            finishedBefore: at(T0 + 2 * DAY),
+            keepPerSubscription: 10_000,
+            activeSince: at(T0),
+            limit
+          })
+        const rounds = yield* Effect.forEach(Array.from({ length: 6 }, () => 3), prune, { concurrency: "unbounded" })
+        const rest = yield* prune(100)
+        const total = [...rounds, rest].reduce((a, r) => ({
+          deliveries: a.deliveries + r.deliveries,
+          attempts: a.attempts + r.attempts
+        }))
+        expect(total).toEqual({ deliveries: 24, attempts: 24 })
+        for (const s of subs) expect(yield* store.listDeliveries(s.id)).toEqual([])
+      }).pipe(Effect.provide(concurrentLayer)), { timeout: 60_000 })
 
     it.effect("concurrent claimers never hold the same subscription", () =>
       Effect.gen(function*() {
