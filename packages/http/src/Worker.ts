@@ -16,6 +16,7 @@ import { AccountStore } from "@herald/core/AccountStore"
 import * as Connections from "@herald/core/Connections"
 import * as Dispatcher from "@herald/core/Dispatcher"
 import { DispatchStore } from "@herald/core/DispatchStore"
+import * as Housekeeping from "@herald/core/Housekeeping"
 import { OrganizationStore } from "@herald/core/OrganizationStore"
 import * as Webhooks from "@herald/core/Webhooks"
 import type { Platforms } from "@herald/core/Platforms"
@@ -37,6 +38,36 @@ export interface WorkerOptions {
   readonly leaseSeconds?: number
   /** Longest sleep between looks at the store, in milliseconds (default 1000). */
   readonly pollMillis?: number
+  /** The housekeeping sweeps' settings; from the environment (`housekeepingFromEnv`) when absent. */
+  readonly housekeeping?: Housekeeping.Options
+}
+
+const positiveNumber = (raw: string | undefined): number | undefined => {
+  if (raw === undefined || !/^\d+(\.\d+)?$/.test(raw.trim())) return undefined
+  const n = Number(raw.trim())
+  return n > 0 ? n : undefined
+}
+
+/**
+ * Housekeeping settings from the environment: `HERALD_MEDIA_PENDING_GRACE_HOURS` (uploads never
+ * completed are removed this long after their upload URL expired; default 24),
+ * `HERALD_WEBHOOK_HISTORY_DAYS` (finished deliveries kept; default 30),
+ * `HERALD_WEBHOOK_HISTORY_MAX` (finished deliveries kept per webhook; default 10000) and
+ * `HERALD_HOUSEKEEPING_MINUTES` (time between sweeps; default 10). Invalid values are ignored.
+ */
+export const housekeepingFromEnv = (env: NodeJS.ProcessEnv = process.env): Housekeeping.Options => {
+  const grace = positiveNumber(env.HERALD_MEDIA_PENDING_GRACE_HOURS)
+  const days = positiveNumber(env.HERALD_WEBHOOK_HISTORY_DAYS)
+  const max = positiveNumber(env.HERALD_WEBHOOK_HISTORY_MAX)
+  const minutes = positiveNumber(env.HERALD_HOUSEKEEPING_MINUTES)
+  return {
+    ...(minutes === undefined ? {} : { every: Duration.minutes(minutes) }),
+    ...(grace === undefined ? {} : { media: { grace: Duration.hours(grace) } }),
+    webhooks: {
+      ...(days === undefined ? {} : { retention: Duration.days(days) }),
+      ...(max === undefined ? {} : { maxPerWebhook: Math.floor(max) })
+    }
+  }
 }
 
 /** `host:pid:random`, so leases name the process that holds them. */
@@ -66,6 +97,8 @@ export const layer = (options: WorkerOptions = {}) =>
       yield* Effect.forkScoped(Connections.refreshLoop())
       // Webhook deliveries from the outbox (claims are per subscription, exclusive across processes).
       yield* Effect.forkScoped(Webhooks.run())
+      // Housekeeping beside the deliverer: uploads never completed, old webhook delivery history.
+      yield* Effect.forkScoped(Housekeeping.run(options.housekeeping ?? housekeepingFromEnv()))
     })
   )
 

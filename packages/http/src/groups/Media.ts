@@ -392,8 +392,11 @@ export const layerBlobStore = (options: MediaOptions): Layer.Layer<BlobStore> =>
   }).pipe(Layer.orDie)
 }
 
-/** What the dispatcher needs to hand media to platform clients (`herald worker`). */
-export const layerDispatch = (options: MediaOptions): Layer.Layer<DispatchMedia, never, MediaStore> =>
+/**
+ * What the dispatcher needs to hand media to platform clients (`herald worker`), and the blob store
+ * itself (the housekeeping sweep removes the bytes of uploads never completed).
+ */
+export const layerDispatch = (options: MediaOptions): Layer.Layer<DispatchMedia | BlobStore, never, MediaStore> =>
   MediaLibrary.layerDispatchMedia.pipe(Layer.provideMerge(layerBlobStore(options)))
 
 /**
