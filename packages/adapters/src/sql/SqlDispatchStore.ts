@@ -48,20 +48,23 @@ export const make = Effect.gen(function*() {
           pg: () => sql.literal("FOR UPDATE SKIP LOCKED"),
           orElse: () => sql.literal("")
         })
-        const rows = yield* sql`UPDATE destinations SET
-            status = 'publishing',
-            attempts = attempts + 1,
-            lease_token = CAST(${batch} AS TEXT) || ':' || id,
-            lease_expires_at = ${expires},
-            leased_by = ${workerId},
-            updated_at = ${at}
-          WHERE id IN (
+        // The pick is a materialized CTE so that it runs exactly once: as an `IN (subquery)` Postgres
+        // may rescan it under some plans, and with SKIP LOCKED each scan can pick other rows.
+        const rows = yield* sql`WITH picked AS MATERIALIZED (
             SELECT id FROM destinations
             WHERE status = 'queued' AND due_at <= ${at}
             ORDER BY due_at, id
             LIMIT ${limit}
             ${lock}
           )
+          UPDATE destinations SET
+            status = 'publishing',
+            attempts = attempts + 1,
+            lease_token = CAST(${batch} AS TEXT) || ':' || id,
+            lease_expires_at = ${expires},
+            leased_by = ${workerId},
+            updated_at = ${at}
+          WHERE id IN (SELECT id FROM picked)
           RETURNING *`
         // RETURNING does not keep the subquery's order.
         return [...(yield* decodeClaims(rows))].sort(byDue)

@@ -250,10 +250,8 @@ export const make = Effect.gen(function*() {
         const expires = at + Duration.toMillis(Duration.decode(leaseFor))
         // The outer WHERE repeats the lease test: on Postgres it is re-checked against a row another
         // claimer updated meanwhile, so two claimers never hold one subscription.
-        const subRows = yield* sql`UPDATE webhook_subscriptions SET
-            lease_token = CAST(${batch} AS TEXT) || ':' || id,
-            lease_expires_at = ${expires}
-          WHERE id IN (
+        // The pick is a materialized CTE so that it runs exactly once (see SqlDispatchStore.claimDue).
+        const subRows = yield* sql`WITH picked AS MATERIALIZED (
             SELECT s.id FROM webhook_subscriptions s
             WHERE s.is_active = 1 AND (s.lease_expires_at IS NULL OR s.lease_expires_at <= ${at})
               AND EXISTS (SELECT 1 FROM webhook_deliveries d
@@ -262,7 +260,11 @@ export const make = Effect.gen(function*() {
                 WHERE d.subscription_id = s.id AND d.status = 'pending'), s.id
             LIMIT ${subscriptions}
             ${skipLocked}
-          ) AND is_active = 1 AND (lease_expires_at IS NULL OR lease_expires_at <= ${at})
+          )
+          UPDATE webhook_subscriptions SET
+            lease_token = CAST(${batch} AS TEXT) || ':' || id,
+            lease_expires_at = ${expires}
+          WHERE id IN (SELECT id FROM picked) AND is_active = 1 AND (lease_expires_at IS NULL OR lease_expires_at <= ${at})
           RETURNING *`
         if (subRows.length === 0) return []
         const claimed = yield* decodeSubscriptions(subRows)
