@@ -1,18 +1,21 @@
 /**
  * Connecting accounts over real HTTP against `herald serve` (SQLite and, where it answers, Postgres),
  * with the platforms' loopback fakes behind the server's configurable base URLs:
- * POST /accounts/connect-credential, POST /accounts/connect-link and the OAuth callback page,
- * POST /accounts/{id}/reconnect, DELETE /accounts/{id}; credentials encrypted in the store.
+ * POST /accounts/connect-credential, POST /accounts/connect-link and the OAuth callback page (X, and a
+ * Facebook login granting several Pages), POST /accounts/{id}/reconnect, DELETE /accounts/{id};
+ * credentials encrypted in the store.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { SocialAccount } from "@herald/core/Account"
 import { AccountStore } from "@herald/core/AccountStore"
+import { EventStore } from "@herald/core/EventStore"
 import { AccountId, OrganizationId } from "@herald/core/Ids"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import * as FacebookFake from "../../packages/adapters/test/oauth/fakes/FacebookOAuthFake.js"
 import * as XFake from "../../packages/adapters/test/oauth/fakes/XOAuthFake.js"
 import * as BlueskyFake from "../../packages/adapters/test/platforms/fakes/BlueskyFake.js"
 import * as DiscordFake from "../../packages/adapters/test/platforms/fakes/DiscordFake.js"
@@ -49,6 +52,7 @@ describe.each([
   let discord: DiscordFake.DiscordFake
   let bluesky: BlueskyFake.BlueskyFake
   let x: XFake.XOAuthFake
+  let facebook: FacebookFake.FacebookFake
 
   beforeAll(async () => {
     if (skip) return
@@ -56,6 +60,7 @@ describe.each([
     discord = await DiscordFake.start()
     bluesky = await BlueskyFake.start()
     x = await XFake.start()
+    facebook = await FacebookFake.start()
     server = await HeraldServer.start({
       postgres,
       env: {
@@ -65,6 +70,10 @@ describe.each([
         HERALD_X_CLIENT_SECRET: x.clientSecret,
         HERALD_X_AUTHORIZE_URL: `${x.server.url}/i/oauth2/authorize`,
         HERALD_X_API_URL: x.server.url,
+        HERALD_FACEBOOK_CLIENT_ID: facebook.clientId,
+        HERALD_FACEBOOK_CLIENT_SECRET: facebook.clientSecret,
+        HERALD_FACEBOOK_AUTHORIZE_URL: `${facebook.server.url}/v21.0/dialog/oauth`,
+        HERALD_FACEBOOK_API_URL: facebook.server.url,
         HERALD_TELEGRAM_API_URL: telegram.server.url,
         HERALD_DISCORD_API_URL: discord.server.url,
         HERALD_BLUESKY_SERVICE_URL: bluesky.entryway.url
@@ -73,7 +82,7 @@ describe.each([
   }, 120_000)
   afterAll(async () => {
     await server?.stop()
-    await Promise.all([telegram?.server.close(), discord?.server.close(), bluesky?.close(), x?.close()])
+    await Promise.all([telegram?.server.close(), discord?.server.close(), bluesky?.close(), x?.close(), facebook?.close()])
   })
 
   /** Follows the link as the browser would: X's consent, then the redirect to this server's callback. */
@@ -189,6 +198,60 @@ describe.each([
     })
   })
 
+  it.skipIf(skip)("connect-link for facebook: one login granting three Pages connects three accounts, each with account.connected", async () => {
+    // Room for three more accounts beside those connected so far (a grant past the allowance connects none).
+    expect((await server.cli(["orgs", "set-plan", server.orgId, "scale"])).code).toBe(0)
+    const response = await server.request("POST", "/api/v1/accounts/connect-link", { body: { platform: "facebook" } })
+    expect(response.status).toBe(200)
+    const link = body<{ platform: string; url: string; expires_in_seconds: number; instructions: string }>(response).data!
+    expect(link).toMatchObject({ platform: "facebook", expires_in_seconds: 600 })
+    expect(link.instructions).toContain("Each Page becomes its own account")
+    const url = new URL(link.url)
+    expect(url.origin + url.pathname).toBe(`${facebook.server.url}/v21.0/dialog/oauth`)
+    expect(url.searchParams.get("scope")).toBe("pages_show_list,pages_manage_posts,pages_read_engagement")
+    expect(url.searchParams.get("redirect_uri")).toBe(`${publicUrl}/oauth/callback/facebook`)
+    expect(url.searchParams.has("code_challenge")).toBe(false)
+
+    facebook.pageSize = 2
+    const back = new URL(facebook.authorize(link.url))
+    expect(back.origin + back.pathname).toBe(`${publicUrl}/oauth/callback/facebook`)
+    const page = await server.request("GET", back.pathname + back.search, { key: null })
+    expect(page.status).toBe(200)
+    expect(page.headers.get("content-type")).toContain("text/html")
+    expect(page.text).toContain("Accounts connected")
+    for (const name of ["Herald News", "Herald Sports", "Herald Weather"]) {
+      expect(page.text).toContain(`${name} on facebook is now connected.`)
+    }
+    expect(page.text).not.toContain("Herald Archive")
+
+    const list = body<{ accounts: ReadonlyArray<AccountBody> }>(await server.request("GET", "/api/v1/accounts")).data!
+    const pages = list.accounts.filter((a) => a.platform === "facebook")
+    expect(pages.map((a) => a.account_name).sort()).toEqual(["Herald News", "Herald Sports", "Herald Weather"])
+    for (const account of pages) expect(account.health).toEqual({ status: "healthy", can_post: true, needs_reconnection: false })
+    const events = await server.withStore(
+      Effect.flatMap(EventStore, (store) => store.list(OrganizationId.make(server.orgId)))
+    )
+    const connected = events.filter((e) => e.type === "account.connected" && e.data["platform"] === "facebook")
+    expect(connected.map((e) => e.data["account_id"]).sort()).toEqual(pages.map((a) => a.id).sort())
+    expect(connected.every((e) => e.data["reconnected"] === false)).toBe(true)
+    // Page tokens are sealed at rest.
+    const raw = await server.withStore(Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      sql<{ credentials: string }>`SELECT credentials FROM social_accounts WHERE platform = 'facebook'`))
+    for (const token of facebook.pageTokens.keys()) for (const row of raw) expect(row.credentials).not.toContain(token)
+
+    // A login that grants no Page: the callback page says so.
+    facebook.selectPages = []
+    const again = body<{ url: string }>(
+      await server.request("POST", "/api/v1/accounts/connect-link", { body: { platform: "facebook" } })
+    ).data!
+    const none = new URL(facebook.authorize(again.url))
+    const refused = await server.request("GET", none.pathname + none.search, { key: null })
+    expect(refused.status).toBe(400)
+    expect(refused.text).toContain("The account could not be connected")
+    expect(refused.text).toContain("granted no Facebook Page")
+    facebook.selectPages = undefined
+  })
+
   it.skipIf(skip)("the callback refuses an altered or incomplete state with an HTML error page (400)", async () => {
     const link = body<{ url: string }>(
       await server.request("POST", "/api/v1/accounts/connect-link", { body: { platform: "x" } })
@@ -218,6 +281,11 @@ describe.each([
     expect(linkedin.status).toBe(400)
     expect(body(linkedin).error!.code).toBe("misconfig")
     expect(body(linkedin).error!.message).toContain("HERALD_LINKEDIN_CLIENT_ID")
+    const instagram = await server.request("POST", "/api/v1/accounts/connect-link", { body: { platform: "instagram" } })
+    expect(instagram.status).toBe(400)
+    expect(body(instagram).error!.code).toBe("misconfig")
+    expect(body(instagram).error!.message).toContain("HERALD_INSTAGRAM_CLIENT_ID and HERALD_INSTAGRAM_CLIENT_SECRET")
+    expect(body(instagram).error!.message).not.toContain("not available")
     const credentialPlatform = await server.request("POST", "/api/v1/accounts/connect-link", { body: { platform: "telegram" } })
     expect(body(credentialPlatform).error!.code).toBe("validation_error")
     const readOnly = await server.createKey({ scopes: ["read"] })

@@ -1,7 +1,8 @@
 /**
  * The connection use cases over real stores (SQLite, credentials encrypted) and the platforms' loopback
  * fakes: credential platforms connected live and publishing with what was stored, the X connect-link
- * round trip, reconnect, disconnect, the refresh sweep, and dead tokens turning accounts broken.
+ * round trip, Facebook logins granting several Pages, reconnect, disconnect, the refresh sweep (X's
+ * refresh tokens, Threads' self-renewing long-lived token), and dead tokens turning accounts broken.
  */
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -37,6 +38,9 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as TestClock from "effect/TestClock"
 import { randomUUID } from "node:crypto"
+import * as ConnectionsHttp from "@herald/http/groups/Connections"
+import * as FacebookFake from "../../packages/adapters/test/oauth/fakes/FacebookOAuthFake.js"
+import * as ThreadsFake from "../../packages/adapters/test/oauth/fakes/ThreadsOAuthFake.js"
 import * as XFake from "../../packages/adapters/test/oauth/fakes/XOAuthFake.js"
 import * as BlueskyFake from "../../packages/adapters/test/platforms/fakes/BlueskyFake.js"
 import * as DiscordFake from "../../packages/adapters/test/platforms/fakes/DiscordFake.js"
@@ -51,6 +55,8 @@ interface Fakes {
   readonly discord: DiscordFake.DiscordFake
   readonly bluesky: BlueskyFake.BlueskyFake
   readonly x: XFake.XOAuthFake
+  readonly facebook: FacebookFake.FacebookFake
+  readonly threads: ThreadsFake.ThreadsFake
 }
 
 const fakes = Effect.acquireRelease(
@@ -58,11 +64,20 @@ const fakes = Effect.acquireRelease(
     telegram: await TelegramFake.start(),
     discord: await DiscordFake.start(),
     bluesky: await BlueskyFake.start(),
-    x: await XFake.start()
+    x: await XFake.start(),
+    facebook: await FacebookFake.start(),
+    threads: await ThreadsFake.start()
   })),
   (f) =>
     Effect.promise(() =>
-      Promise.all([f.telegram.server.close(), f.discord.server.close(), f.bluesky.close(), f.x.close()])
+      Promise.all([
+        f.telegram.server.close(),
+        f.discord.server.close(),
+        f.bluesky.close(),
+        f.x.close(),
+        f.facebook.close(),
+        f.threads.close()
+      ])
     )
 )
 
@@ -84,7 +99,16 @@ const servicesFor = (f: Fakes) => {
       HERALD_X_CLIENT_ID: f.x.clientId,
       HERALD_X_CLIENT_SECRET: f.x.clientSecret,
       HERALD_X_AUTHORIZE_URL: `${f.x.server.url}/i/oauth2/authorize`,
-      HERALD_X_API_URL: f.x.server.url
+      HERALD_X_API_URL: f.x.server.url,
+      HERALD_FACEBOOK_CLIENT_ID: f.facebook.clientId,
+      HERALD_FACEBOOK_CLIENT_SECRET: f.facebook.clientSecret,
+      HERALD_FACEBOOK_AUTHORIZE_URL: `${f.facebook.server.url}/v21.0/dialog/oauth`,
+      HERALD_FACEBOOK_API_URL: f.facebook.server.url,
+      HERALD_THREADS_CLIENT_ID: f.threads.clientId,
+      HERALD_THREADS_CLIENT_SECRET: f.threads.clientSecret,
+      HERALD_THREADS_AUTHORIZE_URL: `${f.threads.server.url}/oauth/authorize`,
+      HERALD_THREADS_API_URL: f.threads.server.url
+      // Instagram left out: it answers what to configure.
     })
   )
   const settings = Layer.succeed(Connections.ConnectSettings, {
@@ -111,13 +135,13 @@ const withWorld = <A, E, R>(body: (f: Fakes) => Effect.Effect<A, E, R>) =>
     )
   )
 
-const givenOrg = Effect.gen(function*() {
+const givenOrgOn = (plan: Organization["plan"]) => Effect.gen(function*() {
   const id = OrganizationId.make(randomUUID())
   yield* (yield* OrganizationStore).insert(
     new Organization({
       id,
       name: "Herald test",
-      plan: "scale",
+      plan,
       subscriptionStatus: "active",
       trialEndsAt: Option.none(),
       createdAt: yield* DateTime.now
@@ -125,6 +149,8 @@ const givenOrg = Effect.gen(function*() {
   )
   return id
 })
+
+const givenOrg = givenOrgOn("scale")
 
 const eventsOf = (orgId: OrganizationId) =>
   Effect.flatMap(EventStore, (store) => store.list(orgId)).pipe(
@@ -153,13 +179,43 @@ const connectX = (f: Fakes, orgId: OrganizationId, reconnect?: SocialAccount) =>
       : yield* Connections.createReconnectLink({ organizationId: orgId, account: reconnect })
     const back = new URL(f.x.authorize(link.url))
     expect(back.origin + back.pathname).toBe(`${publicUrl}/oauth/callback/x`)
-    return yield* Connections.completeCallback({
+    const result = yield* Connections.completeCallback({
       platform: "x",
       state: back.searchParams.get("state") ?? undefined,
       code: back.searchParams.get("code") ?? undefined,
       error: undefined,
       errorDescription: undefined
     })
+    expect(result.accounts).toHaveLength(1)
+    return result.accounts[0]
+  })
+
+/** A Meta connect flow as the browser runs it: link (or reconnect link), the consent, the callback. */
+const connectVia = (
+  platform: "facebook" | "threads",
+  authorize: (url: string) => string,
+  orgId: OrganizationId,
+  reconnect?: SocialAccount
+) =>
+  Effect.gen(function*() {
+    const link = reconnect === undefined
+      ? yield* Connections.createConnectLink({ organizationId: orgId, platform })
+      : yield* Connections.createReconnectLink({ organizationId: orgId, account: reconnect })
+    const back = new URL(authorize(link.url))
+    expect(back.origin + back.pathname).toBe(`${publicUrl}/oauth/callback/${platform}`)
+    return yield* Connections.completeCallback({
+      platform,
+      state: back.searchParams.get("state") ?? undefined,
+      code: back.searchParams.get("code") ?? undefined,
+      error: back.searchParams.get("error") ?? undefined,
+      errorDescription: back.searchParams.get("error_description") ?? undefined
+    })
+  })
+
+const markBroken = (account: SocialAccount) =>
+  Effect.gen(function*() {
+    yield* (yield* AccountStore).update(new SocialAccount({ ...(yield* reload(account)), needsReconnection: true }))
+    return yield* reload(account)
   })
 
 const queuedPost = (account: SocialAccount, content: string) =>
@@ -442,6 +498,164 @@ describe("X connect link", () => {
         const linkedin = yield* Effect.flip(Connections.createConnectLink({ organizationId: orgId, platform: "linkedin" }))
         expect(linkedin).toMatchObject({ code: "misconfig" })
         expect((linkedin as DomainError).message).toContain("HERALD_LINKEDIN_CLIENT_ID")
+      })
+    ))
+})
+
+describe("Meta connect links", () => {
+  it.effect("Facebook: one login connects every granted Page as its own account, each with account.connected; again updates them in place", () =>
+    withWorld((f) =>
+      Effect.gen(function*() {
+        const orgId = yield* givenOrg
+        const link = yield* Connections.createConnectLink({ organizationId: orgId, platform: "facebook" })
+        expect(link.instructions).toContain("Each Page becomes its own account")
+        f.facebook.pageSize = 2
+        const first = yield* connectVia("facebook", f.facebook.authorize, orgId)
+        expect(first.accounts.map((s) => [s.account.platformAccountId, s.account.accountName, s.created])).toEqual([
+          ["501", "Herald News", true],
+          ["502", "Herald Sports", true],
+          ["503", "Herald Weather", true]
+        ])
+        for (const { account } of first.accounts) {
+          expect(account).toMatchObject({ platform: "facebook", connectionFlow: "direct" })
+          // Page tokens from a long-lived user token do not expire: nothing to warn about or renew.
+          expect(account.tokenExpiresAt).toEqual(Option.none())
+          expect(AccountHealth.assess(account, yield* DateTime.now).status).toBe("healthy")
+          const stored = storedCredentials(yield* reload(account))
+          expect(f.facebook.pageTokens.get(stored.access_token!)).toEqual({ pageId: account.platformAccountId, expires: false })
+          expect(yield* rawCredentials(account)).not.toContain(stored.access_token!)
+        }
+        const events = yield* eventsOf(orgId)
+        expect(events.map((e) => [e.type, e.data["account_name"], e.data["reconnected"]])).toEqual([
+          ["account.connected", "Herald News", false],
+          ["account.connected", "Herald Sports", false],
+          ["account.connected", "Herald Weather", false]
+        ])
+        expect(ConnectionsHttp.callbackSummary(first)).toBe(
+          "Herald News on facebook is now connected. Herald Sports on facebook is now connected. " +
+            "Herald Weather on facebook is now connected."
+        )
+
+        // The same person again, keeping two Pages selected: those two are updated in place.
+        f.facebook.selectPages = ["501", "503"]
+        const again = yield* connectVia("facebook", f.facebook.authorize, orgId)
+        expect(again.accounts.map((s) => [s.account.id, s.created])).toEqual([
+          [first.accounts[0].account.id, false],
+          [first.accounts[2]!.account.id, false]
+        ])
+        expect((yield* (yield* AccountStore).list(orgId)).length).toBe(3)
+        expect((yield* eventsOf(orgId)).slice(3).map((e) => [e.data["account_name"], e.data["reconnected"]])).toEqual([
+          ["Herald News", true],
+          ["Herald Weather", true]
+        ])
+      })
+    ))
+
+  it.effect("Facebook reconnect repairs the Page it is for and connects other granted Pages; without that Page, it stays broken", () =>
+    withWorld((f) =>
+      Effect.gen(function*() {
+        const orgId = yield* givenOrg
+        f.facebook.selectPages = ["501", "502"]
+        const [news, sports] = (yield* connectVia("facebook", f.facebook.authorize, orgId)).accounts
+        const broken = yield* markBroken(news.account)
+        const link = yield* Connections.createReconnectLink({ organizationId: orgId, account: broken })
+        expect(link.instructions).toContain("the Page Herald News")
+
+        f.facebook.selectPages = ["501", "503"]
+        const repaired = yield* connectVia("facebook", f.facebook.authorize, orgId, broken)
+        expect(repaired.accounts.map((s) => [s.account.platformAccountId, s.created])).toEqual([["501", false], ["503", true]])
+        expect(repaired.accounts[0].account.id).toBe(news.account.id)
+        expect((yield* reload(news.account)).needsReconnection).toBe(false)
+        expect(ConnectionsHttp.callbackSummary(repaired)).toBe(
+          "Herald News on facebook is reconnected. Herald Weather on facebook is now connected."
+        )
+
+        // Reconnecting Sports while granting only News: News is refreshed, Sports still needs reconnection.
+        const brokenSports = yield* markBroken(sports!.account)
+        f.facebook.selectPages = ["501"]
+        const without = yield* connectVia("facebook", f.facebook.authorize, orgId, brokenSports)
+        expect(without.accounts.map((s) => s.account.id)).toEqual([news.account.id])
+        expect((yield* reload(sports!.account)).needsReconnection).toBe(true)
+        expect(ConnectionsHttp.callbackSummary(without)).toBe(
+          "Herald News on facebook was already connected and has been updated. " +
+            "The account this link was for was not among those authorized and still needs reconnection."
+        )
+      })
+    ))
+
+  it.effect("Facebook: a login granting no Page is 400 auth_failed saying so; past the plan's allowance no Page is connected", () =>
+    withWorld((f) =>
+      Effect.gen(function*() {
+        const orgId = yield* givenOrg
+        f.facebook.selectPages = []
+        const none = yield* Effect.flip(connectVia("facebook", f.facebook.authorize, orgId))
+        expect(none).toMatchObject({ code: "auth_failed", status: 400 })
+        expect((none as DomainError).message).toContain("granted no Facebook Page")
+
+        // Three Pages on a plan that allows two accounts: all or none.
+        f.facebook.selectPages = undefined
+        const lite = yield* givenOrgOn("lite")
+        const capped = yield* Effect.flip(connectVia("facebook", f.facebook.authorize, lite))
+        expect(capped).toMatchObject({ code: "limit_reached", details: { limit: 2, plan: "lite" } })
+        expect((yield* (yield* AccountStore).list(lite)).length).toBe(0)
+        expect(yield* eventsOf(lite)).toEqual([])
+
+        const declined = yield* Effect.flip(connectVia("facebook", f.facebook.decline, orgId))
+        expect(declined).toMatchObject({ code: "auth_failed", status: 400 })
+        expect((declined as DomainError).message).toContain("access_denied")
+        expect((yield* (yield* AccountStore).list(orgId)).length).toBe(0)
+      })
+    ))
+
+  it.effect("Threads: the sweep renews the long-lived token ten days before it expires, extending the connection", () =>
+    withWorld((f) =>
+      Effect.gen(function*() {
+        const orgId = yield* givenOrg
+        const [{ account }] = (yield* connectVia("threads", f.threads.authorize, orgId)).accounts
+        expect(account).toMatchObject({ platform: "threads", platformAccountId: "25990011", accountName: "@herald.threads" })
+        const start = DateTime.toEpochMillis(yield* DateTime.now)
+        expect(Option.map(account.tokenExpiresAt, DateTime.toEpochMillis)).toEqual(Option.some(start + 60 * 86_400_000))
+        const before = storedCredentials(account)
+        // No refresh token, yet not skipped: it renews itself at refresh_at.
+        yield* TestClock.adjust("49 days")
+        expect(yield* Connections.refreshExpiring()).toEqual({ refreshed: 0, dead: 0, deferred: 0, skipped: 0 })
+        expect(AccountHealth.assess(yield* reload(account), yield* DateTime.now).status).toBe("healthy")
+        yield* TestClock.adjust("1 day")
+        expect(yield* Connections.refreshExpiring()).toEqual({ refreshed: 1, dead: 0, deferred: 0, skipped: 0 })
+        const after = yield* reload(account)
+        const renewed = storedCredentials(after)
+        expect(renewed.access_token).not.toBe(before.access_token)
+        expect(f.threads.tokens.get(renewed.access_token!)).toEqual({ userId: "25990011", longLived: true })
+        const now = DateTime.toEpochMillis(yield* DateTime.now)
+        expect(Option.map(after.tokenExpiresAt, DateTime.toEpochMillis)).toEqual(Option.some(now + 60 * 86_400_000))
+        expect(Number(renewed.refresh_at)).toBe(now + 50 * 86_400_000)
+        expect(AccountHealth.assess(after, yield* DateTime.now).status).toBe("healthy")
+
+        // A dead token: the renewal is refused and the account needs reconnection.
+        f.threads.revoke("25990011")
+        yield* TestClock.adjust("50 days")
+        expect(yield* Connections.refreshExpiring()).toMatchObject({ refreshed: 0, dead: 1 })
+        expect((yield* reload(account)).needsReconnection).toBe(true)
+      })
+    ))
+
+  it.effect("an unconfigured Meta platform answers misconfig naming the variables; none says \"not available\"", () =>
+    withWorld(() =>
+      Effect.gen(function*() {
+        const orgId = yield* givenOrg
+        const instagram = yield* Effect.flip(Connections.createConnectLink({ organizationId: orgId, platform: "instagram" }))
+        expect(instagram).toMatchObject({ code: "misconfig" })
+        expect((instagram as DomainError).message).toContain("HERALD_INSTAGRAM_CLIENT_ID and HERALD_INSTAGRAM_CLIENT_SECRET")
+        expect((instagram as DomainError).message).toContain("/oauth/callback/instagram")
+        const bare = yield* ConnectionsConfig.makeProviders({}).pipe(Effect.provide(FetchHttpClient.layer))
+        for (const platform of ["facebook", "instagram", "threads"] as const) {
+          const answer = bare.get(platform)
+          expect(answer._tag).toBe("Left")
+          if (answer._tag === "Left") {
+            expect(answer.left).toContain(`HERALD_${platform.toUpperCase()}_CLIENT_SECRET`)
+            expect(answer.left).not.toContain("not available")
+          }
+        }
       })
     ))
 })

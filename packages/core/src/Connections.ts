@@ -19,6 +19,7 @@ import type { CredentialPlatform, OAuthPlatform, Platform } from "./Platform.js"
 import { oauthPlatforms } from "./Platform.js"
 import { type ConnectedIdentity, type Credentials, type PublishError, Platforms } from "./Platforms.js"
 import { Transactor } from "./Transactor.js"
+import type * as Arr from "effect/Array"
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
@@ -46,9 +47,19 @@ export interface CodeExchange {
 export interface OAuthProvider {
   readonly platform: OAuthPlatform
   readonly authorizeUrl: (request: AuthorizeRequest) => string
-  /** Exchanges the code for tokens and fetches the identity they belong to. */
-  readonly exchangeCode: (request: CodeExchange) => Effect.Effect<ConnectedIdentity, PublishError>
-  /** Renews the stored tokens, where the platform allows it; the result replaces them whole. */
+  /**
+   * Exchanges the code for tokens and fetches the identities they grant, each one social account: one
+   * on most platforms, every granted Page on Facebook (one login can grant several). A grant with no
+   * usable identity fails instead.
+   */
+  readonly exchangeCode: (
+    request: CodeExchange
+  ) => Effect.Effect<Arr.NonEmptyReadonlyArray<ConnectedIdentity>, PublishError>
+  /**
+   * Renews the stored tokens, where the platform allows it; the result replaces them whole. The sweep
+   * calls it for credentials holding a `refresh_token`, or a `refresh_at` (a token that renews itself,
+   * as Meta's long-lived tokens do).
+   */
   readonly refresh?: (credentials: Credentials) => Effect.Effect<ConnectedIdentity, PublishError>
 }
 
@@ -225,8 +236,12 @@ export interface ConnectLink {
 }
 
 const linkInstructions = (platform: OAuthPlatform) =>
-  `Open the url in a browser signed in to the ${platform} account and approve access within 10 minutes. ` +
-  "Then poll GET /accounts until the account appears."
+  platform === "facebook"
+    ? "Open the url in a browser signed in to a Facebook profile with a role on the Pages to connect, select " +
+      "those Pages and approve access within 10 minutes. Each Page becomes its own account; poll GET /accounts " +
+      "until they appear."
+    : `Open the url in a browser signed in to the ${platform} account and approve access within 10 minutes. ` +
+      "Then poll GET /accounts until the account appears."
 
 const isOAuthPlatform = (platform: Platform): platform is OAuthPlatform =>
   (oauthPlatforms as ReadonlyArray<string>).includes(platform)
@@ -308,8 +323,12 @@ export const createReconnectLink = (request: {
       ...link,
       accountId: account.id,
       accountName: account.accountName,
-      instructions: `Open the url in a browser signed in to ${account.accountName} on ${account.platform} and approve ` +
-        "access within 10 minutes. Authorizing a different profile connects it as a new account."
+      instructions: account.platform === "facebook"
+        ? `Open the url in a browser signed in to a Facebook profile with a role on the Page ${account.accountName}, ` +
+          "keep that Page selected and approve access within 10 minutes. Every Page granted is updated in place " +
+          "or, if not connected yet, connected as a new account."
+        : `Open the url in a browser signed in to ${account.accountName} on ${account.platform} and approve ` +
+          "access within 10 minutes. Authorizing a different profile connects it as a new account."
     } satisfies ReconnectLink
   })
 
@@ -324,13 +343,36 @@ export interface CallbackRequest {
   readonly errorDescription: string | undefined
 }
 
-export interface CallbackResult extends Saved {
+export interface CallbackResult {
+  /** One per identity the authorization granted, in the platform's order (several Facebook Pages). */
+  readonly accounts: Arr.NonEmptyReadonlyArray<Saved>
+  /** The account a reconnect link was for; it is repaired only if among `accounts`. */
   readonly reconnectAccountId: Option.Option<AccountId>
 }
 
 /**
+ * Saves every identity of one authorization in one transaction: each is created, or updated in place
+ * by its platform account id, with its own `account.connected`. All or none: at the plan's allowance
+ * the whole grant is refused.
+ */
+export const saveIdentities = (
+  organizationId: OrganizationId,
+  platform: Platform,
+  identities: Arr.NonEmptyReadonlyArray<ConnectedIdentity>,
+  connectionFlow: SocialAccount["connectionFlow"]
+) =>
+  Effect.gen(function*() {
+    const [first, ...rest] = identities
+    const head = yield* saveIdentity(organizationId, platform, first, connectionFlow)
+    const tail = yield* Effect.forEach(rest, (identity) => saveIdentity(organizationId, platform, identity, connectionFlow))
+    return [head, ...tail] as Arr.NonEmptyReadonlyArray<Saved>
+  }).pipe((self) => Effect.flatMap(Transactor, (tx) => tx.withTransaction(self)))
+
+/**
  * Verifies the state (signature, then expiry, then that it names this platform), exchanges the code
- * with the PKCE verifier derived from the state, and saves the identity.
+ * with the PKCE verifier derived from the state, and saves the identities it grants. A reconnect link
+ * is no different at this point: what comes back is matched by platform account id, so the account it
+ * was for is repaired when the person authorizes it again, and anything else granted is connected too.
  */
 export const completeCallback = (request: CallbackRequest) =>
   Effect.gen(function*() {
@@ -354,13 +396,13 @@ export const completeCallback = (request: CallbackRequest) =>
     if (Option.isNone(settings.publicUrl)) {
       return yield* DomainError.fail("misconfig", "Set HERALD_PUBLIC_URL to this server's public origin")
     }
-    const identity = yield* provider.right.exchangeCode({
+    const identities = yield* provider.right.exchangeCode({
       code: request.code,
       redirectUri: redirectUri(settings.publicUrl.value, request.platform),
       codeVerifier: yield* ConnectState.pkceVerifier(settings.stateSecret, state.nonce)
     }).pipe(Effect.mapError(refusal))
-    const saved = yield* saveIdentity(state.organizationId, request.platform, identity, "direct")
-    return { ...saved, reconnectAccountId: Option.fromNullable(state.reconnectAccountId) } satisfies CallbackResult
+    const accounts = yield* saveIdentities(state.organizationId, request.platform, identities, "direct")
+    return { accounts, reconnectAccountId: Option.fromNullable(state.reconnectAccountId) } satisfies CallbackResult
   }).pipe(Effect.withSpan("Connections.completeCallback", { attributes: { platform: request.platform } }))
 
 // disconnect
@@ -432,8 +474,11 @@ const sameCredentials = (a: SocialAccount, b: SocialAccount): boolean =>
  */
 const refreshOne = (account: SocialAccount, stored: Readonly<Record<string, string>>, refresher: Refresher) =>
   Effect.gen(function*() {
-    // An OAuth grant without a refresh token (LinkedIn outside its partner program) cannot be renewed.
-    if (isOAuthPlatform(account.platform) && (stored["refresh_token"] ?? "") === "") return "skipped" as const
+    // An OAuth grant without a refresh token (LinkedIn outside its partner program) cannot be renewed,
+    // unless its access token renews itself (`refresh_at`: Meta's long-lived Instagram and Threads tokens).
+    if (
+      isOAuthPlatform(account.platform) && (stored["refresh_token"] ?? "") === "" && (stored["refresh_at"] ?? "") === ""
+    ) return "skipped" as const
     const outcome = yield* Effect.either(refresher(Redacted.make(stored)))
     const transient = Either.isLeft(outcome) &&
       (outcome.left.kind === "transient" || outcome.left.kind === "rate_limit")
@@ -482,10 +527,15 @@ const parseCredentials = (account: SocialAccount): Readonly<Record<string, strin
 }
 
 /**
- * When the account's token wants renewing: the access token's expiry that OAuth adapters keep in the
- * credentials (`expires_at`, epoch ms), else the account's `tokenExpiresAt`.
+ * When the account's token wants renewing: the time an adapter asked for (`refresh_at`, epoch ms: Meta's
+ * long-lived tokens renew days before they expire), else the access token's expiry that OAuth adapters
+ * keep in the credentials (`expires_at`, epoch ms), else the account's `tokenExpiresAt`.
  */
 const dueAt = (account: SocialAccount, stored: Readonly<Record<string, string>>): DateTime.Utc | undefined => {
+  const renewAt = Number(stored["refresh_at"])
+  if (stored["refresh_at"] !== undefined && stored["refresh_at"] !== "" && Number.isFinite(renewAt)) {
+    return DateTime.unsafeMake(renewAt)
+  }
   const millis = Number(stored["expires_at"])
   if (stored["expires_at"] !== undefined && Number.isFinite(millis)) return DateTime.unsafeMake(millis)
   return Option.getOrUndefined(account.tokenExpiresAt)

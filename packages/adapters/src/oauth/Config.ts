@@ -5,11 +5,18 @@
  * `{HERALD_PUBLIC_URL}/oauth/callback/{platform}`):
  *   HERALD_X_CLIENT_ID, HERALD_X_CLIENT_SECRET (secret optional: a public client uses PKCE alone)
  *   HERALD_LINKEDIN_CLIENT_ID / _SECRET, HERALD_YOUTUBE_CLIENT_ID / _SECRET,
- *   HERALD_PINTEREST_CLIENT_ID / _SECRET, HERALD_TIKTOK_CLIENT_ID / _SECRET (the TikTok client key)
+ *   HERALD_PINTEREST_CLIENT_ID / _SECRET, HERALD_TIKTOK_CLIENT_ID / _SECRET (the TikTok client key),
+ *   HERALD_FACEBOOK_CLIENT_ID / _SECRET (the Meta app id and secret), HERALD_INSTAGRAM_CLIENT_ID /
+ *   _SECRET (the Instagram app id and secret of the app's Instagram Login product),
+ *   HERALD_THREADS_CLIENT_ID / _SECRET (the Threads app id and secret)
  * Base URLs, for fakes and sandboxes: HERALD_X_AUTHORIZE_URL, HERALD_X_API_URL,
  *   HERALD_LINKEDIN_OAUTH_URL, HERALD_LINKEDIN_API_URL, HERALD_YOUTUBE_AUTHORIZE_URL,
  *   HERALD_YOUTUBE_TOKEN_URL, HERALD_YOUTUBE_API_URL, HERALD_PINTEREST_AUTHORIZE_URL,
- *   HERALD_PINTEREST_API_URL, HERALD_TIKTOK_AUTHORIZE_URL, HERALD_TIKTOK_API_URL.
+ *   HERALD_PINTEREST_API_URL, HERALD_TIKTOK_AUTHORIZE_URL, HERALD_TIKTOK_API_URL,
+ *   HERALD_FACEBOOK_AUTHORIZE_URL (the versioned dialog), HERALD_FACEBOOK_API_URL (graph.facebook.com),
+ *   HERALD_INSTAGRAM_AUTHORIZE_URL, HERALD_INSTAGRAM_OAUTH_URL (api.instagram.com),
+ *   HERALD_INSTAGRAM_API_URL (graph.instagram.com), HERALD_THREADS_AUTHORIZE_URL,
+ *   HERALD_THREADS_API_URL (graph.threads.net).
  * Credential platforms' API origins: HERALD_TELEGRAM_API_URL, HERALD_DISCORD_API_URL,
  *   HERALD_BLUESKY_SERVICE_URL.
  * The connect state is signed with a key derived from the credential cipher's root key.
@@ -24,8 +31,11 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import type * as Registry from "../platforms/Registry.js"
 import { CredentialCipher } from "../security/CredentialCipher.js"
+import * as Facebook from "./Facebook.js"
+import * as Instagram from "./Instagram.js"
 import * as LinkedIn from "./LinkedIn.js"
 import * as Pinterest from "./Pinterest.js"
+import * as Threads from "./Threads.js"
 import * as TikTok from "./TikTok.js"
 import * as X from "./X.js"
 import * as YouTube from "./YouTube.js"
@@ -38,12 +48,6 @@ const read = (env: Env, name: string): string | undefined => {
 }
 
 const prefixOf = (platform: OAuthPlatform) => `HERALD_${platform.toUpperCase()}`
-
-const notAvailable: Partial<Record<OAuthPlatform, string>> = {
-  facebook: "Connecting facebook pages is not available in this version of Herald",
-  instagram: "Connecting instagram is not available in this version of Herald",
-  threads: "Connecting threads is not available in this version of Herald"
-}
 
 /** The providers whose client credentials are configured; for the others, what to set. */
 export const makeProviders = (
@@ -67,6 +71,11 @@ export const makeProviders = (
         return undefined
       }
       return { clientId: id, clientSecret: secret === undefined ? undefined : Redacted.make(secret) }
+    }
+    /** A client whose secret is required. */
+    const confidential = (platform: OAuthPlatform) => {
+      const found = client(platform)
+      return found?.clientSecret === undefined ? undefined : { clientId: found.clientId, clientSecret: found.clientSecret }
     }
     const opt = <K extends string>(key: K, name: string): { readonly [P in K]?: string } => {
       const value = read(env, name)
@@ -109,11 +118,36 @@ export const makeProviders = (
         ...opt("apiUrl", "HERALD_TIKTOK_API_URL")
       }))
     }
+    const facebook = confidential("facebook")
+    if (facebook !== undefined) {
+      built.set("facebook", yield* Facebook.make({
+        ...facebook,
+        ...opt("authorizeUrl", "HERALD_FACEBOOK_AUTHORIZE_URL"),
+        ...opt("apiUrl", "HERALD_FACEBOOK_API_URL")
+      }))
+    }
+    const instagram = confidential("instagram")
+    if (instagram !== undefined) {
+      built.set("instagram", yield* Instagram.make({
+        ...instagram,
+        ...opt("authorizeUrl", "HERALD_INSTAGRAM_AUTHORIZE_URL"),
+        ...opt("oauthUrl", "HERALD_INSTAGRAM_OAUTH_URL"),
+        ...opt("apiUrl", "HERALD_INSTAGRAM_API_URL")
+      }))
+    }
+    const threads = confidential("threads")
+    if (threads !== undefined) {
+      built.set("threads", yield* Threads.make({
+        ...threads,
+        ...opt("authorizeUrl", "HERALD_THREADS_AUTHORIZE_URL"),
+        ...opt("apiUrl", "HERALD_THREADS_API_URL")
+      }))
+    }
     return OAuthProviders.of({
       get: (platform) => {
         const provider = built.get(platform)
         if (provider !== undefined) return Either.right(provider)
-        return Either.left(notAvailable[platform] ?? missing.get(platform) ?? `Connecting ${platform} is not configured`)
+        return Either.left(missing.get(platform) ?? `Connecting ${platform} is not configured`)
       }
     })
   })

@@ -82,7 +82,7 @@ export const make = (spec: Spec, client: OAuth2.Client): Effect.Effect<OAuthProv
             redirect_uri: request.redirectUri,
             ...(spec.pkce ? { code_verifier: request.codeVerifier } : {})
           }, [request.code, request.codeVerifier])
-          return identityOf(tokens, yield* spec.identity(http, tokens))
+          return [identityOf(tokens, yield* spec.identity(http, tokens))] as const
         })
     }
     if (!spec.refreshable) return provider

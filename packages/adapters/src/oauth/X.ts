@@ -75,7 +75,7 @@ export const make = (options: Options): Effect.Effect<OAuthProvider, never, Http
             redirect_uri: request.redirectUri,
             code_verifier: request.codeVerifier
           }, [request.code, request.codeVerifier])
-          return identityOf(tokens, yield* me(tokens.accessToken))
+          return [identityOf(tokens, yield* me(tokens.accessToken))] as const
         }),
       refresh: (credentials: Credentials) =>
         Effect.gen(function*() {

@@ -33,7 +33,7 @@ describe("standard OAuth providers", () => {
       expect(url.pathname).toBe("/oauth/v2/authorization")
       expect(url.searchParams.get("scope")).toBe("openid profile w_member_social")
       expect(url.searchParams.has("code_challenge")).toBe(false)
-      const identity = yield* provider.exchangeCode({ code: "good", redirectUri, codeVerifier: "v" })
+      const [identity] = yield* provider.exchangeCode({ code: "good", redirectUri, codeVerifier: "v" })
       expect(identity).toMatchObject({ platformAccountId: "abc123", accountName: "Ada Herald" })
       expect(identity.credentials).toMatchObject({ access_token: "li-at", author_urn: "urn:li:person:abc123" })
       expect(Option.isSome(identity.tokenExpiresAt)).toBe(true)
@@ -64,7 +64,7 @@ describe("standard OAuth providers", () => {
       const provider = yield* Pinterest.make({ ...client, authorizeUrl: `${fake.url}/oauth/`, apiUrl: fake.url })
       const url = new URL(provider.authorizeUrl({ state: "st", redirectUri, codeChallenge: "ch" }))
       expect(url.searchParams.get("scope")).toBe("boards:read,boards:write,pins:read,pins:write,user_accounts:read")
-      const identity = yield* provider.exchangeCode({ code: "c", redirectUri, codeVerifier: "v" })
+      const [identity] = yield* provider.exchangeCode({ code: "c", redirectUri, codeVerifier: "v" })
       expect(identity).toMatchObject({ platformAccountId: "p-9", accountName: "heraldpins" })
       // The connection lasts as long as the refresh token (the test clock starts at 0).
       expect(Option.map(identity.tokenExpiresAt, DateTime.toEpochMillis)).toEqual(Option.some(31536000 * 1000))

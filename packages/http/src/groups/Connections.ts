@@ -255,6 +255,26 @@ const stateTitle: Record<ConnectStateError["reason"], string> = {
   malformed: "This link is incomplete"
 }
 
+/**
+ * One sentence per account the authorization granted (a Facebook login can grant several Pages), and
+ * one more when a reconnect link's account was not among them (it still needs reconnection).
+ */
+export const callbackSummary = (result: Connections.CallbackResult): string => {
+  const reconnecting = Option.getOrUndefined(result.reconnectAccountId)
+  const lines = result.accounts.map(({ account, created }) => {
+    const what = created
+      ? "is now connected"
+      : reconnecting !== undefined && reconnecting !== account.id
+      ? "was already connected and has been updated"
+      : "is reconnected"
+    return `${account.accountName} on ${account.platform} ${what}.`
+  })
+  if (reconnecting !== undefined && !result.accounts.some(({ account }) => account.id === reconnecting)) {
+    lines.push("The account this link was for was not among those authorized and still needs reconnection.")
+  }
+  return lines.join(" ")
+}
+
 export const OAuthCallbackLive = HttpApiBuilder.group(
   ApiGroup.apiOf(OAuthCallbackGroup),
   "oauthCallback",
@@ -273,15 +293,10 @@ export const OAuthCallbackLive = HttpApiBuilder.group(
             errorDescription: urlParams.error_description
           })
         )
-        const what = result.created
-          ? "is now connected"
-          : Option.isSome(result.reconnectAccountId) && result.reconnectAccountId.value !== result.account.id
-          ? "was already connected and has been updated"
-          : "is reconnected"
         return htmlResponse(
           200,
-          "Account connected",
-          `${result.account.accountName} on ${result.account.platform} ${what}. You can close this window.`
+          result.accounts.length === 1 ? "Account connected" : "Accounts connected",
+          `${callbackSummary(result)} You can close this window.`
         )
       }).pipe(
         Effect.catchTags({
