@@ -1,0 +1,445 @@
+/**
+ * X (Twitter) through API v2 (platform reference §1), for accounts connected with OAuth 2.0
+ * (`oauth/X.ts`): every call carries the stored `access_token` as a Bearer token.
+ *
+ * A post is `POST /2/tweets`; thread parts follow as replies, each to the one before, and a first
+ * comment replies to the main post. Media is uploaded first, for every part, through the v2 upload
+ * endpoints: an image in one multipart `POST /2/media/upload`, a video or GIF in chunks
+ * (`initialize`, `append`, `finalize`, then `STATUS` polls while X processes it). A rejection
+ * therefore fails the publish before anything is visible, so a retry never posts twice.
+ *
+ * Tokens are not refreshed here: the refresh sweep renews them ahead of expiry (X retires the old
+ * refresh token on every refresh, and renewed credentials are only saved with a successful
+ * publish), so a 401 is an `auth` failure.
+ *
+ * Stored credentials used: `access_token`, `username` (for the post URL), `user_id`.
+ */
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import { Metrics } from "@herald/core/Destination"
+import type {
+  Credentials,
+  MediaRef,
+  PlatformClient,
+  PublishError,
+  PublishPart,
+  PublishRequest,
+  PublishResult
+} from "@herald/core/Platforms"
+import * as Clock from "effect/Clock"
+import * as Data from "effect/Data"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
+import {
+  blobOf,
+  collectBytes,
+  field,
+  numberField,
+  publishError,
+  type RawResponse,
+  scrub,
+  secondsHeader,
+  send,
+  stringField,
+  trimSlash
+} from "./internal/PlatformHttp.js"
+
+export interface Options {
+  /** `https://api.x.com` unless a fake is used. */
+  readonly apiUrl?: string
+  /** Where media is uploaded; the API URL unless set. */
+  readonly uploadUrl?: string
+  /** Bytes per `append` of a chunked upload; 1 MiB. */
+  readonly chunkSize?: number
+  /** Pause between media `STATUS` polls; X's `check_after_secs` (at most 30 s) unless set. */
+  readonly mediaPollInterval?: Duration.DurationInput
+  /** Polls before a medium still processing counts as stuck (transient); 120. */
+  readonly mediaMaxPolls?: number
+}
+
+export const defaultApiUrl = "https://api.x.com"
+
+export const maxImages = 4
+export const maxImageBytes = 5 * 1024 * 1024
+export const maxGifBytes = 15 * 1024 * 1024
+export const maxVideoBytes = 512 * 1024 * 1024
+export const maxAltText = 1000
+const defaultChunkSize = 1024 * 1024
+
+const label = "X"
+
+/** A failed API call, before classification. */
+class ApiFailure extends Data.TaggedError("ApiFailure")<{
+  readonly response: RawResponse
+}> {}
+
+/** `https://x.com/{username}/status/{id}`; `https://x.com/i/web/status/{id}` when the username is unknown. */
+export const postUrl = (username: string | undefined, id: string): string =>
+  username === undefined || username === ""
+    ? `https://x.com/i/web/status/${id}`
+    : `https://x.com/${username}/status/${id}`
+
+/** Every human-readable piece of an X error body: problem JSON and/or `errors[]`. */
+const errorTexts = (body: unknown): ReadonlyArray<string> => {
+  const texts: Array<string> = []
+  const title = stringField(body, "title")
+  const detail = stringField(body, "detail")
+  if (title !== undefined) texts.push(title)
+  if (detail !== undefined && detail !== title) texts.push(detail)
+  const errors = field(body, "errors")
+  if (Array.isArray(errors)) {
+    for (const error of errors) {
+      const text = stringField(error, "message") ?? stringField(error, "detail")
+      if (text !== undefined && !texts.includes(text)) texts.push(text)
+    }
+  }
+  // The OAuth-style body of a refused token.
+  const error = stringField(body, "error")
+  const description = stringField(body, "error_description")
+  if (error !== undefined) texts.push(description === undefined ? error : `${error}: ${description}`)
+  return texts
+}
+
+const typesOf = (body: unknown): string => {
+  const types = [stringField(body, "type") ?? ""]
+  const errors = field(body, "errors")
+  if (Array.isArray(errors)) for (const error of errors) types.push(stringField(error, "type") ?? "")
+  return types.join(" ")
+}
+
+/**
+ * Seconds until X accepts calls again: the reset of whichever window is exhausted (the 15-minute
+ * endpoint window or the 24-hour user/app window), else `retry-after`, else the endpoint reset.
+ */
+export const retryAfterSeconds = (headers: Readonly<Record<string, string>>, nowMillis: number): number | undefined => {
+  const untilReset = (name: string) => {
+    const reset = secondsHeader(headers, name)
+    return reset === undefined ? undefined : Math.max(0, Math.ceil(reset - nowMillis / 1000))
+  }
+  const exhausted: Array<number> = []
+  for (const prefix of ["x-rate-limit", "x-user-limit-24hour", "x-app-limit-24hour"]) {
+    const wait = untilReset(`${prefix}-reset`)
+    if (headers[`${prefix}-remaining`] === "0" && wait !== undefined) exhausted.push(wait)
+  }
+  if (exhausted.length > 0) return Math.max(...exhausted)
+  return secondsHeader(headers, "retry-after") ?? untilReset("x-rate-limit-reset")
+}
+
+export type Context = "post" | "upload" | "read"
+
+/** Maps a failed call to the reference's error classes (§1 Errors). */
+export const classify = (
+  response: RawResponse,
+  context: Context,
+  nowMillis: number,
+  secrets: ReadonlyArray<string | undefined>
+): PublishError => {
+  const texts = errorTexts(response.body)
+  const reason = texts.length > 0
+    ? texts.join(": ")
+    : response.text.trim() !== "" && response.body === undefined && response.text.length < 200
+    ? `HTTP ${response.status}: ${response.text.trim()}`
+    : `HTTP ${response.status}`
+  const message = `${label}: ${scrub(reason, secrets)}`
+  const all = `${texts.join(" ")} ${typesOf(response.body)}`.toLowerCase()
+  const status = response.status
+  if (status === 429 || all.includes("usage-capped") || /rate[ _]limit/.test(all)) {
+    return publishError("rate_limit", message, retryAfterSeconds(response.headers, nowMillis))
+  }
+  if (status >= 500 || all.includes("service unavailable")) return publishError("transient", message)
+  if (status === 401 || all.includes("unsupported authentication") || all.includes("invalid_request")) {
+    return publishError("auth", message)
+  }
+  if (all.includes("duplicate")) return publishError("duplicate", message)
+  if (/too long|text is too long|tweet length|text length/.test(all)) return publishError("too_long", message)
+  if (
+    context === "upload" || status === 413 ||
+    /media id|media_id|media ids|maximum of 4|video longer|processing|media type|media file|unsupported media/.test(all)
+  ) {
+    return publishError("media", message)
+  }
+  return publishError("permanent", message)
+}
+
+/** Checks a post's media against what one X post can carry, before anything is sent. */
+export const checkMedia = (media: ReadonlyArray<MediaRef>): PublishError | undefined => {
+  if (media.length === 0) return undefined
+  if (media.some((m) => m.kind === "document")) {
+    return publishError("media", "X: documents cannot be posted; only images, one GIF or one video")
+  }
+  const videos = media.filter((m) => m.kind === "video")
+  const gifs = media.filter((m) => m.kind === "image" && m.mimeType === "image/gif")
+  if ((videos.length > 0 || gifs.length > 0) && media.length > 1) {
+    return publishError("media", "X: a post takes up to 4 images, or one GIF, or one video, never mixed")
+  }
+  if (media.length > maxImages) {
+    return publishError("media", `X: a post takes at most ${maxImages} images, got ${media.length}`)
+  }
+  for (const m of media) {
+    const limit = m.kind === "video" ? maxVideoBytes : m.mimeType === "image/gif" ? maxGifBytes : maxImageBytes
+    if (m.size > limit) {
+      return publishError("media", `X: ${m.filename} is ${m.size} bytes; the limit for this kind is ${limit}`)
+    }
+  }
+  return undefined
+}
+
+const categoryOf = (media: MediaRef): "tweet_image" | "tweet_gif" | "tweet_video" =>
+  media.kind === "video" ? "tweet_video" : media.mimeType === "image/gif" ? "tweet_gif" : "tweet_image"
+
+const replySettingOf = (value: unknown): string | undefined =>
+  value === "following" || value === "mentionedUsers" || value === "subscribers" || value === "verified"
+    ? value
+    : undefined
+
+export const make = (options: Options = {}): Effect.Effect<PlatformClient, never, HttpClient.HttpClient> =>
+  Effect.gen(function*() {
+    const client = HttpClient.withTracerDisabledWhen(yield* HttpClient.HttpClient, () => true)
+    const api = trimSlash(options.apiUrl ?? defaultApiUrl)
+    const upload = trimSlash(options.uploadUrl ?? api)
+    const chunkSize = Math.max(1, options.chunkSize ?? defaultChunkSize)
+    const maxPolls = options.mediaMaxPolls ?? 120
+
+    const unexpected = (what: string) => publishError("transient", `X: unexpected ${what} response`)
+
+    /** One authenticated call; a non-2xx answer is an `ApiFailure`. */
+    const call = (
+      token: string,
+      request: HttpClientRequest.HttpClientRequest
+    ): Effect.Effect<RawResponse, ApiFailure | PublishError> =>
+      Effect.gen(function*() {
+        const response = yield* send(
+          client,
+          request.pipe(HttpClientRequest.bearerToken(token), HttpClientRequest.acceptJson),
+          label
+        )
+        if (response.status < 200 || response.status >= 300) return yield* new ApiFailure({ response })
+        return response
+      })
+
+    const classified = (
+      token: string,
+      context: Context,
+      request: HttpClientRequest.HttpClientRequest
+    ): Effect.Effect<RawResponse, PublishError> =>
+      call(token, request).pipe(
+        Effect.catchTag("ApiFailure", (failure) =>
+          Effect.flatMap(
+            Clock.currentTimeMillis,
+            (now) => Effect.fail(classify(failure.response, context, now, [token]))
+          ))
+      )
+
+    const mediaIdOf = (body: unknown, what: string): Effect.Effect<string, PublishError> => {
+      const data = field(body, "data")
+      const id = stringField(data, "id") ?? stringField(body, "media_id_string")
+      return id === undefined ? Effect.fail(unexpected(what)) : Effect.succeed(id)
+    }
+
+    /** Waits for X to finish processing a medium (`processing_info` absent or `succeeded`). */
+    const awaitProcessing = (token: string, media: MediaRef, id: string, first: unknown) =>
+      Effect.gen(function*() {
+        let info = field(field(first, "data"), "processing_info")
+        for (let poll = 0;; poll++) {
+          const state = stringField(info, "state")
+          if (info === undefined || state === undefined || state === "succeeded") return
+          if (state === "failed") {
+            const error = field(info, "error")
+            const reason = stringField(error, "message") ?? stringField(error, "name") ?? "processing failed"
+            return yield* publishError("media", scrub(`X: ${media.filename} was rejected: ${reason}`, [token]))
+          }
+          if (poll >= maxPolls) return yield* publishError("transient", `X: ${media.filename} is still processing`)
+          const wait = options.mediaPollInterval ??
+            Duration.seconds(Math.min(30, Math.max(1, numberField(info, "check_after_secs") ?? 1)))
+          yield* Effect.sleep(wait)
+          const status = yield* classified(
+            token,
+            "upload",
+            HttpClientRequest.get(`${upload}/2/media/upload`).pipe(
+              HttpClientRequest.setUrlParams({ command: "STATUS", media_id: id })
+            )
+          )
+          info = field(field(status.body, "data"), "processing_info")
+        }
+      })
+
+    /** An image in one multipart request. */
+    const uploadSimple = (token: string, media: MediaRef, bytes: Uint8Array) =>
+      Effect.gen(function*() {
+        const form = new FormData()
+        form.append("media", blobOf(bytes, media.mimeType), media.filename)
+        form.append("media_category", "tweet_image")
+        form.append("media_type", media.mimeType)
+        const response = yield* classified(
+          token,
+          "upload",
+          HttpClientRequest.post(`${upload}/2/media/upload`).pipe(HttpClientRequest.bodyFormData(form))
+        )
+        const id = yield* mediaIdOf(response.body, "media upload")
+        yield* awaitProcessing(token, media, id, response.body)
+        return id
+      })
+
+    /** A video or GIF: initialize, append in chunks, finalize, then wait for processing. */
+    const uploadChunked = (token: string, media: MediaRef, bytes: Uint8Array) =>
+      Effect.gen(function*() {
+        const init = yield* classified(
+          token,
+          "upload",
+          HttpClientRequest.post(`${upload}/2/media/upload/initialize`).pipe(
+            HttpClientRequest.bodyUnsafeJson({
+              media_type: media.mimeType,
+              total_bytes: bytes.byteLength,
+              media_category: categoryOf(media)
+            })
+          )
+        )
+        const id = yield* mediaIdOf(init.body, "media initialize")
+        const path = `${upload}/2/media/upload/${encodeURIComponent(id)}`
+        for (let index = 0, offset = 0; offset < bytes.byteLength; index++, offset += chunkSize) {
+          const form = new FormData()
+          form.append("segment_index", String(index))
+          form.append("media", blobOf(bytes.subarray(offset, offset + chunkSize), "application/octet-stream"), "chunk")
+          yield* classified(
+            token,
+            "upload",
+            HttpClientRequest.post(`${path}/append`).pipe(HttpClientRequest.bodyFormData(form))
+          )
+        }
+        const finalized = yield* classified(token, "upload", HttpClientRequest.post(`${path}/finalize`))
+        yield* awaitProcessing(token, media, id, finalized.body)
+        return id
+      })
+
+    const uploadMedia = (token: string, media: MediaRef, altText: string | undefined) =>
+      Effect.gen(function*() {
+        const bytes = yield* collectBytes(media.bytes, `medium ${media.id}`)
+        const id = categoryOf(media) === "tweet_image"
+          ? yield* uploadSimple(token, media, bytes)
+          : yield* uploadChunked(token, media, bytes)
+        if (altText !== undefined && media.kind === "image") {
+          yield* classified(
+            token,
+            "upload",
+            HttpClientRequest.post(`${upload}/2/media/metadata`).pipe(
+              HttpClientRequest.bodyUnsafeJson({ id, metadata: { alt_text: { text: altText } } })
+            )
+          )
+        }
+        return id
+      })
+
+    const createPost = (
+      token: string,
+      part: PublishPart,
+      mediaIds: ReadonlyArray<string>,
+      replyTo: string | undefined,
+      replySettings: string | undefined
+    ): Effect.Effect<string, PublishError> =>
+      Effect.gen(function*() {
+        const body: Record<string, unknown> = {}
+        if (part.content !== "" || mediaIds.length === 0) body["text"] = part.content
+        if (mediaIds.length > 0) body["media"] = { media_ids: mediaIds }
+        if (replyTo !== undefined) body["reply"] = { in_reply_to_tweet_id: replyTo }
+        if (replySettings !== undefined) body["reply_settings"] = replySettings
+        const response = yield* classified(
+          token,
+          "post",
+          HttpClientRequest.post(`${api}/2/tweets`).pipe(HttpClientRequest.bodyUnsafeJson(body))
+        )
+        const id = stringField(field(response.body, "data"), "id")
+        if (id === undefined) return yield* unexpected("create post")
+        return id
+      })
+
+    const publish = (request: PublishRequest): Effect.Effect<PublishResult, PublishError> =>
+      Effect.gen(function*() {
+        const stored = Redacted.value(request.credentials)
+        const token = stored["access_token"] ?? ""
+        if (token === "") return yield* publishError("auth", "X: the stored credentials lack an access token")
+        const username = stored["username"] ?? request.account.accountName.replace(/^@/, "")
+
+        const firstComment = request.settings["firstComment"]
+        const comment: PublishPart | undefined = typeof firstComment === "string" && firstComment.trim() !== ""
+          ? { content: firstComment, media: [] }
+          : undefined
+        const altSetting = request.settings["mediaAltText"]
+        const altText = typeof altSetting === "string" && altSetting.trim() !== ""
+          ? altSetting.slice(0, maxAltText)
+          : undefined
+        const replySettings = replySettingOf(request.settings["replySettings"])
+
+        // Every part is checked and its media uploaded before the first post: a refusal then leaves
+        // nothing behind, where a late one would strand half a thread.
+        const parts = [request.main, ...request.thread]
+        for (const part of parts) {
+          const problem = checkMedia(part.media)
+          if (problem !== undefined) return yield* problem
+        }
+        const mediaIds: Array<ReadonlyArray<string>> = []
+        for (const [index, part] of parts.entries()) {
+          const ids: Array<string> = []
+          for (const media of part.media) ids.push(yield* uploadMedia(token, media, index === 0 ? altText : undefined))
+          mediaIds.push(ids)
+        }
+
+        const main = yield* createPost(token, request.main, mediaIds[0]!, undefined, replySettings)
+
+        const followUp = (what: string, effect: Effect.Effect<string, PublishError>) =>
+          Effect.either(effect).pipe(
+            Effect.tap((result) =>
+              result._tag === "Left"
+                // The main post is out: failing now would make a retry post it twice.
+                ? Effect.logWarning(
+                  `X: ${what} not published after the main post: ${result.left.kind}: ${result.left.message}`
+                )
+                : Effect.void
+            )
+          )
+        let previous = main
+        for (const [index, part] of request.thread.entries()) {
+          const post = createPost(token, part, mediaIds[index + 1]!, previous, replySettings)
+          const sent = yield* followUp("thread part", post)
+          if (sent._tag === "Left") break
+          previous = sent.right
+        }
+        if (comment !== undefined) yield* followUp("first comment", createPost(token, comment, [], main, undefined))
+
+        return { platformPostId: main, platformPostUrl: postUrl(username, main) } satisfies PublishResult
+      })
+
+    const metrics = (credentials: Credentials, platformPostId: string): Effect.Effect<Metrics, PublishError> =>
+      Effect.gen(function*() {
+        const token = Redacted.value(credentials)["access_token"] ?? ""
+        if (token === "") return yield* publishError("auth", "X: the stored credentials lack an access token")
+        const response = yield* classified(
+          token,
+          "read",
+          HttpClientRequest.get(`${api}/2/tweets`).pipe(
+            HttpClientRequest.setUrlParams({ ids: platformPostId, "tweet.fields": "public_metrics" })
+          )
+        )
+        const data = field(response.body, "data")
+        const post = Array.isArray(data) ? data.find((p) => stringField(p, "id") === platformPostId) : undefined
+        if (post === undefined) return yield* publishError("permanent", "X: the post no longer exists")
+        const publicMetrics = field(post, "public_metrics")
+        const count = (key: string) => Math.max(0, Math.floor(numberField(publicMetrics, key) ?? 0))
+        return new Metrics({
+          views: count("impression_count"),
+          likes: count("like_count"),
+          comments: count("reply_count"),
+          shares: count("retweet_count") + count("quote_count"),
+          impressions: count("impression_count"),
+          saves: count("bookmark_count"),
+          clicks: 0
+        })
+      })
+
+    return {
+      platform: "x",
+      publish,
+      metrics,
+      timeout: "10 minutes"
+    } satisfies PlatformClient
+  })

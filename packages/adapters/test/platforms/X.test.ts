@@ -1,0 +1,284 @@
+import { describe, expect, it } from "@effect/vitest"
+import type { PublishError } from "@herald/core/Platforms"
+import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
+import * as X from "../../src/platforms/X.js"
+import * as FakeServer from "./fakes/FakeServer.js"
+import * as XFake from "./fakes/XFake.js"
+import { bytesOf, HttpLive, media, part, request } from "./fixtures.js"
+
+const token = XFake.accessToken
+
+const setup = Effect.gen(function*() {
+  const fake = yield* Effect.acquireRelease(
+    Effect.promise(() => XFake.start()),
+    (f) => Effect.promise(() => f.server.close())
+  )
+  const client = yield* X.make({ apiUrl: fake.server.url, chunkSize: 1000, mediaPollInterval: "5 millis" }).pipe(
+    Effect.provide(HttpLive)
+  )
+  return { fake, client }
+})
+
+const stored = {
+  access_token: token,
+  refresh_token: "cmVmcmVzaC10b2tlbi14eXo6MTc2NzIyNTYwMDoxOjE6cnQ6MQ",
+  expires_at: "1767232800000",
+  user_id: XFake.userId,
+  username: XFake.username
+}
+
+const xRequest = (main: ReturnType<typeof part>, extra: Partial<Parameters<typeof request>[0]> = {}) =>
+  request({ platform: "x", credentials: stored, main, ...extra })
+
+const expectNoSecret = (error: PublishError) => {
+  expect(error.message).not.toContain(token)
+  expect(error.message).not.toContain(stored.refresh_token)
+}
+
+const tweets = (fake: XFake.XFake) => fake.server.requests.filter((r) => r.method === "POST" && r.path === "/2/tweets")
+
+describe("X adapter against the API v2 fake", () => {
+  it.scopedLive("text post: POST /2/tweets with the Bearer token, returns the id and the x.com URL", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const result = yield* client.publish(xRequest(part("Hello from Herald 👋")))
+      const id = fake.posts[0]!.id
+      expect(result).toEqual({ platformPostId: id, platformPostUrl: `https://x.com/herald_hq/status/${id}` })
+      const sent = tweets(fake)
+      expect(sent).toHaveLength(1)
+      expect(sent[0]!.headers["authorization"]).toBe(`Bearer ${token}`)
+      expect(sent[0]!.headers["content-type"]).toContain("application/json")
+      expect(sent[0]!.json).toEqual({ text: "Hello from Herald 👋" })
+    }))
+
+  it.scopedLive("the URL falls back to the account name, then to /i/web/status", () =>
+    Effect.gen(function*() {
+      const { client } = yield* setup
+      const { username: _, ...withoutUsername } = stored
+      const byName = yield* client.publish(request({ platform: "x", credentials: withoutUsername, main: part("a") }))
+      expect(byName.platformPostUrl).toBe(`https://x.com/acct/status/${byName.platformPostId}`)
+      expect(X.postUrl(undefined, "42")).toBe("https://x.com/i/web/status/42")
+    }))
+
+  it.scopedLive("thread of 3: each part replies to the one before, in order; the result is the first post", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const result = yield* client.publish(
+        xRequest(part("1/3 start"), { thread: [part("2/3 middle"), part("3/3 end")] })
+      )
+      const sent = tweets(fake).map((r) => r.json as Record<string, unknown>)
+      expect(sent.map((b) => b["text"])).toEqual(["1/3 start", "2/3 middle", "3/3 end"])
+      const [first, second, third] = fake.posts
+      expect(sent[0]!["reply"]).toBeUndefined()
+      expect(sent[1]!["reply"]).toEqual({ in_reply_to_tweet_id: first!.id })
+      expect(sent[2]!["reply"]).toEqual({ in_reply_to_tweet_id: second!.id })
+      expect(third!.text).toBe("3/3 end")
+      expect(result.platformPostId).toBe(first!.id)
+    }))
+
+  it.scopedLive("first comment replies to the main post; reply settings go on the post", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      yield* client.publish(
+        xRequest(part("main"), { settings: { firstComment: "link in here", replySettings: "following" } })
+      )
+      const sent = tweets(fake).map((r) => r.json as Record<string, unknown>)
+      expect(sent[0]).toEqual({ text: "main", reply_settings: "following" })
+      expect(sent[1]).toEqual({ text: "link in here", reply: { in_reply_to_tweet_id: fake.posts[0]!.id } })
+      // "everyone" is X's default: nothing is sent
+      yield* client.publish(xRequest(part("second"), { settings: { replySettings: "everyone" } }))
+      expect(tweets(fake)[2]!.json).toEqual({ text: "second" })
+    }))
+
+  it.scopedLive("image: uploaded as multipart to /2/media/upload, then posted with its media id and alt text", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const bytes = bytesOf(3000, 1)
+      yield* client.publish(xRequest(
+        part("A picture", [media({ kind: "image", mimeType: "image/png", bytes, filename: "cat.png" })]),
+        { settings: { mediaAltText: "A cat on a mat" } }
+      ))
+      const paths = fake.server.requests.map((r) => `${r.method} ${r.path}`)
+      expect(paths).toEqual(["POST /2/media/upload", "POST /2/media/metadata", "POST /2/tweets"])
+      const uploadRequest = fake.server.requests[0]!
+      expect(uploadRequest.headers["authorization"]).toBe(`Bearer ${token}`)
+      expect(uploadRequest.form!.get("media_category")).toBe("tweet_image")
+      expect(FakeServer.fileName(uploadRequest.form, "media")).toBe("cat.png")
+      expect(yield* Effect.promise(() => FakeServer.fileBytes(uploadRequest.form, "media"))).toEqual(bytes)
+      const [medium] = [...fake.media.values()]
+      expect(medium!.altText).toBe("A cat on a mat")
+      expect(tweets(fake)[0]!.json).toEqual({ text: "A picture", media: { media_ids: [medium!.id] } })
+    }))
+
+  it.scopedLive("video: chunked initialize/append/finalize, STATUS polls until succeeded, then the post", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const bytes = bytesOf(2500, 2)
+      yield* client.publish(xRequest(part("A clip", [media({ kind: "video", mimeType: "video/mp4", bytes })])))
+      const [medium] = [...fake.media.values()]
+      const paths = fake.server.requests.map((r) => `${r.method} ${r.path}`)
+      expect(paths).toEqual([
+        "POST /2/media/upload/initialize",
+        `POST /2/media/upload/${medium!.id}/append`,
+        `POST /2/media/upload/${medium!.id}/append`,
+        `POST /2/media/upload/${medium!.id}/append`,
+        `POST /2/media/upload/${medium!.id}/finalize`,
+        "GET /2/media/upload",
+        "GET /2/media/upload",
+        "GET /2/media/upload",
+        "POST /2/tweets"
+      ])
+      expect(fake.server.requests[0]!.json).toEqual({
+        media_type: "video/mp4",
+        total_bytes: 2500,
+        media_category: "tweet_video"
+      })
+      expect([...medium!.segments.keys()]).toEqual([0, 1, 2])
+      const joined = new Uint8Array([...medium!.segments.values()].flatMap((s) => [...s]))
+      expect(joined).toEqual(bytes)
+      expect(fake.server.requests[5]!.query.get("command")).toBe("STATUS")
+      expect(tweets(fake)[0]!.json).toEqual({ text: "A clip", media: { media_ids: [medium!.id] } })
+    }))
+
+  it.scopedLive("video processing failed: a media error, and nothing is posted", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      fake.failNext("POST /2/media/upload/{id}/finalize", {
+        status: 200,
+        body: {
+          data: { id: "1", processing_info: { state: "failed", error: { code: 1, message: "Unsupported video" } } }
+        }
+      })
+      const error = yield* client.publish(
+        xRequest(part("clip"), {
+          thread: [part("bad", [media({ kind: "video", mimeType: "video/mp4", bytes: bytesOf(10, 3) })])]
+        })
+      ).pipe(Effect.flip)
+      expect(error.kind).toBe("media")
+      expect(error.message).toContain("Unsupported video")
+      expect(tweets(fake)).toHaveLength(0)
+    }))
+
+  it.scopedLive("media that X cannot take is refused before any call", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const image = () => media({ kind: "image", mimeType: "image/jpeg", bytes: bytesOf(10, 4) })
+      const five = yield* client.publish(xRequest(part("many", [image(), image(), image(), image(), image()]))).pipe(
+        Effect.flip
+      )
+      expect(five.kind).toBe("media")
+      const mixed = yield* client.publish(
+        xRequest(part("mixed", [image(), media({ kind: "video", mimeType: "video/mp4", bytes: bytesOf(10, 5) })]))
+      ).pipe(Effect.flip)
+      expect(mixed.kind).toBe("media")
+      expect(fake.server.requests).toHaveLength(0)
+    }))
+
+  it.scopedLive("401 (revoked token) is auth, without the token in the message", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      fake.revoked.add(token)
+      const error = yield* client.publish(xRequest(part("hello"))).pipe(Effect.flip)
+      expect(error.kind).toBe("auth")
+      expect(error.message).toBe("X: Unauthorized")
+      expectNoSecret(error)
+    }))
+
+  it.scopedLive("429 is rate_limit with the delay until x-rate-limit-reset", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      fake.resetAt = Math.floor(Date.now() / 1000) + 600
+      const error = yield* client.publish(xRequest(part("busy #fail-429"))).pipe(Effect.flip)
+      expect(error.kind).toBe("rate_limit")
+      expect(error.retryable).toBe(true)
+      expect(error.retryAfterSeconds).toBeGreaterThanOrEqual(598)
+      expect(error.retryAfterSeconds).toBeLessThanOrEqual(600)
+      expect(error.message).toContain("Too Many Requests")
+    }))
+
+  it("rate-limit delay: the exhausted 24-hour window wins, then retry-after", () => {
+    const now = 1_767_225_600_000
+    const nowS = now / 1000
+    expect(X.retryAfterSeconds({
+      "x-rate-limit-remaining": "5",
+      "x-rate-limit-reset": String(nowS + 60),
+      "x-user-limit-24hour-remaining": "0",
+      "x-user-limit-24hour-reset": String(nowS + 7200)
+    }, now)).toBe(7200)
+    expect(X.retryAfterSeconds({ "retry-after": "30" }, now)).toBe(30)
+    expect(X.retryAfterSeconds({ "x-rate-limit-reset": String(nowS + 90) }, now)).toBe(90)
+    expect(X.retryAfterSeconds({}, now)).toBeUndefined()
+  })
+
+  it.scopedLive("duplicate content (403) is a non-retryable duplicate, with X's detail", () =>
+    Effect.gen(function*() {
+      const { client } = yield* setup
+      const error = yield* client.publish(xRequest(part("again #fail-dup"))).pipe(Effect.flip)
+      expect(error.kind).toBe("duplicate")
+      expect(error.retryable).toBe(false)
+      expect(error.message).toContain("duplicate content")
+    }))
+
+  it.scopedLive("too long (400 errors[]) is too_long; invalid media ids are media", () =>
+    Effect.gen(function*() {
+      const { client } = yield* setup
+      const long = yield* client.publish(xRequest(part("x".repeat(281)))).pipe(Effect.flip)
+      expect(long.kind).toBe("too_long")
+      expect(long.message).toContain("Tweet text is too long")
+      const ids = yield* client.publish(xRequest(part("pic #fail-media-ids"))).pipe(Effect.flip)
+      expect(ids.kind).toBe("media")
+    }))
+
+  it.scopedLive("5xx is transient and retryable", () =>
+    Effect.gen(function*() {
+      const { client } = yield* setup
+      const error = yield* client.publish(xRequest(part("down #fail-500"))).pipe(Effect.flip)
+      expect(error.kind).toBe("transient")
+      expect(error.retryable).toBe(true)
+    }))
+
+  it.scopedLive("an error body that echoes the token never carries it into the message", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      fake.failNext("POST /2/tweets", problem403WithToken)
+      const error = yield* client.publish(xRequest(part("hi"))).pipe(Effect.flip)
+      expect(error.kind).toBe("auth")
+      expect(error.message).toContain("Unsupported Authentication")
+      expectNoSecret(error)
+    }))
+
+  it.scopedLive("a thread part refused after the main post is out does not fail the publish", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const result = yield* client.publish(xRequest(part("main"), { thread: [part("two #fail-500"), part("three")] }))
+      expect(result.platformPostId).toBe(fake.posts[0]!.id)
+      expect(fake.posts.map((p) => p.text)).toEqual(["main"])
+    }))
+
+  it.scopedLive("a missing access token is auth without any call", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const error = yield* client.publish(request({ platform: "x", credentials: { username: "a" }, main: part("a") }))
+        .pipe(Effect.flip)
+      expect(error.kind).toBe("auth")
+      expect(fake.server.requests).toHaveLength(0)
+    }))
+
+  it.scopedLive("metrics: public_metrics of the post", () =>
+    Effect.gen(function*() {
+      const { client } = yield* setup
+      const published = yield* client.publish(xRequest(part("measured")))
+      const metrics = yield* client.metrics!(Redacted.make(stored), published.platformPostId)
+      expect(metrics).toMatchObject({ views: 120, impressions: 120, likes: 5, comments: 3, shares: 3, saves: 4 })
+      const gone = yield* client.metrics!(Redacted.make(stored), "1").pipe(Effect.flip)
+      expect(gone.kind).toBe("permanent")
+    }))
+})
+
+const problem403WithToken = XFake.problem(
+  403,
+  "Unsupported Authentication",
+  `Authenticating with OAuth 2.0 Application-Only is forbidden for this endpoint. Bearer ${token}`,
+  "https://api.twitter.com/2/problems/unsupported-authentication"
+)

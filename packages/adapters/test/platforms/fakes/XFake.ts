@@ -1,0 +1,314 @@
+/**
+ * An X API v2 fake (reference §1, §13): `POST /2/tweets`, the v2 media upload (simple, chunked with
+ * `processing_info` that advances on each `STATUS` poll), alt-text metadata and post lookup, with
+ * X's error bodies (problem JSON `{title, detail, type, status}` and `{errors:[…]}`) and rate-limit
+ * headers. Failures are injected by text: `#fail-dup`, `#fail-long`, `#fail-429`, `#fail-500`,
+ * `#fail-media-ids`; or with `failNext` for a route.
+ */
+import * as FakeServer from "./FakeServer.js"
+
+export const accessToken = "ZmFrZS14LWFjY2Vzcy10b2tlbi1hYmNkZWZnaGlqa2xtbm9wcXJzdHV2d3h5ejoxNzY3MjI1NjAwOjE6MTphdDox"
+export const username = "herald_hq"
+export const userId = "1450000000000000001"
+
+export interface Post {
+  readonly id: string
+  readonly text: string | undefined
+  readonly body: Record<string, unknown>
+}
+
+export interface Medium {
+  readonly id: string
+  readonly category: string
+  readonly mimeType: string
+  readonly totalBytes: number
+  /** Bytes received, by segment for chunked uploads. */
+  readonly segments: Map<number, Uint8Array>
+  finalized: boolean
+  /** STATUS polls answered `in_progress` before `succeeded` (or `failed`). */
+  pendingPolls: number
+  failProcessing: boolean
+  altText: string | undefined
+}
+
+export interface XFake {
+  readonly server: FakeServer.FakeServer
+  readonly posts: Array<Post>
+  readonly media: Map<string, Medium>
+  /** Tokens that now answer 401. */
+  readonly revoked: Set<string>
+  /** Replies served, in order, to the next calls of a route (e.g. `POST /2/tweets`) instead of the normal behaviour. */
+  readonly failNext: (route: string, reply: FakeServer.Reply) => void
+  /** Polls a chunked video stays `in_progress`; 2. */
+  videoPolls: number
+  /** Epoch seconds the fake's 429 windows reset at. */
+  resetAt: number
+}
+
+export const problem = (status: number, title: string, detail: string, type = "about:blank"): FakeServer.Reply => ({
+  status,
+  body: { title, detail, type, status }
+})
+
+export const unauthorized: FakeServer.Reply = problem(401, "Unauthorized", "Unauthorized")
+
+export const duplicate: FakeServer.Reply = problem(
+  403,
+  "Forbidden",
+  "You are not allowed to create a Tweet with duplicate content."
+)
+
+export const tooLong: FakeServer.Reply = {
+  status: 400,
+  body: {
+    errors: [{ parameters: { text: ["…"] }, message: "Tweet text is too long." }],
+    title: "Invalid Request",
+    detail: "One or more parameters to your request was invalid.",
+    type: "https://api.twitter.com/2/problems/invalid-request"
+  }
+}
+
+export const mediaIdsInvalid: FakeServer.Reply = {
+  status: 400,
+  body: {
+    errors: [{ parameters: { "media.media_ids": ["1"] }, message: "Your media IDs are invalid." }],
+    title: "Invalid Request",
+    detail: "One or more parameters to your request was invalid.",
+    type: "https://api.twitter.com/2/problems/invalid-request"
+  }
+}
+
+export const serviceUnavailable: FakeServer.Reply = {
+  status: 503,
+  body: { title: "Service Unavailable", detail: "Service Unavailable", type: "about:blank", status: 503 }
+}
+
+export const tooManyRequests = (resetAt: number, remaining = "0"): FakeServer.Reply => ({
+  status: 429,
+  headers: {
+    "x-rate-limit-limit": "100",
+    "x-rate-limit-remaining": remaining,
+    "x-rate-limit-reset": String(resetAt)
+  },
+  body: { title: "Too Many Requests", detail: "Too Many Requests", type: "about:blank", status: 429 }
+})
+
+const created = (status: number, data: Record<string, unknown>): FakeServer.Reply => ({ status, body: { data } })
+
+export const start = async (): Promise<XFake> => {
+  const posts: Array<Post> = []
+  const media = new Map<string, Medium>()
+  const revoked = new Set<string>()
+  const queued = new Map<string, Array<FakeServer.Reply>>()
+  let nextPost = 1860000000000000000n
+  let nextMedia = 1870000000000000000n
+
+  const mediaData = (m: Medium, extra: Record<string, unknown> = {}) => ({
+    id: m.id,
+    media_key: `${m.category === "tweet_video" ? 7 : m.category === "tweet_gif" ? 16 : 3}_${m.id}`,
+    size: m.totalBytes,
+    expires_after_secs: 86400,
+    ...extra
+  })
+
+  const processing = (m: Medium) =>
+    m.pendingPolls > 0
+      ? { state: "in_progress", check_after_secs: 1, progress_percent: 50 }
+      : m.failProcessing
+      ? { state: "failed", error: { code: 1, name: "InvalidMedia", message: "Unsupported video format" } }
+      : { state: "succeeded", progress_percent: 100 }
+
+  const handler = async (request: FakeServer.Recorded): Promise<FakeServer.Reply> => {
+    const auth = request.headers["authorization"] ?? ""
+    const token = auth.startsWith("Bearer ") ? auth.slice(7) : ""
+    if (token !== accessToken || revoked.has(token)) return unauthorized
+    const path = request.path
+    const route = `${request.method} ${path.replace(/\/2\/media\/upload\/\d+\//, "/2/media/upload/{id}/")}`
+    const injected = queued.get(route)?.shift()
+    if (injected !== undefined) return injected
+
+    if (route === "POST /2/tweets") {
+      const body = (request.json ?? {}) as Record<string, unknown>
+      const text = typeof body["text"] === "string" ? body["text"] : undefined
+      const ids = ((body["media"] as { media_ids?: Array<string> } | undefined)?.media_ids) ?? []
+      if (text === undefined && ids.length === 0) {
+        return {
+          status: 400,
+          body: {
+            errors: [{ message: "Requires one of the following fields: text, media.media_ids" }],
+            title: "Invalid Request",
+            detail: "One or more parameters to your request was invalid.",
+            type: "https://api.twitter.com/2/problems/invalid-request"
+          }
+        }
+      }
+      if (text?.includes("#fail-dup") || posts.some((p) => text !== undefined && p.text === text)) return duplicate
+      if (text?.includes("#fail-long") || (text !== undefined && [...text].length > 280)) return tooLong
+      if (text?.includes("#fail-429")) return tooManyRequests(fake.resetAt)
+      if (text?.includes("#fail-500")) return serviceUnavailable
+      if (text?.includes("#fail-media-ids")) return mediaIdsInvalid
+      if (ids.length > 4 || ids.some((id) => media.get(id)?.finalized !== true)) return mediaIdsInvalid
+      const reply = (body["reply"] as { in_reply_to_tweet_id?: string } | undefined)?.in_reply_to_tweet_id
+      if (reply !== undefined && !posts.some((p) => p.id === reply)) {
+        return {
+          status: 400,
+          body: {
+            errors: [{ message: "Your Tweet cannot be a reply to a Tweet that was deleted or is not visible to you." }],
+            title: "Invalid Request",
+            detail: "One or more parameters to your request was invalid.",
+            type: "https://api.twitter.com/2/problems/invalid-request"
+          }
+        }
+      }
+      nextPost += 1n
+      const id = String(nextPost)
+      posts.push({ id, text, body })
+      return {
+        ...created(201, { id, text: text ?? "", edit_history_tweet_ids: [id] }),
+        headers: {
+          "x-rate-limit-limit": "100",
+          "x-rate-limit-remaining": "99",
+          "x-rate-limit-reset": String(fake.resetAt),
+          "x-user-limit-24hour-limit": "17",
+          "x-user-limit-24hour-remaining": "16",
+          "x-user-limit-24hour-reset": String(fake.resetAt + 86400)
+        }
+      }
+    }
+
+    if (route === "POST /2/media/upload") {
+      const file = request.form?.get("media")
+      if (file === undefined || file === null || typeof file === "string") {
+        return problem(
+          400,
+          "Invalid Request",
+          "The `media` field is required.",
+          "https://api.twitter.com/2/problems/invalid-request"
+        )
+      }
+      const bytes = new Uint8Array(await file.arrayBuffer())
+      nextMedia += 1n
+      const m: Medium = {
+        id: String(nextMedia),
+        category: String(request.form?.get("media_category") ?? "tweet_image"),
+        mimeType: String(request.form?.get("media_type") ?? file.type),
+        totalBytes: bytes.byteLength,
+        segments: new Map([[0, bytes]]),
+        finalized: true,
+        pendingPolls: 0,
+        failProcessing: false,
+        altText: undefined
+      }
+      media.set(m.id, m)
+      return created(200, mediaData(m))
+    }
+
+    if (route === "POST /2/media/upload/initialize") {
+      const body = (request.json ?? {}) as Record<string, unknown>
+      nextMedia += 1n
+      const m: Medium = {
+        id: String(nextMedia),
+        category: String(body["media_category"]),
+        mimeType: String(body["media_type"]),
+        totalBytes: Number(body["total_bytes"]),
+        segments: new Map(),
+        finalized: false,
+        pendingPolls: 0,
+        failProcessing: false,
+        altText: undefined
+      }
+      media.set(m.id, m)
+      return created(200, { id: m.id, media_key: `7_${m.id}`, expires_after_secs: 86400 })
+    }
+
+    const idMatch = /^\/2\/media\/upload\/(\d+)\/(append|finalize)$/.exec(path)
+    if (idMatch !== null) {
+      const m = media.get(idMatch[1]!)
+      if (m === undefined) return problem(400, "Invalid Request", "Media id not found")
+      if (idMatch[2] === "append") {
+        const file = request.form?.get("media")
+        const index = Number(request.form?.get("segment_index"))
+        if (file === undefined || file === null || typeof file === "string" || !Number.isInteger(index)) {
+          return problem(400, "Invalid Request", "segment_index and media are required")
+        }
+        m.segments.set(index, new Uint8Array(await file.arrayBuffer()))
+        return { status: 200, body: { data: { expires_at: 1767312000 } } }
+      }
+      const received = [...m.segments.values()].reduce((n, s) => n + s.byteLength, 0)
+      if (received !== m.totalBytes) {
+        return problem(400, "Invalid Request", `File size mismatch: expected ${m.totalBytes}, got ${received}`)
+      }
+      m.finalized = true
+      if (m.category === "tweet_image") return created(200, mediaData(m))
+      m.pendingPolls = fake.videoPolls
+      return created(200, mediaData(m, { processing_info: { state: "pending", check_after_secs: 1 } }))
+    }
+
+    if (route === "GET /2/media/upload" && request.query.get("command") === "STATUS") {
+      const m = media.get(request.query.get("media_id") ?? "")
+      if (m === undefined) return problem(400, "Invalid Request", "Media id not found")
+      const info = processing(m)
+      if (m.pendingPolls > 0) m.pendingPolls--
+      return created(200, mediaData(m, { processing_info: info }))
+    }
+
+    if (route === "POST /2/media/metadata") {
+      const body = (request.json ?? {}) as { id?: string; metadata?: { alt_text?: { text?: string } } }
+      const m = media.get(body.id ?? "")
+      if (m === undefined) return problem(400, "Invalid Request", "Media id not found")
+      m.altText = body.metadata?.alt_text?.text
+      return created(200, { id: m.id, associated_metadata: true })
+    }
+
+    if (route === "GET /2/tweets") {
+      const ids = (request.query.get("ids") ?? "").split(",")
+      const data = posts.filter((p) => ids.includes(p.id)).map((p) => ({
+        id: p.id,
+        text: p.text ?? "",
+        edit_history_tweet_ids: [p.id],
+        public_metrics: {
+          retweet_count: 2,
+          reply_count: 3,
+          like_count: 5,
+          quote_count: 1,
+          bookmark_count: 4,
+          impression_count: 120
+        }
+      }))
+      return data.length > 0
+        ? { status: 200, body: { data } }
+        : {
+          status: 200,
+          body: {
+            errors: [{
+              value: ids[0],
+              detail: `Could not find tweet with ids: [${ids[0]}].`,
+              title: "Not Found Error",
+              resource_type: "tweet",
+              parameter: "ids",
+              resource_id: ids[0],
+              type: "https://api.twitter.com/2/problems/resource-not-found"
+            }]
+          }
+        }
+    }
+
+    return problem(404, "Not Found Error", `No route for ${request.method} ${path}`)
+  }
+
+  const server = await FakeServer.start(handler)
+  const fake: XFake = {
+    server,
+    posts,
+    media,
+    revoked,
+    failNext: (route, reply) => {
+      const list = queued.get(route) ?? []
+      list.push(reply)
+      queued.set(route, list)
+    },
+    videoPolls: 2,
+    resetAt: Math.floor(Date.now() / 1000) + 900
+  }
+  return fake
+}
