@@ -5,11 +5,17 @@
  * atomic), counting bytes as they arrive; the chunk that would take the count past `maxBytes` is never
  * written, the stream is not pulled further and the temporary file is removed. A completed file is
  * fsynced, then renamed into place, so a reader sees either the whole blob or none.
+ *
+ * A temporary file outlives its put only when the process died mid-write; opening the store removes
+ * those older than `staleTemporaryAfter` (a day: long past any upload still being written by another
+ * process sharing the directory).
  */
 import * as NodeStream from "@effect/platform-node/NodeStream"
 import { BlobStore, BlobTooLarge } from "@herald/core/BlobStore"
 import { PersistenceError } from "@herald/core/Errors"
+import * as Clock from "effect/Clock"
 import * as Data from "effect/Data"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
@@ -23,6 +29,8 @@ import * as Path from "node:path"
 export interface Options {
   /** Where blobs live; created if missing. */
   readonly directory: string
+  /** Temporary files left by a crashed write are removed at open once older than this; a day by default. */
+  readonly staleTemporaryAfter?: Duration.DurationInput
   /** Base of the URLs platforms fetch blobs from, e.g. `https://media.example.com/blobs`. */
   readonly publicBaseUrl?: string
 }
@@ -69,6 +77,26 @@ const writeAll = async (handle: Fs.FileHandle, bytes: Uint8Array): Promise<void>
   }
 }
 
+const temporaryPrefix = ".tmp-"
+
+/** Removes the `.tmp-*` files under `root` last modified before `before` (epoch ms); how many went. */
+const removeStaleTemporaries = async (root: string, before: number): Promise<number> => {
+  let removed = 0
+  for (const entry of await Fs.readdir(root, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile() || !entry.name.startsWith(temporaryPrefix)) continue
+    const path = Path.join(entry.parentPath, entry.name)
+    try {
+      if ((await Fs.stat(path)).mtimeMs < before) {
+        await Fs.rm(path, { force: true })
+        removed++
+      }
+    } catch (cause) {
+      if (!isNotFound(cause)) throw cause
+    }
+  }
+  return removed
+}
+
 /** Makes a rename durable; some filesystems cannot fsync a directory, which is not an error here. */
 const syncDirectory = async (directory: string): Promise<void> => {
   let handle: Fs.FileHandle | undefined
@@ -89,6 +117,13 @@ export const make = (options: Options): Effect.Effect<BlobStore["Type"], Persist
       try: () => Fs.mkdir(root, { recursive: true }),
       catch: persistence("blob store: cannot create its directory")
     })
+    const staleAfter = Duration.toMillis(Duration.decode(options.staleTemporaryAfter ?? Duration.days(1)))
+    const now = yield* Clock.currentTimeMillis
+    const stale = yield* Effect.tryPromise({
+      try: () => removeStaleTemporaries(root, now - staleAfter),
+      catch: persistence("blob store: cannot remove stale temporary files")
+    })
+    if (stale > 0) yield* Effect.logInfo(`Blob store: removed ${stale} temporary files left by interrupted writes`)
     const base = options.publicBaseUrl?.replace(/\/+$/, "")
 
     const resolve = (key: string): Effect.Effect<string, PersistenceError> => {
@@ -111,7 +146,7 @@ export const make = (options: Options): Effect.Effect<BlobStore["Type"], Persist
       Effect.gen(function*() {
         const target = yield* resolve(key)
         const directory = Path.dirname(target)
-        const temporary = Path.join(directory, `.tmp-${randomBytes(12).toString("hex")}`)
+        const temporary = Path.join(directory, `${temporaryPrefix}${randomBytes(12).toString("hex")}`)
         yield* Effect.tryPromise({
           try: () => Fs.mkdir(directory, { recursive: true }),
           catch: persistence("blob store: cannot create a directory")

@@ -222,3 +222,30 @@ describe("FileBlobStore", () => {
       expect(yield* Effect.promise(() => listFiles(directory))).toEqual(["k"])
     }))
 })
+
+describe("FileBlobStore at open", () => {
+  // Live clock: the files' modification times are real.
+  it.live("removes temporary files a crashed write left over a day ago, and nothing else", () =>
+    Effect.gen(function*() {
+      const root = yield* Effect.promise(() => Fs.mkdtemp(Path.join(Os.tmpdir(), "herald-blobs-")))
+      yield* Effect.addFinalizer(() => Effect.promise(() => Fs.rm(root, { recursive: true, force: true })))
+      const directory = Path.join(root, "store")
+      const nested = Path.join(directory, "media", "org-1")
+      yield* Effect.promise(() => Fs.mkdir(nested, { recursive: true }))
+      const twoDaysAgo = new Date(Date.now() - 2 * 86_400_000)
+      const write = (path: string, old: boolean) =>
+        Effect.promise(async () => {
+          await Fs.writeFile(path, "x")
+          if (old) await Fs.utimes(path, twoDaysAgo, twoDaysAgo)
+        })
+      yield* write(Path.join(nested, ".tmp-stale"), true)
+      yield* write(Path.join(directory, ".tmp-stale-top"), true)
+      yield* write(Path.join(nested, ".tmp-fresh"), false)
+      yield* write(Path.join(nested, "old-blob"), true)
+      yield* FileBlobStore.make({ directory })
+      expect(yield* Effect.promise(() => listFiles(directory))).toEqual([
+        Path.join("media", "org-1", ".tmp-fresh"),
+        Path.join("media", "org-1", "old-blob")
+      ])
+    }).pipe(Effect.scoped))
+})
