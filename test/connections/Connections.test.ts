@@ -14,6 +14,7 @@ import * as Bluesky from "@herald/adapters/platforms/Bluesky"
 import * as Discord from "@herald/adapters/platforms/Discord"
 import * as Registry from "@herald/adapters/platforms/Registry"
 import * as Telegram from "@herald/adapters/platforms/Telegram"
+import * as X from "@herald/adapters/platforms/X"
 import * as CredentialCipher from "@herald/adapters/security/CredentialCipher"
 import * as SqlStores from "@herald/adapters/sql/SqlStores"
 import { SocialAccount } from "@herald/core/Account"
@@ -45,6 +46,7 @@ import * as XFake from "../../packages/adapters/test/oauth/fakes/XOAuthFake.js"
 import * as BlueskyFake from "../../packages/adapters/test/platforms/fakes/BlueskyFake.js"
 import * as DiscordFake from "../../packages/adapters/test/platforms/fakes/DiscordFake.js"
 import * as TelegramFake from "../../packages/adapters/test/platforms/fakes/TelegramFake.js"
+import * as XApiFake from "../../packages/adapters/test/platforms/fakes/XFake.js"
 import { bytesOf, media, part, request } from "../../packages/adapters/test/platforms/fixtures.js"
 import * as TestDatabases from "../../packages/adapters/test/support/TestDatabases.js"
 
@@ -55,6 +57,8 @@ interface Fakes {
   readonly discord: DiscordFake.DiscordFake
   readonly bluesky: BlueskyFake.BlueskyFake
   readonly x: XFake.XOAuthFake
+  /** X's posting API, accepting the tokens the OAuth fake issued. */
+  readonly xApi: XApiFake.XFake
   readonly facebook: FacebookFake.FacebookFake
   readonly threads: ThreadsFake.ThreadsFake
 }
@@ -64,7 +68,10 @@ const fakes = Effect.acquireRelease(
     telegram: await TelegramFake.start(),
     discord: await DiscordFake.start(),
     bluesky: await BlueskyFake.start(),
-    x: await XFake.start(),
+    ...(await (async () => {
+      const x = await XFake.start()
+      return { x, xApi: await XApiFake.start({ acceptsToken: (token) => x.accessTokens.has(token) }) }
+    })()),
     facebook: await FacebookFake.start(),
     threads: await ThreadsFake.start()
   })),
@@ -75,6 +82,7 @@ const fakes = Effect.acquireRelease(
         f.discord.server.close(),
         f.bluesky.close(),
         f.x.close(),
+        f.xApi.server.close(),
         f.facebook.close(),
         f.threads.close()
       ])
@@ -88,7 +96,8 @@ const servicesFor = (f: Fakes) => {
       Effect.all([
         Telegram.make({ baseUrl: f.telegram.server.url }),
         Discord.make({ baseUrl: f.discord.server.url }),
-        Bluesky.make({ service: f.bluesky.entryway.url, allowInsecureService: true })
+        Bluesky.make({ service: f.bluesky.entryway.url, allowInsecureService: true }),
+        X.make({ apiUrl: f.xApi.server.url })
       ]),
       Registry.make
     )
@@ -442,6 +451,31 @@ describe("X connect link", () => {
         const events = yield* eventsOf(orgId)
         expect(events.map((e) => e.type)).toEqual(["account.connected", "account.connected"])
         expect(events[0]!.data).toMatchObject({ account_id: first.account.id, platform: "x", account_name: "@herald_app" })
+      })
+    ))
+
+  it.effect("a connected X account publishes through the dispatcher with its stored token; a revoked grant turns it broken", () =>
+    withWorld((f) =>
+      Effect.gen(function*() {
+        const orgId = yield* givenOrg
+        const { account } = yield* connectX(f, orgId)
+        const postId = yield* queuedPost(account, "hello from Herald")
+        yield* Dispatcher.runOnce({ workerId: "test", leaseFor: "2 minutes" })
+        const published = yield* destinationOf(orgId, postId)
+        expect(published.status).toBe("published")
+        expect(f.xApi.posts.map((p) => p.text)).toEqual(["hello from Herald"])
+        const tweetId = f.xApi.posts[0]!.id
+        expect(Option.getOrNull(published.platformPostId)).toBe(tweetId)
+        expect(Option.getOrNull(published.platformPostUrl)).toBe(`https://x.com/herald_app/status/${tweetId}`)
+
+        f.x.revoke("1111")
+        const refused = yield* queuedPost(account, "after the app was removed")
+        yield* Dispatcher.runOnce({ workerId: "test", leaseFor: "2 minutes" })
+        expect((yield* destinationOf(orgId, refused)).status).toBe("failed")
+        expect(f.xApi.posts).toHaveLength(1)
+        const after = yield* reload(account)
+        expect(AccountHealth.assess(after, yield* DateTime.now)).toMatchObject({ status: "broken", needsReconnection: true })
+        expect((yield* eventsOf(orgId)).filter((e) => e.type === "account.reconnect_needed")).toHaveLength(1)
       })
     ))
 

@@ -17,8 +17,8 @@
  *   HERALD_INSTAGRAM_AUTHORIZE_URL, HERALD_INSTAGRAM_OAUTH_URL (api.instagram.com),
  *   HERALD_INSTAGRAM_API_URL (graph.instagram.com), HERALD_THREADS_AUTHORIZE_URL,
  *   HERALD_THREADS_API_URL (graph.threads.net).
- * Credential platforms' API origins: HERALD_TELEGRAM_API_URL, HERALD_DISCORD_API_URL,
- *   HERALD_BLUESKY_SERVICE_URL.
+ * Publishing clients' API origins: HERALD_TELEGRAM_API_URL, HERALD_DISCORD_API_URL,
+ *   HERALD_BLUESKY_SERVICE_URL, and HERALD_X_API_URL (X's posting API shares its OAuth origin).
  * The connect state is signed with a key derived from the credential cipher's root key.
  */
 import type * as HttpClient from "@effect/platform/HttpClient"
@@ -170,12 +170,15 @@ export const layerSettings = (env: Env = process.env): Layer.Layer<ConnectSettin
     })
   )
 
-/** The credential platforms' API origins (tests point them at fakes). */
+/** The publishing clients' API origins (tests point them at fakes). */
 export const platformOptionsFromEnv = (env: Env = process.env): Registry.LiveOptions => {
   const telegram = read(env, "HERALD_TELEGRAM_API_URL")
   const discord = read(env, "HERALD_DISCORD_API_URL")
   const bluesky = read(env, "HERALD_BLUESKY_SERVICE_URL")
+  // One origin for X's OAuth token/identity calls and its posting API.
+  const x = read(env, "HERALD_X_API_URL")
   return {
+    ...(x === undefined ? {} : { x: { apiUrl: x } }),
     ...(telegram === undefined ? {} : { telegram: { baseUrl: telegram } }),
     ...(discord === undefined ? {} : { discord: { baseUrl: discord } }),
     ...(bluesky === undefined

@@ -13,6 +13,7 @@ import * as Bluesky from "./Bluesky.js"
 import * as Discord from "./Discord.js"
 import * as Sandbox from "./Sandbox.js"
 import * as Telegram from "./Telegram.js"
+import * as X from "./X.js"
 
 /** A registry over the clients; a later client for the same platform replaces an earlier one. */
 export const make = (clients: ReadonlyArray<PlatformClient>): Platforms["Type"] => {
@@ -32,14 +33,23 @@ export interface LiveOptions {
   readonly telegram?: Telegram.Options
   readonly discord?: Discord.Options
   readonly bluesky?: Bluesky.Options
+  readonly x?: X.Options
 }
 
 /**
- * The real clients that exist (Telegram, Discord, Bluesky); other platforms have no client, so their
+ * The real clients that exist (Telegram, Discord, Bluesky, X); other platforms have no client, so their
  * destinations fail with "Publishing to <platform> is not configured on this server".
  */
 export const layerLive = (options: LiveOptions = {}): Layer.Layer<Platforms, never, HttpClient.HttpClient> =>
   Layer.effect(
     Platforms,
-    Effect.map(Effect.all([Telegram.make(options.telegram), Discord.make(options.discord), Bluesky.make(options.bluesky)]), make)
+    Effect.map(
+      Effect.all([
+        Telegram.make(options.telegram),
+        Discord.make(options.discord),
+        Bluesky.make(options.bluesky),
+        X.make(options.x)
+      ]),
+      make
+    )
   )

@@ -95,7 +95,13 @@ export const tooManyRequests = (resetAt: number, remaining = "0"): FakeServer.Re
 
 const created = (status: number, data: Record<string, unknown>): FakeServer.Reply => ({ status, body: { data } })
 
-export const start = async (): Promise<XFake> => {
+export interface StartOptions {
+  /** Which bearer tokens the API accepts; only `accessToken` unless given (e.g. the OAuth fake's tokens). */
+  readonly acceptsToken?: (token: string) => boolean
+}
+
+export const start = async (options: StartOptions = {}): Promise<XFake> => {
+  const accepts = options.acceptsToken ?? ((token: string) => token === accessToken)
   const posts: Array<Post> = []
   const media = new Map<string, Medium>()
   const revoked = new Set<string>()
@@ -121,7 +127,7 @@ export const start = async (): Promise<XFake> => {
   const handler = async (request: FakeServer.Recorded): Promise<FakeServer.Reply> => {
     const auth = request.headers["authorization"] ?? ""
     const token = auth.startsWith("Bearer ") ? auth.slice(7) : ""
-    if (token !== accessToken || revoked.has(token)) return unauthorized
+    if (!accepts(token) || revoked.has(token)) return unauthorized
     const path = request.path
     const route = `${request.method} ${path.replace(/\/2\/media\/upload\/\d+\//, "/2/media/upload/{id}/")}`
     const injected = queued.get(route)?.shift()
