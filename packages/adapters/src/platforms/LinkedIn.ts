@@ -1,0 +1,493 @@
+/**
+ * LinkedIn through the versioned REST Posts API (platform reference §9), for members connected with
+ * OAuth 2.0 (`oauth/LinkedIn.ts`): every call carries the stored `access_token` as a Bearer token,
+ * and every `/rest/*` call the `LinkedIn-Version` and `X-Restli-Protocol-Version: 2.0.0` headers.
+ *
+ * A post is `POST /rest/posts` by the stored `author_urn`; LinkedIn answers 201 with an empty body and
+ * the post's URN in `x-restli-id`. Media is uploaded first, so a refusal leaves nothing visible:
+ * - images (1 to 20; 2 or more become a `multiImage`) and a PDF document: `initializeUpload`, then the
+ *   whole file in one `PUT` to the returned `uploadUrl`, then a short grace period (personal tokens
+ *   cannot read an image's status back);
+ * - one video: `initializeUpload` with its size, a `PUT` per byte range of the upload instructions
+ *   (collecting each `ETag`), `finalizeUpload`, then `GET /rest/videos/{urn}` polls until `AVAILABLE`.
+ * A first comment (`settings.firstComment`) goes to `/rest/socialActions/{urn}/comments` after the
+ * post; its failure is logged, never a failed publish, since the post is already out.
+ *
+ * The commentary is "little text": its reserved characters are escaped, and `#tag` becomes a hashtag.
+ * LinkedIn has no threads: thread parts are not published (the rules publish them on x/bluesky only).
+ *
+ * Stored credentials used: `access_token`, `author_urn` (else `urn:li:person:{user_id}`).
+ */
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type {
+  MediaRef,
+  PlatformClient,
+  PublishError,
+  PublishPart,
+  PublishRequest,
+  PublishResult
+} from "@herald/core/Platforms"
+import * as Clock from "effect/Clock"
+import * as Data from "effect/Data"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
+import {
+  collectBytes,
+  field,
+  numberField,
+  publishError,
+  type RawResponse,
+  scrub,
+  secondsHeader,
+  send,
+  stringField,
+  trimSlash
+} from "./internal/PlatformHttp.js"
+
+export interface Options {
+  /** `https://api.linkedin.com` unless a fake is used. */
+  readonly apiUrl?: string
+  /** The `LinkedIn-Version` header (YYYYMM); `defaultVersion` unless set. Versions sunset after ~12 months. */
+  readonly version?: string
+  /** Pause after an image or document upload before it is posted; 2 seconds. */
+  readonly mediaGrace?: Duration.DurationInput
+  /** Pause between video status polls; 3 seconds. */
+  readonly videoPollInterval?: Duration.DurationInput
+  /** Polls before a video still processing counts as stuck (transient); 200. */
+  readonly videoMaxPolls?: number
+}
+
+export const defaultApiUrl = "https://api.linkedin.com"
+export const defaultVersion = "202601"
+export const restliProtocolVersion = "2.0.0"
+
+export const maxCommentary = 3000
+export const maxImages = 20
+export const maxImageBytes = 36 * 1024 * 1024
+export const maxVideoBytes = 500 * 1024 * 1024
+export const maxDocumentBytes = 100 * 1024 * 1024
+
+const label = "LinkedIn"
+
+/** A failed API call, before classification. */
+class ApiFailure extends Data.TaggedError("ApiFailure")<{
+  readonly response: RawResponse
+}> {}
+
+/** `https://www.linkedin.com/feed/update/{urn}/`. */
+export const postUrl = (urn: string): string => `https://www.linkedin.com/feed/update/${urn}/`
+
+const reserved = /[\\|{}@[\]()<>#*_~]/g
+
+/**
+ * Commentary in LinkedIn's "little text": each reserved character (`\ | { } @ [ ] ( ) < > # * _ ~`)
+ * is escaped with a backslash, otherwise LinkedIn cuts the text off or refuses it; a `#tag` that
+ * starts a word becomes the hashtag template `{hashtag|\#|tag}`.
+ */
+export const escapeLittleText = (text: string): string => {
+  const out: Array<string> = []
+  const hashtag = /(^|[^\p{L}\p{N}_&#])#([\p{L}\p{N}_]+)/gu
+  let last = 0
+  for (const match of text.matchAll(hashtag)) {
+    const start = match.index + match[1]!.length
+    out.push(text.slice(last, start).replace(reserved, "\\$&"))
+    out.push(`{hashtag|\\#|${match[2]!.replace(reserved, "\\$&")}}`)
+    last = start + 1 + match[2]!.length
+  }
+  out.push(text.slice(last).replace(reserved, "\\$&"))
+  return out.join("")
+}
+
+/** Every human-readable piece of a LinkedIn error body: `message`, `code` and validation `inputErrors`. */
+const errorTexts = (body: unknown): ReadonlyArray<string> => {
+  const texts: Array<string> = []
+  const message = stringField(body, "message")
+  if (message !== undefined) texts.push(message)
+  const inputErrors = field(field(body, "errorDetails"), "inputErrors")
+  if (Array.isArray(inputErrors)) {
+    for (const error of inputErrors) {
+      const text = stringField(error, "description") ?? stringField(error, "code")
+      if (text !== undefined && !texts.includes(text)) texts.push(text)
+    }
+  }
+  // The OAuth-style body some gateways answer with.
+  const error = stringField(body, "error")
+  const description = stringField(body, "error_description")
+  if (error !== undefined) texts.push(description === undefined ? error : `${error}: ${description}`)
+  return texts
+}
+
+const codesOf = (body: unknown): string => {
+  const codes = [stringField(body, "code") ?? "", String(numberField(body, "serviceErrorCode") ?? "")]
+  const inputErrors = field(field(body, "errorDetails"), "inputErrors")
+  if (Array.isArray(inputErrors)) for (const error of inputErrors) codes.push(stringField(error, "code") ?? "")
+  return codes.join(" ")
+}
+
+/**
+ * Seconds until LinkedIn accepts calls again. LinkedIn sends no standard reset header: `Retry-After`
+ * when present; else, for a daily quota ("… DAY limit …"), until the next midnight UTC, when the
+ * quotas reset; else a minute.
+ */
+export const retryAfterSeconds = (
+  headers: Readonly<Record<string, string>>,
+  text: string,
+  nowMillis: number
+): number => {
+  const header = secondsHeader(headers, "retry-after")
+  if (header !== undefined) return header
+  if (/\bday\b/i.test(text)) {
+    const day = 86_400_000
+    return Math.ceil((Math.floor(nowMillis / day) * day + day - nowMillis) / 1000)
+  }
+  return 60
+}
+
+export type Context = "post" | "upload" | "comment"
+
+/** Maps a failed call to the reference's error classes (§9 Errors). */
+export const classify = (
+  response: RawResponse,
+  context: Context,
+  nowMillis: number,
+  secrets: ReadonlyArray<string | undefined>
+): PublishError => {
+  const texts = errorTexts(response.body)
+  const reason = texts.length > 0
+    ? texts.join(": ")
+    : response.text.trim() !== "" && response.body === undefined && response.text.length < 200
+    ? `HTTP ${response.status}: ${response.text.trim()}`
+    : `HTTP ${response.status}`
+  const message = `${label}: ${scrub(reason, secrets)}`
+  const all = `${texts.join(" ")} ${codesOf(response.body)}`.toLowerCase()
+  const status = response.status
+  if (status === 429 || /throttle|too many requests/.test(all)) {
+    return publishError("rate_limit", message, retryAfterSeconds(response.headers, texts.join(" "), nowMillis))
+  }
+  if (status >= 500 || all.includes("unable to obtain activity")) return publishError("transient", message)
+  if (status === 426 || /version .*not active|nonexistent_version|version_missing/.test(all)) {
+    // A configuration problem: retrying with the same version header cannot succeed.
+    return publishError("permanent", message)
+  }
+  if (
+    status === 401 || /invalid_access_token|expired_access_token|revoked_access_token/.test(all) ||
+    (status === 403 && !all.includes("duplicate"))
+  ) {
+    return publishError("auth", message)
+  }
+  if (all.includes("duplicate")) return publishError("duplicate", message)
+  if (/too long|exceeds|maximum length|max length|length .*commentary|commentary .*length/.test(all)) {
+    return publishError("too_long", message)
+  }
+  if (
+    context === "upload" || status === 413 ||
+    /urn:li:(image|video|document)|processing_failed|media|multiimage|image|video|document/.test(all)
+  ) {
+    return publishError("media", message)
+  }
+  return publishError("permanent", message)
+}
+
+/** Checks a post's media against what one LinkedIn post can carry, before anything is sent. */
+export const checkMedia = (media: ReadonlyArray<MediaRef>): PublishError | undefined => {
+  if (media.length === 0) return undefined
+  const documents = media.filter((m) => m.kind === "document")
+  const videos = media.filter((m) => m.kind === "video")
+  if (documents.length > 0 && media.length > 1) {
+    return publishError("media", "LinkedIn: a PDF document must be the post's only medium")
+  }
+  if (videos.length > 0 && media.length > 1) {
+    return publishError("media", "LinkedIn: a video must be the post's only medium, never mixed with images")
+  }
+  if (media.length > maxImages) {
+    return publishError("media", `LinkedIn: a post takes at most ${maxImages} images, got ${media.length}`)
+  }
+  for (const m of media) {
+    if (m.kind === "document" && m.mimeType !== "application/pdf") {
+      return publishError("media", `LinkedIn: ${m.filename} is ${m.mimeType}; documents must be PDF`)
+    }
+    const limit = m.kind === "video" ? maxVideoBytes : m.kind === "document" ? maxDocumentBytes : maxImageBytes
+    if (m.size > limit) {
+      return publishError("media", `LinkedIn: ${m.filename} is ${m.size} bytes; the limit for this kind is ${limit}`)
+    }
+  }
+  return undefined
+}
+
+/** The Posts API visibility for the `visibility` setting; `PUBLIC` unless set. */
+export const visibilityOf = (value: unknown): "PUBLIC" | "CONNECTIONS" | "LOGGED_IN" =>
+  value === "CONNECTIONS" ? "CONNECTIONS" : value === "LOGGED_IN_MEMBERS" || value === "LOGGED_IN" ? "LOGGED_IN" : "PUBLIC"
+
+interface UploadInstruction {
+  readonly uploadUrl: string
+  readonly firstByte: number
+  readonly lastByte: number
+}
+
+export const make = (options: Options = {}): Effect.Effect<PlatformClient, never, HttpClient.HttpClient> =>
+  Effect.gen(function*() {
+    const client = HttpClient.withTracerDisabledWhen(yield* HttpClient.HttpClient, () => true)
+    const api = trimSlash(options.apiUrl ?? defaultApiUrl)
+    const version = options.version ?? defaultVersion
+    const mediaGrace = options.mediaGrace ?? "2 seconds"
+    const videoPollInterval = options.videoPollInterval ?? "3 seconds"
+    const videoMaxPolls = options.videoMaxPolls ?? 200
+
+    const unexpected = (what: string) => publishError("transient", `LinkedIn: unexpected ${what} response`)
+
+    /** One authenticated call; a non-2xx answer is an `ApiFailure`. */
+    const call = (
+      token: string,
+      request: HttpClientRequest.HttpClientRequest
+    ): Effect.Effect<RawResponse, ApiFailure | PublishError> =>
+      Effect.gen(function*() {
+        const response = yield* send(client, request.pipe(HttpClientRequest.bearerToken(token)), label)
+        if (response.status < 200 || response.status >= 300) return yield* new ApiFailure({ response })
+        return response
+      })
+
+    const classified = (
+      token: string,
+      context: Context,
+      request: HttpClientRequest.HttpClientRequest
+    ): Effect.Effect<RawResponse, PublishError> =>
+      call(token, request).pipe(
+        Effect.catchTag("ApiFailure", (failure) =>
+          Effect.flatMap(
+            Clock.currentTimeMillis,
+            (now) => Effect.fail(classify(failure.response, context, now, [token]))
+          ))
+      )
+
+    /** A versioned `/rest/*` call. */
+    const rest = (
+      token: string,
+      context: Context,
+      request: HttpClientRequest.HttpClientRequest
+    ): Effect.Effect<RawResponse, PublishError> =>
+      classified(
+        token,
+        context,
+        request.pipe(
+          HttpClientRequest.acceptJson,
+          HttpClientRequest.setHeaders({
+            "LinkedIn-Version": version,
+            "X-Restli-Protocol-Version": restliProtocolVersion
+          })
+        )
+      )
+
+    const putBytes = (token: string, url: string, bytes: Uint8Array, mimeType: string) =>
+      classified(
+        token,
+        "upload",
+        HttpClientRequest.put(url).pipe(HttpClientRequest.bodyUint8Array(bytes, mimeType))
+      )
+
+    /** An image or a PDF document: initialize, then the whole file in one PUT. Returns its URN. */
+    const uploadSimple = (token: string, author: string, media: MediaRef, bytes: Uint8Array) =>
+      Effect.gen(function*() {
+        const resource = media.kind === "document" ? "documents" : "images"
+        const init = yield* rest(
+          token,
+          "upload",
+          HttpClientRequest.post(`${api}/rest/${resource}`).pipe(
+            HttpClientRequest.setUrlParam("action", "initializeUpload"),
+            HttpClientRequest.bodyUnsafeJson({ initializeUploadRequest: { owner: author } })
+          )
+        )
+        const value = field(init.body, "value")
+        const uploadUrl = stringField(value, "uploadUrl")
+        const urn = stringField(value, media.kind === "document" ? "document" : "image")
+        if (uploadUrl === undefined || urn === undefined) return yield* unexpected(`${resource} initializeUpload`)
+        yield* putBytes(token, uploadUrl, bytes, media.mimeType)
+        return urn
+      })
+
+    /** Waits for LinkedIn to finish processing a video (`AVAILABLE`). */
+    const awaitVideo = (token: string, media: MediaRef, urn: string) =>
+      Effect.gen(function*() {
+        for (let poll = 0;; poll++) {
+          const response = yield* rest(
+            token,
+            "upload",
+            HttpClientRequest.get(`${api}/rest/videos/${encodeURIComponent(urn)}`)
+          )
+          const status = stringField(response.body, "status")
+          if (status === "AVAILABLE") return
+          if (status === "PROCESSING_FAILED") {
+            const reason = stringField(response.body, "processingFailureReason") ?? "processing failed"
+            return yield* publishError("media", scrub(`LinkedIn: ${media.filename} was rejected: ${reason}`, [token]))
+          }
+          if (poll >= videoMaxPolls) {
+            return yield* publishError("transient", `LinkedIn: ${media.filename} is still processing`)
+          }
+          yield* Effect.sleep(videoPollInterval)
+        }
+      })
+
+    /** A video: initialize with its size, PUT each byte range, finalize with the ETags, wait for processing. */
+    const uploadVideo = (token: string, author: string, media: MediaRef, bytes: Uint8Array) =>
+      Effect.gen(function*() {
+        const init = yield* rest(
+          token,
+          "upload",
+          HttpClientRequest.post(`${api}/rest/videos`).pipe(
+            HttpClientRequest.setUrlParam("action", "initializeUpload"),
+            HttpClientRequest.bodyUnsafeJson({
+              initializeUploadRequest: {
+                owner: author,
+                fileSizeBytes: bytes.byteLength,
+                uploadCaptions: false,
+                uploadThumbnail: false
+              }
+            })
+          )
+        )
+        const value = field(init.body, "value")
+        const urn = stringField(value, "video")
+        const uploadToken = stringField(value, "uploadToken") ?? ""
+        const rawInstructions = field(value, "uploadInstructions")
+        if (urn === undefined || !Array.isArray(rawInstructions) || rawInstructions.length === 0) {
+          return yield* unexpected("videos initializeUpload")
+        }
+        const instructions: Array<UploadInstruction> = []
+        for (const raw of rawInstructions) {
+          const uploadUrl = stringField(raw, "uploadUrl")
+          const firstByte = numberField(raw, "firstByte")
+          const lastByte = numberField(raw, "lastByte")
+          if (uploadUrl === undefined || firstByte === undefined || lastByte === undefined) {
+            return yield* unexpected("videos initializeUpload")
+          }
+          instructions.push({ uploadUrl, firstByte, lastByte })
+        }
+        const etags: Array<string> = []
+        for (const part of instructions) {
+          const response = yield* putBytes(
+            token,
+            part.uploadUrl,
+            bytes.subarray(part.firstByte, part.lastByte + 1),
+            "application/octet-stream"
+          )
+          const etag = response.headers["etag"]
+          if (etag === undefined) return yield* unexpected("video part upload")
+          etags.push(etag)
+        }
+        yield* rest(
+          token,
+          "upload",
+          HttpClientRequest.post(`${api}/rest/videos`).pipe(
+            HttpClientRequest.setUrlParam("action", "finalizeUpload"),
+            HttpClientRequest.bodyUnsafeJson({
+              finalizeUploadRequest: { video: urn, uploadToken, uploadedPartIds: etags }
+            })
+          )
+        )
+        yield* awaitVideo(token, media, urn)
+        return urn
+      })
+
+    const uploadMedia = (token: string, author: string, media: MediaRef) =>
+      Effect.gen(function*() {
+        const bytes = yield* collectBytes(media.bytes, `medium ${media.id}`)
+        return media.kind === "video"
+          ? yield* uploadVideo(token, author, media, bytes)
+          : yield* uploadSimple(token, author, media, bytes)
+      })
+
+    const contentOf = (part: PublishPart, urns: ReadonlyArray<string>): Record<string, unknown> | undefined => {
+      if (urns.length === 0) return undefined
+      if (urns.length === 1) {
+        const medium = part.media[0]!
+        // A document needs a title; LinkedIn shows it above the carousel.
+        const title = medium.kind === "document" ? medium.filename.replace(/\.pdf$/i, "") : undefined
+        return { media: title === undefined ? { id: urns[0] } : { id: urns[0], title } }
+      }
+      return { multiImage: { images: urns.map((id) => ({ id })) } }
+    }
+
+    const createPost = (
+      token: string,
+      author: string,
+      part: PublishPart,
+      urns: ReadonlyArray<string>,
+      visibility: string
+    ): Effect.Effect<string, PublishError> =>
+      Effect.gen(function*() {
+        const body: Record<string, unknown> = {
+          author,
+          commentary: escapeLittleText(part.content),
+          visibility,
+          distribution: { feedDistribution: "MAIN_FEED", targetEntities: [], thirdPartyDistributionChannels: [] },
+          lifecycleState: "PUBLISHED",
+          isReshareDisabledByAuthor: false
+        }
+        const content = contentOf(part, urns)
+        if (content !== undefined) body["content"] = content
+        const response = yield* rest(
+          token,
+          "post",
+          HttpClientRequest.post(`${api}/rest/posts`).pipe(HttpClientRequest.bodyUnsafeJson(body))
+        )
+        const urn = response.headers["x-restli-id"] ?? response.headers["x-linkedin-id"]
+        if (urn === undefined || urn === "") {
+          // The post is out but unnamed: a retry would post it twice.
+          return yield* publishError("permanent", "LinkedIn: the post was accepted without an id (x-restli-id)")
+        }
+        return urn
+      })
+
+    const createComment = (token: string, author: string, post: string, text: string) =>
+      rest(
+        token,
+        "comment",
+        HttpClientRequest.post(`${api}/rest/socialActions/${encodeURIComponent(post)}/comments`).pipe(
+          HttpClientRequest.bodyUnsafeJson({ actor: author, object: post, message: { text } })
+        )
+      )
+
+    const publish = (request: PublishRequest): Effect.Effect<PublishResult, PublishError> =>
+      Effect.gen(function*() {
+        const stored = Redacted.value(request.credentials)
+        const token = stored["access_token"] ?? ""
+        if (token === "") return yield* publishError("auth", "LinkedIn: the stored credentials lack an access token")
+        const userId = stored["user_id"] ?? ""
+        const author = stored["author_urn"] ?? (userId === "" ? "" : `urn:li:person:${userId}`)
+        if (author === "") return yield* publishError("auth", "LinkedIn: the stored credentials lack the author URN")
+
+        const firstComment = request.settings["firstComment"]
+        const comment = typeof firstComment === "string" && firstComment.trim() !== "" ? firstComment : undefined
+        const visibility = visibilityOf(request.settings["visibility"])
+
+        const problem = checkMedia(request.main.media)
+        if (problem !== undefined) return yield* problem
+        const urns: Array<string> = []
+        for (const media of request.main.media) urns.push(yield* uploadMedia(token, author, media))
+        if (urns.length > 0 && request.main.media.some((m) => m.kind !== "video")) {
+          // Personal tokens cannot read an image's status: give LinkedIn a moment to register it.
+          yield* Effect.sleep(mediaGrace)
+        }
+
+        const post = yield* createPost(token, author, request.main, urns, visibility)
+
+        if (comment !== undefined) {
+          const sent = yield* Effect.either(createComment(token, author, post, comment))
+          if (sent._tag === "Left") {
+            // The post is out: failing now would make a retry post it twice.
+            yield* Effect.logWarning(
+              `LinkedIn: first comment not published after the post: ${sent.left.kind}: ${sent.left.message}`
+            )
+          }
+        }
+
+        return { platformPostId: post, platformPostUrl: postUrl(post) } satisfies PublishResult
+      })
+
+    return {
+      platform: "linkedin",
+      publish,
+      timeout: "20 minutes"
+    } satisfies PlatformClient
+  })

@@ -1,0 +1,351 @@
+import { describe, expect, it } from "@effect/vitest"
+import type { PublishError } from "@herald/core/Platforms"
+import * as Effect from "effect/Effect"
+import * as LinkedIn from "../../src/platforms/LinkedIn.js"
+import * as LinkedInFake from "./fakes/LinkedInFake.js"
+import { bytesOf, HttpLive, media, part, request } from "./fixtures.js"
+
+const token = LinkedInFake.accessToken
+
+const setup = (options: Partial<LinkedIn.Options> = {}) =>
+  Effect.gen(function*() {
+    const fake = yield* Effect.acquireRelease(
+      Effect.promise(() => LinkedInFake.start()),
+      (f) => Effect.promise(() => f.server.close())
+    )
+    const client = yield* LinkedIn.make({
+      apiUrl: fake.server.url,
+      mediaGrace: "1 millis",
+      videoPollInterval: "5 millis",
+      ...options
+    }).pipe(Effect.provide(HttpLive))
+    return { fake, client }
+  })
+
+const stored = {
+  access_token: token,
+  expires_at: "1772409600000",
+  user_id: LinkedInFake.memberId,
+  author_urn: LinkedInFake.authorUrn
+}
+
+const liRequest = (main: ReturnType<typeof part>, extra: Partial<Parameters<typeof request>[0]> = {}) =>
+  request({ platform: "linkedin", credentials: stored, main, ...extra })
+
+const expectNoSecret = (error: PublishError) => expect(error.message).not.toContain(token)
+
+const postsSent = (fake: LinkedInFake.LinkedInFake) =>
+  fake.server.requests.filter((r) => r.method === "POST" && r.path === "/rest/posts")
+
+describe("LinkedIn adapter against the Posts API fake", () => {
+  it.scopedLive("text post: POST /rest/posts as the member with the version headers; id from x-restli-id", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup()
+      const result = yield* client.publish(liRequest(part("Hello from Herald 👋")))
+      const urn = fake.posts[0]!.urn
+      expect(urn).toMatch(/^urn:li:share:\d+$/)
+      expect(result).toEqual({ platformPostId: urn, platformPostUrl: `https://www.linkedin.com/feed/update/${urn}/` })
+      const [sent] = postsSent(fake)
+      expect(sent!.headers["authorization"]).toBe(`Bearer ${token}`)
+      expect(sent!.headers["linkedin-version"]).toBe(LinkedIn.defaultVersion)
+      expect(sent!.headers["x-restli-protocol-version"]).toBe("2.0.0")
+      expect(sent!.json).toEqual({
+        author: LinkedInFake.authorUrn,
+        commentary: "Hello from Herald 👋",
+        visibility: "PUBLIC",
+        distribution: { feedDistribution: "MAIN_FEED", targetEntities: [], thirdPartyDistributionChannels: [] },
+        lifecycleState: "PUBLISHED",
+        isReshareDisabledByAuthor: false
+      })
+    }))
+
+  it.scopedLive("the author falls back to urn:li:person:{user_id}; visibility comes from the settings", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup()
+      const { author_urn: _, ...withoutUrn } = stored
+      yield* client.publish(
+        request({
+          platform: "linkedin",
+          credentials: withoutUrn,
+          main: part("by id"),
+          settings: { visibility: "CONNECTIONS" }
+        })
+      )
+      const body = postsSent(fake)[0]!.json as Record<string, unknown>
+      expect(body["author"]).toBe(LinkedInFake.authorUrn)
+      expect(body["visibility"]).toBe("CONNECTIONS")
+    }))
+
+  it.scopedLive("commentary is escaped as little text; #tags become hashtags", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup()
+      yield* client.publish(liRequest(part("Launch (beta) *now* at <site> #Herald_2 ~ a_b @you [x] {y} | \\")))
+      const body = postsSent(fake)[0]!.json as Record<string, unknown>
+      expect(body["commentary"]).toBe(
+        "Launch \\(beta\\) \\*now\\* at \\<site\\> {hashtag|\\#|Herald\\_2} \\~ a\\_b \\@you \\[x\\] \\{y\\} \\| \\\\"
+      )
+      expect(LinkedIn.escapeLittleText("C# and x#y")).toBe("C\\# and x\\#y")
+      const original = "Launch (beta) *now* at <site> #Herald_2 ~ a_b @you [x] {y} | \\ #émoji #"
+      expect(LinkedInFake.rendered(LinkedIn.escapeLittleText(original))).toBe(original)
+    }))
+
+  it.scopedLive("the fake refuses a call without the version header, as LinkedIn does (a permanent error)", () =>
+    Effect.gen(function*() {
+      const { client } = yield* setup({ version: "202201" })
+      const error = yield* client.publish(liRequest(part("old"))).pipe(Effect.flip)
+      expect(error.kind).toBe("permanent")
+      expect(error.message).toContain("Requested version 202201 is not active")
+      const { fake } = yield* setup()
+      const bare = yield* Effect.promise(() =>
+        fetch(`${fake.server.url}/rest/posts`, { method: "POST", headers: { authorization: `Bearer ${token}` } })
+      )
+      expect(bare.status).toBe(400)
+      expect(yield* Effect.promise(() => bare.json())).toMatchObject({ code: "VERSION_MISSING" })
+    }))
+
+  it.scopedLive("image: initializeUpload, PUT the bytes to uploadUrl, then the post references the image URN", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup()
+      const bytes = bytesOf(3000, 1)
+      yield* client.publish(
+        liRequest(part("A picture", [media({ kind: "image", mimeType: "image/png", bytes, filename: "cat.png" })]))
+      )
+      const [asset] = [...fake.assets.values()]
+      const paths = fake.server.requests.map((r) => `${r.method} ${r.path}${r.query.size > 0 ? `?${r.query}` : ""}`)
+      expect(paths[0]).toBe("POST /rest/images?action=initializeUpload")
+      expect(paths[1]).toMatch(/^PUT \/dms-uploads\//)
+      expect(paths[2]).toBe("POST /rest/posts")
+      expect(paths).toHaveLength(3)
+      expect(fake.server.requests[0]!.json).toEqual({ initializeUploadRequest: { owner: LinkedInFake.authorUrn } })
+      expect(fake.server.requests[0]!.headers["linkedin-version"]).toBe(LinkedIn.defaultVersion)
+      const put = fake.server.requests[1]!
+      expect(put.headers["authorization"]).toBe(`Bearer ${token}`)
+      expect(new Uint8Array(put.body)).toEqual(bytes)
+      expect(asset!.urn).toMatch(/^urn:li:image:/)
+      expect((postsSent(fake)[0]!.json as Record<string, unknown>)["content"]).toEqual({ media: { id: asset!.urn } })
+    }))
+
+  it.scopedLive("several images become a multiImage, in order", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup()
+      const images = [1, 2, 3].map((seed) => media({ kind: "image", mimeType: "image/jpeg", bytes: bytesOf(50, seed) }))
+      yield* client.publish(liRequest(part("Gallery", images)))
+      const urns = [...fake.assets.values()].map((a) => a.urn)
+      expect(urns).toHaveLength(3)
+      expect((postsSent(fake)[0]!.json as Record<string, unknown>)["content"]).toEqual({
+        multiImage: { images: urns.map((id) => ({ id })) }
+      })
+      expect([...fake.assets.values()].map((a) => a.parts.get(0))).toEqual([1, 2, 3].map((s) => bytesOf(50, s)))
+    }))
+
+  it.scopedLive("PDF document: documents initializeUpload, then media with a title", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup()
+      yield* client.publish(
+        liRequest(
+          part("Slides", [
+            media({ kind: "document", mimeType: "application/pdf", bytes: bytesOf(80, 9), filename: "Deck.pdf" })
+          ])
+        )
+      )
+      const [asset] = [...fake.assets.values()]
+      expect(asset!.urn).toMatch(/^urn:li:document:/)
+      expect((postsSent(fake)[0]!.json as Record<string, unknown>)["content"]).toEqual({
+        media: { id: asset!.urn, title: "Deck" }
+      })
+    }))
+
+  it.scopedLive("video: initializeUpload, a PUT per byte range, finalize with the ETags, polls until AVAILABLE", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup()
+      const bytes = bytesOf(2500, 2)
+      const result = yield* client.publish(
+        liRequest(part("A clip", [media({ kind: "video", mimeType: "video/mp4", bytes })]))
+      )
+      const [asset] = [...fake.assets.values()]
+      const paths = fake.server.requests.map((r) => `${r.method} ${r.path.replace(/^\/dms-uploads\/.*/, "/upload")}`)
+      expect(paths).toEqual([
+        "POST /rest/videos",
+        "PUT /upload",
+        "PUT /upload",
+        "PUT /upload",
+        "POST /rest/videos",
+        `GET /rest/videos/${encodeURIComponent(asset!.urn)}`,
+        `GET /rest/videos/${encodeURIComponent(asset!.urn)}`,
+        `GET /rest/videos/${encodeURIComponent(asset!.urn)}`,
+        "POST /rest/posts"
+      ])
+      expect(fake.server.requests[0]!.json).toEqual({
+        initializeUploadRequest: {
+          owner: LinkedInFake.authorUrn,
+          fileSizeBytes: 2500,
+          uploadCaptions: false,
+          uploadThumbnail: false
+        }
+      })
+      const joined = new Uint8Array([0, 1, 2].flatMap((i) => [...asset!.parts.get(i)!]))
+      expect(joined).toEqual(bytes)
+      expect((postsSent(fake)[0]!.json as Record<string, unknown>)["content"]).toEqual({ media: { id: asset!.urn } })
+      expect(result.platformPostId).toMatch(/^urn:li:ugcPost:/)
+    }))
+
+  it.scopedLive("video PROCESSING_FAILED is a media error, and nothing is posted", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup()
+      fake.failNext("GET /rest/videos/{urn}", { status: 200, body: {} })
+      const video = media({ kind: "video", mimeType: "video/mp4", bytes: bytesOf(500, 3) })
+      const run = client.publish(liRequest(part("clip", [video])))
+      const fiber = yield* Effect.fork(run)
+      // Fail the processing once the upload is registered.
+      yield* Effect.sleep("1 millis").pipe(Effect.repeat({ until: () => fake.assets.size > 0 }))
+      ;[...fake.assets.values()][0]!.failProcessing = true
+      const error = yield* Effect.flip(fiber.await.pipe(Effect.flatten))
+      expect(error.kind).toBe("media")
+      expect(error.message).toContain("Video format is not supported")
+      expect(postsSent(fake)).toHaveLength(0)
+    }))
+
+  it.scopedLive("media LinkedIn cannot take is refused before any call", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup()
+      const image = () => media({ kind: "image", mimeType: "image/jpeg", bytes: bytesOf(10, 4) })
+      const mixed = yield* client.publish(
+        liRequest(part("mixed", [image(), media({ kind: "video", mimeType: "video/mp4", bytes: bytesOf(10, 5) })]))
+      ).pipe(Effect.flip)
+      expect(mixed.kind).toBe("media")
+      const many = yield* client.publish(liRequest(part("many", Array.from({ length: 21 }, image)))).pipe(Effect.flip)
+      expect(many.kind).toBe("media")
+      expect(fake.server.requests).toHaveLength(0)
+    }))
+
+  it.scopedLive("an upload refused by LinkedIn is a media error", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup()
+      fake.failNext(
+        "POST /rest/images?action=initializeUpload",
+        LinkedInFake.error(400, "BAD_REQUEST", "Invalid owner for the image")
+      )
+      const error = yield* client.publish(
+        liRequest(part("pic", [media({ kind: "image", mimeType: "image/png", bytes: bytesOf(10, 6) })]))
+      ).pipe(Effect.flip)
+      expect(error.kind).toBe("media")
+      expect(postsSent(fake)).toHaveLength(0)
+    }))
+
+  it.scopedLive("first comment: socialActions/{urn}/comments as the author, on the new post", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup()
+      const result = yield* client.publish(liRequest(part("main"), { settings: { firstComment: "Link: https://x.y" } }))
+      const commentCall = fake.server.requests.at(-1)!
+      expect(commentCall.path).toBe(`/rest/socialActions/${encodeURIComponent(result.platformPostId)}/comments`)
+      expect(commentCall.headers["linkedin-version"]).toBe(LinkedIn.defaultVersion)
+      expect(fake.comments).toEqual([{
+        post: result.platformPostId,
+        body: { actor: LinkedInFake.authorUrn, object: result.platformPostId, message: { text: "Link: https://x.y" } }
+      }])
+    }))
+
+  it.scopedLive("a first comment refused after the post is out does not fail the publish", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup()
+      fake.failNext("POST /rest/socialActions/{urn}/comments", LinkedInFake.serverError)
+      const result = yield* client.publish(liRequest(part("main"), { settings: { firstComment: "late" } }))
+      expect(result.platformPostId).toBe(fake.posts[0]!.urn)
+      expect(fake.comments).toHaveLength(0)
+    }))
+
+  it.scopedLive("401 (revoked token) is auth, without the token in the message", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup()
+      fake.revoked.add(token)
+      const error = yield* client.publish(liRequest(part("hello"))).pipe(Effect.flip)
+      expect(error.kind).toBe("auth")
+      expect(error.message).toBe("LinkedIn: Invalid access token")
+      expectNoSecret(error)
+    }))
+
+  it.scopedLive("429 is rate_limit: Retry-After when sent, else until the daily quota resets at midnight UTC", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup()
+      const daily = yield* client.publish(liRequest(part("busy #fail-429"))).pipe(Effect.flip)
+      expect(daily.kind).toBe("rate_limit")
+      expect(daily.retryable).toBe(true)
+      const now = Date.now()
+      const untilMidnight = Math.ceil((86_400_000 - (now % 86_400_000)) / 1000)
+      expect(daily.retryAfterSeconds).toBeGreaterThanOrEqual(untilMidnight - 5)
+      expect(daily.retryAfterSeconds).toBeLessThanOrEqual(untilMidnight + 5)
+      expect(daily.message).toContain("DAY limit")
+      fake.failNext("POST /rest/posts", {
+        ...LinkedInFake.error(429, "TOO_MANY_REQUESTS", "Too many requests"),
+        headers: { "retry-after": "120" }
+      })
+      const short = yield* client.publish(liRequest(part("busy again"))).pipe(Effect.flip)
+      expect(short.kind).toBe("rate_limit")
+      expect(short.retryAfterSeconds).toBe(120)
+    }))
+
+  it.scopedLive("duplicate content (422 DUPLICATE_POST) is a non-retryable duplicate", () =>
+    Effect.gen(function*() {
+      const { client } = yield* setup()
+      yield* client.publish(liRequest(part("same words")))
+      const error = yield* client.publish(liRequest(part("same words"))).pipe(Effect.flip)
+      expect(error.kind).toBe("duplicate")
+      expect(error.retryable).toBe(false)
+      expect(error.message).toContain("Content is a duplicate of urn:li:share:")
+    }))
+
+  it.scopedLive("commentary over 3000 characters (422) is too_long", () =>
+    Effect.gen(function*() {
+      const { client } = yield* setup()
+      const error = yield* client.publish(liRequest(part("x".repeat(3001)))).pipe(Effect.flip)
+      expect(error.kind).toBe("too_long")
+      expect(error.retryable).toBe(false)
+    }))
+
+  it.scopedLive("5xx is transient and retryable", () =>
+    Effect.gen(function*() {
+      const { client } = yield* setup()
+      const error = yield* client.publish(liRequest(part("down #fail-500"))).pipe(Effect.flip)
+      expect(error.kind).toBe("transient")
+      expect(error.retryable).toBe(true)
+      expect(error.message).toContain("Unable to obtain activity")
+    }))
+
+  it.scopedLive("an error body that echoes the token never carries it into the message", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup()
+      fake.failNext(
+        "POST /rest/posts",
+        LinkedInFake.error(401, "EXPIRED_ACCESS_TOKEN", `The token used in the request has expired: ${token}`, 65601)
+      )
+      const error = yield* client.publish(liRequest(part("hi"))).pipe(Effect.flip)
+      expect(error.kind).toBe("auth")
+      expect(error.message).toContain("has expired")
+      expectNoSecret(error)
+    }))
+
+  it.scopedLive("403 ACCESS_DENIED (missing scope) is auth", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup()
+      fake.failNext(
+        "POST /rest/posts",
+        LinkedInFake.error(403, "ACCESS_DENIED", "Not enough permissions to access: partnerApiPostsExternal.CREATE")
+      )
+      const error = yield* client.publish(liRequest(part("hi"))).pipe(Effect.flip)
+      expect(error.kind).toBe("auth")
+    }))
+
+  it.scopedLive("missing access token or author is auth without any call", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup()
+      const noToken = yield* client.publish(
+        request({ platform: "linkedin", credentials: { author_urn: LinkedInFake.authorUrn }, main: part("a") })
+      ).pipe(Effect.flip)
+      expect(noToken.kind).toBe("auth")
+      const noAuthor = yield* client.publish(
+        request({ platform: "linkedin", credentials: { access_token: token }, main: part("a") })
+      ).pipe(Effect.flip)
+      expect(noAuthor.kind).toBe("auth")
+      expect(fake.server.requests).toHaveLength(0)
+    }))
+})

@@ -1,0 +1,363 @@
+/**
+ * A LinkedIn REST fake (reference §9, §13): `POST /rest/posts` (201, empty body, URN in `x-restli-id`),
+ * image and document `initializeUpload` with loopback `uploadUrl`s, video `initializeUpload` with byte
+ * range instructions, part PUTs answering an `ETag`, `finalizeUpload`, and `GET /rest/videos/{urn}`
+ * whose `status` advances on each poll; first comments through `socialActions`. It refuses `/rest/*`
+ * calls without the `LinkedIn-Version` / `X-Restli-Protocol-Version` headers as LinkedIn does, and
+ * answers errors as `{status, serviceErrorCode, code, message}`. Failures are injected by text:
+ * `#fail-dup`, `#fail-429`, `#fail-500`; or with `failNext` for a route.
+ */
+import * as FakeServer from "./FakeServer.js"
+
+export const accessToken =
+  "AQVhZmFrZS1saW5rZWRpbi1hY2Nlc3MtdG9rZW4tZm9yLWhlcmFsZC10ZXN0cy0xMjM0NTY3ODkwYWJjZGVmZ2hpamtsbW5vcA"
+export const memberId = "yZ2k7Q1aB3"
+export const authorUrn = `urn:li:person:${memberId}`
+export const activeVersions = ["202511", "202512", "202601", "202602"]
+
+export interface Post {
+  readonly urn: string
+  readonly body: Record<string, unknown>
+  readonly headers: Readonly<Record<string, string | Array<string> | undefined>>
+}
+
+export interface Asset {
+  readonly urn: string
+  readonly kind: "image" | "video" | "document"
+  readonly owner: string
+  /** Bytes received, by part index (images and documents: one part). */
+  readonly parts: Map<number, Uint8Array>
+  readonly size: number
+  readonly partSize: number
+  readonly uploadToken: string
+  finalized: boolean
+  /** Status polls answered `PROCESSING` before `AVAILABLE` (or `PROCESSING_FAILED`). */
+  pendingPolls: number
+  failProcessing: boolean
+}
+
+export interface Comment {
+  readonly post: string
+  readonly body: Record<string, unknown>
+}
+
+export interface LinkedInFake {
+  readonly server: FakeServer.FakeServer
+  readonly posts: Array<Post>
+  readonly assets: Map<string, Asset>
+  readonly comments: Array<Comment>
+  /** Tokens that now answer 401. */
+  readonly revoked: Set<string>
+  /** Replies served, in order, to the next calls of a route (e.g. `POST /rest/posts`) instead of the normal behaviour. */
+  readonly failNext: (route: string, reply: FakeServer.Reply) => void
+  /** Bytes per video upload instruction; 1000. */
+  videoPartSize: number
+  /** Polls a video stays `PROCESSING`; 2. */
+  videoPolls: number
+}
+
+export const error = (status: number, code: string, message: string, serviceErrorCode = 100): FakeServer.Reply => ({
+  status,
+  body: { status, serviceErrorCode, code, message }
+})
+
+export const unauthorized: FakeServer.Reply = error(401, "INVALID_ACCESS_TOKEN", "Invalid access token", 65600)
+
+export const versionMissing: FakeServer.Reply = error(
+  400,
+  "VERSION_MISSING",
+  "A version must be present. Please specify a version by adding the LinkedIn-Version header."
+)
+
+export const inactiveVersion = (version: string): FakeServer.Reply =>
+  error(426, "NONEXISTENT_VERSION", `Requested version ${version} is not active`)
+
+export const protocolMissing: FakeServer.Reply = error(
+  400,
+  "ILLEGAL_ARGUMENT",
+  "X-Restli-Protocol-Version header is required and must be 2.0.0"
+)
+
+export const duplicate = (of: string): FakeServer.Reply => ({
+  status: 422,
+  body: {
+    status: 422,
+    serviceErrorCode: 100,
+    code: "UNPROCESSABLE_ENTITY",
+    message: `Content is a duplicate of ${of}`,
+    errorDetailType: "com.linkedin.common.error.BadRequest",
+    errorDetails: { inputErrors: [{ code: "DUPLICATE_POST", description: `Content is a duplicate of ${of}` }] }
+  }
+})
+
+export const tooLong: FakeServer.Reply = {
+  status: 422,
+  body: {
+    status: 422,
+    serviceErrorCode: 100,
+    code: "UNPROCESSABLE_ENTITY",
+    message: "ERROR :: /commentary :: length exceeds maximum of 3000",
+    errorDetails: {
+      inputErrors: [{
+        code: "ERROR_FIELD_LENGTH_TOO_LONG",
+        description: "/commentary :: length exceeds maximum of 3000",
+        input: { inputPath: { fieldPath: "/commentary" } }
+      }]
+    }
+  }
+}
+
+export const tooManyRequests: FakeServer.Reply = error(
+  429,
+  "TOO_MANY_REQUESTS",
+  "Resource level throttle APPLICATION DAY limit for calls to this resource is reached.",
+  101
+)
+
+export const serverError: FakeServer.Reply = error(500, "INTERNAL_SERVER_ERROR", "Unable to obtain activity")
+
+/** The text LinkedIn shows for a little-text commentary: hashtag templates as `#tag`, escapes removed. */
+export const rendered = (commentary: string): string =>
+  commentary.replace(/\{hashtag\|\\#\|((?:\\.|[^}])*)\}/g, "#$1").replace(/\\(.)/g, "$1")
+
+export interface StartOptions {
+  /** Which bearer tokens the API accepts; only `accessToken` unless given. */
+  readonly acceptsToken?: (token: string) => boolean
+}
+
+export const start = async (options: StartOptions = {}): Promise<LinkedInFake> => {
+  const accepts = options.acceptsToken ?? ((token: string) => token === accessToken)
+  const posts: Array<Post> = []
+  const assets = new Map<string, Asset>()
+  const comments: Array<Comment> = []
+  const revoked = new Set<string>()
+  const queued = new Map<string, Array<FakeServer.Reply>>()
+  let nextPost = 7400000000000000000n
+  let nextAsset = 1
+  let nextComment = 7400000000000001000n
+
+  const newAsset = (kind: Asset["kind"], owner: string, size: number, partSize: number): Asset => {
+    const id = `D4E${String(nextAsset++).padStart(8, "0")}AbC`
+    const asset: Asset = {
+      urn: `urn:li:${kind}:${id}`,
+      kind,
+      owner,
+      parts: new Map(),
+      size,
+      partSize,
+      uploadToken: kind === "video" ? `upload-token-${id}` : "",
+      finalized: kind !== "video",
+      pendingPolls: 0,
+      failProcessing: false
+    }
+    assets.set(asset.urn, asset)
+    return asset
+  }
+
+  const uploadUrl = (asset: Asset, part: number) =>
+    `${server.url}/dms-uploads/${encodeURIComponent(asset.urn)}/${part}?ca=vector_feedshare&sig=abc`
+
+  const ready = (urn: unknown): boolean => {
+    const asset = typeof urn === "string" ? assets.get(urn) : undefined
+    if (asset === undefined || asset.parts.size === 0 || !asset.finalized) return false
+    return asset.kind !== "video" || (asset.pendingPolls === 0 && !asset.failProcessing)
+  }
+
+  const handler = (request: FakeServer.Recorded): FakeServer.Reply => {
+    const auth = request.headers["authorization"] ?? ""
+    const token = auth.startsWith("Bearer ") ? auth.slice(7) : ""
+    if (!accepts(token) || revoked.has(token)) return unauthorized
+    const path = request.path
+    const action = request.query.get("action")
+    const route = `${request.method} ${path.replace(/^\/rest\/socialActions\/[^/]+\//, "/rest/socialActions/{urn}/")}${
+      action === null ? "" : `?action=${action}`
+    }`
+
+    if (path.startsWith("/rest/")) {
+      const version = request.headers["linkedin-version"]
+      if (typeof version !== "string" || version === "") return versionMissing
+      if (!activeVersions.includes(version)) return inactiveVersion(version)
+      if (request.headers["x-restli-protocol-version"] !== "2.0.0") return protocolMissing
+    }
+
+    const injected = queued.get(route)?.shift()
+    if (injected !== undefined) return injected
+
+    if (route === "POST /rest/posts") {
+      const body = (request.json ?? {}) as Record<string, unknown>
+      const commentary = typeof body["commentary"] === "string" ? body["commentary"] : ""
+      const text = rendered(commentary)
+      if (body["author"] !== authorUrn) {
+        return error(403, "ACCESS_DENIED", `Not enough permissions to create a post as ${String(body["author"])}`)
+      }
+      if (body["lifecycleState"] !== "PUBLISHED" || typeof body["visibility"] !== "string") {
+        return error(422, "UNPROCESSABLE_ENTITY", "ERROR :: /lifecycleState :: field is required but not found")
+      }
+      const same = posts.find((p) => p.body["commentary"] === commentary && commentary !== "")
+      if (text.includes("#fail-dup") || same !== undefined) {
+        return duplicate(same?.urn ?? "urn:li:share:7399999999999999999")
+      }
+      if ([...text].length > 3000) return tooLong
+      if (text.includes("#fail-429")) return tooManyRequests
+      if (text.includes("#fail-500")) return serverError
+      const content = body["content"] as
+        | { media?: { id?: string }; multiImage?: { images?: Array<{ id?: string }> } }
+        | undefined
+      const ids = content?.media !== undefined
+        ? [content.media.id]
+        : content?.multiImage !== undefined
+        ? (content.multiImage.images ?? []).map((i) => i.id)
+        : []
+      if (content?.multiImage !== undefined && (ids.length < 2 || ids.length > 20)) {
+        return error(422, "UNPROCESSABLE_ENTITY", "ERROR :: /content/multiImage/images :: must have 2 to 20 items")
+      }
+      const missing = ids.find((id) => !ready(id))
+      if (missing !== undefined) {
+        return error(422, "UNPROCESSABLE_ENTITY", `ERROR :: /content :: ${String(missing)} is not available`)
+      }
+      nextPost += 1n
+      const urn = ids.some((id) => String(id).startsWith("urn:li:video:"))
+        ? `urn:li:ugcPost:${nextPost}`
+        : `urn:li:share:${nextPost}`
+      posts.push({ urn, body, headers: request.headers })
+      return { status: 201, headers: { "x-restli-id": urn, "x-linkedin-id": urn } }
+    }
+
+    if (route === "POST /rest/images?action=initializeUpload" || route === "POST /rest/documents?action=initializeUpload") {
+      const body = request.json as { initializeUploadRequest?: { owner?: string } } | undefined
+      const owner = body?.initializeUploadRequest?.owner
+      if (owner !== authorUrn) return error(403, "ACCESS_DENIED", `Not enough permissions to upload as ${String(owner)}`)
+      const kind = route.includes("images") ? "image" : "document"
+      const asset = newAsset(kind, owner, 0, 0)
+      return {
+        status: 200,
+        body: {
+          value: {
+            uploadUrlExpiresAt: Date.now() + 86_400_000,
+            uploadUrl: uploadUrl(asset, 0),
+            [kind]: asset.urn
+          }
+        }
+      }
+    }
+
+    if (route === "POST /rest/videos?action=initializeUpload") {
+      const body = request.json as
+        | { initializeUploadRequest?: { owner?: string; fileSizeBytes?: number } }
+        | undefined
+      const owner = body?.initializeUploadRequest?.owner
+      const size = body?.initializeUploadRequest?.fileSizeBytes
+      if (owner !== authorUrn) return error(403, "ACCESS_DENIED", `Not enough permissions to upload as ${String(owner)}`)
+      if (typeof size !== "number" || size <= 0) {
+        return error(422, "UNPROCESSABLE_ENTITY", "ERROR :: /initializeUploadRequest/fileSizeBytes :: required")
+      }
+      const asset = newAsset("video", owner, size, fake.videoPartSize)
+      const uploadInstructions = []
+      for (let first = 0, part = 0; first < size; first += asset.partSize, part++) {
+        uploadInstructions.push({
+          uploadUrl: uploadUrl(asset, part),
+          firstByte: first,
+          lastByte: Math.min(size, first + asset.partSize) - 1
+        })
+      }
+      return {
+        status: 200,
+        body: {
+          value: {
+            uploadUrlsExpireAt: Date.now() + 86_400_000,
+            video: asset.urn,
+            uploadInstructions,
+            uploadToken: asset.uploadToken
+          }
+        }
+      }
+    }
+
+    if (route === "POST /rest/videos?action=finalizeUpload") {
+      const body = request.json as
+        | { finalizeUploadRequest?: { video?: string; uploadToken?: string; uploadedPartIds?: Array<string> } }
+        | undefined
+      const asset = assets.get(body?.finalizeUploadRequest?.video ?? "")
+      if (asset === undefined) return error(404, "NOT_FOUND", "Video not found")
+      const etags = [...asset.parts.keys()].sort((a, b) => a - b).map((i) => `"etag-${asset.urn}-${i}"`)
+      const received = [...asset.parts.values()].reduce((n, p) => n + p.byteLength, 0)
+      if (
+        body?.finalizeUploadRequest?.uploadToken !== asset.uploadToken || received !== asset.size ||
+        JSON.stringify(body.finalizeUploadRequest.uploadedPartIds) !== JSON.stringify(etags)
+      ) {
+        return error(400, "BAD_REQUEST", "Upload verification failed: part ids or size do not match")
+      }
+      asset.finalized = true
+      asset.pendingPolls = fake.videoPolls
+      return { status: 200, body: {} }
+    }
+
+    const videoGet = /^\/rest\/videos\/([^/]+)$/.exec(path)
+    if (request.method === "GET" && videoGet !== null) {
+      const asset = assets.get(decodeURIComponent(videoGet[1]!))
+      if (asset === undefined) return error(404, "NOT_FOUND", "Video not found")
+      const status = !asset.finalized
+        ? "WAITING_UPLOAD"
+        : asset.pendingPolls > 0
+        ? "PROCESSING"
+        : asset.failProcessing
+        ? "PROCESSING_FAILED"
+        : "AVAILABLE"
+      if (asset.pendingPolls > 0) asset.pendingPolls--
+      return {
+        status: 200,
+        body: {
+          id: asset.urn,
+          owner: asset.owner,
+          status,
+          ...(status === "PROCESSING_FAILED" ? { processingFailureReason: "Video format is not supported" } : {})
+        }
+      }
+    }
+
+    const upload = /^\/dms-uploads\/([^/]+)\/(\d+)$/.exec(path)
+    if (request.method === "PUT" && upload !== null) {
+      const asset = assets.get(decodeURIComponent(upload[1]!))
+      if (asset === undefined) return { status: 404, body: "Not Found" }
+      const part = Number(upload[2])
+      asset.parts.set(part, new Uint8Array(request.body))
+      return { status: 201, headers: asset.kind === "video" ? { etag: `"etag-${asset.urn}-${part}"` } : {} }
+    }
+
+    const commentRoute = /^\/rest\/socialActions\/([^/]+)\/comments$/.exec(path)
+    if (request.method === "POST" && commentRoute !== null) {
+      const post = decodeURIComponent(commentRoute[1]!)
+      const body = (request.json ?? {}) as Record<string, unknown>
+      if (!posts.some((p) => p.urn === post) || body["object"] !== post) {
+        return error(404, "NOT_FOUND", `Activity ${post} not found`)
+      }
+      nextComment += 1n
+      comments.push({ post, body })
+      const id = String(nextComment)
+      return {
+        status: 201,
+        headers: { "x-restli-id": id },
+        body: { ...body, id, commentUrn: `urn:li:comment:(${post},${id})`, created: { actor: body["actor"] } }
+      }
+    }
+
+    return error(404, "NOT_FOUND", `No resource found for ${request.method} ${path}`)
+  }
+
+  const server = await FakeServer.start(handler)
+  const fake: LinkedInFake = {
+    server,
+    posts,
+    assets,
+    comments,
+    revoked,
+    failNext: (route, reply) => {
+      const list = queued.get(route) ?? []
+      list.push(reply)
+      queued.set(route, list)
+    },
+    videoPartSize: 1000,
+    videoPolls: 2
+  }
+  return fake
+}
