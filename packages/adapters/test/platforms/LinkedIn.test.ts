@@ -192,14 +192,9 @@ describe("LinkedIn adapter against the Posts API fake", () => {
   it.scopedLive("video PROCESSING_FAILED is a media error, and nothing is posted", () =>
     Effect.gen(function*() {
       const { client, fake } = yield* setup()
-      fake.failNext("GET /rest/videos/{urn}", { status: 200, body: {} })
+      fake.failVideoProcessing = true
       const video = media({ kind: "video", mimeType: "video/mp4", bytes: bytesOf(500, 3) })
-      const run = client.publish(liRequest(part("clip", [video])))
-      const fiber = yield* Effect.fork(run)
-      // Fail the processing once the upload is registered.
-      yield* Effect.sleep("1 millis").pipe(Effect.repeat({ until: () => fake.assets.size > 0 }))
-      ;[...fake.assets.values()][0]!.failProcessing = true
-      const error = yield* Effect.flip(fiber.await.pipe(Effect.flatten))
+      const error = yield* client.publish(liRequest(part("clip", [video]))).pipe(Effect.flip)
       expect(error.kind).toBe("media")
       expect(error.message).toContain("Video format is not supported")
       expect(postsSent(fake)).toHaveLength(0)

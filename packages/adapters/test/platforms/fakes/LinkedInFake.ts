@@ -54,6 +54,8 @@ export interface LinkedInFake {
   videoPartSize: number
   /** Polls a video stays `PROCESSING`; 2. */
   videoPolls: number
+  /** Whether new videos end in `PROCESSING_FAILED`. */
+  failVideoProcessing: boolean
 }
 
 export const error = (status: number, code: string, message: string, serviceErrorCode = 100): FakeServer.Reply => ({
@@ -289,6 +291,7 @@ export const start = async (options: StartOptions = {}): Promise<LinkedInFake> =
       }
       asset.finalized = true
       asset.pendingPolls = fake.videoPolls
+      asset.failProcessing = fake.failVideoProcessing
       return { status: 200, body: {} }
     }
 
@@ -357,7 +360,8 @@ export const start = async (options: StartOptions = {}): Promise<LinkedInFake> =
       queued.set(route, list)
     },
     videoPartSize: 1000,
-    videoPolls: 2
+    videoPolls: 2,
+    failVideoProcessing: false
   }
   return fake
 }
