@@ -18,7 +18,8 @@
  *   HERALD_INSTAGRAM_API_URL (graph.instagram.com), HERALD_THREADS_AUTHORIZE_URL,
  *   HERALD_THREADS_API_URL (graph.threads.net).
  * Publishing clients' API origins: HERALD_TELEGRAM_API_URL, HERALD_DISCORD_API_URL,
- *   HERALD_BLUESKY_SERVICE_URL, and HERALD_X_API_URL (X's posting API shares its OAuth origin).
+ *   HERALD_BLUESKY_SERVICE_URL, HERALD_X_API_URL and HERALD_LINKEDIN_API_URL (shared with the OAuth
+ *   identity calls of X and LinkedIn).
  * The connect state is signed with a key derived from the credential cipher's root key.
  */
 import type * as HttpClient from "@effect/platform/HttpClient"
@@ -175,10 +176,12 @@ export const platformOptionsFromEnv = (env: Env = process.env): Registry.LiveOpt
   const telegram = read(env, "HERALD_TELEGRAM_API_URL")
   const discord = read(env, "HERALD_DISCORD_API_URL")
   const bluesky = read(env, "HERALD_BLUESKY_SERVICE_URL")
-  // One origin for X's OAuth token/identity calls and its posting API.
+  // X and LinkedIn: one API origin for the OAuth identity calls and publishing.
   const x = read(env, "HERALD_X_API_URL")
+  const linkedin = read(env, "HERALD_LINKEDIN_API_URL")
   return {
     ...(x === undefined ? {} : { x: { apiUrl: x } }),
+    ...(linkedin === undefined ? {} : { linkedin: { apiUrl: linkedin } }),
     ...(telegram === undefined ? {} : { telegram: { baseUrl: telegram } }),
     ...(discord === undefined ? {} : { discord: { baseUrl: discord } }),
     ...(bluesky === undefined

@@ -11,6 +11,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Bluesky from "./Bluesky.js"
 import * as Discord from "./Discord.js"
+import * as LinkedIn from "./LinkedIn.js"
 import * as Sandbox from "./Sandbox.js"
 import * as Telegram from "./Telegram.js"
 import * as X from "./X.js"
@@ -34,10 +35,11 @@ export interface LiveOptions {
   readonly discord?: Discord.Options
   readonly bluesky?: Bluesky.Options
   readonly x?: X.Options
+  readonly linkedin?: LinkedIn.Options
 }
 
 /**
- * The real clients that exist (Telegram, Discord, Bluesky, X); other platforms have no client, so their
+ * The real clients that exist (Telegram, Discord, Bluesky, X, LinkedIn); other platforms have no client, so their
  * destinations fail with "Publishing to <platform> is not configured on this server".
  */
 export const layerLive = (options: LiveOptions = {}): Layer.Layer<Platforms, never, HttpClient.HttpClient> =>
@@ -48,7 +50,8 @@ export const layerLive = (options: LiveOptions = {}): Layer.Layer<Platforms, nev
         Telegram.make(options.telegram),
         Discord.make(options.discord),
         Bluesky.make(options.bluesky),
-        X.make(options.x)
+        X.make(options.x),
+        LinkedIn.make(options.linkedin)
       ]),
       make
     )
