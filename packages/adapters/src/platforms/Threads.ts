@@ -1,0 +1,206 @@
+/**
+ * Threads through the Threads API (platform reference §8), for accounts connected with OAuth
+ * (`oauth/Threads.ts`): every call carries the stored long-lived `access_token` as a parameter, and
+ * the account's `platformAccountId` is the Threads user id.
+ *
+ * A post is a container (`POST /v1.0/{user-id}/threads`: `TEXT`, `IMAGE`, `VIDEO`, or `CAROUSEL` over
+ * children made with `is_carousel_item=true`), polled until its `status` is `FINISHED`, then published
+ * with `threads_publish`; the permalink is read afterwards. Meta fetches media itself, so every medium
+ * needs a public URL (`HERALD_MEDIA_PUBLIC_URL`); one without is refused before any call.
+ *
+ * Thread parts (when the dispatcher passes them) and the first comment are replies: containers with
+ * `reply_to_id`, published the same way. Once the main post is out, their failures are logged, never
+ * returned, so a retry cannot post twice.
+ *
+ * Tokens are not refreshed here: the refresh sweep renews them (`th_refresh_token`), so an invalid
+ * token is an `auth` failure.
+ *
+ * Stored credentials used: `access_token`, `user_id` (when the account id is missing), `username`.
+ */
+import * as HttpClient from "@effect/platform/HttpClient"
+import type {
+  MediaRef,
+  PlatformClient,
+  PublishError,
+  PublishPart,
+  PublishRequest,
+  PublishResult
+} from "@herald/core/Platforms"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
+import * as MetaContainers from "./internal/MetaContainers.js"
+import * as MetaGraph from "./internal/MetaGraph.js"
+import { publishError, stringField, trimSlash } from "./internal/PlatformHttp.js"
+
+export interface Options {
+  /** `https://graph.threads.net` unless a fake is used. */
+  readonly apiUrl?: string
+  /** Pause between container status polls; 3 seconds. */
+  readonly pollInterval?: Duration.DurationInput
+  /** Polls before a container still in progress counts as stuck (transient); 100. */
+  readonly maxPolls?: number
+}
+
+export const defaultApiUrl = "https://graph.threads.net"
+
+export const maxCarouselItems = 20
+
+const label = "Threads"
+
+/** The API's `reply_control` for the `replyControl` setting; `everyone` is the default and not sent. */
+export const replyControlOf = (value: unknown): string | undefined =>
+  value === "following" ? "accounts_you_follow" : value === "mentioned" ? "mentioned_only" : undefined
+
+/** The profile URL, where the permalink cannot be read. */
+export const profileUrl = (username: string | undefined): string =>
+  username === undefined || username === "" ? "https://www.threads.net/" : `https://www.threads.net/@${username}`
+
+/** Checks a part's media before anything is sent: kinds, count, and a public URL for each. */
+const checkMedia = (media: ReadonlyArray<MediaRef>): Effect.Effect<ReadonlyArray<string>, PublishError> => {
+  if (media.some((m) => m.kind === "document")) {
+    return Effect.fail(publishError("media", "Threads: documents cannot be posted; only images and videos"))
+  }
+  if (media.length > maxCarouselItems) {
+    return Effect.fail(
+      publishError("media", `Threads: a carousel takes at most ${maxCarouselItems} items, got ${media.length}`)
+    )
+  }
+  return MetaContainers.publicUrls(label, media)
+}
+
+export const make = (options: Options = {}): Effect.Effect<PlatformClient, never, HttpClient.HttpClient> =>
+  Effect.gen(function*() {
+    // Request URLs carry the token: no spans for them.
+    const http = HttpClient.withTracerDisabledWhen(yield* HttpClient.HttpClient, () => true)
+    const api = `${trimSlash(options.apiUrl ?? defaultApiUrl)}/${MetaGraph.threadsVersion}`
+    const interval = options.pollInterval ?? "3 seconds"
+    const maxPolls = Math.max(1, options.maxPolls ?? 100)
+
+    const publish = (request: PublishRequest): Effect.Effect<PublishResult, PublishError> =>
+      Effect.gen(function*() {
+        const stored = Redacted.value(request.credentials)
+        const token = stored["access_token"] ?? ""
+        if (token === "") return yield* publishError("auth", "Threads: the stored credentials lack an access token")
+        const userId = request.account.platformAccountId !== ""
+          ? request.account.platformAccountId
+          : stored["user_id"] ?? ""
+        const username = stored["username"] ?? request.account.accountName.replace(/^@/, "")
+        const graph = MetaContainers.graph(http, label, token)
+
+        const firstComment = request.settings["firstComment"]
+        const comment: PublishPart | undefined = typeof firstComment === "string" && firstComment.trim() !== ""
+          ? { content: firstComment, media: [] }
+          : undefined
+        const replyControl = replyControlOf(request.settings["replyControl"])
+
+        // Every part's media is checked before the first call: a refusal then leaves nothing behind.
+        const parts = [request.main, ...request.thread]
+        const urls: Array<ReadonlyArray<string>> = []
+        for (const part of parts) urls.push(yield* checkMedia(part.media))
+
+        const awaitReady = (id: string, what: string) =>
+          MetaContainers.awaitContainer({
+            label,
+            graph,
+            token,
+            url: `${api}/${encodeURIComponent(id)}`,
+            fields: "status,error_message",
+            state: (body) => stringField(body, "status"),
+            detail: (body) => stringField(body, "error_message"),
+            what,
+            interval,
+            maxPolls
+          })
+
+        const createContainer = (params: MetaContainers.Params, what: string) =>
+          graph.post(`${api}/${encodeURIComponent(userId)}/threads`, params).pipe(
+            Effect.flatMap((body) => MetaContainers.idOf(label, `${what} container`, body)),
+            Effect.tap((id) => awaitReady(id, what))
+          )
+
+        const mediumParams = (medium: MediaRef, url: string): MetaContainers.Params =>
+          medium.kind === "video"
+            ? { media_type: "VIDEO", video_url: url }
+            : { media_type: "IMAGE", image_url: url }
+
+        /** Builds (and waits for) the container of one part, returning its id. */
+        const container = (
+          part: PublishPart,
+          partUrls: ReadonlyArray<string>,
+          replyTo: string | undefined
+        ): Effect.Effect<string, PublishError> =>
+          Effect.gen(function*() {
+            const common: MetaContainers.Params = {
+              text: part.content === "" ? undefined : part.content,
+              reply_to_id: replyTo,
+              reply_control: replyControl
+            }
+            if (part.media.length === 0) return yield* createContainer({ media_type: "TEXT", ...common }, "post")
+            if (part.media.length === 1) {
+              return yield* createContainer({ ...mediumParams(part.media[0]!, partUrls[0]!), ...common }, "post")
+            }
+            const children: Array<string> = []
+            for (const [index, medium] of part.media.entries()) {
+              children.push(
+                yield* createContainer(
+                  { ...mediumParams(medium, partUrls[index]!), is_carousel_item: "true" },
+                  `carousel item ${medium.filename}`
+                )
+              )
+            }
+            return yield* createContainer({ media_type: "CAROUSEL", children: children.join(","), ...common }, "post")
+          })
+
+        const publishContainer = (id: string) =>
+          graph.post(`${api}/${encodeURIComponent(userId)}/threads_publish`, { creation_id: id }).pipe(
+            Effect.flatMap((body) => MetaContainers.idOf(label, "publish", body))
+          )
+
+        const main = yield* publishContainer(yield* container(request.main, urls[0]!, undefined))
+
+        const followUp = (what: string, effect: Effect.Effect<string, PublishError>) =>
+          Effect.either(effect).pipe(
+            Effect.tap((result) =>
+              result._tag === "Left"
+                // The main post is out: failing now would make a retry post it twice.
+                ? Effect.logWarning(
+                  `Threads: ${what} not published after the main post: ${result.left.kind}: ${result.left.message}`
+                )
+                : Effect.void
+            )
+          )
+        let previous = main
+        for (const [index, part] of request.thread.entries()) {
+          const sent = yield* followUp(
+            "thread part",
+            Effect.flatMap(container(part, urls[index + 1]!, previous), publishContainer)
+          )
+          if (sent._tag === "Left") break
+          previous = sent.right
+        }
+        if (comment !== undefined) {
+          yield* followUp("first comment", Effect.flatMap(container(comment, [], main), publishContainer))
+        }
+
+        const permalink = yield* graph.get(`${api}/${encodeURIComponent(main)}`, { fields: "id,permalink" }).pipe(
+          Effect.map((body) => stringField(body, "permalink")),
+          Effect.catchAll((error) =>
+            Effect.as(
+              Effect.logWarning(`Threads: could not read the permalink of ${main}: ${error.kind}: ${error.message}`),
+              undefined
+            )
+          )
+        )
+        return {
+          platformPostId: main,
+          platformPostUrl: permalink ?? profileUrl(username)
+        } satisfies PublishResult
+      })
+
+    return {
+      platform: "threads",
+      publish,
+      timeout: "15 minutes"
+    } satisfies PlatformClient
+  })

@@ -1,0 +1,175 @@
+/**
+ * What the Instagram and Threads publishing clients share (platform reference §5, §7, §8): Graph calls
+ * whose token travels as the `access_token` parameter, Meta errors classified by `MetaGraph` and then
+ * refined with the content-publishing subcodes, media containers polled until they are ready, and the
+ * refusal of media that has no public URL (Meta fetches every medium itself).
+ */
+import type * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type { MediaRef, PublishError, PublishErrorKind } from "@herald/core/Platforms"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as MetaGraph from "./MetaGraph.js"
+import { field, isRecord, publishError, type RawResponse, scrub, send, stringField } from "./PlatformHttp.js"
+
+/**
+ * Content-publishing subcodes (reference §7 Errors, §8): the class each one means, whatever the
+ * top-level code (the publishing limit, for one, arrives as code 9).
+ */
+const subcodeKinds: ReadonlyMap<number, PublishErrorKind> = new Map<number, PublishErrorKind>([
+  [2207042, "rate_limit"],
+  [2207010, "too_long"],
+  [2207004, "media"],
+  [2207005, "media"],
+  [2207009, "media"],
+  [36003, "media"],
+  [2207026, "media"],
+  [2207052, "media"],
+  [2207077, "media"],
+  [2207003, "media"],
+  [2207020, "media"],
+  [2207008, "media"],
+  [2207028, "media"],
+  [2207027, "transient"],
+  [2207001, "permanent"],
+  [2207050, "permanent"],
+  [2207051, "permanent"],
+  [4279013, "permanent"],
+  [33, "auth"]
+])
+
+/** The class a content-publishing subcode means, if it is one of the reference's. */
+export const subcodeKind = (subcode: number | undefined): PublishErrorKind | undefined =>
+  subcode === undefined ? undefined : subcodeKinds.get(subcode)
+
+/** A Meta error answer as one of the reference's classes, with the publishing subcodes and messages. */
+export const classify = (
+  label: string,
+  response: RawResponse,
+  secrets: ReadonlyArray<string | undefined>
+): PublishError => {
+  const base = MetaGraph.classify(label, response, secrets)
+  const error = MetaGraph.errorOf(response.body)
+  const bySubcode = subcodeKind(error?.subcode)
+  if (bySubcode !== undefined) return publishError(bySubcode, base.message, base.retryAfterSeconds)
+  if (base.kind !== "permanent") return base
+  const text = `${error?.message ?? ""} ${stringField(field(response.body, "error"), "error_user_msg") ?? ""}`
+  if (/session has been invalidated|not an instagram business/i.test(text)) return publishError("auth", base.message)
+  if (/too long|at most \d+ characters|exceeds? the maximum/i.test(text)) return publishError("too_long", base.message)
+  if (
+    /could not be fetched|aspect ratio|unsupported (image|video|media)|too (little|few) or too many attachments|media type/i
+      .test(text)
+  ) {
+    return publishError("media", base.message)
+  }
+  return base
+}
+
+export type Params = Readonly<Record<string, string | undefined>>
+
+/** A Graph client for one token: `get` with query parameters, `post` with a form body. */
+export interface Graph {
+  readonly get: (url: string, params: Params) => Effect.Effect<unknown, PublishError>
+  readonly post: (url: string, params: Params) => Effect.Effect<unknown, PublishError>
+}
+
+export const graph = (http: HttpClient.HttpClient, label: string, token: string): Graph => {
+  const execute = (request: HttpClientRequest.HttpClientRequest) =>
+    Effect.gen(function*() {
+      const response = yield* send(http, HttpClientRequest.acceptJson(request), label)
+      const ok = response.status >= 200 && response.status < 300
+      // Meta sometimes answers 200 with an error object.
+      if (!ok || isRecord(field(response.body, "error"))) {
+        return yield* classify(label, ok ? { ...response, status: 400 } : response, [token])
+      }
+      if (response.body === undefined) return yield* publishError("transient", `${label}: unexpected response`)
+      return response.body
+    })
+  const defined = (params: Params) => {
+    const out: Record<string, string> = {}
+    for (const [key, value] of Object.entries(params)) if (value !== undefined) out[key] = value
+    return { ...out, access_token: token }
+  }
+  return {
+    get: (url, params) => execute(HttpClientRequest.get(url).pipe(HttpClientRequest.setUrlParams(defined(params)))),
+    post: (url, params) => execute(HttpClientRequest.post(url).pipe(HttpClientRequest.bodyUrlParams(defined(params))))
+  }
+}
+
+/** The `id` of a creation or publish answer. */
+export const idOf = (label: string, what: string, body: unknown): Effect.Effect<string, PublishError> => {
+  const id = stringField(body, "id")
+  return id === undefined || id === ""
+    ? Effect.fail(publishError("transient", `${label}: unexpected ${what} response`))
+    : Effect.succeed(id)
+}
+
+/**
+ * The public URL of every medium, or a `media` error naming the first one without: Meta fetches media
+ * from the web, and Herald only has public URLs when the operator sets `HERALD_MEDIA_PUBLIC_URL`.
+ */
+export const publicUrls = (
+  label: string,
+  media: ReadonlyArray<MediaRef>
+): Effect.Effect<ReadonlyArray<string>, PublishError> => {
+  const urls: Array<string> = []
+  for (const medium of media) {
+    if (Option.isNone(medium.publicUrl)) {
+      return Effect.fail(publishError(
+        "media",
+        `${label}: ${medium.filename} has no public URL, and ${label} fetches media from the web; ` +
+          "set HERALD_MEDIA_PUBLIC_URL on the server so media is served publicly"
+      ))
+    }
+    urls.push(medium.publicUrl.value)
+  }
+  return Effect.succeed(urls)
+}
+
+export interface PollOptions {
+  readonly label: string
+  readonly graph: Graph
+  readonly token: string
+  /** `{api}/{version}/{container-id}`. */
+  readonly url: string
+  /** The fields to ask for, e.g. `status_code,status`. */
+  readonly fields: string
+  /** Reads the state (`IN_PROGRESS`, `FINISHED`, …) out of an answer. */
+  readonly state: (body: unknown) => string | undefined
+  /** Reads the failure detail out of an answer. */
+  readonly detail: (body: unknown) => string | undefined
+  readonly what: string
+  readonly interval: Duration.DurationInput
+  readonly maxPolls: number
+}
+
+/**
+ * Polls a container until it is `FINISHED` (or already `PUBLISHED`). `ERROR` is a `media` failure (or
+ * the class its subcode names), `EXPIRED` a `permanent` one; still in progress after `maxPolls` is
+ * `transient`, since a later attempt creates fresh containers.
+ */
+export const awaitContainer = (options: PollOptions): Effect.Effect<void, PublishError> =>
+  Effect.gen(function*() {
+    const { label } = options
+    for (let poll = 0;; poll++) {
+      const body = yield* options.graph.get(options.url, { fields: options.fields })
+      const state = options.state(body)?.toUpperCase()
+      if (state === "FINISHED" || state === "PUBLISHED") return
+      if (state === "ERROR" || state === "EXPIRED") {
+        const detail = options.detail(body)
+        const reason = scrub(
+          `${label}: ${options.what} failed with status ${state}${detail === undefined ? "" : `: ${detail}`}`,
+          [options.token]
+        )
+        if (state === "EXPIRED") return yield* publishError("permanent", reason)
+        const code = /\b(\d{4,})\b/.exec(detail ?? "")?.[1]
+        const kind = subcodeKind(code === undefined ? undefined : Number(code))
+        return yield* publishError(kind ?? "media", reason)
+      }
+      if (poll + 1 >= options.maxPolls) {
+        return yield* publishError("transient", `${label}: ${options.what} is still being processed`)
+      }
+      yield* Effect.sleep(options.interval)
+    }
+  })

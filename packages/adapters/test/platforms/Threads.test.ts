@@ -1,0 +1,185 @@
+import { describe, expect, it } from "@effect/vitest"
+import { SocialAccount } from "@herald/core/Account"
+import type { PublishError } from "@herald/core/Platforms"
+import * as Effect from "effect/Effect"
+import * as Threads from "../../src/platforms/Threads.js"
+import { metaError } from "../oauth/fakes/MetaFake.js"
+import * as ThreadsApiFake from "./fakes/ThreadsApiFake.js"
+import { account, bytesOf, HttpLive, media, part, request } from "./fixtures.js"
+
+const token = ThreadsApiFake.accessToken
+
+const setup = Effect.gen(function*() {
+  const fake = yield* Effect.acquireRelease(
+    Effect.promise(() => ThreadsApiFake.start()),
+    (f) => Effect.promise(() => f.server.close())
+  )
+  const client = yield* Threads.make({ apiUrl: fake.server.url, pollInterval: "5 millis", maxPolls: 10 }).pipe(
+    Effect.provide(HttpLive)
+  )
+  return { fake, client }
+})
+
+const stored = {
+  access_token: token,
+  user_id: ThreadsApiFake.userId,
+  username: ThreadsApiFake.username,
+  expires_at: "1767232800000"
+}
+
+const threadsRequest = (main: ReturnType<typeof part>, extra: Partial<Parameters<typeof request>[0]> = {}) => ({
+  ...request({ platform: "threads", credentials: stored, main, ...extra }),
+  account: new SocialAccount({ ...account("threads"), platformAccountId: ThreadsApiFake.userId })
+})
+
+const image = (url: string | undefined) =>
+  media({ kind: "image", mimeType: "image/jpeg", bytes: bytesOf(100, 1), filename: "photo.jpg", ...(url === undefined ? {} : { publicUrl: url }) })
+
+const routes = (fake: ThreadsApiFake.ThreadsFake) =>
+  fake.server.requests.map((r) => `${r.method} ${r.path.replace(/\/\d+/g, (s) => s === `/${ThreadsApiFake.userId}` ? "/{user}" : "/{id}")}`)
+
+const sentParams = (r: { form: FormData | undefined }) => {
+  const out: Record<string, string> = {}
+  r.form?.forEach((v, k) => {
+    if (typeof v === "string" && k !== "access_token") out[k] = v
+  })
+  return out
+}
+
+const expectNoSecret = (error: PublishError) => expect(error.message).not.toContain(token)
+
+describe("Threads adapter against the Threads API fake", () => {
+  it.scopedLive("text post: TEXT container, polled until FINISHED, published; id and permalink", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const result = yield* client.publish(threadsRequest(part("Hello from Herald 👋")))
+      const post = fake.posts[0]!
+      expect(result).toEqual({
+        platformPostId: post.id,
+        platformPostUrl: `https://www.threads.net/@herald_threads/post/${post.shortcode}`
+      })
+      expect(routes(fake)).toEqual([
+        "POST /v1.0/{user}/threads",
+        "GET /v1.0/{id}", // IN_PROGRESS
+        "GET /v1.0/{id}", // FINISHED
+        "POST /v1.0/{user}/threads_publish",
+        "GET /v1.0/{id}"
+      ])
+      const create = fake.server.requests[0]!
+      expect(sentParams(create)).toEqual({ media_type: "TEXT", text: "Hello from Herald 👋" })
+      expect(create.form?.get("access_token")).toBe(token)
+      expect(fake.server.requests[3]!.form?.get("creation_id")).toBe(post.container.id)
+    }))
+
+  it.scopedLive("image with a public URL: IMAGE container with image_url and the text", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      yield* client.publish(threadsRequest(part("A picture", [image("https://media.example.com/m/1.jpg")])))
+      expect(sentParams(fake.server.requests[0]!)).toEqual({
+        media_type: "IMAGE",
+        image_url: "https://media.example.com/m/1.jpg",
+        text: "A picture"
+      })
+      expect(fake.posts).toHaveLength(1)
+    }))
+
+  it.scopedLive("media without a public URL is refused before any request, naming HERALD_MEDIA_PUBLIC_URL", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const error = yield* Effect.flip(client.publish(threadsRequest(part("A picture", [image(undefined)]))))
+      expect(error.kind).toBe("media")
+      expect(error.message).toContain("HERALD_MEDIA_PUBLIC_URL")
+      expect(fake.server.requests).toHaveLength(0)
+    }))
+
+  it.scopedLive("carousel: children with is_carousel_item, each awaited, then a CAROUSEL container", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const video = media({
+        kind: "video",
+        mimeType: "video/mp4",
+        bytes: bytesOf(100, 2),
+        publicUrl: "https://media.example.com/m/2.mp4"
+      })
+      yield* client.publish(threadsRequest(part("Two things", [image("https://media.example.com/m/1.jpg"), video])))
+      const creates = fake.server.requests.filter((r) => r.path.endsWith("/threads")).map(sentParams)
+      const [first, second, parent] = [...fake.containers.values()]
+      expect(creates).toEqual([
+        { media_type: "IMAGE", image_url: "https://media.example.com/m/1.jpg", is_carousel_item: "true" },
+        { media_type: "VIDEO", video_url: "https://media.example.com/m/2.mp4", is_carousel_item: "true" },
+        { media_type: "CAROUSEL", children: `${first!.id},${second!.id}`, text: "Two things" }
+      ])
+      expect(fake.posts.map((p) => p.container.id)).toEqual([parent!.id])
+    }))
+
+  it.scopedLive("first comment: a reply container (reply_to_id = the post) published after it; replyControl", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const result = yield* client.publish(
+        threadsRequest(part("main"), { settings: { firstComment: "link in here", replyControl: "following" } })
+      )
+      const creates = fake.server.requests.filter((r) => r.path.endsWith("/threads")).map(sentParams)
+      expect(creates).toEqual([
+        { media_type: "TEXT", text: "main", reply_control: "accounts_you_follow" },
+        { media_type: "TEXT", text: "link in here", reply_to_id: result.platformPostId, reply_control: "accounts_you_follow" }
+      ])
+      expect(fake.posts).toHaveLength(2)
+      expect(result.platformPostId).toBe(fake.posts[0]!.id)
+    }))
+
+  it.scopedLive("a failing first comment does not fail the published post", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const result = yield* client.publish(threadsRequest(part("main"), { settings: { firstComment: "#fail-500" } }))
+      expect(result.platformPostId).toBe(fake.posts[0]!.id)
+      expect(fake.posts).toHaveLength(1)
+    }))
+
+  it.scopedLive("code 190: auth, with the token nowhere in the message", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      fake.revoked.add(token)
+      const error = yield* Effect.flip(client.publish(threadsRequest(part("hi"))))
+      expect(error.kind).toBe("auth")
+      expectNoSecret(error)
+    }))
+
+  it.scopedLive("code 4: rate_limit; too long: too_long; 5xx: transient", () =>
+    Effect.gen(function*() {
+      const { client } = yield* setup
+      expect((yield* Effect.flip(client.publish(threadsRequest(part("x #fail-429"))))).kind).toBe("rate_limit")
+      expect((yield* Effect.flip(client.publish(threadsRequest(part("x #fail-long"))))).kind).toBe("too_long")
+      expect((yield* Effect.flip(client.publish(threadsRequest(part("x #fail-500"))))).kind).toBe("transient")
+    }))
+
+  it.scopedLive("container ERROR: a media error with the status, nothing published", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const error = yield* Effect.flip(
+        client.publish(threadsRequest(part("clip", [image("https://media.example.com/fail-fetch.jpg")])))
+      )
+      expect(error.kind).toBe("media")
+      expect(error.message).toContain("ERROR")
+      expect(error.message).toContain("FAILED_DOWNLOADING_VIDEO")
+      expect(fake.posts).toHaveLength(0)
+    }))
+
+  it.scopedLive("a container stuck IN_PROGRESS is transient after maxPolls", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      fake.imagePolls = 50
+      const error = yield* Effect.flip(client.publish(threadsRequest(part("slow"))))
+      expect(error.kind).toBe("transient")
+      expect(fake.posts).toHaveLength(0)
+    }))
+
+  it.scopedLive("an error body that echoes the token is scrubbed", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      fake.failNext("POST /threads", metaError(400, `Malformed access token ${token}`, 190))
+      const error = yield* Effect.flip(client.publish(threadsRequest(part("hi"))))
+      expect(error.kind).toBe("auth")
+      expectNoSecret(error)
+      expect(error.message).toContain("[redacted]")
+    }))
+})
