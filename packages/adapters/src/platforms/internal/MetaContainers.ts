@@ -57,10 +57,9 @@ export const classify = (
   const text = `${error?.message ?? ""} ${stringField(field(response.body, "error"), "error_user_msg") ?? ""}`
   if (/session has been invalidated|not an instagram business/i.test(text)) return publishError("auth", base.message)
   if (/too long|at most \d+ characters|exceeds? the maximum/i.test(text)) return publishError("too_long", base.message)
-  if (
+  const mediaProblem =
     /could not be fetched|aspect ratio|unsupported (image|video|media)|too (little|few) or too many attachments|media type/i
-      .test(text)
-  ) {
+  if (mediaProblem.test(text)) {
     return publishError("media", base.message)
   }
   return base

@@ -1,0 +1,215 @@
+/**
+ * Instagram through the Content Publishing API on graph.instagram.com (platform reference §7), for
+ * professional accounts connected with Instagram Login (`oauth/Instagram.ts`): every call carries the
+ * stored long-lived `access_token` as a parameter, and the account's `platformAccountId` is the
+ * Instagram user id.
+ *
+ * A post is a container (`POST /{ig-user-id}/media`): an image (`image_url`), a reel (`REELS` with
+ * `video_url`; feed videos are reels now), a story (`STORIES`), or a carousel (`CAROUSEL` over children
+ * made with `is_carousel_item=true`). Each container is polled until its `status_code` is `FINISHED`,
+ * then published with `media_publish`; the permalink is read afterwards. Meta fetches media itself,
+ * so every medium needs a public URL (`HERALD_MEDIA_PUBLIC_URL`); one without is refused before any
+ * call. Instagram has no text-only posts.
+ *
+ * The first comment goes to `/{ig-media-id}/comments` once the post is out; its failure is logged,
+ * never returned, so a retry cannot post twice.
+ *
+ * Stored credentials used: `access_token`, `user_id` (when the account id is missing), `username`.
+ */
+import * as HttpClient from "@effect/platform/HttpClient"
+import type { MediaRef, PlatformClient, PublishError, PublishRequest, PublishResult } from "@herald/core/Platforms"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as MetaContainers from "./internal/MetaContainers.js"
+import * as MetaGraph from "./internal/MetaGraph.js"
+import { publishError, stringField, trimSlash } from "./internal/PlatformHttp.js"
+
+export interface Options {
+  /** `https://graph.instagram.com` unless a fake is used. */
+  readonly apiUrl?: string
+  /** Pause between container status polls; 5 seconds. */
+  readonly pollInterval?: Duration.DurationInput
+  /** Polls before a container still in progress counts as stuck (transient); 120. */
+  readonly maxPolls?: number
+}
+
+export const defaultApiUrl = "https://graph.instagram.com"
+
+export const maxCarouselItems = 10
+export const maxAltText = 100
+
+const label = "Instagram"
+
+export type Kind = "post" | "reel" | "trial_reel" | "story"
+
+/** The post kind from the `contentType` (`Post`, `Reels`, `Story`, `Trial Reel`); one video defaults to a reel. */
+export const kindOf = (contentType: string | undefined, media: ReadonlyArray<MediaRef>): Kind => {
+  const type = contentType ?? (media.length === 1 && media[0]!.kind === "video" ? "Reels" : "Post")
+  return type === "Reels" ? "reel" : type === "Trial Reel" ? "trial_reel" : type === "Story" ? "story" : "post"
+}
+
+/** The profile URL, where the permalink cannot be read. */
+export const profileUrl = (username: string | undefined): string =>
+  username === undefined || username === "" ? "https://www.instagram.com/" : `https://www.instagram.com/${username}/`
+
+/** Checks the media against what the post kind takes, before anything is sent. */
+export const checkMedia = (kind: Kind, media: ReadonlyArray<MediaRef>): PublishError | undefined => {
+  if (media.length === 0) {
+    return publishError("media", "Instagram: a post needs at least one image or video; there are no text-only posts")
+  }
+  if (media.some((m) => m.kind === "document")) {
+    return publishError("media", "Instagram: documents cannot be posted; only images and videos")
+  }
+  const notJpeg = media.find((m) => m.kind === "image" && !/^image\/p?jpe?g$/i.test(m.mimeType))
+  if (notJpeg !== undefined) {
+    return publishError(
+      "media",
+      `Instagram: ${notJpeg.filename} is ${notJpeg.mimeType}; Instagram takes JPEG images only`
+    )
+  }
+  if ((kind === "reel" || kind === "trial_reel") && (media.length !== 1 || media[0]!.kind !== "video")) {
+    return publishError("media", "Instagram: a reel takes exactly one video")
+  }
+  if (kind === "story" && media.length !== 1) {
+    return publishError("media", "Instagram: a story takes exactly one image or video")
+  }
+  if (media.length > maxCarouselItems) {
+    return publishError("media", `Instagram: a carousel takes at most ${maxCarouselItems} items, got ${media.length}`)
+  }
+  return undefined
+}
+
+export const make = (options: Options = {}): Effect.Effect<PlatformClient, never, HttpClient.HttpClient> =>
+  Effect.gen(function*() {
+    // Request URLs carry the token: no spans for them.
+    const http = HttpClient.withTracerDisabledWhen(yield* HttpClient.HttpClient, () => true)
+    const api = `${trimSlash(options.apiUrl ?? defaultApiUrl)}/${MetaGraph.version}`
+    const interval = options.pollInterval ?? "5 seconds"
+    const maxPolls = Math.max(1, options.maxPolls ?? 120)
+
+    const publish = (request: PublishRequest): Effect.Effect<PublishResult, PublishError> =>
+      Effect.gen(function*() {
+        const media = request.main.media
+        const kind = kindOf(Option.getOrUndefined(request.contentType), media)
+        const problem = checkMedia(kind, media)
+        if (problem !== undefined) return yield* problem
+        const urls = yield* MetaContainers.publicUrls(label, media)
+
+        const stored = Redacted.value(request.credentials)
+        const token = stored["access_token"] ?? ""
+        if (token === "") return yield* publishError("auth", "Instagram: the stored credentials lack an access token")
+        const userId = request.account.platformAccountId !== ""
+          ? request.account.platformAccountId
+          : stored["user_id"] ?? ""
+        const username = stored["username"] ?? request.account.accountName.replace(/^@/, "")
+        const graph = MetaContainers.graph(http, label, token)
+
+        const caption = request.main.content === "" ? undefined : request.main.content
+        const firstComment = request.settings["firstComment"]
+        const comment = typeof firstComment === "string" && firstComment.trim() !== "" ? firstComment : undefined
+        const altSetting = request.settings["altText"]
+        const altText = typeof altSetting === "string" && altSetting.trim() !== ""
+          ? altSetting.slice(0, maxAltText)
+          : undefined
+
+        const createContainer = (params: MetaContainers.Params, what: string) =>
+          graph.post(`${api}/${encodeURIComponent(userId)}/media`, params).pipe(
+            Effect.flatMap((body) => MetaContainers.idOf(label, `${what} container`, body)),
+            Effect.tap((id) =>
+              MetaContainers.awaitContainer({
+                label,
+                graph,
+                token,
+                url: `${api}/${encodeURIComponent(id)}`,
+                fields: "status_code,status",
+                state: (body) => stringField(body, "status_code"),
+                detail: (body) => stringField(body, "status"),
+                what,
+                interval,
+                maxPolls
+              })
+            )
+          )
+
+        const medium = media[0]!
+        const url = urls[0]!
+        const containerId = yield* (
+          kind === "story"
+            ? createContainer(
+              medium.kind === "video"
+                ? { media_type: "STORIES", video_url: url }
+                : { media_type: "STORIES", image_url: url },
+              "story"
+            )
+            : medium.kind === "video" && media.length === 1
+            ? createContainer({
+              media_type: "REELS",
+              video_url: url,
+              caption,
+              share_to_feed: "true",
+              trial_params: kind === "trial_reel" ? JSON.stringify({ graduation_strategy: "MANUAL" }) : undefined
+            }, "reel")
+            : media.length === 1
+            ? createContainer({ image_url: url, caption, alt_text: altText }, "image")
+            : Effect.gen(function*() {
+              const children: Array<string> = []
+              for (const [index, m] of media.entries()) {
+                children.push(
+                  yield* createContainer(
+                    m.kind === "video"
+                      ? { media_type: "VIDEO", video_url: urls[index]!, is_carousel_item: "true" }
+                      : {
+                        image_url: urls[index]!,
+                        is_carousel_item: "true",
+                        alt_text: index === 0 ? altText : undefined
+                      },
+                    `carousel item ${m.filename}`
+                  )
+                )
+              }
+              return yield* createContainer(
+                { media_type: "CAROUSEL", children: children.join(","), caption },
+                "carousel"
+              )
+            })
+        )
+
+        const published = yield* graph.post(`${api}/${encodeURIComponent(userId)}/media_publish`, {
+          creation_id: containerId
+        })
+        const id = yield* MetaContainers.idOf(label, "publish", published)
+
+        // The post is out from here on: nothing below may fail the publish.
+        if (comment !== undefined) {
+          if (kind === "story") {
+            yield* Effect.logWarning("Instagram: stories take no comments; the first comment was not posted")
+          } else {
+            yield* graph.post(`${api}/${encodeURIComponent(id)}/comments`, { message: comment }).pipe(
+              Effect.catchAll((error) =>
+                Effect.logWarning(
+                  `Instagram: first comment not published after the main post: ${error.kind}: ${error.message}`
+                )
+              )
+            )
+          }
+        }
+        const permalink = yield* graph.get(`${api}/${encodeURIComponent(id)}`, { fields: "permalink" }).pipe(
+          Effect.map((body) => stringField(body, "permalink")),
+          Effect.catchAll((error) =>
+            Effect.as(
+              Effect.logWarning(`Instagram: could not read the permalink of ${id}: ${error.kind}: ${error.message}`),
+              undefined
+            )
+          )
+        )
+        return { platformPostId: id, platformPostUrl: permalink ?? profileUrl(username) } satisfies PublishResult
+      })
+
+    return {
+      platform: "instagram",
+      publish,
+      timeout: "15 minutes"
+    } satisfies PlatformClient
+  })

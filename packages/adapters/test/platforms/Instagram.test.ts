@@ -1,0 +1,233 @@
+import { describe, expect, it } from "@effect/vitest"
+import { SocialAccount } from "@herald/core/Account"
+import type { PublishError } from "@herald/core/Platforms"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Instagram from "../../src/platforms/Instagram.js"
+import { metaError } from "../oauth/fakes/MetaFake.js"
+import * as InstagramApiFake from "./fakes/InstagramApiFake.js"
+import { account, bytesOf, HttpLive, media, part, request } from "./fixtures.js"
+
+const token = InstagramApiFake.accessToken
+
+const setup = Effect.gen(function*() {
+  const fake = yield* Effect.acquireRelease(
+    Effect.promise(() => InstagramApiFake.start()),
+    (f) => Effect.promise(() => f.server.close())
+  )
+  const client = yield* Instagram.make({ apiUrl: fake.server.url, pollInterval: "5 millis", maxPolls: 10 }).pipe(
+    Effect.provide(HttpLive)
+  )
+  return { fake, client }
+})
+
+const stored = {
+  access_token: token,
+  user_id: InstagramApiFake.userId,
+  username: InstagramApiFake.username,
+  expires_at: "1767232800000"
+}
+
+const igRequest = (
+  main: ReturnType<typeof part>,
+  extra: Partial<Parameters<typeof request>[0]> & { readonly contentType?: string } = {}
+) => ({
+  ...request({ platform: "instagram", credentials: stored, main, ...extra }),
+  account: new SocialAccount({ ...account("instagram"), platformAccountId: InstagramApiFake.userId }),
+  contentType: Option.fromNullable(extra.contentType)
+})
+
+const image = (url: string | undefined, filename = "photo.jpg") =>
+  media({
+    kind: "image",
+    mimeType: "image/jpeg",
+    bytes: bytesOf(100, 1),
+    filename,
+    ...(url === undefined ? {} : { publicUrl: url })
+  })
+
+const video = (url: string) =>
+  media({ kind: "video", mimeType: "video/mp4", bytes: bytesOf(100, 2), filename: "clip.mp4", publicUrl: url })
+
+const routes = (fake: InstagramApiFake.InstagramFake) =>
+  fake.server.requests.map((r) =>
+    `${r.method} ${r.path.replace(/\/\d+/g, (s) => s === `/${InstagramApiFake.userId}` ? "/{user}" : "/{id}")}`
+  )
+
+const sentParams = (r: { form: FormData | undefined }) => {
+  const out: Record<string, string> = {}
+  r.form?.forEach((v, k) => {
+    if (typeof v === "string" && k !== "access_token") out[k] = v
+  })
+  return out
+}
+
+const creates = (fake: InstagramApiFake.InstagramFake) =>
+  fake.server.requests.filter((r) => r.method === "POST" && r.path.endsWith("/media")).map(sentParams)
+
+const expectNoSecret = (error: PublishError) => expect(error.message).not.toContain(token)
+
+describe("Instagram adapter against the Content Publishing fake", () => {
+  it.scopedLive("image: container with image_url and caption, polled until FINISHED, published; id and permalink", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const result = yield* client.publish(
+        igRequest(part("A picture #sun", [image("https://media.example.com/m/1.jpg")]), {
+          settings: { altText: "A beach at noon" }
+        })
+      )
+      const post = fake.posts[0]!
+      expect(result).toEqual({
+        platformPostId: post.id,
+        platformPostUrl: `https://www.instagram.com/p/${post.shortcode}/`
+      })
+      expect(routes(fake)).toEqual([
+        "POST /v21.0/{user}/media",
+        "GET /v21.0/{id}", // IN_PROGRESS
+        "GET /v21.0/{id}", // FINISHED
+        "POST /v21.0/{user}/media_publish",
+        "GET /v21.0/{id}"
+      ])
+      expect(creates(fake)).toEqual([
+        { image_url: "https://media.example.com/m/1.jpg", caption: "A picture #sun", alt_text: "A beach at noon" }
+      ])
+      expect(fake.server.requests[0]!.form?.get("access_token")).toBe(token)
+      expect(fake.server.requests[3]!.form?.get("creation_id")).toBe(post.container.id)
+    }))
+
+  it.scopedLive("media without a public URL is refused before any request, naming HERALD_MEDIA_PUBLIC_URL", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const error = yield* Effect.flip(
+        client.publish(igRequest(part("x", [image("https://media.example.com/m/1.jpg"), image(undefined, "b.jpg")])))
+      )
+      expect(error.kind).toBe("media")
+      expect(error.message).toContain("b.jpg")
+      expect(error.message).toContain("HERALD_MEDIA_PUBLIC_URL")
+      expect(fake.server.requests).toHaveLength(0)
+    }))
+
+  it.scopedLive("no media, or a PNG: a media error before any request", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      expect((yield* Effect.flip(client.publish(igRequest(part("text only"))))).kind).toBe("media")
+      const png = media({
+        kind: "image",
+        mimeType: "image/png",
+        bytes: bytesOf(10, 3),
+        publicUrl: "https://media.example.com/m/3.png"
+      })
+      expect((yield* Effect.flip(client.publish(igRequest(part("png", [png]))))).kind).toBe("media")
+      expect(fake.server.requests).toHaveLength(0)
+    }))
+
+  it.scopedLive("one video: a REELS container with video_url, polled through IN_PROGRESS; /reel/ permalink", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const result = yield* client.publish(igRequest(part("A clip", [video("https://media.example.com/m/2.mp4")])))
+      expect(creates(fake)).toEqual([
+        { media_type: "REELS", video_url: "https://media.example.com/m/2.mp4", caption: "A clip", share_to_feed: "true" }
+      ])
+      expect(routes(fake).filter((r) => r === "GET /v21.0/{id}")).toHaveLength(4) // 2 IN_PROGRESS, FINISHED, permalink
+      expect(result.platformPostUrl).toContain("/reel/")
+    }))
+
+  it.scopedLive("carousel: children (is_carousel_item, VIDEO for videos), each awaited, then CAROUSEL with the caption", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      yield* client.publish(
+        igRequest(part("Two things", [image("https://media.example.com/m/1.jpg"), video("https://media.example.com/m/2.mp4")]))
+      )
+      const [first, second, parent] = [...fake.containers.values()]
+      expect(creates(fake)).toEqual([
+        { image_url: "https://media.example.com/m/1.jpg", is_carousel_item: "true" },
+        { media_type: "VIDEO", video_url: "https://media.example.com/m/2.mp4", is_carousel_item: "true" },
+        { media_type: "CAROUSEL", children: `${first!.id},${second!.id}`, caption: "Two things" }
+      ])
+      expect(fake.posts.map((p) => p.container.id)).toEqual([parent!.id])
+    }))
+
+  it.scopedLive("story: a STORIES container without a caption", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      yield* client.publish(igRequest(part("ignored", [image("https://media.example.com/m/1.jpg")]), { contentType: "Story" }))
+      expect(creates(fake)).toEqual([{ media_type: "STORIES", image_url: "https://media.example.com/m/1.jpg" }])
+      expect(fake.posts).toHaveLength(1)
+    }))
+
+  it.scopedLive("first comment: POST /{ig-media-id}/comments after the publish", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const result = yield* client.publish(
+        igRequest(part("main", [image("https://media.example.com/m/1.jpg")]), { settings: { firstComment: "#tags #here" } })
+      )
+      const post = fake.posts[0]!
+      expect(post.comments).toEqual(["#tags #here"])
+      expect(routes(fake)).toContain(`POST /v21.0/{id}/comments`)
+      expect(result.platformPostId).toBe(post.id)
+    }))
+
+  it.scopedLive("a failing first comment never fails the published post", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      fake.failNext("POST /comments", metaError(400, "Application request limit reached", 4))
+      const result = yield* client.publish(
+        igRequest(part("main", [image("https://media.example.com/m/1.jpg")]), { settings: { firstComment: "hi" } })
+      )
+      expect(result.platformPostId).toBe(fake.posts[0]!.id)
+      expect(fake.posts[0]!.comments).toEqual([])
+    }))
+
+  it.scopedLive("code 190: auth, with the token nowhere in the message", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      fake.revoked.add(token)
+      const error = yield* Effect.flip(client.publish(igRequest(part("hi", [image("https://media.example.com/m/1.jpg")]))))
+      expect(error.kind).toBe("auth")
+      expectNoSecret(error)
+    }))
+
+  it.scopedLive("2207042 publishing limit and code 4: rate_limit; 2207010: too_long; 2207004: media; 5xx: transient", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const kindOf = (caption: string, url = "https://media.example.com/m/1.jpg") =>
+        Effect.map(Effect.flip(client.publish(igRequest(part(caption, [image(url)])))), (e) => e.kind)
+      expect(yield* kindOf("x #fail-limit")).toBe("rate_limit")
+      expect(yield* kindOf("x #fail-429")).toBe("rate_limit")
+      expect(yield* kindOf("x #fail-long")).toBe("too_long")
+      expect(yield* kindOf("x", "https://media.example.com/fail-image.jpg")).toBe("media")
+      expect(yield* kindOf("x #fail-500")).toBe("transient")
+      expect(fake.posts).toHaveLength(0)
+    }))
+
+  it.scopedLive("container ERROR: a media error with the status, nothing published", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const error = yield* Effect.flip(
+        client.publish(igRequest(part("clip", [video("https://media.example.com/fail-status.mp4")])))
+      )
+      expect(error.kind).toBe("media")
+      expect(error.message).toContain("ERROR")
+      expect(error.message).toContain("2207026")
+      expect(fake.posts).toHaveLength(0)
+    }))
+
+  it.scopedLive("a container stuck IN_PROGRESS is transient after maxPolls", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      fake.imagePolls = 50
+      const error = yield* Effect.flip(client.publish(igRequest(part("slow", [image("https://media.example.com/m/1.jpg")]))))
+      expect(error.kind).toBe("transient")
+      expect(fake.posts).toHaveLength(0)
+    }))
+
+  it.scopedLive("an error body that echoes the token is scrubbed", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      fake.failNext("POST /media_publish", metaError(400, `Malformed access token ${token}`, 190))
+      const error = yield* Effect.flip(client.publish(igRequest(part("hi", [image("https://media.example.com/m/1.jpg")]))))
+      expect(error.kind).toBe("auth")
+      expectNoSecret(error)
+      expect(error.message).toContain("[redacted]")
+    }))
+})

@@ -1,0 +1,209 @@
+/**
+ * An Instagram Content Publishing fake on graph.instagram.com (reference §7, §13):
+ * `POST /v21.0/{ig-user-id}/media` creates image, REELS, STORIES, carousel-item and CAROUSEL
+ * containers, `GET /v21.0/{container-id}?fields=status_code,status` answers IN_PROGRESS for a few polls
+ * then FINISHED, `media_publish` publishes, `/{ig-media-id}/comments` comments, and
+ * `GET /v21.0/{ig-media-id}?fields=permalink` reads the post back. Errors use Meta's body (§5) with the
+ * IG subcodes. Failures are injected by caption (`#fail-limit` 2207042, `#fail-long` 2207010,
+ * `#fail-429` code 4, `#fail-500`), by media URL (`fail-status` ends the container in ERROR with
+ * subcode 2207026; `fail-image` is refused with 2207004), or with `failNext` for a route.
+ */
+import { invalidToken, metaError, param, tokenOf } from "../../oauth/fakes/MetaFake.js"
+import * as FakeServer from "./FakeServer.js"
+
+export const accessToken = "IGAAfakeInstagramLongLivedTokenZXCVBNMasdfghjkl0987654321qwerty"
+export const userId = "17841405822304914"
+export const username = "herald_ig"
+
+export interface Container {
+  readonly id: string
+  readonly params: Readonly<Record<string, string>>
+  /** Polls answered IN_PROGRESS before FINISHED (or ERROR). */
+  pendingPolls: number
+  readonly fails: boolean
+  published: boolean
+}
+
+export interface Published {
+  readonly id: string
+  readonly container: Container
+  readonly shortcode: string
+  readonly comments: Array<string>
+}
+
+export interface InstagramFake {
+  readonly server: FakeServer.FakeServer
+  readonly containers: Map<string, Container>
+  readonly posts: Array<Published>
+  /** Tokens that now answer 190. */
+  readonly revoked: Set<string>
+  /** Replies served, in order, to the next calls of a route (`POST /media`, `POST /media_publish`, `POST /comments`, `GET /{id}`). */
+  readonly failNext: (route: string, reply: FakeServer.Reply) => void
+  /** Polls an image container stays IN_PROGRESS; 1. */
+  imagePolls: number
+  /** Polls a video or carousel container stays IN_PROGRESS; 2. */
+  videoPolls: number
+}
+
+export const publishingLimit = metaError(
+  400,
+  "Application request limit reached",
+  9,
+  { subcode: 2207042, type: "OAuthException" }
+)
+export const captionTooLong = metaError(400, "The caption is too long.", 100, { subcode: 2207010 })
+export const rateLimited = metaError(400, "Application request limit reached", 4, { isTransient: true })
+export const unavailable = metaError(500, "An unexpected error has occurred. Please retry your request later.", 2, {
+  isTransient: true
+})
+export const imageTooLarge = metaError(400, "The image size is too large.", 36001, { subcode: 2207004 })
+
+const formOf = (request: FakeServer.Recorded): Record<string, string> => {
+  const out: Record<string, string> = {}
+  for (const [key, value] of request.query) out[key] = value
+  request.form?.forEach((value, key) => {
+    if (typeof value === "string") out[key] = value
+  })
+  delete out["access_token"]
+  return out
+}
+
+export const start = async (): Promise<InstagramFake> => {
+  const containers = new Map<string, Container>()
+  const posts: Array<Published> = []
+  const revoked = new Set<string>()
+  const queued = new Map<string, Array<FakeServer.Reply>>()
+  let next = 17900000000000000n
+
+  const handler = (request: FakeServer.Recorded): FakeServer.Reply => {
+    const token = tokenOf(request)
+    if (token !== accessToken || revoked.has(token)) return invalidToken
+    const match = /^\/v21\.0\/([^/]+)(?:\/(media|media_publish|comments))?$/.exec(request.path)
+    if (match === null) return metaError(404, `Unknown path components: ${request.path}`, 2500)
+    const [, target, edge] = match
+    const route = edge === undefined ? `${request.method} /{id}` : `${request.method} /${edge}`
+    const injected = queued.get(route)?.shift()
+    if (injected !== undefined) return injected
+    const params = formOf(request)
+
+    if (edge === "media" && request.method === "POST") {
+      if (target !== userId) return metaError(400, "Unsupported post request.", 100, { subcode: 33 })
+      const caption = params["caption"] ?? ""
+      if (caption.includes("#fail-limit")) return publishingLimit
+      if (caption.includes("#fail-long") || [...caption].length > 2200) return captionTooLong
+      if (caption.includes("#fail-429")) return rateLimited
+      if (caption.includes("#fail-500")) return unavailable
+      const type = params["media_type"]
+      const url = params["image_url"] ?? params["video_url"]
+      if (type === "CAROUSEL") {
+        const children = (params["children"] ?? "").split(",").filter((c) => c !== "")
+        if (children.length < 2 || children.length > 10) {
+          return metaError(400, "The carousel has too little or too many attachments.", 100, { subcode: 2207028 })
+        }
+        for (const child of children) {
+          const c = containers.get(child)
+          if (c === undefined || c.params["is_carousel_item"] !== "true" || c.pendingPolls > 0) {
+            return metaError(400, `Invalid child id ${child}.`, 100)
+          }
+        }
+      } else if (url === undefined) {
+        return metaError(400, "The parameter image_url or video_url is required.", 100)
+      } else if ((type === "REELS" || type === "VIDEO") && params["video_url"] === undefined) {
+        return metaError(400, "The parameter video_url is required.", 100)
+      } else if (url.includes("fail-image")) return imageTooLarge
+      if (params["is_carousel_item"] === "true" && params["caption"] !== undefined) {
+        return metaError(400, "Carousel items take no caption.", 100)
+      }
+      next += 1n
+      const container: Container = {
+        id: String(next),
+        params,
+        pendingPolls: params["video_url"] !== undefined || type === "CAROUSEL" ? fake.videoPolls : fake.imagePolls,
+        fails: url?.includes("fail-status") === true,
+        published: false
+      }
+      containers.set(container.id, container)
+      return { status: 200, body: { id: container.id } }
+    }
+
+    if (edge === "media_publish" && request.method === "POST") {
+      if (target !== userId) return metaError(400, "Unsupported post request.", 100, { subcode: 33 })
+      const container = containers.get(param(request, "creation_id") ?? "")
+      if (container === undefined) return metaError(400, "Invalid parameter creation_id.", 100)
+      if (container.pendingPolls > 0 || container.fails) {
+        return metaError(400, "Media ID is not available", 9007, { subcode: 2207027 })
+      }
+      if (container.params["is_carousel_item"] === "true") return metaError(400, "A carousel item cannot be published.", 100)
+      if (container.published) return metaError(400, "The container has already been published.", 100)
+      container.published = true
+      next += 1n
+      const post: Published = { id: String(next), container, shortcode: `D${next.toString(36).toUpperCase()}`, comments: [] }
+      posts.push(post)
+      return { status: 200, body: { id: post.id } }
+    }
+
+    if (edge === "comments" && request.method === "POST") {
+      const post = posts.find((p) => p.id === target)
+      if (post === undefined) return metaError(400, "Unsupported post request.", 100, { subcode: 33 })
+      const message = params["message"] ?? ""
+      if (message === "") return metaError(400, "The parameter message is required.", 100)
+      post.comments.push(message)
+      next += 1n
+      return { status: 200, body: { id: String(next) } }
+    }
+
+    if (edge === undefined && request.method === "GET") {
+      const fields = param(request, "fields") ?? ""
+      const container = containers.get(target!)
+      if (container !== undefined) {
+        if (container.pendingPolls > 0) {
+          container.pendingPolls--
+          return { status: 200, body: { status_code: "IN_PROGRESS", status: "In Progress", id: container.id } }
+        }
+        if (container.fails) {
+          return {
+            status: 200,
+            body: {
+              status_code: "ERROR",
+              status: "Error: Media upload has failed with error code 2207026",
+              id: container.id
+            }
+          }
+        }
+        return {
+          status: 200,
+          body: { status_code: container.published ? "PUBLISHED" : "FINISHED", status: "Finished: Media container is ready", id: container.id }
+        }
+      }
+      const post = posts.find((p) => p.id === target)
+      if (post !== undefined && fields.includes("permalink")) {
+        const reel = post.container.params["media_type"] === "REELS"
+        return {
+          status: 200,
+          body: { id: post.id, permalink: `https://www.instagram.com/${reel ? "reel" : "p"}/${post.shortcode}/` }
+        }
+      }
+      return metaError(400, `Unsupported get request. Object with ID '${target}' does not exist.`, 100, {
+        subcode: 33
+      })
+    }
+
+    return metaError(400, `Unknown path components: ${request.path}`, 2500)
+  }
+
+  const server = await FakeServer.start(handler)
+  const fake: InstagramFake = {
+    server,
+    containers,
+    posts,
+    revoked,
+    failNext: (route, reply) => {
+      const list = queued.get(route) ?? []
+      list.push(reply)
+      queued.set(route, list)
+    },
+    imagePolls: 1,
+    videoPolls: 2
+  }
+  return fake
+}
