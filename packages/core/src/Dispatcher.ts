@@ -34,7 +34,6 @@ import { Event, type EventData, type EventType } from "./Event.js"
 import { EventStore } from "./EventStore.js"
 import { IdGenerator } from "./IdGenerator.js"
 import { EventId, type MediaId, type OrganizationId, type PostId } from "./Ids.js"
-import type { Platform } from "./Platform.js"
 import {
   type Credentials,
   type MediaRef,
@@ -46,6 +45,7 @@ import {
   type PublishResult
 } from "./Platforms.js"
 import type { Post } from "./Post.js"
+import { threadPlatforms } from "./PlatformRules.js"
 import * as PostLifecycle from "./PostLifecycle.js"
 import { PostStore } from "./PostStore.js"
 import { Transactor } from "./Transactor.js"
@@ -214,9 +214,6 @@ const destinationData = (d: Destination) => ({
 // ---------------------------------------------------------------------------------------------------
 // Building the request
 // ---------------------------------------------------------------------------------------------------
-
-/** Platforms that publish `threadPosts` as a thread of replies; others publish the main post only. */
-export const threadPlatforms: ReadonlyArray<Platform> = ["x", "bluesky"]
 
 const failure = (kind: PublishErrorKind, message: string): Outcome => ({ _tag: "Failed", kind, message })
 

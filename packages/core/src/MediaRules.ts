@@ -8,7 +8,7 @@ import * as Either from "effect/Either"
 import { DomainError } from "./Errors.js"
 import type { MediaKind } from "./Media.js"
 import type { Platform } from "./Platform.js"
-import { validationError } from "./PlatformRules.js"
+import { threadPlatforms, validationError } from "./PlatformRules.js"
 import type { Issue } from "./PlatformRules.js"
 import type { PlatformContent } from "./Post.js"
 
@@ -412,12 +412,10 @@ export interface PostMediaInput {
   readonly platforms: ReadonlyArray<Platform>
   readonly platformContent: PlatformContent
   readonly media: ReadonlyArray<PostMedium>
-  /** The media of each thread post, checked on the platforms that publish threads (x, bluesky). */
+  /** The media of each thread post, checked on the platforms that publish threads. */
   readonly threadMedia?: ReadonlyArray<ReadonlyArray<PostMedium>>
   readonly mode: CheckMode
 }
-
-const threadPlatforms: ReadonlyArray<Platform> = ["x", "bluesky"]
 
 /**
  * Checks a post's media on every targeted platform; all problems in one `validation_error`

@@ -143,8 +143,11 @@ export const textLimits = (platform: Platform, hasMedia: boolean): ReadonlyArray
   }
 }
 
-/** Platforms that publish `threadPosts` as a thread of replies (the others publish the main post only). */
-export const threadPlatforms: ReadonlyArray<Platform> = ["x", "bluesky"]
+/**
+ * Platforms that publish `threadPosts` as a thread of replies (the others publish the main post only):
+ * the spec's x, plus bluesky and threads, whose posts chain the same way.
+ */
+export const threadPlatforms: ReadonlyArray<Platform> = ["x", "bluesky", "threads"]
 
 // ---------------------------------------------------------------------------------------------------
 // Settings

@@ -101,11 +101,13 @@ describe("Dispatcher.buildRequest", () => {
       expect(request.attempt).toBe(2)
     }))
 
-  it.effect("bluesky gets the thread too; platforms without threads get the main post only", () =>
+  it.effect("bluesky and threads get the thread too; platforms without threads get the main post only", () =>
     Effect.gen(function*() {
       const bluesky = yield* Dispatcher.buildRequest(threaded, destination("bluesky"), account("bluesky"), 1)
       expect(bluesky.main.content).toBe("main text")
       expect(bluesky.thread.length).toBe(2)
+      const threads = yield* Dispatcher.buildRequest(threaded, destination("threads"), account("threads"), 1)
+      expect(threads.thread.map((p) => p.content)).toEqual(["second", "third"])
       const telegram = yield* Dispatcher.buildRequest(threaded, destination("telegram"), account("telegram"), 1)
       expect(telegram.thread).toEqual([])
       expect(telegram.settings).toEqual({})

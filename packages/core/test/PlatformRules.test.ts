@@ -107,6 +107,10 @@ describe("caption limits", () => {
       field: "threadPosts.1.content"
     })
     expect(Either.isRight(run({ platforms: ["linkedin"], content: "hi", threadPosts }))).toBe(true)
+    const long = [new ThreadPost({ content: "y".repeat(501) })]
+    expect(failure({ platforms: ["threads"], content: "hi", threadPosts: long }).details).toMatchObject({
+      field: "threadPosts.0.content"
+    })
   })
 })
 
