@@ -18,8 +18,8 @@
  *   HERALD_INSTAGRAM_API_URL (graph.instagram.com), HERALD_THREADS_AUTHORIZE_URL,
  *   HERALD_THREADS_API_URL (graph.threads.net).
  * Publishing clients' API origins: HERALD_TELEGRAM_API_URL, HERALD_DISCORD_API_URL,
- *   HERALD_BLUESKY_SERVICE_URL, HERALD_X_API_URL and HERALD_LINKEDIN_API_URL (shared with the OAuth
- *   identity calls of X and LinkedIn).
+ *   HERALD_BLUESKY_SERVICE_URL; HERALD_X_API_URL, HERALD_LINKEDIN_API_URL, HERALD_THREADS_API_URL and
+ *   HERALD_INSTAGRAM_API_URL are shared with those platforms' OAuth identity calls.
  * The connect state is signed with a key derived from the credential cipher's root key.
  */
 import type * as HttpClient from "@effect/platform/HttpClient"
@@ -176,10 +176,14 @@ export const platformOptionsFromEnv = (env: Env = process.env): Registry.LiveOpt
   const telegram = read(env, "HERALD_TELEGRAM_API_URL")
   const discord = read(env, "HERALD_DISCORD_API_URL")
   const bluesky = read(env, "HERALD_BLUESKY_SERVICE_URL")
-  // X and LinkedIn: one API origin for the OAuth identity calls and publishing.
+  // One API origin per platform for the OAuth identity calls and publishing.
   const x = read(env, "HERALD_X_API_URL")
   const linkedin = read(env, "HERALD_LINKEDIN_API_URL")
+  const threads = read(env, "HERALD_THREADS_API_URL")
+  const instagram = read(env, "HERALD_INSTAGRAM_API_URL")
   return {
+    ...(threads === undefined ? {} : { threads: { apiUrl: threads } }),
+    ...(instagram === undefined ? {} : { instagram: { apiUrl: instagram } }),
     ...(x === undefined ? {} : { x: { apiUrl: x } }),
     ...(linkedin === undefined ? {} : { linkedin: { apiUrl: linkedin } }),
     ...(telegram === undefined ? {} : { telegram: { baseUrl: telegram } }),

@@ -11,9 +11,11 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Bluesky from "./Bluesky.js"
 import * as Discord from "./Discord.js"
+import * as Instagram from "./Instagram.js"
 import * as LinkedIn from "./LinkedIn.js"
 import * as Sandbox from "./Sandbox.js"
 import * as Telegram from "./Telegram.js"
+import * as Threads from "./Threads.js"
 import * as X from "./X.js"
 
 /** A registry over the clients; a later client for the same platform replaces an earlier one. */
@@ -36,10 +38,12 @@ export interface LiveOptions {
   readonly bluesky?: Bluesky.Options
   readonly x?: X.Options
   readonly linkedin?: LinkedIn.Options
+  readonly threads?: Threads.Options
+  readonly instagram?: Instagram.Options
 }
 
 /**
- * The real clients that exist (Telegram, Discord, Bluesky, X, LinkedIn); other platforms have no client, so their
+ * The real clients that exist (Telegram, Discord, Bluesky, X, LinkedIn, Threads, Instagram); other platforms have no client, so their
  * destinations fail with "Publishing to <platform> is not configured on this server".
  */
 export const layerLive = (options: LiveOptions = {}): Layer.Layer<Platforms, never, HttpClient.HttpClient> =>
@@ -51,7 +55,9 @@ export const layerLive = (options: LiveOptions = {}): Layer.Layer<Platforms, nev
         Discord.make(options.discord),
         Bluesky.make(options.bluesky),
         X.make(options.x),
-        LinkedIn.make(options.linkedin)
+        LinkedIn.make(options.linkedin),
+        Threads.make(options.threads),
+        Instagram.make(options.instagram)
       ]),
       make
     )
