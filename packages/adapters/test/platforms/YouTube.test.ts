@@ -114,6 +114,25 @@ describe("YouTube adapter against the Data API fake", () => {
       expect(same(fake.videos[0]!.bytes, video.bytes)).toBe(true)
     }))
 
+  it.scopedLive("a dropped connection mid-chunk: the same status query, resumed from the server's offset", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const video = clip()
+      const total = video.bytes.length
+      fake.failNext("PUT /upload", { status: 0, drop: true }) // the first chunk never arrives
+      yield* client.publish(ytRequest("", video.ref))
+      fake.interruptWith = "drop"
+      fake.interruptNext = 5 // 5 bytes of its first chunk arrive, then the connection drops
+      const second = clip({ size: 3 * unit })
+      yield* client.publish(ytRequest("", second.ref))
+      const ranges = puts(fake)
+      expect(ranges.slice(0, 2)).toEqual([`bytes 0-${unit - 1}/${total}`, `bytes */${total}`])
+      expect(ranges[2]).toBe(`bytes 0-${unit - 1}/${total}`) // the server had nothing: from byte 0
+      expect(same(fake.videos[0]!.bytes, video.bytes)).toBe(true)
+      expect(ranges).toContain(`bytes 5-${5 + unit - 1}/${3 * unit}`)
+      expect(same(fake.videos[1]!.bytes, second.bytes)).toBe(true)
+    }))
+
   it.scopedLive("a session gone (404) is started again from the first byte", () =>
     Effect.gen(function*() {
       const { client, fake } = yield* setup

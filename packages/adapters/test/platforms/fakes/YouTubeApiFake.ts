@@ -40,8 +40,10 @@ export interface YouTubeFake {
   readonly videos: Array<Video>
   readonly revoked: Set<string>
   readonly failNext: (route: string, reply: FakeServer.Reply) => void
-  /** The next chunk PUT keeps this many of its bytes, then answers 503. */
+  /** The next chunk PUT keeps this many of its bytes, then answers 503 (or drops the connection). */
   interruptNext: number | undefined
+  /** How `interruptNext` ends the request; 503 Backend Error. */
+  interruptWith: "503" | "drop"
   /** After this many more PUTs, the next one finds its session gone (404). */
   expireAfter: number | undefined
 }
@@ -203,7 +205,7 @@ export const start = async (): Promise<YouTubeFake> => {
         const keep = fake.interruptNext
         fake.interruptNext = undefined
         append(session, new Uint8Array(request.body.subarray(0, keep)))
-        return backendError
+        return fake.interruptWith === "drop" ? { status: 0, drop: true } : backendError
       }
       append(session, new Uint8Array(request.body))
       if (session.received.length < session.total) return progress(session)
@@ -239,6 +241,7 @@ export const start = async (): Promise<YouTubeFake> => {
       queued.set(route, list)
     },
     interruptNext: undefined,
+    interruptWith: "503",
     expireAfter: undefined
   }
   return fake
