@@ -24,7 +24,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as MetaContainers from "./internal/MetaContainers.js"
 import * as MetaGraph from "./internal/MetaGraph.js"
-import { publishError, stringField, trimSlash } from "./internal/PlatformHttp.js"
+import { publishError, stringField, textSetting, trimSlash } from "./internal/PlatformHttp.js"
 
 export interface Options {
   /** `https://graph.instagram.com` unless a fake is used. */
@@ -107,8 +107,7 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         const graph = MetaContainers.graph(http, label, token)
 
         const caption = request.main.content === "" ? undefined : request.main.content
-        const firstComment = request.settings["firstComment"]
-        const comment = typeof firstComment === "string" && firstComment.trim() !== "" ? firstComment : undefined
+        const comment = textSetting(request.settings, "firstComment")
         const altSetting = request.settings["altText"]
         const altText = typeof altSetting === "string" && altSetting.trim() !== ""
           ? altSetting.slice(0, maxAltText)

@@ -33,6 +33,7 @@ import {
   afterPublished,
   collectBytes,
   failure,
+  failureReason,
   field,
   publishError,
   type RawResponse,
@@ -120,7 +121,7 @@ export const classify = (
   const error = googleErrorOf(response.body)
   const reasons = error.reasons
   const has = (set: ReadonlySet<string>) => reasons.some((r) => set.has(r))
-  const reason = error.message ?? `HTTP ${response.status}`
+  const reason = failureReason(response, error.message === undefined ? [] : [error.message])
   const detail = reasons.length > 0 ? `${reason} (${reasons.join(", ")})` : reason
   const fail = (kind: PublishError["kind"], retryAfter?: number) =>
     failure(label, kind, detail, secrets, retryAfter)

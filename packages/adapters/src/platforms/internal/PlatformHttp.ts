@@ -169,3 +169,14 @@ export const failure = (
   secrets: Iterable<string | undefined>,
   retryAfterSeconds?: number | undefined
 ): PublishError => publishError(kind, `${label}: ${scrub(reason, secrets)}`, retryAfterSeconds)
+
+/**
+ * What went wrong, for an error message: the platform's own texts joined, else a short body that is
+ * not JSON (a gateway's plain-text page), else the HTTP status.
+ */
+export const failureReason = (response: RawResponse, texts: ReadonlyArray<string>): string =>
+  texts.length > 0
+    ? texts.join(": ")
+    : response.text.trim() !== "" && response.body === undefined && response.text.length < 200
+    ? `HTTP ${response.status}: ${response.text.trim()}`
+    : `HTTP ${response.status}`
