@@ -17,6 +17,7 @@ import * as LinkedIn from "./LinkedIn.js"
 import * as Sandbox from "./Sandbox.js"
 import * as Telegram from "./Telegram.js"
 import * as Threads from "./Threads.js"
+import * as TikTok from "./TikTok.js"
 import * as X from "./X.js"
 import * as YouTube from "./YouTube.js"
 
@@ -44,10 +45,11 @@ export interface LiveOptions {
   readonly instagram?: Instagram.Options
   readonly facebook?: Facebook.Options
   readonly youtube?: YouTube.Options
+  readonly tiktok?: TikTok.Options
 }
 
 /**
- * The real clients that exist (Telegram, Discord, Bluesky, X, LinkedIn, Threads, Instagram, Facebook, YouTube); other platforms have no client, so their
+ * The real clients that exist (Telegram, Discord, Bluesky, X, LinkedIn, Threads, Instagram, Facebook, YouTube, TikTok); other platforms have no client, so their
  * destinations fail with "Publishing to <platform> is not configured on this server".
  */
 export const layerLive = (options: LiveOptions = {}): Layer.Layer<Platforms, never, HttpClient.HttpClient> =>
@@ -63,7 +65,8 @@ export const layerLive = (options: LiveOptions = {}): Layer.Layer<Platforms, nev
         Threads.make(options.threads),
         Instagram.make(options.instagram),
         Facebook.make(options.facebook),
-        YouTube.make(options.youtube)
+        YouTube.make(options.youtube),
+        TikTok.make(options.tiktok)
       ]),
       make
     )

@@ -10,6 +10,7 @@ import * as Registry from "../../src/platforms/Registry.js"
 import * as FacebookApiFake from "./fakes/FacebookApiFake.js"
 import * as LinkedInFake from "./fakes/LinkedInFake.js"
 import * as ThreadsApiFake from "./fakes/ThreadsApiFake.js"
+import * as TikTokApiFake from "./fakes/TikTokApiFake.js"
 import * as XFake from "./fakes/XFake.js"
 import * as YouTubeApiFake from "./fakes/YouTubeApiFake.js"
 import { account, HttpLive, media, part, request } from "./fixtures.js"
@@ -20,7 +21,8 @@ const fakes = Effect.acquireRelease(
     linkedin: await LinkedInFake.start(),
     threads: await ThreadsApiFake.start(),
     facebook: await FacebookApiFake.start(),
-    youtube: await YouTubeApiFake.start()
+    youtube: await YouTubeApiFake.start(),
+    tiktok: await TikTokApiFake.start()
   })),
   (f) =>
     Effect.promise(() =>
@@ -29,7 +31,8 @@ const fakes = Effect.acquireRelease(
         f.linkedin.server.close(),
         f.threads.server.close(),
         f.facebook.server.close(),
-        f.youtube.server.close()
+        f.youtube.server.close(),
+        f.tiktok.server.close()
       ])
     )
 )
@@ -43,7 +46,8 @@ describe("Registry.layerLive", () => {
         HERALD_LINKEDIN_API_URL: f.linkedin.server.url,
         HERALD_THREADS_API_URL: f.threads.server.url,
         HERALD_FACEBOOK_API_URL: f.facebook.server.url,
-        HERALD_YOUTUBE_API_URL: f.youtube.server.url
+        HERALD_YOUTUBE_API_URL: f.youtube.server.url,
+        HERALD_TIKTOK_API_URL: f.tiktok.server.url
       })
       const registry = yield* Platforms.pipe(Effect.provide(Registry.layerLive(options)), Effect.provide(HttpLive))
       const live = allPlatforms.filter((p) => Option.isSome(registry.get(p)))
@@ -55,6 +59,7 @@ describe("Registry.layerLive", () => {
         "linkedin",
         "telegram",
         "threads",
+        "tiktok",
         "x",
         "youtube"
       ])
@@ -100,5 +105,14 @@ describe("Registry.layerLive", () => {
         settings: { title: "Registry" }
       }))
       expect(f.youtube.videos).toHaveLength(1)
+
+      f.tiktok.processingPolls = 0
+      const tiktok = Option.getOrThrow(registry.get("tiktok"))
+      yield* tiktok.publish(request({
+        platform: "tiktok",
+        credentials: { access_token: f.tiktok.accessToken },
+        main: part("to TikTok", [media({ kind: "video", mimeType: "video/mp4", bytes })])
+      }))
+      expect(f.tiktok.uploads).toHaveLength(1)
     }))
 })
