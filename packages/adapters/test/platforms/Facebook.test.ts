@@ -2,7 +2,10 @@ import { describe, expect, it } from "@effect/vitest"
 import { SocialAccount } from "@herald/core/Account"
 import type { PublishError } from "@herald/core/Platforms"
 import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
+import * as FacebookOAuth from "../../src/oauth/Facebook.js"
 import * as Facebook from "../../src/platforms/Facebook.js"
+import * as FacebookOAuthFake from "../oauth/fakes/FacebookOAuthFake.js"
 import { metaError } from "../oauth/fakes/MetaFake.js"
 import * as FacebookApiFake from "./fakes/FacebookApiFake.js"
 import { account, bytesOf, HttpLive, media, part, request } from "./fixtures.js"
@@ -58,6 +61,33 @@ const paramsOf = (r: { form: FormData | undefined }) => {
 const expectNoSecret = (error: PublishError) => expect(error.message).not.toContain(token)
 
 describe("Facebook Pages adapter against the Graph fake", () => {
+  it.scopedLive("connect round trip: a Page connected through Facebook Login publishes with what the connection stores", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const login = yield* Effect.acquireRelease(
+        Effect.promise(() => FacebookOAuthFake.start()),
+        (f) => Effect.promise(() => f.close())
+      )
+      const provider = yield* FacebookOAuth.make({
+        clientId: login.clientId,
+        clientSecret: Redacted.make(login.clientSecret),
+        authorizeUrl: `${login.server.url}/v21.0/dialog/oauth`,
+        apiUrl: login.server.url
+      }).pipe(Effect.provide(HttpLive))
+      const redirectUri = "https://herald.example.com/oauth/callback/facebook"
+      const back = new URL(login.authorize(provider.authorizeUrl({ state: "st", redirectUri, codeChallenge: "c" })))
+      const identities = yield* provider.exchangeCode({ code: back.searchParams.get("code")!, redirectUri, codeVerifier: "v" })
+      // The Graph fake accepts the Page tokens Facebook Login issued.
+      for (const [pageToken, issued] of login.pageTokens) fake.pages.set(pageToken, issued.pageId)
+      const identity = identities[0]!
+      const result = yield* client.publish({
+        ...request({ platform: "facebook", credentials: identity.credentials, main: part("Connected") }),
+        account: new SocialAccount({ ...account("facebook"), platformAccountId: identity.platformAccountId })
+      })
+      expect(result.platformPostId.startsWith(`${identity.platformAccountId}_`)).toBe(true)
+      expect(fake.posts.map((p) => p.params["message"])).toEqual(["Connected"])
+    }))
+
   it.scopedLive("text with a link: /feed with message and link, the Page token; permalink_url as the URL", () =>
     Effect.gen(function*() {
       const { client, fake } = yield* setup

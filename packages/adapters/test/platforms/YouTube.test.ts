@@ -1,7 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import type { PublishError } from "@herald/core/Platforms"
 import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
+import { createHash } from "node:crypto"
+import * as YouTubeOAuth from "../../src/oauth/YouTube.js"
 import * as YouTube from "../../src/platforms/YouTube.js"
+import * as YouTubeOAuthFake from "../oauth/fakes/YouTubeOAuthFake.js"
 import * as YouTubeApiFake from "./fakes/YouTubeApiFake.js"
 import { HttpLive, media, part, request } from "./fixtures.js"
 
@@ -40,6 +44,34 @@ const same = (a: Uint8Array, b: Uint8Array) => Buffer.from(a).equals(Buffer.from
 const expectNoSecret = (error: PublishError) => expect(error.message).not.toContain(token)
 
 describe("YouTube adapter against the Data API fake", () => {
+  it.scopedLive("connect round trip and refresh: the renewed access token is the one that uploads", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const google = yield* Effect.acquireRelease(
+        Effect.promise(() => YouTubeOAuthFake.start()),
+        (f) => Effect.promise(() => f.close())
+      )
+      const provider = yield* YouTubeOAuth.make({
+        clientId: YouTubeOAuthFake.clientId,
+        clientSecret: Redacted.make(YouTubeOAuthFake.clientSecret),
+        authorizeUrl: `${google.server.url}/o/oauth2/v2/auth`,
+        tokenUrl: `${google.server.url}/token`,
+        apiUrl: google.server.url
+      }).pipe(Effect.provide(HttpLive))
+      const verifier = "y".repeat(64)
+      const challenge = createHash("sha256").update(verifier).digest("base64url")
+      const redirectUri = "https://herald.example.com/oauth/callback/youtube"
+      const back = new URL(google.authorize(provider.authorizeUrl({ state: "st", redirectUri, codeChallenge: challenge })))
+      const [identity] = yield* provider.exchangeCode({ code: back.searchParams.get("code")!, redirectUri, codeVerifier: verifier })
+      const renewed = yield* provider.refresh!(Redacted.make(identity!.credentials))
+      const renewedToken = renewed.credentials["access_token"]!
+      // The Data API fake accepts the tokens Google issued.
+      for (const issued of google.accessTokens.keys()) fake.tokens.add(issued)
+      yield* client.publish({ ...ytRequest("", clip({ size: 1000 }).ref), credentials: Redacted.make(renewed.credentials) })
+      expect(fake.server.requests.every((r) => r.headers.authorization === `Bearer ${renewedToken}`)).toBe(true)
+      expect(fake.videos).toHaveLength(1)
+    }))
+
   it.scopedLive("resumable upload: metadata, session from Location, 256 KiB chunks with 308 + Range; watch URL", () =>
     Effect.gen(function*() {
       const { client, fake } = yield* setup

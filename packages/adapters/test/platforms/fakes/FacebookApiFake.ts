@@ -49,6 +49,8 @@ export interface FacebookFake {
   readonly videos: Map<string, Video>
   readonly posts: Array<Post>
   readonly revoked: Set<string>
+  /** Page tokens accepted, with their Page id (e.g. those a Facebook Login fake issued). */
+  readonly pages: Map<string, string>
   /** Replies served, in order, to the next calls of a route, e.g. `POST /comments`, `POST /feed`, `GET /{id}`. */
   readonly failNext: (route: string, reply: FakeServer.Reply) => void
   /** Status polls a video answers "processing" before "ready"; 2. */
@@ -117,6 +119,7 @@ export const start = async (): Promise<FacebookFake> => {
   const videos = new Map<string, Video>()
   const posts: Array<Post> = []
   const revoked = new Set<string>()
+  const pages = new Map<string, string>([[pageToken, pageId]])
   const queued = new Map<string, Array<FakeServer.Reply>>()
   let next = 122000000000000n
   const nextId = () => String(++next)
@@ -125,7 +128,8 @@ export const start = async (): Promise<FacebookFake> => {
     const token = tokenOf(request)
     if (token === undefined) return metaError(400, "An active access token must be used.", 2500)
     if (revoked.has(token)) return expiredToken
-    if (token !== pageToken) return invalidToken
+    const page = pages.get(token)
+    if (page === undefined) return invalidToken
 
     const upload = /^\/video-upload\/v21\.0\/(\d+)$/.exec(request.path)
     if (upload !== null && request.method === "POST") {
@@ -158,7 +162,7 @@ export const start = async (): Promise<FacebookFake> => {
     const queuedReply = queued.get(route)?.shift()
     if (queuedReply !== undefined) return queuedReply
     const params = paramsOf(request)
-    const onPage = target === pageId
+    const onPage = target === page
 
     if (request.method === "POST" && edge === "feed") {
       if (!onPage) return metaError(400, "Unsupported post request.", 100, { subcode: 33 })
@@ -177,7 +181,7 @@ export const start = async (): Promise<FacebookFake> => {
       } else if (message === "" && params["link"] === undefined) {
         return metaError(400, "(#100) Missing message or attachment", 100)
       }
-      const post: Post = { id: `${pageId}_${nextId()}`, kind: "feed", params, comments: [] }
+      const post: Post = { id: `${page}_${nextId()}`, kind: "feed", params, comments: [] }
       posts.push(post)
       return { status: 200, body: { id: post.id } }
     }
@@ -194,7 +198,7 @@ export const start = async (): Promise<FacebookFake> => {
       const photo: Photo = { id: nextId(), params, bytes: source, published }
       photos.set(photo.id, photo)
       if (!published) return { status: 200, body: { id: photo.id } }
-      const post: Post = { id: `${pageId}_${nextId()}`, kind: "photo", params, comments: [] }
+      const post: Post = { id: `${page}_${nextId()}`, kind: "photo", params, comments: [] }
       posts.push(post)
       return { status: 200, body: { id: photo.id, post_id: post.id } }
     }
@@ -336,8 +340,8 @@ export const start = async (): Promise<FacebookFake> => {
         const permalink = post.kind === "reel"
           ? `/reel/${post.id}/`
           : post.kind === "video"
-          ? `/${pageId}/videos/${post.id}/`
-          : `https://www.facebook.com/${pageId}/posts/pfbid0${post.id.split("_")[1]}`
+          ? `/${page}/videos/${post.id}/`
+          : `https://www.facebook.com/${page}/posts/pfbid0${post.id.split("_")[1]}`
         return { status: 200, body: { id: post.id, permalink_url: permalink } }
       }
       return metaError(400, `Unsupported get request. Object with ID '${target}' does not exist.`, 100, { subcode: 33 })
@@ -353,6 +357,7 @@ export const start = async (): Promise<FacebookFake> => {
     videos,
     posts,
     revoked,
+    pages,
     failNext: (route, reply) => {
       const list = queued.get(route) ?? []
       list.push(reply)

@@ -39,6 +39,8 @@ export interface YouTubeFake {
   readonly sessions: Map<string, Session>
   readonly videos: Array<Video>
   readonly revoked: Set<string>
+  /** Access tokens accepted (e.g. those a Google OAuth fake issued). */
+  readonly tokens: Set<string>
   readonly failNext: (route: string, reply: FakeServer.Reply) => void
   /** The next chunk PUT keeps this many of its bytes, then answers 503 (or drops the connection). */
   interruptNext: number | undefined
@@ -107,6 +109,7 @@ export const start = async (): Promise<YouTubeFake> => {
   const sessions = new Map<string, Session>()
   const videos: Array<Video> = []
   const revoked = new Set<string>()
+  const tokens = new Set<string>([accessToken])
   const queued = new Map<string, Array<FakeServer.Reply>>()
   let next = 0
 
@@ -147,7 +150,7 @@ export const start = async (): Promise<YouTubeFake> => {
 
   const handler = (request: FakeServer.Recorded): FakeServer.Reply => {
     const token = bearer(request)
-    if (token !== accessToken || revoked.has(token)) return invalidCredentials
+    if (token === undefined || !tokens.has(token) || revoked.has(token)) return invalidCredentials
     const upload = request.path === "/upload/youtube/v3/videos"
     const route = upload ? `${request.method} /upload` : `${request.method} ${request.path.replace("/youtube/v3", "")}`
     const queuedReply = queued.get(route)?.shift()
@@ -235,6 +238,7 @@ export const start = async (): Promise<YouTubeFake> => {
     sessions,
     videos,
     revoked,
+    tokens,
     failNext: (route, reply) => {
       const list = queued.get(route) ?? []
       list.push(reply)
