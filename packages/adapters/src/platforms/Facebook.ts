@@ -8,7 +8,8 @@
  * - One photo: `POST /{page-id}/photos {caption, url | source}`; several: each one unpublished
  *   (`published=false`), then `POST /{page-id}/feed {message, attached_media}`. A photo goes by its
  *   public URL when there is one, else its bytes as the multipart `source`.
- * - One video: a reel unless `settings.videoType` is `video` (the spec's default): the reels phases
+ * - One video: a reel for `settings.videoType` `reel`, a regular video for `video`; without the setting
+ *   a reel when the video fits one (vertical, at most 90 s, read from the MP4 header), else a video. Reels:
  *   `POST /{page-id}/video_reels upload_phase=start`, the bytes (or `file_url`) to the returned rupload
  *   URL with `Authorization: OAuth`, then `upload_phase=finish video_state=PUBLISHED`; a plain video is
  *   `POST /{page-id}/videos` (graph-video) with `file_url` or `source`. Either is then polled
@@ -34,6 +35,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as MetaContainers from "./internal/MetaContainers.js"
 import * as MetaGraph from "./internal/MetaGraph.js"
+import * as Mp4 from "./internal/Mp4.js"
 import {
   afterPublished,
   blobOf,
@@ -95,6 +97,17 @@ export const classify: MetaContainers.Classify = (label, response, secrets) => {
   }
   return base
 }
+
+/** The longest video a Facebook reel takes. */
+export const maxReelSeconds = 90
+
+/**
+ * Whether a video without `settings.videoType` goes out as a reel: vertical and at most 90 s, as reels
+ * require; a header that cannot be read leaves it to the spec's default (a reel).
+ */
+export const fitsReel = (info: Mp4.VideoInfo | undefined): boolean =>
+  info === undefined ||
+  (info.height > info.width && (info.durationSeconds === undefined || info.durationSeconds <= maxReelSeconds))
 
 /** Checks the media against what one Page post can carry, before anything is sent. */
 export const checkMedia = (media: ReadonlyArray<MediaRef>): PublishError | undefined => {
@@ -213,7 +226,7 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
             yield* Effect.logWarning(`Facebook: video ${videoId} still processing; reported published, Facebook finishes it`)
           })
 
-        const postReel = (medium: MediaRef) =>
+        const postReel = (medium: MediaRef, read: Effect.Effect<Uint8Array, PublishError>) =>
           Effect.gen(function*() {
             const started = yield* graph.post(`${page}/video_reels`, { upload_phase: "start" })
             const videoId = stringField(started, "video_id")
@@ -228,7 +241,7 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
             const sent = Option.isSome(medium.publicUrl)
               ? upload.pipe(HttpClientRequest.setHeader("file_url", medium.publicUrl.value))
               : yield* Effect.map(
-                collectBytes(medium.bytes, medium.filename),
+                read,
                 (bytes) =>
                   upload.pipe(
                     HttpClientRequest.setHeaders({ offset: "0", file_size: String(bytes.byteLength) }),
@@ -248,7 +261,7 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
             return videoId
           })
 
-        const postVideo = (medium: MediaRef) =>
+        const postVideo = (medium: MediaRef, read: Effect.Effect<Uint8Array, PublishError>) =>
           Effect.gen(function*() {
             const params: MetaContainers.Params = { description: message, published: "true" }
             const created = Option.isSome(medium.publicUrl)
@@ -256,7 +269,7 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
                 ...params,
                 file_url: medium.publicUrl.value
               })
-              : yield* Effect.flatMap(collectBytes(medium.bytes, medium.filename), (bytes) =>
+              : yield* Effect.flatMap(read, (bytes) =>
                 graph.postFile(`${videoApi}/${encodeURIComponent(pageId)}/videos`, params, {
                   field: "source",
                   blob: blobOf(bytes, medium.mimeType),
@@ -268,7 +281,11 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         let postId: string
         const video = media.find((m) => m.kind === "video")
         if (video !== undefined) {
-          postId = request.settings["videoType"] === "video" ? yield* postVideo(video) : yield* postReel(video)
+          // Read at most once, whether for the header or for the upload.
+          const read = yield* Effect.cached(collectBytes(video.bytes, video.filename))
+          const videoType = request.settings["videoType"]
+          const reel = videoType === "reel" || (videoType !== "video" && fitsReel(Mp4.videoInfo(yield* read)))
+          postId = reel ? yield* postReel(video, read) : yield* postVideo(video, read)
           yield* awaitVideo(postId)
         } else if (media.length === 1) {
           const body = yield* postPhoto(media[0]!, { caption: message, published: "true" })

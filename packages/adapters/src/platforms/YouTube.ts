@@ -305,6 +305,16 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
           return yield* failure(label, "media", `the video ${id} was ${uploadStatus}: ${why}`, [token])
         }
 
+        const requestedPrivacy = metadata.status.privacyStatus
+        const actualPrivacy = stringField(status, "privacyStatus")
+        if (actualPrivacy !== undefined && actualPrivacy !== requestedPrivacy) {
+          // Uploads through API projects YouTube has not audited are locked to private.
+          yield* Effect.logWarning(
+            `YouTube: video ${id} is ${actualPrivacy}, not ${requestedPrivacy}; YouTube locks uploads from ` +
+              "unaudited API projects to private until the project passes its audit"
+          )
+        }
+
         // The video is out from here on: nothing below may fail the publish.
         const comment = textSetting(settings, "firstComment")
         if (comment !== undefined) {

@@ -8,6 +8,7 @@ import * as Facebook from "../../src/platforms/Facebook.js"
 import * as FacebookOAuthFake from "../oauth/fakes/FacebookOAuthFake.js"
 import { metaError } from "../oauth/fakes/MetaFake.js"
 import * as FacebookApiFake from "./fakes/FacebookApiFake.js"
+import { mp4 } from "./fakes/YouTubeApiFake.js"
 import { account, bytesOf, HttpLive, media, part, request } from "./fixtures.js"
 
 const token = FacebookApiFake.pageToken
@@ -192,6 +193,23 @@ describe("Facebook Pages adapter against the Graph fake", () => {
       expect(video.params).toMatchObject({ description: "Long form", published: "true" })
       expect(routes(fake).filter((r) => r === "GET /v21.0/{id}")).toHaveLength(4)
       expect(result.platformPostUrl).toBe(`https://www.facebook.com/${pageId}/videos/${video.id}/`)
+    }))
+
+  it.scopedLive("without videoType: a vertical short video is a reel, a landscape or long one a video; reel when asked", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const file = (width: number, height: number, seconds: number) =>
+        media({ kind: "video", mimeType: "video/mp4", bytes: mp4({ width, height, seconds, size: 3000 }) })
+      yield* client.publish(fbRequest(part("vertical", [file(1080, 1920, 30)])))
+      yield* client.publish(fbRequest(part("landscape", [file(1920, 1080, 30)])))
+      yield* client.publish(fbRequest(part("long", [file(1080, 1920, 300)])))
+      yield* client.publish(fbRequest(part("asked", [file(1920, 1080, 30)]), { videoType: "reel" }))
+      expect(fake.posts.map((p) => `${p.kind} ${p.params["description"]}`)).toEqual([
+        "reel vertical",
+        "video landscape",
+        "video long",
+        "reel asked"
+      ])
     }))
 
   it.scopedLive("a video that fails processing is a media error with Facebook's reason", () =>

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import type { PublishError } from "@herald/core/Platforms"
 import * as Effect from "effect/Effect"
+import * as Logger from "effect/Logger"
 import * as Redacted from "effect/Redacted"
 import { createHash } from "node:crypto"
 import * as YouTubeOAuth from "../../src/oauth/YouTube.js"
@@ -192,6 +193,17 @@ describe("YouTube adapter against the Data API fake", () => {
       const result = yield* client.publish(ytRequest("", small.ref))
       expect(puts(fake)).toEqual([`bytes 0-4999/5000`, `bytes */5000`, `bytes 0-4999/5000`])
       expect(result.platformPostId).toBe(fake.videos[0]!.id)
+    }))
+
+  it.scopedLive("an upload YouTube locked to private (unaudited API project) is published, with a warning saying why", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      fake.unaudited = true
+      const logs: Array<string> = []
+      const capture = Logger.replace(Logger.defaultLogger, Logger.make(({ message }) => logs.push(String(message))))
+      const result = yield* client.publish(ytRequest("", clip({ size: 1000 }).ref)).pipe(Effect.provide(capture))
+      expect(result.platformPostId).toBe(fake.videos[0]!.id)
+      expect(logs.some((l) => l.includes("is private, not public") && l.includes("unaudited"))).toBe(true)
     }))
 
   it.scopedLive("first comment through commentThreads; its failure never fails the published video", () =>

@@ -46,6 +46,8 @@ export interface YouTubeFake {
   interruptNext: number | undefined
   /** How `interruptNext` ends the request; 503 Backend Error. */
   interruptWith: "503" | "drop"
+  /** An unaudited API project: every upload ends up private, whatever was asked. */
+  unaudited: boolean
   /** After this many more PUTs, the next one finds its session gone (404). */
   expireAfter: number | undefined
 }
@@ -126,7 +128,7 @@ export const start = async (): Promise<YouTubeFake> => {
         status: {
           uploadStatus: rejected ? "rejected" : "uploaded",
           ...(rejected ? { rejectionReason: "duplicate" } : {}),
-          privacyStatus: metadata.status?.["privacyStatus"] ?? "public",
+          privacyStatus: fake.unaudited ? "private" : metadata.status?.["privacyStatus"] ?? "public",
           selfDeclaredMadeForKids: metadata.status?.["selfDeclaredMadeForKids"] ?? false
         }
       }
@@ -246,7 +248,8 @@ export const start = async (): Promise<YouTubeFake> => {
     },
     interruptNext: undefined,
     interruptWith: "503",
-    expireAfter: undefined
+    expireAfter: undefined,
+    unaudited: false
   }
   return fake
 }
