@@ -34,6 +34,7 @@ import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import {
+  afterPublished,
   collectBytes,
   failureReason,
   field,
@@ -468,14 +469,9 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
 
         const post = yield* createPost(token, author, request.main, urns, visibility)
 
+        // The post is out: failing now would make a retry post it twice.
         if (comment !== undefined) {
-          const sent = yield* Effect.either(createComment(token, author, post, comment))
-          if (sent._tag === "Left") {
-            // The post is out: failing now would make a retry post it twice.
-            yield* Effect.logWarning(
-              `LinkedIn: first comment not published after the post: ${sent.left.kind}: ${sent.left.message}`
-            )
-          }
+          yield* afterPublished(label, "first comment", createComment(token, author, post, comment))
         }
 
         return { platformPostId: post, platformPostUrl: postUrl(post) } satisfies PublishResult
