@@ -21,7 +21,9 @@
  */
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import { Metrics } from "@herald/core/Destination"
 import type {
+  Credentials,
   MediaRef,
   PlatformClient,
   PublishError,
@@ -334,9 +336,37 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         } satisfies PublishResult
       })
 
+    /**
+     * Reactions, comments and shares of a Page post (`reactions.summary`, `comments.summary`, `shares`);
+     * a video or reel (an id without the `{page}_` prefix) has no `shares` field. Views, impressions and
+     * clicks need the insights metrics (`read_insights`), which the connect does not ask for: they stay 0.
+     */
+    const metrics = (credentials: Credentials, platformPostId: string): Effect.Effect<Metrics, PublishError> =>
+      Effect.gen(function*() {
+        const token = Redacted.value(credentials)["access_token"] ?? ""
+        if (token === "") return yield* publishError("auth", "Facebook: the stored credentials lack the Page token")
+        const graph = MetaContainers.graph(http, label, token, classify)
+        const video = !platformPostId.includes("_")
+        const body = yield* graph.get(`${api}/${encodeURIComponent(platformPostId)}`, {
+          fields: `reactions.summary(total_count),comments.summary(total_count)${video ? "" : ",shares"}`
+        })
+        const total = (edge: string) =>
+          Math.max(0, Math.floor(Number(field(field(field(body, edge), "summary"), "total_count") ?? 0) || 0))
+        return new Metrics({
+          views: 0,
+          likes: total("reactions"),
+          comments: total("comments"),
+          shares: Math.max(0, Math.floor(Number(field(field(body, "shares"), "count") ?? 0) || 0)),
+          impressions: 0,
+          saves: 0,
+          clicks: 0
+        })
+      })
+
     return {
       platform: "facebook",
       publish,
+      metrics,
       timeout: "15 minutes"
     } satisfies PlatformClient
   })

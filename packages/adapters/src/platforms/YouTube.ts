@@ -22,7 +22,15 @@
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import type { MediaRef, PlatformClient, PublishError, PublishRequest, PublishResult } from "@herald/core/Platforms"
+import { Metrics } from "@herald/core/Destination"
+import type {
+  Credentials,
+  MediaRef,
+  PlatformClient,
+  PublishError,
+  PublishRequest,
+  PublishResult
+} from "@herald/core/Platforms"
 import * as Clock from "effect/Clock"
 import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
@@ -338,9 +346,46 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         return { platformPostId: id, platformPostUrl: videoUrl(id, Mp4.videoInfo(bytes)) } satisfies PublishResult
       })
 
+    /**
+     * `videos?part=statistics` (1 quota unit): views, likes and comments. YouTube has no share, save or
+     * click counts outside YouTube Analytics, and `favoriteCount` is always 0: those stay 0.
+     */
+    const metrics = (credentials: Credentials, platformPostId: string): Effect.Effect<Metrics, PublishError> =>
+      Effect.gen(function*() {
+        const token = Redacted.value(credentials)["access_token"] ?? ""
+        if (token === "") return yield* publishError("auth", "YouTube: the stored credentials lack an access token")
+        const response = yield* call(
+          token,
+          HttpClientRequest.get(`${api}/youtube/v3/videos`).pipe(
+            HttpClientRequest.setUrlParams({ part: "statistics", id: platformPostId }),
+            HttpClientRequest.acceptJson
+          )
+        )
+        if (response.status < 200 || response.status >= 300) return yield* classified(token, response)
+        const items = field(response.body, "items")
+        const video = Array.isArray(items) ? items.find((v) => stringField(v, "id") === platformPostId) : undefined
+        if (video === undefined) return yield* publishError("permanent", "YouTube: the video no longer exists")
+        const statistics = field(video, "statistics")
+        // Counts arrive as decimal strings.
+        const count = (key: string) => {
+          const n = Number(stringField(statistics, key) ?? field(statistics, key) ?? 0)
+          return Number.isFinite(n) ? Math.max(0, Math.floor(n)) : 0
+        }
+        return new Metrics({
+          views: count("viewCount"),
+          likes: count("likeCount"),
+          comments: count("commentCount"),
+          shares: 0,
+          impressions: 0,
+          saves: 0,
+          clicks: 0
+        })
+      })
+
     return {
       platform: "youtube",
       publish,
+      metrics,
       timeout: "30 minutes"
     } satisfies PlatformClient
   })

@@ -212,6 +212,25 @@ describe("Facebook Pages adapter against the Graph fake", () => {
       ])
     }))
 
+  it.scopedLive("metrics: reactions, comments and shares of a post; a video without shares; 190 is auth", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const post = yield* client.publish(fbRequest(part("Count me"), { firstComment: "one" }))
+      fake.posts[0]!.reactions = 12
+      fake.posts[0]!.shares = 3
+      const credentials = Redacted.make({ access_token: token, page_id: pageId })
+      expect(yield* client.metrics!(credentials, post.platformPostId)).toMatchObject({
+        likes: 12,
+        comments: 1,
+        shares: 3,
+        views: 0
+      })
+      const reel = yield* client.publish(fbRequest(part("reel", [clip()])))
+      expect(yield* client.metrics!(credentials, reel.platformPostId)).toMatchObject({ likes: 0, comments: 0, shares: 0 })
+      fake.revoked.add(token)
+      expect((yield* Effect.flip(client.metrics!(credentials, post.platformPostId))).kind).toBe("auth")
+    }))
+
   it.scopedLive("a video that fails processing is a media error with Facebook's reason", () =>
     Effect.gen(function*() {
       const { client } = yield* setup

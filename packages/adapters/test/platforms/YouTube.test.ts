@@ -242,6 +242,22 @@ describe("YouTube adapter against the Data API fake", () => {
       expectNoSecret(auth)
     }))
 
+  it.scopedLive("metrics: views, likes and comments from videos?part=statistics (decimal strings); a gone video is permanent", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const result = yield* client.publish(ytRequest("", clip({ size: 1000 }).ref, { title: "t", firstComment: "hi" }))
+      fake.videos[0]!.views = 1234
+      fake.videos[0]!.likes = 56
+      const credentials = Redacted.make({ access_token: token })
+      expect(yield* client.metrics!(credentials, result.platformPostId)).toMatchObject({
+        views: 1234,
+        likes: 56,
+        comments: 1,
+        shares: 0
+      })
+      expect((yield* Effect.flip(client.metrics!(credentials, "nosuchvideo"))).kind).toBe("permanent")
+    }))
+
   it.scopedLive("an upload interrupted every time is transient after maxInterruptions", () =>
     Effect.gen(function*() {
       const { client, fake } = yield* setup

@@ -41,6 +41,9 @@ export interface Post {
   readonly kind: "feed" | "photo" | "video" | "reel"
   readonly params: Readonly<Record<string, string>>
   readonly comments: Array<string>
+  /** Engagement the metrics read answers; set by tests. */
+  reactions?: number
+  shares?: number
 }
 
 export interface FacebookFake {
@@ -336,6 +339,22 @@ export const start = async (): Promise<FacebookFake> => {
         }
       }
       const post = posts.find((p) => p.id === target)
+      if (post !== undefined && fields.includes("reactions")) {
+        if (fields.includes("shares") && (post.kind === "video" || post.kind === "reel")) {
+          return metaError(400, "(#100) Tried accessing nonexisting field (shares) on node type (Video)", 100)
+        }
+        return {
+          status: 200,
+          body: {
+            id: post.id,
+            reactions: { data: [], summary: { total_count: post.reactions ?? 0, viewer_reaction: "NONE" } },
+            comments: { data: [], summary: { order: "ranked", total_count: post.comments.length, can_comment: true } },
+            ...(post.kind === "video" || post.kind === "reel" || post.shares === undefined
+              ? {}
+              : { shares: { count: post.shares } })
+          }
+        }
+      }
       if (post !== undefined && fields.includes("permalink_url")) {
         const permalink = post.kind === "reel"
           ? `/reel/${post.id}/`

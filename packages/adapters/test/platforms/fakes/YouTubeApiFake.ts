@@ -32,6 +32,9 @@ export interface Video {
   readonly metadata: unknown
   readonly bytes: Uint8Array
   readonly comments: Array<string>
+  /** Statistics the `videos?part=statistics` read answers; set by tests. */
+  views?: number
+  likes?: number
 }
 
 export interface YouTubeFake {
@@ -218,6 +221,28 @@ export const start = async (): Promise<YouTubeFake> => {
       session.videoId = videoId
       videos.push({ id: videoId, metadata: session.metadata, bytes: session.received, comments: [] })
       return resource(session, videoId)
+    }
+
+    if (request.path === "/youtube/v3/videos" && request.method === "GET") {
+      if (request.query.get("part") !== "statistics") return googleError(400, "part must be statistics", "invalidPart")
+      const ids = (request.query.get("id") ?? "").split(",")
+      return {
+        status: 200,
+        body: {
+          kind: "youtube#videoListResponse",
+          items: videos.filter((v) => ids.includes(v.id)).map((v) => ({
+            kind: "youtube#video",
+            id: v.id,
+            statistics: {
+              viewCount: String(v.views ?? 0),
+              likeCount: String(v.likes ?? 0),
+              favoriteCount: "0",
+              commentCount: String(v.comments.length)
+            }
+          })),
+          pageInfo: { totalResults: 1, resultsPerPage: 1 }
+        }
+      }
     }
 
     if (request.path === "/youtube/v3/commentThreads" && request.method === "POST") {
