@@ -208,7 +208,7 @@ describe.each([
     expect(link.instructions).toContain("Each Page becomes its own account")
     const url = new URL(link.url)
     expect(url.origin + url.pathname).toBe(`${facebook.server.url}/v21.0/dialog/oauth`)
-    expect(url.searchParams.get("scope")).toBe("pages_show_list,pages_manage_posts,pages_read_engagement")
+    expect(url.searchParams.get("scope")).toBe("pages_show_list,pages_manage_posts,pages_read_engagement,pages_manage_engagement")
     expect(url.searchParams.get("redirect_uri")).toBe(`${publicUrl}/oauth/callback/facebook`)
     expect(url.searchParams.has("code_challenge")).toBe(false)
 

@@ -18,8 +18,11 @@
  *   HERALD_INSTAGRAM_API_URL (graph.instagram.com), HERALD_THREADS_AUTHORIZE_URL,
  *   HERALD_THREADS_API_URL (graph.threads.net).
  * Publishing clients' API origins: HERALD_TELEGRAM_API_URL, HERALD_DISCORD_API_URL,
- *   HERALD_BLUESKY_SERVICE_URL; HERALD_X_API_URL, HERALD_LINKEDIN_API_URL, HERALD_THREADS_API_URL and
- *   HERALD_INSTAGRAM_API_URL are shared with those platforms' OAuth identity calls.
+ *   HERALD_BLUESKY_SERVICE_URL; HERALD_X_API_URL, HERALD_LINKEDIN_API_URL, HERALD_THREADS_API_URL,
+ *   HERALD_INSTAGRAM_API_URL, HERALD_FACEBOOK_API_URL, HERALD_YOUTUBE_API_URL and HERALD_TIKTOK_API_URL
+ *   are shared with those platforms' OAuth calls; HERALD_FACEBOOK_VIDEO_API_URL (graph-video.facebook.com,
+ *   default the Facebook API origin when that is set) and HERALD_YOUTUBE_UPLOAD_URL (default the YouTube
+ *   API origin) are where video bytes go.
  * The connect state is signed with a key derived from the credential cipher's root key.
  */
 import type * as HttpClient from "@effect/platform/HttpClient"
@@ -181,7 +184,29 @@ export const platformOptionsFromEnv = (env: Env = process.env): Registry.LiveOpt
   const linkedin = read(env, "HERALD_LINKEDIN_API_URL")
   const threads = read(env, "HERALD_THREADS_API_URL")
   const instagram = read(env, "HERALD_INSTAGRAM_API_URL")
+  const facebook = read(env, "HERALD_FACEBOOK_API_URL")
+  const facebookVideo = read(env, "HERALD_FACEBOOK_VIDEO_API_URL")
+  const youtube = read(env, "HERALD_YOUTUBE_API_URL")
+  const youtubeUpload = read(env, "HERALD_YOUTUBE_UPLOAD_URL")
+  const tiktok = read(env, "HERALD_TIKTOK_API_URL")
   return {
+    ...(tiktok === undefined ? {} : { tiktok: { apiUrl: tiktok } }),
+    ...(facebook === undefined && facebookVideo === undefined
+      ? {}
+      : {
+        facebook: {
+          ...(facebook === undefined ? {} : { apiUrl: facebook }),
+          ...(facebookVideo === undefined ? {} : { videoApiUrl: facebookVideo })
+        }
+      }),
+    ...(youtube === undefined && youtubeUpload === undefined
+      ? {}
+      : {
+        youtube: {
+          ...(youtube === undefined ? {} : { apiUrl: youtube }),
+          ...(youtubeUpload === undefined ? {} : { uploadUrl: youtubeUpload })
+        }
+      }),
     ...(threads === undefined ? {} : { threads: { apiUrl: threads } }),
     ...(instagram === undefined ? {} : { instagram: { apiUrl: instagram } }),
     ...(x === undefined ? {} : { x: { apiUrl: x } }),

@@ -28,7 +28,13 @@ export interface Options {
 
 export const defaultAuthorizeUrl = `https://www.facebook.com/${MetaGraph.version}/dialog/oauth`
 export const defaultApiUrl = "https://graph.facebook.com"
-export const scopes = ["pages_show_list", "pages_manage_posts", "pages_read_engagement"] as const
+/** `pages_manage_engagement` lets the Page post a first comment under its own post. */
+export const scopes = [
+  "pages_show_list",
+  "pages_manage_posts",
+  "pages_read_engagement",
+  "pages_manage_engagement"
+] as const
 
 /** `/me/accounts` is read 100 Pages at a time, at most this many times. */
 export const maxPageRequests = 20

@@ -16,7 +16,8 @@ export interface Options extends OAuth2.Client {
   readonly apiUrl?: string
 }
 
-export const scopes = ["user.info.basic", "video.publish", "video.upload"] as const
+/** `user.info.profile` covers the `username` the identity call asks for (TikTok refuses it otherwise). */
+export const scopes = ["user.info.basic", "user.info.profile", "video.publish", "video.upload"] as const
 
 export const make = (options: Options): Effect.Effect<OAuthProvider, never, HttpClient.HttpClient> => {
   const api = trimSlash(options.apiUrl ?? "https://open.tiktokapis.com")

@@ -24,7 +24,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as MetaContainers from "./internal/MetaContainers.js"
 import * as MetaGraph from "./internal/MetaGraph.js"
-import { publishError, stringField, trimSlash } from "./internal/PlatformHttp.js"
+import { afterPublished, publishError, stringField, textSetting, trimSlash } from "./internal/PlatformHttp.js"
 
 export interface Options {
   /** `https://graph.instagram.com` unless a fake is used. */
@@ -107,8 +107,7 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         const graph = MetaContainers.graph(http, label, token)
 
         const caption = request.main.content === "" ? undefined : request.main.content
-        const firstComment = request.settings["firstComment"]
-        const comment = typeof firstComment === "string" && firstComment.trim() !== "" ? firstComment : undefined
+        const comment = textSetting(request.settings, "firstComment")
         const altSetting = request.settings["altText"]
         const altText = typeof altSetting === "string" && altSetting.trim() !== ""
           ? altSetting.slice(0, maxAltText)
@@ -186,12 +185,10 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
           if (kind === "story") {
             yield* Effect.logWarning("Instagram: stories take no comments; the first comment was not posted")
           } else {
-            yield* graph.post(`${api}/${encodeURIComponent(id)}/comments`, { message: comment }).pipe(
-              Effect.catchAll((error) =>
-                Effect.logWarning(
-                  `Instagram: first comment not published after the main post: ${error.kind}: ${error.message}`
-                )
-              )
+            yield* afterPublished(
+              label,
+              "first comment",
+              graph.post(`${api}/${encodeURIComponent(id)}/comments`, { message: comment })
             )
           }
         }

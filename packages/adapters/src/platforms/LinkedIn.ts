@@ -34,7 +34,9 @@ import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import {
+  afterPublished,
   collectBytes,
+  failureReason,
   field,
   numberField,
   publishError,
@@ -43,6 +45,7 @@ import {
   secondsHeader,
   send,
   stringField,
+  textSetting,
   trimSlash
 } from "./internal/PlatformHttp.js"
 
@@ -155,12 +158,7 @@ export const classify = (
   secrets: ReadonlyArray<string | undefined>
 ): PublishError => {
   const texts = errorTexts(response.body)
-  const reason = texts.length > 0
-    ? texts.join(": ")
-    : response.text.trim() !== "" && response.body === undefined && response.text.length < 200
-    ? `HTTP ${response.status}: ${response.text.trim()}`
-    : `HTTP ${response.status}`
-  const message = `${label}: ${scrub(reason, secrets)}`
+  const message = `${label}: ${scrub(failureReason(response, texts), secrets)}`
   const all = `${texts.join(" ")} ${codesOf(response.body)}`.toLowerCase()
   const status = response.status
   if (status === 429 || /throttle|too many requests/.test(all)) {
@@ -457,8 +455,7 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         const author = stored["author_urn"] ?? (userId === "" ? "" : `urn:li:person:${userId}`)
         if (author === "") return yield* publishError("auth", "LinkedIn: the stored credentials lack the author URN")
 
-        const firstComment = request.settings["firstComment"]
-        const comment = typeof firstComment === "string" && firstComment.trim() !== "" ? firstComment : undefined
+        const comment = textSetting(request.settings, "firstComment")
         const visibility = visibilityOf(request.settings["visibility"])
 
         const problem = checkMedia(request.main.media)
@@ -472,14 +469,9 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
 
         const post = yield* createPost(token, author, request.main, urns, visibility)
 
+        // The post is out: failing now would make a retry post it twice.
         if (comment !== undefined) {
-          const sent = yield* Effect.either(createComment(token, author, post, comment))
-          if (sent._tag === "Left") {
-            // The post is out: failing now would make a retry post it twice.
-            yield* Effect.logWarning(
-              `LinkedIn: first comment not published after the post: ${sent.left.kind}: ${sent.left.message}`
-            )
-          }
+          yield* afterPublished(label, "first comment", createComment(token, author, post, comment))
         }
 
         return { platformPostId: post, platformPostUrl: postUrl(post) } satisfies PublishResult

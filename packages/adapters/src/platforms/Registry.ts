@@ -11,12 +11,15 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Bluesky from "./Bluesky.js"
 import * as Discord from "./Discord.js"
+import * as Facebook from "./Facebook.js"
 import * as Instagram from "./Instagram.js"
 import * as LinkedIn from "./LinkedIn.js"
 import * as Sandbox from "./Sandbox.js"
 import * as Telegram from "./Telegram.js"
 import * as Threads from "./Threads.js"
+import * as TikTok from "./TikTok.js"
 import * as X from "./X.js"
+import * as YouTube from "./YouTube.js"
 
 /** A registry over the clients; a later client for the same platform replaces an earlier one. */
 export const make = (clients: ReadonlyArray<PlatformClient>): Platforms["Type"] => {
@@ -40,10 +43,13 @@ export interface LiveOptions {
   readonly linkedin?: LinkedIn.Options
   readonly threads?: Threads.Options
   readonly instagram?: Instagram.Options
+  readonly facebook?: Facebook.Options
+  readonly youtube?: YouTube.Options
+  readonly tiktok?: TikTok.Options
 }
 
 /**
- * The real clients that exist (Telegram, Discord, Bluesky, X, LinkedIn, Threads, Instagram); other platforms have no client, so their
+ * The real clients that exist (Telegram, Discord, Bluesky, X, LinkedIn, Threads, Instagram, Facebook, YouTube, TikTok); other platforms have no client, so their
  * destinations fail with "Publishing to <platform> is not configured on this server".
  */
 export const layerLive = (options: LiveOptions = {}): Layer.Layer<Platforms, never, HttpClient.HttpClient> =>
@@ -57,7 +63,10 @@ export const layerLive = (options: LiveOptions = {}): Layer.Layer<Platforms, nev
         X.make(options.x),
         LinkedIn.make(options.linkedin),
         Threads.make(options.threads),
-        Instagram.make(options.instagram)
+        Instagram.make(options.instagram),
+        Facebook.make(options.facebook),
+        YouTube.make(options.youtube),
+        TikTok.make(options.tiktok)
       ]),
       make
     )

@@ -34,6 +34,7 @@ import * as Redacted from "effect/Redacted"
 import {
   blobOf,
   collectBytes,
+  failureReason,
   field,
   numberField,
   publishError,
@@ -136,12 +137,7 @@ export const classify = (
   secrets: ReadonlyArray<string | undefined>
 ): PublishError => {
   const texts = errorTexts(response.body)
-  const reason = texts.length > 0
-    ? texts.join(": ")
-    : response.text.trim() !== "" && response.body === undefined && response.text.length < 200
-    ? `HTTP ${response.status}: ${response.text.trim()}`
-    : `HTTP ${response.status}`
-  const message = `${label}: ${scrub(reason, secrets)}`
+  const message = `${label}: ${scrub(failureReason(response, texts), secrets)}`
   const all = `${texts.join(" ")} ${typesOf(response.body)}`.toLowerCase()
   const status = response.status
   if (status === 429 || all.includes("usage-capped") || /rate[ _]limit/.test(all)) {

@@ -32,7 +32,7 @@ describe("Facebook OAuth provider", () => {
         client_id: "app-1",
         redirect_uri: redirectUri,
         response_type: "code",
-        scope: "pages_show_list,pages_manage_posts,pages_read_engagement",
+        scope: "pages_show_list,pages_manage_posts,pages_read_engagement,pages_manage_engagement",
         state: "s.t"
       })
       expect(fb.refresh).toBeUndefined()

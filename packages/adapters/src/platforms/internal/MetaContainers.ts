@@ -71,16 +71,30 @@ export type Params = Readonly<Record<string, string | undefined>>
 export interface Graph {
   readonly get: (url: string, params: Params) => Effect.Effect<unknown, PublishError>
   readonly post: (url: string, params: Params) => Effect.Effect<unknown, PublishError>
+  /** `POST url` as multipart/form-data: the params plus one file field (e.g. a photo's `source`). */
+  readonly postFile: (
+    url: string,
+    params: Params,
+    file: { readonly field: string; readonly blob: Blob; readonly filename: string }
+  ) => Effect.Effect<unknown, PublishError>
 }
 
-export const graph = (http: HttpClient.HttpClient, label: string, token: string): Graph => {
+/** How a Graph client classifies an error answer; `classify` above unless a platform refines it. */
+export type Classify = (label: string, response: RawResponse, secrets: ReadonlyArray<string | undefined>) => PublishError
+
+export const graph = (
+  http: HttpClient.HttpClient,
+  label: string,
+  token: string,
+  classifyError: Classify = classify
+): Graph => {
   const execute = (request: HttpClientRequest.HttpClientRequest) =>
     Effect.gen(function*() {
       const response = yield* send(http, HttpClientRequest.acceptJson(request), label)
       const ok = response.status >= 200 && response.status < 300
       // Meta sometimes answers 200 with an error object.
       if (!ok || isRecord(field(response.body, "error"))) {
-        return yield* classify(label, ok ? { ...response, status: 400 } : response, [token])
+        return yield* classifyError(label, ok ? { ...response, status: 400 } : response, [token])
       }
       if (response.body === undefined) return yield* publishError("transient", `${label}: unexpected response`)
       return response.body
@@ -92,7 +106,13 @@ export const graph = (http: HttpClient.HttpClient, label: string, token: string)
   }
   return {
     get: (url, params) => execute(HttpClientRequest.get(url).pipe(HttpClientRequest.setUrlParams(defined(params)))),
-    post: (url, params) => execute(HttpClientRequest.post(url).pipe(HttpClientRequest.bodyUrlParams(defined(params))))
+    post: (url, params) => execute(HttpClientRequest.post(url).pipe(HttpClientRequest.bodyUrlParams(defined(params)))),
+    postFile: (url, params, file) => {
+      const form = new FormData()
+      for (const [key, value] of Object.entries(defined(params))) form.append(key, value)
+      form.append(file.field, file.blob, file.filename)
+      return execute(HttpClientRequest.post(url).pipe(HttpClientRequest.bodyFormData(form)))
+    }
   }
 }
 

@@ -135,3 +135,48 @@ export const secondsHeader = (headers: Readonly<Record<string, string>>, name: s
 }
 
 export const trimSlash = (url: string): string => url.replace(/\/+$/, "")
+
+/** A text setting (`firstComment`, `link`, `title`, …): the string, or `undefined` when absent or blank. */
+export const textSetting = (settings: Readonly<Record<string, unknown>>, key: string): string | undefined => {
+  const value = settings[key]
+  return typeof value === "string" && value.trim() !== "" ? value : undefined
+}
+
+/**
+ * A follow-up sent once the main post is out (a first comment, a thread part, a permalink read): its
+ * failure is logged and never returned, since failing now would make the engine retry a post that is
+ * already published.
+ */
+export const afterPublished = <A>(
+  label: string,
+  what: string,
+  effect: Effect.Effect<A, PublishError>
+): Effect.Effect<A | undefined> =>
+  effect.pipe(
+    Effect.catchAll((error) =>
+      Effect.as(
+        Effect.logWarning(`${label}: ${what} failed after the main post was out: ${error.kind}: ${error.message}`),
+        undefined
+      )
+    )
+  )
+
+/** A `PublishError` whose message is `{label}: {reason}`, the reason scrubbed of the given secrets. */
+export const failure = (
+  label: string,
+  kind: PublishErrorKind,
+  reason: string,
+  secrets: Iterable<string | undefined>,
+  retryAfterSeconds?: number | undefined
+): PublishError => publishError(kind, `${label}: ${scrub(reason, secrets)}`, retryAfterSeconds)
+
+/**
+ * What went wrong, for an error message: the platform's own texts joined, else a short body that is
+ * not JSON (a gateway's plain-text page), else the HTTP status.
+ */
+export const failureReason = (response: RawResponse, texts: ReadonlyArray<string>): string =>
+  texts.length > 0
+    ? texts.join(": ")
+    : response.text.trim() !== "" && response.body === undefined && response.text.length < 200
+    ? `HTTP ${response.status}: ${response.text.trim()}`
+    : `HTTP ${response.status}`

@@ -12,7 +12,7 @@ import { checkAuthorize, invalidToken, metaError, noToken, param, redirect, toke
 export const version = "v21.0"
 export const clientId = "1234567890123456"
 export const clientSecret = "fb-app-secret-0123456789abcdef"
-export const scopes = ["pages_show_list", "pages_manage_posts", "pages_read_engagement"]
+export const scopes = ["pages_show_list", "pages_manage_posts", "pages_read_engagement", "pages_manage_engagement"]
 
 export interface Page {
   readonly id: string

@@ -24,6 +24,8 @@ export interface Reply {
   readonly headers?: Readonly<Record<string, string>>
   /** A string or Buffer is sent as is; anything else as JSON. `undefined` sends no body. */
   readonly body?: unknown
+  /** Drops the connection instead of answering (a network failure mid-request). */
+  readonly drop?: boolean
 }
 
 export type Handler = (request: Recorded) => Reply | Promise<Reply>
@@ -81,6 +83,10 @@ export const start = (handler: Handler): Promise<FakeServer> =>
           }
           requests.push(recorded)
           const reply = await handler(recorded)
+          if (reply.drop === true) {
+            req.socket.destroy()
+            return
+          }
           const out = reply.body === undefined
             ? undefined
             : typeof reply.body === "string" || Buffer.isBuffer(reply.body)

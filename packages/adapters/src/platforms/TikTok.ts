@@ -1,0 +1,295 @@
+/**
+ * TikTok through the Content Posting API v2, Direct Post (platform reference §11), for accounts
+ * connected with Login Kit (`oauth/TikTok.ts`): every call carries the stored `access_token` as a
+ * Bearer token; the day-long token is renewed in the background by the refresh sweep.
+ *
+ * A post is one video:
+ * 1. `creator_info/query` first, as TikTok requires: the privacy levels this creator may use (a
+ *    `settings.privacyLevel` outside them is refused with the allowed ones named), whether comments,
+ *    duets and stitches are disabled on the account (then they are disabled on the post too), and the
+ *    longest video allowed (checked against the MP4 header before anything is uploaded).
+ * 2. `video/init` with `FILE_UPLOAD`: one chunk when the file fits in `chunkSize` (64 MB, TikTok's
+ *    single-chunk maximum), else chunks of `chunkSize` with the remainder in the last one
+ *    (`total_chunk_count = floor(size / chunk_size)`, as TikTok counts them).
+ * 3. `PUT {upload_url}` per chunk with `Content-Range` (206 until the last, then 201).
+ * 4. `status/fetch` until `PUBLISH_COMPLETE` (`FAILED` is a failure with TikTok's `fail_reason`).
+ * The URL is `https://www.tiktok.com/@{username}/video/{id}` from `publicaly_available_post_id` (TikTok's
+ * spelling), else the profile. TikTok has no comment API: a first comment is not posted.
+ *
+ * Stored credentials used: `access_token`.
+ */
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type { PlatformClient, PublishError, PublishErrorKind, PublishRequest, PublishResult } from "@herald/core/Platforms"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
+import * as Mp4 from "./internal/Mp4.js"
+import {
+  collectBytes,
+  failure,
+  failureReason,
+  field,
+  numberField,
+  publishError,
+  type RawResponse,
+  secondsHeader,
+  send,
+  stringField,
+  trimSlash
+} from "./internal/PlatformHttp.js"
+
+export interface Options {
+  /** `https://open.tiktokapis.com` unless a fake is used (shared with the OAuth calls). */
+  readonly apiUrl?: string
+  /** Chunk size for files larger than it, clamped to TikTok's 5–64 MB; 64 MB. */
+  readonly chunkSize?: number
+  /** Pause between `status/fetch` polls; 5 seconds. */
+  readonly pollInterval?: Duration.DurationInput
+  /** Polls before a post still processing is reported published anyway; 120. */
+  readonly maxPolls?: number
+}
+
+export const defaultApiUrl = "https://open.tiktokapis.com"
+export const minChunk = 5 * 1024 * 1024
+export const maxChunk = 64 * 1024 * 1024
+
+export const privacyLevels = ["PUBLIC_TO_EVERYONE", "MUTUAL_FOLLOW_FRIENDS", "FOLLOWER_OF_CREATOR", "SELF_ONLY"] as const
+
+const label = "TikTok"
+
+/** How TikTok's `FILE_UPLOAD` chunking splits a file of `size` bytes. */
+export const chunkPlan = (size: number, chunkSize: number): { readonly chunkSize: number; readonly count: number } => {
+  const chunk = Math.min(maxChunk, Math.max(minChunk, Math.floor(chunkSize)))
+  return size <= chunk ? { chunkSize: size, count: 1 } : { chunkSize: chunk, count: Math.floor(size / chunk) }
+}
+
+const codeKinds: ReadonlyMap<string, PublishErrorKind> = new Map<string, PublishErrorKind>([
+  ["access_token_invalid", "auth"],
+  ["scope_not_authorized", "auth"],
+  ["scope_permission_missed", "auth"],
+  ["rate_limit_exceeded", "rate_limit"],
+  ["spam_risk_too_many_posts", "rate_limit"],
+  ["spam_risk_too_many_pending_share", "rate_limit"],
+  ["reached_active_user_cap", "rate_limit"],
+  ["spam_risk_text", "permanent"],
+  ["spam_risk_user_banned_from_posting", "permanent"],
+  ["unaudited_client_can_only_post_to_private_accounts", "permanent"],
+  ["privacy_level_option_mismatch", "permanent"],
+  ["url_ownership_unverified", "permanent"],
+  ["invalid_params", "permanent"],
+  ["file_format_check_failed", "media"],
+  ["duration_check_failed", "media"],
+  ["frame_rate_check_failed", "media"],
+  ["video_pull_failed", "media"],
+  ["picture_size_check_failed", "media"],
+  ["invalid_file_upload", "media"],
+  ["internal_error", "transient"]
+])
+
+/** A failed call as one of the reference's classes (§11 Errors), by TikTok's `error.code`. */
+export const classify = (response: RawResponse, secrets: ReadonlyArray<string | undefined>): PublishError => {
+  const error = field(response.body, "error")
+  const code = stringField(error, "code") ?? (typeof error === "string" ? error : undefined)
+  const text = stringField(error, "message") ?? stringField(response.body, "error_description")
+  const reason = failureReason(response, [text, code].filter((t): t is string => t !== undefined && t !== ""))
+  if (code === "unaudited_client_can_only_post_to_private_accounts") {
+    return failure(
+      label,
+      "permanent",
+      `${reason}. This TikTok app has not passed TikTok's audit yet, and until it does TikTok only accepts ` +
+        "posts with settings.privacyLevel SELF_ONLY to private accounts",
+      secrets
+    )
+  }
+  const kind = (code === undefined ? undefined : codeKinds.get(code)) ??
+    (response.status === 429
+      ? "rate_limit"
+      : response.status === 401
+      ? "auth"
+      : response.status >= 500
+      ? "transient"
+      : response.status === 403
+      ? "auth"
+      : "permanent")
+  return failure(label, kind, reason, secrets, kind === "rate_limit" ? secondsHeader(response.headers, "retry-after") ?? 60 : undefined)
+}
+
+/** What `creator_info/query` tells about the account. */
+export interface CreatorInfo {
+  readonly username: string | undefined
+  readonly privacyLevels: ReadonlyArray<string>
+  readonly commentDisabled: boolean
+  readonly duetDisabled: boolean
+  readonly stitchDisabled: boolean
+  readonly maxDurationSeconds: number | undefined
+}
+
+export const creatorInfoOf = (body: unknown): CreatorInfo => {
+  const data = field(body, "data")
+  const levels = field(data, "privacy_level_options")
+  return {
+    username: stringField(data, "creator_username"),
+    privacyLevels: Array.isArray(levels) ? levels.filter((l): l is string => typeof l === "string") : [],
+    commentDisabled: field(data, "comment_disabled") === true,
+    duetDisabled: field(data, "duet_disabled") === true,
+    stitchDisabled: field(data, "stitch_disabled") === true,
+    maxDurationSeconds: numberField(data, "max_video_post_duration_sec")
+  }
+}
+
+/**
+ * The first `publicaly_available_post_id` (TikTok's spelling), read from the raw body: the ids are bare
+ * JSON numbers of 19 digits, which `JSON.parse` would round.
+ */
+export const publicPostId = (text: string): string | undefined =>
+  /"publicaly_available_post_id"\s*:\s*\[\s*"?(\d+)/.exec(text)?.[1]
+
+export const profileUrl = (username: string | undefined): string =>
+  username === undefined || username === "" ? "https://www.tiktok.com/" : `https://www.tiktok.com/@${username}`
+
+export const make = (options: Options = {}): Effect.Effect<PlatformClient, never, HttpClient.HttpClient> =>
+  Effect.gen(function*() {
+    const http = HttpClient.withTracerDisabledWhen(yield* HttpClient.HttpClient, () => true)
+    const api = trimSlash(options.apiUrl ?? defaultApiUrl)
+    const chunkSize = options.chunkSize ?? maxChunk
+    const interval = options.pollInterval ?? "5 seconds"
+    const maxPolls = Math.max(1, options.maxPolls ?? 120)
+
+    /** A JSON call to the API; anything but HTTP 2xx with `error.code` "ok" is a classified failure. */
+    const call = (token: string, path: string, body: unknown) => Effect.map(callRaw(token, path, body), (r) => r.data)
+
+    const callRaw = (token: string, path: string, body: unknown) =>
+      Effect.gen(function*() {
+        const response = yield* send(
+          http,
+          HttpClientRequest.post(`${api}${path}`).pipe(
+            HttpClientRequest.bearerToken(token),
+            HttpClientRequest.acceptJson,
+            HttpClientRequest.bodyUnsafeJson(body)
+          ),
+          label
+        )
+        const code = stringField(field(response.body, "error"), "code")
+        if (response.status < 200 || response.status >= 300 || (code !== undefined && code !== "ok")) {
+          return yield* classify(response, [token])
+        }
+        if (response.body === undefined) return yield* publishError("transient", `TikTok: unexpected response from ${path}`)
+        return { data: field(response.body, "data"), text: response.text }
+      })
+
+    const publish = (request: PublishRequest): Effect.Effect<PublishResult, PublishError> =>
+      Effect.gen(function*() {
+        const media = request.main.media
+        const medium = media[0]
+        if (media.length !== 1 || medium === undefined || medium.kind !== "video") {
+          return yield* publishError("media", "TikTok: a post is exactly one video")
+        }
+        const stored = Redacted.value(request.credentials)
+        const token = stored["access_token"] ?? ""
+        if (token === "") return yield* publishError("auth", "TikTok: the stored credentials lack an access token")
+        const settings = request.settings
+
+        const creator = creatorInfoOf({ data: yield* call(token, "/v2/post/publish/creator_info/query/", {}) })
+        const requested = typeof settings["privacyLevel"] === "string" ? settings["privacyLevel"] : "PUBLIC_TO_EVERYONE"
+        if (creator.privacyLevels.length > 0 && !creator.privacyLevels.includes(requested)) {
+          return yield* publishError(
+            "permanent",
+            `TikTok: privacy level ${requested} is not available to this account; it allows ` +
+              `${creator.privacyLevels.join(", ")} (set settings.privacyLevel to one of them)`
+          )
+        }
+        const bytes = yield* collectBytes(medium.bytes, medium.filename)
+        const duration = Mp4.videoInfo(bytes)?.durationSeconds
+        if (duration !== undefined && creator.maxDurationSeconds !== undefined && duration > creator.maxDurationSeconds) {
+          return yield* publishError(
+            "media",
+            `TikTok: ${medium.filename} lasts ${Math.round(duration)} s; this account may post videos of at most ` +
+              `${creator.maxDurationSeconds} s`
+          )
+        }
+
+        const plan = chunkPlan(bytes.byteLength, chunkSize)
+        const cover = numberField(settings, "videoCoverTimestamp")
+        const init = yield* call(token, "/v2/post/publish/video/init/", {
+          post_info: {
+            title: request.main.content,
+            privacy_level: requested,
+            disable_comment: creator.commentDisabled || settings["allowComments"] === false,
+            disable_duet: creator.duetDisabled || settings["allowDuet"] === false,
+            disable_stitch: creator.stitchDisabled || settings["allowStitch"] === false,
+            video_cover_timestamp_ms: cover ?? 1000
+          },
+          source_info: {
+            source: "FILE_UPLOAD",
+            video_size: bytes.byteLength,
+            chunk_size: plan.chunkSize,
+            total_chunk_count: plan.count
+          }
+        })
+        const publishId = stringField(init, "publish_id")
+        const uploadUrl = stringField(init, "upload_url")
+        if (publishId === undefined || uploadUrl === undefined) {
+          return yield* publishError("transient", "TikTok: unexpected video/init response")
+        }
+
+        for (let index = 0; index < plan.count; index++) {
+          const first = index * plan.chunkSize
+          const last = index === plan.count - 1 ? bytes.byteLength - 1 : first + plan.chunkSize - 1
+          const response = yield* send(
+            http,
+            HttpClientRequest.put(uploadUrl).pipe(
+              HttpClientRequest.setHeader("content-range", `bytes ${first}-${last}/${bytes.byteLength}`),
+              HttpClientRequest.bodyUint8Array(bytes.subarray(first, last + 1), medium.mimeType)
+            ),
+            label
+          )
+          if (response.status !== 201 && response.status !== 206 && response.status !== 200) {
+            const refused = classify(response, [token, uploadUrl])
+            return yield* refused.kind === "permanent" ? failure(label, "media", refused.message, []) : refused
+          }
+        }
+
+        // The video is with TikTok from here on: a retry would post it twice.
+        let postId: string | undefined = undefined
+        for (let poll = 0; poll < maxPolls; poll++) {
+          if (poll > 0) yield* Effect.sleep(interval)
+          const answer = yield* callRaw(token, "/v2/post/publish/status/fetch/", { publish_id: publishId }).pipe(
+            Effect.catchAll((error) =>
+              error.kind === "auth" || error.kind === "permanent" ? Effect.fail(error) : Effect.succeed(undefined)
+            )
+          )
+          const status = answer?.data
+          const state = stringField(status, "status")
+          if (state === "FAILED") {
+            const reason = stringField(status, "fail_reason") ?? "unknown"
+            const kind = codeKinds.get(reason) ?? "media"
+            return yield* failure(label, kind, `the post failed: ${reason}`, [token])
+          }
+          if (state === "PUBLISH_COMPLETE" || state === "SEND_TO_USER_INBOX") {
+            postId = publicPostId(answer?.text ?? "")
+            break
+          }
+          if (poll === maxPolls - 1) {
+            yield* Effect.logWarning(`TikTok: ${publishId} still processing; reported published, TikTok finishes it`)
+          }
+        }
+
+        if (typeof settings["firstComment"] === "string" && settings["firstComment"].trim() !== "") {
+          yield* Effect.logWarning("TikTok: the API has no comments; the first comment was not posted")
+        }
+        const username = creator.username ?? request.account.accountName.replace(/^@/, "")
+        return {
+          platformPostId: postId ?? publishId,
+          platformPostUrl: postId === undefined || username === ""
+            ? profileUrl(username)
+            : `https://www.tiktok.com/@${username}/video/${postId}`
+        } satisfies PublishResult
+      })
+
+    return {
+      platform: "tiktok",
+      publish,
+      timeout: "30 minutes"
+    } satisfies PlatformClient
+  })

@@ -1,0 +1,195 @@
+import { describe, expect, it } from "@effect/vitest"
+import type { PublishError } from "@herald/core/Platforms"
+import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
+import { createHash } from "node:crypto"
+import * as TikTokOAuth from "../../src/oauth/TikTok.js"
+import * as TikTok from "../../src/platforms/TikTok.js"
+import * as TikTokApiFake from "./fakes/TikTokApiFake.js"
+import * as YouTubeApiFake from "./fakes/YouTubeApiFake.js"
+import { HttpLive, media, part, request } from "./fixtures.js"
+
+const mb = TikTokApiFake.mb
+
+const setup = Effect.gen(function*() {
+  const fake = yield* Effect.acquireRelease(
+    Effect.promise(() => TikTokApiFake.start()),
+    (f) => Effect.promise(() => f.server.close())
+  )
+  const client = yield* TikTok.make({ apiUrl: fake.server.url, chunkSize: 5 * mb, pollInterval: "5 millis", maxPolls: 10 })
+    .pipe(Effect.provide(HttpLive))
+  return { fake, client }
+})
+
+const clip = (options: Partial<Parameters<typeof YouTubeApiFake.mp4>[0]> = {}) => {
+  const bytes = YouTubeApiFake.mp4({ width: 1080, height: 1920, seconds: 30, size: 4000, ...options })
+  return { bytes, ref: media({ kind: "video", mimeType: "video/mp4", bytes, filename: "clip.mp4" }) }
+}
+
+const tkRequest = (
+  token: string,
+  content: string,
+  video = clip().ref,
+  settings: Readonly<Record<string, unknown>> = {}
+) => request({ platform: "tiktok", credentials: { access_token: token }, main: part(content, [video]), settings })
+
+const same = (a: Uint8Array, b: Uint8Array) => Buffer.from(a).equals(Buffer.from(b))
+const expectNoSecret = (error: PublishError, token: string) => expect(error.message).not.toContain(token)
+
+describe("TikTok adapter against the Content Posting fake", () => {
+  it.scopedLive("connect round trip (the scopes cover username), refresh, then a post with the connected token", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const provider = yield* TikTokOAuth.make({
+        clientId: TikTokApiFake.clientKey,
+        clientSecret: Redacted.make(TikTokApiFake.clientSecret),
+        apiUrl: fake.server.url
+      }).pipe(Effect.provide(HttpLive))
+      const verifier = "v".repeat(64)
+      const challenge = createHash("sha256").update(verifier).digest("base64url")
+      const redirectUri = "https://herald.example.com/oauth/callback/tiktok"
+      const url = new URL(provider.authorizeUrl({ state: "st", redirectUri, codeChallenge: challenge }))
+      const granted = (url.searchParams.get("scope") ?? "").split(",")
+      const code = fake.issueCode(granted, challenge)
+      const [identity] = yield* provider.exchangeCode({ code, redirectUri, codeVerifier: verifier })
+      expect(identity).toMatchObject({ platformAccountId: TikTokApiFake.openId, accountName: `@${TikTokApiFake.username}` })
+
+      const renewed = yield* provider.refresh!(Redacted.make(identity!.credentials))
+      expect(renewed.credentials["access_token"]).not.toBe(identity!.credentials["access_token"])
+
+      const result = yield* client.publish(tkRequest(renewed.credentials["access_token"]!, "Connected"))
+      expect(fake.uploads).toHaveLength(1)
+      expect(result.platformPostUrl).toBe(`https://www.tiktok.com/@${TikTokApiFake.username}/video/${fake.uploads[0]!.postId}`)
+    }))
+
+  it.scopedLive("without user.info.profile TikTok refuses the username: the identity call is auth", () =>
+    Effect.gen(function*() {
+      const { fake } = yield* setup
+      const provider = yield* TikTokOAuth.make({
+        clientId: TikTokApiFake.clientKey,
+        clientSecret: Redacted.make(TikTokApiFake.clientSecret),
+        apiUrl: fake.server.url
+      }).pipe(Effect.provide(HttpLive))
+      const verifier = "w".repeat(64)
+      const challenge = createHash("sha256").update(verifier).digest("base64url")
+      const code = fake.issueCode(["user.info.basic", "video.publish", "video.upload"], challenge)
+      const error = yield* Effect.flip(provider.exchangeCode({ code, redirectUri: "https://h.example/cb", codeVerifier: verifier }))
+      expect(error.kind).toBe("auth")
+    }))
+
+  it.scopedLive("creator_info, init with one FILE_UPLOAD chunk, PUT 201, status polled to PUBLISH_COMPLETE; exact 19-digit id", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const video = clip()
+      const result = yield* client.publish(
+        tkRequest(fake.accessToken, "My clip #fyp", video.ref, { allowDuet: false, videoCoverTimestamp: 2500 })
+      )
+      const paths = fake.server.requests.map((r) => `${r.method} ${r.path.startsWith("/upload/") ? "/upload/{id}" : r.path}`)
+      expect(paths).toEqual([
+        "POST /v2/post/publish/creator_info/query/",
+        "POST /v2/post/publish/video/init/",
+        "PUT /upload/{id}",
+        "POST /v2/post/publish/status/fetch/",
+        "POST /v2/post/publish/status/fetch/",
+        "POST /v2/post/publish/status/fetch/"
+      ])
+      const upload = fake.uploads[0]!
+      expect(upload.postInfo).toEqual({
+        title: "My clip #fyp",
+        privacy_level: "PUBLIC_TO_EVERYONE",
+        disable_comment: false,
+        disable_duet: true,
+        disable_stitch: false,
+        video_cover_timestamp_ms: 2500
+      })
+      expect(upload.sourceInfo).toEqual({ video_size: 4000, chunk_size: 4000, total_chunk_count: 1 })
+      expect(same(upload.received, video.bytes)).toBe(true)
+      expect(upload.postId).toMatch(/^\d{19}$/)
+      expect(result).toEqual({
+        platformPostId: upload.postId,
+        platformPostUrl: `https://www.tiktok.com/@${TikTokApiFake.username}/video/${upload.postId}`
+      })
+    }))
+
+  it.scopedLive("a file larger than the chunk size: floor(size/chunk) chunks, the remainder in the last (206, then 201)", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const size = 12 * mb + 123
+      const video = clip({ size })
+      yield* client.publish(tkRequest(fake.accessToken, "big", video.ref))
+      const upload = fake.uploads[0]!
+      expect(upload.sourceInfo).toEqual({ video_size: size, chunk_size: 5 * mb, total_chunk_count: 2 })
+      expect(upload.chunks).toEqual([`bytes 0-${5 * mb - 1}/${size}`, `bytes ${5 * mb}-${size - 1}/${size}`])
+      expect(same(upload.received, video.bytes)).toBe(true)
+      expect(TikTok.chunkPlan(3 * mb, 5 * mb)).toEqual({ chunkSize: 3 * mb, count: 1 })
+      expect(TikTok.chunkPlan(200 * mb, 1)).toEqual({ chunkSize: 5 * mb, count: 40 })
+    }))
+
+  it.scopedLive("creator settings win: disabled comments stay disabled; a privacy level the creator lacks is refused before init", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      fake.creator.comment_disabled = true
+      yield* client.publish(tkRequest(fake.accessToken, "a", clip().ref, { allowComments: true }))
+      expect(fake.uploads[0]!.postInfo["disable_comment"]).toBe(true)
+      const error = yield* Effect.flip(
+        client.publish(tkRequest(fake.accessToken, "b", clip().ref, { privacyLevel: "FOLLOWER_OF_CREATOR" }))
+      )
+      expect(error.kind).toBe("permanent")
+      expect(error.message).toContain("PUBLIC_TO_EVERYONE, MUTUAL_FOLLOW_FRIENDS, SELF_ONLY")
+      expect(fake.uploads).toHaveLength(1)
+    }))
+
+  it.scopedLive("a video longer than max_video_post_duration_sec is a media error before init", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      fake.creator.max_video_post_duration_sec = 60
+      const error = yield* Effect.flip(client.publish(tkRequest(fake.accessToken, "long", clip({ seconds: 90 }).ref)))
+      expect(error.kind).toBe("media")
+      expect(error.message).toContain("60 s")
+      expect(fake.uploads).toHaveLength(0)
+    }))
+
+  it.scopedLive("an unaudited app: the error says only SELF_ONLY posts are accepted; SELF_ONLY goes out with the profile URL", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      fake.unaudited = true
+      const error = yield* Effect.flip(client.publish(tkRequest(fake.accessToken, "public")))
+      expect(error.kind).toBe("permanent")
+      expect(error.message).toContain("SELF_ONLY")
+      const result = yield* client.publish(tkRequest(fake.accessToken, "private", clip().ref, { privacyLevel: "SELF_ONLY" }))
+      // Private posts have no public id: the publish id and the profile.
+      expect(result).toEqual({
+        platformPostId: fake.uploads[0]!.publishId,
+        platformPostUrl: `https://www.tiktok.com/@${TikTokApiFake.username}`
+      })
+    }))
+
+  it.scopedLive("errors: 401 auth (token scrubbed), 429 and spam caps rate_limit, internal_error transient, FAILED media", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const fail = (caption: string, token = fake.accessToken) => Effect.flip(client.publish(tkRequest(token, caption)))
+      const rate = yield* fail("x #fail-rate")
+      expect(rate.kind).toBe("rate_limit")
+      expect(rate.retryAfterSeconds).toBe(60)
+      expect((yield* fail("x #fail-spam")).kind).toBe("rate_limit")
+      expect((yield* fail("x #fail-500")).kind).toBe("transient")
+      const failed = yield* fail("x #fail-processing")
+      expect(failed.kind).toBe("media")
+      expect(failed.message).toContain("file_format_check_failed")
+      const bogus = "act.not-a-real-token-0123456789abcdef"
+      const auth = yield* fail("x", bogus)
+      expect(auth.kind).toBe("auth")
+      expectNoSecret(auth, bogus)
+    }))
+
+  it.scopedLive("no video: a media error before any request", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const image = media({ kind: "image", mimeType: "image/jpeg", bytes: new Uint8Array(10) })
+      const error = yield* Effect.flip(
+        client.publish(request({ platform: "tiktok", credentials: { access_token: fake.accessToken }, main: part("x", [image]) }))
+      )
+      expect(error.kind).toBe("media")
+      expect(fake.server.requests).toHaveLength(0)
+    }))
+})

@@ -1,0 +1,263 @@
+/**
+ * A TikTok fake on open.tiktokapis.com (reference §11, §13): Login Kit's `/v2/oauth/token/` (code with
+ * PKCE verifier, refresh) and `/v2/user/info/` (which refuses fields the granted scopes do not cover:
+ * `username` needs `user.info.profile`, as TikTok answers `scope_not_authorized`), and the Content
+ * Posting API: `creator_info/query`, `video/init` with `FILE_UPLOAD` checked against TikTok's chunk
+ * rules, `PUT {upload_url}` per chunk (206, then 201 when complete), and `status/fetch` answering
+ * PROCESSING_UPLOAD for `processingPolls` polls, then PUBLISH_COMPLETE with `publicaly_available_post_id`.
+ * Bodies are `{data, error:{code,message,log_id}}`.
+ *
+ * Injected by caption: `#fail-rate` 429 rate_limit_exceeded, `#fail-spam` spam_risk_too_many_posts,
+ * `#fail-500` internal_error, `#fail-processing` FAILED with file_format_check_failed. `unaudited` makes
+ * every non-SELF_ONLY init fail as TikTok does for unaudited apps; `creator` sets what creator_info says.
+ */
+import { createHash, randomBytes } from "node:crypto"
+import * as FakeServer from "./FakeServer.js"
+
+export const clientKey = "awfaketiktokclientkey"
+export const clientSecret = "tiktok-client-secret-0123456789"
+export const openId = "-000fakeOpenIdAbCdEf"
+export const username = "herald.tok"
+export const mb = 1024 * 1024
+
+export interface Creator {
+  privacy_level_options: Array<string>
+  comment_disabled: boolean
+  duet_disabled: boolean
+  stitch_disabled: boolean
+  max_video_post_duration_sec: number
+}
+
+export interface Upload {
+  readonly publishId: string
+  readonly postInfo: Record<string, unknown>
+  readonly sourceInfo: { video_size: number; chunk_size: number; total_chunk_count: number }
+  readonly chunks: Array<string>
+  received: Uint8Array
+  polls: number
+  /** The public post id: 19 digits, beyond a double's precision, sent as a bare JSON number as TikTok does. */
+  postId: string | undefined
+}
+
+export interface TikTokFake {
+  readonly server: FakeServer.FakeServer
+  readonly uploads: Array<Upload>
+  /** Access tokens issued, with the scopes granted. */
+  readonly tokens: Map<string, ReadonlyArray<string>>
+  /** Codes the authorize step would have issued, with their PKCE challenge and the scopes granted. */
+  readonly issueCode: (scopes: ReadonlyArray<string>, codeChallenge: string) => string
+  /** A token granted the publishing scopes, for tests that skip the connect. */
+  readonly accessToken: string
+  creator: Creator
+  unaudited: boolean
+  processingPolls: number
+}
+
+export const tiktokError = (status: number, code: string, message: string): FakeServer.Reply => ({
+  status,
+  body: { data: {}, error: { code, message, log_id: `2026112300${randomBytes(6).toString("hex")}` } }
+})
+
+const ok = (data: unknown): FakeServer.Reply => ({
+  status: 200,
+  body: { data, error: { code: "ok", message: "", log_id: `2026112300${randomBytes(6).toString("hex")}` } }
+})
+
+export const invalidToken = tiktokError(
+  401,
+  "access_token_invalid",
+  "The access token is invalid or not found in the request."
+)
+
+export const start = async (): Promise<TikTokFake> => {
+  const uploads: Array<Upload> = []
+  const tokens = new Map<string, ReadonlyArray<string>>()
+  const codes = new Map<string, { scopes: ReadonlyArray<string>; challenge: string }>()
+  const refreshTokens = new Map<string, ReadonlyArray<string>>()
+  let next = 7300000000000000000n
+
+  const issueTokens = (scopes: ReadonlyArray<string>) => {
+    const access = `act.${randomBytes(24).toString("hex")}`
+    const refresh = `rft.${randomBytes(24).toString("hex")}`
+    tokens.set(access, scopes)
+    refreshTokens.set(refresh, scopes)
+    return {
+      access_token: access,
+      expires_in: 86400,
+      open_id: openId,
+      refresh_token: refresh,
+      refresh_expires_in: 31536000,
+      scope: scopes.join(","),
+      token_type: "Bearer"
+    }
+  }
+
+  const handler = (request: FakeServer.Recorded): FakeServer.Reply => {
+    if (request.path === "/v2/oauth/token/" && request.method === "POST") {
+      const form = request.form
+      if (form?.get("client_key") !== clientKey || form.get("client_secret") !== clientSecret) {
+        return { status: 400, body: { error: "invalid_client", error_description: "Client key or secret is incorrect." } }
+      }
+      if (form.get("grant_type") === "refresh_token") {
+        const scopes = refreshTokens.get(String(form.get("refresh_token")))
+        if (scopes === undefined) {
+          return { status: 400, body: { error: "invalid_grant", error_description: "Refresh token is invalid or expired." } }
+        }
+        return { status: 200, body: issueTokens(scopes) }
+      }
+      const code = codes.get(String(form.get("code")))
+      const verifier = String(form.get("code_verifier") ?? "")
+      const challenge = createHash("sha256").update(verifier).digest("base64url")
+      if (code === undefined || code.challenge !== challenge) {
+        return { status: 400, body: { error: "invalid_grant", error_description: "Authorization code is expired." } }
+      }
+      codes.delete(String(form.get("code")))
+      return { status: 200, body: issueTokens(code.scopes) }
+    }
+
+    const token = /^Bearer (.+)$/.exec(request.headers.authorization ?? "")?.[1]
+    const upload = /^\/upload\/([^/]+)$/.exec(request.path)
+    if (upload !== null && request.method === "PUT") {
+      const target = uploads.find((u) => u.publishId === upload[1])
+      if (target === undefined) return tiktokError(404, "invalid_params", "Upload URL not found")
+      const range = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(request.headers["content-range"] ?? "")
+      if (range === null) return tiktokError(400, "invalid_params", "Content-Range is required")
+      const [first, last, total] = [Number(range[1]), Number(range[2]), Number(range[3])]
+      const { chunk_size, total_chunk_count, video_size } = target.sourceInfo
+      const index = target.chunks.length
+      const expectedLast = index === total_chunk_count - 1 ? video_size - 1 : first + chunk_size - 1
+      if (
+        total !== video_size || first !== target.received.length || first !== index * chunk_size ||
+        last !== expectedLast || request.body.length !== last - first + 1
+      ) {
+        return tiktokError(400, "invalid_file_upload", "The chunk does not match the declared chunk plan")
+      }
+      const out = new Uint8Array(target.received.length + request.body.length)
+      out.set(target.received)
+      out.set(request.body, target.received.length)
+      target.received = out
+      target.chunks.push(request.headers["content-range"]!)
+      return { status: target.received.length === video_size ? 201 : 206 }
+    }
+
+    if (token === undefined || !tokens.has(token)) return invalidToken
+    const scopes = tokens.get(token)!
+
+    if (request.path === "/v2/user/info/" && request.method === "GET") {
+      const fields = (request.query.get("fields") ?? "").split(",")
+      if (fields.includes("username") && !scopes.includes("user.info.profile")) {
+        return tiktokError(401, "scope_not_authorized", "The user did not authorize the scope required for completing this request.")
+      }
+      return ok({
+        user: {
+          open_id: openId,
+          union_id: "fake-union",
+          avatar_url: "https://p16-sign.tiktokcdn.com/avatar.jpeg",
+          display_name: "Herald Tok",
+          ...(fields.includes("username") ? { username } : {})
+        }
+      })
+    }
+
+    if (!scopes.includes("video.publish")) {
+      return tiktokError(401, "scope_not_authorized", "The user did not authorize the scope required for completing this request.")
+    }
+
+    if (request.path === "/v2/post/publish/creator_info/query/" && request.method === "POST") {
+      return ok({
+        creator_avatar_url: "https://p16-sign.tiktokcdn.com/avatar.jpeg",
+        creator_username: username,
+        creator_nickname: "Herald Tok",
+        ...fake.creator
+      })
+    }
+
+    if (request.path === "/v2/post/publish/video/init/" && request.method === "POST") {
+      const body = request.json as { post_info?: Record<string, unknown>; source_info?: Record<string, unknown> } | undefined
+      const postInfo = body?.post_info ?? {}
+      const sourceInfo = body?.source_info ?? {}
+      const title = typeof postInfo["title"] === "string" ? postInfo["title"] : ""
+      if (title.includes("#fail-rate")) return tiktokError(429, "rate_limit_exceeded", "API rate limit was exceeded.")
+      if (title.includes("#fail-spam")) {
+        return tiktokError(403, "spam_risk_too_many_posts", "The daily post cap from the API is reached for the current user.")
+      }
+      if (title.includes("#fail-500")) return tiktokError(500, "internal_error", "Something went wrong. Please try again later.")
+      const privacy = postInfo["privacy_level"]
+      if (fake.unaudited && privacy !== "SELF_ONLY") {
+        return tiktokError(
+          403,
+          "unaudited_client_can_only_post_to_private_accounts",
+          "Please review our integration guidelines at https://developers.tiktok.com/doc/content-sharing-guidelines/"
+        )
+      }
+      if (typeof privacy !== "string" || !fake.creator.privacy_level_options.includes(privacy)) {
+        return tiktokError(400, "privacy_level_option_mismatch", "privacy_level is not one of the creator's options.")
+      }
+      if (sourceInfo["source"] !== "FILE_UPLOAD") return tiktokError(400, "invalid_params", "source must be FILE_UPLOAD")
+      const size = Number(sourceInfo["video_size"])
+      const chunk = Number(sourceInfo["chunk_size"])
+      const count = Number(sourceInfo["total_chunk_count"])
+      const valid = count === 1
+        ? chunk === size && size <= 64 * mb
+        : size >= 5 * mb && chunk >= 5 * mb && chunk <= 64 * mb && count === Math.floor(size / chunk) &&
+          count <= 1000 && size - (count - 1) * chunk <= 128 * mb
+      if (!valid) return tiktokError(400, "invalid_params", "The chunk size or total chunk count is invalid.")
+      const publishId = `v_pub_file~v2-1.${++next}`
+      uploads.push({
+        publishId,
+        postInfo,
+        sourceInfo: { video_size: size, chunk_size: chunk, total_chunk_count: count },
+        chunks: [],
+        received: new Uint8Array(0),
+        polls: 0,
+        postId: undefined
+      })
+      return ok({ publish_id: publishId, upload_url: `${server.url}/upload/${encodeURIComponent(publishId)}` })
+    }
+
+    if (request.path === "/v2/post/publish/status/fetch/" && request.method === "POST") {
+      const id = (request.json as { publish_id?: string } | undefined)?.publish_id
+      const target = uploads.find((u) => u.publishId === id)
+      if (target === undefined) return tiktokError(400, "invalid_publish_id", "publish_id does not exist")
+      if (target.received.length < target.sourceInfo.video_size) return ok({ status: "PROCESSING_UPLOAD" })
+      if (target.polls++ < fake.processingPolls) return ok({ status: "PROCESSING_UPLOAD", uploaded_bytes: target.received.length })
+      const title = String(target.postInfo["title"] ?? "")
+      if (title.includes("#fail-processing")) return ok({ status: "FAILED", fail_reason: "file_format_check_failed" })
+      if (target.postId === undefined && target.postInfo["privacy_level"] === "PUBLIC_TO_EVERYONE") {
+        target.postId = String(++next)
+      }
+      return {
+        status: 200,
+        headers: { "content-type": "application/json; charset=UTF-8" },
+        body: `{"data":{"status":"PUBLISH_COMPLETE","publicaly_available_post_id":[${target.postId ?? ""}],` +
+          `"uploaded_bytes":${target.received.length}},"error":{"code":"ok","message":"","log_id":"2026112300abc"}}`
+      }
+    }
+
+    return tiktokError(404, "invalid_params", `Unknown path ${request.path}`)
+  }
+
+  const server = await FakeServer.start(handler)
+  const access = issueTokens(["user.info.basic", "user.info.profile", "video.publish", "video.upload"]).access_token
+  const fake: TikTokFake = {
+    server,
+    uploads,
+    tokens,
+    issueCode: (granted, codeChallenge) => {
+      const code = `code-${randomBytes(8).toString("hex")}`
+      codes.set(code, { scopes: granted, challenge: codeChallenge })
+      return code
+    },
+    accessToken: access,
+    creator: {
+      privacy_level_options: ["PUBLIC_TO_EVERYONE", "MUTUAL_FOLLOW_FRIENDS", "SELF_ONLY"],
+      comment_disabled: false,
+      duet_disabled: false,
+      stitch_disabled: false,
+      max_video_post_duration_sec: 600
+    },
+    unaudited: false,
+    processingPolls: 2
+  }
+  return fake
+}
