@@ -60,8 +60,12 @@ const emojis: Record<Tone, string> = {
 
 const sentences: Record<CaptionLength, number> = { short: 1, medium: 2, long: 3 }
 
+const stopWords = new Set([
+  "the", "and", "for", "with", "every", "our", "your", "from", "this", "that", "about", "into", "over", "new", "are", "was"
+])
+
 const hashtagsOf = (topic: string): string =>
-  [...new Set(topic.split(/[^\p{L}\p{N}]+/u).filter((w) => w.length > 2).slice(0, 3))]
+  [...new Set(topic.split(/[^\p{L}\p{N}]+/u).filter((w) => w.length > 2 && !stopWords.has(w.toLowerCase())).slice(0, 3))]
     .map((w) => `#${w[0]!.toUpperCase()}${w.slice(1).toLowerCase()}`)
     .join(" ")
 

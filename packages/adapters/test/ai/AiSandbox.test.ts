@@ -60,6 +60,9 @@ describe("sandbox AI", () => {
     for (const c of first) {
       expect(c).toContain("spring coffee menu")
       expect(c).toContain("#Spring #Coffee #Menu")
+    }
+    expect(AiSandbox.captions({ ...base, topic: "Fresh bread every morning at our bakery", count: 1 })[0]).toContain("#Fresh #Bread #Morning")
+    for (const c of first) {
       expect(c.startsWith("🎉")).toBe(true)
     }
     const plain = AiSandbox.captions({ ...base, length: "short", includeHashtags: false, includeEmojis: false, count: 1 })
