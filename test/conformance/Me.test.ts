@@ -81,7 +81,7 @@ describe("GET /me", () => {
     expect(days).toBeLessThanOrEqual(14)
     expect(me.usage).toEqual({
       accounts: { used: 0, limit: 5 },
-      ai_credits: { used: 0, limit: 25 },
+      ai_credits: { used: 0, limit: 25, remaining: 25 },
       storage: { used_bytes: 0, limit_bytes: null },
       seats: { used: 1, limit: 2 }
     })
@@ -104,7 +104,7 @@ describe("GET /me", () => {
     expect(me.organization.plan).toBe("growth")
     expect(me.subscription).toEqual({ status: "active", trial_ends_at: expect.any(String) })
     expect(me.usage.accounts).toEqual({ used: 2, limit: 10 })
-    expect(me.usage.ai_credits).toEqual({ used: 0, limit: 100 })
+    expect(me.usage.ai_credits).toEqual({ used: 0, limit: 100, remaining: 100 })
     expect(me.usage.seats).toEqual({ used: 1, limit: 3 })
     expect(me.posts.total).toBe(1)
     expect(me.posts.by_status.draft).toBe(1)

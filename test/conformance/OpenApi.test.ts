@@ -108,6 +108,43 @@ describe("OpenAPI document", () => {
       .not.toEqual([])
   })
 
+  it("describes the AI routes: request fields with their enums and bounds, 200/201 bodies, 402 insufficient_credits", () => {
+    const paths = doc.paths as Record<string, Record<string, { requestBody?: Json; responses: Record<string, Json>; summary?: string }>>
+    const requestOf = (path: string) => {
+      const op = paths[path]?.["post"]
+      expect(op, `POST ${path} is documented`).toBeDefined()
+      return (op!.requestBody as { content: Record<string, { schema: { required: Array<string>; properties: Record<string, { enum?: Array<string> } & Json> } }> })
+        .content["application/json"]!.schema
+    }
+    const caption = requestOf("/api/v1/ai/generate-caption")
+    expect(caption.required).toEqual(["topic"])
+    expect(caption.properties.topic).toMatchObject({ type: "string", maxLength: 1000 })
+    expect(caption.properties.tone.enum).toEqual(["professional", "casual", "witty", "enthusiastic", "urgent", "inspirational"])
+    expect(caption.properties.length.enum).toEqual(["short", "medium", "long"])
+    expect(JSON.stringify(caption.properties.count)).toContain("\"maximum\":5")
+    expect(Object.keys(caption.properties)).toEqual(
+      expect.arrayContaining(["platform", "include_hashtags", "include_emojis", "count"])
+    )
+    const image = requestOf("/api/v1/ai/generate-image")
+    expect(image.required).toEqual(["prompt"])
+    expect(image.properties.prompt).toMatchObject({ type: "string", maxLength: 2000 })
+    expect(image.properties.aspect_ratio.enum).toEqual(["1:1", "16:9", "9:16", "4:3", "3:4", "4:5", "5:4"])
+    expect(image.properties.model.enum).toEqual(["standard", "hd"])
+    const captionOp = paths["/api/v1/ai/generate-caption"]!["post"]!
+    const imageOp = paths["/api/v1/ai/generate-image"]!["post"]!
+    expect(Object.keys(captionOp.responses)).toEqual(expect.arrayContaining(["200", "400", "402", "403", "500"]))
+    expect(Object.keys(imageOp.responses)).toEqual(expect.arrayContaining(["201", "400", "402", "403", "500"]))
+    expect(captionOp.summary).toContain("insufficient_credits")
+    expect(imageOp.summary).toContain("prompt_rejected")
+    const schemas = (doc.components as { schemas: Record<string, { properties: Json }> }).schemas
+    expect(Object.keys(schemas["GeneratedCaptions"]!.properties)).toEqual(
+      expect.arrayContaining(["captions", "variants", "provider", "sandbox", "credits_charged", "credits"])
+    )
+    expect(Object.keys(schemas["GeneratedImage"]!.properties)).toEqual(
+      expect.arrayContaining(["id", "media_id", "status", "prompt", "aspect_ratio", "model", "credits_charged"])
+    )
+  })
+
   it("serves the interactive reference at /docs with no CDN", async () => {
     const res = await server.request("GET", "/docs", { key: null })
     expect(res.status).toBe(200)

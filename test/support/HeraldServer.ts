@@ -77,6 +77,8 @@ export interface StartOptions {
   readonly env?: Record<string, string>
   /** Runs on a fresh Postgres database instead of SQLite. */
   readonly postgres?: boolean
+  /** More `herald serve` arguments, e.g. `--sandbox`. */
+  readonly args?: ReadonlyArray<string>
 }
 
 const runCli = (args: ReadonlyArray<string>, env: Record<string, string> = {}): Promise<CliResult> =>
@@ -110,7 +112,7 @@ export const start = async (options: StartOptions = {}): Promise<HeraldServer> =
   const pg = options.postgres === true ? await Effect.runPromise(createFreshPgDatabase()) : undefined
   const storeArgs = ["--data-dir", dataDir, ...(pg === undefined ? [] : ["--database-url", pg.url])]
   const database = SqlDatabase.configFrom({ dataDir, databaseUrl: pg?.url })
-  const child = spawn(process.execPath, [bin, "serve", "--port", "0", ...storeArgs], {
+  const child = spawn(process.execPath, [bin, "serve", "--port", "0", ...(options.args ?? []), ...storeArgs], {
     cwd: root,
     env: { ...process.env, PORT: "", HERALD_DATA_DIR: "", HERALD_DATABASE_URL: "", ...options.env },
     stdio: ["ignore", "pipe", "pipe"]

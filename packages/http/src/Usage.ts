@@ -2,12 +2,13 @@
  * Quota usage an organization's `/me` reports. AI credits are a `UsageCounters` counter per
  * organization and calendar month (UTC); whoever spends credits increments the same counter.
  */
+import * as AiCredits from "@herald/core/AiCredits"
 import type { OrganizationId } from "@herald/core/Ids"
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
 import type * as Effect from "effect/Effect"
 
-export const aiCreditsKey = (organizationId: OrganizationId): string => `ai_credits:${organizationId}`
+export const aiCreditsKey = (organizationId: OrganizationId): string => AiCredits.counterKey(organizationId)
 
 /** The end of the calendar month (UTC) that contains `now`: the AI-credit window. */
 export const monthWindowEnd = (now: DateTime.Utc): DateTime.Utc => {

@@ -4,6 +4,7 @@
  * are exclusive and leased, so each destination is sent at most once per attempt.
  */
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as AiProviders from "@herald/adapters/ai/AiProviders"
 import * as NodeCrypto from "@herald/adapters/NodeCrypto"
 import * as NodeIdGenerator from "@herald/adapters/NodeIdGenerator"
 import * as ConnectionsConfig from "@herald/adapters/oauth/Config"
@@ -148,7 +149,9 @@ export const layerEngine = (options: { readonly sandbox: boolean; readonly worke
       Dispatcher.layerSignal,
       layerOAuthProviders,
       ConnectionsConfig.layerSettings(),
-      WebhooksHttp.layerServicesFromEnv
+      WebhooksHttp.layerServicesFromEnv,
+      // AI: the configured provider, else the sandbox under --sandbox, else 400 misconfig.
+      AiProviders.layerFromEnv({ sandbox: options.sandbox })
     )),
     Layer.merge(layerDispatchLag)
   )

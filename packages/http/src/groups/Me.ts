@@ -35,7 +35,9 @@ export const Me = Schema.Struct({
   subscription: Schema.Struct({ status: Schema.String, trial_ends_at: Schema.NullOr(Schema.String) }),
   usage: Schema.Struct({
     accounts: Quota,
-    ai_credits: Quota.annotations({ description: "This calendar month (UTC)" }),
+    ai_credits: Schema.Struct({ used: Schema.Int, limit: Schema.Int, remaining: Schema.Int }).annotations({
+      description: "This calendar month (UTC): used, the plan's limit, and what is left"
+    }),
     storage: Schema.Struct({ used_bytes: Schema.Int, limit_bytes: Schema.NullOr(Schema.Int) }),
     seats: Quota
   }),
@@ -100,7 +102,11 @@ export const me = Effect.gen(function*() {
     subscription: { status: organization.subscriptionStatus, trial_ends_at: iso(organization.trialEndsAt) },
     usage: {
       accounts: { used: accounts.length, limit: allowance.socialAccounts },
-      ai_credits: { used: aiCredits, limit: allowance.aiCreditsPerMonth },
+      ai_credits: {
+        used: aiCredits,
+        limit: allowance.aiCreditsPerMonth,
+        remaining: Math.max(0, allowance.aiCreditsPerMonth - aiCredits)
+      },
       storage: { used_bytes: usedBytes, limit_bytes: Option.isSome(storage) ? storage.value.limitBytes : null },
       seats: { used: users.length, limit: allowance.teamSeats }
     },
