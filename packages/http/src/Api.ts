@@ -9,6 +9,7 @@ import { ConnectionsGroup, OAuthCallbackGroup } from "./groups/Connections.js"
 import { HealthGroup } from "./groups/Health.js"
 import { MediaGroup, MediaUploadGroup } from "./groups/Media.js"
 import { MeGroup } from "./groups/Me.js"
+import { PlatformRulesGroup } from "./groups/PlatformRules.js"
 import { PostsGroup } from "./groups/Posts.js"
 import { RetryGroup } from "./groups/Retry.js"
 import { WebhooksGroup } from "./groups/Webhooks.js"
@@ -25,6 +26,7 @@ export class Api extends HttpApi.make("herald")
   .add(WebhooksGroup)
   .add(MediaGroup)
   .add(MediaUploadGroup)
+  .add(PlatformRulesGroup)
   .annotateContext(OpenApi.annotations({
     title: "Herald — Social Publishing Service API",
     version: "1.0.0",

@@ -25,6 +25,7 @@ import { ConnectionsLive, OAuthCallbackLive } from "./groups/Connections.js"
 import { HealthLive, StoreProbe } from "./groups/Health.js"
 import * as MediaHttp from "./groups/Media.js"
 import { MeLive } from "./groups/Me.js"
+import { PlatformRulesLive } from "./groups/PlatformRules.js"
 import { PostsLive } from "./groups/Posts.js"
 import { RetryLive } from "./groups/Retry.js"
 import { WebhooksLive } from "./groups/Webhooks.js"
@@ -37,7 +38,10 @@ export const docsPath = "/docs"
 /** Every group's handlers. */
 export const handlers = Layer.mergeAll(MeLive, AccountsLive, HealthLive, RetryLive, PostsLive, ConnectionsLive, OAuthCallbackLive, WebhooksLive, MediaHttp.MediaLive, MediaHttp.MediaUploadLive)
 
-export const ApiLive = HttpApiBuilder.api(Api).pipe(Layer.provide(handlers))
+/** Handlers added after the first ones (one `Layer.merge` each keeps additions apart). */
+export const moreHandlers = Layer.mergeAll(PlatformRulesLive)
+
+export const ApiLive = HttpApiBuilder.api(Api).pipe(Layer.provide(handlers), Layer.provide(moreHandlers))
 
 /** The HTTP application on an `HttpServer`; needs the stores, crypto, ids and rate limits. */
 export const app = HttpApiBuilder.serve().pipe(
