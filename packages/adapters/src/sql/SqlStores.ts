@@ -1,5 +1,6 @@
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { AccountStore } from "@herald/core/AccountStore"
+import type { AnalyticsStore } from "@herald/core/AnalyticsStore"
 import type { ApiKeyStore } from "@herald/core/ApiKeyStore"
 import type { DispatchStore } from "@herald/core/DispatchStore"
 import type { EventStore } from "@herald/core/EventStore"
@@ -12,6 +13,7 @@ import type { UsageCounters } from "@herald/core/UsageCounters"
 import type { WebhookStore } from "@herald/core/WebhookStore"
 import * as Layer from "effect/Layer"
 import * as SqlAccountStore from "./SqlAccountStore.js"
+import * as SqlAnalyticsStore from "./SqlAnalyticsStore.js"
 import * as SqlApiKeyStore from "./SqlApiKeyStore.js"
 import * as SqlDispatchStore from "./SqlDispatchStore.js"
 import * as SqlEventFanout from "./SqlEventFanout.js"
@@ -34,6 +36,7 @@ export type Stores =
   | WebhookStore
   | MediaStore
   | Transactor
+  | AnalyticsStore
 
 /**
  * Every core store over the given SQL client (SQLite or Postgres), plus the transactor that makes
@@ -50,5 +53,6 @@ export const layer: Layer.Layer<Stores, never, SqlClient.SqlClient | IdGenerator
   SqlUsageCounters.layer,
   SqlWebhookStore.layer,
   SqlMediaStore.layer,
-  SqlTransactor.layer
+  SqlTransactor.layer,
+  SqlAnalyticsStore.layer
 )
