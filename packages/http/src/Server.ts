@@ -21,6 +21,7 @@ import { createServer } from "node:http"
 import { Api } from "./Api.js"
 import * as Auth from "./Auth.js"
 import { AccountsLive } from "./groups/Accounts.js"
+import { AnalyticsLive } from "./groups/Analytics.js"
 import { ConnectionsLive, OAuthCallbackLive } from "./groups/Connections.js"
 import { HealthLive, StoreProbe } from "./groups/Health.js"
 import * as MediaHttp from "./groups/Media.js"
@@ -39,7 +40,7 @@ export const docsPath = "/docs"
 export const handlers = Layer.mergeAll(MeLive, AccountsLive, HealthLive, RetryLive, PostsLive, ConnectionsLive, OAuthCallbackLive, WebhooksLive, MediaHttp.MediaLive, MediaHttp.MediaUploadLive)
 
 /** Handlers added after the first ones (one `Layer.merge` each keeps additions apart). */
-export const moreHandlers = Layer.mergeAll(PlatformRulesLive)
+export const moreHandlers = Layer.mergeAll(PlatformRulesLive, AnalyticsLive)
 
 export const ApiLive = HttpApiBuilder.api(Api).pipe(Layer.provide(handlers), Layer.provide(moreHandlers))
 
