@@ -301,6 +301,16 @@ describe.each([
     expect((await summary(`?period=all&from=nonsense`)).period).toBe("all")
   })
 
+  it.skipIf(skip)("no plan gates analytics or the platform rules: the smallest plan (lite) gets both, never 402", async () => {
+    expect((await server.cli(["orgs", "set-plan", server.orgId, "lite"])).code).toBe(0)
+    try {
+      expect((await summary("?period=all")).posts.total).toBeGreaterThan(0)
+      expect((await server.request("GET", "/api/v1/platform-rules")).status).toBe(200)
+    } finally {
+      expect((await server.cli(["orgs", "set-plan", server.orgId, "trial"])).code).toBe(0)
+    }
+  })
+
   it.skipIf(skip)("needs the read scope; a restricted key counts only the posts it can see", async () => {
     const writeOnly = await server.createKey({ scopes: ["write"] })
     const refused = await server.request("GET", "/api/v1/analytics/summary", { key: writeOnly })
