@@ -67,14 +67,17 @@ export const make = Effect.gen(function*() {
    * all failed; else partially_failed.
    */
   const postsByStatus = (q: AnalyticsQuery) =>
-    sql`WITH stats AS (
-      SELECT post_id,
+    // Only the period's posts are read (posts_by_created), and only their destinations (destinations_by_post).
+    sql`WITH scoped AS (
+      SELECT p.id, p.is_draft FROM posts p WHERE ${postFilters(q)}
+    ), stats AS (
+      SELECT d.post_id,
         COUNT(*) AS n,
-        SUM(CASE WHEN status = 'queued' THEN 1 ELSE 0 END) AS queued,
-        SUM(CASE WHEN status = 'publishing' THEN 1 ELSE 0 END) AS publishing,
-        SUM(CASE WHEN status = 'published' THEN 1 ELSE 0 END) AS published,
-        SUM(CASE WHEN status = 'failed' THEN 1 ELSE 0 END) AS failed
-      FROM destinations WHERE organization_id = ${q.organizationId} GROUP BY post_id
+        SUM(CASE WHEN d.status = 'queued' THEN 1 ELSE 0 END) AS queued,
+        SUM(CASE WHEN d.status = 'publishing' THEN 1 ELSE 0 END) AS publishing,
+        SUM(CASE WHEN d.status = 'published' THEN 1 ELSE 0 END) AS published,
+        SUM(CASE WHEN d.status = 'failed' THEN 1 ELSE 0 END) AS failed
+      FROM destinations d JOIN scoped sp ON sp.id = d.post_id GROUP BY d.post_id
     ), derived AS (
       SELECT CASE
           WHEN p.is_draft = 1 THEN 'draft'
@@ -85,8 +88,7 @@ export const make = Effect.gen(function*() {
           WHEN s.failed = s.n THEN 'failed'
           ELSE 'partially_failed'
         END AS status
-      FROM posts p LEFT JOIN stats s ON s.post_id = p.id
-      WHERE ${postFilters(q)}
+      FROM scoped p LEFT JOIN stats s ON s.post_id = p.id
     )
     SELECT status, COUNT(*) AS count FROM derived GROUP BY status`.pipe(Effect.flatMap(decodeStatuses))
 
