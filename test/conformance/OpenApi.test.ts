@@ -145,6 +145,19 @@ describe("OpenAPI document", () => {
     )
   })
 
+  it("describes GET /platform-rules and GET /analytics/summary, with their real bodies", async () => {
+    const paths = doc.paths as Record<string, Record<string, { parameters?: ReadonlyArray<{ name: string }> }>>
+    expect(paths["/api/v1/platform-rules"]?.get).toBeDefined()
+    expect(paths["/api/v1/analytics/summary"]?.get?.parameters?.map((p) => p.name).sort()).toEqual(["from", "period", "to"])
+    await conforms("/api/v1/platform-rules", "/api/v1/platform-rules", 200)
+    await conforms("/api/v1/analytics/summary", "/api/v1/analytics/summary", 200)
+    await conforms("/api/v1/analytics/summary", "/api/v1/analytics/summary?period=custom&from=2026-01-01T00:00:00Z&to=2026-02-01T00:00:00Z", 200)
+    await conforms("/api/v1/analytics/summary", "/api/v1/analytics/summary?period=decade", 400)
+    await conforms("/api/v1/analytics/summary", "/api/v1/analytics/summary?period=custom", 400)
+    await conforms("/api/v1/platform-rules", "/api/v1/platform-rules", 403, { key: writeOnlyKey })
+    await conforms("/api/v1/analytics/summary", "/api/v1/analytics/summary", 403, { key: writeOnlyKey })
+  })
+
   it("serves the interactive reference at /docs with no CDN", async () => {
     const res = await server.request("GET", "/docs", { key: null })
     expect(res.status).toBe(200)

@@ -242,107 +242,145 @@ export const acceptedTypes: Readonly<Record<Platform, ReadonlyArray<MediaType>>>
   discord: all
 }
 
+/** Per-file caps by kind; a GIF takes the `gif` cap when given, else the `image` one. */
+export interface SizeCaps {
+  readonly image?: number
+  readonly gif?: number
+  readonly video?: number
+  readonly document?: number
+}
+
 /**
  * Per-file caps below Herald's own, where the reference states them. "MB" is read as MiB (lenient),
  * except Bluesky's image cap, which the reference gives in bytes.
  */
+export const platformSizeCaps: Readonly<Partial<Record<Platform, SizeCaps>>> = {
+  x: { image: 5 * MiB, gif: 15 * MiB, video: 512 * MiB },
+  bluesky: { image: 1_000_000, video: 100 * MiB },
+  instagram: { image: 8 * MiB, video: 300 * MiB },
+  threads: { image: 8 * MiB },
+  // Uploaded photos 10 MB, any other uploaded file 50 MB (the Bot API's multipart cap).
+  telegram: { image: 10 * MiB, gif: 50 * MiB, video: 50 * MiB, document: 50 * MiB },
+  discord: { image: 10 * MiB, video: 10 * MiB, document: 10 * MiB }
+}
+
 export const platformMaxBytes = (platform: Platform, medium: PostMedium): number | undefined => {
-  const gif = normalizeMimeType(medium.mimeType) === "image/gif"
-  switch (platform) {
-    case "x":
-      return medium.kind === "video" ? 512 * MiB : gif ? 15 * MiB : medium.kind === "image" ? 5 * MiB : undefined
-    case "bluesky":
-      return medium.kind === "image" ? 1_000_000 : medium.kind === "video" ? 100 * MiB : undefined
-    case "instagram":
-      return medium.kind === "image" ? 8 * MiB : medium.kind === "video" ? 300 * MiB : undefined
-    case "threads":
-      return medium.kind === "image" ? 8 * MiB : undefined
-    case "telegram":
-      // Uploaded photos 10 MB, any other uploaded file 50 MB (the Bot API's multipart cap).
-      return medium.kind === "image" && !gif ? 10 * MiB : 50 * MiB
-    case "discord":
-      return 10 * MiB
-    default:
-      return undefined
-  }
+  const caps = platformSizeCaps[platform]
+  if (caps === undefined) return undefined
+  return normalizeMimeType(medium.mimeType) === "image/gif" ? caps.gif ?? caps.image : caps[medium.kind]
 }
 
 /** Instagram's `contentType`, defaulting as the spec says: `Reels` for one video, else `Post`. */
 export const instagramContentType = (contentType: string | undefined, media: ReadonlyArray<PostMedium>): string =>
   contentType ?? (media.length === 1 && media[0]!.kind === "video" ? "Reels" : "Post")
 
-/** Counting and mixing rules, as messages. */
+/** Media that must be a post's only medium. */
+export type AloneKind = "video" | "gif" | "document"
+
+/** How many media of a content type a post takes (`video`: exactly one video). */
+export interface ContentTypeMedia {
+  readonly maxItems: number
+  readonly video?: true
+}
+
+/**
+ * What one post on a platform may carry, as data: `postMediaIssues` interprets it and
+ * GET /platform-rules publishes it. Checks run in this order and stop at the first problem: required
+ * media (none given), the content type's own rule, documents apart, kinds alone, images, items.
+ */
+export interface MediaStructure {
+  /** What a published post must carry (`draft` requires nothing). */
+  readonly required?: { readonly media: "any" | "video"; readonly description: string }
+  /** Kinds that must be the post's only medium, checked in this order. */
+  readonly alone: ReadonlyArray<AloneKind>
+  readonly maxImages?: number
+  /** Most media in one post (a carousel, or exactly one). */
+  readonly maxItems?: number
+  /** Documents may be grouped together but not with photos or videos. */
+  readonly documentsApart?: boolean
+  /** Per `contentType` rules, replacing `maxItems` (the type defaults by `instagramContentType`). */
+  readonly contentTypes?: Readonly<Record<string, ContentTypeMedia>>
+}
+
+/** The platform reference's counts and mixing rules (§ Limits of each platform). */
+export const mediaStructure: Readonly<Record<Platform, MediaStructure>> = {
+  x: { alone: ["video", "gif"], maxImages: 4 },
+  bluesky: { alone: ["video"], maxImages: 4 },
+  instagram: {
+    required: { media: "any", description: "media: an image or a video" },
+    alone: [],
+    maxItems: 10,
+    contentTypes: {
+      Post: { maxItems: 10 },
+      Reels: { maxItems: 1, video: true },
+      Story: { maxItems: 1 },
+      "Trial Reel": { maxItems: 1, video: true }
+    }
+  },
+  threads: { alone: [], maxItems: 20 },
+  facebook: { alone: ["video"] },
+  linkedin: { alone: ["document", "video"], maxImages: 20 },
+  tiktok: { required: { media: "video", description: "one video" }, alone: [], maxItems: 1 },
+  youtube: { required: { media: "video", description: "one video" }, alone: [], maxItems: 1 },
+  pinterest: { required: { media: "any", description: "an image or a video" }, alone: ["video"], maxImages: 5 },
+  telegram: { alone: [], documentsApart: true },
+  discord: { alone: [] }
+}
+
+const aloneNames: Readonly<Record<AloneKind, string>> = { video: "a video", gif: "a GIF", document: "a PDF document" }
+
+/** Counting and mixing rules, as messages (at most one per platform). */
 const structureProblems = (
   platform: Platform,
   contentType: string | undefined,
   media: ReadonlyArray<PostMedium>,
   mode: CheckMode
 ): ReadonlyArray<string> => {
-  const problems: Array<string> = []
+  const rules = mediaStructure[platform]
   const count = media.length
-  const videos = media.filter((m) => m.kind === "video").length
-  const documents = media.filter((m) => m.kind === "document").length
-  const gifs = media.filter((m) => normalizeMimeType(m.mimeType) === "image/gif").length
-  const images = media.filter((m) => m.kind === "image").length
-  const required = mode === "publish"
-  switch (platform) {
-    case "x":
-      if (videos + gifs > 0 && count > 1) {
-        problems.push("x: a video or a GIF must be the post's only medium (up to 4 images, or 1 video, or 1 GIF)")
-      } else if (images > 4) problems.push(`x: at most 4 images per post (${images} given)`)
-      break
-    case "bluesky":
-      if (videos > 0 && count > 1) {
-        problems.push("bluesky: a video must be the post's only medium (up to 4 images, or 1 video)")
-      } else if (images > 4) problems.push(`bluesky: at most 4 images per post (${images} given)`)
-      break
-    case "instagram": {
-      if (count === 0) {
-        if (required) problems.push("instagram requires media: an image or a video")
-        break
-      }
-      const type = instagramContentType(contentType, media)
-      if (type === "Reels" || type === "Trial Reel") {
-        if (count !== 1 || videos !== 1) problems.push(`instagram: a ${type} post takes exactly one video`)
-      } else if (type === "Story") {
-        if (count > 1) problems.push("instagram: a Story takes exactly one image or video")
-      } else if (count > 10) {
-        problems.push(`instagram: a carousel takes at most 10 items (${count} given)`)
-      }
-      break
-    }
-    case "threads":
-      if (count > 20) problems.push(`threads: a carousel takes at most 20 items (${count} given)`)
-      break
-    case "facebook":
-      if (videos > 0 && count > 1) problems.push("facebook: a video must be the post's only medium")
-      break
-    case "linkedin":
-      if (documents > 0 && count > 1) problems.push("linkedin: a PDF document must be the post's only medium")
-      else if (videos > 0 && count > 1) problems.push("linkedin: a video must be the post's only medium")
-      else if (images > 20) problems.push(`linkedin: at most 20 images per post (${images} given)`)
-      break
-    case "tiktok":
-    case "youtube":
-      if (count === 0) {
-        if (required) problems.push(`${platform} requires one video`)
-      } else if (count > 1) problems.push(`${platform}: a post takes exactly one video (${count} media given)`)
-      break
-    case "pinterest":
-      if (count === 0) {
-        if (required) problems.push("pinterest requires an image or a video")
-      } else if (videos > 0 && count > 1) problems.push("pinterest: a video must be the Pin's only medium")
-      else if (images > 5) problems.push(`pinterest: at most 5 images per Pin (${images} given)`)
-      break
-    case "telegram":
-      if (count > 1 && documents > 0 && documents < count) {
-        problems.push("telegram: documents cannot be grouped with photos or videos in one post")
-      }
-      break
-    case "discord":
-      break
+  const counts: Readonly<Record<AloneKind | "image", number>> = {
+    video: media.filter((m) => m.kind === "video").length,
+    document: media.filter((m) => m.kind === "document").length,
+    gif: media.filter((m) => normalizeMimeType(m.mimeType) === "image/gif").length,
+    image: media.filter((m) => m.kind === "image").length
   }
-  return problems
+  if (count === 0) {
+    return rules.required !== undefined && mode === "publish"
+      ? [`${platform} requires ${rules.required.description}`]
+      : []
+  }
+  if (rules.contentTypes !== undefined) {
+    const type = instagramContentType(contentType, media)
+    const rule = rules.contentTypes[type]
+    if (rule !== undefined) {
+      if (rule.video === true) {
+        return count !== 1 || counts.video !== 1 ? [`${platform}: a ${type} post takes exactly one video`] : []
+      }
+      if (rule.maxItems === 1) return count > 1 ? [`${platform}: a ${type} takes exactly one image or video`] : []
+      return count > rule.maxItems
+        ? [`${platform}: a carousel takes at most ${rule.maxItems} items (${count} given)`]
+        : []
+    }
+  }
+  if (rules.documentsApart === true && count > 1 && counts.document > 0 && counts.document < count) {
+    return [`${platform}: documents cannot be grouped with photos or videos in one post`]
+  }
+  for (const kind of rules.alone) {
+    if (counts[kind] > 0 && count > 1) return [`${platform}: ${aloneNames[kind]} must be the post's only medium`]
+  }
+  if (rules.maxImages !== undefined && counts.image > rules.maxImages) {
+    return [`${platform}: at most ${rules.maxImages} images per post (${counts.image} given)`]
+  }
+  if (rules.maxItems !== undefined && count > rules.maxItems) {
+    return [
+      rules.maxItems === 1
+        ? `${platform}: a post takes exactly one ${
+          rules.required?.media === "video" ? "video" : "medium"
+        } (${count} media given)`
+        : `${platform}: a carousel takes at most ${rules.maxItems} items (${count} given)`
+    ]
+  }
+  return []
 }
 
 /**

@@ -103,6 +103,8 @@ export interface TextLimit {
   /** What is counted, for the error's details. */
   readonly unit: "characters" | "weighted_characters" | "graphemes" | "bytes" | "utf16_units"
   readonly count: (text: string) => number
+  /** How the platform counts, in words, where `unit` alone does not say it (GET /platform-rules). */
+  readonly description?: string
 }
 
 const characters = (limit: number): TextLimit => ({ limit, unit: "characters", count: codePoints })
@@ -113,23 +115,54 @@ const characters = (limit: number): TextLimit => ({ limit, unit: "characters", c
  * description 5000 bytes, pinterest 500). Telegram with media is a caption: see `textLimits`.
  */
 export const captionLimits: Record<Platform, TextLimit> = {
-  x: { limit: 280, unit: "weighted_characters", count: xWeightedLength },
-  bluesky: { limit: 300, unit: "graphemes", count: graphemes },
+  x: {
+    limit: 280,
+    unit: "weighted_characters",
+    count: xWeightedLength,
+    description: "twitter-text weighting: every URL counts 23, an emoji 2, CJK and most non-Latin characters 2, " +
+      "Latin characters and general punctuation 1 (text NFC-normalized)"
+  },
+  bluesky: {
+    limit: 300,
+    unit: "graphemes",
+    count: graphemes,
+    description: "Characters as people see them (extended grapheme clusters)"
+  },
   instagram: characters(2200),
   tiktok: characters(150),
-  threads: { limit: 500, unit: "characters", count: threadsLength },
+  threads: {
+    limit: 500,
+    unit: "characters",
+    count: threadsLength,
+    description: "Unicode characters, except that an emoji counts its UTF-8 bytes"
+  },
   linkedin: characters(3000),
-  youtube: { limit: 5000, unit: "bytes", count: utf8Bytes },
-  telegram: { limit: 4096, unit: "utf16_units", count: utf16Units },
+  youtube: { limit: 5000, unit: "bytes", count: utf8Bytes, description: "UTF-8 bytes of the description" },
+  telegram: {
+    limit: 4096,
+    unit: "utf16_units",
+    count: utf16Units,
+    description: "UTF-16 code units of a text message"
+  },
   discord: characters(2000),
   facebook: characters(63206),
   pinterest: characters(500)
 }
 
-export const telegramCaptionLimit: TextLimit = { limit: 1024, unit: "utf16_units", count: utf16Units }
+export const telegramCaptionLimit: TextLimit = {
+  limit: 1024,
+  unit: "utf16_units",
+  count: utf16Units,
+  description: "UTF-16 code units of a media caption"
+}
 
 /** Bluesky also caps a post's text at 3000 UTF-8 bytes, beside its 300 graphemes. */
-export const blueskyByteLimit: TextLimit = { limit: 3000, unit: "bytes", count: utf8Bytes }
+export const blueskyByteLimit: TextLimit = {
+  limit: 3000,
+  unit: "bytes",
+  count: utf8Bytes,
+  description: "UTF-8 bytes of the post's text"
+}
 
 /** Every limit the text of one post on `platform` must meet. */
 export const textLimits = (platform: Platform, hasMedia: boolean): ReadonlyArray<TextLimit> => {
@@ -161,12 +194,25 @@ export interface Issue {
 
 type SettingRule = (value: unknown) => string | undefined
 
-const oneOf = (...values: ReadonlyArray<string>): SettingRule => (value) =>
-  typeof value === "string" && values.includes(value) ? undefined : `Expected one of ${values.join(", ")}`
+/**
+ * What one setting of `platform_content[platform].settings` takes, as data: the validator interprets
+ * it (`settingRule`) and GET /platform-rules publishes it, so the two cannot disagree.
+ */
+export type SettingType =
+  | { readonly type: "enum"; readonly values: ReadonlyArray<string> }
+  | { readonly type: "boolean" }
+  | { readonly type: "string"; readonly maxLength?: number; readonly forbiddenCharacters?: ReadonlyArray<string> }
+  | { readonly type: "integer"; readonly minimum: number; readonly unit: string }
+  | { readonly type: "string_array" }
+  | { readonly type: "url" }
 
-const boolean: SettingRule = (value) => (typeof value === "boolean" ? undefined : "Expected a boolean")
-
-const string: SettingRule = (value) => (typeof value === "string" ? undefined : "Expected a string")
+export type SettingSpec = SettingType & {
+  /** Required when the platform is targeted and the post is not a draft. */
+  readonly required?: boolean
+  /** What the platform uses when the setting is absent (informative; the client applies it). */
+  readonly default?: string | number | boolean
+  readonly description?: string
+}
 
 const maxChars = (max: number): SettingRule => (value) =>
   typeof value !== "string"
@@ -174,14 +220,6 @@ const maxChars = (max: number): SettingRule => (value) =>
     : codePoints(value) > max
     ? `At most ${max} characters (${codePoints(value)} given)`
     : undefined
-
-const nonNegativeInt: SettingRule = (value) =>
-  typeof value === "number" && Number.isInteger(value) && value >= 0
-    ? undefined
-    : "Expected a non-negative integer (milliseconds)"
-
-const stringArray: SettingRule = (value) =>
-  Array.isArray(value) && value.every((v) => typeof v === "string") ? undefined : "Expected an array of strings"
 
 const httpUrl: SettingRule = (value) => {
   if (typeof value !== "string") return "Expected a URL"
@@ -193,37 +231,94 @@ const httpUrl: SettingRule = (value) => {
   }
 }
 
-const noAngleBrackets = (rule: SettingRule): SettingRule => (value) =>
-  rule(value) ?? (typeof value === "string" && /[<>]/.test(value) ? "Must not contain < or >" : undefined)
+/** The check a setting's spec describes; `undefined` when the value is acceptable. */
+export const settingRule = (spec: SettingType): SettingRule => {
+  switch (spec.type) {
+    case "enum":
+      return (value) =>
+        typeof value === "string" && spec.values.includes(value) ? undefined : `Expected one of ${spec.values.join(", ")}`
+    case "boolean":
+      return (value) => (typeof value === "boolean" ? undefined : "Expected a boolean")
+    case "string": {
+      const base: SettingRule = spec.maxLength === undefined
+        ? (value) => (typeof value === "string" ? undefined : "Expected a string")
+        : maxChars(spec.maxLength)
+      const forbidden = spec.forbiddenCharacters ?? []
+      return (value) =>
+        base(value) ?? (typeof value === "string" && forbidden.some((c) => value.includes(c))
+          ? `Must not contain ${forbidden.join(" or ")}`
+          : undefined)
+    }
+    case "integer":
+      return (value) =>
+        typeof value === "number" && Number.isInteger(value) && value >= spec.minimum
+          ? undefined
+          : spec.minimum === 0
+          ? `Expected a non-negative integer (${spec.unit})`
+          : `Expected an integer of at least ${spec.minimum} (${spec.unit})`
+    case "string_array":
+      return (value) =>
+        Array.isArray(value) && value.every((v) => typeof v === "string") ? undefined : "Expected an array of strings"
+    case "url":
+      return httpUrl
+  }
+}
+
+const firstComment: SettingSpec = { type: "string", description: "Posted as the first comment (or reply) after publishing" }
 
 /**
  * The settings of the spec's platform_content table, by platform. Keys not listed are passed to the
- * platform client as given (e.g. bluesky `langs`).
+ * platform client as given (e.g. bluesky `langs`). A platform supports a first comment exactly when
+ * it lists `firstComment`.
  */
-export const settingRules: Partial<Record<Platform, Readonly<Record<string, SettingRule>>>> = {
-  instagram: { altText: maxChars(100), firstComment: string },
+export const settingSpecs: Readonly<Record<Platform, Readonly<Record<string, SettingSpec>>>> = {
+  instagram: { altText: { type: "string", maxLength: 100 }, firstComment },
   tiktok: {
-    privacyLevel: oneOf("PUBLIC_TO_EVERYONE", "MUTUAL_FOLLOW_FRIENDS", "FOLLOWER_OF_CREATOR", "SELF_ONLY"),
-    allowComments: boolean,
-    allowDuet: boolean,
-    allowStitch: boolean,
-    videoCoverTimestamp: nonNegativeInt
+    privacyLevel: {
+      type: "enum",
+      values: ["PUBLIC_TO_EVERYONE", "MUTUAL_FOLLOW_FRIENDS", "FOLLOWER_OF_CREATOR", "SELF_ONLY"]
+    },
+    allowComments: { type: "boolean" },
+    allowDuet: { type: "boolean" },
+    allowStitch: { type: "boolean" },
+    videoCoverTimestamp: { type: "integer", minimum: 0, unit: "milliseconds", default: 1000 }
   },
   youtube: {
-    title: noAngleBrackets(maxChars(100)),
-    privacyStatus: oneOf("public", "unlisted", "private"),
-    tags: stringArray,
-    categoryId: string,
-    madeForKids: boolean
+    title: { type: "string", maxLength: 100, forbiddenCharacters: ["<", ">"], required: true },
+    privacyStatus: { type: "enum", values: ["public", "unlisted", "private"] },
+    tags: { type: "string_array" },
+    categoryId: { type: "string" },
+    madeForKids: { type: "boolean" }
   },
-  linkedin: { visibility: oneOf("PUBLIC", "CONNECTIONS", "LOGGED_IN_MEMBERS"), firstComment: string },
-  x: { replySettings: oneOf("everyone", "following", "mentionedUsers"), mediaAltText: maxChars(1000), firstComment: string },
-  facebook: { videoType: oneOf("reel", "video"), link: httpUrl, firstComment: string },
-  threads: { replyControl: oneOf("everyone", "following", "mentioned"), firstComment: string },
-  bluesky: { firstComment: string },
-  telegram: { firstComment: string },
-  discord: { firstComment: string }
+  linkedin: { visibility: { type: "enum", values: ["PUBLIC", "CONNECTIONS", "LOGGED_IN_MEMBERS"] }, firstComment },
+  x: {
+    replySettings: { type: "enum", values: ["everyone", "following", "mentionedUsers"] },
+    mediaAltText: { type: "string", maxLength: 1000 },
+    firstComment: { ...firstComment, description: "Posted as a reply after publishing" }
+  },
+  facebook: {
+    videoType: { type: "enum", values: ["reel", "video"], default: "reel" },
+    link: { type: "url", description: "URL for the link preview" },
+    firstComment
+  },
+  threads: { replyControl: { type: "enum", values: ["everyone", "following", "mentioned"] }, firstComment },
+  bluesky: { firstComment },
+  telegram: { firstComment },
+  discord: { firstComment },
+  pinterest: {}
 }
+
+/** The checks of `settingSpecs`, by platform and key. */
+export const settingRules: Partial<Record<Platform, Readonly<Record<string, SettingRule>>>> = Object.fromEntries(
+  Object.entries(settingSpecs).map(([platform, specs]) => [
+    platform,
+    Object.fromEntries(Object.entries(specs).map(([key, spec]) => [key, settingRule(spec)]))
+  ])
+)
+
+/** Settings a targeted platform requires before publishing, as `[key, spec]`. */
+export const requiredSettings = (platform: Platform): ReadonlyArray<readonly [string, SettingSpec]> =>
+  Object.entries(settingSpecs[platform]).filter(([, spec]) => spec.required === true)
 
 /** `contentType` values where the spec lists them. */
 export const contentTypes: Partial<Record<Platform, ReadonlyArray<string>>> = {
@@ -304,13 +399,21 @@ export const check = (input: ContentInput): Effect.Effect<void, DomainError> => 
   }
   const targeted = [...new Set(input.platforms)]
   if (input.mode === "publish") {
-    if (targeted.includes("youtube")) {
-      const title = input.platformContent.youtube?.settings?.["title"]
-      if (typeof title !== "string" || title.trim() === "") {
-        issues.push({
-          path: "platform_content.youtube.settings.title",
-          message: "YouTube requires a title (at most 100 characters)"
-        })
+    for (const platform of targeted) {
+      for (const [key, spec] of requiredSettings(platform)) {
+        const value = input.platformContent[platform]?.settings?.[key]
+        const missing = spec.type === "string"
+          ? typeof value !== "string" || value.trim() === ""
+          : value === undefined || value === null
+        if (missing) {
+          const bound = spec.type === "string" && spec.maxLength !== undefined
+            ? ` (at most ${spec.maxLength} characters)`
+            : ""
+          issues.push({
+            path: `platform_content.${platform}.settings.${key}`,
+            message: `${platform} requires settings.${key}${bound}`
+          })
+        }
       }
     }
     for (const platform of targeted) {

@@ -225,3 +225,12 @@ describe("settings", () => {
     expect(error.details?.validation_errors).toHaveLength(2)
   })
 })
+
+describe("one source of truth with the media table", () => {
+  it("instagram's content types are those the media rules know", async () => {
+    const MediaRules = await import("@herald/core/MediaRules")
+    for (const [platform, types] of Object.entries(PlatformRules.contentTypes)) {
+      expect(Object.keys(MediaRules.mediaStructure[platform as Platform].contentTypes ?? {}).sort()).toEqual([...types!].sort())
+    }
+  })
+})

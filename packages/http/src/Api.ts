@@ -6,10 +6,12 @@ import * as HttpApi from "@effect/platform/HttpApi"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { AccountsGroup } from "./groups/Accounts.js"
 import { AiGroup } from "./groups/Ai.js"
+import { AnalyticsGroup } from "./groups/Analytics.js"
 import { ConnectionsGroup, OAuthCallbackGroup } from "./groups/Connections.js"
 import { HealthGroup } from "./groups/Health.js"
 import { MediaGroup, MediaUploadGroup } from "./groups/Media.js"
 import { MeGroup } from "./groups/Me.js"
+import { PlatformRulesGroup } from "./groups/PlatformRules.js"
 import { PostsGroup } from "./groups/Posts.js"
 import { RetryGroup } from "./groups/Retry.js"
 import { WebhooksGroup } from "./groups/Webhooks.js"
@@ -27,6 +29,8 @@ export class Api extends HttpApi.make("herald")
   .add(MediaGroup)
   .add(MediaUploadGroup)
   .add(AiGroup)
+  .add(PlatformRulesGroup)
+  .add(AnalyticsGroup)
   .annotateContext(OpenApi.annotations({
     title: "Herald — Social Publishing Service API",
     version: "1.0.0",

@@ -22,10 +22,12 @@ import { Api } from "./Api.js"
 import * as Auth from "./Auth.js"
 import { AccountsLive } from "./groups/Accounts.js"
 import { AiLive } from "./groups/Ai.js"
+import { AnalyticsLive } from "./groups/Analytics.js"
 import { ConnectionsLive, OAuthCallbackLive } from "./groups/Connections.js"
 import { HealthLive, StoreProbe } from "./groups/Health.js"
 import * as MediaHttp from "./groups/Media.js"
 import { MeLive } from "./groups/Me.js"
+import { PlatformRulesLive } from "./groups/PlatformRules.js"
 import { PostsLive } from "./groups/Posts.js"
 import { RetryLive } from "./groups/Retry.js"
 import { WebhooksLive } from "./groups/Webhooks.js"
@@ -38,7 +40,10 @@ export const docsPath = "/docs"
 /** Every group's handlers. */
 export const handlers = Layer.mergeAll(MeLive, AccountsLive, HealthLive, RetryLive, PostsLive, ConnectionsLive, OAuthCallbackLive, WebhooksLive, MediaHttp.MediaLive, MediaHttp.MediaUploadLive, AiLive)
 
-export const ApiLive = HttpApiBuilder.api(Api).pipe(Layer.provide(handlers))
+/** Handlers added after the first ones (one `Layer.merge` each keeps additions apart). */
+export const moreHandlers = Layer.mergeAll(PlatformRulesLive, AnalyticsLive)
+
+export const ApiLive = HttpApiBuilder.api(Api).pipe(Layer.provide(handlers), Layer.provide(moreHandlers))
 
 /** The HTTP application on an `HttpServer`; needs the stores, crypto, ids and rate limits. */
 export const app = HttpApiBuilder.serve().pipe(

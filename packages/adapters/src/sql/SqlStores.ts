@@ -1,6 +1,7 @@
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { AiCreditLedger } from "@herald/core/AiCredits"
 import type { AccountStore } from "@herald/core/AccountStore"
+import type { AnalyticsStore } from "@herald/core/AnalyticsStore"
 import type { ApiKeyStore } from "@herald/core/ApiKeyStore"
 import type { DispatchStore } from "@herald/core/DispatchStore"
 import type { EventStore } from "@herald/core/EventStore"
@@ -14,6 +15,7 @@ import type { WebhookStore } from "@herald/core/WebhookStore"
 import * as Layer from "effect/Layer"
 import * as SqlAccountStore from "./SqlAccountStore.js"
 import * as SqlAiCreditLedger from "./SqlAiCreditLedger.js"
+import * as SqlAnalyticsStore from "./SqlAnalyticsStore.js"
 import * as SqlApiKeyStore from "./SqlApiKeyStore.js"
 import * as SqlDispatchStore from "./SqlDispatchStore.js"
 import * as SqlEventFanout from "./SqlEventFanout.js"
@@ -37,6 +39,7 @@ export type Stores =
   | MediaStore
   | Transactor
   | AiCreditLedger
+  | AnalyticsStore
 
 /**
  * Every core store over the given SQL client (SQLite or Postgres), plus the transactor that makes
@@ -54,5 +57,6 @@ export const layer: Layer.Layer<Stores, never, SqlClient.SqlClient | IdGenerator
   SqlWebhookStore.layer,
   SqlMediaStore.layer,
   SqlTransactor.layer,
-  SqlAiCreditLedger.layer
+  SqlAiCreditLedger.layer,
+  SqlAnalyticsStore.layer
 )

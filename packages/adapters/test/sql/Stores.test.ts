@@ -10,6 +10,7 @@ import { randomUUID } from "node:crypto"
 import * as SqlDatabase from "../../src/sql/SqlDatabase.js"
 import * as SqlStores from "../../src/sql/SqlStores.js"
 import { accountStoreContract } from "../contract/AccountStore.contract.js"
+import { analyticsStoreContract } from "../contract/AnalyticsStore.contract.js"
 import { apiKeyStoreContract } from "../contract/ApiKeyStore.contract.js"
 import { dispatchStoreContract } from "../contract/DispatchStore.contract.js"
 import { eventStoreContract } from "../contract/EventStore.contract.js"
@@ -41,6 +42,7 @@ for (const db of await databasesUnderTest()) {
     accountStoreContract(layer)
     eventStoreContract(layer)
     postStoreContract(layer)
+    analyticsStoreContract(layer)
     transactorContract(layer)
     const concurrent = db.label === "postgres" ? storesOn(widePostgres) : layer
     usageCountersContract(concurrent)

@@ -1,0 +1,120 @@
+/**
+ * The analytics aggregates in two grouped queries: posts by derived status, and destinations by
+ * platform and status with the sums of their synced metrics (stored as JSON in `metrics`).
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import type * as Statement from "@effect/sql/Statement"
+import { AnalyticsStore, metricNames } from "@herald/core/AnalyticsStore"
+import type { AnalyticsQuery, MetricName } from "@herald/core/AnalyticsStore"
+import { DestinationStatus } from "@herald/core/Destination"
+import { Platform } from "@herald/core/Platform"
+import { PostStatus } from "@herald/core/Post"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import { DbNumber, orPersistence } from "./internal/Rows.js"
+
+const StatusRow = Schema.Struct({ status: PostStatus, count: DbNumber })
+
+const GroupRow = Schema.Struct({
+  platform: Platform,
+  status: DestinationStatus,
+  count: DbNumber,
+  ...Object.fromEntries(metricNames.map((m) => [m, Schema.NullOr(DbNumber)])) as Record<
+    MetricName,
+    Schema.NullOr<typeof DbNumber>
+  >
+})
+
+export const make = Effect.gen(function*() {
+  const sql = (yield* SqlClient.SqlClient).withoutTransforms()
+  const decodeStatuses = Schema.decodeUnknown(Schema.Array(StatusRow))
+  const decodeGroups = Schema.decodeUnknown(Schema.Array(GroupRow))
+
+  /** The posts of the query, as conditions on the alias `p`. */
+  const postFilters = (q: AnalyticsQuery): Statement.Fragment => {
+    const filters: Array<Statement.Fragment> = [sql`p.organization_id = ${q.organizationId}`]
+    if (q.from !== undefined) filters.push(sql`p.created_at >= ${DateTime.toEpochMillis(q.from)}`)
+    if (q.to !== undefined) filters.push(sql`p.created_at < ${DateTime.toEpochMillis(q.to)}`)
+    if (q.visibleAccountIds !== undefined) {
+      // The post list's rule: every target, named in account_ids or as a destination, is visible.
+      const ids = q.visibleAccountIds
+      filters.push(
+        ids.length === 0
+          ? sql`(NOT EXISTS (SELECT 1 FROM destinations v WHERE v.post_id = p.id)
+              AND NOT EXISTS (SELECT 1 FROM post_targets t WHERE t.post_id = p.id))`
+          : sql`(NOT EXISTS (SELECT 1 FROM destinations v WHERE v.post_id = p.id AND v.account_id NOT IN ${sql.in(ids)})
+              AND NOT EXISTS (SELECT 1 FROM post_targets t WHERE t.post_id = p.id AND t.account_id NOT IN ${
+            sql.in(ids)
+          }))`
+      )
+    }
+    return sql.and(filters)
+  }
+
+  /** One metric of a destination's JSON `metrics`, as an integer. */
+  const metric = (name: MetricName): Statement.Fragment =>
+    sql.onDialectOrElse({
+      // `name` is one of the fixed metric names, never caller input.
+      pg: () => sql`COALESCE(SUM((d.metrics::jsonb ->> ${sql.literal(`'${name}'`)})::bigint), 0)`,
+      orElse: () => sql`COALESCE(SUM(json_extract(d.metrics, ${sql.literal(`'$.${name}'`)})), 0)`
+    })
+
+  /**
+   * The status rule of core's PostLifecycle (and of the post list): draft flag; no destinations or
+   * all queued -> scheduled; any publishing, or queued beside settled -> publishing; all published;
+   * all failed; else partially_failed.
+   */
+  const postsByStatus = (q: AnalyticsQuery) =>
+    // Only the period's posts are read (posts_by_created), and only their destinations (destinations_by_post).
+    sql`WITH scoped AS (
+      SELECT p.id, p.is_draft FROM posts p WHERE ${postFilters(q)}
+    ), stats AS (
+      SELECT d.post_id,
+        COUNT(*) AS n,
+        SUM(CASE WHEN d.status = 'queued' THEN 1 ELSE 0 END) AS queued,
+        SUM(CASE WHEN d.status = 'publishing' THEN 1 ELSE 0 END) AS publishing,
+        SUM(CASE WHEN d.status = 'published' THEN 1 ELSE 0 END) AS published,
+        SUM(CASE WHEN d.status = 'failed' THEN 1 ELSE 0 END) AS failed
+      FROM destinations d JOIN scoped sp ON sp.id = d.post_id GROUP BY d.post_id
+    ), derived AS (
+      SELECT CASE
+          WHEN p.is_draft = 1 THEN 'draft'
+          WHEN s.n IS NULL THEN 'scheduled'
+          WHEN s.queued = s.n THEN 'scheduled'
+          WHEN s.publishing > 0 OR s.queued > 0 THEN 'publishing'
+          WHEN s.published = s.n THEN 'published'
+          WHEN s.failed = s.n THEN 'failed'
+          ELSE 'partially_failed'
+        END AS status
+      FROM scoped p LEFT JOIN stats s ON s.post_id = p.id
+    )
+    SELECT status, COUNT(*) AS count FROM derived GROUP BY status`.pipe(Effect.flatMap(decodeStatuses))
+
+  const destinationGroups = (q: AnalyticsQuery) =>
+    sql`SELECT d.platform AS platform, d.status AS status, COUNT(*) AS count, ${
+      sql.csv(metricNames.map((m) => sql`${metric(m)} AS ${sql.literal(m)}`))
+    }
+      FROM destinations d JOIN posts p ON p.id = d.post_id
+      WHERE d.organization_id = ${q.organizationId} AND ${postFilters(q)}
+      GROUP BY d.platform, d.status`.pipe(Effect.flatMap(decodeGroups))
+
+  return AnalyticsStore.of({
+    summarize: (q) =>
+      Effect.all([postsByStatus(q), destinationGroups(q)]).pipe(
+        Effect.map(([posts, groups]) => ({
+          posts,
+          destinations: groups.map((g) => ({
+            platform: g.platform,
+            status: g.status,
+            count: g.count,
+            metrics: Object.fromEntries(metricNames.map((m) => [m, g[m] ?? 0])) as Record<MetricName, number>
+          }))
+        })),
+        orPersistence("AnalyticsStore.summarize")
+      )
+  })
+})
+
+export const layer: Layer.Layer<AnalyticsStore, never, SqlClient.SqlClient> = Layer.effect(AnalyticsStore, make)
