@@ -1,5 +1,6 @@
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { AccountStore } from "@herald/core/AccountStore"
+import type { CampaignStore } from "@herald/core/CampaignStore"
 import type { ApiKeyStore } from "@herald/core/ApiKeyStore"
 import type { DispatchStore } from "@herald/core/DispatchStore"
 import type { EventStore } from "@herald/core/EventStore"
@@ -13,6 +14,7 @@ import type { WebhookStore } from "@herald/core/WebhookStore"
 import * as Layer from "effect/Layer"
 import * as SqlAccountStore from "./SqlAccountStore.js"
 import * as SqlApiKeyStore from "./SqlApiKeyStore.js"
+import * as SqlCampaignStore from "./SqlCampaignStore.js"
 import * as SqlDispatchStore from "./SqlDispatchStore.js"
 import * as SqlEventFanout from "./SqlEventFanout.js"
 import * as SqlMediaStore from "./SqlMediaStore.js"
@@ -33,6 +35,7 @@ export type Stores =
   | UsageCounters
   | WebhookStore
   | MediaStore
+  | CampaignStore
   | Transactor
 
 /**
@@ -50,5 +53,6 @@ export const layer: Layer.Layer<Stores, never, SqlClient.SqlClient | IdGenerator
   SqlUsageCounters.layer,
   SqlWebhookStore.layer,
   SqlMediaStore.layer,
+  SqlCampaignStore.layer,
   SqlTransactor.layer
 )
