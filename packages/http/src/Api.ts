@@ -5,6 +5,8 @@
 import * as HttpApi from "@effect/platform/HttpApi"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { AccountsGroup } from "./groups/Accounts.js"
+import { ApprovalsGroup } from "./groups/Approvals.js"
+import { CampaignsGroup } from "./groups/Campaigns.js"
 import { ConnectionsGroup, OAuthCallbackGroup } from "./groups/Connections.js"
 import { HealthGroup } from "./groups/Health.js"
 import { MediaGroup, MediaUploadGroup } from "./groups/Media.js"
@@ -25,6 +27,8 @@ export class Api extends HttpApi.make("herald")
   .add(WebhooksGroup)
   .add(MediaGroup)
   .add(MediaUploadGroup)
+  .add(ApprovalsGroup)
+  .add(CampaignsGroup)
   .annotateContext(OpenApi.annotations({
     title: "Herald — Social Publishing Service API",
     version: "1.0.0",
