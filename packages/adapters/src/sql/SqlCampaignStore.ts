@@ -1,7 +1,7 @@
 /**
  * The campaign store over @effect/sql (SQLite and Postgres). `post_count` is counted from the posts
  * that name the campaign (index `posts_by_campaign`); deleting a campaign clears those posts'
- * `campaign_id` first, in the caller's transaction.
+ * `campaign_id`, in the caller's transaction.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Campaign, CampaignStatus } from "@herald/core/Campaign"
@@ -100,11 +100,13 @@ export const make = Effect.gen(function*() {
       ),
     delete: (organizationId, id, now) =>
       Effect.gen(function*() {
-        const unlinked = yield* sql`UPDATE posts SET campaign_id = NULL, updated_at = ${DateTime.toEpochMillis(now)}
-          WHERE organization_id = ${organizationId} AND campaign_id = ${id} RETURNING id`
+        // Only a campaign of this organization unlinks posts (ids are global, posts are per organization).
         const deleted = yield* sql`DELETE FROM campaigns WHERE organization_id = ${organizationId} AND id = ${id}
           RETURNING id`
-        return deleted.length > 0 ? Option.some(unlinked.length) : Option.none()
+        if (deleted.length === 0) return Option.none()
+        const unlinked = yield* sql`UPDATE posts SET campaign_id = NULL, updated_at = ${DateTime.toEpochMillis(now)}
+          WHERE organization_id = ${organizationId} AND campaign_id = ${id} RETURNING id`
+        return Option.some(unlinked.length)
       }).pipe(orPersistence("CampaignStore.delete"))
   })
 })

@@ -11,6 +11,7 @@ import * as SqlDatabase from "../../src/sql/SqlDatabase.js"
 import * as SqlStores from "../../src/sql/SqlStores.js"
 import { accountStoreContract } from "../contract/AccountStore.contract.js"
 import { apiKeyStoreContract } from "../contract/ApiKeyStore.contract.js"
+import { campaignStoreContract } from "../contract/CampaignStore.contract.js"
 import { dispatchStoreContract } from "../contract/DispatchStore.contract.js"
 import { eventStoreContract } from "../contract/EventStore.contract.js"
 import type { StoresLayer } from "../contract/Fixtures.js"
@@ -42,6 +43,7 @@ for (const db of await databasesUnderTest()) {
     eventStoreContract(layer)
     postStoreContract(layer)
     transactorContract(layer)
+    campaignStoreContract(layer)
     const concurrent = db.label === "postgres" ? storesOn(widePostgres) : layer
     usageCountersContract(concurrent)
     dispatchStoreContract(layer, concurrent)
