@@ -159,13 +159,21 @@ describe.each([
     const res = await approve(id, { note: "Looks good" })
     expect(res.status, res.text).toBe(200)
     conforms("/api/v1/posts/{id}/approve", "post", res)
-    expect(json(res).data).toMatchObject({ id, status: "draft", draft: true, approval_status: "approved", request_approval: true })
+    expect(json(res).data).toMatchObject({
+      id,
+      status: "draft",
+      draft: true,
+      approval_status: "approved",
+      approval_note: "Looks good",
+      request_approval: true
+    })
     const got = json(await server.request("GET", `/api/v1/posts/${id}`)).data
     expect(json(res).data).toEqual(got)
 
     const bare = await pending()
     const noBody = await approve(bare)
-    expect([noBody.status, json(noBody).data["approval_status"]]).toEqual([200, "approved"])
+    expect([noBody.status, json(noBody).data["approval_status"], json(noBody).data["approval_note"]])
+      .toEqual([200, "approved", null])
 
     const requested = await receiver.waitFor((p) => p.event === "post.approval_requested" && p.data["post_id"] === id)
     expect(requested.data).toEqual({ post_id: id, requested_by: me })
@@ -193,7 +201,7 @@ describe.each([
     const res = await requestChanges(id, { note: "Shorter, please" })
     expect(res.status, res.text).toBe(200)
     conforms("/api/v1/posts/{id}/request-changes", "post", res)
-    expect(json(res).data).toMatchObject({ id, status: "draft", approval_status: "changes_requested" })
+    expect(json(res).data).toMatchObject({ id, status: "draft", approval_status: "changes_requested", approval_note: "Shorter, please" })
     const event = await receiver.waitFor((p) => p.event === "post.changes_requested" && p.data["post_id"] === id)
     expect(event.data).toEqual({ post_id: id, reviewed_by: me, note: "Shorter, please" })
 
@@ -207,7 +215,8 @@ describe.each([
 
     // The edit resubmits: pending again, with post.approval_requested (resubmitted), and reviewable again.
     const edited = await server.request("PATCH", `/api/v1/posts/${id}`, { body: { content: "short" } })
-    expect([edited.status, json(edited).data["approval_status"]]).toEqual([200, "pending"])
+    expect([edited.status, json(edited).data["approval_status"], json(edited).data["approval_note"]])
+      .toEqual([200, "pending", null])
     const again = await receiver.waitFor((p) =>
       p.event === "post.approval_requested" && p.data["post_id"] === id && p.data["resubmitted"] === true
     )
