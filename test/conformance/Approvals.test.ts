@@ -298,6 +298,28 @@ describe.each([
     expect(json(await server.request("GET", `/api/v1/posts/${id}`)).data["approval_status"]).toBe("pending")
   })
 
+  it.skipIf(skip)("concurrent reviews of one draft: exactly one wins, the others are 409, one event", async () => {
+    const id = await pending()
+    const answers = await Promise.all([
+      approve(id, { note: "a" }),
+      requestChanges(id, { note: "b" }),
+      approve(id, { note: "c" }),
+      requestChanges(id, { note: "d" })
+    ])
+    const statuses = answers.map((r) => r.status).sort()
+    expect(statuses).toEqual([200, 409, 409, 409])
+    const winner = json(answers.find((r) => r.status === 200)!).data
+    const final = json(await server.request("GET", `/api/v1/posts/${id}`)).data
+    expect([final["approval_status"], final["approval_note"]]).toEqual([winner["approval_status"], winner["approval_note"]])
+    const type = winner["approval_status"] === "approved" ? "post.approved" : "post.changes_requested"
+    await receiver.waitFor((p) => p.event === type && p.data["post_id"] === id)
+    await new Promise((resolve) => setTimeout(resolve, 1000))
+    const reviews = receiver.payloads().filter((p) =>
+      (p.event === "post.approved" || p.event === "post.changes_requested") && p.data["post_id"] === id
+    )
+    expect(reviews.map((p) => p.data["note"])).toEqual([winner["approval_note"]])
+  })
+
   it.skipIf(skip)("GET /posts?approval= filters on real approval states", async () => {
     const org = await server.cli(["orgs", "create", "Filtering"])
     const key = await server.createKey({ org: /[0-9a-f-]{36}/.exec(org.stdout)![0] })
