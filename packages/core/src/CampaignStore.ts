@@ -1,7 +1,7 @@
 import * as Context from "effect/Context"
 import type * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
+import type * as Option from "effect/Option"
 import type { Campaign, CampaignStatus } from "./Campaign.js"
 import { DomainError, type PersistenceError } from "./Errors.js"
 import type { CampaignId, OrganizationId } from "./Ids.js"
@@ -35,6 +35,12 @@ export class CampaignStore extends Context.Tag("@herald/core/CampaignStore")<Cam
     organizationId: OrganizationId,
     id: CampaignId
   ) => Effect.Effect<Option.Option<CampaignRecord>, PersistenceError>
+  /**
+   * Whether the campaign exists in the organization. Inside a transaction it also holds the campaign
+   * until the transaction ends (on Postgres a key-share row lock; SQLite runs one write transaction at
+   * a time), so a post naming it cannot commit after the campaign's delete has unlinked its posts.
+   */
+  readonly holdForPost: (organizationId: OrganizationId, id: CampaignId) => Effect.Effect<boolean, PersistenceError>
   readonly list: (query: CampaignQuery) => Effect.Effect<CampaignPage, PersistenceError>
   /** Replaces the campaign's own fields. */
   readonly update: (campaign: Campaign) => Effect.Effect<void, PersistenceError>
@@ -52,15 +58,16 @@ export class CampaignStore extends Context.Tag("@herald/core/CampaignStore")<Cam
 
 /**
  * A post's `campaign_id` must name a campaign of its organization: 400 `validation_error` otherwise.
- * Used by create and edit of posts.
+ * Used by create and edit of posts, before their transaction (so the error comes with the other
+ * validation errors) and inside it (to hold the campaign until the post is written).
  */
 export const requireCampaign = (
   organizationId: OrganizationId,
   id: CampaignId
 ): Effect.Effect<void, DomainError | PersistenceError, CampaignStore> =>
   Effect.flatMap(CampaignStore, (store) =>
-    Effect.flatMap(store.findById(organizationId, id), (found) => {
-      if (Option.isSome(found)) return Effect.void
+    Effect.flatMap(store.holdForPost(organizationId, id), (found) => {
+      if (found) return Effect.void
       const message = `campaign_id ${id} is not a campaign of this organization (GET /campaigns lists them)`
       return Effect.fail(
         DomainError.of("validation_error", message, { validation_errors: [{ path: "campaign_id", message }] })

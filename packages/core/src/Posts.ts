@@ -573,6 +573,7 @@ export const create = (
     const posts = yield* PostStore
     const eventStore = yield* EventStore
     yield* transactor.withTransaction(Effect.gen(function*() {
+      if (Option.isSome(post.campaignId)) yield* requireCampaign(organizationId, post.campaignId.value)
       if (!isDraft) yield* PostingLimits.consume(PostingLimits.subjectOf(caller.key), mode)
       yield* posts.insert(record)
       if (events.length > 0) yield* eventStore.append(events)
@@ -857,6 +858,9 @@ export const update = (
     const record = yield* transactor.withTransaction(Effect.gen(function*() {
       const locked = yield* lockAndLoad(caller, current.id)
       yield* ensureEditable(locked, now)
+      if (Option.isSome(campaignId) && Option.getOrNull(campaignId) !== Option.getOrNull(locked.post.campaignId)) {
+        yield* requireCampaign(current.organizationId, campaignId.value)
+      }
       const post = new Post({
         ...locked.post,
         content,

@@ -56,6 +56,8 @@ const Count = Schema.Array(Schema.Struct({ count: DbCount }))
 export const make = Effect.gen(function*() {
   const sql = (yield* SqlClient.SqlClient).withoutTransforms()
 
+  const keyShare = sql.onDialectOrElse({ pg: () => sql.literal("FOR KEY SHARE"), orElse: () => sql.literal("") })
+
   const counted = sql`SELECT c.*, (SELECT COUNT(*) FROM posts p
     WHERE p.organization_id = c.organization_id AND p.campaign_id = c.id) AS post_count
     FROM campaigns c`
@@ -74,6 +76,11 @@ export const make = Effect.gen(function*() {
         Effect.flatMap(decodeCounted),
         Effect.map(Arr.head),
         orPersistence("CampaignStore.findById")
+      ),
+    holdForPost: (organizationId, id) =>
+      sql`SELECT id FROM campaigns WHERE organization_id = ${organizationId} AND id = ${id} ${keyShare}`.pipe(
+        Effect.map((rows) => rows.length > 0),
+        orPersistence("CampaignStore.holdForPost")
       ),
     list: (q) =>
       Effect.gen(function*() {

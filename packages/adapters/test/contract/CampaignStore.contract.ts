@@ -4,6 +4,7 @@ import { CampaignStore, type NewCampaign } from "@herald/core/CampaignStore"
 import { CampaignId, type OrganizationId } from "@herald/core/Ids"
 import { PostStore } from "@herald/core/PostStore"
 import { Transactor } from "@herald/core/Transactor"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { at, givenOrganization, post, T0, type StoresLayer } from "./Fixtures.js"
@@ -19,7 +20,7 @@ const newCampaign = (organizationId: OrganizationId, overrides: Partial<NewCampa
   ...overrides
 })
 
-export const campaignStoreContract = (layer: StoresLayer) =>
+export const campaignStoreContract = (layer: StoresLayer, concurrentLayer: StoresLayer = layer) =>
   describe("CampaignStore", () => {
     it.effect("inserts with increasing integer ids, finds within the organization only, updates", () =>
       Effect.gen(function*() {
@@ -117,4 +118,32 @@ export const campaignStoreContract = (layer: StoresLayer) =>
           .toEqual(c.id)
         expect(yield* transactor.withTransaction(store.delete(org.id, c.id, at(T0 + 9)))).toEqual(Option.none())
       }).pipe(Effect.provide(layer)))
+  
+    it.live("a post written while holding its campaign is unlinked by a delete racing it, never left dangling", () =>
+      Effect.gen(function*() {
+        const store = yield* CampaignStore
+        const posts = yield* PostStore
+        const transactor = yield* Transactor
+        const org = yield* givenOrganization
+        const c = yield* store.insert(newCampaign(org.id))
+        expect(yield* store.holdForPost(org.id, c.id)).toBe(true)
+        expect(yield* store.holdForPost((yield* givenOrganization).id, c.id)).toBe(false)
+        const held = yield* Deferred.make<void>()
+        const tagged = post(org.id, { campaignId: Option.some(c.id) })
+        const writer = transactor.withTransaction(Effect.gen(function*() {
+          expect(yield* store.holdForPost(org.id, c.id)).toBe(true)
+          yield* Deferred.succeed(held, undefined)
+          yield* Effect.sleep("300 millis")
+          yield* posts.insert({ post: tagged, destinations: [] })
+        }))
+        const deleter = Effect.zipRight(
+          Deferred.await(held),
+          transactor.withTransaction(store.delete(org.id, c.id, at(T0 + 1)))
+        )
+        const [, deleted] = yield* Effect.all([writer, deleter], { concurrency: 2 })
+        expect(deleted).toEqual(Option.some(1))
+        const stored = Option.getOrThrow(yield* posts.findById(org.id, tagged.id)).post
+        expect(Option.getOrNull(stored.campaignId)).toBeNull()
+        expect(yield* store.holdForPost(org.id, c.id)).toBe(false)
+      }).pipe(Effect.provide(concurrentLayer)), 30_000)
   })

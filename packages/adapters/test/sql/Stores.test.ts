@@ -43,9 +43,9 @@ for (const db of await databasesUnderTest()) {
     eventStoreContract(layer)
     postStoreContract(layer)
     transactorContract(layer)
-    campaignStoreContract(layer)
     const concurrent = db.label === "postgres" ? storesOn(widePostgres) : layer
     usageCountersContract(concurrent)
     dispatchStoreContract(layer, concurrent)
+    campaignStoreContract(layer, concurrent)
   })
 }
