@@ -166,3 +166,52 @@ describe("OpenAPI document", () => {
     expect(res.text).not.toMatch(/<script[^>]+src=["']https?:/)
   })
 })
+
+describe("OpenAPI document: approvals and campaigns", () => {
+  type Op = { readonly requestBody?: Json; readonly responses: Record<string, Json> }
+  const op = (path: string, method: string): Op => {
+    const found = (doc.paths as Record<string, Record<string, Op>>)[path]?.[method]
+    expect(found, `${method.toUpperCase()} ${path} is documented`).toBeDefined()
+    return found!
+  }
+  /** The request body's schema, with a top-level $ref resolved. */
+  const requestSchema = (o: Op): Json => {
+    const schema = ((o.requestBody?.content as Record<string, { schema: Json }>)["application/json"]!).schema
+    const ref = schema["$ref"]
+    if (typeof ref !== "string") return schema
+    return ref.split("/").slice(1).reduce<Json>((node, part) => node[part] as Json, doc)
+  }
+
+  it("documents approve and request-changes with their bodies (note required on request-changes) and 404/409", () => {
+    const approve = op("/api/v1/posts/{id}/approve", "post")
+    const changes = op("/api/v1/posts/{id}/request-changes", "post")
+    for (const o of [approve, changes]) {
+      expect(Object.keys(o.responses)).toEqual(expect.arrayContaining(["200", "404", "409"]))
+    }
+    expect(Object.keys(requestSchema(approve)["properties"] as Json)).toEqual(["note"])
+    expect(requestSchema(approve)["required"] ?? []).toEqual([])
+    expect(requestSchema(changes)["required"]).toEqual(["note"])
+  })
+
+  it("documents the campaign routes, the create body (name required) and the list parameters", () => {
+    for (const [path, method, status] of [
+      ["/api/v1/campaigns", "get", "200"],
+      ["/api/v1/campaigns", "post", "201"],
+      ["/api/v1/campaigns/{id}", "get", "200"],
+      ["/api/v1/campaigns/{id}", "patch", "200"],
+      ["/api/v1/campaigns/{id}", "delete", "200"]
+    ] as const) {
+      expect(Object.keys(op(path, method).responses), `${method} ${path}`).toEqual(expect.arrayContaining([status]))
+    }
+    const create = requestSchema(op("/api/v1/campaigns", "post"))
+    expect(create["required"]).toEqual(["name"])
+    expect(Object.keys(create["properties"] as Json).sort()).toEqual(["color", "description", "name", "status"])
+    const params = (op("/api/v1/campaigns", "get") as Op & { parameters: ReadonlyArray<{ name: string }> }).parameters
+    expect(params.map((p) => p.name).sort()).toEqual(["limit", "offset", "status"])
+  })
+
+  it("matches a real campaign list and a real 400 invalid_id", async () => {
+    await conforms("/api/v1/campaigns", "/api/v1/campaigns", 200)
+    await conforms("/api/v1/campaigns/{id}", "/api/v1/campaigns/abc", 400)
+  })
+})

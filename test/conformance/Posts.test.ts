@@ -150,6 +150,7 @@ describe.each([
     })).json as Json
     const put = await fetch(String(presigned.data["upload_url"]), { method: "PUT", headers: { "content-type": "video/mp4" }, body: video })
     expect(put.status).toBe(200)
+    const campaign = (await server.request("POST", "/api/v1/campaigns", { body: { name: "clones" } })).json as Json
     const body = {
       content: "clone me",
       account_ids: [youtube, x],
@@ -160,7 +161,7 @@ describe.each([
         x: { content: "for x", contentType: "text", settings: { replySettings: "following" } }
       },
       media_ids: [presigned.data.id],
-      campaign_id: 7,
+      campaign_id: campaign.data.id,
       draft: false,
       request_approval: false,
       use_queue: false,

@@ -15,6 +15,7 @@ import type { SocialAccount } from "./Account.js"
 import { AccountStore } from "./AccountStore.js"
 import * as ApiKey from "./ApiKey.js"
 import * as ApprovalLifecycle from "./ApprovalLifecycle.js"
+import { CampaignStore, requireCampaign } from "./CampaignStore.js"
 import * as CircuitBreaker from "./CircuitBreaker.js"
 import { Crypto } from "./Crypto.js"
 import { Destination } from "./Destination.js"
@@ -449,6 +450,7 @@ export type CreateRequirements =
   | IdGenerator
   | UsageCounters
   | Crypto
+  | CampaignStore
 
 /**
  * POST /posts. `raw` is the parsed JSON body: media field names are checked on it before decoding,
@@ -493,6 +495,9 @@ export const create = (
     const timezone = yield* checkTimezone(body.timezone)
     const accountIds = isDraft ? (body.account_ids ?? []) : yield* requireAccounts(body.account_ids)
     const accounts = yield* resolveAccounts(caller, accountIds)
+    if (body.campaign_id !== undefined && body.campaign_id !== null) {
+      yield* requireCampaign(organizationId, body.campaign_id)
+    }
 
     const content = body.content ?? ""
     const platformContent: PlatformContent = body.platform_content ?? {}
@@ -568,6 +573,7 @@ export const create = (
     const posts = yield* PostStore
     const eventStore = yield* EventStore
     yield* transactor.withTransaction(Effect.gen(function*() {
+      if (Option.isSome(post.campaignId)) yield* requireCampaign(organizationId, post.campaignId.value)
       if (!isDraft) yield* PostingLimits.consume(PostingLimits.subjectOf(caller.key), mode)
       yield* posts.insert(record)
       if (events.length > 0) yield* eventStore.append(events)
@@ -746,7 +752,14 @@ const lockAndLoad = (caller: Caller, id: PostId) =>
 const resubmitted = (approval: Option.Option<Approval>): Option.Option<Approval> =>
   Option.map(approval, ApprovalLifecycle.resubmitOnEdit)
 
-export type UpdateRequirements = PostStore | AccountStore | EventStore | Transactor | IdGenerator | UsageCounters
+export type UpdateRequirements =
+  | PostStore
+  | AccountStore
+  | EventStore
+  | Transactor
+  | IdGenerator
+  | UsageCounters
+  | CampaignStore
 
 export const update = (
   caller: Caller,
@@ -808,6 +821,9 @@ export const update = (
     const mediaIds = has("media_ids") ? dedupe(body.media_ids ?? []) : current.mediaIds
     const threadPosts = has("threadPosts") ? body.threadPosts ?? [] : current.threadPosts
     const campaignId = has("campaign_id") ? Option.fromNullable(body.campaign_id) : current.campaignId
+    if (Option.isSome(campaignId) && Option.getOrNull(campaignId) !== Option.getOrNull(current.campaignId)) {
+      yield* requireCampaign(current.organizationId, campaignId.value)
+    }
     const same = (a: unknown, b: unknown) => CircuitBreaker.canonicalJson(a) === CircuitBreaker.canonicalJson(b)
     const optionIso = (t: Option.Option<DateTime.Utc>) => isoOrNull(t)
     const comparisons: ReadonlyArray<readonly [string, boolean]> = [
@@ -842,6 +858,9 @@ export const update = (
     const record = yield* transactor.withTransaction(Effect.gen(function*() {
       const locked = yield* lockAndLoad(caller, current.id)
       yield* ensureEditable(locked, now)
+      if (Option.isSome(campaignId) && Option.getOrNull(campaignId) !== Option.getOrNull(locked.post.campaignId)) {
+        yield* requireCampaign(current.organizationId, campaignId.value)
+      }
       const post = new Post({
         ...locked.post,
         content,

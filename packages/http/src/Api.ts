@@ -7,6 +7,8 @@ import * as OpenApi from "@effect/platform/OpenApi"
 import { AccountsGroup } from "./groups/Accounts.js"
 import { AiGroup } from "./groups/Ai.js"
 import { AnalyticsGroup } from "./groups/Analytics.js"
+import { ApprovalsGroup } from "./groups/Approvals.js"
+import { CampaignsGroup } from "./groups/Campaigns.js"
 import { ConnectionsGroup, OAuthCallbackGroup } from "./groups/Connections.js"
 import { HealthGroup } from "./groups/Health.js"
 import { MediaGroup, MediaUploadGroup } from "./groups/Media.js"
@@ -31,6 +33,8 @@ export class Api extends HttpApi.make("herald")
   .add(AiGroup)
   .add(PlatformRulesGroup)
   .add(AnalyticsGroup)
+  .add(ApprovalsGroup)
+  .add(CampaignsGroup)
   .annotateContext(OpenApi.annotations({
     title: "Herald — Social Publishing Service API",
     version: "1.0.0",

@@ -23,6 +23,8 @@ import * as Auth from "./Auth.js"
 import { AccountsLive } from "./groups/Accounts.js"
 import { AiLive } from "./groups/Ai.js"
 import { AnalyticsLive } from "./groups/Analytics.js"
+import { ApprovalsLive } from "./groups/Approvals.js"
+import { CampaignsLive } from "./groups/Campaigns.js"
 import { ConnectionsLive, OAuthCallbackLive } from "./groups/Connections.js"
 import { HealthLive, StoreProbe } from "./groups/Health.js"
 import * as MediaHttp from "./groups/Media.js"
@@ -38,10 +40,27 @@ export const openApiPath = "/api/v1/openapi.json"
 export const docsPath = "/docs"
 
 /** Every group's handlers. */
-export const handlers = Layer.mergeAll(MeLive, AccountsLive, HealthLive, RetryLive, PostsLive, ConnectionsLive, OAuthCallbackLive, WebhooksLive, MediaHttp.MediaLive, MediaHttp.MediaUploadLive, AiLive)
+export const handlers = Layer.mergeAll(
+  MeLive,
+  AccountsLive,
+  HealthLive,
+  RetryLive,
+  PostsLive,
+  ConnectionsLive,
+  OAuthCallbackLive,
+  WebhooksLive,
+  MediaHttp.MediaLive,
+  MediaHttp.MediaUploadLive,
+  ApprovalsLive,
+  CampaignsLive
+)
 
 /** Handlers added after the first ones (one `Layer.merge` each keeps additions apart). */
-export const moreHandlers = Layer.mergeAll(PlatformRulesLive, AnalyticsLive)
+export const moreHandlers = Layer.mergeAll(
+  AiLive,
+  PlatformRulesLive,
+  AnalyticsLive
+)
 
 export const ApiLive = HttpApiBuilder.api(Api).pipe(Layer.provide(handlers), Layer.provide(moreHandlers))
 

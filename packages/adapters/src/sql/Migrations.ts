@@ -5,6 +5,7 @@ import storeIndexes from "./migrations/0002_store_indexes.js"
 import webhooks from "./migrations/0003_webhooks.js"
 import media from "./migrations/0004_media.js"
 import housekeeping from "./migrations/0005_housekeeping.js"
+import campaigns from "./migrations/0007_campaigns.js"
 import aiCredits from "./migrations/0009_ai_credits.js"
 
 /** Herald's own migrations table, so an embedding host's `effect_sql_migrations` never clashes. */
@@ -19,6 +20,7 @@ export const loader = Migrator.fromRecord({
   "0003_webhooks": webhooks,
   "0004_media": media,
   "0005_housekeeping": housekeeping,
+  "0007_campaigns": campaigns,
   "0009_ai_credits": aiCredits
 })
 

@@ -2,6 +2,7 @@ import type * as SqlClient from "@effect/sql/SqlClient"
 import type { AiCreditLedger } from "@herald/core/AiCredits"
 import type { AccountStore } from "@herald/core/AccountStore"
 import type { AnalyticsStore } from "@herald/core/AnalyticsStore"
+import type { CampaignStore } from "@herald/core/CampaignStore"
 import type { ApiKeyStore } from "@herald/core/ApiKeyStore"
 import type { DispatchStore } from "@herald/core/DispatchStore"
 import type { EventStore } from "@herald/core/EventStore"
@@ -17,6 +18,7 @@ import * as SqlAccountStore from "./SqlAccountStore.js"
 import * as SqlAiCreditLedger from "./SqlAiCreditLedger.js"
 import * as SqlAnalyticsStore from "./SqlAnalyticsStore.js"
 import * as SqlApiKeyStore from "./SqlApiKeyStore.js"
+import * as SqlCampaignStore from "./SqlCampaignStore.js"
 import * as SqlDispatchStore from "./SqlDispatchStore.js"
 import * as SqlEventFanout from "./SqlEventFanout.js"
 import * as SqlMediaStore from "./SqlMediaStore.js"
@@ -37,6 +39,7 @@ export type Stores =
   | UsageCounters
   | WebhookStore
   | MediaStore
+  | CampaignStore
   | Transactor
   | AiCreditLedger
   | AnalyticsStore
@@ -58,5 +61,6 @@ export const layer: Layer.Layer<Stores, never, SqlClient.SqlClient | IdGenerator
   SqlMediaStore.layer,
   SqlTransactor.layer,
   SqlAiCreditLedger.layer,
-  SqlAnalyticsStore.layer
+  SqlAnalyticsStore.layer,
+  SqlCampaignStore.layer
 )

@@ -12,6 +12,7 @@ import * as SqlStores from "../../src/sql/SqlStores.js"
 import { accountStoreContract } from "../contract/AccountStore.contract.js"
 import { analyticsStoreContract } from "../contract/AnalyticsStore.contract.js"
 import { apiKeyStoreContract } from "../contract/ApiKeyStore.contract.js"
+import { campaignStoreContract } from "../contract/CampaignStore.contract.js"
 import { dispatchStoreContract } from "../contract/DispatchStore.contract.js"
 import { eventStoreContract } from "../contract/EventStore.contract.js"
 import type { StoresLayer } from "../contract/Fixtures.js"
@@ -47,5 +48,6 @@ for (const db of await databasesUnderTest()) {
     const concurrent = db.label === "postgres" ? storesOn(widePostgres) : layer
     usageCountersContract(concurrent)
     dispatchStoreContract(layer, concurrent)
+    campaignStoreContract(layer, concurrent)
   })
 }

@@ -54,6 +54,9 @@ export const PostView = Schema.Struct({
   campaign_id: Schema.NullOr(Schema.Int),
   status: PostStatus,
   approval_status: Schema.NullOr(ApprovalStatus),
+  approval_note: Schema.NullOr(Schema.String).annotations({
+    description: "The reviewer's note: what to change (changes_requested) or the approver's remark; null otherwise"
+  }),
   draft: Schema.Boolean,
   request_approval: Schema.Boolean,
   use_queue: Schema.Boolean,
@@ -100,6 +103,7 @@ export const toPostView = (
     campaign_id: Option.getOrNull(post.campaignId),
     status: Posts.statusOf(record),
     approval_status: Option.match(post.approval, { onNone: () => null, onSome: (a) => a.status }),
+    approval_note: Option.match(post.approval, { onNone: () => null, onSome: (a) => Option.getOrNull(a.note) }),
     draft: post.isDraft,
     request_approval: Option.isSome(post.approval),
     use_queue: post.useQueue,
