@@ -1,6 +1,8 @@
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { AccountStore } from "@herald/core/AccountStore"
 import type { ApiKeyStore } from "@herald/core/ApiKeyStore"
+import type { ConnectSessionStore } from "@herald/core/ConnectSessionStore"
+import type { DeviceAuthorizationStore } from "@herald/core/DeviceAuthorizationStore"
 import type { DispatchStore } from "@herald/core/DispatchStore"
 import type { EventStore } from "@herald/core/EventStore"
 import type { IdGenerator } from "@herald/core/IdGenerator"
@@ -13,6 +15,8 @@ import type { WebhookStore } from "@herald/core/WebhookStore"
 import * as Layer from "effect/Layer"
 import * as SqlAccountStore from "./SqlAccountStore.js"
 import * as SqlApiKeyStore from "./SqlApiKeyStore.js"
+import * as SqlConnectSessionStore from "./SqlConnectSessionStore.js"
+import * as SqlDeviceAuthorizationStore from "./SqlDeviceAuthorizationStore.js"
 import * as SqlDispatchStore from "./SqlDispatchStore.js"
 import * as SqlEventFanout from "./SqlEventFanout.js"
 import * as SqlMediaStore from "./SqlMediaStore.js"
@@ -34,6 +38,8 @@ export type Stores =
   | WebhookStore
   | MediaStore
   | Transactor
+  | DeviceAuthorizationStore
+  | ConnectSessionStore
 
 /**
  * Every core store over the given SQL client (SQLite or Postgres), plus the transactor that makes
@@ -50,5 +56,7 @@ export const layer: Layer.Layer<Stores, never, SqlClient.SqlClient | IdGenerator
   SqlUsageCounters.layer,
   SqlWebhookStore.layer,
   SqlMediaStore.layer,
-  SqlTransactor.layer
+  SqlTransactor.layer,
+  SqlDeviceAuthorizationStore.layer,
+  SqlConnectSessionStore.layer
 )
