@@ -6,11 +6,13 @@ import * as HttpApi from "@effect/platform/HttpApi"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { AccountsGroup } from "./groups/Accounts.js"
 import { ConnectionsGroup, OAuthCallbackGroup } from "./groups/Connections.js"
+import { DeviceLoginGroup, DeviceVerificationGroup } from "./groups/DeviceLogin.js"
 import { HealthGroup } from "./groups/Health.js"
 import { MediaGroup, MediaUploadGroup } from "./groups/Media.js"
 import { MeGroup } from "./groups/Me.js"
 import { PostsGroup } from "./groups/Posts.js"
 import { RetryGroup } from "./groups/Retry.js"
+import { SocialConnectGroup } from "./groups/SocialConnect.js"
 import { WebhooksGroup } from "./groups/Webhooks.js"
 import * as OpenApiDocument from "./OpenApiDocument.js"
 
@@ -25,6 +27,9 @@ export class Api extends HttpApi.make("herald")
   .add(WebhooksGroup)
   .add(MediaGroup)
   .add(MediaUploadGroup)
+  .add(DeviceLoginGroup)
+  .add(DeviceVerificationGroup)
+  .add(SocialConnectGroup)
   .annotateContext(OpenApi.annotations({
     title: "Herald — Social Publishing Service API",
     version: "1.0.0",

@@ -22,11 +22,13 @@ import { Api } from "./Api.js"
 import * as Auth from "./Auth.js"
 import { AccountsLive } from "./groups/Accounts.js"
 import { ConnectionsLive, OAuthCallbackLive } from "./groups/Connections.js"
+import { DeviceLoginLive, DeviceVerificationLive } from "./groups/DeviceLogin.js"
 import { HealthLive, StoreProbe } from "./groups/Health.js"
 import * as MediaHttp from "./groups/Media.js"
 import { MeLive } from "./groups/Me.js"
 import { PostsLive } from "./groups/Posts.js"
 import { RetryLive } from "./groups/Retry.js"
+import { SocialConnectLive } from "./groups/SocialConnect.js"
 import { WebhooksLive } from "./groups/Webhooks.js"
 import * as RateLimit from "./RateLimit.js"
 import * as RequestMiddleware from "./RequestMiddleware.js"
@@ -35,7 +37,7 @@ export const openApiPath = "/api/v1/openapi.json"
 export const docsPath = "/docs"
 
 /** Every group's handlers. */
-export const handlers = Layer.mergeAll(MeLive, AccountsLive, HealthLive, RetryLive, PostsLive, ConnectionsLive, OAuthCallbackLive, WebhooksLive, MediaHttp.MediaLive, MediaHttp.MediaUploadLive)
+export const handlers = Layer.mergeAll(MeLive, AccountsLive, HealthLive, RetryLive, PostsLive, ConnectionsLive, OAuthCallbackLive, WebhooksLive, MediaHttp.MediaLive, MediaHttp.MediaUploadLive, DeviceLoginLive, DeviceVerificationLive, SocialConnectLive)
 
 export const ApiLive = HttpApiBuilder.api(Api).pipe(Layer.provide(handlers))
 
@@ -45,7 +47,8 @@ export const app = HttpApiBuilder.serve().pipe(
   Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: openApiPath })),
   Layer.provide(RequestMiddleware.layer),
   Layer.provide(ApiLive),
-  Layer.provide(Auth.layer)
+  Layer.provide(Auth.layer),
+  Layer.provide(Auth.layerKeyRequired)
 )
 
 /** `StoreProbe` over the SQL client: a trivial query. */
