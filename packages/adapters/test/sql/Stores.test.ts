@@ -11,6 +11,8 @@ import * as SqlDatabase from "../../src/sql/SqlDatabase.js"
 import * as SqlStores from "../../src/sql/SqlStores.js"
 import { accountStoreContract } from "../contract/AccountStore.contract.js"
 import { apiKeyStoreContract } from "../contract/ApiKeyStore.contract.js"
+import { connectSessionStoreContract } from "../contract/ConnectSessionStore.contract.js"
+import { deviceAuthorizationStoreContract } from "../contract/DeviceAuthorizationStore.contract.js"
 import { dispatchStoreContract } from "../contract/DispatchStore.contract.js"
 import { eventStoreContract } from "../contract/EventStore.contract.js"
 import type { StoresLayer } from "../contract/Fixtures.js"
@@ -45,5 +47,7 @@ for (const db of await databasesUnderTest()) {
     const concurrent = db.label === "postgres" ? storesOn(widePostgres) : layer
     usageCountersContract(concurrent)
     dispatchStoreContract(layer, concurrent)
+    deviceAuthorizationStoreContract(concurrent)
+    connectSessionStoreContract(layer)
   })
 }
