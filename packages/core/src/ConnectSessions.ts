@@ -63,7 +63,10 @@ export const start = (request: {
       settledAt: Option.none(),
       createdAt: now
     })
-    yield* (yield* ConnectSessionStore).insert(session)
+    const store = yield* ConnectSessionStore
+    // Sessions a day past their expiry are of no use to anyone: each start prunes them.
+    yield* store.purgeExpired(DateTime.subtract(now, { days: 1 }))
+    yield* store.insert(session)
     return {
       session,
       authorizeUrl: link.url,

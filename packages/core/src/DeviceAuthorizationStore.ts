@@ -58,6 +58,8 @@ export class DeviceAuthorizationStore extends Context.Tag("@herald/core/DeviceAu
      * Marks an authorized request consumed by the key minted for it; false when it was not authorized
      * (another poll consumed it first): the key is handed out once.
      */
+    /** Deletes requests that expired before `before`, whatever their status; returns how many. */
+    readonly purgeExpired: (before: DateTime.Utc) => Effect.Effect<number, PersistenceError>
     readonly consume: (
       id: DeviceAuthorizationId,
       apiKeyId: ApiKeyId,

@@ -88,7 +88,10 @@ export interface Started {
   readonly intervalSeconds: number
 }
 
-/** A new device code (64 hex characters) and user code; only their hashes are stored. */
+/**
+ * A new device code (64 hex characters) and user code; only their hashes are stored. Requests that
+ * expired over a day ago are deleted on the way.
+ */
 export const start = (request: { readonly clientName: Option.Option<string> }) =>
   Effect.gen(function*() {
     const { intervalSeconds, lifetimeSeconds } = yield* settings
@@ -96,7 +99,10 @@ export const start = (request: { readonly clientName: Option.Option<string> }) =
     const deviceCode = yield* crypto.randomHex(32)
     const userCode = yield* newUserCode
     const now = yield* DateTime.now
-    yield* (yield* DeviceAuthorizationStore).insert(
+    const store = yield* DeviceAuthorizationStore
+    // Requests a day past their expiry are of no use to anyone: each start prunes them.
+    yield* store.purgeExpired(DateTime.subtract(now, { days: 1 }))
+    yield* store.insert(
       new DeviceAuthorization({
         id: DeviceAuthorizationId.make(yield* (yield* IdGenerator).uuid),
         deviceCodeHash: yield* hashOf(deviceCode),

@@ -54,6 +54,11 @@ export const make = Effect.gen(function*() {
         Effect.map(Arr.head),
         orPersistence("ConnectSessionStore.findById")
       ),
+    purgeExpired: (before) =>
+      sql`DELETE FROM connect_sessions WHERE expires_at < ${DateTime.toEpochMillis(before)} RETURNING id`.pipe(
+        Effect.map((rows) => rows.length),
+        orPersistence("ConnectSessionStore.purgeExpired")
+      ),
     settle: (nonce, outcome, at) => {
       const accountId = outcome.status === "completed" ? outcome.accountId : null
       const reason = outcome.status === "cancelled" ? outcome.reason : null

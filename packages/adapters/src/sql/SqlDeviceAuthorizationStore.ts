@@ -71,6 +71,11 @@ export const make = Effect.gen(function*() {
         orPersistence("DeviceAuthorizationStore.decide")
       )
     },
+    purgeExpired: (before) =>
+      sql`DELETE FROM device_authorizations WHERE expires_at < ${DateTime.toEpochMillis(before)} RETURNING id`.pipe(
+        Effect.map((rows) => rows.length),
+        orPersistence("DeviceAuthorizationStore.purgeExpired")
+      ),
     consume: (id, apiKeyId, _at) =>
       sql`UPDATE device_authorizations SET status = 'consumed', api_key_id = ${apiKeyId}
         WHERE id = ${id} AND status = 'authorized' RETURNING id`.pipe(

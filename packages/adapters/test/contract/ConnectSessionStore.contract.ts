@@ -39,6 +39,19 @@ export const connectSessionStoreContract = (layer: StoresLayer) =>
         expect(yield* store.findById(org.id, ConnectSessionId.make(randomUUID()))).toEqual(Option.none())
       }).pipe(Effect.provide(layer)))
 
+    it.effect("purges sessions that expired before the given instant", () =>
+      Effect.gen(function*() {
+        const store = yield* ConnectSessionStore
+        const org = yield* givenOrganization
+        const old = connectSession(org.id, { expiresAt: at(T0 - 1) })
+        const current = connectSession(org.id, { expiresAt: at(T0) })
+        yield* store.insert(old)
+        yield* store.insert(current)
+        expect(yield* store.purgeExpired(at(T0))).toBeGreaterThanOrEqual(1)
+        expect(yield* store.findById(org.id, old.id)).toEqual(Option.none())
+        expect(Option.isSome(yield* store.findById(org.id, current.id))).toBe(true)
+      }).pipe(Effect.provide(layer)))
+
     it.effect("settles a pending session by its nonce once: completed with the account, or cancelled with why", () =>
       Effect.gen(function*() {
         const store = yield* ConnectSessionStore

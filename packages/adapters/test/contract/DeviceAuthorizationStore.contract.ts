@@ -86,6 +86,21 @@ export const deviceAuthorizationStoreContract = (layer: StoresLayer) =>
         expect(yield* store.consume(pending.id, keyId, at(T0))).toBe(false)
       }).pipe(Effect.provide(layer)))
 
+    it.effect("purges requests that expired before the given instant, whatever their status", () =>
+      Effect.gen(function*() {
+        const store = yield* DeviceAuthorizationStore
+        const org = yield* givenOrganization
+        const old = deviceAuthorization({ expiresAt: at(T0 - 1) })
+        const oldApproved = deviceAuthorization({ expiresAt: at(T0 - 2) })
+        const current = deviceAuthorization({ expiresAt: at(T0) })
+        for (const a of [old, oldApproved, current]) yield* store.insert(a)
+        yield* store.decide(oldApproved.id, { status: "authorized", organizationId: org.id }, at(T0 - 10))
+        expect(yield* store.purgeExpired(at(T0))).toBeGreaterThanOrEqual(2)
+        expect(yield* store.findByDeviceCodeHash(old.deviceCodeHash)).toEqual(Option.none())
+        expect(yield* store.findByDeviceCodeHash(oldApproved.deviceCodeHash)).toEqual(Option.none())
+        expect(Option.isSome(yield* store.findByDeviceCodeHash(current.deviceCodeHash))).toBe(true)
+      }).pipe(Effect.provide(layer)))
+
     it.effect("refuses a second request with the same code hash", () =>
       Effect.gen(function*() {
         const store = yield* DeviceAuthorizationStore

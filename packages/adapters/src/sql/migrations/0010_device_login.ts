@@ -6,6 +6,7 @@ import * as Effect from "effect/Effect"
  *   is unique, and the device code is looked up by its hash on every poll.
  * - `connect_sessions`: the connect bridge's sessions, found by id within the organization and by the
  *   nonce of their signed state when the OAuth callback settles them.
+ * Both are pruned by expiry (a day after it) when new ones are made, hence the `expires_at` indexes.
  */
 export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -23,6 +24,7 @@ export default Effect.gen(function*() {
     decided_at BIGINT,
     created_at BIGINT NOT NULL
   )`
+  yield* sql`CREATE INDEX device_authorizations_expiry ON device_authorizations (expires_at)`
   yield* sql`CREATE TABLE connect_sessions (
     id TEXT PRIMARY KEY,
     organization_id TEXT NOT NULL REFERENCES organizations (id) ON DELETE CASCADE,
@@ -36,4 +38,5 @@ export default Effect.gen(function*() {
     settled_at BIGINT,
     created_at BIGINT NOT NULL
   )`
+  yield* sql`CREATE INDEX connect_sessions_expiry ON connect_sessions (expires_at)`
 })
