@@ -63,7 +63,8 @@ describe.each([
 
   beforeAll(async () => {
     if (skip) return
-    server = await HeraldServer.start({ postgres, env: { HERALD_DEVICE_POLL_INTERVAL_SECONDS: "1", HERALD_PUBLIC_URL: "" } })
+    // A 3-second interval: the two quick polls below must land within it even on a loaded machine.
+    server = await HeraldServer.start({ postgres, env: { HERALD_DEVICE_POLL_INTERVAL_SECONDS: "3", HERALD_PUBLIC_URL: "" } })
     doc = (await server.request("GET", "/api/v1/openapi.json", { key: null })).json as Doc
   }, 120_000)
   afterAll(async () => {
@@ -96,7 +97,7 @@ describe.each([
     const started = await start("herald-cli <test>")
     expect(started.user_code).toMatch(userCodePattern)
     expect(started.device_code).toMatch(/^[0-9a-f]{64}$/)
-    expect(started.interval).toBe(1)
+    expect(started.interval).toBe(3)
     expect(started.expires_in).toBe(600)
     expect(started.client_name).toBe("herald-cli <test>")
     expect(started.verification_uri).toBe(`${server.baseUrl}/device`)
@@ -104,9 +105,9 @@ describe.each([
 
     const first = await poll(started.device_code)
     expect(first.status).toBe(200)
-    expect(body<Token>(first).data).toEqual({ status: "pending", interval: 1 })
+    expect(body<Token>(first).data).toEqual({ status: "pending", interval: 3 })
     const fast = await poll(started.device_code)
-    expect(body<Token>(fast).data).toEqual({ status: "slow_down", interval: 1 })
+    expect(body<Token>(fast).data).toEqual({ status: "slow_down", interval: 3 })
 
     // The verification page shows the client (escaped) and how an operator approves the code.
     const page = await fetch(started.verification_uri_complete)
@@ -127,7 +128,7 @@ describe.each([
     expect(again.code).toBe(1)
     expect(again.stderr).toContain("already approved")
 
-    await sleep(1100)
+    await sleep(3100)
     const authorized = await poll(started.device_code)
     expect(authorized.status).toBe(200)
     const token = body<Token>(authorized).data!
@@ -147,7 +148,6 @@ describe.each([
     })
 
     // Shown once: the device code is spent.
-    await sleep(1100)
     const reused = await poll(started.device_code)
     expect(reused.status).toBe(400)
     expect(body<Token>(reused).error).toMatchObject({ code: "validation_error", details: { reason: "device_code_used" } })
@@ -161,7 +161,7 @@ describe.each([
     expect(dump).not.toContain(started.user_code.replace("-", ""))
     expect(dump).not.toContain(token.api_key)
     expect(dump).toContain(createHash("sha256").update(started.device_code).digest("hex"))
-  })
+  }, 180_000)
 
   it.skipIf(skip)("a denied request polls denied and cannot be approved afterwards", async () => {
     const started = await start()
@@ -173,9 +173,9 @@ describe.each([
     const approve = await server.cli(["device", "approve", started.user_code])
     expect(approve.code).toBe(1)
     expect(approve.stderr).toContain("already denied")
-    await sleep(1100)
+    await sleep(3100)
     expect(body<Token>(await poll(started.device_code)).data).toEqual({ status: "denied" })
-  })
+  }, 180_000)
 
   it.skipIf(skip)("refuses unknown device codes and user codes, and bad bodies", async () => {
     const unknown = await poll("0".repeat(64))
@@ -185,6 +185,18 @@ describe.each([
       retryable: false,
       details: { reason: "invalid_device_code" }
     })
+    // RFC 8628 clients send form bodies: read as well as JSON.
+    const form = await server.request("POST", "/api/v1/auth/device/token", {
+      key: null,
+      rawBody: `grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Adevice_code&device_code=${"1".repeat(64)}`,
+      headers: { "content-type": "application/x-www-form-urlencoded" }
+    })
+    expect(form.status).toBe(400)
+    expect(body<Token>(form).error!.details).toEqual({ reason: "invalid_device_code" })
+    // A start needs a JSON body, if only {}.
+    const empty = await server.request("POST", "/api/v1/auth/device", { key: null })
+    expect(empty.status).toBe(400)
+    expect(body<Token>(empty).error!.code).toBe("invalid_json")
     const missing = await server.request("POST", "/api/v1/auth/device/token", { key: null, body: {} })
     expect(missing.status).toBe(400)
     expect(body<Token>(missing).error!.details!.validation_errors).toEqual([
@@ -201,7 +213,7 @@ describe.each([
     const page = await fetch(`${server.baseUrl}/device?code=<b>nope</b>`)
     expect(page.status).toBe(404)
     expect(await page.text()).not.toContain("<b>nope</b>")
-  })
+  }, 180_000)
 
   it.skipIf(skip)("needs no API key, and ignores a bad one", async () => {
     const res = await server.request("POST", "/api/v1/auth/device", {
@@ -251,7 +263,7 @@ describe.each([
     expect(body<Token>(polled).data).toEqual({ status: "expired" })
     const page = await fetch(`${server.baseUrl}/device?code=${started.user_code}`)
     expect(await page.text()).toContain("expired")
-  })
+  }, 180_000)
 
   const until429 = async (path: string, payload: unknown) => {
     // Windows are aligned to the clock minute: at most one boundary can fall inside the loop.

@@ -277,7 +277,7 @@ describe.each([
     const credentialPlatform = await server.request("POST", "/api/v1/auth/social-connect/start", { body: { platform: "telegram" } })
     expect(credentialPlatform.status).toBe(400)
     expect(body(credentialPlatform).error!.code).toBe("validation_error")
-  })
+  }, 180_000)
 
   it.skipIf(skip)("credential bridges: telegram, discord and bluesky connect with the connect-credential bodies", async () => {
     const tg = await server.request("POST", "/api/v1/auth/social-connect/telegram", {

@@ -6,7 +6,7 @@
 import { SocialAccount } from "./Account.js"
 import * as AccountHealth from "./AccountHealth.js"
 import { AccountStore } from "./AccountStore.js"
-import { ConnectSessionStore } from "./ConnectSessionStore.js"
+import { ConnectSessionStore, type SessionOutcome } from "./ConnectSessionStore.js"
 import * as ConnectState from "./ConnectState.js"
 import { Crypto } from "./Crypto.js"
 import { DomainError } from "./Errors.js"
@@ -388,7 +388,7 @@ export const completeCallback = (request: CallbackRequest) =>
     const state = yield* ConnectState.verify(settings.stateSecret, request.state, yield* DateTime.now)
     if (state.platform !== request.platform) return yield* new ConnectState.ConnectStateError({ reason: "tampered" })
     return yield* exchange(request, state).pipe(
-      Effect.tap((result) => settleSession(state.nonce, { status: "completed", accountId: result.accounts[0].account.id })),
+      Effect.tap((result) => settleSession(state.nonce, { status: "completed", accountId: sessionAccount(result) })),
       // A refusal ends the CLI's session; a platform that could not be reached leaves it pending
       // (the link can be opened again while it is valid).
       Effect.tapError((error) =>
@@ -399,8 +399,14 @@ export const completeCallback = (request: CallbackRequest) =>
     )
   }).pipe(Effect.withSpan("Connections.completeCallback", { attributes: { platform: request.platform } }))
 
+/** The account a connect session reports: the one a reconnect link was for when granted, else the first. */
+const sessionAccount = (result: CallbackResult): AccountId => {
+  const wanted = Option.getOrUndefined(result.reconnectAccountId)
+  return result.accounts.find(({ account }) => account.id === wanted)?.account.id ?? result.accounts[0].account.id
+}
+
 /** Settles the connect-bridge session of this state, when there is one (and a session store). */
-const settleSession = (nonce: string, outcome: Parameters<ConnectSessionStore["Type"]["settle"]>[1]) =>
+const settleSession = (nonce: string, outcome: SessionOutcome) =>
   Effect.gen(function*() {
     const sessions = yield* Effect.serviceOption(ConnectSessionStore)
     if (Option.isNone(sessions)) return
