@@ -193,10 +193,13 @@ describe.each([
     })
     expect(form.status).toBe(400)
     expect(body<Token>(form).error!.details).toEqual({ reason: "invalid_device_code" })
-    // A start needs a JSON body, if only {}.
+    // A start without any body is a start without a client name; a body that is not an object is refused.
     const empty = await server.request("POST", "/api/v1/auth/device", { key: null })
-    expect(empty.status).toBe(400)
-    expect(body<Token>(empty).error!.code).toBe("invalid_json")
+    expect(empty.status, empty.text).toBe(200)
+    expect(body<Started>(empty).data!.client_name).toBeNull()
+    const list = await server.request("POST", "/api/v1/auth/device", { key: null, body: ["x"] })
+    expect(list.status).toBe(400)
+    expect(body<Token>(list).error!.code).toBe("validation_error")
     const missing = await server.request("POST", "/api/v1/auth/device/token", { key: null, body: {} })
     expect(missing.status).toBe(400)
     expect(body<Token>(missing).error!.details!.validation_errors).toEqual([

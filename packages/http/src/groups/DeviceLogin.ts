@@ -80,7 +80,8 @@ export const DeviceToken = Schema.Union(Waiting, Ended, Authorized).annotations(
 export const DeviceLoginGroup = HttpApiGroup.make("deviceLogin")
   .add(
     HttpApiEndpoint.post("start", "/auth/device")
-      .setPayload(ApiGroup.payload(DeviceAuthorizationRequest))
+      // An empty body (read as JSON null) is a start without a client name.
+      .setPayload(ApiGroup.payload(Schema.NullOr(DeviceAuthorizationRequest)))
       .addSuccess(Envelope.ok(DeviceAuthorization))
       .annotate(
         OpenApi.Summary,
@@ -244,7 +245,7 @@ export const DeviceLoginLive = HttpApiBuilder.group(ApiGroup.apiOf(DeviceLoginGr
     .handle("start", ({ payload }) =>
       Effect.gen(function*() {
         yield* limitAddress("start")
-        const clientName = Option.fromNullable(payload.client_name?.trim()).pipe(Option.filter((s) => s !== ""))
+        const clientName = Option.fromNullable(payload?.client_name?.trim()).pipe(Option.filter((s) => s !== ""))
         const started = yield* DeviceLogin.start({ clientName })
         const uri = yield* verificationUri
         return {
