@@ -161,6 +161,10 @@ describe.each([
     expect(dump).not.toContain(started.user_code.replace("-", ""))
     expect(dump).not.toContain(token.api_key)
     expect(dump).toContain(createHash("sha256").update(started.device_code).digest("hex"))
+    // Nor does the server's output (request lines carry the path only).
+    expect(server.output()).not.toContain(started.device_code)
+    expect(server.output()).not.toContain(token.api_key)
+    expect(server.output()).not.toContain(started.user_code)
   }, 180_000)
 
   it.skipIf(skip)("a denied request polls denied and cannot be approved afterwards", async () => {

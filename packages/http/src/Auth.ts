@@ -35,7 +35,7 @@ export interface Principal {
 
 export class CurrentKey extends Context.Tag("@herald/http/CurrentKey")<CurrentKey, Principal>() {}
 
-/** 401 from the auth layer for a key that is unknown or malformed, revoked, or expired. */
+/** 401 from the auth layer for a key that is unknown or malformed, revoked, expired, or (on the connect bridge) missing. */
 export class AuthFailure extends Schema.TaggedError<AuthFailure>()("AuthFailure", {
   code: Schema.Literal("invalid_api_key", "api_key_revoked", "api_key_expired", "api_key_required"),
   message: Schema.String
