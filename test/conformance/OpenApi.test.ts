@@ -69,11 +69,39 @@ describe("OpenAPI document", () => {
     const paths = doc.paths as Record<string, Record<string, { responses: Record<string, Json> }>>
     for (const [path, ops] of Object.entries(paths)) {
       if (!path.startsWith("/api/v1/") || path === "/api/v1/openapi.json") continue
+      // The device login pair needs no key; the connect bridge answers api_key_required (JSON) instead.
+      if (path.startsWith("/api/v1/auth/")) continue
       for (const op of Object.values(ops)) {
         expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(["400", "401", "402", "403", "429", "500"]))
         expect(Object.keys(op.responses["401"].content as Json).sort()).toEqual(["application/json", "text/plain"])
       }
     }
+  })
+
+  it("documents the device login pair without security, and the connect bridge's 401 as JSON only", () => {
+    const paths = doc.paths as Record<string, Record<string, { security?: unknown; responses: Record<string, Json> }>>
+    for (const path of ["/api/v1/auth/device", "/api/v1/auth/device/token"]) {
+      const op = paths[path]?.post
+      expect(op, path).toBeDefined()
+      expect(op!.security ?? []).toEqual([])
+      expect(Object.keys(op!.responses)).toEqual(expect.arrayContaining(["200", "400", "429", "500"]))
+      expect(op!.responses["401"]).toBeUndefined()
+    }
+    const bridge: ReadonlyArray<[string, string]> = [
+      ["/api/v1/auth/social-connect/start", "post"],
+      ["/api/v1/auth/social-connect/poll/{session_id}", "get"],
+      ["/api/v1/auth/social-connect/bluesky", "post"],
+      ["/api/v1/auth/social-connect/telegram", "post"],
+      ["/api/v1/auth/social-connect/discord", "post"]
+    ]
+    for (const [path, method] of bridge) {
+      const op = paths[path]?.[method]
+      expect(op, `${method} ${path}`).toBeDefined()
+      expect(Object.keys(op!.responses)).toEqual(expect.arrayContaining(["200", "400", "401", "402", "403", "404", "429", "500"]))
+      expect(Object.keys(op!.responses["401"].content as Json)).toEqual(["application/json"])
+      expect(JSON.stringify(op!.responses["401"])).toContain("api_key_required")
+    }
+    expect(paths["/device"]?.get).toBeDefined()
   })
 
   it("matches real success bodies", async () => {

@@ -6,6 +6,7 @@
 import { SocialAccount } from "./Account.js"
 import * as AccountHealth from "./AccountHealth.js"
 import { AccountStore } from "./AccountStore.js"
+import { ConnectSessionStore, type SessionOutcome } from "./ConnectSessionStore.js"
 import * as ConnectState from "./ConnectState.js"
 import { Crypto } from "./Crypto.js"
 import { DomainError } from "./Errors.js"
@@ -251,6 +252,8 @@ export const createConnectLink = (request: {
   readonly organizationId: OrganizationId
   readonly platform: OAuthPlatform
   readonly reconnectAccountId?: AccountId
+  /** The state's nonce; a connect session passes its own, so the callback can settle it. */
+  readonly nonce?: string
 }) =>
   Effect.gen(function*() {
     const settings = yield* ConnectSettings
@@ -263,7 +266,7 @@ export const createConnectLink = (request: {
           `platform can redirect back to ${callbackPath(request.platform)}`
       )
     }
-    const nonce = yield* (yield* Crypto).randomHex(16)
+    const nonce = request.nonce ?? (yield* (yield* Crypto).randomHex(16))
     const state = yield* ConnectState.sign(settings.stateSecret, {
       organizationId: request.organizationId,
       platform: request.platform,
@@ -296,6 +299,7 @@ export interface ReconnectLink extends ConnectLink {
 export const createReconnectLink = (request: {
   readonly organizationId: OrganizationId
   readonly account: SocialAccount
+  readonly nonce?: string
 }) =>
   Effect.gen(function*() {
     const account = request.account
@@ -317,7 +321,8 @@ export const createReconnectLink = (request: {
     const link = yield* createConnectLink({
       organizationId: request.organizationId,
       platform: account.platform,
-      reconnectAccountId: account.id
+      reconnectAccountId: account.id,
+      ...(request.nonce === undefined ? {} : { nonce: request.nonce })
     })
     return {
       ...link,
@@ -382,6 +387,35 @@ export const completeCallback = (request: CallbackRequest) =>
     }
     const state = yield* ConnectState.verify(settings.stateSecret, request.state, yield* DateTime.now)
     if (state.platform !== request.platform) return yield* new ConnectState.ConnectStateError({ reason: "tampered" })
+    return yield* exchange(request, state).pipe(
+      Effect.tap((result) => settleSession(state.nonce, { status: "completed", accountId: sessionAccount(result) })),
+      // A refusal ends the CLI's session; a platform that could not be reached leaves it pending
+      // (the link can be opened again while it is valid).
+      Effect.tapError((error) =>
+        error._tag === "DomainError" && error.code !== "service_unavailable" && error.code !== "internal_error"
+          ? settleSession(state.nonce, { status: "cancelled", reason: error.message })
+          : Effect.void
+      )
+    )
+  }).pipe(Effect.withSpan("Connections.completeCallback", { attributes: { platform: request.platform } }))
+
+/** The account a connect session reports: the one a reconnect link was for when granted, else the first. */
+const sessionAccount = (result: CallbackResult): AccountId => {
+  const wanted = Option.getOrUndefined(result.reconnectAccountId)
+  return result.accounts.find(({ account }) => account.id === wanted)?.account.id ?? result.accounts[0].account.id
+}
+
+/** Settles the connect-bridge session of this state, when there is one (and a session store). */
+const settleSession = (nonce: string, outcome: SessionOutcome) =>
+  Effect.gen(function*() {
+    const sessions = yield* Effect.serviceOption(ConnectSessionStore)
+    if (Option.isNone(sessions)) return
+    yield* sessions.value.settle(nonce, outcome, yield* DateTime.now)
+  })
+
+const exchange = (request: CallbackRequest, state: ConnectState.ConnectState) =>
+  Effect.gen(function*() {
+    const settings = yield* ConnectSettings
     if (request.error !== undefined && request.error !== "") {
       const reason = request.errorDescription === undefined || request.errorDescription === ""
         ? request.error
@@ -403,7 +437,7 @@ export const completeCallback = (request: CallbackRequest) =>
     }).pipe(Effect.mapError(refusal))
     const accounts = yield* saveIdentities(state.organizationId, request.platform, identities, "direct")
     return { accounts, reconnectAccountId: Option.fromNullable(state.reconnectAccountId) } satisfies CallbackResult
-  }).pipe(Effect.withSpan("Connections.completeCallback", { attributes: { platform: request.platform } }))
+  })
 
 // disconnect
 

@@ -5,6 +5,7 @@
 import * as ApiKey from "@herald/core/ApiKey"
 import { ApiKeyStore } from "@herald/core/ApiKeyStore"
 import { Crypto } from "@herald/core/Crypto"
+import * as DeviceLogin from "@herald/core/DeviceLogin"
 import { IdGenerator } from "@herald/core/IdGenerator"
 import { AccountId, ApiKeyId, OrganizationId, UserId } from "@herald/core/Ids"
 import * as Organization from "@herald/core/Organization"
@@ -153,3 +154,21 @@ export const bootstrap = Effect.gen(function*() {
     })
   )
 })
+
+/**
+ * `herald device approve CODE [--org ID]`: the device's next poll receives a key of the organization
+ * (the only one, unless `--org` names it). `herald device deny CODE` refuses it.
+ */
+export const approveDevice = (code: string, organizationId: string | undefined) =>
+  Effect.gen(function*() {
+    const org = yield* resolveOrganization(organizationId)
+    const decided = yield* DeviceLogin.decide(code, { status: "authorized", organizationId: org.id }).pipe(
+      Effect.catchTag("DomainError", (error) => new AdminError({ message: error.message }))
+    )
+    return { ...decided, organization: org }
+  })
+
+export const denyDevice = (code: string) =>
+  DeviceLogin.decide(code, { status: "denied" }).pipe(
+    Effect.catchTag("DomainError", (error) => new AdminError({ message: error.message }))
+  )

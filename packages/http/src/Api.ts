@@ -10,12 +10,14 @@ import { AnalyticsGroup } from "./groups/Analytics.js"
 import { ApprovalsGroup } from "./groups/Approvals.js"
 import { CampaignsGroup } from "./groups/Campaigns.js"
 import { ConnectionsGroup, OAuthCallbackGroup } from "./groups/Connections.js"
+import { DeviceLoginGroup, DeviceVerificationGroup } from "./groups/DeviceLogin.js"
 import { HealthGroup } from "./groups/Health.js"
 import { MediaGroup, MediaUploadGroup } from "./groups/Media.js"
 import { MeGroup } from "./groups/Me.js"
 import { PlatformRulesGroup } from "./groups/PlatformRules.js"
 import { PostsGroup } from "./groups/Posts.js"
 import { RetryGroup } from "./groups/Retry.js"
+import { SocialConnectGroup } from "./groups/SocialConnect.js"
 import { WebhooksGroup } from "./groups/Webhooks.js"
 import * as OpenApiDocument from "./OpenApiDocument.js"
 
@@ -35,6 +37,9 @@ export class Api extends HttpApi.make("herald")
   .add(AnalyticsGroup)
   .add(ApprovalsGroup)
   .add(CampaignsGroup)
+  .add(DeviceLoginGroup)
+  .add(DeviceVerificationGroup)
+  .add(SocialConnectGroup)
   .annotateContext(OpenApi.annotations({
     title: "Herald — Social Publishing Service API",
     version: "1.0.0",

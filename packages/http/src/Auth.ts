@@ -35,9 +35,9 @@ export interface Principal {
 
 export class CurrentKey extends Context.Tag("@herald/http/CurrentKey")<CurrentKey, Principal>() {}
 
-/** 401 from the auth layer for a key that is unknown or malformed, revoked, or expired. */
+/** 401 from the auth layer for a key that is unknown or malformed, revoked, expired, or (on the connect bridge) missing. */
 export class AuthFailure extends Schema.TaggedError<AuthFailure>()("AuthFailure", {
-  code: Schema.Literal("invalid_api_key", "api_key_revoked", "api_key_expired"),
+  code: Schema.Literal("invalid_api_key", "api_key_revoked", "api_key_expired", "api_key_required"),
   message: Schema.String
 }) {}
 
@@ -100,7 +100,35 @@ export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("@he
   security: { bearer }
 }) {}
 
+/**
+ * The connect bridge's authentication (`/auth/social-connect/*`): the spec names 401
+ * `api_key_required` for the social-connect flows, so a request presenting no key (no Authorization
+ * header, an empty one, or one without a bearer token) is answered with that code in the auth-layer
+ * shape instead of the plain-text 401. A key that is presented is checked as everywhere else.
+ */
+export class KeyRequiredAuthentication extends HttpApiMiddleware.Tag<KeyRequiredAuthentication>()(
+  "@herald/http/KeyRequiredAuthentication",
+  {
+    failure: Schema.Union(AuthFailureResponse, SubscriptionRequiredResponse, RateLimitedResponse),
+    provides: CurrentKey,
+    security: { bearer }
+  }
+) {}
+
 const bearerPattern = /^Bearer +(\S+) *$/i
+
+const keyRequired = new AuthFailure({
+  code: "api_key_required",
+  message: "An API key is required: send Authorization: Bearer pe_live_…"
+})
+
+/** `authenticate`, with a missing key reported as 401 `api_key_required`. */
+export const authenticateKeyRequired = (authorization: string | undefined) =>
+  authorization === undefined || !/^Bearer +\S/i.test(authorization)
+    ? Effect.fail(keyRequired)
+    : authenticate(authorization).pipe(
+      Effect.catchTag("MissingCredentials", () => Effect.fail(keyRequired))
+    )
 
 /** What a subscription status is reported as on 402: a trial past its end says so. */
 const reportedStatus = (org: Organization.Organization): string =>
@@ -159,6 +187,26 @@ export const layer: Layer.Layer<
       bearer: () =>
         HttpServerRequest.HttpServerRequest.pipe(
           Effect.flatMap((request) => authenticate(request.headers["authorization"])),
+          Effect.provide(context)
+        )
+    })
+  })
+)
+
+export const layerKeyRequired: Layer.Layer<
+  KeyRequiredAuthentication,
+  never,
+  ApiKeyStore | OrganizationStore | Crypto | UsageCounters | RateLimit.RateLimits
+> = Layer.effect(
+  KeyRequiredAuthentication,
+  Effect.gen(function*() {
+    const context = yield* Effect.context<
+      ApiKeyStore | OrganizationStore | Crypto | UsageCounters | RateLimit.RateLimits
+    >()
+    return KeyRequiredAuthentication.of({
+      bearer: () =>
+        HttpServerRequest.HttpServerRequest.pipe(
+          Effect.flatMap((request) => authenticateKeyRequired(request.headers["authorization"])),
           Effect.provide(context)
         )
     })

@@ -35,6 +35,8 @@ export const usage = `Usage:
   herald orgs create NAME [--plan P] [--status S]
   herald orgs list
   herald orgs set-plan ID PLAN [--status S]
+  herald device approve CODE [--org ID]
+  herald device deny CODE
 
 Every command also takes --data-dir DIR (env HERALD_DATA_DIR, default ./.herald) and
 --database-url URL (env HERALD_DATABASE_URL; a postgres:// URL, else SQLite in the data dir).
@@ -311,6 +313,29 @@ export const main = async (argv: ReadonlyArray<string>): Promise<number | "runni
           }
         }
         break
+      case "device": {
+        const code = rest[0]
+        if ((sub === "approve" || sub === "deny") && code === undefined) {
+          throw new UsageError(`device ${sub} needs the CODE the device shows`)
+        }
+        switch (sub) {
+          case "approve":
+            return await runAdmin(
+              values,
+              Effect.flatMap(Admin.approveDevice(code!, values.org), (done) =>
+                Console.error(
+                  `herald: approved ${done.userCode} for organization ${done.organization.id}; ` +
+                    "the device receives its key on its next poll"
+                ))
+            )
+          case "deny":
+            return await runAdmin(
+              values,
+              Effect.flatMap(Admin.denyDevice(code!), (done) => Console.error(`herald: denied ${done.userCode}`))
+            )
+        }
+        break
+      }
     }
     throw new UsageError(`unknown command: ${positionals.join(" ")}`)
   } catch (error) {

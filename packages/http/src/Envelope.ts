@@ -86,7 +86,13 @@ export const AuthErrorEnvelope = Schema.Struct({
   data: Schema.Null,
   error: Schema.Struct({
     message: Schema.String,
-    code: Schema.Literal("invalid_api_key", "api_key_revoked", "api_key_expired", "subscription_required"),
+    code: Schema.Literal(
+      "invalid_api_key",
+      "api_key_revoked",
+      "api_key_expired",
+      "api_key_required",
+      "subscription_required"
+    ),
     subscription_status: Schema.optional(
       Schema.String.annotations({ description: "Only on 402 subscription_required" })
     )

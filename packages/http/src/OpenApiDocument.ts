@@ -21,6 +21,10 @@ const descriptions: Record<string, string> = {
   "500": "internal_error, service_unavailable or generation_failed (retryable)"
 }
 
+const keyRequiredDescription = "Auth-layer shape (only error.message, error.code and meta.timestamp): " +
+  "api_key_required when no API key is presented (no Authorization header, an empty one or another scheme); " +
+  "invalid_api_key, api_key_revoked or api_key_expired for a presented key"
+
 const decodeErrorRef = "#/components/schemas/HttpApiDecodeError"
 
 type Json = Record<string, unknown>
@@ -53,7 +57,9 @@ const fixResponses = (responses: Json): Json => {
       }
       fixed = { ...fixed, content: { ...content, "application/json": { ...json, schema }, ...extra } }
     }
-    const description = descriptions[status]
+    // A 401 without the plain-text alternative is the connect bridge's: a missing key is api_key_required.
+    const keyRequired = status === "401" && !(isObject(fixed.content) && "text/plain" in fixed.content)
+    const description = keyRequired ? keyRequiredDescription : descriptions[status]
     if (description !== undefined && Number(status) >= 400 && status !== "503") fixed.description = description
     out[status] = fixed
   }

@@ -26,12 +26,14 @@ import { AnalyticsLive } from "./groups/Analytics.js"
 import { ApprovalsLive } from "./groups/Approvals.js"
 import { CampaignsLive } from "./groups/Campaigns.js"
 import { ConnectionsLive, OAuthCallbackLive } from "./groups/Connections.js"
+import { DeviceLoginLive, DeviceVerificationLive } from "./groups/DeviceLogin.js"
 import { HealthLive, StoreProbe } from "./groups/Health.js"
 import * as MediaHttp from "./groups/Media.js"
 import { MeLive } from "./groups/Me.js"
 import { PlatformRulesLive } from "./groups/PlatformRules.js"
 import { PostsLive } from "./groups/Posts.js"
 import { RetryLive } from "./groups/Retry.js"
+import { SocialConnectLive } from "./groups/SocialConnect.js"
 import { WebhooksLive } from "./groups/Webhooks.js"
 import * as RateLimit from "./RateLimit.js"
 import * as RequestMiddleware from "./RequestMiddleware.js"
@@ -52,7 +54,10 @@ export const handlers = Layer.mergeAll(
   MediaHttp.MediaLive,
   MediaHttp.MediaUploadLive,
   ApprovalsLive,
-  CampaignsLive
+  CampaignsLive,
+  DeviceLoginLive,
+  DeviceVerificationLive,
+  SocialConnectLive
 )
 
 /** Handlers added after the first ones (one `Layer.merge` each keeps additions apart). */
@@ -70,7 +75,8 @@ export const app = HttpApiBuilder.serve().pipe(
   Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: openApiPath })),
   Layer.provide(RequestMiddleware.layer),
   Layer.provide(ApiLive),
-  Layer.provide(Auth.layer)
+  Layer.provide(Auth.layer),
+  Layer.provide(Auth.layerKeyRequired)
 )
 
 /** `StoreProbe` over the SQL client: a trivial query. */

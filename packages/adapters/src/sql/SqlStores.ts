@@ -4,6 +4,8 @@ import type { AccountStore } from "@herald/core/AccountStore"
 import type { AnalyticsStore } from "@herald/core/AnalyticsStore"
 import type { CampaignStore } from "@herald/core/CampaignStore"
 import type { ApiKeyStore } from "@herald/core/ApiKeyStore"
+import type { ConnectSessionStore } from "@herald/core/ConnectSessionStore"
+import type { DeviceAuthorizationStore } from "@herald/core/DeviceAuthorizationStore"
 import type { DispatchStore } from "@herald/core/DispatchStore"
 import type { EventStore } from "@herald/core/EventStore"
 import type { IdGenerator } from "@herald/core/IdGenerator"
@@ -19,6 +21,8 @@ import * as SqlAiCreditLedger from "./SqlAiCreditLedger.js"
 import * as SqlAnalyticsStore from "./SqlAnalyticsStore.js"
 import * as SqlApiKeyStore from "./SqlApiKeyStore.js"
 import * as SqlCampaignStore from "./SqlCampaignStore.js"
+import * as SqlConnectSessionStore from "./SqlConnectSessionStore.js"
+import * as SqlDeviceAuthorizationStore from "./SqlDeviceAuthorizationStore.js"
 import * as SqlDispatchStore from "./SqlDispatchStore.js"
 import * as SqlEventFanout from "./SqlEventFanout.js"
 import * as SqlMediaStore from "./SqlMediaStore.js"
@@ -43,6 +47,8 @@ export type Stores =
   | Transactor
   | AiCreditLedger
   | AnalyticsStore
+  | DeviceAuthorizationStore
+  | ConnectSessionStore
 
 /**
  * Every core store over the given SQL client (SQLite or Postgres), plus the transactor that makes
@@ -62,5 +68,7 @@ export const layer: Layer.Layer<Stores, never, SqlClient.SqlClient | IdGenerator
   SqlTransactor.layer,
   SqlAiCreditLedger.layer,
   SqlAnalyticsStore.layer,
-  SqlCampaignStore.layer
+  SqlCampaignStore.layer,
+  SqlDeviceAuthorizationStore.layer,
+  SqlConnectSessionStore.layer
 )

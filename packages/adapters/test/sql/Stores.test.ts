@@ -13,6 +13,8 @@ import { accountStoreContract } from "../contract/AccountStore.contract.js"
 import { analyticsStoreContract } from "../contract/AnalyticsStore.contract.js"
 import { apiKeyStoreContract } from "../contract/ApiKeyStore.contract.js"
 import { campaignStoreContract } from "../contract/CampaignStore.contract.js"
+import { connectSessionStoreContract } from "../contract/ConnectSessionStore.contract.js"
+import { deviceAuthorizationStoreContract } from "../contract/DeviceAuthorizationStore.contract.js"
 import { dispatchStoreContract } from "../contract/DispatchStore.contract.js"
 import { eventStoreContract } from "../contract/EventStore.contract.js"
 import type { StoresLayer } from "../contract/Fixtures.js"
@@ -49,5 +51,7 @@ for (const db of await databasesUnderTest()) {
     usageCountersContract(concurrent)
     dispatchStoreContract(layer, concurrent)
     campaignStoreContract(layer, concurrent)
+    deviceAuthorizationStoreContract(concurrent)
+    connectSessionStoreContract(layer)
   })
 }
