@@ -99,9 +99,11 @@ export type QueueAllocation =
  * organization has no queue (queues cannot be created through the API).
  */
 export class QueueAllocator extends Context.Tag("@herald/core/Posts/QueueAllocator")<QueueAllocator, {
+  /** Called inside the create transaction: the opening is claimed for `postId` with the post. */
   readonly allocate: (
     organizationId: OrganizationId,
-    now: DateTime.Utc
+    now: DateTime.Utc,
+    postId: PostId
   ) => Effect.Effect<QueueAllocation, PersistenceError>
 }>() {}
 
@@ -513,20 +515,7 @@ export const create = (
     const hash = yield* crypto.sha256Hex(CircuitBreaker.canonicalJson(rawBody))
     if (!isDraft) yield* CircuitBreaker.check(organizationId, hash)
 
-    if (useQueue) {
-      const allocator = yield* Effect.serviceOption(QueueAllocator)
-      const allocation: QueueAllocation = Option.isNone(allocator)
-        ? { _tag: "Missing" }
-        : yield* allocator.value.allocate(organizationId, now)
-      if (allocation._tag !== "Slot") {
-        return yield* DomainError.fail("validation_error", queueMessages[allocation._tag], {
-          validation_errors: [{ path: "use_queue", message: queueMessages[allocation._tag] }],
-          queue: allocation._tag.toLowerCase()
-        })
-      }
-      scheduledFor = Option.some(allocation.at)
-    }
-    const mode: PostingLimits.PublishMode = Option.isSome(scheduledFor) ? "scheduled" : "immediate"
+    const mode: PostingLimits.PublishMode = Option.isSome(scheduledFor) || useQueue ? "scheduled" : "immediate"
 
     const id = PostId.make(yield* (yield* IdGenerator).uuid)
     const post = new Post({
@@ -552,25 +541,42 @@ export const create = (
       createdAt: now,
       updatedAt: now
     })
-    const destinations = isDraft ? [] : yield* newDestinations(post, accounts, Option.getOrElse(scheduledFor, () => now), now)
-    const record: PostRecord = { post, destinations }
-
-    const events: Array<Event> = []
-    if (!isDraft) {
-      events.push(yield* makeEvent(organizationId, "post.scheduled", eventData(record, { publish_mode: mode })))
-    }
-    if (Option.isSome(post.approval)) {
-      events.push(
-        yield* makeEvent(organizationId, "post.approval_requested", { post_id: id, requested_by: requestedBy(caller) })
-      )
-    }
     const transactor = yield* Transactor
     const posts = yield* PostStore
     const eventStore = yield* EventStore
-    yield* transactor.withTransaction(Effect.gen(function*() {
+    const allocator = useQueue ? yield* Effect.serviceOption(QueueAllocator) : Option.none()
+    const record = yield* transactor.withTransaction(Effect.gen(function*() {
+      // The queue's opening is claimed in the transaction that inserts the post (Queues.allocate).
+      let queued = post
+      if (useQueue) {
+        const allocation: QueueAllocation = Option.isNone(allocator)
+          ? { _tag: "Missing" }
+          : yield* allocator.value.allocate(organizationId, now, id)
+        if (allocation._tag !== "Slot") {
+          return yield* DomainError.fail("validation_error", queueMessages[allocation._tag], {
+            validation_errors: [{ path: "use_queue", message: queueMessages[allocation._tag] }],
+            queue: allocation._tag.toLowerCase()
+          })
+        }
+        queued = new Post({ ...post, scheduledFor: Option.some(allocation.at) })
+      }
+      const destinations = isDraft
+        ? []
+        : yield* newDestinations(queued, accounts, Option.getOrElse(queued.scheduledFor, () => now), now)
+      const record: PostRecord = { post: queued, destinations }
+      const events: Array<Event> = []
+      if (!isDraft) {
+        events.push(yield* makeEvent(organizationId, "post.scheduled", eventData(record, { publish_mode: mode })))
+      }
+      if (Option.isSome(queued.approval)) {
+        events.push(
+          yield* makeEvent(organizationId, "post.approval_requested", { post_id: id, requested_by: requestedBy(caller) })
+        )
+      }
       if (!isDraft) yield* PostingLimits.consume(PostingLimits.subjectOf(caller.key), mode)
       yield* posts.insert(record)
       if (events.length > 0) yield* eventStore.append(events)
+      return record
     }))
     if (mode === "immediate" && !isDraft) yield* Dispatcher.poke
     return { record, scheduledAtSent: body.scheduled_at !== undefined && body.scheduled_at !== null }

@@ -15,6 +15,7 @@ import * as SqlDatabase from "@herald/adapters/sql/SqlDatabase"
 import * as SqlStores from "@herald/adapters/sql/SqlStores"
 import type { Crypto } from "@herald/core/Crypto"
 import type { IdGenerator } from "@herald/core/IdGenerator"
+import * as Queues from "@herald/core/Queues"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { createServer } from "node:http"
@@ -75,6 +76,8 @@ export const services = (options: {
   Layer.mergeAll(
     SqlStores.layer,
     sqlStoreProbe,
+    // use_queue on POST /posts: the next free opening, claimed in the create transaction.
+    Queues.allocatorLayer.pipe(Layer.provide(SqlStores.layer)),
     // The media library: blobs under <dataDir>/media, the posts and dispatch hooks.
     MediaHttp.layerServices({ dataDir: options.dataDir ?? CredentialCipher.keyDirFor(options.database) }).pipe(
       Layer.provide(SqlStores.layer)
