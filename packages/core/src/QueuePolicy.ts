@@ -69,16 +69,16 @@ export const resolveWallClock = (
   const parts = { year: date.year, month: date.month, day: date.day, hours, minutes, seconds: 0, millis: 0 }
   const make = (disambiguation: DateTime.Disambiguation) =>
     Option.getOrThrow(DateTime.makeZoned(parts, { timeZone: zone, adjustForTimeZone: true, disambiguation }))
-  const earlier = make("earlier")
-  const later = make("later")
   const compatible = make("compatible")
   const wall = DateTime.toParts(compatible)
   const at = DateTime.toUtc(compatible)
   if (wall.hours !== hours || wall.minutes !== minutes || wall.day !== date.day) {
-    return { _tag: "Gap", at, gapMinutes: offsetMinutes(later) - offsetMinutes(earlier) }
+    return { _tag: "Gap", at, gapMinutes: offsetMinutes(make("later")) - offsetMinutes(make("earlier")) }
   }
-  if (DateTime.toEpochMillis(earlier) !== DateTime.toEpochMillis(later)) {
-    return { _tag: "Ambiguous", at: DateTime.toUtc(earlier), later: DateTime.toUtc(later) }
+  // Outside a gap, `compatible` is the earlier instant; a later one means the time happens twice.
+  const later = make("later")
+  if (DateTime.toEpochMillis(later) !== DateTime.toEpochMillis(compatible)) {
+    return { _tag: "Ambiguous", at, later: DateTime.toUtc(later) }
   }
   return { _tag: "Exact", at }
 }
@@ -104,23 +104,24 @@ const sortedOpenings = (openings: ReadonlyArray<QueueOpening>): ReadonlyArray<Qu
 
 /**
  * Every occurrence strictly after `after` and no later than `after + horizonDays`, in time order,
- * one per instant.
+ * one per instant. Lazy: a caller that stops early computes only the days it reads.
  */
-export const occurrences = (
+export function* occurrencesLazy(
   zone: DateTime.TimeZone,
   openings: ReadonlyArray<QueueOpening>,
   after: DateTime.Utc,
   days: number = horizonDays
-): ReadonlyArray<Occurrence> => {
+): Generator<Occurrence> {
   const start = addDays(localDateOf(zone, after), -1)
-  const end = DateTime.toEpochMillis(after) + days * 86_400_000
   const from = DateTime.toEpochMillis(after)
+  const end = from + days * 86_400_000
   const sorted = sortedOpenings(openings)
   const seen = new Set<number>()
-  const out: Array<Occurrence> = []
   for (let i = 0; i <= days + 2; i++) {
     const date = addDays(start, i)
     const weekday = weekdayOf(date)
+    // Within one local day the instants follow the times, except where a gap shifts one forward.
+    const today: Array<Occurrence> = []
     for (const opening of sorted) {
       if (opening.weekday !== weekday) continue
       const [h, m] = opening.time.split(":").map(Number) as [number, number]
@@ -128,24 +129,45 @@ export const occurrences = (
       const millis = DateTime.toEpochMillis(resolved.at)
       if (millis <= from || millis > end || seen.has(millis)) continue
       seen.add(millis)
-      out.push({ at: resolved.at, date, weekday, time: opening.time, dst: resolved._tag })
+      today.push({ at: resolved.at, date, weekday, time: opening.time, dst: resolved._tag })
     }
+    today.sort((a, b) => DateTime.toEpochMillis(a.at) - DateTime.toEpochMillis(b.at))
+    yield* today
   }
-  return out.sort((a, b) => DateTime.toEpochMillis(a.at) - DateTime.toEpochMillis(b.at))
 }
 
+export const occurrences = (
+  zone: DateTime.TimeZone,
+  openings: ReadonlyArray<QueueOpening>,
+  after: DateTime.Utc,
+  days: number = horizonDays
+): ReadonlyArray<Occurrence> => [...occurrencesLazy(zone, openings, after, days)]
+
 /** The free occurrences (not in `taken`, epoch millis) after `now`, earliest first, at most `count`. */
-export const freeOccurrences = (
+export function* freeOccurrences(
+  zone: DateTime.TimeZone,
+  openings: ReadonlyArray<QueueOpening>,
+  now: DateTime.Utc,
+  taken: ReadonlySet<number>
+): Generator<Occurrence> {
+  for (const o of occurrencesLazy(zone, openings, now)) {
+    if (!taken.has(DateTime.toEpochMillis(o.at))) yield o
+  }
+}
+
+/** The first `count` free occurrences. */
+export const nextFree = (
   zone: DateTime.TimeZone,
   openings: ReadonlyArray<QueueOpening>,
   now: DateTime.Utc,
   taken: ReadonlySet<number>,
-  count: number = Number.POSITIVE_INFINITY
+  count: number
 ): ReadonlyArray<Occurrence> => {
   const out: Array<Occurrence> = []
-  for (const o of occurrences(zone, openings, now)) {
+  if (count <= 0) return out
+  for (const o of freeOccurrences(zone, openings, now, taken)) {
+    out.push(o)
     if (out.length >= count) break
-    if (!taken.has(DateTime.toEpochMillis(o.at))) out.push(o)
   }
   return out
 }

@@ -92,7 +92,7 @@ export const show = (
     const zone = DateTime.zoneUnsafeMakeNamed(queue.value.timezone)
     const until = DateTime.add(now, { days: QueuePolicy.horizonDays })
     const taken = new Set(yield* store.taken(organizationId, now, until))
-    const free = QueuePolicy.freeOccurrences(zone, queue.value.openings, now, taken, count)
+    const free = QueuePolicy.nextFree(zone, queue.value.openings, now, taken, count)
     return {
       queue,
       now,
