@@ -9,6 +9,7 @@ import { IdGenerator } from "@herald/core/IdGenerator"
 import { AccountId, ApiKeyId, OrganizationId, UserId } from "@herald/core/Ids"
 import * as Organization from "@herald/core/Organization"
 import { OrganizationStore } from "@herald/core/OrganizationStore"
+import * as Queues from "@herald/core/Queues"
 import { Transactor } from "@herald/core/Transactor"
 import * as Data from "effect/Data"
 import * as DateTime from "effect/DateTime"
@@ -153,3 +154,19 @@ export const bootstrap = Effect.gen(function*() {
     })
   )
 })
+
+/**
+ * `herald queue set`: creates or replaces an organization's posting queue (the same use case a host
+ * application calls in-process: `Queues.setQueue`). Slots in the notation "mon-fri 09:00,12:30;sat 10:00".
+ */
+export const setQueue = (options: { readonly org: string | undefined; readonly timezone: string; readonly slots: string }) =>
+  Effect.gen(function*() {
+    const org = yield* resolveOrganization(options.org)
+    return yield* Queues.setQueue({ organizationId: org.id, timezone: options.timezone, openings: options.slots }).pipe(
+      Effect.catchTag("DomainError", (e) => new AdminError({ message: e.message }))
+    )
+  })
+
+/** `herald queue show`: the queue and where the next `count` posts would land. */
+export const showQueue = (org: string | undefined, count: number = Queues.defaultForecast) =>
+  Effect.flatMap(resolveOrganization(org), (o) => Queues.show(o.id, count))

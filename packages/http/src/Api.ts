@@ -10,6 +10,7 @@ import { HealthGroup } from "./groups/Health.js"
 import { MediaGroup, MediaUploadGroup } from "./groups/Media.js"
 import { MeGroup } from "./groups/Me.js"
 import { PostsGroup } from "./groups/Posts.js"
+import { QueueGroup } from "./groups/Queue.js"
 import { RetryGroup } from "./groups/Retry.js"
 import { WebhooksGroup } from "./groups/Webhooks.js"
 import * as OpenApiDocument from "./OpenApiDocument.js"
@@ -25,6 +26,7 @@ export class Api extends HttpApi.make("herald")
   .add(WebhooksGroup)
   .add(MediaGroup)
   .add(MediaUploadGroup)
+  .add(QueueGroup)
   .annotateContext(OpenApi.annotations({
     title: "Herald — Social Publishing Service API",
     version: "1.0.0",
