@@ -5,6 +5,7 @@
 import * as HttpApi from "@effect/platform/HttpApi"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { AccountsGroup } from "./groups/Accounts.js"
+import { BulkGroup } from "./groups/Bulk.js"
 import { ConnectionsGroup, OAuthCallbackGroup } from "./groups/Connections.js"
 import { HealthGroup } from "./groups/Health.js"
 import { MediaGroup, MediaUploadGroup } from "./groups/Media.js"
@@ -27,6 +28,7 @@ export class Api extends HttpApi.make("herald")
   .add(MediaGroup)
   .add(MediaUploadGroup)
   .add(QueueGroup)
+  .add(BulkGroup)
   .annotateContext(OpenApi.annotations({
     title: "Herald — Social Publishing Service API",
     version: "1.0.0",

@@ -22,6 +22,7 @@ import { createServer } from "node:http"
 import { Api } from "./Api.js"
 import * as Auth from "./Auth.js"
 import { AccountsLive } from "./groups/Accounts.js"
+import { BulkLive } from "./groups/Bulk.js"
 import { ConnectionsLive, OAuthCallbackLive } from "./groups/Connections.js"
 import { HealthLive, StoreProbe } from "./groups/Health.js"
 import * as MediaHttp from "./groups/Media.js"
@@ -37,7 +38,7 @@ export const openApiPath = "/api/v1/openapi.json"
 export const docsPath = "/docs"
 
 /** Every group's handlers. */
-export const handlers = Layer.mergeAll(MeLive, AccountsLive, HealthLive, RetryLive, PostsLive, ConnectionsLive, OAuthCallbackLive, WebhooksLive, MediaHttp.MediaLive, MediaHttp.MediaUploadLive, QueueLive)
+export const handlers = Layer.mergeAll(MeLive, AccountsLive, HealthLive, RetryLive, PostsLive, ConnectionsLive, OAuthCallbackLive, WebhooksLive, MediaHttp.MediaLive, MediaHttp.MediaUploadLive, QueueLive, BulkLive)
 
 export const ApiLive = HttpApiBuilder.api(Api).pipe(Layer.provide(handlers))
 
