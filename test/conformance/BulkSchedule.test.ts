@@ -53,7 +53,6 @@ describe.each([
 ])("bulk schedule on $label", ({ postgres, skip }) => {
   let server: HeraldServer.HeraldServer
   let doc: Doc
-  let x: number
   let liA: number
   let liB: number
 
@@ -69,7 +68,7 @@ describe.each([
       { platform: "linkedin", name: "bs_li_b" },
       { platform: "bluesky", name: "bs_bsky" }
     ]))
-    ;[x, liA, liB] = accounts.map((a) => a.id)
+    ;[, liA, liB] = accounts.map((a) => a.id)
     doc = (await server.request("GET", "/api/v1/openapi.json", { key: null })).json as Doc
     // A medium in the library, by filename.
     const bytes = MediaFixtures.png(64, 64)

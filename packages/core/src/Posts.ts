@@ -394,7 +394,11 @@ const checkMedia = (
 
 /** The reported status, derived from the destinations (`PostLifecycle.derivePostStatus`). */
 export const statusOf = (record: PostRecord): PostStatus =>
-  PostLifecycle.derivePostStatus({ isDraft: record.post.isDraft, destinations: record.destinations.map((d) => d.status) })
+  PostLifecycle.derivePostStatus({
+    isDraft: record.post.isDraft,
+    destinations: record.destinations.map((d) => d.status),
+    immediate: Option.isNone(record.post.scheduledFor)
+  })
 
 const makeEvent = (organizationId: OrganizationId, type: EventType, data: EventData) =>
   Effect.gen(function*() {

@@ -77,10 +77,20 @@ export const createKey = (options: KeyOptions) =>
     const crypto = yield* Crypto
     const secret = yield* crypto.randomHex(16)
     const token = `${ApiKey.keyPrefix}${secret}`
+    // An operator creates keys on behalf of the organization: without a named creator, the key is
+    // its owner's (posting allowances are per user, and every key of one user shares them).
+    const createdBy = options.createdBy !== undefined
+      ? Option.some(options.createdBy)
+      : Option.map(
+        Option.fromNullable(
+          (yield* (yield* OrganizationStore).listUsers(options.organizationId)).find((u) => u.role === "owner")
+        ),
+        (u) => u.id
+      )
     const key = new ApiKey.ApiKey({
       id: ApiKeyId.make(yield* (yield* IdGenerator).uuid),
       organizationId: options.organizationId,
-      createdBy: Option.fromNullable(options.createdBy),
+      createdBy,
       name: options.name ?? "API key",
       hint: `${ApiKey.keyPrefix}${secret.slice(0, 4)}`,
       hash: yield* crypto.sha256Hex(token),
