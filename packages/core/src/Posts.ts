@@ -127,7 +127,8 @@ export const queueMessages: Record<Exclude<QueueAllocation["_tag"], "Slot">, str
   Missing: "use_queue needs a posting queue, and this organization has none (queues are set up by an operator); " +
     "send scheduled_for instead",
   Empty: "use_queue needs a posting queue with openings, and this organization's queue has none",
-  Full: "use_queue found no free opening in this organization's queue; send scheduled_for instead"
+  Full: "use_queue found no free opening in this organization's queue within the next 90 days; " +
+    "send scheduled_for instead"
 }
 
 // ---------------------------------------------------------------------------------------------------
