@@ -58,6 +58,9 @@ describe("OpenAPI document", () => {
       "/api/v1/accounts",
       "/api/v1/accounts/{id}",
       "/api/v1/accounts/{id}/health",
+      "/api/v1/queue",
+      "/api/v1/posts/bulk",
+      "/api/v1/posts/bulk-schedule",
       "/health"
     ]))
     const schemes = (doc.components as { securitySchemes: Json }).securitySchemes

@@ -152,13 +152,17 @@ describe("error bodies", () => {
   })
 
   it("posting-limit 429 (Limits: every 429 carries Retry-After; X-RateLimit-* only on API-key 429s)", async () => {
-    const key = await server.createKey({ name: "audit limits" })
+    // Allowances are per user (and per organization for keys without one): exhaust them in an
+    // organization of its own, so the other tests' posts are not refused.
+    const org = (await server.cli(["orgs", "create", "Audit limits", "--plan", "starter"])).stdout.trim()
+    const [own] = await server.withStore(insertAccounts(org, [{ platform: "linkedin", name: "audit_limits_li" }]))
+    const key = await server.createKey({ name: "audit limits", org })
     let last: HeraldServer.Response | undefined
     for (let burst = 0; burst < 2 && last?.status !== 429; burst++) {
       for (let i = 0; i <= 20; i++) {
         last = await server.request("POST", "/api/v1/posts", {
           key,
-          body: { content: `audit burst ${burst} ${Date.now()} ${i}`, account_ids: [linkedin.id] }
+          body: { content: `audit burst ${burst} ${Date.now()} ${i}`, account_ids: [own!.id] }
         })
         if (last.status !== 201) break
       }

@@ -8,6 +8,11 @@ import type { PostStatus } from "./Post.js"
 export interface StatusInput {
   readonly isDraft: boolean
   readonly destinations: ReadonlyArray<DestinationStatus>
+  /**
+   * An immediate publish (no `scheduled_for`: POST /posts without one, or schedule with
+   * `publish_now`): its queued destinations are due now, so it is already `publishing`.
+   */
+  readonly immediate?: boolean
 }
 
 const count = (statuses: ReadonlyArray<DestinationStatus>) => {
@@ -26,14 +31,15 @@ const count = (statuses: ReadonlyArray<DestinationStatus>) => {
 
 /**
  * - a draft is `draft`;
- * - nothing started (no destinations, or all `queued`) is `scheduled`;
+ * - nothing started (no destinations, or all `queued`) is `scheduled`, except an immediate publish
+ *   with destinations, which is `publishing` from the start (they are due now);
  * - anything in flight (a `publishing` destination, or `queued` beside settled ones) is `publishing`;
  * - all settled: all `published` is `published`, all `failed` is `failed`, a mix is `partially_failed`.
  */
 export const derivePostStatus = (input: StatusInput): PostStatus => {
   if (input.isDraft) return "draft"
   const c = count(input.destinations)
-  if (c.queued === c.total) return "scheduled"
+  if (c.queued === c.total) return input.immediate === true && c.total > 0 ? "publishing" : "scheduled"
   if (c.publishing > 0 || c.queued > 0) return "publishing"
   if (c.published === c.total) return "published"
   if (c.failed === c.total) return "failed"

@@ -1,7 +1,9 @@
 /**
  * Posting allowances (spec, Limits): immediate publishes 20 per minute, 200 per hour and 1,000 per
  * day; scheduled posts 100 per minute and 1,000 per hour, with no daily cap. Counted per user: the
- * user who created the calling API key, or the key itself when no user is recorded.
+ * user who created the calling API key (every key of one user shares them). A key with no recorded
+ * user counts against its organization: a key acts as an organization credential (spec,
+ * Authentication), and `herald keys create` records the organization's owner as the creator.
  *
  * "Scheduled posts bypass the per-minute posting limit" is read as: a scheduled post counts only
  * against the scheduled allowance, never against the immediate one.
@@ -42,9 +44,9 @@ export class PostingAllowances extends Context.Tag("@herald/core/PostingLimits/P
   Allowances
 >() {}
 
-/** Whose allowance a request uses: the key's creating user, else the key. */
+/** Whose allowance a request uses: the key's creating user, else its organization. */
 export const subjectOf = (key: ApiKey): string =>
-  Option.match(key.createdBy, { onNone: () => `key:${key.id}`, onSome: (user) => `user:${user}` })
+  Option.match(key.createdBy, { onNone: () => `org:${key.organizationId}`, onSome: (user) => `user:${user}` })
 
 export const counterKey = (subject: string, mode: PublishMode, period: Period): string =>
   `posting:${mode}:${subject}:${period}`

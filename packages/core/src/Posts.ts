@@ -100,9 +100,11 @@ export type QueueAllocation =
  * organization has no queue (queues cannot be created through the API).
  */
 export class QueueAllocator extends Context.Tag("@herald/core/Posts/QueueAllocator")<QueueAllocator, {
+  /** Called inside the create transaction: the opening is claimed for `postId` with the post. */
   readonly allocate: (
     organizationId: OrganizationId,
-    now: DateTime.Utc
+    now: DateTime.Utc,
+    postId: PostId
   ) => Effect.Effect<QueueAllocation, PersistenceError>
 }>() {}
 
@@ -126,7 +128,8 @@ export const queueMessages: Record<Exclude<QueueAllocation["_tag"], "Slot">, str
   Missing: "use_queue needs a posting queue, and this organization has none (queues are set up by an operator); " +
     "send scheduled_for instead",
   Empty: "use_queue needs a posting queue with openings, and this organization's queue has none",
-  Full: "use_queue found no free opening in this organization's queue; send scheduled_for instead"
+  Full: "use_queue found no free opening in this organization's queue within the next 90 days; " +
+    "send scheduled_for instead"
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -393,7 +396,11 @@ const checkMedia = (
 
 /** The reported status, derived from the destinations (`PostLifecycle.derivePostStatus`). */
 export const statusOf = (record: PostRecord): PostStatus =>
-  PostLifecycle.derivePostStatus({ isDraft: record.post.isDraft, destinations: record.destinations.map((d) => d.status) })
+  PostLifecycle.derivePostStatus({
+    isDraft: record.post.isDraft,
+    destinations: record.destinations.map((d) => d.status),
+    immediate: Option.isNone(record.post.scheduledFor)
+  })
 
 const makeEvent = (organizationId: OrganizationId, type: EventType, data: EventData) =>
   Effect.gen(function*() {
@@ -518,20 +525,7 @@ export const create = (
     const hash = yield* crypto.sha256Hex(CircuitBreaker.canonicalJson(rawBody))
     if (!isDraft) yield* CircuitBreaker.check(organizationId, hash)
 
-    if (useQueue) {
-      const allocator = yield* Effect.serviceOption(QueueAllocator)
-      const allocation: QueueAllocation = Option.isNone(allocator)
-        ? { _tag: "Missing" }
-        : yield* allocator.value.allocate(organizationId, now)
-      if (allocation._tag !== "Slot") {
-        return yield* DomainError.fail("validation_error", queueMessages[allocation._tag], {
-          validation_errors: [{ path: "use_queue", message: queueMessages[allocation._tag] }],
-          queue: allocation._tag.toLowerCase()
-        })
-      }
-      scheduledFor = Option.some(allocation.at)
-    }
-    const mode: PostingLimits.PublishMode = Option.isSome(scheduledFor) ? "scheduled" : "immediate"
+    const mode: PostingLimits.PublishMode = Option.isSome(scheduledFor) || useQueue ? "scheduled" : "immediate"
 
     const id = PostId.make(yield* (yield* IdGenerator).uuid)
     const post = new Post({
@@ -557,26 +551,43 @@ export const create = (
       createdAt: now,
       updatedAt: now
     })
-    const destinations = isDraft ? [] : yield* newDestinations(post, accounts, Option.getOrElse(scheduledFor, () => now), now)
-    const record: PostRecord = { post, destinations }
-
-    const events: Array<Event> = []
-    if (!isDraft) {
-      events.push(yield* makeEvent(organizationId, "post.scheduled", eventData(record, { publish_mode: mode })))
-    }
-    if (Option.isSome(post.approval)) {
-      events.push(
-        yield* makeEvent(organizationId, "post.approval_requested", { post_id: id, requested_by: requestedBy(caller) })
-      )
-    }
     const transactor = yield* Transactor
     const posts = yield* PostStore
     const eventStore = yield* EventStore
-    yield* transactor.withTransaction(Effect.gen(function*() {
+    const allocator = useQueue ? yield* Effect.serviceOption(QueueAllocator) : Option.none()
+    const record = yield* transactor.withTransaction(Effect.gen(function*() {
       if (Option.isSome(post.campaignId)) yield* requireCampaign(organizationId, post.campaignId.value)
+      // The queue's opening is claimed in the transaction that inserts the post (Queues.allocate).
+      let queued = post
+      if (useQueue) {
+        const allocation: QueueAllocation = Option.isNone(allocator)
+          ? { _tag: "Missing" }
+          : yield* allocator.value.allocate(organizationId, now, id)
+        if (allocation._tag !== "Slot") {
+          return yield* DomainError.fail("validation_error", queueMessages[allocation._tag], {
+            validation_errors: [{ path: "use_queue", message: queueMessages[allocation._tag] }],
+            queue: allocation._tag.toLowerCase()
+          })
+        }
+        queued = new Post({ ...post, scheduledFor: Option.some(allocation.at) })
+      }
+      const destinations = isDraft
+        ? []
+        : yield* newDestinations(queued, accounts, Option.getOrElse(queued.scheduledFor, () => now), now)
+      const record: PostRecord = { post: queued, destinations }
+      const events: Array<Event> = []
+      if (!isDraft) {
+        events.push(yield* makeEvent(organizationId, "post.scheduled", eventData(record, { publish_mode: mode })))
+      }
+      if (Option.isSome(queued.approval)) {
+        events.push(
+          yield* makeEvent(organizationId, "post.approval_requested", { post_id: id, requested_by: requestedBy(caller) })
+        )
+      }
       if (!isDraft) yield* PostingLimits.consume(PostingLimits.subjectOf(caller.key), mode)
       yield* posts.insert(record)
       if (events.length > 0) yield* eventStore.append(events)
+      return record
     }))
     if (mode === "immediate" && !isDraft) yield* Dispatcher.poke
     return { record, scheduledAtSent: body.scheduled_at !== undefined && body.scheduled_at !== null }

@@ -66,6 +66,12 @@ describe("post status derived from destinations", () => {
     expect(live([...a, "publishing", ...b])).toBe("publishing")
   }, runs)
 
+  it.prop("an immediate publish whose destinations are all queued (due now) is publishing, not scheduled", [fc.integer({ min: 1, max: 12 })], ([n]) => {
+    expect(derivePostStatus({ isDraft: false, destinations: Array(n).fill("queued"), immediate: true })).toBe("publishing")
+    expect(derivePostStatus({ isDraft: false, destinations: [], immediate: true })).toBe("scheduled")
+    expect(derivePostStatus({ isDraft: true, destinations: [], immediate: true })).toBe("draft")
+  })
+
   it.prop("queued beside settled destinations is still publishing", [fc.array(settled, { minLength: 1 }), fc.integer({ min: 1, max: 5 })], ([done, q]) => {
     expect(live([...done, ...Array(q).fill("queued")])).toBe("publishing")
   }, runs)

@@ -43,11 +43,12 @@ const key = (createdBy: Option.Option<string>) =>
 const start = DateTime.unsafeMake("2026-07-01T10:00:30Z")
 
 describe("PostingLimits", () => {
-  it("counts against the key's creating user, else the key", () => {
+  it("counts against the key's creating user, else the key's organization (a key is an organization credential)", () => {
     expect(PostingLimits.subjectOf(key(Option.some("00000000-0000-4000-8000-0000000000cc")))).toBe(
       "user:00000000-0000-4000-8000-0000000000cc"
     )
-    expect(PostingLimits.subjectOf(key(Option.none()))).toBe("key:00000000-0000-4000-8000-0000000000aa")
+    const orgKey = key(Option.none())
+    expect(PostingLimits.subjectOf(orgKey)).toBe(`org:${orgKey.organizationId}`)
   })
 
   it("windows are aligned to the UTC minute, hour and day", () => {

@@ -10,6 +10,7 @@ import { IdGenerator } from "@herald/core/IdGenerator"
 import { AccountId, ApiKeyId, OrganizationId, UserId } from "@herald/core/Ids"
 import * as Organization from "@herald/core/Organization"
 import { OrganizationStore } from "@herald/core/OrganizationStore"
+import * as Queues from "@herald/core/Queues"
 import { Transactor } from "@herald/core/Transactor"
 import * as Data from "effect/Data"
 import * as DateTime from "effect/DateTime"
@@ -77,10 +78,20 @@ export const createKey = (options: KeyOptions) =>
     const crypto = yield* Crypto
     const secret = yield* crypto.randomHex(16)
     const token = `${ApiKey.keyPrefix}${secret}`
+    // An operator creates keys on behalf of the organization: without a named creator, the key is
+    // its owner's (posting allowances are per user, and every key of one user shares them).
+    const createdBy = options.createdBy !== undefined
+      ? Option.some(options.createdBy)
+      : Option.map(
+        Option.fromNullable(
+          (yield* (yield* OrganizationStore).listUsers(options.organizationId)).find((u) => u.role === "owner")
+        ),
+        (u) => u.id
+      )
     const key = new ApiKey.ApiKey({
       id: ApiKeyId.make(yield* (yield* IdGenerator).uuid),
       organizationId: options.organizationId,
-      createdBy: Option.fromNullable(options.createdBy),
+      createdBy,
       name: options.name ?? "API key",
       hint: `${ApiKey.keyPrefix}${secret.slice(0, 4)}`,
       hash: yield* crypto.sha256Hex(token),
@@ -172,3 +183,19 @@ export const denyDevice = (code: string) =>
   DeviceLogin.decide(code, { status: "denied" }).pipe(
     Effect.catchTag("DomainError", (error) => new AdminError({ message: error.message }))
   )
+
+/**
+ * `herald queue set`: creates or replaces an organization's posting queue (the same use case a host
+ * application calls in-process: `Queues.setQueue`). Slots in the notation "mon-fri 09:00,12:30;sat 10:00".
+ */
+export const setQueue = (options: { readonly org: string | undefined; readonly timezone: string; readonly slots: string }) =>
+  Effect.gen(function*() {
+    const org = yield* resolveOrganization(options.org)
+    return yield* Queues.setQueue({ organizationId: org.id, timezone: options.timezone, openings: options.slots }).pipe(
+      Effect.catchTag("DomainError", (e) => new AdminError({ message: e.message }))
+    )
+  })
+
+/** `herald queue show`: the queue and where the next `count` posts would land. */
+export const showQueue = (org: string | undefined, count: number = Queues.defaultForecast) =>
+  Effect.flatMap(resolveOrganization(org), (o) => Queues.show(o.id, count))

@@ -9,6 +9,7 @@ import { AiGroup } from "./groups/Ai.js"
 import { AnalyticsGroup } from "./groups/Analytics.js"
 import { ApprovalsGroup } from "./groups/Approvals.js"
 import { CampaignsGroup } from "./groups/Campaigns.js"
+import { BulkGroup } from "./groups/Bulk.js"
 import { ConnectionsGroup, OAuthCallbackGroup } from "./groups/Connections.js"
 import { DeviceLoginGroup, DeviceVerificationGroup } from "./groups/DeviceLogin.js"
 import { HealthGroup } from "./groups/Health.js"
@@ -16,6 +17,7 @@ import { MediaGroup, MediaUploadGroup } from "./groups/Media.js"
 import { MeGroup } from "./groups/Me.js"
 import { PlatformRulesGroup } from "./groups/PlatformRules.js"
 import { PostsGroup } from "./groups/Posts.js"
+import { QueueGroup } from "./groups/Queue.js"
 import { RetryGroup } from "./groups/Retry.js"
 import { SocialConnectGroup } from "./groups/SocialConnect.js"
 import { WebhooksGroup } from "./groups/Webhooks.js"
@@ -40,6 +42,8 @@ export class Api extends HttpApi.make("herald")
   .add(DeviceLoginGroup)
   .add(DeviceVerificationGroup)
   .add(SocialConnectGroup)
+  .add(QueueGroup)
+  .add(BulkGroup)
   .annotateContext(OpenApi.annotations({
     title: "Herald — Social Publishing Service API",
     version: "1.0.0",

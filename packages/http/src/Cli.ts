@@ -8,6 +8,7 @@ import * as ApiKey from "@herald/core/ApiKey"
 import { ApiKeyStore } from "@herald/core/ApiKeyStore"
 import { AccountId } from "@herald/core/Ids"
 import * as Organization from "@herald/core/Organization"
+import * as QueuePolicy from "@herald/core/QueuePolicy"
 import { OrganizationStore } from "@herald/core/OrganizationStore"
 import * as Cause from "effect/Cause"
 import * as Console from "effect/Console"
@@ -37,6 +38,8 @@ export const usage = `Usage:
   herald orgs set-plan ID PLAN [--status S]
   herald device approve CODE [--org ID]
   herald device deny CODE
+  herald queue set [--org ID] --timezone ZONE --slots "mon-fri 09:00,12:30;sat 10:00"
+  herald queue show [--org ID]
 
 Every command also takes --data-dir DIR (env HERALD_DATA_DIR, default ./.herald) and
 --database-url URL (env HERALD_DATABASE_URL; a postgres:// URL, else SQLite in the data dir).
@@ -62,6 +65,8 @@ const options = {
   name: { type: "string" },
   plan: { type: "string" },
   status: { type: "string" },
+  timezone: { type: "string" },
+  slots: { type: "string" },
   help: { type: "boolean", short: "h" }
 } as const
 
@@ -166,6 +171,21 @@ const orgsList = Effect.gen(function*() {
     )
   }
 })
+
+const queueShow = (values: Values) =>
+  Effect.gen(function*() {
+    const view = yield* Admin.showQueue(values.org)
+    if (Option.isNone(view.queue)) {
+      yield* Console.log("no queue (set one with: herald queue set --timezone ZONE --slots \"mon-fri 09:00\")")
+      return
+    }
+    const queue = view.queue.value
+    yield* Console.log(`timezone\t${queue.timezone}`)
+    yield* Console.log(`slots\t${QueuePolicy.formatSlots(queue.openings) || "(none)"}`)
+    for (const entry of view.forecast) {
+      yield* Console.log(`next\t${entry.position}\t${DateTime.formatIsoOffset(entry.local)}\t${DateTime.formatIso(entry.occurrence.at)}`)
+    }
+  })
 
 const runAdmin = <A, E>(
   values: Values,
@@ -336,6 +356,23 @@ export const main = async (argv: ReadonlyArray<string>): Promise<number | "runni
         }
         break
       }
+      case "queue":
+        switch (sub) {
+          case "set": {
+            if (values.timezone === undefined || values.slots === undefined) {
+              throw new UsageError("queue set needs --timezone ZONE and --slots \"mon-fri 09:00,12:30;sat 10:00\"")
+            }
+            const input = { org: values.org, timezone: values.timezone, slots: values.slots }
+            return await runAdmin(
+              values,
+              Effect.flatMap(Admin.setQueue(input), (q) =>
+                Console.error(`herald: queue of ${q.organizationId} set: ${q.timezone} ${QueuePolicy.formatSlots(q.openings) || "(no openings)"}`))
+            )
+          }
+          case "show":
+            return await runAdmin(values, queueShow(values))
+        }
+        break
     }
     throw new UsageError(`unknown command: ${positionals.join(" ")}`)
   } catch (error) {

@@ -63,3 +63,16 @@ export const consume = (keyId: ApiKeyId): Effect.Effect<void, DomainError, RateL
     const perHour = yield* counters.increment(`rate:key:${keyId}:hour`, hourEnd, 1)
     if (perHour > limits.perHour) return yield* Effect.fail(exceeded(limits.perHour, hourEnd, "hour"))
   }).pipe(Effect.catchTag("PersistenceError", Effect.die))
+
+/**
+ * Charges `amount` more requests to the key's current windows, without refusing anything: the work
+ * is done (bulk create charges once per created post after creating them); a key over its budget
+ * gets 429 on its next request.
+ */
+export const charge = (keyId: ApiKeyId, amount: number): Effect.Effect<void, never, UsageCounters> =>
+  amount <= 0 ? Effect.void : Effect.gen(function*() {
+    const counters = yield* UsageCounters
+    const now = yield* DateTime.now
+    yield* counters.increment(`rate:key:${keyId}:minute`, windowEnd(now, minuteMillis), amount)
+    yield* counters.increment(`rate:key:${keyId}:hour`, windowEnd(now, hourMillis), amount)
+  }).pipe(Effect.catchTag("PersistenceError", Effect.die))

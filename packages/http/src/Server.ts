@@ -15,6 +15,7 @@ import * as SqlDatabase from "@herald/adapters/sql/SqlDatabase"
 import * as SqlStores from "@herald/adapters/sql/SqlStores"
 import type { Crypto } from "@herald/core/Crypto"
 import type { IdGenerator } from "@herald/core/IdGenerator"
+import * as Queues from "@herald/core/Queues"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { createServer } from "node:http"
@@ -24,6 +25,7 @@ import { AccountsLive } from "./groups/Accounts.js"
 import { AiLive } from "./groups/Ai.js"
 import { AnalyticsLive } from "./groups/Analytics.js"
 import { ApprovalsLive } from "./groups/Approvals.js"
+import { BulkLive } from "./groups/Bulk.js"
 import { CampaignsLive } from "./groups/Campaigns.js"
 import { ConnectionsLive, OAuthCallbackLive } from "./groups/Connections.js"
 import { DeviceLoginLive, DeviceVerificationLive } from "./groups/DeviceLogin.js"
@@ -32,6 +34,7 @@ import * as MediaHttp from "./groups/Media.js"
 import { MeLive } from "./groups/Me.js"
 import { PlatformRulesLive } from "./groups/PlatformRules.js"
 import { PostsLive } from "./groups/Posts.js"
+import { QueueLive } from "./groups/Queue.js"
 import { RetryLive } from "./groups/Retry.js"
 import { SocialConnectLive } from "./groups/SocialConnect.js"
 import { WebhooksLive } from "./groups/Webhooks.js"
@@ -64,7 +67,9 @@ export const handlers = Layer.mergeAll(
 export const moreHandlers = Layer.mergeAll(
   AiLive,
   PlatformRulesLive,
-  AnalyticsLive
+  AnalyticsLive,
+  QueueLive,
+  BulkLive
 )
 
 export const ApiLive = HttpApiBuilder.api(Api).pipe(Layer.provide(handlers), Layer.provide(moreHandlers))
@@ -106,6 +111,8 @@ export const services = (options: {
   Layer.mergeAll(
     SqlStores.layer,
     sqlStoreProbe,
+    // use_queue on POST /posts: the next free opening, claimed in the create transaction.
+    Queues.allocatorLayer.pipe(Layer.provide(SqlStores.layer)),
     // The media library: blobs under <dataDir>/media, the posts and dispatch hooks.
     MediaHttp.layerServices({ dataDir: options.dataDir ?? CredentialCipher.keyDirFor(options.database) }).pipe(
       Layer.provide(SqlStores.layer)

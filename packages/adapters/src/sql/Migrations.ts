@@ -6,6 +6,7 @@ import webhooks from "./migrations/0003_webhooks.js"
 import media from "./migrations/0004_media.js"
 import housekeeping from "./migrations/0005_housekeeping.js"
 import campaigns from "./migrations/0007_campaigns.js"
+import queue from "./migrations/0008_queue.js"
 import aiCredits from "./migrations/0009_ai_credits.js"
 import deviceLogin from "./migrations/0010_device_login.js"
 
@@ -22,6 +23,7 @@ export const loader = Migrator.fromRecord({
   "0004_media": media,
   "0005_housekeeping": housekeeping,
   "0007_campaigns": campaigns,
+  "0008_queue": queue,
   "0009_ai_credits": aiCredits,
   "0010_device_login": deviceLogin
 })

@@ -138,7 +138,8 @@ export const make = Effect.gen(function*() {
 
   /**
    * Every post of the organization with its derived status and latest publish time. The status rule
-   * is the one of core's PostLifecycle: draft flag; no destinations or all queued -> scheduled; any
+   * is the one of core's PostLifecycle: draft flag; no destinations or all queued -> scheduled (all
+   * queued without scheduled_for, an immediate publish, -> publishing); any
    * publishing, or queued beside settled -> publishing; all published; all failed; else partial.
    */
   const listed = (q: PostQuery) =>
@@ -156,6 +157,7 @@ export const make = Effect.gen(function*() {
         CASE
           WHEN p.is_draft = 1 THEN 'draft'
           WHEN s.n IS NULL THEN 'scheduled'
+          WHEN s.queued = s.n AND p.scheduled_for IS NULL THEN 'publishing'
           WHEN s.queued = s.n THEN 'scheduled'
           WHEN s.publishing > 0 OR s.queued > 0 THEN 'publishing'
           WHEN s.published = s.n THEN 'published'

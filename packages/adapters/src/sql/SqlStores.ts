@@ -12,6 +12,7 @@ import type { IdGenerator } from "@herald/core/IdGenerator"
 import type { MediaStore } from "@herald/core/MediaStore"
 import type { OrganizationStore } from "@herald/core/OrganizationStore"
 import type { PostStore } from "@herald/core/PostStore"
+import type { QueueStore } from "@herald/core/QueueStore"
 import type { Transactor } from "@herald/core/Transactor"
 import type { UsageCounters } from "@herald/core/UsageCounters"
 import type { WebhookStore } from "@herald/core/WebhookStore"
@@ -28,6 +29,7 @@ import * as SqlEventFanout from "./SqlEventFanout.js"
 import * as SqlMediaStore from "./SqlMediaStore.js"
 import * as SqlOrganizationStore from "./SqlOrganizationStore.js"
 import * as SqlPostStore from "./SqlPostStore.js"
+import * as SqlQueueStore from "./SqlQueueStore.js"
 import * as SqlTransactor from "./SqlTransactor.js"
 import * as SqlUsageCounters from "./SqlUsageCounters.js"
 import * as SqlWebhookStore from "./SqlWebhookStore.js"
@@ -44,6 +46,7 @@ export type Stores =
   | WebhookStore
   | MediaStore
   | CampaignStore
+  | QueueStore
   | Transactor
   | AiCreditLedger
   | AnalyticsStore
@@ -70,5 +73,6 @@ export const layer: Layer.Layer<Stores, never, SqlClient.SqlClient | IdGenerator
   SqlAnalyticsStore.layer,
   SqlCampaignStore.layer,
   SqlDeviceAuthorizationStore.layer,
-  SqlConnectSessionStore.layer
+  SqlConnectSessionStore.layer,
+  SqlQueueStore.layer
 )

@@ -14,10 +14,16 @@ import { accountValue, at, destination, givenOrganization, newAccount, post, T0,
 const statuses: ReadonlyArray<DestinationStatus> = ["queued", "publishing", "published", "failed"]
 
 /** The status rule, restated here so the SQL derivation is checked against it independently. */
-const expectedStatus = (isDraft: boolean, destinations: ReadonlyArray<DestinationStatus>): PostStatus => {
+const expectedStatus = (
+  isDraft: boolean,
+  destinations: ReadonlyArray<DestinationStatus>,
+  immediate = false
+): PostStatus => {
   if (isDraft) return "draft"
   const n = destinations.length
   const count = (s: DestinationStatus) => destinations.filter((d) => d === s).length
+  // An immediate publish (no scheduled_for) with every destination queued is already publishing.
+  if (n > 0 && count("queued") === n && immediate) return "publishing"
   if (n === 0 || count("queued") === n) return "scheduled"
   if (count("publishing") > 0 || count("queued") > 0) return "publishing"
   if (count("published") === n) return "published"
@@ -181,10 +187,14 @@ export const postStoreContract = (layer: StoresLayer) =>
           for (const mix of mixes(3)) {
             // A draft has no destinations in practice; one with destinations still reports draft.
             if (isDraft && mix.length > 1) continue
-            n += 1
-            const record = withDestinations(post(org.id, { isDraft, createdAt: at(T0 + n) }), accounts, mix)
-            yield* store.insert(record)
-            expected.set(record.post.id, expectedStatus(isDraft, mix))
+            // Scheduled and immediate (no scheduled_for) variants of each mix.
+            for (const immediate of [false, true]) {
+              n += 1
+              const scheduledFor = immediate ? Option.none() : Option.some(at(T0 + 3_600_000))
+              const record = withDestinations(post(org.id, { isDraft, scheduledFor, createdAt: at(T0 + n) }), accounts, mix)
+              yield* store.insert(record)
+              expected.set(record.post.id, expectedStatus(isDraft, mix, immediate))
+            }
           }
         }
         const all = ["draft", "scheduled", "publishing", "published", "partially_failed", "failed"] as const

@@ -21,6 +21,7 @@ import type { StoresLayer } from "../contract/Fixtures.js"
 import { postStoreContract } from "../contract/PostStore.contract.js"
 import { transactorContract } from "../contract/Transactor.contract.js"
 import { organizationStoreContract } from "../contract/OrganizationStore.contract.js"
+import { queueStoreContract } from "../contract/QueueStore.contract.js"
 import { usageCountersContract } from "../contract/UsageCounters.contract.js"
 import { createFreshPgDatabase, databasesUnderTest, type TestDatabaseLayer } from "../support/TestDatabases.js"
 
@@ -53,5 +54,6 @@ for (const db of await databasesUnderTest()) {
     campaignStoreContract(layer, concurrent)
     deviceAuthorizationStoreContract(concurrent)
     connectSessionStoreContract(layer)
+    queueStoreContract(layer, concurrent)
   })
 }

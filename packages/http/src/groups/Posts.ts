@@ -243,7 +243,7 @@ const formContentTypes = ["multipart/form-data", "application/x-www-form-urlenco
  * The parsed JSON body (undefined when there is none). Form bodies get 400 `validation_error` with the
  * JSON shape and the upload-then-media_ids flow; malformed JSON gets 400 `invalid_json`.
  */
-const jsonBody = (endpoint: string) => Effect.gen(function*() {
+export const jsonBody = (endpoint: string) => Effect.gen(function*() {
   const request = yield* HttpServerRequest.HttpServerRequest
   const contentType = (request.headers["content-type"] ?? "").toLowerCase()
   if (formContentTypes.some((t) => contentType.includes(t))) {

@@ -1,0 +1,166 @@
+/**
+ * `POST /posts/bulk` (1 to 50 POST /posts bodies, each created on its own: 201 all created, 207
+ * mixed, 422 none) and `POST /posts/bulk-schedule` (rows of date, time, content, platforms and media
+ * in one timezone; 200, or 422 when batch errors block scheduling). The rules live in
+ * `@herald/core/BulkPosts` and `@herald/core/BulkSchedule`.
+ *
+ * Bulk create charges the key's rate limit once for the request (the auth layer) and once more per
+ * created post (spec, Limits); bulk schedule is one request.
+ */
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as OpenApi from "@effect/platform/OpenApi"
+import * as BulkPosts from "@herald/core/BulkPosts"
+import * as BulkSchedule from "@herald/core/BulkSchedule"
+import { DomainError, type PersistenceError } from "@herald/core/Errors"
+import * as Posts from "@herald/core/Posts"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as FiberRef from "effect/FiberRef"
+import * as Schema from "effect/Schema"
+import * as ApiGroup from "../ApiGroup.js"
+import * as Auth from "../Auth.js"
+import * as Envelope from "../Envelope.js"
+import * as RateLimit from "../RateLimit.js"
+import { jsonBody, PostView, toPostView } from "./Posts.js"
+
+// ---------------------------------------------------------------------------------------------------
+// Wire shapes
+// ---------------------------------------------------------------------------------------------------
+
+export const BulkRequest = Schema.Struct({
+  posts: Schema.Array(Posts.CreateBody).annotations({
+    description: `1 to ${BulkPosts.maxItems} POST /posts bodies`
+  })
+}).annotations({ identifier: "BulkCreateRequest" })
+
+export const BulkItem = Schema.Struct({
+  index: Schema.Int.annotations({ description: "0-based position in the request" }),
+  success: Schema.Boolean,
+  status: Schema.Literal("created", "failed"),
+  post: Schema.NullOr(PostView).annotations({ description: "The created post, as POST /posts answers it" }),
+  error: Schema.NullOr(Envelope.ErrorObject).annotations({
+    description: "The code, message and details a single POST /posts would give"
+  })
+}).annotations({ identifier: "BulkCreateItem" })
+type BulkItem = typeof BulkItem.Type
+
+export const BulkResult = Schema.Struct({
+  results: Schema.Array(BulkItem),
+  summary: Schema.Struct({ total: Schema.Int, created: Schema.Int, failed: Schema.Int })
+}).annotations({ identifier: "BulkCreateResult" })
+type BulkResult = typeof BulkResult.Type
+
+export const BulkScheduleResult = Schema.Struct({
+  dryRun: Schema.Boolean,
+  scheduled: Schema.Int,
+  failed: Schema.Int,
+  results: Schema.Array(Schema.Struct({
+    row: Schema.Int.annotations({ description: "0-based row index" }),
+    status: Schema.Literal("scheduled", "valid", "error").annotations({
+      description: "valid: passed every check but was not created (dryRun)"
+    }),
+    postId: Schema.NullOr(Schema.String),
+    error: Schema.NullOr(Schema.String),
+    code: Schema.NullOr(Schema.String).annotations({ description: "The error code a single create would give" }),
+    scheduledFor: Schema.NullOr(Schema.String).annotations({ description: "The row's UTC instant" })
+  })),
+  batchErrors: Schema.Array(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+  batchWarnings: Schema.Array(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+  summary: Schema.Struct({
+    totalRows: Schema.Int,
+    validRows: Schema.Int,
+    errorRows: Schema.Int,
+    totalDestinations: Schema.Int,
+    platformBreakdown: Schema.Record({ key: Schema.String, value: Schema.Int })
+  })
+}).annotations({ identifier: "BulkScheduleResult" })
+
+export const BulkGroup = HttpApiGroup.make("bulk")
+  .add(
+    HttpApiEndpoint.post("create", "/posts/bulk")
+      .setPayload(BulkRequest)
+      .addSuccess(Envelope.ok(BulkResult), { status: 201 })
+      .addSuccess(
+        Envelope.ok(BulkResult).annotations({ description: "Mixed outcomes: some created, some failed" }),
+        { status: 207 }
+      )
+      .annotate(
+        OpenApi.Summary,
+        `Create up to ${BulkPosts.maxItems} posts, each on its own (scope write): 201 all created, 207 mixed, ` +
+          "422 none created (details.results lists each error), 400 bulk_limit_exceeded above 50"
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("schedule", "/posts/bulk-schedule")
+      .setPayload(BulkSchedule.Body)
+      .addSuccess(Envelope.ok(BulkScheduleResult))
+      .annotate(
+        OpenApi.Summary,
+        `Schedule up to ${BulkSchedule.maxRows} rows of date, time, content and platforms (scope write); ` +
+          "422 when batch errors (the X daily limit) prevent scheduling"
+      )
+  )
+  .addError(ApiGroup.errors.unprocessable)
+  .addError(ApiGroup.errors.tooManyRequests)
+  .pipe(ApiGroup.authenticated)
+
+// ---------------------------------------------------------------------------------------------------
+// Handlers
+// ---------------------------------------------------------------------------------------------------
+
+const dieOnStorage = <A, R>(self: Effect.Effect<A, DomainError | PersistenceError, R>): Effect.Effect<A, DomainError, R> =>
+  Effect.catchTag(self, "PersistenceError", Effect.die)
+
+const itemOf = (outcome: BulkPosts.ItemOutcome, index: number): BulkItem =>
+  Either.match(outcome, {
+    onRight: (created) => ({
+      index,
+      success: true,
+      status: "created" as const,
+      post: toPostView(created.record, {
+        scheduledAtSent: created.scheduledAtSent,
+        ...(created.record.post.isDraft ? { nextSteps: Posts.draftNextSteps } : {})
+      }),
+      error: null
+    }),
+    onLeft: (error) => ({ index, success: false, status: "failed" as const, post: null, error: Envelope.errorObject(error) })
+  })
+
+/** A success envelope with a status of the handler's choosing (207). */
+const respond = (data: unknown, status: number) =>
+  Effect.map(FiberRef.get(Envelope.currentMeta), (meta) =>
+    HttpServerResponse.unsafeJson({ data, error: null, meta }, { status }))
+
+export const BulkLive = HttpApiBuilder.group(ApiGroup.apiOf(BulkGroup), "bulk", (handlers) =>
+  handlers
+    .handleRaw("create", () =>
+      Effect.gen(function*() {
+        const { key } = yield* Auth.requireScope("write")
+        const body = yield* jsonBody("POST /posts/bulk")
+        const outcomes = yield* BulkPosts.create({ key }, body).pipe(dieOnStorage)
+        const created = outcomes.filter(Either.isRight).length
+        yield* RateLimit.charge(key.id, created)
+        const result: BulkResult = {
+          results: outcomes.map(itemOf),
+          summary: { total: outcomes.length, created, failed: outcomes.length - created }
+        }
+        if (created === 0) {
+          return yield* DomainError.fail(
+            "validation_error",
+            `None of the ${outcomes.length} posts was created; details.results gives each one's error`,
+            { ...result },
+            422
+          )
+        }
+        return yield* respond(result, created === outcomes.length ? 201 : 207)
+      }))
+    .handleRaw("schedule", () =>
+      Effect.gen(function*() {
+        const { key, organization } = yield* Auth.requireScope("write")
+        const body = yield* jsonBody("POST /posts/bulk-schedule")
+        const result = yield* BulkSchedule.run({ key }, organization.plan, body).pipe(dieOnStorage)
+        return yield* respond(result, 200)
+      })))
