@@ -16,37 +16,148 @@ import type { PlatformContent, PlatformContentEntry, ThreadPost } from "./Post.j
 // ---------------------------------------------------------------------------------------------------
 
 const segmenter = new Intl.Segmenter("en", { granularity: "grapheme" })
-const encoder = new TextEncoder()
+
+/**
+ * Every count here is one pass over the text, and each `...UpTo(text, max)` stops as soon as the
+ * count passes `max` (returning a number above `max`, exact only up to `max`): a 400 KB text over a
+ * 300-grapheme limit costs what 301 graphemes cost.
+ *
+ * `Intl.Segmenter` itself is not linear on long strings (each step costs with the string's length:
+ * 100,000 characters took seconds), so it is only ever given short windows: a window is segmented,
+ * its last segment (perhaps cut by the window's end) dropped, and the next window starts where that
+ * segment started. A grapheme boundary depends only on what precedes it, and nothing before a true
+ * boundary changes the boundaries after it, so the clusters are exactly those of the whole text. A
+ * window holding a single cluster is doubled until it holds two.
+ */
+const segmentWindow = 256
+
+/** The extended grapheme clusters of `text`, in order, as `Intl.Segmenter` finds them in the whole text. */
+export function* graphemeClusters(text: string, window: number = segmentWindow): Generator<string, void, undefined> {
+  let position = 0
+  let span = window
+  while (position < text.length) {
+    let end = Math.min(text.length, position + span)
+    // Never between the two halves of a surrogate pair: a boundary depends on the whole character after it.
+    const last = text.charCodeAt(end - 1)
+    if (end < text.length && last >= 0xd800 && last <= 0xdbff) end += 1
+    const part = text.slice(position, end)
+    if (end === text.length) {
+      for (const { segment } of segmenter.segment(part)) yield segment
+      return
+    }
+    const found: Array<string> = []
+    for (const { segment } of segmenter.segment(part)) found.push(segment)
+    if (found.length < 2) {
+      span *= 2
+      continue
+    }
+    found.pop()
+    for (const segment of found) {
+      position += segment.length
+      yield segment
+    }
+    span = window
+  }
+}
+
+/** The sum of `weigh` over the clusters of `text`, stopping once it passes `max`. */
+const sumClusters = (text: string, weigh: (cluster: string) => number, max: number): number => {
+  let total = 0
+  for (const cluster of graphemeClusters(text)) {
+    total += weigh(cluster)
+    if (total > max) return total
+  }
+  return total
+}
+
+/** Characters as people see them (extended grapheme clusters), counting stopped past `max`. */
+export const graphemesUpTo = (text: string, max: number): number => sumClusters(text, () => 1, max)
 
 /** Characters as people see them (extended grapheme clusters). */
-export const graphemes = (text: string): number => {
+export const graphemes = (text: string): number => graphemesUpTo(text, Infinity)
+
+/** Unicode code points, counting stopped past `max`. */
+export const codePointsUpTo = (text: string, max: number): number => {
   let n = 0
-  for (const _ of segmenter.segment(text)) n += 1
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    // A high surrogate followed by a low one is one code point.
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1)
+      if (next >= 0xdc00 && next <= 0xdfff) i += 1
+    }
+    n += 1
+    if (n > max) return n
+  }
   return n
 }
 
 /** Unicode code points. */
-export const codePoints = (text: string): number => {
-  let n = 0
-  for (const _ of text) n += 1
-  return n
-}
+export const codePoints = (text: string): number => codePointsUpTo(text, Infinity)
 
 /** UTF-16 code units (what JavaScript's `length` and Telegram count). */
 export const utf16Units = (text: string): number => text.length
 
-export const utf8Bytes = (text: string): number => encoder.encode(text).length
+/** UTF-8 bytes (a lone surrogate counts 3, as TextEncoder writes U+FFFD), counting stopped past `max`. */
+export const utf8BytesUpTo = (text: string, max: number): number => {
+  let n = 0
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c < 0x80) n += 1
+    else if (c < 0x800) n += 2
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1)
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        n += 4
+        i += 1
+      } else n += 3
+    } else n += 3
+    if (n > max) return n
+  }
+  return n
+}
+
+export const utf8Bytes = (text: string): number => utf8BytesUpTo(text, Infinity)
 
 const pictographic = /\p{Extended_Pictographic}|\p{Regional_Indicator}/u
 
 /** Every URL counts as this many characters on X (t.co wrapping). */
 export const xUrlWeight = 23
 
+/** The characters X leaves out of the end of a URL. */
+const xTrailingPunctuation = new Set([".", ",", ":", ";", "!", "?", ")", "]", "'", "\""])
+
 /**
  * X's URL detection, simplified from twitter-text: `http(s)://` or `www.` followed by non-space
- * characters, with trailing punctuation left out of the URL.
+ * characters, with trailing punctuation left out of the URL. (The same matches as the regex
+ * `/(?:https?:\/\/|www\.)[^\s]+?(?=[.,:;!?)\]'"]*(?:\s|$))/giu`, found in linear time: that regex
+ * retries its lookahead at every character, quadratic on a long run of punctuation.)
  */
-const xUrlPattern = /(?:https?:\/\/|www\.)[^\s]+?(?=[.,:;!?)\]'"]*(?:\s|$))/giu
+export const xUrls = (text: string): ReadonlyArray<{ readonly index: number; readonly length: number }> => {
+  const start = /https?:\/\/|www\./giu
+  const run = /[^\s]*/uy
+  const found: Array<{ index: number; length: number }> = []
+  let from = 0
+  while (from < text.length) {
+    start.lastIndex = from
+    const match = start.exec(text)
+    if (match === null) break
+    const bodyStart = match.index + match[0].length
+    run.lastIndex = bodyStart
+    const runEnd = bodyStart + (run.exec(text)?.[0].length ?? 0)
+    if (runEnd === bodyStart) {
+      from = match.index + 1
+      continue
+    }
+    let end = runEnd
+    while (end > bodyStart && xTrailingPunctuation.has(text[end - 1]!)) end -= 1
+    // At least one character after the prefix (the trailing punctuation is all ASCII: one unit).
+    if (end === bodyStart) end = bodyStart + 1
+    found.push({ index: match.index, length: end - match.index })
+    from = end
+  }
+  return found
+}
 
 /** The code-point ranges twitter-text weighs 1; everything else weighs 2. */
 const xLightRanges: ReadonlyArray<readonly [number, number]> = [
@@ -59,40 +170,44 @@ const xLightRanges: ReadonlyArray<readonly [number, number]> = [
 const xCodePointWeight = (cp: number): number =>
   xLightRanges.some(([start, end]) => cp >= start && cp <= end) ? 1 : 2
 
+const xClusterWeight = (cluster: string): number => {
+  if (pictographic.test(cluster)) return 2
+  let total = 0
+  for (const char of cluster) total += xCodePointWeight(char.codePointAt(0) ?? 0)
+  return total
+}
+
+/** X's weighted length (see `xWeightedLength`), counting stopped past `max`. */
+export const xWeightedLengthUpTo = (text: string, max: number): number => {
+  const normalized = text.normalize("NFC")
+  let total = 0
+  let rest = ""
+  let last = 0
+  for (const url of xUrls(normalized)) {
+    rest += normalized.slice(last, url.index) + " "
+    total += xUrlWeight - 1
+    last = url.index + url.length
+  }
+  if (total > max) return total
+  rest += normalized.slice(last)
+  return total + sumClusters(rest, xClusterWeight, max - total)
+}
+
 /**
  * X's weighted length (twitter-text v3 configuration): the text is NFC-normalized; every URL counts
  * 23; an emoji (a whole grapheme cluster, with its modifiers and joiners) counts 2; other code points
  * count 1 in the Latin and general-punctuation ranges and 2 elsewhere (CJK and most other scripts).
  */
-export const xWeightedLength = (text: string): number => {
-  const normalized = text.normalize("NFC")
-  let total = 0
-  let rest = ""
-  let last = 0
-  for (const match of normalized.matchAll(xUrlPattern)) {
-    rest += normalized.slice(last, match.index) + " "
-    total += xUrlWeight - 1
-    last = match.index + match[0].length
-  }
-  rest += normalized.slice(last)
-  for (const { segment } of segmenter.segment(rest)) {
-    if (pictographic.test(segment)) {
-      total += 2
-      continue
-    }
-    for (const char of segment) total += xCodePointWeight(char.codePointAt(0) ?? 0)
-  }
-  return total
-}
+export const xWeightedLength = (text: string): number => xWeightedLengthUpTo(text, Infinity)
+
+const threadsClusterWeight = (cluster: string): number =>
+  pictographic.test(cluster) ? utf8Bytes(cluster) : codePoints(cluster)
+
+/** Threads' length (see `threadsLength`), counting stopped past `max`. */
+export const threadsLengthUpTo = (text: string, max: number): number => sumClusters(text, threadsClusterWeight, max)
 
 /** Threads counts emoji as their UTF-8 bytes, other characters as one each. */
-export const threadsLength = (text: string): number => {
-  let total = 0
-  for (const { segment } of segmenter.segment(text)) {
-    total += pictographic.test(segment) ? utf8Bytes(segment) : codePoints(segment)
-  }
-  return total
-}
+export const threadsLength = (text: string): number => threadsLengthUpTo(text, Infinity)
 
 // ---------------------------------------------------------------------------------------------------
 // Limits
@@ -103,9 +218,23 @@ export interface TextLimit {
   /** What is counted, for the error's details. */
   readonly unit: "characters" | "weighted_characters" | "graphemes" | "bytes" | "utf16_units"
   readonly count: (text: string) => number
+  /** `count`, stopped once past `max`: exact up to `max`, above `max` otherwise. */
+  readonly countUpTo: (text: string, max: number) => number
 }
 
-const characters = (limit: number): TextLimit => ({ limit, unit: "characters", count: codePoints })
+const characters = (limit: number): TextLimit => ({
+  limit,
+  unit: "characters",
+  count: codePoints,
+  countUpTo: codePointsUpTo
+})
+
+const utf16Limit = (limit: number): TextLimit => ({
+  limit,
+  unit: "utf16_units",
+  count: utf16Units,
+  countUpTo: utf16Units
+})
 
 /**
  * The caption limits: the spec's (x 280, bluesky 300, instagram 2200, tiktok 150, threads 500,
@@ -113,23 +242,23 @@ const characters = (limit: number): TextLimit => ({ limit, unit: "characters", c
  * description 5000 bytes, pinterest 500). Telegram with media is a caption: see `textLimits`.
  */
 export const captionLimits: Record<Platform, TextLimit> = {
-  x: { limit: 280, unit: "weighted_characters", count: xWeightedLength },
-  bluesky: { limit: 300, unit: "graphemes", count: graphemes },
+  x: { limit: 280, unit: "weighted_characters", count: xWeightedLength, countUpTo: xWeightedLengthUpTo },
+  bluesky: { limit: 300, unit: "graphemes", count: graphemes, countUpTo: graphemesUpTo },
   instagram: characters(2200),
   tiktok: characters(150),
-  threads: { limit: 500, unit: "characters", count: threadsLength },
+  threads: { limit: 500, unit: "characters", count: threadsLength, countUpTo: threadsLengthUpTo },
   linkedin: characters(3000),
-  youtube: { limit: 5000, unit: "bytes", count: utf8Bytes },
-  telegram: { limit: 4096, unit: "utf16_units", count: utf16Units },
+  youtube: { limit: 5000, unit: "bytes", count: utf8Bytes, countUpTo: utf8BytesUpTo },
+  telegram: utf16Limit(4096),
   discord: characters(2000),
   facebook: characters(63206),
   pinterest: characters(500)
 }
 
-export const telegramCaptionLimit: TextLimit = { limit: 1024, unit: "utf16_units", count: utf16Units }
+export const telegramCaptionLimit: TextLimit = utf16Limit(1024)
 
 /** Bluesky also caps a post's text at 3000 UTF-8 bytes, beside its 300 graphemes. */
-export const blueskyByteLimit: TextLimit = { limit: 3000, unit: "bytes", count: utf8Bytes }
+export const blueskyByteLimit: TextLimit = { limit: 3000, unit: "bytes", count: utf8Bytes, countUpTo: utf8BytesUpTo }
 
 /** Every limit the text of one post on `platform` must meet. */
 export const textLimits = (platform: Platform, hasMedia: boolean): ReadonlyArray<TextLimit> => {
@@ -284,12 +413,29 @@ export const validationError = (issues: ReadonlyArray<Issue>): DomainError =>
     { validation_errors: issues }
   )
 
-const tooLong = (platform: Platform, limit: TextLimit, length: number, field: string): DomainError =>
-  DomainError.of(
+/** A text's length is reported exactly up to this many times its limit, as "more than" beyond. */
+export const reportedLengthFactor = 10
+
+/**
+ * `content_too_long` for `text` over `limit`. The length is counted again, exactly up to 10 times the
+ * limit (a few milliseconds at most); past that, `length` is the count where counting stopped and
+ * `length_is_minimum` is true.
+ */
+const tooLong = (platform: Platform, limit: TextLimit, text: string, field: string): DomainError => {
+  const ceiling = limit.limit * reportedLengthFactor
+  const length = limit.countUpTo(text, ceiling)
+  const exact = length <= ceiling
+  return DomainError.of(
     "content_too_long",
-    `${field} is too long for ${platform}: ${length} ${limit.unit.replace("_", " ")} where at most ${limit.limit} are allowed`,
-    { platform, limit: limit.limit, length, unit: limit.unit, field }
+    `${field} is too long for ${platform}: ${exact ? "" : "more than "}${exact ? length : ceiling} ${
+      limit.unit.replace("_", " ")
+    } where at most ${limit.limit} are allowed`,
+    { platform, limit: limit.limit, length, unit: limit.unit, field, ...(exact ? {} : { length_is_minimum: true }) }
   )
+}
+
+/** Whether `text` is over `limit`, counting no further than one past it. */
+const isOver = (limit: TextLimit, text: string): boolean => limit.countUpTo(text, limit.limit) > limit.limit
 
 /**
  * Checks a post's content against its platforms' rules. Settings problems come first, all of them in
@@ -328,16 +474,16 @@ export const check = (input: ContentInput): Effect.Effect<void, DomainError> => 
   for (const platform of checked) {
     const { path, text } = textFor(platform, input.content, input.platformContent)
     for (const limit of textLimits(platform, input.hasMedia)) {
-      const length = limit.count(text)
-      if (length > limit.limit) return Effect.fail(tooLong(platform, limit, length, path))
+      if (isOver(limit, text)) return Effect.fail(tooLong(platform, limit, text, path))
     }
   }
   for (const platform of targeted.filter((p) => threadPlatforms.includes(p))) {
     for (const [i, part] of input.threadPosts.entries()) {
       const partHasMedia = (part.media_ids ?? []).length > 0
       for (const limit of textLimits(platform, partHasMedia)) {
-        const length = limit.count(part.content)
-        if (length > limit.limit) return Effect.fail(tooLong(platform, limit, length, `threadPosts.${i}.content`))
+        if (isOver(limit, part.content)) {
+          return Effect.fail(tooLong(platform, limit, part.content, `threadPosts.${i}.content`))
+        }
       }
     }
   }
