@@ -39,7 +39,8 @@ export function* graphemeClusters(text: string, window: number = segmentWindow):
     let end = Math.min(text.length, position + span)
     // Never between the two halves of a surrogate pair: a boundary depends on the whole character after it.
     const last = text.charCodeAt(end - 1)
-    if (end < text.length && last >= 0xd800 && last <= 0xdbff) end += 1
+    const next = text.charCodeAt(end)
+    if (end < text.length && last >= 0xd800 && last <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) end += 1
     const part = text.slice(position, end)
     if (end === text.length) {
       for (const { segment } of segmenter.segment(part)) yield segment

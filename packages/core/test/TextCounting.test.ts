@@ -116,6 +116,14 @@ describe("linear counts equal the previous ones", () => {
     expect([...PlatformRules.graphemeClusters(zalgo, 4)]).toEqual(["a" + "\u0301".repeat(1000), "b"])
     expect(PlatformRules.graphemes("🇫🇷".repeat(700))).toBe(700)
   })
+
+  it("a window never ends between the halves of a surrogate pair (lone surrogates included)", () => {
+    for (const t of ["🏳️‍🌈🏳️‍🌈", "\ud83d🏽\ud83d🏽", "a\ude00👍🏽\ud83d"]) {
+      for (let w = 1; w <= 6; w++) {
+        expect([...PlatformRules.graphemeClusters(t, w)]).toEqual([...segmenter.segment(t)].map((s) => s.segment))
+      }
+    }
+  })
 })
 
 describe("long hostile texts", () => {
