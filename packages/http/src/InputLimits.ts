@@ -20,6 +20,7 @@ import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequ
 import { DomainError } from "@herald/core/Errors"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
+import type * as Http from "node:http"
 
 /** The most bytes a request body under `/api/v1` may carry. */
 export const maxBodyBytes = 1_048_576
@@ -169,6 +170,7 @@ const unreadable = () => DomainError.of("invalid_json", "The request body could 
 /**
  * The body as text, at most `maxBodyBytes`: past that, 413 at once; the rest of the body is read and
  * discarded (so the client reads the answer, not a reset) up to `maxDiscardedBytes`, then dropped.
+ * A request that is not Node's (an in-process web handler) is read whole, then measured.
  */
 export const readBody = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<string, DomainError> => {
   const announced = request.headers["content-length"]
@@ -176,7 +178,14 @@ export const readBody = (request: HttpServerRequest.HttpServerRequest): Effect.E
     // Never read: Node discards the unread body once the answer is sent.
     return Effect.fail(tooLarge())
   }
-  const incoming = NodeHttpServerRequest.toIncomingMessage(request)
+  const incoming = NodeHttpServerRequest.toIncomingMessage(request) as Http.IncomingMessage | undefined
+  if (typeof incoming?.on !== "function") {
+    // Not a Node request (the in-process web handler): read whole, then measured.
+    return Effect.flatMap(
+      Effect.mapError(request.text, unreadable),
+      (text) => (Buffer.byteLength(text) > maxBodyBytes ? Effect.fail(tooLarge()) : Effect.succeed(text))
+    )
+  }
   return Effect.async<string, DomainError>((resume) => {
     const chunks: Array<Buffer> = []
     let size = 0
