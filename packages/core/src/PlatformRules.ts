@@ -61,18 +61,97 @@ export function* graphemeClusters(text: string, window: number = segmentWindow):
   }
 }
 
-/** The sum of `weigh` over the clusters of `text`, stopping once it passes `max`. */
-const sumClusters = (text: string, weigh: (cluster: string) => number, max: number): number => {
+/**
+ * Characters that never join a neighbour of the same kind into one cluster: ASCII, the Latin letters
+ * of Latin-1 and Latin Extended (not the pictographs © and ®), Greek and Cyrillic letters, common
+ * punctuation (dashes, quotes, bullets, ellipsis, per mille), CJK ideographs, kana and Hangul
+ * syllables. Between two of them there is always a grapheme boundary (none is a Prepend, Extend,
+ * SpacingMark, ZWJ, regional indicator, pictograph, Hangul jamo or Indic consonant), except CR before
+ * LF; each is one code unit and one code point.
+ */
+const isSimple = (c: number): boolean =>
+  c < 0x80 ||
+  (c >= 0xa0 && c <= 0x2ff && c !== 0xa9 && c !== 0xae) ||
+  (c >= 0x370 && c <= 0x3ff) || (c >= 0x400 && c <= 0x482) || (c >= 0x48a && c <= 0x52f) ||
+  (c >= 0x1e00 && c <= 0x1eff) || (c >= 0x2010 && c <= 0x2027) || (c >= 0x2030 && c <= 0x203b) ||
+  (c >= 0x4e00 && c <= 0x9fff) || (c >= 0x3400 && c <= 0x4dbf) || (c >= 0x3041 && c <= 0x3096) ||
+  (c >= 0x30a1 && c <= 0x30fa) || (c >= 0xac00 && c <= 0xd7a3)
+
+/**
+ * Code points after which a boundary is not certain even before a simple character: the blocks
+ * holding the Prepend characters (Arabic, Syriac, Malayalam, the Brahmic scripts of plane 1) and the
+ * Hangul leading jamo (L × LV).
+ */
+const joinsForward = (cp: number): boolean =>
+  (cp >= 0x600 && cp <= 0x8ff) || (cp >= 0xd00 && cp <= 0xd7f) || (cp >= 0x11000 && cp <= 0x11fff) ||
+  (cp >= 0x1100 && cp <= 0x115f) || (cp >= 0xa960 && cp <= 0xa97f)
+
+/**
+ * Whether there is certainly a grapheme boundary before the code unit at `j` (0 < j < length): the
+ * character there is simple (so nothing joins it to what precedes, by its own kind), and the one
+ * before neither prepends nor is CR before LF.
+ */
+const certainBefore = (text: string, j: number): boolean => {
+  const b = text.charCodeAt(j)
+  if (!isSimple(b)) return false
+  let a = text.charCodeAt(j - 1)
+  if (a === 13) return b !== 10
+  if (a >= 0xdc00 && a <= 0xdfff && j >= 2) {
+    const high = text.charCodeAt(j - 2)
+    if (high >= 0xd800 && high <= 0xdbff) a = ((high - 0xd800) << 10) + (a - 0xdc00) + 0x10000
+  }
+  return !joinsForward(a)
+}
+
+/** Whether `text[from, to)` is one code point. */
+const oneCodePoint = (text: string, from: number, to: number): boolean => {
+  if (to - from === 1) return true
+  if (to - from !== 2) return false
+  const high = text.charCodeAt(from)
+  const low = text.charCodeAt(from + 1)
+  return high >= 0xd800 && high <= 0xdbff && low >= 0xdc00 && low <= 0xdfff
+}
+
+/**
+ * The sum of `weigh` over the clusters of `text`, stopping once it passes `max`. The text is cut at
+ * certain boundaries (`certainBefore`); a piece that is one simple character is weighed by
+ * `simpleWeight`, a piece that is one code point by `weigh` (it is a cluster), without the segmenter
+ * (most text is that, emoji included); only longer pieces go through `graphemeClusters`.
+ */
+const sumClusters = (
+  text: string,
+  weigh: (cluster: string) => number,
+  simpleWeight: (code: number) => number,
+  max: number
+): number => {
   let total = 0
-  for (const cluster of graphemeClusters(text)) {
-    total += weigh(cluster)
+  let i = 0
+  const n = text.length
+  // Invariant: a grapheme boundary is certain at i.
+  while (i < n) {
+    let end = i + 1
+    while (end < n && !certainBefore(text, end)) end += 1
+    const c = text.charCodeAt(i)
+    if (end === i + 1 && isSimple(c)) {
+      total += simpleWeight(c)
+    } else if (oneCodePoint(text, i, end)) {
+      total += weigh(text.slice(i, end))
+    } else {
+      for (const cluster of graphemeClusters(text.slice(i, end))) {
+        total += weigh(cluster)
+        if (total > max) return total
+      }
+    }
     if (total > max) return total
+    i = end
   }
   return total
 }
 
+const one = (): number => 1
+
 /** Characters as people see them (extended grapheme clusters), counting stopped past `max`. */
-export const graphemesUpTo = (text: string, max: number): number => sumClusters(text, () => 1, max)
+export const graphemesUpTo = (text: string, max: number): number => sumClusters(text, one, one, max)
 
 /** Characters as people see them (extended grapheme clusters). */
 export const graphemes = (text: string): number => graphemesUpTo(text, Infinity)
@@ -178,6 +257,9 @@ const xClusterWeight = (cluster: string): number => {
   return total
 }
 
+/** A simple character's weight on X: its code point's (none is a pictograph). */
+const xSimpleWeight = (code: number): number => xCodePointWeight(code)
+
 /** X's weighted length (see `xWeightedLength`), counting stopped past `max`. */
 export const xWeightedLengthUpTo = (text: string, max: number): number => {
   const normalized = text.normalize("NFC")
@@ -191,7 +273,7 @@ export const xWeightedLengthUpTo = (text: string, max: number): number => {
   }
   if (total > max) return total
   rest += normalized.slice(last)
-  return total + sumClusters(rest, xClusterWeight, max - total)
+  return total + sumClusters(rest, xClusterWeight, xSimpleWeight, max - total)
 }
 
 /**
@@ -205,7 +287,8 @@ const threadsClusterWeight = (cluster: string): number =>
   pictographic.test(cluster) ? utf8Bytes(cluster) : codePoints(cluster)
 
 /** Threads' length (see `threadsLength`), counting stopped past `max`. */
-export const threadsLengthUpTo = (text: string, max: number): number => sumClusters(text, threadsClusterWeight, max)
+export const threadsLengthUpTo = (text: string, max: number): number =>
+  sumClusters(text, threadsClusterWeight, one, max)
 
 /** Threads counts emoji as their UTF-8 bytes, other characters as one each. */
 export const threadsLength = (text: string): number => threadsLengthUpTo(text, Infinity)
