@@ -86,15 +86,22 @@ const joinsForward = (cp: number): boolean =>
   (cp >= 0x600 && cp <= 0x8ff) || (cp >= 0xd00 && cp <= 0xd7f) || (cp >= 0x11000 && cp <= 0x11fff) ||
   (cp >= 0x1100 && cp <= 0x115f) || (cp >= 0xa960 && cp <= 0xa97f)
 
+/** A pictograph that nothing before it joins, unless a ZWJ (GB11): not an emoji modifier or extender. */
+const freePictograph = /^(?!\p{Emoji_Modifier}|\p{Grapheme_Extend}|\p{Regional_Indicator})\p{Extended_Pictographic}$/u
+
 /**
  * Whether there is certainly a grapheme boundary before the code unit at `j` (0 < j < length): the
- * character there is simple (so nothing joins it to what precedes, by its own kind), and the one
- * before neither prepends nor is CR before LF.
+ * character there is simple (nothing joins it to what precedes, by its own kind) or a pictograph not
+ * preceded by a ZWJ, and the one before neither prepends nor is CR before LF.
  */
 const certainBefore = (text: string, j: number): boolean => {
   const b = text.charCodeAt(j)
-  if (!isSimple(b)) return false
   let a = text.charCodeAt(j - 1)
+  if (!isSimple(b)) {
+    if (b < 0xd800 || b > 0xdbff || a === 0x200d) return false
+    const cp = text.codePointAt(j) ?? 0
+    if (cp <= 0xffff || !freePictograph.test(String.fromCodePoint(cp))) return false
+  }
   if (a === 13) return b !== 10
   if (a >= 0xdc00 && a <= 0xdfff && j >= 2) {
     const high = text.charCodeAt(j - 2)
