@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as PlatformRules from "@herald/core/PlatformRules"
+import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
 
 // ---------------------------------------------------------------------------------------------------
@@ -123,6 +124,26 @@ describe("linear counts equal the previous ones", () => {
         expect([...PlatformRules.graphemeClusters(t, w)]).toEqual([...segmenter.segment(t)].map((s) => s.segment))
       }
     }
+  })
+})
+
+describe("content_too_long reports the length", () => {
+  const failure = (content: string) =>
+    Effect.runSync(Effect.flip(PlatformRules.check({
+      platforms: ["x"],
+      content,
+      platformContent: {},
+      threadPosts: [],
+      hasMedia: false,
+      mode: "publish"
+    })))
+
+  it("exactly up to 10 times the limit; beyond, where counting stopped, flagged as a minimum", () => {
+    expect(failure("a".repeat(2_800)).details).toMatchObject({ length: 2_800, limit: 280 })
+    expect(failure("a".repeat(2_800)).details?.["length_is_minimum"]).toBeUndefined()
+    const long = failure("a".repeat(400_000))
+    expect(long.details).toMatchObject({ length: 2_801, limit: 280, length_is_minimum: true })
+    expect(long.message).toContain("more than 2800 weighted characters")
   })
 })
 
