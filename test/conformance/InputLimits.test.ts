@@ -130,6 +130,8 @@ describe.each([
   it.skipIf(skip)("texts of 400 KB and of 99,000 characters to x, threads and bluesky: 400, nothing stored", async () => {
     const before = await totals()
     const all = [accounts.x, accounts.threads, accounts.bluesky]
+    // For scale: a small invalid body through the same path (authentication, rate limit, decoding).
+    await hostile("baseline small invalid", "POST", "/api/v1/posts", json({ content: 5 }), { status: 400, code: "validation_error" })
     for (const [platform, id] of Object.entries(accounts)) {
       await hostile(`content 400KB ${platform}`, "POST", "/api/v1/posts", json({ content: huge, account_ids: [id] }), {
         status: 400,
