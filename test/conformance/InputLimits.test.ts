@@ -274,6 +274,12 @@ describe.each([
       status: 400,
       code: "validation_error"
     })
+    const handle = await hostile("bluesky handle 900KB", "POST", "/api/v1/accounts/connect-credential", json({
+      platform: "bluesky",
+      handle: value,
+      app_password: "aaaa-bbbb-cccc-dddd"
+    }), { status: 400, code: "validation_error" })
+    expect(JSON.stringify(handle.error)).not.toContain("v".repeat(101))
     await hostile("2MB value", "POST", "/api/v1/posts", json({ content: "ok", account_ids: "v".repeat(2_000_000) }), {
       status: 413,
       code: "validation_error"
