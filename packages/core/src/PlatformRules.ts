@@ -120,10 +120,25 @@ const oneCodePoint = (text: string, from: number, to: number): boolean => {
 }
 
 /**
+ * Whether `text[from, to)` is a simple character that is no control, followed only by combining
+ * diacritical marks (U+0300–U+036F, all Extend): one cluster (an accented letter, decomposed).
+ */
+const accentedLetter = (text: string, from: number, to: number): boolean => {
+  const base = text.charCodeAt(from)
+  if (!isSimple(base) || base < 0x20 || base === 0x7f || base === 0xad) return false
+  for (let k = from + 1; k < to; k++) {
+    const mark = text.charCodeAt(k)
+    if (mark < 0x300 || mark > 0x36f) return false
+  }
+  return true
+}
+
+/**
  * The sum of `weigh` over the clusters of `text`, stopping once it passes `max`. The text is cut at
  * certain boundaries (`certainBefore`); a piece that is one simple character is weighed by
- * `simpleWeight`, a piece that is one code point by `weigh` (it is a cluster), without the segmenter
- * (most text is that, emoji included); only longer pieces go through `graphemeClusters`.
+ * `simpleWeight`, a piece that is one code point or an accented letter by `weigh` (it is a cluster),
+ * without the segmenter (most text is that, emoji included); only other pieces go through
+ * `graphemeClusters`.
  */
 const sumClusters = (
   text: string,
@@ -141,7 +156,7 @@ const sumClusters = (
     const c = text.charCodeAt(i)
     if (end === i + 1 && isSimple(c)) {
       total += simpleWeight(c)
-    } else if (oneCodePoint(text, i, end)) {
+    } else if (oneCodePoint(text, i, end) || accentedLetter(text, i, end)) {
       total += weigh(text.slice(i, end))
     } else {
       for (const cluster of graphemeClusters(text.slice(i, end))) {
