@@ -245,7 +245,12 @@ export const withBody = (
     urlParamsBody: {
       get: () => Effect.try({ try: () => UrlParams.fromInput(new URLSearchParams(text)), catch: decodeError })
     },
-    stream: { get: () => Stream.suspend(() => Stream.succeed(bytes())) }
+    stream: { get: () => Stream.suspend(() => Stream.succeed(bytes())) },
+    // A modified request (a router mounting a prefix) still answers from the body read here.
+    modify: {
+      value: (options: Parameters<HttpServerRequest.HttpServerRequest["modify"]>[0]) =>
+        withBody(request.modify(options), text)
+    }
   }) as HttpServerRequest.HttpServerRequest
 }
 

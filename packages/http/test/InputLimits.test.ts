@@ -3,7 +3,9 @@
  * like structure), the NUL path, URLs, and the clipping of quoted values in error bodies.
  */
 import { describe, expect, it } from "@effect/vitest"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { DomainError } from "@herald/core/Errors"
+import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
 import * as Envelope from "../src/Envelope.js"
 import * as InputLimits from "../src/InputLimits.js"
@@ -52,6 +54,22 @@ describe("scanJson", () => {
     else if (InputLimits.nulPath(value) !== undefined) expect(problem).toEqual({ _tag: "Nul" })
     else expect(problem).toBeUndefined()
   }, { fastCheck: { numRuns: 300 } })
+})
+
+describe("withBody", () => {
+  it.effect("the handlers read the body already read, also from a modified request", () =>
+    Effect.gen(function*() {
+      const original = HttpServerRequest.fromWeb(new Request("http://localhost/api/v1/x", { method: "POST", body: "ignored" }))
+      const request = InputLimits.withBody(original, `{"a":1}`)
+      expect(yield* request.text).toBe(`{"a":1}`)
+      expect(yield* request.json).toEqual({ a: 1 })
+      expect(request.method).toBe("POST")
+      const modified = request.modify({ url: "/x" })
+      expect(modified.url).toBe("/x")
+      expect(yield* modified.text).toBe(`{"a":1}`)
+      const bad = InputLimits.withBody(original, "{")
+      expect((yield* Effect.flip(bad.json))._tag).toBe("RequestError")
+    }))
 })
 
 describe("shapeError and urlError", () => {
