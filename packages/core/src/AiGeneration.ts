@@ -152,7 +152,8 @@ export const unconfigured = DomainError.of(
 export const genericCaptionLimit: PlatformRules.TextLimit = {
   limit: 2200,
   unit: "characters",
-  count: PlatformRules.codePoints
+  count: PlatformRules.codePoints,
+  countUpTo: PlatformRules.codePointsUpTo
 }
 
 /**

@@ -26,6 +26,7 @@ import { DispatchMedia } from "./Dispatcher.js"
 import { DomainError } from "./Errors.js"
 import { Event, type EventData } from "./Event.js"
 import { EventStore } from "./EventStore.js"
+import * as FieldCaps from "./FieldCaps.js"
 import { IdGenerator } from "./IdGenerator.js"
 import { EventId, MediaId, OrganizationId } from "./Ids.js"
 import { Media, MediaKind } from "./Media.js"
@@ -255,8 +256,8 @@ export const verifyUpload = (rawId: string, token: string) =>
 // ---------------------------------------------------------------------------------------------------
 
 export const UploadBody = Schema.Struct({
-  filename: Schema.String,
-  content_type: Schema.optional(Schema.String),
+  filename: FieldCaps.cappedString(FieldCaps.maxLabel),
+  content_type: Schema.optional(FieldCaps.cappedString(FieldCaps.maxLabel)),
   file_size: Schema.Number
 })
 export type UploadBody = typeof UploadBody.Type
@@ -473,8 +474,8 @@ export const complete = (organizationId: OrganizationId, rawId: string) =>
 // ---------------------------------------------------------------------------------------------------
 
 export const ImportBody = Schema.Struct({
-  url: Schema.String,
-  filename: Schema.optional(Schema.NullOr(Schema.String))
+  url: FieldCaps.cappedString(FieldCaps.maxUrl),
+  filename: Schema.optional(Schema.NullOr(FieldCaps.cappedString(FieldCaps.maxLabel)))
 })
 export type ImportBody = typeof ImportBody.Type
 

@@ -21,6 +21,7 @@ import { Crypto } from "./Crypto.js"
 import { Destination } from "./Destination.js"
 import * as Dispatcher from "./Dispatcher.js"
 import { DomainError, type PersistenceError } from "./Errors.js"
+import * as FieldCaps from "./FieldCaps.js"
 import { Event, type EventData, type EventType } from "./Event.js"
 import { EventStore } from "./EventStore.js"
 import { IdGenerator } from "./IdGenerator.js"
@@ -138,21 +139,39 @@ export const queueMessages: Record<Exclude<QueueAllocation["_tag"], "Slot">, str
 
 const nullable = <A, I, R>(schema: Schema.Schema<A, I, R>) => Schema.optional(Schema.NullOr(schema))
 
-/** The body of POST /posts. Every field may also be null, which means absent (so a fetched post can be sent back). */
+/** `platform_content` with every override's text within `FieldCaps.maxContent`. */
+const CappedPlatformContent = PlatformContent.pipe(Schema.filter((entries) =>
+  FieldCaps.contentIssues(
+    Object.entries(entries).flatMap(([key, entry]) => (entry === undefined ? [] : [{ key, text: entry.content, field: "content" }]))
+  )
+))
+
+/** `threadPosts`: at most `FieldCaps.maxThreadPosts` parts, each text within `FieldCaps.maxContent`. */
+const CappedThreadPosts = Schema.Array(ThreadPost).pipe(
+  Schema.maxItems(FieldCaps.maxThreadPosts, { message: () => `At most ${FieldCaps.maxThreadPosts} thread posts` }),
+  Schema.filter((parts) => FieldCaps.contentIssues(parts.map((part, key) => ({ key, text: part.content, field: "content" }))))
+)
+
+const Instant = FieldCaps.cappedString(FieldCaps.maxInstant)
+
+/**
+ * The body of POST /posts. Every field may also be null, which means absent (so a fetched post can be
+ * sent back). Texts and labels are capped (`FieldCaps`) before any other work.
+ */
 export const CreateBody = Schema.Struct({
-  content: nullable(Schema.String),
+  content: nullable(FieldCaps.cappedString(FieldCaps.maxContent)),
   account_ids: nullable(Schema.Array(Schema.Int)),
-  scheduled_for: nullable(Schema.String),
-  scheduled_at: nullable(Schema.String.annotations({ description: "Deprecated alias of scheduled_for" })),
-  timezone: nullable(Schema.String),
-  platform_content: nullable(PlatformContent),
+  scheduled_for: nullable(Instant),
+  scheduled_at: nullable(Instant.annotations({ description: "Deprecated alias of scheduled_for" })),
+  timezone: nullable(Instant),
+  platform_content: nullable(CappedPlatformContent),
   media_ids: nullable(Schema.Array(MediaId)),
   campaign_id: nullable(CampaignId),
   draft: nullable(Schema.Boolean),
   request_approval: nullable(Schema.Boolean),
   use_queue: nullable(Schema.Boolean),
-  idempotency_key: nullable(Schema.String),
-  threadPosts: nullable(Schema.Array(ThreadPost))
+  idempotency_key: nullable(FieldCaps.cappedString(FieldCaps.maxLabel)),
+  threadPosts: nullable(CappedThreadPosts)
 }).annotations({ identifier: "CreatePostRequest" })
 export type CreateBody = typeof CreateBody.Type
 
@@ -165,11 +184,11 @@ export const UpdateBody = CreateBody.annotations({ identifier: "UpdatePostReques
 export type UpdateBody = CreateBody
 
 export const ScheduleBody = Schema.Struct({
-  scheduled_for: nullable(Schema.String),
-  scheduled_at: nullable(Schema.String.annotations({ description: "Deprecated alias of scheduled_for" })),
+  scheduled_for: nullable(Instant),
+  scheduled_at: nullable(Instant.annotations({ description: "Deprecated alias of scheduled_for" })),
   publish_now: nullable(Schema.Boolean),
   account_ids: nullable(Schema.Array(Schema.Int)),
-  timezone: nullable(Schema.String)
+  timezone: nullable(Instant)
 }).annotations({ identifier: "SchedulePostRequest" })
 export type ScheduleBody = typeof ScheduleBody.Type
 

@@ -25,6 +25,7 @@ import * as Schema from "effect/Schema"
 import { Crypto } from "./Crypto.js"
 import { DomainError, type PersistenceError } from "./Errors.js"
 import { type EventType, eventTypes, isEventType } from "./Event.js"
+import * as FieldCaps from "./FieldCaps.js"
 import { IdGenerator } from "./IdGenerator.js"
 import { type OrganizationId, WebhookId } from "./Ids.js"
 import { decodeBody } from "./Posts.js"
@@ -79,20 +80,22 @@ export class WebhookUrlGuard extends Context.Tag("@herald/core/Webhooks/WebhookU
 // ---------------------------------------------------------------------------------------------------
 
 export const CreateBody = Schema.Struct({
-  url: Schema.String.annotations({ description: "HTTPS URL of the receiver" }),
+  url: FieldCaps.cappedString(FieldCaps.maxUrl).annotations({ description: "HTTPS URL of the receiver" }),
   events: Schema.Array(Schema.String).annotations({
     description: `Event names, at least one; no wildcard. One of: ${eventTypes.join(", ")}`
   }),
-  name: Schema.optional(Schema.NullOr(Schema.String).annotations({ description: "Optional label" }))
+  name: Schema.optional(
+    Schema.NullOr(FieldCaps.cappedString(FieldCaps.maxLabel)).annotations({ description: "Optional label" })
+  )
 }).annotations({ identifier: "CreateWebhookRequest" })
 
 export const UpdateBody = Schema.Struct({
-  url: Schema.optional(Schema.String),
+  url: Schema.optional(FieldCaps.cappedString(FieldCaps.maxUrl)),
   events: Schema.optional(Schema.Array(Schema.String)),
   is_active: Schema.optional(Schema.Boolean.annotations({
     description: "true re-enables the webhook and resets its failure counter; false disables it"
   })),
-  name: Schema.optional(Schema.NullOr(Schema.String))
+  name: Schema.optional(Schema.NullOr(FieldCaps.cappedString(FieldCaps.maxLabel)))
 }).annotations({ identifier: "UpdateWebhookRequest" })
 
 const invalid = (path: string, message: string): DomainError =>

@@ -5,6 +5,7 @@ import { UsageCounters } from "@herald/core/UsageCounters"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as FastCheck from "effect/FastCheck"
 import * as TestClock from "effect/TestClock"
 
 const memoryCounters = Layer.sync(UsageCounters, () => {
@@ -38,6 +39,33 @@ describe("canonicalJson", () => {
     expect(CircuitBreaker.canonicalJson({ content: "x" })).not.toBe(
       CircuitBreaker.canonicalJson({ content: "x", idempotency_key: "k" })
     )
+  })
+
+  /** The previous, recursive implementation: the oracle for the iterative one. */
+  const recursive = (value: unknown): string => {
+    if (value === null || typeof value !== "object") return value === undefined ? "null" : JSON.stringify(value)
+    if (Array.isArray(value)) return `[${value.map(recursive).join(",")}]`
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${recursive(v)}`).join(",")}}`
+  }
+
+  it.prop("writes what the recursive implementation wrote", [FastCheck.jsonValue({ maxDepth: 6 })], ([value]) => {
+    expect(CircuitBreaker.canonicalJson(value)).toBe(recursive(value))
+  }, { fastCheck: { numRuns: 500 } })
+
+  it("undefined members are dropped, undefined elements are null", () => {
+    expect(CircuitBreaker.canonicalJson({ b: undefined, a: [undefined, 1] })).toBe(`{"a":[null,1]}`)
+    expect(CircuitBreaker.canonicalJson(undefined)).toBe("null")
+  })
+
+  it("100,000 levels of nesting do not overflow the stack", () => {
+    let deep: unknown = 1
+    for (let i = 0; i < 100_000; i++) deep = i % 2 === 0 ? [deep] : { a: deep }
+    const json = CircuitBreaker.canonicalJson(deep)
+    expect(json.length).toBe(1 + 50_000 * 2 + 50_000 * 6)
+    expect(json.startsWith(`{"a":[{"a":[`)).toBe(true)
   })
 })
 

@@ -56,11 +56,62 @@ export const ErrorEnvelope = Schema.Struct({
 }).annotations({ identifier: "ErrorEnvelope" })
 export type ErrorEnvelope = typeof ErrorEnvelope.Type
 
+/** The most characters of an offending value an error body quotes. */
+export const quotedPrefix = 100
+
+/** Strings longer than this in an error body are cut to `quotedPrefix` characters, whatever they hold. */
+export const maxErrorString = 1_000
+
+const schemaActual = ", actual "
+
+/**
+ * A string of an error body with any offending value it quotes cut to its first 100 characters: the
+ * value after a schema message's `, actual ` (`Expected number, actual "aaaa…"`), or the whole string
+ * when it is longer than 1,000 characters (no message of Herald's own is).
+ */
+export const clip = (text: string): string => {
+  const actual = text.indexOf(schemaActual)
+  if (actual >= 0) {
+    const start = actual + schemaActual.length
+    if (text.length - start > quotedPrefix) {
+      return `${text.slice(0, start + quotedPrefix)}… (${text.length - start} characters)`
+    }
+  }
+  return text.length > maxErrorString ? `${text.slice(0, quotedPrefix)}… (${text.length} characters)` : text
+}
+
+/** `details` with every string in its plain objects and arrays clipped (`clip`); iterative. */
+const clipDetails = (details: Record<string, unknown>): Record<string, unknown> => {
+  const isPlain = (value: unknown): value is object =>
+    Array.isArray(value) ||
+    (typeof value === "object" && value !== null &&
+      (Object.getPrototypeOf(value) === Object.prototype || Object.getPrototypeOf(value) === null))
+  const root: Record<string, unknown> = {}
+  const stack: Array<{ readonly from: unknown; readonly into: Record<string, unknown> | Array<unknown> }> = [
+    { from: details, into: root }
+  ]
+  while (stack.length > 0) {
+    const { from, into } = stack.pop()!
+    const entries: Array<[string | number, unknown]> = Array.isArray(from)
+      ? from.map((v, i) => [i, v])
+      : Object.entries(from as Record<string, unknown>)
+    for (const [key, value] of entries) {
+      let out: unknown = typeof value === "string" ? clip(value) : value
+      if (isPlain(value)) {
+        out = Array.isArray(value) ? [] : {}
+        stack.push({ from: value, into: out as Record<string, unknown> | Array<unknown> })
+      }
+      ;(into as Record<string | number, unknown>)[key] = out
+    }
+  }
+  return root
+}
+
 export const errorObject = (error: DomainError): ErrorObject => ({
-  message: error.message,
+  message: clip(error.message),
   code: error.code,
   retryable: ErrorCatalogue.retryableOf(error),
-  ...(error.details === undefined ? {} : { details: error.details })
+  ...(error.details === undefined ? {} : { details: clipDetails(error.details) })
 })
 
 export const errorBody = (error: DomainError, meta: Meta): ErrorEnvelope => ({

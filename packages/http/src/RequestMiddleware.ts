@@ -21,6 +21,7 @@ import * as Option from "effect/Option"
 import { AuthFailure, MissingCredentials, SubscriptionRequired } from "./Auth.js"
 import * as Envelope from "./Envelope.js"
 import * as ErrorCatalogue from "./ErrorCatalogue.js"
+import * as InputLimits from "./InputLimits.js"
 
 /**
  * Fields a handler adds to its request's log line (e.g. `post_id`), so that one line ties a request id
@@ -149,11 +150,12 @@ export const make = Effect.gen(function*() {
       const now = yield* DateTime.now
       const meta: Envelope.Meta = { request_id: requestId, timestamp: DateTime.formatIso(now) }
       const logFields = new Map<string, string>()
-      const response = yield* app.pipe(
+      const response = yield* InputLimits.guard(app).pipe(
         Effect.locally(Envelope.currentMeta, meta),
         Effect.locally(currentLogFields, logFields),
         Effect.catchAllCause((cause) => {
-          if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
+          // Interrupted only: no failure of the input limits (or any other) is in it.
+          if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
           const outcome = classify(cause)
           const logDefect = outcome._tag === "Defect" ? Effect.logError("unhandled failure", cause) : Effect.void
           return Effect.as(logDefect, respond(outcome, meta, now))

@@ -17,6 +17,7 @@ import * as OpenApi from "@effect/platform/OpenApi"
 import * as Connections from "@herald/core/Connections"
 import type { ConnectStateError } from "@herald/core/ConnectState"
 import { DomainError } from "@herald/core/Errors"
+import * as FieldCaps from "@herald/core/FieldCaps"
 import { CredentialPlatform, OAuthPlatform } from "@herald/core/Platform"
 import * as Cause from "effect/Cause"
 import * as DateTime from "effect/DateTime"
@@ -42,7 +43,9 @@ export const ConnectLink = Schema.Struct({
   instructions: Schema.String
 }).annotations({ identifier: "ConnectLink" })
 
-const optionalString = (description: string) => Schema.optional(Schema.String.annotations({ description }))
+/** Credentials, handles and URLs: capped like URLs (`FieldCaps.maxUrl`), checked before any call out. */
+const optionalString = (description: string) =>
+  Schema.optional(FieldCaps.cappedString(FieldCaps.maxUrl).annotations({ description }))
 
 export const ConnectCredentialPayload = Schema.Struct({
   platform: CredentialPlatform,
