@@ -63,13 +63,13 @@ export const make = Effect.gen(function*() {
 
   /**
    * The status rule of core's PostLifecycle (and of the post list): draft flag; no destinations or
-   * all queued -> scheduled; any publishing, or queued beside settled -> publishing; all published;
+   * all queued -> scheduled (all queued without scheduled_for, an immediate publish, -> publishing); any publishing, or queued beside settled -> publishing; all published;
    * all failed; else partially_failed.
    */
   const postsByStatus = (q: AnalyticsQuery) =>
     // Only the period's posts are read (posts_by_created), and only their destinations (destinations_by_post).
     sql`WITH scoped AS (
-      SELECT p.id, p.is_draft FROM posts p WHERE ${postFilters(q)}
+      SELECT p.id, p.is_draft, p.scheduled_for FROM posts p WHERE ${postFilters(q)}
     ), stats AS (
       SELECT d.post_id,
         COUNT(*) AS n,
@@ -82,6 +82,7 @@ export const make = Effect.gen(function*() {
       SELECT CASE
           WHEN p.is_draft = 1 THEN 'draft'
           WHEN s.n IS NULL THEN 'scheduled'
+          WHEN s.queued = s.n AND p.scheduled_for IS NULL THEN 'publishing'
           WHEN s.queued = s.n THEN 'scheduled'
           WHEN s.publishing > 0 OR s.queued > 0 THEN 'publishing'
           WHEN s.published = s.n THEN 'published'

@@ -68,7 +68,8 @@ export const analyticsStoreContract = (layer: StoresLayer) =>
         const add = (status: PostStatus) => (expected[status] = (expected[status] ?? 0) + 1)
         for (const mix of mixes(3)) {
           yield* insertPost(org.id, mix)
-          add(derivePostStatus({ isDraft: false, destinations: mix }))
+          // Fixture posts carry no scheduled_for: immediate publishes, as the status rule reads them.
+          add(derivePostStatus({ isDraft: false, destinations: mix, immediate: true }))
         }
         yield* insertPost(org.id, [], { isDraft: true })
         add("draft")
@@ -121,9 +122,9 @@ export const analyticsStoreContract = (layer: StoresLayer) =>
         expect(byStatus(range)).toEqual({ published: 1, failed: 1 })
         expect(range.destinations.map((g) => [g.status, g.count]).sort()).toEqual([["failed", 1], ["published", 1]])
         const open = yield* store.summarize({ organizationId: org.id, from: at(T0) })
-        expect(byStatus(open)).toEqual({ published: 1, failed: 1, scheduled: 1 })
+        expect(byStatus(open)).toEqual({ published: 1, failed: 1, publishing: 1 })
         const restricted = yield* store.summarize({ organizationId: org.id, visibleAccountIds: [accountValue(org.id, 2).id] })
-        expect(byStatus(restricted)).toEqual({ failed: 1, scheduled: 1 })
+        expect(byStatus(restricted)).toEqual({ failed: 1, publishing: 1 })
         const none = yield* store.summarize({ organizationId: org.id, visibleAccountIds: [] })
         expect(none).toEqual({ posts: [], destinations: [] })
       }).pipe(Effect.provide(layer)))
