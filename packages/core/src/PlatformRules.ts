@@ -110,7 +110,7 @@ const characters = (limit: number): TextLimit => ({ limit, unit: "characters", c
 /**
  * The caption limits: the spec's (x 280, bluesky 300, instagram 2200, tiktok 150, threads 500,
  * linkedin 3000) and the platform reference's (telegram 4096, discord 2000, facebook 63206, youtube
- * description 5000 bytes, pinterest 500). Telegram with media is a caption: see `textLimits`.
+ * description 5000 bytes, pinterest 800: the pin description). Telegram with media is a caption: see `textLimits`.
  */
 export const captionLimits: Record<Platform, TextLimit> = {
   x: { limit: 280, unit: "weighted_characters", count: xWeightedLength },
@@ -123,7 +123,7 @@ export const captionLimits: Record<Platform, TextLimit> = {
   telegram: { limit: 4096, unit: "utf16_units", count: utf16Units },
   discord: characters(2000),
   facebook: characters(63206),
-  pinterest: characters(500)
+  pinterest: characters(800)
 }
 
 export const telegramCaptionLimit: TextLimit = { limit: 1024, unit: "utf16_units", count: utf16Units }
@@ -222,7 +222,15 @@ export const settingRules: Partial<Record<Platform, Readonly<Record<string, Sett
   threads: { replyControl: oneOf("everyone", "following", "mentioned"), firstComment: string },
   bluesky: { firstComment: string },
   telegram: { firstComment: string },
-  discord: { firstComment: string }
+  discord: { firstComment: string },
+  pinterest: {
+    boardId: string,
+    title: maxChars(100),
+    link: (value) => httpUrl(value) ?? (typeof value === "string" && value.length > 2048 ? "At most 2048 characters" : undefined),
+    coverImageUrl: httpUrl,
+    coverKeyFrameTime: (value) =>
+      typeof value === "number" && Number.isFinite(value) && value >= 0 ? undefined : "Expected a non-negative number (seconds)"
+  }
 }
 
 /** `contentType` values where the spec lists them. */

@@ -19,8 +19,8 @@
  *   HERALD_THREADS_API_URL (graph.threads.net).
  * Publishing clients' API origins: HERALD_TELEGRAM_API_URL, HERALD_DISCORD_API_URL,
  *   HERALD_BLUESKY_SERVICE_URL; HERALD_X_API_URL, HERALD_LINKEDIN_API_URL, HERALD_THREADS_API_URL,
- *   HERALD_INSTAGRAM_API_URL, HERALD_FACEBOOK_API_URL, HERALD_YOUTUBE_API_URL and HERALD_TIKTOK_API_URL
- *   are shared with those platforms' OAuth calls; HERALD_FACEBOOK_VIDEO_API_URL (graph-video.facebook.com,
+ *   HERALD_INSTAGRAM_API_URL, HERALD_FACEBOOK_API_URL, HERALD_YOUTUBE_API_URL, HERALD_TIKTOK_API_URL and
+ *   HERALD_PINTEREST_API_URL (https://api-sandbox.pinterest.com for Trial-access apps) are shared with those platforms' OAuth calls; HERALD_FACEBOOK_VIDEO_API_URL (graph-video.facebook.com,
  *   default the Facebook API origin when that is set) and HERALD_YOUTUBE_UPLOAD_URL (default the YouTube
  *   API origin) are where video bytes go.
  * The connect state is signed with a key derived from the credential cipher's root key.
@@ -189,7 +189,9 @@ export const platformOptionsFromEnv = (env: Env = process.env): Registry.LiveOpt
   const youtube = read(env, "HERALD_YOUTUBE_API_URL")
   const youtubeUpload = read(env, "HERALD_YOUTUBE_UPLOAD_URL")
   const tiktok = read(env, "HERALD_TIKTOK_API_URL")
+  const pinterest = read(env, "HERALD_PINTEREST_API_URL")
   return {
+    ...(pinterest === undefined ? {} : { pinterest: { apiUrl: pinterest } }),
     ...(tiktok === undefined ? {} : { tiktok: { apiUrl: tiktok } }),
     ...(facebook === undefined && facebookVideo === undefined
       ? {}

@@ -14,6 +14,7 @@ import * as Discord from "./Discord.js"
 import * as Facebook from "./Facebook.js"
 import * as Instagram from "./Instagram.js"
 import * as LinkedIn from "./LinkedIn.js"
+import * as Pinterest from "./Pinterest.js"
 import * as Sandbox from "./Sandbox.js"
 import * as Telegram from "./Telegram.js"
 import * as Threads from "./Threads.js"
@@ -46,10 +47,11 @@ export interface LiveOptions {
   readonly facebook?: Facebook.Options
   readonly youtube?: YouTube.Options
   readonly tiktok?: TikTok.Options
+  readonly pinterest?: Pinterest.Options
 }
 
 /**
- * The real clients that exist (Telegram, Discord, Bluesky, X, LinkedIn, Threads, Instagram, Facebook, YouTube, TikTok); other platforms have no client, so their
+ * The real clients that exist (Telegram, Discord, Bluesky, X, LinkedIn, Threads, Instagram, Facebook, YouTube, TikTok, Pinterest); other platforms have no client, so their
  * destinations fail with "Publishing to <platform> is not configured on this server".
  */
 export const layerLive = (options: LiveOptions = {}): Layer.Layer<Platforms, never, HttpClient.HttpClient> =>
@@ -66,7 +68,8 @@ export const layerLive = (options: LiveOptions = {}): Layer.Layer<Platforms, nev
         Instagram.make(options.instagram),
         Facebook.make(options.facebook),
         YouTube.make(options.youtube),
-        TikTok.make(options.tiktok)
+        TikTok.make(options.tiktok),
+        Pinterest.make(options.pinterest)
       ]),
       make
     )
