@@ -31,6 +31,7 @@ import { Organization } from "@herald/core/Organization"
 import { OrganizationStore } from "@herald/core/OrganizationStore"
 import { Platforms } from "@herald/core/Platforms"
 import { Post } from "@herald/core/Post"
+import * as PublishAuthRetry from "@herald/core/PublishAuthRetry"
 import { PostStore } from "@herald/core/PostStore"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -836,6 +837,55 @@ describe("refresh sweep", () => {
         const after = storedCredentials(yield* reload(account))
         expect(after.refresh_jwt).not.toBe(before.refresh_jwt)
         expect(after.access_jwt).not.toBe(before.access_jwt)
+      })
+    ))
+})
+
+describe("X: a publish refused as auth renews the token once", () => {
+  const publishAs = (account: SocialAccount, credentials: Record<string, string>, text: string) =>
+    Effect.gen(function*() {
+      const client = Option.getOrThrow((yield* PublishAuthRetry.decorate(["x"])).get("x"))
+      return yield* client.publish({ ...request({ platform: "x", credentials, main: part(text) }), account })
+    })
+
+  it.effect("an expired token: renewed (new pair stored before the retry), the post goes out once; a stale copy uses the stored pair", () =>
+    withWorld((f) =>
+      Effect.gen(function*() {
+        const orgId = yield* givenOrg
+        const { account } = yield* connectX(f, orgId)
+        const before = storedCredentials(yield* reload(account))
+        // The access token died while the server was down; the sweep has not run yet.
+        f.x.accessTokens.delete(before.access_token!)
+        yield* publishAs(yield* reload(account), before, "after downtime")
+        expect(f.xApi.posts.map((p) => p.text)).toEqual(["after downtime"])
+        expect(f.x.counts.refreshes).toBe(1)
+        const after = yield* reload(account)
+        const renewed = storedCredentials(after)
+        expect(renewed.access_token).not.toBe(before.access_token)
+        expect(renewed.refresh_token).not.toBe(before.refresh_token)
+        expect(f.x.refreshTokens.has(renewed.refresh_token!)).toBe(true)
+        expect(after.needsReconnection).toBe(false)
+
+        // A publish still holding the old pair (racing the renewal): the stored pair, no second refresh.
+        yield* publishAs(after, before, "racing")
+        expect(f.xApi.posts.map((p) => p.text)).toEqual(["after downtime", "racing"])
+        expect(f.x.counts.refreshes).toBe(1)
+      })
+    ))
+
+  it.effect("a revoked grant: one refresh, refused; the publish fails auth and the account needs reconnection", () =>
+    withWorld((f) =>
+      Effect.gen(function*() {
+        const orgId = yield* givenOrg
+        const { account } = yield* connectX(f, orgId)
+        const current = yield* reload(account)
+        f.x.revoke("1111")
+        const error = yield* Effect.flip(publishAs(current, storedCredentials(current), "never"))
+        expect(error.kind).toBe("auth")
+        expect(f.x.counts.refreshes).toBe(1)
+        expect(f.xApi.posts).toHaveLength(0)
+        expect((yield* reload(account)).needsReconnection).toBe(true)
+        expect((yield* eventsOf(orgId)).filter((e) => e.type === "account.reconnect_needed")).toHaveLength(1)
       })
     ))
 })

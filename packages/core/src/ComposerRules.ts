@@ -147,6 +147,8 @@ const setting = (spec: PlatformRules.SettingSpec): SettingRule => {
       }
     case "integer":
       return { type: spec.type, minimum: spec.minimum, unit: spec.unit, ...common }
+    case "url":
+      return { type: spec.type, ...(spec.maxLength === undefined ? {} : { max_length: spec.maxLength }), ...common }
     default:
       return { type: spec.type, ...common }
   }

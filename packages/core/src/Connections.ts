@@ -617,3 +617,36 @@ export const refreshLoop = (options: { readonly every?: Duration.DurationInput; 
     Effect.zipRight(Effect.sleep(options.every ?? Duration.minutes(5))),
     Effect.forever
   )
+
+/**
+ * After a publish was refused as `auth`: the credentials to retry with, once. When the stored
+ * credentials already differ from the ones the publish used (the refresh sweep or another process
+ * renewed them meanwhile), those; else the token is renewed here the way the sweep does it
+ * (`refreshOne`: the new pair written at once in one transaction, before any retry, so a rotated refresh
+ * token is never held only in memory; a refused refresh marks the account for reconnection). None when
+ * there is nothing better to retry with.
+ */
+export const renewAfterAuthFailure = (account: SocialAccount, used: Readonly<Record<string, string>>) =>
+  Effect.gen(function*() {
+    const providers = yield* Effect.serviceOption(OAuthProviders)
+    const store = yield* AccountStore
+    const read = Effect.map(
+      store.findById(account.organizationId, account.id),
+      (found) => Option.flatMap(found, (a) => Option.map(Option.fromNullable(parseCredentials(a)), (c) => [a, c] as const))
+    )
+    const newer = (stored: Readonly<Record<string, string>>) =>
+      (stored["access_token"] ?? "") !== "" && stored["access_token"] !== used["access_token"]
+    const before = yield* read
+    if (Option.isNone(before)) return Option.none<Readonly<Record<string, string>>>()
+    const [current, stored] = before.value
+    if (newer(stored)) return Option.some(stored)
+    const refresher = refresherFor(account.platform, providers, Option.none())
+    if (refresher === undefined || current.needsReconnection) return Option.none<Readonly<Record<string, string>>>()
+    yield* refreshOne(current, stored, refresher)
+    // Renewed here, or by a racing sweep whose write won: either way the store holds what to use.
+    return Option.filter(Option.map(yield* read, ([, c]) => c), newer)
+  }).pipe(
+    Effect.catchAll((error) =>
+      Effect.as(Effect.logWarning("Token renewal after a refused publish failed", error), Option.none())
+    )
+  )

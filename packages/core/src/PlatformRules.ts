@@ -347,7 +347,7 @@ const utf16Limit = (limit: number): TextLimit => ({
 /**
  * The caption limits: the spec's (x 280, bluesky 300, instagram 2200, tiktok 150, threads 500,
  * linkedin 3000) and the platform reference's (telegram 4096, discord 2000, facebook 63206, youtube
- * description 5000 bytes, pinterest 500). Telegram with media is a caption: see `textLimits`.
+ * description 5000 bytes, pinterest 800: the pin description). Telegram with media is a caption: see `textLimits`.
  */
 export const captionLimits: Record<Platform, TextLimit> = {
   x: {
@@ -385,7 +385,7 @@ export const captionLimits: Record<Platform, TextLimit> = {
   telegram: { ...utf16Limit(4096), description: "UTF-16 code units of a text message" },
   discord: characters(2000),
   facebook: characters(63206),
-  pinterest: characters(500)
+  pinterest: characters(800)
 }
 
 export const telegramCaptionLimit: TextLimit = {
@@ -442,7 +442,7 @@ export type SettingType =
   | { readonly type: "string"; readonly maxLength?: number; readonly forbiddenCharacters?: ReadonlyArray<string> }
   | { readonly type: "integer"; readonly minimum: number; readonly unit: string }
   | { readonly type: "string_array" }
-  | { readonly type: "url" }
+  | { readonly type: "url"; readonly maxLength?: number }
 
 export type SettingSpec = SettingType & {
   /** Required when the platform is targeted and the post is not a draft. */
@@ -497,8 +497,12 @@ export const settingRule = (spec: SettingType): SettingRule => {
     case "string_array":
       return (value) =>
         Array.isArray(value) && value.every((v) => typeof v === "string") ? undefined : "Expected an array of strings"
-    case "url":
-      return httpUrl
+    case "url": {
+      const max = spec.maxLength
+      return max === undefined
+        ? httpUrl
+        : (value) => httpUrl(value) ?? (typeof value === "string" && value.length > max ? `At most ${max} characters` : undefined)
+    }
   }
 }
 
@@ -543,7 +547,19 @@ export const settingSpecs: Readonly<Record<Platform, Readonly<Record<string, Set
   bluesky: { firstComment },
   telegram: { firstComment },
   discord: { firstComment },
-  pinterest: {}
+  pinterest: {
+    boardId: { type: "string", description: "The board to pin to; default: the account's default board" },
+    title: { type: "string", maxLength: 100 },
+    link: { type: "url", maxLength: 2048, description: "Where the pin leads" },
+    coverImageUrl: { type: "url", description: "Cover of a video pin" },
+    coverKeyFrameTime: {
+      type: "integer",
+      minimum: 0,
+      unit: "seconds",
+      default: 1,
+      description: "Key frame used as the cover of a video pin when no coverImageUrl is given"
+    }
+  }
 }
 
 /** The checks of `settingSpecs`, by platform and key. */

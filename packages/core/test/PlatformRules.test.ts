@@ -40,7 +40,7 @@ describe("caption limits", () => {
     ["linkedin", 3000],
     ["telegram", 4096],
     ["discord", 2000],
-    ["pinterest", 500],
+    ["pinterest", 800],
     ["x", 280],
     ["facebook", 63206]
   ]
@@ -158,7 +158,12 @@ describe("settings", () => {
     ["facebook", { videoType: "short" }, "platform_content.facebook.settings.videoType"],
     ["facebook", { link: "not a url" }, "platform_content.facebook.settings.link"],
     ["threads", { replyControl: "anyone" }, "platform_content.threads.settings.replyControl"],
-    ["instagram", { altText: "a".repeat(101) }, "platform_content.instagram.settings.altText"]
+    ["instagram", { altText: "a".repeat(101) }, "platform_content.instagram.settings.altText"],
+    ["pinterest", { boardId: 123 }, "platform_content.pinterest.settings.boardId"],
+    ["pinterest", { title: "a".repeat(101) }, "platform_content.pinterest.settings.title"],
+    ["pinterest", { link: "ftp://example.com/x" }, "platform_content.pinterest.settings.link"],
+    ["pinterest", { link: `https://example.com/${"a".repeat(2040)}` }, "platform_content.pinterest.settings.link"],
+    ["pinterest", { coverKeyFrameTime: -1 }, "platform_content.pinterest.settings.coverKeyFrameTime"]
   ] as const)("%s %j is a validation_error at its path", (platform, settings, path) => {
     const error = bad(platform, settings)
     expect(error.code).toBe("validation_error")
@@ -183,7 +188,14 @@ describe("settings", () => {
         x: entry("x", { replySettings: "mentionedUsers", mediaAltText: "alt" }),
         facebook: entry("f", { videoType: "video", link: "https://example.com" }),
         threads: entry("th", { replyControl: "mentioned" }),
-        instagram: entry("i", { altText: "alt", firstComment: "c" }, "Trial Reel")
+        instagram: entry("i", { altText: "alt", firstComment: "c" }, "Trial Reel"),
+        pinterest: entry("p", {
+          boardId: "549755885175",
+          title: "a".repeat(100),
+          link: "https://example.com/recipe",
+          coverImageUrl: "https://example.com/cover.jpg",
+          coverKeyFrameTime: 2
+        })
       }
     })
     expect(Either.isRight(ok)).toBe(true)

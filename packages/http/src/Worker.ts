@@ -19,8 +19,8 @@ import * as Dispatcher from "@herald/core/Dispatcher"
 import { DispatchStore } from "@herald/core/DispatchStore"
 import * as Housekeeping from "@herald/core/Housekeeping"
 import { OrganizationStore } from "@herald/core/OrganizationStore"
+import * as PublishAuthRetry from "@herald/core/PublishAuthRetry"
 import * as Webhooks from "@herald/core/Webhooks"
-import type { Platforms } from "@herald/core/Platforms"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -116,14 +116,23 @@ export const sandboxOptionsFromEnv = (env: NodeJS.ProcessEnv = process.env): San
   }
 }
 
-/** Every platform through the sandbox, or the real clients where they exist. */
-export const layerPlatforms = (sandbox: boolean): Layer.Layer<Platforms> =>
-  sandbox
-    ? Registry.layerSandbox(sandboxOptionsFromEnv())
-    : Registry.layerLive(ConnectionsConfig.platformOptionsFromEnv()).pipe(Layer.provide(FetchHttpClient.layer))
-
 /** The OAuth providers configured in the environment (HERALD_<PLATFORM>_CLIENT_ID, …). */
 export const layerOAuthProviders = ConnectionsConfig.layerProviders().pipe(Layer.provide(FetchHttpClient.layer))
+
+/**
+ * Every platform through the sandbox, or the real clients where they exist; X publishes refused as
+ * `auth` renew the token once and retry (`PublishAuthRetry`) before the account is marked.
+ */
+export const layerPlatforms = (sandbox: boolean) =>
+  sandbox
+    ? Registry.layerSandbox(sandboxOptionsFromEnv())
+    : PublishAuthRetry.layer(["x"]).pipe(
+      Layer.provide(Layer.merge(
+        Registry.layerLive(ConnectionsConfig.platformOptionsFromEnv()).pipe(Layer.provide(FetchHttpClient.layer)),
+        layerOAuthProviders
+      ))
+    )
+
 
 /** `GET /health`'s lag of the oldest due destination, from the dispatch store. */
 export const layerDispatchLag = Layer.effect(

@@ -19,10 +19,12 @@
  *   HERALD_THREADS_API_URL (graph.threads.net).
  * Publishing clients' API origins: HERALD_TELEGRAM_API_URL, HERALD_DISCORD_API_URL,
  *   HERALD_BLUESKY_SERVICE_URL; HERALD_X_API_URL, HERALD_LINKEDIN_API_URL, HERALD_THREADS_API_URL,
- *   HERALD_INSTAGRAM_API_URL, HERALD_FACEBOOK_API_URL, HERALD_YOUTUBE_API_URL and HERALD_TIKTOK_API_URL
- *   are shared with those platforms' OAuth calls; HERALD_FACEBOOK_VIDEO_API_URL (graph-video.facebook.com,
+ *   HERALD_INSTAGRAM_API_URL, HERALD_FACEBOOK_API_URL, HERALD_YOUTUBE_API_URL, HERALD_TIKTOK_API_URL and
+ *   HERALD_PINTEREST_API_URL (https://api-sandbox.pinterest.com for Trial-access apps) are shared with those platforms' OAuth calls; HERALD_FACEBOOK_VIDEO_API_URL (graph-video.facebook.com,
  *   default the Facebook API origin when that is set) and HERALD_YOUTUBE_UPLOAD_URL (default the YouTube
  *   API origin) are where video bytes go.
+ * API versions (`platforms/ApiVersions.ts`): HERALD_LINKEDIN_VERSION (the LinkedIn-Version header,
+ *   YYYYMM, default 202601) and HERALD_GRAPH_VERSION (Facebook and Instagram, vNN.N, default v21.0).
  * The connect state is signed with a key derived from the credential cipher's root key.
  */
 import type * as HttpClient from "@effect/platform/HttpClient"
@@ -33,6 +35,7 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as ApiVersions from "../platforms/ApiVersions.js"
 import type * as Registry from "../platforms/Registry.js"
 import { CredentialCipher } from "../security/CredentialCipher.js"
 import * as Facebook from "./Facebook.js"
@@ -122,10 +125,12 @@ export const makeProviders = (
         ...opt("apiUrl", "HERALD_TIKTOK_API_URL")
       }))
     }
+    const graphVersion = ApiVersions.fromEnv(env).graph
     const facebook = confidential("facebook")
     if (facebook !== undefined) {
       built.set("facebook", yield* Facebook.make({
         ...facebook,
+        graphVersion,
         ...opt("authorizeUrl", "HERALD_FACEBOOK_AUTHORIZE_URL"),
         ...opt("apiUrl", "HERALD_FACEBOOK_API_URL")
       }))
@@ -134,6 +139,7 @@ export const makeProviders = (
     if (instagram !== undefined) {
       built.set("instagram", yield* Instagram.make({
         ...instagram,
+        graphVersion,
         ...opt("authorizeUrl", "HERALD_INSTAGRAM_AUTHORIZE_URL"),
         ...opt("oauthUrl", "HERALD_INSTAGRAM_OAUTH_URL"),
         ...opt("apiUrl", "HERALD_INSTAGRAM_API_URL")
@@ -189,16 +195,18 @@ export const platformOptionsFromEnv = (env: Env = process.env): Registry.LiveOpt
   const youtube = read(env, "HERALD_YOUTUBE_API_URL")
   const youtubeUpload = read(env, "HERALD_YOUTUBE_UPLOAD_URL")
   const tiktok = read(env, "HERALD_TIKTOK_API_URL")
+  const pinterest = read(env, "HERALD_PINTEREST_API_URL")
+  const versions = ApiVersions.fromEnv(env)
+  const graphVersion = { graphVersion: versions.graph }
   return {
+    versionNotices: versions.ignored,
+    ...(pinterest === undefined ? {} : { pinterest: { apiUrl: pinterest } }),
     ...(tiktok === undefined ? {} : { tiktok: { apiUrl: tiktok } }),
-    ...(facebook === undefined && facebookVideo === undefined
-      ? {}
-      : {
-        facebook: {
-          ...(facebook === undefined ? {} : { apiUrl: facebook }),
-          ...(facebookVideo === undefined ? {} : { videoApiUrl: facebookVideo })
-        }
-      }),
+    facebook: {
+      ...graphVersion,
+      ...(facebook === undefined ? {} : { apiUrl: facebook }),
+      ...(facebookVideo === undefined ? {} : { videoApiUrl: facebookVideo })
+    },
     ...(youtube === undefined && youtubeUpload === undefined
       ? {}
       : {
@@ -208,9 +216,9 @@ export const platformOptionsFromEnv = (env: Env = process.env): Registry.LiveOpt
         }
       }),
     ...(threads === undefined ? {} : { threads: { apiUrl: threads } }),
-    ...(instagram === undefined ? {} : { instagram: { apiUrl: instagram } }),
+    instagram: { ...graphVersion, ...(instagram === undefined ? {} : { apiUrl: instagram }) },
     ...(x === undefined ? {} : { x: { apiUrl: x } }),
-    ...(linkedin === undefined ? {} : { linkedin: { apiUrl: linkedin } }),
+    linkedin: { version: versions.linkedin, ...(linkedin === undefined ? {} : { apiUrl: linkedin }) },
     ...(telegram === undefined ? {} : { telegram: { baseUrl: telegram } }),
     ...(discord === undefined ? {} : { discord: { baseUrl: discord } }),
     ...(bluesky === undefined

@@ -24,6 +24,8 @@ export interface Options {
   readonly authorizeUrl?: string
   /** `https://graph.facebook.com`: token exchanges and the Graph API (the version is added). */
   readonly apiUrl?: string
+  /** The Graph API version (`HERALD_GRAPH_VERSION`); `MetaGraph.version` unless set. */
+  readonly graphVersion?: string
 }
 
 export const defaultAuthorizeUrl = `https://www.facebook.com/${MetaGraph.version}/dialog/oauth`
@@ -67,7 +69,8 @@ export const make = (options: Options): Effect.Effect<OAuthProvider, never, Http
   Effect.gen(function*() {
     // Tokens and the client secret travel in URLs: no spans carrying them.
     const http = HttpClient.withTracerDisabledWhen(yield* HttpClient.HttpClient, () => true)
-    const graph = `${trimSlash(options.apiUrl ?? defaultApiUrl)}/${MetaGraph.version}`
+    const graphVersion = options.graphVersion ?? MetaGraph.version
+    const graph = `${trimSlash(options.apiUrl ?? defaultApiUrl)}/${graphVersion}`
     const secret = Redacted.value(options.clientSecret)
 
     const pages = (userToken: string) =>
@@ -113,7 +116,7 @@ export const make = (options: Options): Effect.Effect<OAuthProvider, never, Http
     return {
       platform: "facebook",
       authorizeUrl: (request) =>
-        OAuth2.buildUrl(options.authorizeUrl ?? defaultAuthorizeUrl, {
+        OAuth2.buildUrl(options.authorizeUrl ?? `https://www.facebook.com/${graphVersion}/dialog/oauth`, {
           client_id: options.clientId,
           redirect_uri: request.redirectUri,
           response_type: "code",

@@ -24,6 +24,8 @@ export interface Options {
   readonly oauthUrl?: string
   /** `https://graph.instagram.com`: the long-lived token, its renewal and the API. */
   readonly apiUrl?: string
+  /** The Graph API version (`HERALD_GRAPH_VERSION`); `MetaGraph.version` unless set. */
+  readonly graphVersion?: string
 }
 
 export const defaultAuthorizeUrl = "https://www.instagram.com/oauth/authorize"
@@ -53,7 +55,7 @@ export const make = (options: Options): Effect.Effect<OAuthProvider, never, Http
     refreshUrl: `${api}/refresh_access_token`,
     refreshGrant: "ig_refresh_token",
     identity: (http, accessToken, secrets) =>
-      MetaGraph.get(http, label, `${api}/${MetaGraph.version}/me`, {
+      MetaGraph.get(http, label, `${api}/${options.graphVersion ?? MetaGraph.version}/me`, {
         fields: "user_id,username,name,account_type,profile_picture_url",
         access_token: accessToken
       }, secrets).pipe(

@@ -1,11 +1,15 @@
 /**
  * Pinterest API v5 OAuth (platform reference §12): no PKCE, client authentication with HTTP Basic,
- * comma-separated scopes, identity from `/v5/user_account`, refresh grant.
+ * comma-separated scopes, identity from `/v5/user_account`, refresh grant. The connect also lists the
+ * account's boards and stores the first (the account's own order) as its default board
+ * (`default_board_id`, `default_board_name` in the credentials); a failed listing leaves no default,
+ * and the publishing client lists the boards again when it needs one.
  */
 import type * as HttpClient from "@effect/platform/HttpClient"
 import type { OAuthProvider } from "@herald/core/Connections"
 import * as Effect from "effect/Effect"
-import { stringField, trimSlash } from "../platforms/internal/PlatformHttp.js"
+import { stringField } from "../platforms/internal/PlatformHttp.js"
+import * as PinterestPlatform from "../platforms/Pinterest.js"
 import * as OAuth2 from "./OAuth2.js"
 import * as Standard from "./Standard.js"
 
@@ -19,7 +23,7 @@ export interface Options extends OAuth2.Client {
 export const scopes = ["boards:read", "boards:write", "pins:read", "pins:write", "user_accounts:read"] as const
 
 export const make = (options: Options): Effect.Effect<OAuthProvider, never, HttpClient.HttpClient> => {
-  const api = trimSlash(options.apiUrl ?? "https://api.pinterest.com")
+  const api = PinterestPlatform.apiOrigin(options.apiUrl)
   return Standard.make({
     platform: "pinterest",
     label: "Pinterest",
@@ -35,11 +39,18 @@ export const make = (options: Options): Effect.Effect<OAuthProvider, never, Http
         Effect.flatMap((body) => {
           const username = stringField(body, "username")
           if (username === undefined) return Effect.fail(OAuth2.unexpected("Pinterest", "user_account"))
-          return Effect.succeed({
-            id: stringField(body, "id") ?? username,
-            name: username,
-            avatar: stringField(body, "profile_image") ?? ""
-          })
+          return PinterestPlatform.listBoards(http, api, tokens.accessToken).pipe(
+            Effect.map(PinterestPlatform.defaultBoardFields),
+            Effect.catchAll((error) =>
+              Effect.as(Effect.logWarning(`Pinterest: the boards could not be listed at connect: ${error.message}`), {})
+            ),
+            Effect.map((extra) => ({
+              id: stringField(body, "id") ?? username,
+              name: username,
+              avatar: stringField(body, "profile_image") ?? "",
+              extra
+            }))
+          )
         })
       )
   }, options)

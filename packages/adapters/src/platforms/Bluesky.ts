@@ -360,9 +360,24 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         )
       )
 
+    /**
+     * The account's identity. The session already proves the credentials; the profile only adds the
+     * avatar, and the AppView has none for an account it has not indexed yet (a brand-new account, a
+     * self-hosted PDS: 400 `InvalidRequest` "Profile not found"). So any failure of the profile lookup
+     * but a refused session leaves the handle from the session and no avatar.
+     */
     const identityOf = (scope: SessionScope) =>
       Effect.gen(function*() {
-        const profile = yield* getProfile(scope)
+        const profile = yield* getProfile(scope).pipe(
+          Effect.catchAll((error) =>
+            error.kind === "auth"
+              ? Effect.fail(error)
+              : Effect.as(
+                Effect.logWarning(`Bluesky: no profile for the account yet (${error.message}); using the session's handle`),
+                undefined
+              )
+          )
+        )
         const session = yield* Ref.get(scope.current)
         return {
           platformAccountId: session.did,

@@ -61,6 +61,8 @@ export interface Options {
   readonly pollInterval?: Duration.DurationInput
   /** Status polls before a video still processing is reported published anyway; 120. */
   readonly maxPolls?: number
+  /** The Graph API version (`HERALD_GRAPH_VERSION`); `MetaGraph.version` unless set. */
+  readonly graphVersion?: string
 }
 
 export const defaultApiUrl = "https://graph.facebook.com"
@@ -164,10 +166,11 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
   Effect.gen(function*() {
     // Request URLs carry the Page token: no spans for them.
     const http = HttpClient.withTracerDisabledWhen(yield* HttpClient.HttpClient, () => true)
-    const api = `${trimSlash(options.apiUrl ?? defaultApiUrl)}/${MetaGraph.version}`
+    const graphVersion = options.graphVersion ?? MetaGraph.version
+    const api = `${trimSlash(options.apiUrl ?? defaultApiUrl)}/${graphVersion}`
     const videoApi = `${
       trimSlash(options.videoApiUrl ?? (options.apiUrl === undefined ? defaultVideoApiUrl : options.apiUrl))
-    }/${MetaGraph.version}`
+    }/${graphVersion}`
     const interval = options.pollInterval ?? "5 seconds"
     const maxPolls = Math.max(1, options.maxPolls ?? 120)
 

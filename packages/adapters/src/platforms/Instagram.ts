@@ -33,6 +33,8 @@ export interface Options {
   readonly pollInterval?: Duration.DurationInput
   /** Polls before a container still in progress counts as stuck (transient); 120. */
   readonly maxPolls?: number
+  /** The Graph API version (`HERALD_GRAPH_VERSION`); `MetaGraph.version` unless set. */
+  readonly graphVersion?: string
 }
 
 export const defaultApiUrl = "https://graph.instagram.com"
@@ -85,7 +87,7 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
   Effect.gen(function*() {
     // Request URLs carry the token: no spans for them.
     const http = HttpClient.withTracerDisabledWhen(yield* HttpClient.HttpClient, () => true)
-    const api = `${trimSlash(options.apiUrl ?? defaultApiUrl)}/${MetaGraph.version}`
+    const api = `${trimSlash(options.apiUrl ?? defaultApiUrl)}/${options.graphVersion ?? MetaGraph.version}`
     const interval = options.pollInterval ?? "5 seconds"
     const maxPolls = Math.max(1, options.maxPolls ?? 120)
 

@@ -48,6 +48,7 @@ import {
   textSetting,
   trimSlash
 } from "./internal/PlatformHttp.js"
+import * as ApiVersions from "./ApiVersions.js"
 
 export interface Options {
   /** `https://api.linkedin.com` unless a fake is used. */
@@ -63,7 +64,7 @@ export interface Options {
 }
 
 export const defaultApiUrl = "https://api.linkedin.com"
-export const defaultVersion = "202601"
+export const defaultVersion = ApiVersions.defaultLinkedInVersion
 export const restliProtocolVersion = "2.0.0"
 
 export const maxCommentary = 3000
@@ -155,7 +156,8 @@ export const classify = (
   response: RawResponse,
   context: Context,
   nowMillis: number,
-  secrets: ReadonlyArray<string | undefined>
+  secrets: ReadonlyArray<string | undefined>,
+  version?: string
 ): PublishError => {
   const texts = errorTexts(response.body)
   const message = `${label}: ${scrub(failureReason(response, texts), secrets)}`
@@ -167,7 +169,7 @@ export const classify = (
   if (status >= 500 || all.includes("unable to obtain activity")) return publishError("transient", message)
   if (status === 426 || /version .*not active|nonexistent_version|version_missing/.test(all)) {
     // A configuration problem: retrying with the same version header cannot succeed.
-    return publishError("permanent", message)
+    return publishError("permanent", `${message} (${ApiVersions.raiseHint("linkedin", version)})`)
   }
   if (
     status === 401 || /invalid_access_token|expired_access_token|revoked_access_token/.test(all) ||
@@ -255,7 +257,7 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         Effect.catchTag("ApiFailure", (failure) =>
           Effect.flatMap(
             Clock.currentTimeMillis,
-            (now) => Effect.fail(classify(failure.response, context, now, [token]))
+            (now) => Effect.fail(classify(failure.response, context, now, [token], version))
           ))
       )
 

@@ -6,14 +6,17 @@
 import type * as HttpClient from "@effect/platform/HttpClient"
 import type { Platform } from "@herald/core/Platform"
 import { type PlatformClient, Platforms } from "@herald/core/Platforms"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as ApiVersions from "./ApiVersions.js"
 import * as Bluesky from "./Bluesky.js"
 import * as Discord from "./Discord.js"
 import * as Facebook from "./Facebook.js"
 import * as Instagram from "./Instagram.js"
 import * as LinkedIn from "./LinkedIn.js"
+import * as Pinterest from "./Pinterest.js"
 import * as Sandbox from "./Sandbox.js"
 import * as Telegram from "./Telegram.js"
 import * as Threads from "./Threads.js"
@@ -46,17 +49,34 @@ export interface LiveOptions {
   readonly facebook?: Facebook.Options
   readonly youtube?: YouTube.Options
   readonly tiktok?: TikTok.Options
+  readonly pinterest?: Pinterest.Options
+  /** Configuration problems found while reading the versions (logged at start). */
+  readonly versionNotices?: ReadonlyArray<string>
 }
 
 /**
- * The real clients that exist (Telegram, Discord, Bluesky, X, LinkedIn, Threads, Instagram, Facebook, YouTube, TikTok); other platforms have no client, so their
+ * Logged when the live clients are built (server and worker start): malformed version settings, and
+ * configured API versions within 30 days of their published sunset (`ApiVersions`).
+ */
+export const versionWarnings = (options: LiveOptions): Effect.Effect<ReadonlyArray<string>> =>
+  Effect.map(DateTime.now, (now) => [
+    ...(options.versionNotices ?? []),
+    ...ApiVersions.sunsetWarnings({
+      linkedin: options.linkedin?.version ?? ApiVersions.defaultLinkedInVersion,
+      graph: options.facebook?.graphVersion ?? options.instagram?.graphVersion ?? ApiVersions.defaultGraphVersion
+    }, now)
+  ])
+
+/**
+ * The real clients that exist (Telegram, Discord, Bluesky, X, LinkedIn, Threads, Instagram, Facebook, YouTube, TikTok, Pinterest); other platforms have no client, so their
  * destinations fail with "Publishing to <platform> is not configured on this server".
  */
 export const layerLive = (options: LiveOptions = {}): Layer.Layer<Platforms, never, HttpClient.HttpClient> =>
   Layer.effect(
     Platforms,
-    Effect.map(
-      Effect.all([
+    Effect.gen(function*() {
+      for (const warning of yield* versionWarnings(options)) yield* Effect.logWarning(warning)
+      const clients = yield* Effect.all([
         Telegram.make(options.telegram),
         Discord.make(options.discord),
         Bluesky.make(options.bluesky),
@@ -66,8 +86,9 @@ export const layerLive = (options: LiveOptions = {}): Layer.Layer<Platforms, nev
         Instagram.make(options.instagram),
         Facebook.make(options.facebook),
         YouTube.make(options.youtube),
-        TikTok.make(options.tiktok)
-      ]),
-      make
-    )
+        TikTok.make(options.tiktok),
+        Pinterest.make(options.pinterest)
+      ])
+      return make(clients)
+    })
   )

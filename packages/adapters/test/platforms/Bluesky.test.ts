@@ -72,6 +72,22 @@ describe("Bluesky adapter against the XRPC fake", () => {
       expect(fake.pds.requests[0]!.headers["authorization"]).toBe(`Bearer ${session["access_jwt"]}`)
     }))
 
+  it.scopedLive("connect: an account the AppView has not indexed (Profile not found) connects with the session's handle, no avatar", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      fake.profileIndexed = false
+      const identity = yield* client.connectWithCredentials!({ handle: "herald.bsky.social", app_password: BlueskyFake.appPassword })
+      expect(calls(fake.pds.requests)).toEqual(["app.bsky.actor.getProfile"])
+      expect(identity).toMatchObject({ platformAccountId: BlueskyFake.did, accountName: "herald.bsky.social", avatarUrl: "" })
+      expect(identity.credentials["access_jwt"]).toMatch(/^eyJ/)
+      // The refresh sweep reads the identity the same way.
+      const renewed = yield* client.refresh!(Redacted.make(identity.credentials))
+      expect(renewed.accountName).toBe("herald.bsky.social")
+      // A refused session still fails the connect.
+      const wrong = yield* Effect.flip(client.connectWithCredentials!({ handle: "herald.bsky.social", app_password: "zzzz-zzzz-zzzz-zzzz" }))
+      expect(wrong.kind).toBe("auth")
+    }))
+
   it.scopedLive("connect: a wrong app password is auth; a main password or an http service is refused unsent", () =>
     Effect.gen(function*() {
       const { client, fake } = yield* setup

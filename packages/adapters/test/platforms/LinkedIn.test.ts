@@ -95,6 +95,7 @@ describe("LinkedIn adapter against the Posts API fake", () => {
       const error = yield* client.publish(liRequest(part("old"))).pipe(Effect.flip)
       expect(error.kind).toBe("permanent")
       expect(error.message).toContain("Requested version 202201 is not active")
+      expect(error.message).toContain("set HERALD_LINKEDIN_VERSION to a current version")
       const { fake } = yield* setup()
       const bare = yield* Effect.promise(() =>
         fetch(`${fake.server.url}/rest/posts`, { method: "POST", headers: { authorization: `Bearer ${token}` } })

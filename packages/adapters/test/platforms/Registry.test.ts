@@ -9,6 +9,7 @@ import * as ConnectionsConfig from "../../src/oauth/Config.js"
 import * as Registry from "../../src/platforms/Registry.js"
 import * as FacebookApiFake from "./fakes/FacebookApiFake.js"
 import * as LinkedInFake from "./fakes/LinkedInFake.js"
+import * as PinterestApiFake from "./fakes/PinterestApiFake.js"
 import * as ThreadsApiFake from "./fakes/ThreadsApiFake.js"
 import * as TikTokApiFake from "./fakes/TikTokApiFake.js"
 import * as XFake from "./fakes/XFake.js"
@@ -22,7 +23,8 @@ const fakes = Effect.acquireRelease(
     threads: await ThreadsApiFake.start(),
     facebook: await FacebookApiFake.start(),
     youtube: await YouTubeApiFake.start(),
-    tiktok: await TikTokApiFake.start()
+    tiktok: await TikTokApiFake.start(),
+    pinterest: await PinterestApiFake.start()
   })),
   (f) =>
     Effect.promise(() =>
@@ -32,7 +34,8 @@ const fakes = Effect.acquireRelease(
         f.threads.server.close(),
         f.facebook.server.close(),
         f.youtube.server.close(),
-        f.tiktok.server.close()
+        f.tiktok.server.close(),
+        f.pinterest.server.close()
       ])
     )
 )
@@ -47,7 +50,8 @@ describe("Registry.layerLive", () => {
         HERALD_THREADS_API_URL: f.threads.server.url,
         HERALD_FACEBOOK_API_URL: f.facebook.server.url,
         HERALD_YOUTUBE_API_URL: f.youtube.server.url,
-        HERALD_TIKTOK_API_URL: f.tiktok.server.url
+        HERALD_TIKTOK_API_URL: f.tiktok.server.url,
+        HERALD_PINTEREST_API_URL: f.pinterest.server.url
       })
       const registry = yield* Platforms.pipe(Effect.provide(Registry.layerLive(options)), Effect.provide(HttpLive))
       const live = allPlatforms.filter((p) => Option.isSome(registry.get(p)))
@@ -57,6 +61,7 @@ describe("Registry.layerLive", () => {
         "facebook",
         "instagram",
         "linkedin",
+        "pinterest",
         "telegram",
         "threads",
         "tiktok",
@@ -114,5 +119,13 @@ describe("Registry.layerLive", () => {
         main: part("to TikTok", [media({ kind: "video", mimeType: "video/mp4", bytes })])
       }))
       expect(f.tiktok.uploads).toHaveLength(1)
+
+      const pinterest = Option.getOrThrow(registry.get("pinterest"))
+      yield* pinterest.publish(request({
+        platform: "pinterest",
+        credentials: { access_token: f.pinterest.accessToken, default_board_id: f.pinterest.boards[0]!.id },
+        main: part("to Pinterest", [media({ kind: "image", mimeType: "image/png", bytes: new Uint8Array(8) })])
+      }))
+      expect(f.pinterest.pins).toHaveLength(1)
     }))
 })

@@ -11,6 +11,7 @@ import type * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type { PublishError } from "@herald/core/Platforms"
 import * as Effect from "effect/Effect"
+import * as ApiVersions from "../ApiVersions.js"
 import {
   field,
   isRecord,
@@ -23,8 +24,17 @@ import {
   stringField
 } from "./PlatformHttp.js"
 
-/** The Graph API version of graph.facebook.com and graph.instagram.com paths. */
-export const version = "v21.0"
+/**
+ * The default Graph API version of graph.facebook.com and graph.instagram.com paths; the clients take
+ * the configured one (`HERALD_GRAPH_VERSION`, see `ApiVersions`).
+ */
+export const version = ApiVersions.defaultGraphVersion
+
+/** Meta's answers for a Graph version it no longer serves (code 12: "deprecated for versions …"; 2635). */
+export const isVersionRetired = (code: number | undefined, text: string): boolean =>
+  code === 12 || code === 2635 ||
+  /deprecated version|version .*(is )?(deprecated|no longer (available|supported)|not supported|expired)|unsupported version/i
+    .test(text)
 /** The Threads API version of graph.threads.net paths. */
 export const threadsVersion = "v1.0"
 
@@ -122,6 +132,15 @@ export const classify = (
   const message = `${label}: ${scrub(`${text}${codes}`, secrets)}`
   if (response.status === 429 || (code !== undefined && isRateCode(code))) {
     return publishError("rate_limit", message, retryAfter(response.headers))
+  }
+  if (response.status === 426 || isVersionRetired(code, text)) {
+    // Retrying on the same version cannot succeed. Threads' version is fixed in code.
+    return publishError(
+      "permanent",
+      label === "Threads"
+        ? `${message} (configuration: the Threads API version is no longer served)`
+        : `${message} (${ApiVersions.raiseHint("graph")})`
+    )
   }
   if (
     code === 190 || (code !== undefined && isPermissionCode(code)) ||

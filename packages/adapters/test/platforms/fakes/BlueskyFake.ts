@@ -35,6 +35,8 @@ export interface BlueskyFake {
   /** Replies served, in order, to the next calls of an XRPC method instead of the normal behaviour. */
   readonly failNext: (nsid: string, reply: FakeServer.Reply) => void
   readonly close: () => Promise<void>
+  /** false: the AppView has not indexed the account, and getProfile answers 400 "Profile not found". */
+  profileIndexed: boolean
 }
 
 export const appPassword = "abcd-efgh-ijkl-mnop"
@@ -150,6 +152,7 @@ export const start = async (): Promise<BlueskyFake> => {
       case "app.bsky.actor.getProfile": {
         const denied = checkAccess(request)
         if (denied) return denied
+        if (!fake.profileIndexed) return xrpcError(400, "InvalidRequest", "Profile not found")
         return {
           status: 200,
           body: {
@@ -268,7 +271,8 @@ export const start = async (): Promise<BlueskyFake> => {
   const entryway = await FakeServer.start(handler)
   const pds = await FakeServer.start(handler)
   pdsUrl = pds.url
-  return {
+  const fake: BlueskyFake = {
+    profileIndexed: true,
     entryway,
     pds,
     account,
@@ -289,4 +293,5 @@ export const start = async (): Promise<BlueskyFake> => {
       await pds.close()
     }
   }
+  return fake
 }
