@@ -6,6 +6,7 @@ import webhooks from "./migrations/0003_webhooks.js"
 import media from "./migrations/0004_media.js"
 import housekeeping from "./migrations/0005_housekeeping.js"
 import aiCredits from "./migrations/0009_ai_credits.js"
+import metrics from "./migrations/0013_metrics.js"
 
 /** Herald's own migrations table, so an embedding host's `effect_sql_migrations` never clashes. */
 export const table = "herald_migrations"
@@ -19,7 +20,8 @@ export const loader = Migrator.fromRecord({
   "0003_webhooks": webhooks,
   "0004_media": media,
   "0005_housekeeping": housekeeping,
-  "0009_ai_credits": aiCredits
+  "0009_ai_credits": aiCredits,
+  "0013_metrics": metrics
 })
 
 /** Applies pending migrations in one transaction; on Postgres concurrent runners wait on a table lock. */

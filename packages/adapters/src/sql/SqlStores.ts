@@ -6,6 +6,7 @@ import type { DispatchStore } from "@herald/core/DispatchStore"
 import type { EventStore } from "@herald/core/EventStore"
 import type { IdGenerator } from "@herald/core/IdGenerator"
 import type { MediaStore } from "@herald/core/MediaStore"
+import type { MetricsStore } from "@herald/core/MetricsStore"
 import type { OrganizationStore } from "@herald/core/OrganizationStore"
 import type { PostStore } from "@herald/core/PostStore"
 import type { Transactor } from "@herald/core/Transactor"
@@ -18,6 +19,7 @@ import * as SqlApiKeyStore from "./SqlApiKeyStore.js"
 import * as SqlDispatchStore from "./SqlDispatchStore.js"
 import * as SqlEventFanout from "./SqlEventFanout.js"
 import * as SqlMediaStore from "./SqlMediaStore.js"
+import * as SqlMetricsStore from "./SqlMetricsStore.js"
 import * as SqlOrganizationStore from "./SqlOrganizationStore.js"
 import * as SqlPostStore from "./SqlPostStore.js"
 import * as SqlTransactor from "./SqlTransactor.js"
@@ -37,6 +39,7 @@ export type Stores =
   | MediaStore
   | Transactor
   | AiCreditLedger
+  | MetricsStore
 
 /**
  * Every core store over the given SQL client (SQLite or Postgres), plus the transactor that makes
@@ -54,5 +57,6 @@ export const layer: Layer.Layer<Stores, never, SqlClient.SqlClient | IdGenerator
   SqlWebhookStore.layer,
   SqlMediaStore.layer,
   SqlTransactor.layer,
-  SqlAiCreditLedger.layer
+  SqlAiCreditLedger.layer,
+  SqlMetricsStore.layer
 )
