@@ -14,6 +14,7 @@ import { apiKeyStoreContract } from "../contract/ApiKeyStore.contract.js"
 import { dispatchStoreContract } from "../contract/DispatchStore.contract.js"
 import { eventStoreContract } from "../contract/EventStore.contract.js"
 import type { StoresLayer } from "../contract/Fixtures.js"
+import { metricsStoreContract } from "../contract/MetricsStore.contract.js"
 import { postStoreContract } from "../contract/PostStore.contract.js"
 import { transactorContract } from "../contract/Transactor.contract.js"
 import { organizationStoreContract } from "../contract/OrganizationStore.contract.js"
@@ -45,5 +46,6 @@ for (const db of await databasesUnderTest()) {
     const concurrent = db.label === "postgres" ? storesOn(widePostgres) : layer
     usageCountersContract(concurrent)
     dispatchStoreContract(layer, concurrent)
+    metricsStoreContract(layer, concurrent)
   })
 }
