@@ -1,0 +1,198 @@
+/** The metrics sweep over the SQLite stores and the sandbox, driven by the test clock. */
+import { describe, expect, it } from "@effect/vitest"
+import * as Sandbox from "@herald/adapters/platforms/Sandbox"
+import { AccountStore } from "@herald/core/AccountStore"
+import type { PostId } from "@herald/core/Ids"
+import * as MetricsSweep from "@herald/core/MetricsSweep"
+import { type PlatformClient, PublishError } from "@herald/core/Platforms"
+import * as DateTime from "effect/DateTime"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as TestClock from "effect/TestClock"
+import * as Engine from "./EngineHarness.js"
+
+const provide = <A, E>(self: Effect.Effect<A, E, Engine.EngineServices>, clients: ReadonlyArray<PlatformClient> = []) =>
+  Effect.provide(self, Engine.layer({ clients }))
+
+/** Publishes a post to `platforms` through the dispatcher, now. */
+const published = (platforms: Parameters<typeof Engine.insertPost>[0]["platforms"], content = "hello metrics") =>
+  Effect.gen(function*() {
+    const { post } = yield* Engine.insertPost({ content, platforms })
+    yield* Engine.runOnce
+    const record = yield* Engine.findPost(post.id)
+    for (const d of record.destinations) expect(d.status).toBe("published")
+    return post.id
+  })
+
+const destinationsOf = (postId: PostId) => Effect.map(Engine.findPost(postId), (r) => r.destinations)
+
+/** A sandbox client for `platform` whose metrics answer as `answer` says (the sandbox when it gives none). */
+const metricsFailing = (platform: "x" | "linkedin", answer: { current: PublishError | undefined }) => {
+  const sandbox = Sandbox.make(platform)
+  const calls: Array<string> = []
+  const client: PlatformClient = {
+    ...sandbox,
+    metrics: (credentials, id, context) => {
+      calls.push(id)
+      return answer.current === undefined ? sandbox.metrics!(credentials, id, context) : Effect.fail(answer.current)
+    }
+  }
+  return { client, calls }
+}
+
+describe("MetricsSweep", () => {
+  it.effect("a sandbox post's destinations show metrics after the sweep at +1 h, then at each step, then never", () =>
+    provide(Effect.gen(function*() {
+      const postId = yield* published(["x", "telegram"])
+      const start = yield* DateTime.now
+      // Nothing before the first hour.
+      expect(yield* MetricsSweep.runOnce()).toMatchObject({ claimed: 0 })
+      yield* TestClock.adjust("59 minutes")
+      expect(yield* MetricsSweep.runOnce()).toMatchObject({ claimed: 0 })
+      for (const d of yield* destinationsOf(postId)) {
+        expect(d.metrics.views).toBe(0)
+        expect(Option.isNone(d.metricsFetchedAt)).toBe(true)
+      }
+      yield* TestClock.adjust("1 minute")
+      expect(yield* MetricsSweep.runOnce()).toEqual({ claimed: 2, fetched: 2, failed: 0, deferred: 0 })
+      const first = yield* destinationsOf(postId)
+      const now = yield* DateTime.now
+      for (const d of first) {
+        expect(d.status).toBe("published")
+        expect(d.metrics.views).toBeGreaterThan(0)
+        expect(d.metrics.impressions).toBeGreaterThanOrEqual(d.metrics.views)
+        expect(d.metricsFetchedAt).toEqual(Option.some(now))
+        // The sandbox's numbers are those of the post's age.
+        expect(d.metrics).toEqual(Sandbox.metricsAt(Option.getOrThrow(d.platformPostId), Duration.hours(1)))
+      }
+      // Fetched once per step: not again until 6 h.
+      expect(yield* MetricsSweep.runOnce()).toMatchObject({ claimed: 0 })
+      const steps = [Duration.hours(6), Duration.hours(24), Duration.days(3), Duration.days(7)]
+      let previous = first
+      for (const step of steps) {
+        yield* TestClock.setTime(DateTime.toEpochMillis(DateTime.addDuration(start, step)) - 1)
+        expect(yield* MetricsSweep.runOnce()).toMatchObject({ claimed: 0 })
+        yield* TestClock.adjust("1 millis")
+        expect(yield* MetricsSweep.runOnce()).toMatchObject({ claimed: 2, fetched: 2 })
+        const current = yield* destinationsOf(postId)
+        current.forEach((d, i) => {
+          expect(d.metrics.views).toBeGreaterThanOrEqual(previous[i]!.metrics.views)
+          expect(d.metrics).toEqual(Sandbox.metricsAt(Option.getOrThrow(d.platformPostId), step))
+        })
+        previous = current
+      }
+      // After 7 days: the schedule is over.
+      yield* TestClock.adjust("30 days")
+      expect(yield* MetricsSweep.runOnce()).toMatchObject({ claimed: 0 })
+    })))
+
+  it.effect("a step missed is not made up: a first fetch at +2 d goes next to the 3 d step", () =>
+    provide(Effect.gen(function*() {
+      yield* published(["linkedin"])
+      yield* TestClock.adjust("2 days")
+      expect(yield* MetricsSweep.runOnce()).toMatchObject({ claimed: 1, fetched: 1 })
+      yield* TestClock.adjust("23 hours")
+      expect(yield* MetricsSweep.runOnce()).toMatchObject({ claimed: 0 })
+      yield* TestClock.adjust("1 hour")
+      expect(yield* MetricsSweep.runOnce()).toMatchObject({ claimed: 1, fetched: 1 })
+    })))
+
+  it.effect("a shortened schedule and a per-platform cap are taken from the options", () =>
+    provide(Effect.gen(function*() {
+      const ids = [yield* published(["discord"], "one"), yield* published(["discord"], "two")]
+      const options: MetricsSweep.Options = { schedule: ["10 seconds", "1 minute"], perPlatform: { discord: 1 } }
+      yield* TestClock.adjust("10 seconds")
+      expect(yield* MetricsSweep.runOnce(options)).toMatchObject({ claimed: 1, fetched: 1 })
+      expect(yield* MetricsSweep.runOnce(options)).toMatchObject({ claimed: 1, fetched: 1 })
+      for (const id of ids) expect((yield* destinationsOf(id))[0]!.metrics.views).toBeGreaterThan(0)
+      expect(yield* MetricsSweep.runOnce(options)).toMatchObject({ claimed: 0 })
+    })))
+
+  it.effect("rate_limit: the platform's destinations wait the platform's delay; other platforms go on", () => {
+    const answer: { current: PublishError | undefined } = {
+      current: new PublishError({ kind: "rate_limit", message: "Too Many Requests", retryAfterSeconds: 600 })
+    }
+    const x = metricsFailing("x", answer)
+    return provide(
+      Effect.gen(function*() {
+        const a = yield* published(["x", "telegram"], "a")
+        const b = yield* published(["x"], "b")
+        yield* TestClock.adjust("1 hour")
+        // One x claimed (the cap), rate-limited; the other x pushed back unclaimed; telegram fetched.
+        expect(yield* MetricsSweep.runOnce({ perPlatform: { x: 1 } })).toEqual({
+          claimed: 2,
+          fetched: 1,
+          failed: 0,
+          deferred: 2
+        })
+        expect(x.calls.length).toBe(1)
+        const [ax, atg] = yield* destinationsOf(a)
+        expect(ax!.status).toBe("published")
+        expect(ax!.metrics.views).toBe(0)
+        expect(atg!.metrics.views).toBeGreaterThan(0)
+        yield* TestClock.adjust("9 minutes")
+        expect(yield* MetricsSweep.runOnce({ perPlatform: { x: 1 } })).toMatchObject({ claimed: 0 })
+        expect(x.calls.length).toBe(1)
+        answer.current = undefined
+        yield* TestClock.adjust("1 minute")
+        expect(yield* MetricsSweep.runOnce()).toMatchObject({ claimed: 2, fetched: 2 })
+        // Fetched at the step it was due for: the first.
+        for (const id of [a, b]) {
+          const d = (yield* destinationsOf(id))[0]!
+          expect(d.metrics.views).toBeGreaterThan(0)
+        }
+      }),
+      [x.client]
+    )
+  })
+
+  it.effect("failures (auth, permanent) leave status, counts and account alone and move to the next step", () => {
+    const answer: { current: PublishError | undefined } = {
+      current: new PublishError({ kind: "auth", message: "Invalid or expired token" })
+    }
+    const x = metricsFailing("x", answer)
+    return provide(
+      Effect.gen(function*() {
+        const id = yield* published(["x"])
+        yield* TestClock.adjust("1 hour")
+        expect(yield* MetricsSweep.runOnce()).toEqual({ claimed: 1, fetched: 0, failed: 1, deferred: 0 })
+        const [d] = yield* destinationsOf(id)
+        expect(d!.status).toBe("published")
+        expect(Option.isNone(d!.error)).toBe(true)
+        expect(d!.metrics.views).toBe(0)
+        expect(Option.isNone(d!.metricsFetchedAt)).toBe(true)
+        const org = yield* Engine.TestOrg
+        const account = Option.getOrThrow(yield* (yield* AccountStore).findById(org.id, d!.accountId))
+        expect(account.needsReconnection).toBe(false)
+        expect(account.isActive).toBe(true)
+        // Not retried within the step; the next step (6 h) tries again.
+        expect(yield* MetricsSweep.runOnce()).toMatchObject({ claimed: 0 })
+        answer.current = new PublishError({ kind: "permanent", message: "Post not found" })
+        yield* TestClock.adjust("5 hours")
+        expect(yield* MetricsSweep.runOnce()).toMatchObject({ claimed: 1, failed: 1 })
+        expect((yield* destinationsOf(id))[0]!.status).toBe("published")
+        answer.current = undefined
+        yield* TestClock.adjust("18 hours")
+        expect(yield* MetricsSweep.runOnce()).toMatchObject({ claimed: 1, fetched: 1 })
+        expect((yield* destinationsOf(id))[0]!.metrics.views).toBeGreaterThan(0)
+      }),
+      [x.client]
+    )
+  })
+
+  it.effect("platforms whose client has no metrics are never claimed", () => {
+    const { metrics: _none, ...bare } = Sandbox.make("telegram")
+    return provide(
+      Effect.gen(function*() {
+        const id = yield* published(["telegram", "discord"])
+        yield* TestClock.adjust("1 hour")
+        expect(yield* MetricsSweep.runOnce()).toMatchObject({ claimed: 1, fetched: 1 })
+        const [tg, discord] = yield* destinationsOf(id)
+        expect(tg!.metrics.views).toBe(0)
+        expect(discord!.metrics.views).toBeGreaterThan(0)
+      }),
+      [bare]
+    )
+  })
+})
