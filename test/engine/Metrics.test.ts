@@ -4,6 +4,7 @@ import * as Sandbox from "@herald/adapters/platforms/Sandbox"
 import { AccountStore } from "@herald/core/AccountStore"
 import type { PostId } from "@herald/core/Ids"
 import * as MetricsSweep from "@herald/core/MetricsSweep"
+import * as Worker from "@herald/http/Worker"
 import { type PlatformClient, PublishError } from "@herald/core/Platforms"
 import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
@@ -194,5 +195,16 @@ describe("MetricsSweep", () => {
       }),
       [bare]
     )
+  })
+
+  it("settings from the environment (for tests and demos); an invalid schedule keeps the default", () => {
+    expect(Worker.metricsFromEnv({})).toEqual({})
+    expect(Worker.metricsFromEnv({ HERALD_METRICS_SCHEDULE: "30s, 2m,1.5h,3d", HERALD_METRICS_SWEEP_SECONDS: "5" }))
+      .toEqual({
+        schedule: [Duration.seconds(30), Duration.minutes(2), Duration.hours(1.5), Duration.days(3)],
+        every: Duration.seconds(5)
+      })
+    expect(Worker.metricsFromEnv({ HERALD_METRICS_SCHEDULE: "1h,soon", HERALD_METRICS_SWEEP_SECONDS: "-1" })).toEqual({})
+    expect(Worker.metricsFromEnv({ HERALD_METRICS_SCHEDULE: " , " })).toEqual({})
   })
 })
