@@ -24,6 +24,16 @@ interface Account {
   readonly platform: string
 }
 
+/** The envelope's data, read loosely: the test asserts on its parts. */
+interface Body {
+  readonly data: {
+    readonly id: string
+    readonly accounts: ReadonlyArray<Account>
+    readonly destinations: ReadonlyArray<Destination>
+  }
+}
+const data = (res: HeraldServer.Response) => (res.json as Body).data
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 describe.each([
@@ -45,12 +55,12 @@ describe.each([
   })
 
   it.skipIf(skip)("a published sandbox post's destinations show metrics and when they were fetched", async () => {
-    const accounts = (await server.request("GET", "/api/v1/accounts")).json.data.accounts as ReadonlyArray<Account>
+    const accounts = data(await server.request("GET", "/api/v1/accounts")).accounts
     const ids = ["x", "telegram"].map((p) => accounts.find((a) => a.platform === p)!.id)
     const created = await server.request("POST", "/api/v1/posts", { body: { content: "metrics, please", account_ids: ids } })
     expect(created.status, created.text).toBe(201)
-    const postId = created.json.data.id as string
-    for (const d of created.json.data.destinations as ReadonlyArray<Destination>) {
+    const postId = data(created).id
+    for (const d of data(created).destinations) {
       expect(d).toMatchObject({ views: 0, likes: 0, metrics_fetched_at: null })
     }
     const deadline = Date.now() + 20_000
@@ -58,7 +68,7 @@ describe.each([
     while (Date.now() < deadline) {
       const res = await server.request("GET", `/api/v1/posts/${postId}`)
       expect(res.status, res.text).toBe(200)
-      destinations = res.json.data.destinations
+      destinations = data(res).destinations
       if (destinations.length === 2 && destinations.every((d) => d.metrics_fetched_at !== null)) break
       await sleep(200)
     }
