@@ -9,6 +9,7 @@ import { type PlatformClient, PublishError } from "@herald/core/Platforms"
 import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
 import * as Engine from "./EngineHarness.js"
@@ -179,6 +180,42 @@ describe("MetricsSweep", () => {
         expect((yield* destinationsOf(id))[0]!.metrics.views).toBeGreaterThan(0)
       }),
       [x.client]
+    )
+  })
+
+  it.effect("a fetch starts only while the lease covers its time-out; the rest are released, due at once", () => {
+    const sandbox = Sandbox.make("x")
+    const calls: Array<string> = []
+    const slow: PlatformClient = {
+      ...sandbox,
+      metrics: (credentials, id, context) =>
+        Effect.sync(() => calls.push(id)).pipe(
+          Effect.zipRight(Effect.sleep("50 seconds")),
+          Effect.zipRight(sandbox.metrics!(credentials, id, context))
+        )
+    }
+    return provide(
+      Effect.gen(function*() {
+        const ids = [yield* published(["x"], "one"), yield* published(["x"], "two"), yield* published(["x"], "three")]
+        yield* TestClock.adjust("1 hour")
+        // Lease 2 minutes, time-out 60 s: fetches may start until 60 s after the claim (at 0 and 50 s, not 100 s).
+        const options: MetricsSweep.Options = { leaseFor: "2 minutes", timeout: "60 seconds" }
+        const round = yield* Effect.fork(MetricsSweep.runOnce(options))
+        for (let i = 0; i < 3; i++) {
+          yield* Engine.settle()
+          yield* TestClock.adjust("50 seconds")
+        }
+        expect(yield* Fiber.join(round)).toEqual({ claimed: 3, fetched: 2, failed: 0, deferred: 1 })
+        expect(calls.length).toBe(2)
+        const views = yield* Effect.forEach(ids, (id) => Effect.map(destinationsOf(id), (ds) => ds[0]!.metrics.views))
+        expect(views.filter((v) => v > 0).length).toBe(2)
+        // Released due now: the next round takes it.
+        const next = yield* Effect.fork(MetricsSweep.runOnce(options))
+        yield* Engine.settle()
+        yield* TestClock.adjust("50 seconds")
+        expect(yield* Fiber.join(next)).toMatchObject({ claimed: 1, fetched: 1 })
+      }),
+      [slow]
     )
   })
 

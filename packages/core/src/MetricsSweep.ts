@@ -5,6 +5,7 @@
  *
  * - Claims are exclusive across processes and short-leased (`MetricsStore.claimDue`), so no
  *   destination is fetched twice for one step; a process dying mid-fetch leaves it due after the lease.
+ *   A fetch starts only while the lease still covers its time-out.
  * - Each round takes at most `perPlatform[p]` destinations of a platform; a `rate_limit` answer stops
  *   that platform for the round and pushes its due destinations back by the platform's delay.
  * - Destinations are fetched account by account (one account read per round); no client offers a
@@ -87,7 +88,10 @@ const resolve = (options: Options): Resolved => {
   return {
     schedule: [...schedule].sort(Duration.Order),
     perPlatform: (platform) => caps[platform] ?? defaultCap,
-    leaseFor: Duration.decode(options.leaseFor ?? Duration.minutes(2)),
+    leaseFor: Duration.max(
+      Duration.decode(options.leaseFor ?? Duration.minutes(2)),
+      Duration.times(Duration.decode(options.timeout ?? Duration.seconds(30)), 2)
+    ),
     timeout: Duration.decode(options.timeout ?? Duration.seconds(30))
   }
 }
@@ -134,8 +138,17 @@ interface PlatformSummary {
   readonly deferred: number
 }
 
-/** One platform's claimed destinations, account by account, stopping at a rate limit. */
-const sweepPlatform = (client: PlatformClient, claims: ReadonlyArray<MetricsClaim>, config: Resolved) =>
+/**
+ * One platform's claimed destinations, account by account, stopping at a rate limit. Fetches are
+ * sequential, so a fetch is started only while the lease (taken at `claimedAt`) still covers its whole
+ * time-out; the claims left then are released, due at once, for the next round.
+ */
+const sweepPlatform = (
+  client: PlatformClient,
+  claims: ReadonlyArray<MetricsClaim>,
+  config: Resolved,
+  claimedAt: DateTime.Utc
+) =>
   Effect.gen(function*() {
     const store = yield* MetricsStore
     const accounts = yield* AccountStore
@@ -144,6 +157,7 @@ const sweepPlatform = (client: PlatformClient, claims: ReadonlyArray<MetricsClai
     let failed = 0
     let deferred = 0
     let limitedUntil: DateTime.Utc | undefined
+    const lastStart = DateTime.subtractDuration(DateTime.addDuration(claimedAt, config.leaseFor), config.timeout)
 
     const byAccount = new Map<string, Array<MetricsClaim>>()
     for (const claim of claims) {
@@ -166,6 +180,11 @@ const sweepPlatform = (client: PlatformClient, claims: ReadonlyArray<MetricsClai
         const now = yield* DateTime.now
         if (limitedUntil !== undefined) {
           yield* complete(claim, { _tag: "Deferred", nextAt: limitedUntil })
+          deferred++
+          continue
+        }
+        if (DateTime.greaterThan(now, lastStart)) {
+          yield* complete(claim, { _tag: "Deferred", nextAt: now })
           deferred++
           continue
         }
@@ -252,7 +271,7 @@ export const runOnce = (options: Options = {}): Effect.Effect<
           leaseFor: config.leaseFor
         })
         if (claims.length === 0) return { claimed: 0, fetched: 0, failed: 0, deferred: 0 }
-        const s = yield* sweepPlatform(client, claims, config)
+        const s = yield* sweepPlatform(client, claims, config, now)
         return { claimed: claims.length, ...s }
       }), { concurrency: 4 })
     const summary: Summary = {
