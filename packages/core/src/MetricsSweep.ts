@@ -8,8 +8,8 @@
  *   A fetch starts only while the lease still covers its time-out.
  * - Each round takes at most `perPlatform[p]` destinations of a platform; a `rate_limit` answer stops
  *   that platform for the round and pushes its due destinations back by the platform's delay.
- * - Destinations are fetched account by account (one account read per round); no client offers a
- *   batch call, so each destination is one call.
+ * - Destinations are fetched account by account (one account read per round); where the client has
+ *   `metricsBatch`, an account's posts are fetched in one call (chunked to `metricsBatchSize`).
  * - A failed fetch leaves the counts and the destination's status alone and moves to the next step;
  *   an `auth` failure does not mark the account for reconnection (publishing does that).
  * - A step missed while no process ran is not made up: after a fetch the schedule moves to the first
@@ -132,6 +132,14 @@ const credentialsOf = (account: SocialAccount): Credentials => {
   return Redacted.make(record)
 }
 
+/** A claim ready to fetch: its account is usable and the post has an id. */
+interface Ready {
+  readonly claim: MetricsClaim
+  readonly next: { readonly step: number; readonly nextAt: Option.Option<DateTime.Utc> }
+  readonly platformPostId: string
+  readonly publishedAt: DateTime.Utc
+}
+
 interface PlatformSummary {
   readonly fetched: number
   readonly failed: number
@@ -172,19 +180,49 @@ const sweepPlatform = (
         )
       )
 
+    const timed = <A>(self: Effect.Effect<A, PublishError>) =>
+      self.pipe(
+        Effect.timeoutFail({
+          duration: config.timeout,
+          onTimeout: () => new PublishError({ kind: "transient", message: "The metrics request timed out" })
+        }),
+        Effect.either
+      )
+
+    /** A failed fetch of `ready`: a rate limit defers them and the platform; anything else moves them on. */
+    const failedFetch = (error: PublishError, ready: ReadonlyArray<Ready>, now: DateTime.Utc) =>
+      Effect.gen(function*() {
+        if (error.kind === "rate_limit") {
+          const delay = error.retryAfterSeconds !== undefined && error.retryAfterSeconds > 0
+            ? Duration.seconds(error.retryAfterSeconds)
+            : defaultRateLimitDelay
+          const until = DateTime.addDuration(now, delay)
+          limitedUntil = until
+          for (const r of ready) yield* complete(r.claim, { _tag: "Deferred", nextAt: until })
+          deferred += ready.length
+          yield* Effect.logWarning(
+            `Metrics: ${client.platform} answered with a rate limit; its fetches wait until ${DateTime.formatIso(until)}`
+          )
+          return
+        }
+        // The counts stay as they were; the destination's status is not the sweep's to change.
+        for (const r of ready) yield* complete(r.claim, { _tag: "Skipped", ...r.next })
+        failed += ready.length
+        yield* Effect.logInfo(
+          `Metrics: fetching ${ready.map((r) => r.claim.destination.id).join(", ")} from ${client.platform} ` +
+            `failed (${error.kind}): ${error.message}`
+        )
+      })
+
     for (const group of byAccount.values()) {
       const first = group[0].destination
       const account = yield* accounts.findById(first.organizationId, first.accountId)
+      const ready: Array<Ready> = []
       for (const claim of group) {
         const d = claim.destination
         const now = yield* DateTime.now
         if (limitedUntil !== undefined) {
           yield* complete(claim, { _tag: "Deferred", nextAt: limitedUntil })
-          deferred++
-          continue
-        }
-        if (DateTime.greaterThan(now, lastStart)) {
-          yield* complete(claim, { _tag: "Deferred", nextAt: now })
           deferred++
           continue
         }
@@ -197,38 +235,56 @@ const sweepPlatform = (
           failed++
           continue
         }
-        const result = yield* fetch(credentialsOf(account.value), d.platformPostId.value, {
-          account: account.value,
-          publishedAt: d.publishedAt.value
-        }).pipe(
-          Effect.timeoutFail({
-            duration: config.timeout,
-            onTimeout: () => new PublishError({ kind: "transient", message: "The metrics request timed out" })
-          }),
-          Effect.either
-        )
-        if (result._tag === "Right") {
-          yield* complete(claim, { _tag: "Fetched", metrics: result.right, fetchedAt: now, ...next })
-          fetched++
-        } else if (result.left.kind === "rate_limit") {
-          const delay = result.left.retryAfterSeconds !== undefined && result.left.retryAfterSeconds > 0
-            ? Duration.seconds(result.left.retryAfterSeconds)
-            : defaultRateLimitDelay
-          limitedUntil = DateTime.addDuration(now, delay)
-          yield* complete(claim, { _tag: "Deferred", nextAt: limitedUntil })
+        ready.push({ claim, next, platformPostId: d.platformPostId.value, publishedAt: d.publishedAt.value })
+      }
+      if (ready.length === 0 || Option.isNone(account)) continue
+      const credentials = credentialsOf(account.value)
+      const batch = client.metricsBatch
+      if (batch !== undefined && ready.length > 1) {
+        // One call for the account's posts, chunked to what the platform takes.
+        const size = Math.max(1, client.metricsBatchSize ?? 100)
+        for (let i = 0; i < ready.length; i += size) {
+          const chunk = ready.slice(i, i + size)
+          const now = yield* DateTime.now
+          if (limitedUntil !== undefined || DateTime.greaterThan(now, lastStart)) {
+            for (const r of chunk) yield* complete(r.claim, { _tag: "Deferred", nextAt: limitedUntil ?? now })
+            deferred += chunk.length
+            continue
+          }
+          const result = yield* timed(batch(credentials, chunk.map((r) => r.platformPostId)))
+          if (result._tag === "Left") {
+            yield* failedFetch(result.left, chunk, now)
+            continue
+          }
+          for (const r of chunk) {
+            const metrics = result.right.get(r.platformPostId)
+            if (metrics === undefined) {
+              yield* failedFetch(
+                new PublishError({ kind: "permanent", message: "the post is not in the answer (deleted?)" }),
+                [r],
+                now
+              )
+            } else {
+              yield* complete(r.claim, { _tag: "Fetched", metrics, fetchedAt: now, ...r.next })
+              fetched++
+            }
+          }
+        }
+        continue
+      }
+      for (const r of ready) {
+        const now = yield* DateTime.now
+        if (limitedUntil !== undefined || DateTime.greaterThan(now, lastStart)) {
+          yield* complete(r.claim, { _tag: "Deferred", nextAt: limitedUntil ?? now })
           deferred++
-          yield* Effect.logWarning(
-            `Metrics: ${client.platform} answered with a rate limit; its fetches wait until ${
-              DateTime.formatIso(limitedUntil)
-            }`
-          )
+          continue
+        }
+        const result = yield* timed(fetch(credentials, r.platformPostId, { account: account.value, publishedAt: r.publishedAt }))
+        if (result._tag === "Left") {
+          yield* failedFetch(result.left, [r], now)
         } else {
-          // The counts stay as they were; the destination's status is not the sweep's to change.
-          yield* complete(claim, { _tag: "Skipped", ...next })
-          failed++
-          yield* Effect.logInfo(
-            `Metrics: fetching ${d.id} from ${client.platform} failed (${result.left.kind}): ${result.left.message}`
-          )
+          yield* complete(r.claim, { _tag: "Fetched", metrics: result.right, fetchedAt: now, ...r.next })
+          fetched++
         }
       }
     }

@@ -113,6 +113,15 @@ export interface PlatformClient {
     platformPostId: string,
     context?: MetricsContext
   ) => Effect.Effect<Metrics, PublishError>
+  /**
+   * Several posts of one account in one call, where the platform allows it (at most `metricsBatchSize`
+   * ids). A post missing from the answer is gone or not visible.
+   */
+  readonly metricsBatch?: (
+    credentials: Credentials,
+    platformPostIds: ReadonlyArray<string>
+  ) => Effect.Effect<ReadonlyMap<string, Metrics>, PublishError>
+  readonly metricsBatchSize?: number
   /** How long a publish may take before it is treated as a transient failure. */
   readonly timeout?: Duration.DurationInput
 }
