@@ -219,6 +219,42 @@ describe("MetricsSweep", () => {
     )
   })
 
+  it.effect("batched per account where the client has metricsBatch: one call, a post missing from it failed", () => {
+    const sandbox = Sandbox.make("x")
+    const batches: Array<ReadonlyArray<string>> = []
+    let hidden = ""
+    const batching: PlatformClient = {
+      ...sandbox,
+      metrics: () => Effect.die("not called when batching"),
+      metricsBatch: (_credentials, ids) =>
+        Effect.sync(() => {
+          batches.push(ids)
+          return new Map(ids.filter((id) => id !== hidden).map((id) => [id, Sandbox.fakeMetrics(id)] as const))
+        }),
+      metricsBatchSize: 2
+    }
+    return provide(
+      Effect.gen(function*() {
+        const ids = [
+          yield* published(["x"], "one"),
+          yield* published(["x"], "two"),
+          yield* published(["x"], "three")
+        ]
+        hidden = Option.getOrThrow((yield* destinationsOf(ids[2]!))[0]!.platformPostId)
+        yield* TestClock.adjust("1 hour")
+        expect(yield* MetricsSweep.runOnce()).toEqual({ claimed: 3, fetched: 2, failed: 1, deferred: 0 })
+        // One account, chunks of 2: two calls for three posts.
+        expect(batches.map((b) => b.length).sort()).toEqual([1, 2])
+        const [one, two, three] = yield* Effect.forEach(ids, (id) => Effect.map(destinationsOf(id), (ds) => ds[0]!))
+        expect(one!.metrics.views + two!.metrics.views).toBeGreaterThan(0)
+        expect(Option.isSome(one!.metricsFetchedAt) && Option.isSome(two!.metricsFetchedAt)).toBe(true)
+        expect(three!.status).toBe("published")
+        expect(Option.isNone(three!.metricsFetchedAt)).toBe(true)
+      }),
+      [batching]
+    )
+  })
+
   it.effect("platforms whose client has no metrics are never claimed", () => {
     const { metrics: _none, ...bare } = Sandbox.make("telegram")
     return provide(
