@@ -37,6 +37,11 @@ export class Destination extends Schema.Class<Destination>("Destination")({
   publishedAt: Schema.OptionFromNullOr(Schema.DateTimeUtc),
   failedAt: Schema.OptionFromNullOr(Schema.DateTimeUtc),
   metrics: Metrics,
+  /** When `metrics` were last fetched from the platform; none until the metrics sweep first did. */
+  metricsFetchedAt: Schema.OptionFromNullOr(Schema.DateTimeUtc).pipe(
+    Schema.propertySignature,
+    Schema.withConstructorDefault(() => Option.none())
+  ),
   createdAt: Schema.DateTimeUtc,
   updatedAt: Schema.DateTimeUtc
 }) {

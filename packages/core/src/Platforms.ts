@@ -89,6 +89,12 @@ export interface ConnectedIdentity {
   readonly tokenExpiresAt: Option.Option<DateTime.Utc>
 }
 
+/** What the metrics sweep knows about the post whose metrics it asks for. */
+export interface MetricsContext {
+  readonly account: SocialAccount
+  readonly publishedAt: DateTime.Utc
+}
+
 export interface PlatformClient {
   readonly platform: Platform
   readonly publish: (request: PublishRequest) => Effect.Effect<PublishResult, PublishError>
@@ -98,7 +104,24 @@ export interface PlatformClient {
   ) => Effect.Effect<ConnectedIdentity, PublishError>
   /** Renews tokens before they expire, where the platform allows it. */
   readonly refresh?: (credentials: Credentials) => Effect.Effect<ConnectedIdentity, PublishError>
-  readonly metrics?: (credentials: Credentials, platformPostId: string) => Effect.Effect<Metrics, PublishError>
+  /**
+   * The post's current counts. `context` tells when it was published (clients of real platforms need
+   * only the id; the sandbox grows its numbers with the time since).
+   */
+  readonly metrics?: (
+    credentials: Credentials,
+    platformPostId: string,
+    context?: MetricsContext
+  ) => Effect.Effect<Metrics, PublishError>
+  /**
+   * Several posts of one account in one call, where the platform allows it (at most `metricsBatchSize`
+   * ids). A post missing from the answer is gone or not visible.
+   */
+  readonly metricsBatch?: (
+    credentials: Credentials,
+    platformPostIds: ReadonlyArray<string>
+  ) => Effect.Effect<ReadonlyMap<string, Metrics>, PublishError>
+  readonly metricsBatchSize?: number
   /** How long a publish may take before it is treated as a transient failure. */
   readonly timeout?: Duration.DurationInput
 }

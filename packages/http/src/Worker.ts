@@ -18,6 +18,7 @@ import * as Connections from "@herald/core/Connections"
 import * as Dispatcher from "@herald/core/Dispatcher"
 import { DispatchStore } from "@herald/core/DispatchStore"
 import * as Housekeeping from "@herald/core/Housekeeping"
+import * as MetricsSweep from "@herald/core/MetricsSweep"
 import { OrganizationStore } from "@herald/core/OrganizationStore"
 import * as PublishAuthRetry from "@herald/core/PublishAuthRetry"
 import * as Webhooks from "@herald/core/Webhooks"
@@ -41,6 +42,8 @@ export interface WorkerOptions {
   readonly pollMillis?: number
   /** The housekeeping sweeps' settings; from the environment (`housekeepingFromEnv`) when absent. */
   readonly housekeeping?: Housekeeping.Options
+  /** The metrics sweep's settings; from the environment (`metricsFromEnv`) when absent. */
+  readonly metrics?: MetricsSweep.Options
 }
 
 const positiveNumber = (raw: string | undefined): number | undefined => {
@@ -68,6 +71,32 @@ export const housekeepingFromEnv = (env: NodeJS.ProcessEnv = process.env): House
       ...(days === undefined ? {} : { retention: Duration.days(days) }),
       ...(max === undefined ? {} : { maxPerWebhook: Math.floor(max) })
     }
+  }
+}
+
+/**
+ * Metrics sweep settings from the environment, meant for tests and demos:
+ * `HERALD_METRICS_SCHEDULE` (the delays after publishing, comma-separated with a unit each: `30s`,
+ * `10m`, `6h`, `3d`; default `1h,6h,24h,3d,7d`; an empty or invalid list keeps the default) and
+ * `HERALD_METRICS_SWEEP_SECONDS` (time between rounds; default 60).
+ */
+export const metricsFromEnv = (env: NodeJS.ProcessEnv = process.env): MetricsSweep.Options => {
+  const units: Record<string, (n: number) => Duration.Duration> = {
+    s: Duration.seconds,
+    m: Duration.minutes,
+    h: Duration.hours,
+    d: Duration.days
+  }
+  const parts = (env.HERALD_METRICS_SCHEDULE ?? "").split(",").map((p) => p.trim()).filter((p) => p !== "")
+  const schedule = parts.map((p) => {
+    const match = /^(\d+(?:\.\d+)?)([smhd])$/.exec(p)
+    return match === null ? undefined : units[match[2]!]!(Number(match[1]))
+  })
+  const valid = schedule.length > 0 && schedule.every((d) => d !== undefined)
+  const seconds = positiveNumber(env.HERALD_METRICS_SWEEP_SECONDS)
+  return {
+    ...(valid ? { schedule: schedule as ReadonlyArray<Duration.Duration> } : {}),
+    ...(seconds === undefined ? {} : { every: Duration.seconds(seconds) })
   }
 }
 
@@ -100,6 +129,8 @@ export const layer = (options: WorkerOptions = {}) =>
       yield* Effect.forkScoped(Webhooks.run())
       // Housekeeping beside the deliverer: uploads never completed, old webhook delivery history.
       yield* Effect.forkScoped(Housekeeping.run(options.housekeeping ?? housekeepingFromEnv()))
+      // Metrics of published destinations, on their decaying schedule (claims exclusive, leased).
+      yield* Effect.forkScoped(MetricsSweep.run(options.metrics ?? metricsFromEnv()))
     })
   )
 

@@ -171,6 +171,27 @@ export const fakeMetrics = (platformPostId: string): Metrics => {
   })
 }
 
+/**
+ * The sandbox post's metrics `age` after it was published: `fakeMetrics` reached along a curve that
+ * rises fast and levels off (a third after 6 hours, two thirds after a day), at least one view once
+ * published. Deterministic: the same post at the same age has the same numbers.
+ */
+export const metricsAt = (platformPostId: string, age: Duration.Duration): Metrics => {
+  const ms = Math.max(0, Duration.toMillis(age))
+  const share = ms / (ms + Duration.toMillis(Duration.hours(12)))
+  const final = fakeMetrics(platformPostId)
+  const grown = (n: number) => Math.floor(n * share)
+  return new Metrics({
+    views: Math.max(ms > 0 ? 1 : 0, grown(final.views)),
+    impressions: Math.max(ms > 0 ? 1 : 0, grown(final.impressions)),
+    likes: grown(final.likes),
+    comments: grown(final.comments),
+    shares: grown(final.shares),
+    saves: grown(final.saves),
+    clicks: grown(final.clicks)
+  })
+}
+
 const texts = (request: PublishRequest): ReadonlyArray<string> => [
   request.main.content,
   ...request.thread.map((part) => part.content)
@@ -272,7 +293,10 @@ export const make = (platform: Platform, options: SandboxOptions = {}): Platform
         credentials: { sandbox: "true" },
         tokenExpiresAt: Option.none()
       }),
-    metrics: (_credentials, platformPostId) => Effect.succeed(fakeMetrics(platformPostId)),
+    metrics: (_credentials, platformPostId, context) =>
+      context === undefined
+        ? Effect.succeed(fakeMetrics(platformPostId))
+        : Effect.map(DateTime.now, (now) => metricsAt(platformPostId, Duration.millis(DateTime.distance(context.publishedAt, now)))),
     timeout: "30 seconds"
   }
 }

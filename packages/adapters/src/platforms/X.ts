@@ -432,10 +432,47 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         })
       })
 
+    /** Up to 100 posts in one `GET /2/tweets?ids=` (X's limit); posts not found are left out. */
+    const metricsBatch = (
+      credentials: Credentials,
+      platformPostIds: ReadonlyArray<string>
+    ): Effect.Effect<ReadonlyMap<string, Metrics>, PublishError> =>
+      Effect.gen(function*() {
+        const token = Redacted.value(credentials)["access_token"] ?? ""
+        if (token === "") return yield* publishError("auth", "X: the stored credentials lack an access token")
+        const response = yield* classified(
+          token,
+          "read",
+          HttpClientRequest.get(`${api}/2/tweets`).pipe(
+            HttpClientRequest.setUrlParams({ ids: platformPostIds.join(","), "tweet.fields": "public_metrics" })
+          )
+        )
+        const data = field(response.body, "data")
+        const found = new Map<string, Metrics>()
+        for (const post of Array.isArray(data) ? data : []) {
+          const id = stringField(post, "id")
+          if (id === undefined || !platformPostIds.includes(id)) continue
+          const publicMetrics = field(post, "public_metrics")
+          const count = (key: string) => Math.max(0, Math.floor(numberField(publicMetrics, key) ?? 0))
+          found.set(id, new Metrics({
+            views: count("impression_count"),
+            likes: count("like_count"),
+            comments: count("reply_count"),
+            shares: count("retweet_count") + count("quote_count"),
+            impressions: count("impression_count"),
+            saves: count("bookmark_count"),
+            clicks: 0
+          }))
+        }
+        return found
+      })
+
     return {
       platform: "x",
       publish,
       metrics,
+      metricsBatch,
+      metricsBatchSize: 100,
       timeout: "10 minutes"
     } satisfies PlatformClient
   })

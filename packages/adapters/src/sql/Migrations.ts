@@ -9,6 +9,7 @@ import campaigns from "./migrations/0007_campaigns.js"
 import queue from "./migrations/0008_queue.js"
 import aiCredits from "./migrations/0009_ai_credits.js"
 import deviceLogin from "./migrations/0010_device_login.js"
+import metrics from "./migrations/0013_metrics.js"
 
 /** Herald's own migrations table, so an embedding host's `effect_sql_migrations` never clashes. */
 export const table = "herald_migrations"
@@ -25,7 +26,8 @@ export const loader = Migrator.fromRecord({
   "0007_campaigns": campaigns,
   "0008_queue": queue,
   "0009_ai_credits": aiCredits,
-  "0010_device_login": deviceLogin
+  "0010_device_login": deviceLogin,
+  "0013_metrics": metrics
 })
 
 /** Applies pending migrations in one transaction; on Postgres concurrent runners wait on a table lock. */

@@ -10,6 +10,7 @@ import type { DispatchStore } from "@herald/core/DispatchStore"
 import type { EventStore } from "@herald/core/EventStore"
 import type { IdGenerator } from "@herald/core/IdGenerator"
 import type { MediaStore } from "@herald/core/MediaStore"
+import type { MetricsStore } from "@herald/core/MetricsStore"
 import type { OrganizationStore } from "@herald/core/OrganizationStore"
 import type { PostStore } from "@herald/core/PostStore"
 import type { QueueStore } from "@herald/core/QueueStore"
@@ -27,6 +28,7 @@ import * as SqlDeviceAuthorizationStore from "./SqlDeviceAuthorizationStore.js"
 import * as SqlDispatchStore from "./SqlDispatchStore.js"
 import * as SqlEventFanout from "./SqlEventFanout.js"
 import * as SqlMediaStore from "./SqlMediaStore.js"
+import * as SqlMetricsStore from "./SqlMetricsStore.js"
 import * as SqlOrganizationStore from "./SqlOrganizationStore.js"
 import * as SqlPostStore from "./SqlPostStore.js"
 import * as SqlQueueStore from "./SqlQueueStore.js"
@@ -52,6 +54,7 @@ export type Stores =
   | AnalyticsStore
   | DeviceAuthorizationStore
   | ConnectSessionStore
+  | MetricsStore
 
 /**
  * Every core store over the given SQL client (SQLite or Postgres), plus the transactor that makes
@@ -74,5 +77,6 @@ export const layer: Layer.Layer<Stores, never, SqlClient.SqlClient | IdGenerator
   SqlCampaignStore.layer,
   SqlDeviceAuthorizationStore.layer,
   SqlConnectSessionStore.layer,
-  SqlQueueStore.layer
+  SqlQueueStore.layer,
+  SqlMetricsStore.layer
 )

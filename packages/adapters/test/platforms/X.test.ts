@@ -274,6 +274,19 @@ describe("X adapter against the API v2 fake", () => {
       const gone = yield* client.metrics!(Redacted.make(stored), "1").pipe(Effect.flip)
       expect(gone.kind).toBe("permanent")
     }))
+
+  it.scopedLive("metricsBatch: several posts in one GET /2/tweets?ids=, posts not found left out", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const a = yield* client.publish(xRequest(part("first")))
+      const b = yield* client.publish(xRequest(part("second")))
+      const before = fake.server.requests.length
+      const found = yield* client.metricsBatch!(Redacted.make(stored), [a.platformPostId, "1", b.platformPostId])
+      expect(fake.server.requests.length - before).toBe(1)
+      expect([...found.keys()].sort()).toEqual([a.platformPostId, b.platformPostId].sort())
+      expect(found.get(a.platformPostId)).toMatchObject({ views: 120, likes: 5, comments: 3, shares: 3, saves: 4 })
+      expect(client.metricsBatchSize).toBe(100)
+    }))
 })
 
 const problem403WithToken = XFake.problem(

@@ -18,6 +18,7 @@ import { deviceAuthorizationStoreContract } from "../contract/DeviceAuthorizatio
 import { dispatchStoreContract } from "../contract/DispatchStore.contract.js"
 import { eventStoreContract } from "../contract/EventStore.contract.js"
 import type { StoresLayer } from "../contract/Fixtures.js"
+import { metricsStoreContract } from "../contract/MetricsStore.contract.js"
 import { postStoreContract } from "../contract/PostStore.contract.js"
 import { transactorContract } from "../contract/Transactor.contract.js"
 import { organizationStoreContract } from "../contract/OrganizationStore.contract.js"
@@ -55,5 +56,6 @@ for (const db of await databasesUnderTest()) {
     deviceAuthorizationStoreContract(concurrent)
     connectSessionStoreContract(layer)
     queueStoreContract(layer, concurrent)
+    metricsStoreContract(layer, concurrent)
   })
 }

@@ -50,7 +50,11 @@ export const DestinationView = Schema.Struct({
   shares: Schema.Int,
   impressions: Schema.Int,
   saves: Schema.Int,
-  clicks: Schema.Int
+  clicks: Schema.Int,
+  metrics_fetched_at: Schema.NullOr(Schema.String).annotations({
+    description: "When the metrics were last fetched from the platform (ISO 8601); null until the first fetch, " +
+      "about an hour after publishing"
+  })
 }).annotations({ identifier: "Destination" })
 export type DestinationView = typeof DestinationView.Type
 
@@ -71,7 +75,8 @@ export const toDestinationView = (d: Destination): DestinationView => ({
   shares: d.metrics.shares,
   impressions: d.metrics.impressions,
   saves: d.metrics.saves,
-  clicks: d.metrics.clicks
+  clicks: d.metrics.clicks,
+  metrics_fetched_at: Option.match(d.metricsFetchedAt, { onNone: () => null, onSome: DateTime.formatIso })
 })
 
 const PostIdPath = Schema.Struct({

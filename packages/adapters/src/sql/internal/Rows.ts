@@ -206,6 +206,7 @@ export const DestinationRow = Schema.transform(
     publishedAt: column("published_at", nullable(Instant)),
     failedAt: column("failed_at", nullable(Instant)),
     metrics: Schema.parseJson(Metrics),
+    metricsFetchedAt: column("metrics_fetched_at", nullable(Instant)),
     createdAt: column("created_at", Instant),
     updatedAt: column("updated_at", Instant)
   }),

@@ -1,0 +1,115 @@
+import * as SqlClient from "@effect/sql/SqlClient"
+import { IdGenerator } from "@herald/core/IdGenerator"
+import { type MetricsClaim, MetricsStore } from "@herald/core/MetricsStore"
+import * as DateTime from "effect/DateTime"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { DbNumber, DestinationRow, orPersistence } from "./internal/Rows.js"
+
+const ClaimRows = Schema.Array(Schema.Struct({
+  destination: DestinationRow,
+  lease: Schema.Struct({ metrics_lease: Schema.String, metrics_step: DbNumber })
+}))
+
+const decodeClaims = (rows: ReadonlyArray<unknown>) =>
+  Schema.decodeUnknown(ClaimRows)(rows.map((row) => ({ destination: row, lease: row }))).pipe(
+    Effect.map((decoded): ReadonlyArray<MetricsClaim> =>
+      decoded.map(({ destination, lease }) => ({
+        destination,
+        step: lease.metrics_step,
+        leaseToken: lease.metrics_lease
+      }))
+    )
+  )
+
+const millis = (input: Duration.DurationInput) => Duration.toMillis(Duration.decode(input))
+
+const orNull = (instant: Option.Option<DateTime.Utc>) =>
+  Option.match(instant, { onNone: () => null, onSome: DateTime.toEpochMillis })
+
+export const make = Effect.gen(function*() {
+  const sql = (yield* SqlClient.SqlClient).withoutTransforms()
+  const ids = yield* IdGenerator
+
+  /** Due at `at`: its next fetch is due, or it was never fetched and its first delay has passed. */
+  const dueBy = (at: number, firstAfter: Duration.DurationInput) =>
+    sql`(next_metrics_at <= ${at} OR (next_metrics_at IS NULL AND published_at <= ${at - millis(firstAfter)}))`
+
+  return MetricsStore.of({
+    claimDue: ({ firstAfter, leaseFor, limit, now, platform, steps }) =>
+      Effect.gen(function*() {
+        if (limit <= 0 || steps <= 0) return []
+        const batch = yield* ids.uuid
+        const at = DateTime.toEpochMillis(now)
+        const lock = sql.onDialectOrElse({
+          pg: () => sql.literal("FOR UPDATE SKIP LOCKED"),
+          orElse: () => sql.literal("")
+        })
+        // As the dispatcher's claim: one statement, the pick a materialized CTE so that it runs once
+        // (SKIP LOCKED on Postgres; SQLite has one writer at a time). The lease is `next_metrics_at`
+        // itself, moved past the lease's end, so nobody else finds the destination due meanwhile.
+        const rows = yield* sql`WITH picked AS MATERIALIZED (
+            SELECT id FROM destinations
+            WHERE status = 'published' AND platform = ${platform} AND metrics_step < ${steps}
+              AND ${dueBy(at, firstAfter)}
+            ORDER BY COALESCE(next_metrics_at, published_at), id
+            LIMIT ${limit}
+            ${lock}
+          )
+          UPDATE destinations SET
+            metrics_lease = CAST(${batch} AS TEXT) || ':' || id,
+            next_metrics_at = ${at + millis(leaseFor)}
+          WHERE id IN (SELECT id FROM picked)
+          RETURNING *`
+        return yield* decodeClaims(rows)
+      }).pipe(orPersistence("MetricsStore.claimDue")),
+
+    complete: (claim, completion) =>
+      Effect.gen(function*() {
+        const fence = sql`id = ${claim.destination.id} AND metrics_lease = ${claim.leaseToken}`
+        const rows = yield* (() => {
+          switch (completion._tag) {
+            case "Fetched":
+              return sql`UPDATE destinations SET
+                  metrics = ${JSON.stringify(completion.metrics)},
+                  metrics_fetched_at = ${DateTime.toEpochMillis(completion.fetchedAt)},
+                  metrics_step = ${completion.step},
+                  next_metrics_at = ${orNull(completion.nextAt)},
+                  metrics_lease = NULL
+                WHERE ${fence} RETURNING id`
+            case "Skipped":
+              return sql`UPDATE destinations SET
+                  metrics_step = ${completion.step},
+                  next_metrics_at = ${orNull(completion.nextAt)},
+                  metrics_lease = NULL
+                WHERE ${fence} RETURNING id`
+            case "Deferred":
+              return sql`UPDATE destinations SET
+                  next_metrics_at = ${DateTime.toEpochMillis(completion.nextAt)},
+                  metrics_lease = NULL
+                WHERE ${fence} RETURNING id`
+          }
+        })()
+        return rows.length > 0
+      }).pipe(orPersistence("MetricsStore.complete")),
+
+    deferPlatform: ({ firstAfter, platform, steps, until }) =>
+      Effect.gen(function*() {
+        const at = DateTime.toEpochMillis(until)
+        const rows = yield* sql`UPDATE destinations SET next_metrics_at = ${at}
+          WHERE status = 'published' AND platform = ${platform} AND metrics_step < ${steps}
+            AND ${dueBy(at - 1, firstAfter)}
+          RETURNING id`
+        return rows.length
+      }).pipe(orPersistence("MetricsStore.deferPlatform"))
+  })
+})
+
+/** Needs an `IdGenerator` for lease tokens. */
+export const layer: Layer.Layer<MetricsStore, never, SqlClient.SqlClient | IdGenerator> = Layer.effect(
+  MetricsStore,
+  make
+)
