@@ -17,6 +17,7 @@ import * as Connections from "@herald/core/Connections"
 import * as Dispatcher from "@herald/core/Dispatcher"
 import { DispatchStore } from "@herald/core/DispatchStore"
 import * as Housekeeping from "@herald/core/Housekeeping"
+import * as Processes from "@herald/core/Processes"
 import { OrganizationStore } from "@herald/core/OrganizationStore"
 import * as Webhooks from "@herald/core/Webhooks"
 import type { Platforms } from "@herald/core/Platforms"
@@ -34,8 +35,13 @@ export interface WorkerOptions {
   readonly batchSize?: number
   /** Publishes in flight at once (default the batch size). */
   readonly concurrency?: number
-  /** Lease of a claim, in seconds (default 720). A dead worker's destinations are resolved after it. */
+  /**
+   * Lease of a claim, in seconds (default 30), renewed every 5 s while a publish is in flight. A dead
+   * process's destinations are taken over when its heartbeat is 20 s stale or a lease runs out.
+   */
   readonly leaseSeconds?: number
+  /** What the process table calls this process (default `worker`; `herald serve` says `serve`). */
+  readonly processKind?: Processes.ProcessKind
   /** Longest sleep between looks at the store, in milliseconds (default 1000). */
   readonly pollMillis?: number
   /** The housekeeping sweeps' settings; from the environment (`housekeepingFromEnv`) when absent. */
@@ -91,6 +97,13 @@ export const layer = (options: WorkerOptions = {}) =>
   Layer.scopedDiscard(
     Effect.gen(function*() {
       const workerId = yield* makeWorkerId
+      // Registered and heartbeating before the first claim, so claims always name a live process.
+      yield* Processes.start({
+        id: workerId,
+        kind: options.processKind ?? "worker",
+        hostname: os.hostname(),
+        pid: process.pid
+      })
       yield* Effect.logInfo(`Dispatcher started (worker ${workerId})`)
       yield* Effect.forkScoped(Dispatcher.run(dispatcherOptions(workerId, options)))
       // Tokens about to expire are renewed in the background (every 5 minutes).
@@ -142,7 +155,7 @@ export const layerDispatchLag = Layer.effect(
  * signal the posts use cases poke, the health lag, and the dispatcher running in-process.
  */
 export const layerEngine = (options: { readonly sandbox: boolean; readonly worker?: WorkerOptions }) =>
-  layer(options.worker).pipe(
+  layer({ processKind: "serve", ...options.worker }).pipe(
     Layer.provideMerge(Layer.mergeAll(
       layerPlatforms(options.sandbox),
       Dispatcher.layerSignal,
@@ -204,7 +217,7 @@ export const parseArgs = (argv: ReadonlyArray<string>): {
   let sandbox = false
   const worker: { -readonly [K in keyof WorkerOptions]: WorkerOptions[K] } = {}
   const unknown: Array<string> = []
-  const numeric: Record<string, keyof WorkerOptions> = {
+  const numeric: Record<string, "batchSize" | "concurrency" | "leaseSeconds" | "pollMillis"> = {
     "--batch-size": "batchSize",
     "--concurrency": "concurrency",
     "--lease-seconds": "leaseSeconds",

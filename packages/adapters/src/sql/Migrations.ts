@@ -5,6 +5,7 @@ import storeIndexes from "./migrations/0002_store_indexes.js"
 import webhooks from "./migrations/0003_webhooks.js"
 import media from "./migrations/0004_media.js"
 import housekeeping from "./migrations/0005_housekeeping.js"
+import processes from "./migrations/0006_processes.js"
 
 /** Herald's own migrations table, so an embedding host's `effect_sql_migrations` never clashes. */
 export const table = "herald_migrations"
@@ -17,7 +18,8 @@ export const loader = Migrator.fromRecord({
   "0002_store_indexes": storeIndexes,
   "0003_webhooks": webhooks,
   "0004_media": media,
-  "0005_housekeeping": housekeeping
+  "0005_housekeeping": housekeeping,
+  "0006_processes": processes
 })
 
 /** Applies pending migrations in one transaction; on Postgres concurrent runners wait on a table lock. */

@@ -7,6 +7,7 @@ import type { IdGenerator } from "@herald/core/IdGenerator"
 import type { MediaStore } from "@herald/core/MediaStore"
 import type { OrganizationStore } from "@herald/core/OrganizationStore"
 import type { PostStore } from "@herald/core/PostStore"
+import type { ProcessStore } from "@herald/core/Processes"
 import type { Transactor } from "@herald/core/Transactor"
 import type { UsageCounters } from "@herald/core/UsageCounters"
 import type { WebhookStore } from "@herald/core/WebhookStore"
@@ -18,6 +19,7 @@ import * as SqlEventFanout from "./SqlEventFanout.js"
 import * as SqlMediaStore from "./SqlMediaStore.js"
 import * as SqlOrganizationStore from "./SqlOrganizationStore.js"
 import * as SqlPostStore from "./SqlPostStore.js"
+import * as SqlProcessStore from "./SqlProcessStore.js"
 import * as SqlTransactor from "./SqlTransactor.js"
 import * as SqlUsageCounters from "./SqlUsageCounters.js"
 import * as SqlWebhookStore from "./SqlWebhookStore.js"
@@ -33,6 +35,7 @@ export type Stores =
   | UsageCounters
   | WebhookStore
   | MediaStore
+  | ProcessStore
   | Transactor
 
 /**
@@ -50,5 +53,6 @@ export const layer: Layer.Layer<Stores, never, SqlClient.SqlClient | IdGenerator
   SqlUsageCounters.layer,
   SqlWebhookStore.layer,
   SqlMediaStore.layer,
+  SqlProcessStore.layer,
   SqlTransactor.layer
 )

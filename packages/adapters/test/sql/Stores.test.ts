@@ -15,6 +15,7 @@ import { dispatchStoreContract } from "../contract/DispatchStore.contract.js"
 import { eventStoreContract } from "../contract/EventStore.contract.js"
 import type { StoresLayer } from "../contract/Fixtures.js"
 import { postStoreContract } from "../contract/PostStore.contract.js"
+import { processStoreContract } from "../contract/ProcessStore.contract.js"
 import { transactorContract } from "../contract/Transactor.contract.js"
 import { organizationStoreContract } from "../contract/OrganizationStore.contract.js"
 import { usageCountersContract } from "../contract/UsageCounters.contract.js"
@@ -45,5 +46,6 @@ for (const db of await databasesUnderTest()) {
     const concurrent = db.label === "postgres" ? storesOn(widePostgres) : layer
     usageCountersContract(concurrent)
     dispatchStoreContract(layer, concurrent)
+    processStoreContract(layer)
   })
 }
