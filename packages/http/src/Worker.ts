@@ -116,13 +116,17 @@ export const layer = (options: WorkerOptions = {}) =>
   )
 
 /**
- * Sandbox options from the environment: `HERALD_SANDBOX_LATENCY_MS` (fixed latency, default 0) and
- * `HERALD_SANDBOX_JOURNAL` (a file to append one line per send to, for tests and benchmarks).
+ * Sandbox options from the environment: `HERALD_SANDBOX_LATENCY_MS` (fixed latency, default 0),
+ * `HERALD_SANDBOX_JOURNAL` (a file to append one line per send to, for tests and benchmarks) and
+ * `HERALD_SANDBOX_LEDGER` (the sandbox platform's record of what it published, shared by every process,
+ * so that any of them can tell whether a dead process's attempt reached it).
  */
 export const sandboxOptionsFromEnv = (env: NodeJS.ProcessEnv = process.env): Sandbox.SandboxOptions => {
   const latency = Number(env.HERALD_SANDBOX_LATENCY_MS ?? "0")
   const journal = env.HERALD_SANDBOX_JOURNAL
+  const ledger = env.HERALD_SANDBOX_LEDGER
   return {
+    ...(ledger === undefined || ledger === "" ? {} : { ledger }),
     ...(Number.isFinite(latency) && latency > 0 ? { latency: `${latency} millis` as const } : {}),
     ...(journal === undefined || journal === "" ? {} : { journal })
   }
