@@ -109,28 +109,46 @@ describe("dead processes (SQLite, test clock)", () => {
         yield* registerProcess("doomed")
         expect((yield* claimAs("doomed")).length).toBe(2)
         yield* TestClock.adjust("21 seconds")
+        // Due again at once (the platform confirmed nothing went out): claimed in the same round.
         expect(yield* Dispatcher.runOnce(sweeper)).toMatchObject({
-          claimed: 0,
           expired: 2,
           settledFound: 0,
-          settledAbsent: 1
+          settledAbsent: 1,
+          claimed: 1,
+          published: 1
         })
-        const requeued = yield* destinationOf(a.post.id)
-        expect([requeued.status, requeued.attempts, requeued.error]).toEqual([
-          "queued",
-          1,
-          Option.some(Dispatcher.absentOutcomeMessage)
-        ])
         const unknown = yield* destinationOf(b.post.id)
         expect([unknown.status, unknown.error]).toEqual(["failed", Option.some(Dispatcher.unknownOutcomeMessage)])
         expect(yield* Engine.eventTypes(b.post.id)).toEqual(["post.failed"])
-        // The re-queued destination is retried with the usual back-off and published once.
-        yield* TestClock.adjust("15 minutes")
-        expect(yield* Dispatcher.runOnce(sweeper)).toMatchObject({ claimed: 1, published: 1 })
         const published = yield* destinationOf(a.post.id)
         expect([published.status, published.attempts]).toEqual(["published", 2])
         expect(ledgerFor(ledger, published.id).map((e) => e.attempt)).toEqual([2])
         expect(yield* Engine.eventTypes(a.post.id)).toEqual(["post.publishing", "post.published"])
+      }),
+      [x]
+    )
+  })
+
+  it.effect("absent on the last attempt: failed, not re-queued again", () => {
+    const ledger = newLedger()
+    const x = Sandbox.make("x", { ledger })
+    return provide(
+      Effect.gen(function*() {
+        const { post } = yield* Engine.insertPost({ content: "kills its workers", platforms: ["x"] })
+        // Two attempts already died the same way.
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`UPDATE destinations SET attempts = 2 WHERE post_id = ${post.id}`
+        yield* registerProcess("doomed")
+        expect((yield* claimAs("doomed")).length).toBe(1)
+        yield* TestClock.adjust("21 seconds")
+        expect(yield* Dispatcher.runOnce(sweeper)).toMatchObject({ expired: 1, settledAbsent: 1, claimed: 0 })
+        const d = yield* destinationOf(post.id)
+        expect([d.status, d.attempts, d.error]).toEqual([
+          "failed",
+          3,
+          Option.some(`${Dispatcher.absentOutcomeMessage} (gave up after 3 attempts)`)
+        ])
+        expect(yield* Engine.eventTypes(post.id)).toEqual(["post.failed"])
       }),
       [x]
     )
@@ -206,8 +224,14 @@ describe("dead processes (SQLite, test clock)", () => {
           yield* Engine.settle("20 millis")
         }
         yield* TestClock.adjust("1 second")
-        // 21 s without a heartbeat: taken over; the platform has nothing, so it is re-queued.
-        expect(yield* Dispatcher.runOnce(sweeper)).toMatchObject({ expired: 1, settledAbsent: 1 })
+        // 21 s without a heartbeat: taken over; the platform has nothing, so it is re-queued and
+        // published by the live process, on the next attempt.
+        expect(yield* Dispatcher.runOnce(sweeper)).toMatchObject({
+          expired: 1,
+          settledAbsent: 1,
+          claimed: 1,
+          published: 1
+        })
         // The stalled process resumes: its renewal (at 25 s) finds the claim gone, so when its media are
         // ready (at 28 s) it does not send.
         for (let t = 0; t < 2; t++) {
@@ -215,13 +239,10 @@ describe("dead processes (SQLite, test clock)", () => {
           yield* Engine.settle("20 millis")
         }
         expect(yield* Fiber.join(stalled)).toMatchObject({ claimed: 1, published: 0, lost: 1 })
-        expect(Sandbox.readLedger(ledger)).toEqual([])
         const d = yield* destinationOf(post.id)
-        expect([d.status, d.attempts]).toEqual(["queued", 1])
-        // Published once, by a live process, on the next attempt.
-        yield* TestClock.adjust("15 minutes")
-        expect(yield* Dispatcher.runOnce(sweeper)).toMatchObject({ claimed: 1, published: 1 })
-        expect(ledgerFor(ledger, d.id).map((e) => e.attempt)).toEqual([2])
+        expect([d.status, d.attempts]).toEqual(["published", 2])
+        // Sent once: by the live process, never by the stalled one.
+        expect(Sandbox.readLedger(ledger).map((e) => [e.destinationId, e.attempt])).toEqual([[d.id, 2]])
       })),
       [x]
     )

@@ -182,6 +182,11 @@ export type Outcome =
   }
   /** The worker died mid-publish; whether the platform got the post is unknown. */
   | { readonly _tag: "Unknown"; readonly message: string }
+  /**
+   * The worker died mid-publish and the platform confirmed the post is not there: due again at once
+   * (nothing failed on the platform's side), unless that was the last attempt.
+   */
+  | { readonly _tag: "Absent"; readonly message: string }
 
 /** Stored on a destination re-queued because its platform confirmed the abandoned attempt is absent. */
 export const absentOutcomeMessage =
@@ -534,6 +539,11 @@ const completionOf = (outcome: Outcome, d: Destination, now: DateTime.Utc): Comp
       }
     case "Unknown":
       return { _tag: "Failed", error: outcome.message, failedAt: now }
+    case "Absent":
+      // The attempt counts: a post that keeps killing its worker stops after the usual attempts.
+      return d.attempts < DestinationLifecycle.maxAttempts
+        ? { _tag: "Requeued", error: outcome.message, dueAt: now }
+        : { _tag: "Failed", error: `${outcome.message} (gave up after ${d.attempts} attempts)`, failedAt: now }
     case "Failed": {
       const decision = DestinationLifecycle.decideAfterFailure({
         attempts: d.attempts,
@@ -566,7 +576,7 @@ const isFresh = (account: SocialAccount, now: DateTime.Utc, result: PublishResul
 const updateAccount = (d: Destination, outcome: Outcome, now: DateTime.Utc, before: SocialAccount | undefined) =>
   Effect.gen(function*() {
     const events: Array<Event> = []
-    if (outcome._tag === "Unknown") return events
+    if (outcome._tag === "Unknown" || outcome._tag === "Absent") return events
     if (outcome._tag === "Failed" && outcome.local === true) return events
     const touches = outcome._tag === "Published" || outcome.kind === "auth" || isPermanent(outcome.kind)
     if (!touches) return events
@@ -724,8 +734,7 @@ export const abandonedOutcome = (answer: PublishedAnswer): Outcome => {
         result: { platformPostId: answer.platformPostId, platformPostUrl: answer.platformPostUrl }
       }
     case "Absent":
-      // Counts as a failed attempt like any transient failure: re-queued until attempts run out.
-      return { _tag: "Failed", kind: "transient", message: absentOutcomeMessage, local: true }
+      return { _tag: "Absent", message: absentOutcomeMessage }
     case "Unknown":
       return { _tag: "Unknown", message: unknownOutcomeMessage }
   }

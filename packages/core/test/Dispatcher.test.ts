@@ -130,14 +130,12 @@ describe("Dispatcher.buildRequest", () => {
 })
 
 describe("Dispatcher.abandonedOutcome", () => {
-  it("found is published with the platform's id, absent re-queues locally, unknown fails as unknown", () => {
+  it("found is published with the platform's id, absent is re-queued, unknown fails as unknown", () => {
     expect(Dispatcher.abandonedOutcome({ _tag: "Found", platformPostId: "9", platformPostUrl: "https://x.com/i/9" }))
       .toEqual({ _tag: "Published", result: { platformPostId: "9", platformPostUrl: "https://x.com/i/9" } })
     expect(Dispatcher.abandonedOutcome({ _tag: "Absent" })).toEqual({
-      _tag: "Failed",
-      kind: "transient",
-      message: Dispatcher.absentOutcomeMessage,
-      local: true
+      _tag: "Absent",
+      message: Dispatcher.absentOutcomeMessage
     })
     expect(Dispatcher.abandonedOutcome({ _tag: "Unknown", reason: "no lookup" })).toEqual({
       _tag: "Unknown",
