@@ -74,6 +74,12 @@ describe.skipIf(!pg.available)("chaos: workers killed at random on Postgres", ()
       for (const w of initial) {
         if (!w.output().includes("Dispatcher started")) throw new Error(`a worker did not start:\n${w.output()}`)
       }
+      // Each registered itself in the process table, by pid.
+      const registered = await query((sql) => sql<{ kind: string; hostname: string; pid: number | string }>`
+        SELECT kind, hostname, pid FROM processes`)
+      expect(registered.map((p) => [p.kind, p.hostname, Number(p.pid)]).sort()).toEqual(
+        initial.map((w) => ["worker", os.hostname(), w.child.pid!]).sort()
+      )
       const started = Date.now()
       await query((sql) => sql`UPDATE destinations SET due_at = ${Date.now()} WHERE status = 'queued'`)
 

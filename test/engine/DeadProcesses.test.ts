@@ -14,8 +14,10 @@ import { ProcessInfo, ProcessStore } from "@herald/core/Processes"
 import * as Processes from "@herald/core/Processes"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
+import * as Scope from "effect/Scope"
 import * as TestClock from "effect/TestClock"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -250,3 +252,28 @@ describe("dead processes (SQLite, test clock)", () => {
 })
 
 
+
+describe("Processes.start (test clock)", () => {
+  it.effect("registers, heartbeats every 5 s, registers again when declared dead, deregisters when stopped", () =>
+    Effect.provide(
+      Effect.gen(function*() {
+        const store = yield* ProcessStore
+        const heartbeatOf = Effect.map(store.list, (list) => list.find((p) => p.id === "p1")?.lastHeartbeatAt)
+        const scope = yield* Scope.make()
+        yield* Processes.start({ id: "p1", kind: "serve", hostname: "host-a", pid: 7 }).pipe(Scope.extend(scope))
+        const [row] = yield* store.list
+        expect([row!.kind, row!.hostname, row!.pid, row!.startedAt]).toEqual(["serve", "host-a", 7, yield* DateTime.now])
+        yield* TestClock.adjust("5 seconds")
+        yield* Engine.settle("20 millis")
+        expect(yield* heartbeatOf).toEqual(DateTime.unsafeMake(5_000))
+        // Another process's sweep removed the row (this one looked dead): the next heartbeat re-registers.
+        expect(yield* store.removeDead(DateTime.unsafeMake(6_000))).toEqual(["p1"])
+        yield* TestClock.adjust("5 seconds")
+        yield* Engine.settle("20 millis")
+        expect(yield* heartbeatOf).toEqual(DateTime.unsafeMake(10_000))
+        yield* Scope.close(scope, Exit.void)
+        expect(yield* store.list).toEqual([])
+      }),
+      Engine.layer()
+    ))
+})
