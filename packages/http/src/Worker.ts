@@ -26,6 +26,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as crypto from "node:crypto"
 import * as os from "node:os"
+import * as path from "node:path"
 import { DispatchLag } from "./groups/Health.js"
 import * as MediaHttp from "./groups/Media.js"
 import * as WebhooksHttp from "./groups/Webhooks.js"
@@ -121,10 +122,13 @@ export const layer = (options: WorkerOptions = {}) =>
  * `HERALD_SANDBOX_LEDGER` (the sandbox platform's record of what it published, shared by every process,
  * so that any of them can tell whether a dead process's attempt reached it).
  */
-export const sandboxOptionsFromEnv = (env: NodeJS.ProcessEnv = process.env): Sandbox.SandboxOptions => {
+export const sandboxOptionsFromEnv = (
+  env: NodeJS.ProcessEnv = process.env,
+  defaultLedger?: string
+): Sandbox.SandboxOptions => {
   const latency = Number(env.HERALD_SANDBOX_LATENCY_MS ?? "0")
   const journal = env.HERALD_SANDBOX_JOURNAL
-  const ledger = env.HERALD_SANDBOX_LEDGER
+  const ledger = env.HERALD_SANDBOX_LEDGER ?? defaultLedger
   return {
     ...(ledger === undefined || ledger === "" ? {} : { ledger }),
     ...(Number.isFinite(latency) && latency > 0 ? { latency: `${latency} millis` as const } : {}),
@@ -132,10 +136,20 @@ export const sandboxOptionsFromEnv = (env: NodeJS.ProcessEnv = process.env): San
   }
 }
 
+/**
+ * Where the sandbox keeps its ledger when HERALD_SANDBOX_LEDGER is not set: `<dataDir>/sandbox-ledger.jsonl`
+ * on SQLite, whose processes all share one host and data dir. None on Postgres, whose processes may
+ * run on several hosts: a ledger one host cannot see would make the sandbox answer "absent" wrongly.
+ */
+export const defaultSandboxLedger = (database: SqlDatabase.DatabaseConfig, dataDir: string): string | undefined =>
+  database._tag === "Sqlite" && database.filename !== ":memory:"
+    ? path.join(dataDir, "sandbox-ledger.jsonl")
+    : undefined
+
 /** Every platform through the sandbox, or the real clients where they exist. */
-export const layerPlatforms = (sandbox: boolean): Layer.Layer<Platforms> =>
+export const layerPlatforms = (sandbox: boolean, sandboxLedger?: string): Layer.Layer<Platforms> =>
   sandbox
-    ? Registry.layerSandbox(sandboxOptionsFromEnv())
+    ? Registry.layerSandbox(sandboxOptionsFromEnv(process.env, sandboxLedger))
     : Registry.layerLive(ConnectionsConfig.platformOptionsFromEnv()).pipe(Layer.provide(FetchHttpClient.layer))
 
 /** The OAuth providers configured in the environment (HERALD_<PLATFORM>_CLIENT_ID, …). */
@@ -158,10 +172,15 @@ export const layerDispatchLag = Layer.effect(
  * What `herald serve` adds to the server: the platforms (all sandbox with `sandbox`), the dispatch
  * signal the posts use cases poke, the health lag, and the dispatcher running in-process.
  */
-export const layerEngine = (options: { readonly sandbox: boolean; readonly worker?: WorkerOptions }) =>
+export const layerEngine = (options: {
+  readonly sandbox: boolean
+  readonly worker?: WorkerOptions
+  /** The sandbox's ledger when HERALD_SANDBOX_LEDGER is not set (see `defaultSandboxLedger`). */
+  readonly sandboxLedger?: string | undefined
+}) =>
   layer({ processKind: "serve", ...options.worker }).pipe(
     Layer.provideMerge(Layer.mergeAll(
-      layerPlatforms(options.sandbox),
+      layerPlatforms(options.sandbox, options.sandboxLedger),
       Dispatcher.layerSignal,
       layerOAuthProviders,
       ConnectionsConfig.layerSettings(),
@@ -197,7 +216,14 @@ export interface WorkerConfig {
 export const layerStandalone = (config: WorkerConfig) =>
   layer(config.worker).pipe(
     Layer.provide(Dispatcher.layerSignal),
-    Layer.provide(Layer.mergeAll(layerPlatforms(config.sandbox), layerOAuthProviders, WebhooksHttp.layerServicesFromEnv)),
+    Layer.provide(Layer.mergeAll(
+      layerPlatforms(
+        config.sandbox,
+        defaultSandboxLedger(config.database, config.dataDir ?? CredentialCipher.keyDirFor(config.database))
+      ),
+      layerOAuthProviders,
+      WebhooksHttp.layerServicesFromEnv
+    )),
     // Media bytes for the platform clients, from the same <dataDir>/media as the servers.
     Layer.provide(MediaHttp.layerDispatch({ dataDir: config.dataDir ?? CredentialCipher.keyDirFor(config.database) })),
     Layer.provide(SqlStores.layer),
