@@ -253,6 +253,51 @@ describe("dead processes (SQLite, test clock)", () => {
 
 
 
+describe("a process cut off from its heartbeats (test clock)", () => {
+  const scenario = (lastBeatAt: Effect.Effect<number>) => {
+    const ledger = newLedger()
+    const x = Sandbox.make("x", { ledger })
+    let stalls = 1
+    // Preparing the publish stalls 16 s: past the point (20 s dead-after less a 5 s margin) where a
+    // process that has not heartbeat since it claimed must assume the others consider it dead.
+    const media = Effect.provideService(Dispatcher.DispatchMedia, {
+      resolve: () => (stalls-- > 0 ? Effect.as(Effect.sleep("16 seconds"), []) : Effect.succeed([]))
+    })
+    return provide(
+      media(Effect.gen(function*() {
+        const { post } = yield* Engine.insertPost({ content: "cut off", platforms: ["x"] })
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`UPDATE posts SET media_ids = ${JSON.stringify(["00000000-0000-4000-8000-000000000001"])}
+          WHERE id = ${post.id}`
+        const round = yield* Effect.fork(
+          Dispatcher.runOnce({ workerId: "cut-off" }).pipe(Effect.provideService(Processes.Liveness, { lastBeatAt }))
+        )
+        yield* Engine.settle()
+        for (let t = 0; t < 4; t++) {
+          yield* TestClock.adjust("5 seconds")
+          yield* Engine.settle("20 millis")
+        }
+        return { summary: yield* Fiber.join(round), sent: Sandbox.readLedger(ledger).length }
+      })),
+      [x]
+    )
+  }
+
+  it.effect("its last heartbeat 16 s old: it does not send, the destination is re-queued", () =>
+    Effect.gen(function*() {
+      const { sent, summary } = yield* scenario(Effect.succeed(0))
+      expect(summary).toMatchObject({ claimed: 1, published: 0, requeued: 1 })
+      expect(sent).toBe(0)
+    }))
+
+  it.effect("heartbeating: the same slow preparation is sent", () =>
+    Effect.gen(function*() {
+      const { sent, summary } = yield* scenario(Effect.map(DateTime.now, (now) => now.epochMillis))
+      expect(summary).toMatchObject({ claimed: 1, published: 1 })
+      expect(sent).toBe(1)
+    }))
+})
+
 describe("Processes.start (test clock)", () => {
   it.effect("registers, heartbeats every 5 s, registers again when declared dead, deregisters when stopped", () =>
     Effect.provide(

@@ -380,7 +380,8 @@ const publishClaim = (claim: Claim, config: Resolved, cache: AccountCache, holds
             ? client.value.publish(request)
             : new PublishError({
               kind: "transient",
-              message: "The claim's lease could not be renewed in time, so the post was not sent"
+              message: "This worker could not keep its claim fresh (lease renewal or heartbeat failing), so the " +
+                "post was not sent; it will be tried again"
             }))
       ),
       Effect.timeoutFail({
@@ -816,9 +817,18 @@ const makeHolds = (claims: ReadonlyArray<Claim>, config: Resolved) =>
     yield* Effect.forkScoped(
       Effect.repeat(renewOnce, Schedule.spaced(config.renewEvery)).pipe(Effect.delay(config.renewEvery))
     )
+    const liveness = yield* Effect.serviceOption(Processes.Liveness)
+    // Others may take a claim over once its lease ran out or this process's heartbeat is `deadAfter`
+    // old: it is sent only while both are at least one renewal interval away (clock skew, a slow send).
+    const margin = Duration.toMillis(config.renewEvery)
     const holds: Holds = {
       stillHeld: (claim) =>
-        Effect.map(DateTime.now, (now) => (until.get(claim.leaseToken) ?? 0) > DateTime.toEpochMillis(now)),
+        Effect.gen(function*() {
+          const now = DateTime.toEpochMillis(yield* DateTime.now)
+          const leased = (until.get(claim.leaseToken) ?? 0) - margin > now
+          if (!leased || Option.isNone(liveness)) return leased
+          return (yield* liveness.value.lastBeatAt) + Duration.toMillis(config.deadAfter) - margin > now
+        }),
       release: (claim) =>
         Effect.sync(() => {
           inFlight.delete(claim.leaseToken)

@@ -35,6 +35,15 @@ export const heartbeatInterval: Duration.Duration = Duration.seconds(5)
  */
 export const deadAfter: Duration.Duration = Duration.seconds(20)
 
+/**
+ * When this process last heartbeat successfully (epoch ms), for the dispatcher: a process that cannot
+ * heartbeat (cut off from the database) will soon be declared dead by the others and its claims taken
+ * over, so it stops sending before that can happen.
+ */
+export class Liveness extends Context.Tag("@herald/core/Processes/Liveness")<Liveness, {
+  readonly lastBeatAt: Effect.Effect<number>
+}>() {}
+
 export class ProcessStore extends Context.Tag("@herald/core/ProcessStore")<ProcessStore, {
   /** Inserts the process, or refreshes it when its id is already there. */
   readonly register: (process: ProcessInfo) => Effect.Effect<void, PersistenceError>
@@ -52,7 +61,7 @@ export class ProcessStore extends Context.Tag("@herald/core/ProcessStore")<Proce
 /**
  * Registers this process, then heartbeats it every `every` in a fiber of the scope, and removes the
  * row when the scope closes (a graceful stop). A failed registration or heartbeat is logged; the next
- * heartbeat registers again when the row is missing.
+ * heartbeat registers again when the row is missing. Returns the process's `Liveness`.
  */
 export const start = (
   process: { readonly id: string; readonly kind: ProcessKind; readonly hostname: string; readonly pid: number },
@@ -62,7 +71,9 @@ export const start = (
     const store = yield* ProcessStore
     const startedAt = yield* DateTime.now
     const info = (at: DateTime.Utc) => new ProcessInfo({ ...process, startedAt, lastHeartbeatAt: at })
+    let lastBeat = Number.NEGATIVE_INFINITY
     yield* store.register(info(startedAt)).pipe(
+      Effect.tap(() => Effect.sync(() => (lastBeat = startedAt.epochMillis))),
       Effect.catchAllCause((cause) => Effect.logWarning("Processes: registering this process failed", cause))
     )
     yield* Effect.addFinalizer(() => Effect.ignore(store.deregister(process.id)))
@@ -73,6 +84,8 @@ export const start = (
         yield* Effect.logWarning("Processes: this process was not registered (or was declared dead); registering")
         yield* store.register(info(now))
       }
+      lastBeat = now.epochMillis
     }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("Processes: heartbeat failed", cause)))
     yield* Effect.forkScoped(Effect.repeat(beat, Schedule.spaced(every)).pipe(Effect.delay(every)))
+    return Liveness.of({ lastBeatAt: Effect.sync(() => lastBeat) })
   }).pipe(Effect.withSpan("Processes.start"))

@@ -99,14 +99,16 @@ export const layer = (options: WorkerOptions = {}) =>
     Effect.gen(function*() {
       const workerId = yield* makeWorkerId
       // Registered and heartbeating before the first claim, so claims always name a live process.
-      yield* Processes.start({
+      const liveness = yield* Processes.start({
         id: workerId,
         kind: options.processKind ?? "worker",
         hostname: os.hostname(),
         pid: process.pid
       })
       yield* Effect.logInfo(`Dispatcher started (worker ${workerId})`)
-      yield* Effect.forkScoped(Dispatcher.run(dispatcherOptions(workerId, options)))
+      yield* Effect.forkScoped(
+        Dispatcher.run(dispatcherOptions(workerId, options)).pipe(Effect.provideService(Processes.Liveness, liveness))
+      )
       // Tokens about to expire are renewed in the background (every 5 minutes).
       yield* Effect.forkScoped(Connections.refreshLoop())
       // Webhook deliveries from the outbox (claims are per subscription, exclusive across processes).
