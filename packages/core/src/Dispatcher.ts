@@ -964,6 +964,20 @@ const nextWait = (config: Resolved) =>
   })
 
 /**
+ * Every poll interval: takes over and resolves abandoned destinations (`resolveAbandoned`), waking the
+ * loop when some were re-queued. Each sweep finishes once started, so stopping never strands a take-over.
+ */
+const sweepLoop = (config: Resolved) =>
+  Effect.forever(
+    Effect.uninterruptible(
+      resolveAbandoned(config).pipe(
+        Effect.flatMap((tally) => (tally.absent > 0 ? poke : Effect.void)),
+        Effect.catchAllCause((cause) => Effect.logError("Dispatcher: sweep of dead processes failed", cause))
+      )
+    ).pipe(Effect.zipRight(Effect.sleep(config.pollInterval)))
+  )
+
+/**
  * Runs rounds forever: straight on while there is more due work, otherwise asleep until the next due
  * instant, a poke from `DispatchSignal`, or the poll interval, whichever comes first.
  */
@@ -972,6 +986,9 @@ export const run = (options: Options) =>
     const config = resolve(options)
     const signal = yield* Effect.serviceOption(DispatchSignal)
     const wake = Option.match(signal, { onNone: () => Effect.never, onSome: (s) => s.take })
+    // Dead processes are swept on their own schedule too, not only between rounds: a round may take as
+    // long as its slowest publish, and the bound on noticing a death must not depend on it.
+    yield* Effect.fork(sweepLoop(config))
     while (true) {
       if (Option.isSome(signal)) yield* signal.value.clear
       // A round runs in its own fiber that nobody interrupts: stopping the loop waits for the round
