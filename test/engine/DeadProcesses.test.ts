@@ -156,6 +156,39 @@ describe("dead processes (SQLite, test clock)", () => {
     )
   })
 
+  it.effect("the loop sweeps on its own schedule: a dead process is resolved while a long round is in flight", () => {
+    const ledger = newLedger()
+    const base = Sandbox.make("youtube", { ledger })
+    const slow: PlatformClient = {
+      ...base,
+      timeout: "10 minutes",
+      publish: (request) => Effect.zipRight(Effect.sleep("2 minutes"), base.publish(request))
+    }
+    return provide(
+      Effect.gen(function*() {
+        const dead = yield* Engine.insertPost({ content: "held by the dead", platforms: ["x"] })
+        yield* registerProcess("doomed")
+        expect((yield* claimAs("doomed")).length).toBe(1)
+        // This process's round is busy with a two-minute upload.
+        yield* Engine.insertPost({ content: "long upload", platforms: ["youtube"] })
+        const loop = yield* Effect.fork(Dispatcher.run({ workerId: "busy", pollInterval: "1 second" }))
+        yield* Engine.settle()
+        for (let t = 0; t < 22; t++) {
+          yield* TestClock.adjust("1 second")
+          yield* Engine.settle("10 millis")
+        }
+        // 22 s: the dead process's destination is resolved (the sandbox without a ledger cannot tell).
+        const d = yield* destinationOf(dead.post.id)
+        expect([d.status, d.error]).toEqual(["failed", Option.some(Dispatcher.unknownOutcomeMessage)])
+        // Stopping waits for the round in flight: let the upload finish first.
+        yield* TestClock.adjust("2 minutes")
+        yield* Engine.settle()
+        yield* Fiber.interrupt(loop)
+      }),
+      [slow]
+    )
+  })
+
   it.effect("a lease expired without a process row (e.g. an older worker) is taken over at 30 s too", () =>
     provide(
       Effect.gen(function*() {

@@ -30,8 +30,8 @@ export const heartbeatInterval: Duration.Duration = Duration.seconds(5)
 
 /**
  * A process whose last heartbeat is older than this is dead: four heartbeats missed. Its in-flight
- * destinations are taken over by the next sweep of any live process (each dispatcher round, at most
- * one poll interval apart), so a killed process's work is resolved about 20 to 25 seconds after it died.
+ * destinations are taken over by the next sweep of any live process (every poll interval), so a killed
+ * process's work is taken over at most 25 s after it died (its last heartbeat was up to 5 s old).
  */
 export const deadAfter: Duration.Duration = Duration.seconds(20)
 
