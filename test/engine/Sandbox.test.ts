@@ -122,3 +122,49 @@ describe("Sandbox platform", () => {
     expect(a.impressions).toBeGreaterThanOrEqual(a.views)
   })
 })
+
+describe("Sandbox findPublished", () => {
+  const lookup = (platform: Platform, attempt: number) => ({
+    account: account(platform),
+    credentials: Redacted.make({}),
+    destinationId: DestinationId.make("00000000-0000-4000-8000-0000000000aa"),
+    attempt,
+    content: "hello",
+    since: DateTime.unsafeMake(0),
+    until: DateTime.unsafeMake(1)
+  })
+
+  it.effect("with a shared ledger any process's sandbox answers found or absent, per platform and attempt", () =>
+    Effect.gen(function*() {
+      const ledger = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "herald-ledger-")), "ledger.jsonl")
+      const publisher = Sandbox.make("x", { ledger })
+      // Another process: its own sandbox instance, the same ledger file.
+      const other = Sandbox.make("x", { ledger })
+      expect(yield* other.findPublished!(lookup("x", 1))).toEqual({ _tag: "Absent" })
+      const sent = yield* publisher.publish(request("x", "hello", 1))
+      const found = { _tag: "Found", platformPostId: sent.platformPostId, platformPostUrl: sent.platformPostUrl }
+      expect(yield* other.findPublished!(lookup("x", 1))).toEqual(found)
+      expect(yield* publisher.findPublished!(lookup("x", 1))).toEqual(found)
+      // Another attempt, or the same destination id on another platform, is not that post.
+      expect(yield* other.findPublished!(lookup("x", 2))).toEqual({ _tag: "Absent" })
+      expect(yield* Sandbox.make("telegram", { ledger }).findPublished!(lookup("telegram", 1))).toEqual({ _tag: "Absent" })
+      // A refused post is not on the platform.
+      yield* Effect.flip(publisher.publish(request("x", `no ${Sandbox.markers.fail}`, 2)))
+      expect(yield* other.findPublished!(lookup("x", 2))).toEqual({ _tag: "Absent" })
+      expect(Sandbox.readLedger(ledger).map((e) => [e.platform, e.attempt, e.platformPostId])).toEqual([
+        ["x", 1, sent.platformPostId]
+      ])
+    }))
+
+  it.effect("without a ledger it answers for what it published itself, and cannot tell otherwise", () =>
+    Effect.gen(function*() {
+      const publisher = Sandbox.make("x")
+      const sent = yield* publisher.publish(request("x", "hello", 1))
+      expect(yield* publisher.findPublished!(lookup("x", 1))).toMatchObject({
+        _tag: "Found",
+        platformPostId: sent.platformPostId
+      })
+      expect((yield* Sandbox.make("x").findPublished!(lookup("x", 1)))._tag).toBe("Unknown")
+      expect((yield* publisher.findPublished!(lookup("x", 2)))._tag).toBe("Unknown")
+    }))
+})

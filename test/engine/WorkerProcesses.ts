@@ -169,13 +169,16 @@ export const spawnWorker = (options: {
   readonly journal: string
   readonly args?: ReadonlyArray<string>
   readonly latencyMs?: number
+  /** More environment for the worker (e.g. HERALD_SANDBOX_LEDGER). */
+  readonly env?: NodeJS.ProcessEnv
 }): WorkerProcess => {
   const { args, command } = workerCommand()
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     HERALD_SANDBOX_JOURNAL: options.journal,
     HERALD_SANDBOX_LATENCY_MS: String(options.latencyMs ?? 0),
-    HERALD_LOG_LEVEL: "warning"
+    HERALD_LOG_LEVEL: "warning",
+    ...options.env
   }
   if ("url" in options.database) {
     env.HERALD_DATABASE_URL = options.database.url

@@ -14,6 +14,8 @@ export interface Claim {
   readonly destination: Destination
   readonly leaseToken: string
   readonly leaseExpiresAt: DateTime.Utc
+  /** When this attempt was claimed (kept when another process takes the claim over). */
+  readonly claimedAt?: DateTime.Utc
 }
 
 /** What a publish attempt ended with, as the store records it. */
@@ -49,4 +51,25 @@ export class DispatchStore extends Context.Tag("@herald/core/DispatchStore")<Dis
   readonly nextDueAt: Effect.Effect<Option.Option<DateTime.Utc>, PersistenceError>
   /** `publishing` destinations whose lease expired before `now`: their worker died mid-publish. */
   readonly expiredClaims: (now: DateTime.Utc, limit: number) => Effect.Effect<ReadonlyArray<Claim>, PersistenceError>
+  /**
+   * Extends the leases of claims still in flight to `until`, fenced by lease token: returns the tokens
+   * that were renewed; a claim missing from them was lost (taken over) and must not be sent.
+   */
+  readonly renew: (
+    claims: ReadonlyArray<Claim>,
+    until: DateTime.Utc
+  ) => Effect.Effect<ReadonlySet<string>, PersistenceError>
+  /**
+   * Takes over, exclusively across processes, up to `limit` abandoned `publishing` destinations: those
+   * whose lease expired before `now`, or whose holder's heartbeat in the process table is older than
+   * `deadBefore`. Each gets a fresh lease token for `workerId` (the attempt number and `claimedAt`
+   * stay), so the old holder's completion is refused. Oldest lease first.
+   */
+  readonly takeOverAbandoned: (options: {
+    readonly now: DateTime.Utc
+    readonly deadBefore: DateTime.Utc
+    readonly limit: number
+    readonly leaseFor: Duration.DurationInput
+    readonly workerId: string
+  }) => Effect.Effect<ReadonlyArray<Claim>, PersistenceError>
 }>() {}

@@ -6,8 +6,11 @@
  *   in the claim's transaction.
  * - An outcome is written fenced by the claim (`DispatchStore.complete`); events are appended only when
  *   the fenced write took effect, so a worker that lost its lease writes nothing.
- * - A destination whose worker died while publishing (its lease ran out) is never re-sent blindly: it
- *   is resolved as `failed` with an error saying the outcome is unknown; the user may retry it.
+ * - Leases are short (30 s) and renewed every 5 s while a publish is in flight, so a long upload keeps
+ *   its claim. A destination whose process died mid-publish (its heartbeat went stale, or its lease ran
+ *   out) is taken over by any live process's sweep and never re-sent blindly: its platform is asked
+ *   whether the attempt reached it (`PlatformClient.findPublished`). Found: `published`. Absent:
+ *   re-queued. The platform cannot tell: `failed` with an error saying the outcome is unknown.
  */
 import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
@@ -41,6 +44,7 @@ import {
   PublishError,
   type PublishErrorKind,
   type PublishPart,
+  type PublishedAnswer,
   type PublishRequest,
   type PublishResult
 } from "./Platforms.js"
@@ -48,6 +52,7 @@ import type { Post } from "./Post.js"
 import { threadPlatforms } from "./PlatformRules.js"
 import * as PostLifecycle from "./PostLifecycle.js"
 import { PostStore } from "./PostStore.js"
+import * as Processes from "./Processes.js"
 import { Transactor } from "./Transactor.js"
 import { UsageCounters } from "./UsageCounters.js"
 
@@ -105,10 +110,16 @@ export interface Options {
   /** Publishes in flight at once; default the batch size. */
   readonly concurrency?: number
   /**
-   * How long a claim stays exclusive; default 12 minutes, above the slowest client's own timeout
-   * (Bluesky video, 10 minutes). A publish is cut off before its lease ends (see `capTimeout`).
+   * How long a claim stays exclusive without renewal; default 30 seconds. Claims in flight are renewed
+   * every `renewEvery`, so a publish may last as long as its own timeout.
    */
   readonly leaseFor?: Duration.DurationInput
+  /** How often leases in flight are renewed; default 5 seconds (at most a third of the lease). */
+  readonly renewEvery?: Duration.DurationInput
+  /** A process whose heartbeat is older than this is dead; default `Processes.deadAfter` (20 s). */
+  readonly deadAfter?: Duration.DurationInput
+  /** How long the platform may take to say whether an abandoned attempt reached it; default 10 s. */
+  readonly lookupTimeout?: Duration.DurationInput
   /** Default publish timeout when the client names none; default 60 seconds. */
   readonly publishTimeout?: Duration.DurationInput
   /**
@@ -123,31 +134,31 @@ interface Resolved {
   readonly batchSize: number
   readonly concurrency: number
   readonly leaseFor: Duration.Duration
+  readonly renewEvery: Duration.Duration
+  readonly deadAfter: Duration.Duration
+  readonly lookupTimeout: Duration.Duration
   readonly publishTimeout: Duration.Duration
   readonly pollInterval: Duration.Duration
 }
 
 const resolve = (options: Options): Resolved => {
   const batchSize = Math.max(1, options.batchSize ?? 50)
-  const leaseFor = Duration.decode(options.leaseFor ?? "12 minutes")
-  const wanted = Duration.decode(options.publishTimeout ?? "60 seconds")
+  const leaseFor = Duration.decode(options.leaseFor ?? "30 seconds")
+  const renewEvery = Duration.min(
+    Duration.decode(options.renewEvery ?? "5 seconds"),
+    Duration.millis(Math.max(1, Math.floor(Duration.toMillis(leaseFor) / 3)))
+  )
   return {
     workerId: options.workerId,
     batchSize,
     concurrency: Math.max(1, options.concurrency ?? batchSize),
     leaseFor,
-    publishTimeout: capTimeout(wanted, leaseFor),
+    renewEvery,
+    deadAfter: Duration.decode(options.deadAfter ?? Processes.deadAfter),
+    lookupTimeout: Duration.decode(options.lookupTimeout ?? "10 seconds"),
+    publishTimeout: Duration.decode(options.publishTimeout ?? "60 seconds"),
     pollInterval: Duration.decode(options.pollInterval ?? "1 second")
   }
-}
-
-/**
- * A publish must end inside its lease with time to record the outcome, or the lease could run out
- * while the call is still live: at most the lease less a minute, and at most half of a short lease.
- */
-export const capTimeout = (timeout: Duration.Duration, leaseFor: Duration.Duration): Duration.Duration => {
-  const lease = Duration.toMillis(leaseFor)
-  return Duration.min(timeout, Duration.millis(Math.max(1, Math.floor(lease / 2), lease - 60_000)))
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -171,6 +182,16 @@ export type Outcome =
   }
   /** The worker died mid-publish; whether the platform got the post is unknown. */
   | { readonly _tag: "Unknown"; readonly message: string }
+  /**
+   * The worker died mid-publish and the platform confirmed the post is not there: due again at once
+   * (nothing failed on the platform's side), unless that was the last attempt.
+   */
+  | { readonly _tag: "Absent"; readonly message: string }
+
+/** Stored on a destination re-queued because its platform confirmed the abandoned attempt is absent. */
+export const absentOutcomeMessage =
+  "The worker publishing this destination stopped before it could record the outcome; the platform " +
+  "confirmed the post was not published, so it was queued again."
 
 export const unknownOutcomeMessage =
   "The worker publishing this destination stopped before it could record the outcome, so it is unknown " +
@@ -183,8 +204,11 @@ export interface RoundSummary {
   readonly published: number
   readonly requeued: number
   readonly failed: number
-  /** Destinations whose worker died mid-publish, resolved as failed with an unknown outcome. */
+  /** Destinations whose process died mid-publish, resolved this round (all three ways below). */
   readonly expired: number
+  /** Of those, found on the platform (published) and confirmed absent (re-queued). */
+  readonly settledFound: number
+  readonly settledAbsent: number
   /** Completions not written because the claim had been lost (fencing). */
   readonly lost: number
 }
@@ -307,7 +331,7 @@ type AccountCache = Map<string, Effect.Effect<Option.Option<SocialAccount>, Pers
  * Sends one claimed destination to its platform. Every way the publish can end is an Outcome; it fails
  * only when storage fails before anything was sent (the caller re-queues it then).
  */
-const publishClaim = (claim: Claim, config: Resolved, cache: AccountCache) =>
+const publishClaim = (claim: Claim, config: Resolved, cache: AccountCache, holds: Holds) =>
   Effect.gen(function*() {
     const d = claim.destination
     const posts = yield* PostStore
@@ -348,11 +372,18 @@ const publishClaim = (claim: Claim, config: Resolved, cache: AccountCache) =>
         withAccount
       ] as const
     }
-    const timeout = client.value.timeout === undefined
-      ? config.publishTimeout
-      : capTimeout(Duration.decode(client.value.timeout), config.leaseFor)
+    const timeout = client.value.timeout === undefined ? config.publishTimeout : Duration.decode(client.value.timeout)
     const exit = yield* buildRequest(record.value.post, d, account.value, d.attempts).pipe(
-      Effect.flatMap((request) => client.value.publish(request)),
+      Effect.flatMap((request) =>
+        Effect.flatMap(holds.stillHeld(claim), (held) =>
+          held
+            ? client.value.publish(request)
+            : new PublishError({
+              kind: "transient",
+              message: "This worker could not keep its claim fresh (lease renewal or heartbeat failing), so the " +
+                "post was not sent; it will be tried again"
+            }))
+      ),
       Effect.timeoutFail({
         duration: timeout,
         onTimeout: () =>
@@ -509,6 +540,11 @@ const completionOf = (outcome: Outcome, d: Destination, now: DateTime.Utc): Comp
       }
     case "Unknown":
       return { _tag: "Failed", error: outcome.message, failedAt: now }
+    case "Absent":
+      // The attempt counts: a post that keeps killing its worker stops after the usual attempts.
+      return d.attempts < DestinationLifecycle.maxAttempts
+        ? { _tag: "Requeued", error: outcome.message, dueAt: now }
+        : { _tag: "Failed", error: `${outcome.message} (gave up after ${d.attempts} attempts)`, failedAt: now }
     case "Failed": {
       const decision = DestinationLifecycle.decideAfterFailure({
         attempts: d.attempts,
@@ -541,7 +577,7 @@ const isFresh = (account: SocialAccount, now: DateTime.Utc, result: PublishResul
 const updateAccount = (d: Destination, outcome: Outcome, now: DateTime.Utc, before: SocialAccount | undefined) =>
   Effect.gen(function*() {
     const events: Array<Event> = []
-    if (outcome._tag === "Unknown") return events
+    if (outcome._tag === "Unknown" || outcome._tag === "Absent") return events
     if (outcome._tag === "Failed" && outcome.local === true) return events
     const touches = outcome._tag === "Published" || outcome.kind === "auth" || isPermanent(outcome.kind)
     if (!touches) return events
@@ -658,27 +694,148 @@ const recorder = (queue: Queue.Dequeue<readonly [Pending, Deferred.Deferred<Reco
     yield* Effect.forEach(items, ([, deferred], i) => Deferred.done(deferred, results[i]!), { discard: true })
   }))
 
-/** Resolves destinations whose worker died while publishing. */
-const resolveExpired = (config: Resolved) =>
+/**
+ * Asks the platform whether an abandoned attempt reached it. Anything short of a clear answer (no
+ * client, no lookup, the post or account gone, an error, a timeout) is `Unknown`.
+ */
+export const askPlatform = (claim: Claim, post: Option.Option<Post>, config: Resolved) =>
+  Effect.gen(function*() {
+    const d = claim.destination
+    const unknown = (reason: string): PublishedAnswer => ({ _tag: "Unknown", reason })
+    if (Option.isNone(post)) return unknown("the post was deleted")
+    const client = (yield* Platforms).get(d.platform)
+    const findPublished = Option.isSome(client) ? client.value.findPublished : undefined
+    if (findPublished === undefined) return unknown(`${d.platform} offers no lookup`)
+    const account = yield* (yield* AccountStore).findById(d.organizationId, d.accountId)
+    if (Option.isNone(account)) return unknown("the account is gone")
+    const until = yield* DateTime.now
+    return yield* findPublished({
+      account: account.value,
+      credentials: parseCredentials(account.value),
+      destinationId: d.id,
+      attempt: d.attempts,
+      content: post.value.platformContent[d.platform]?.content ?? post.value.content,
+      since: claim.claimedAt ?? d.dueAt,
+      until
+    }).pipe(
+      Effect.timeoutFail({
+        duration: config.lookupTimeout,
+        onTimeout: () => new PublishError({ kind: "transient", message: "the lookup timed out" })
+      }),
+      Effect.catchAll((e) => Effect.succeed(unknown(e.message)))
+    )
+  }).pipe(Effect.catchAll((e) => Effect.succeed<PublishedAnswer>({ _tag: "Unknown", reason: e.message })))
+
+/** What an abandoned attempt is recorded as, from the platform's answer. */
+export const abandonedOutcome = (answer: PublishedAnswer): Outcome => {
+  switch (answer._tag) {
+    case "Found":
+      return {
+        _tag: "Published",
+        result: { platformPostId: answer.platformPostId, platformPostUrl: answer.platformPostUrl }
+      }
+    case "Absent":
+      return { _tag: "Absent", message: absentOutcomeMessage }
+    case "Unknown":
+      return { _tag: "Unknown", message: unknownOutcomeMessage }
+  }
+}
+
+/**
+ * Takes over and resolves destinations whose process died while publishing (stale heartbeat or
+ * expired lease), asking their platform first; then removes the dead processes' rows.
+ */
+const resolveAbandoned = (config: Resolved) =>
   Effect.gen(function*() {
     const dispatch = yield* DispatchStore
     const posts = yield* PostStore
     const now = yield* DateTime.now
-    const expired = yield* dispatch.expiredClaims(now, config.batchSize)
-    let resolved = 0
-    for (const claim of expired) {
-      const d = claim.destination
-      const record = yield* posts.findById(d.organizationId, d.postId)
-      const loaded: Loaded = Option.match(record, {
-        onNone: () => ({ post: Option.none(), destinationCount: 1 }),
-        onSome: (r) => ({ post: Option.some(r.post), destinationCount: r.destinations.length })
-      })
-      const outcome: Outcome = { _tag: "Unknown", message: unknownOutcomeMessage }
-      const result = yield* recordWithRetry(claim, outcome, loaded)
-      yield* logOutcome(result, outcome).pipe(Effect.annotateLogs(logAnnotations(d)))
-      if (result !== "lost") resolved += 1
+    const deadBefore = DateTime.subtractDuration(now, config.deadAfter)
+    const abandoned = yield* dispatch.takeOverAbandoned({
+      now,
+      deadBefore,
+      limit: config.batchSize,
+      leaseFor: config.leaseFor,
+      workerId: config.workerId
+    })
+    const tally = { resolved: 0, found: 0, absent: 0 }
+    yield* Effect.forEach(abandoned, (claim) =>
+      Effect.gen(function*() {
+        const d = claim.destination
+        const record = yield* posts.findById(d.organizationId, d.postId)
+        const loaded: Loaded = Option.match(record, {
+          onNone: () => ({ post: Option.none(), destinationCount: 1 }),
+          onSome: (r) => ({ post: Option.some(r.post), destinationCount: r.destinations.length })
+        })
+        const answer = yield* askPlatform(claim, loaded.post, config)
+        const outcome = abandonedOutcome(answer)
+        const result = yield* recordWithRetry(claim, outcome, loaded)
+        yield* Effect.logWarning(`Dispatcher: abandoned attempt settled (platform answer: ${answer._tag})`).pipe(
+          Effect.annotateLogs(answer._tag === "Unknown" ? { reason: answer.reason } : {})
+        )
+        yield* logOutcome(result, outcome)
+        if (result === "lost") return
+        tally.resolved += 1
+        if (answer._tag === "Found") tally.found += 1
+        if (answer._tag === "Absent") tally.absent += 1
+      }).pipe(Effect.annotateLogs(logAnnotations(claim.destination))), { concurrency: 10, discard: true })
+    const processes = yield* Effect.serviceOption(Processes.ProcessStore)
+    if (Option.isSome(processes)) {
+      const removed = yield* processes.value.removeDead(deadBefore)
+      if (removed.length > 0) {
+        yield* Effect.logWarning(`Dispatcher: removed dead processes ${removed.join(", ")}`)
+      }
     }
-    return resolved
+    return tally
+  })
+
+/**
+ * The claims of a round still in flight, renewed in the background: a claim whose renewal found it
+ * taken over, or whose lease ran out locally (renewals failing), is not sent.
+ */
+interface Holds {
+  readonly stillHeld: (claim: Claim) => Effect.Effect<boolean>
+  readonly release: (claim: Claim) => Effect.Effect<void>
+}
+
+const makeHolds = (claims: ReadonlyArray<Claim>, config: Resolved) =>
+  Effect.gen(function*() {
+    const dispatch = yield* DispatchStore
+    const inFlight = new Map(claims.map((c) => [c.leaseToken, c]))
+    const until = new Map(claims.map((c) => [c.leaseToken, DateTime.toEpochMillis(c.leaseExpiresAt)]))
+    const renewOnce = Effect.gen(function*() {
+      const current = [...inFlight.values()]
+      if (current.length === 0) return
+      const now = yield* DateTime.now
+      const next = DateTime.addDuration(now, config.leaseFor)
+      const renewed = yield* dispatch.renew(current, next)
+      for (const c of current) {
+        if (!inFlight.has(c.leaseToken)) continue
+        until.set(c.leaseToken, renewed.has(c.leaseToken) ? DateTime.toEpochMillis(next) : 0)
+      }
+    }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("Dispatcher: renewing leases failed", cause)))
+    yield* Effect.forkScoped(
+      Effect.repeat(renewOnce, Schedule.spaced(config.renewEvery)).pipe(Effect.delay(config.renewEvery))
+    )
+    const liveness = yield* Effect.serviceOption(Processes.Liveness)
+    // Others may take a claim over once its lease ran out or this process's heartbeat is `deadAfter`
+    // old: it is sent only while both are at least one renewal interval away (clock skew, a slow send).
+    const margin = Duration.toMillis(config.renewEvery)
+    const holds: Holds = {
+      stillHeld: (claim) =>
+        Effect.gen(function*() {
+          const now = DateTime.toEpochMillis(yield* DateTime.now)
+          const leased = (until.get(claim.leaseToken) ?? 0) - margin > now
+          if (!leased || Option.isNone(liveness)) return leased
+          return (yield* liveness.value.lastBeatAt) + Duration.toMillis(config.deadAfter) - margin > now
+        }),
+      release: (claim) =>
+        Effect.sync(() => {
+          inFlight.delete(claim.leaseToken)
+          until.delete(claim.leaseToken)
+        })
+    }
+    return holds
   })
 
 /** Claims a batch and writes its `post.publishing` events in the claim's transaction. */
@@ -733,9 +890,10 @@ const processClaim = (
   claim: Claim,
   config: Resolved,
   cache: AccountCache,
-  queue: Queue.Enqueue<readonly [Pending, Deferred.Deferred<Recorded, unknown>]>
+  queue: Queue.Enqueue<readonly [Pending, Deferred.Deferred<Recorded, unknown>]>,
+  holds: Holds
 ) =>
-  publishClaim(claim, config, cache).pipe(
+  publishClaim(claim, config, cache, holds).pipe(
     // Storage failed before anything was sent: safe to try again later.
     Effect.catchTag("PersistenceError", () =>
       Effect.succeed([
@@ -756,6 +914,7 @@ const processClaim = (
         Effect.as("lost" as const)
       )
     ),
+    Effect.ensuring(holds.release(claim)),
     Effect.annotateLogs(logAnnotations(claim.destination))
   )
 
@@ -766,13 +925,14 @@ const processClaim = (
 export const runOnce = (options: Options) =>
   Effect.gen(function*() {
     const config = resolve(options)
-    const expired = yield* resolveExpired(config)
+    const abandoned = yield* resolveAbandoned(config)
     const claims = yield* claimBatch(config)
     const cache: AccountCache = new Map()
     const queue = yield* Queue.unbounded<readonly [Pending, Deferred.Deferred<Recorded, unknown>]>()
     const results = claims.length === 0 ? [] : yield* Effect.scoped(Effect.gen(function*() {
       yield* Effect.forkScoped(recorder(queue, config.batchSize))
-      return yield* Effect.forEach(claims, (claim) => processClaim(claim, config, cache, queue), {
+      const holds = yield* makeHolds(claims, config)
+      return yield* Effect.forEach(claims, (claim) => processClaim(claim, config, cache, queue, holds), {
         concurrency: config.concurrency
       })
     }))
@@ -782,7 +942,9 @@ export const runOnce = (options: Options) =>
       published: count("published"),
       requeued: count("requeued"),
       failed: count("failed"),
-      expired,
+      expired: abandoned.resolved,
+      settledFound: abandoned.found,
+      settledAbsent: abandoned.absent,
       lost: count("lost")
     }
     return summary
@@ -802,6 +964,20 @@ const nextWait = (config: Resolved) =>
   })
 
 /**
+ * Every poll interval: takes over and resolves abandoned destinations (`resolveAbandoned`), waking the
+ * loop when some were re-queued. Each sweep finishes once started, so stopping never strands a take-over.
+ */
+const sweepLoop = (config: Resolved) =>
+  Effect.forever(
+    Effect.uninterruptible(
+      resolveAbandoned(config).pipe(
+        Effect.flatMap((tally) => (tally.absent > 0 ? poke : Effect.void)),
+        Effect.catchAllCause((cause) => Effect.logError("Dispatcher: sweep of dead processes failed", cause))
+      )
+    ).pipe(Effect.zipRight(Effect.sleep(config.pollInterval)))
+  )
+
+/**
  * Runs rounds forever: straight on while there is more due work, otherwise asleep until the next due
  * instant, a poke from `DispatchSignal`, or the poll interval, whichever comes first.
  */
@@ -810,6 +986,9 @@ export const run = (options: Options) =>
     const config = resolve(options)
     const signal = yield* Effect.serviceOption(DispatchSignal)
     const wake = Option.match(signal, { onNone: () => Effect.never, onSome: (s) => s.take })
+    // Dead processes are swept on their own schedule too, not only between rounds: a round may take as
+    // long as its slowest publish, and the bound on noticing a death must not depend on it.
+    yield* Effect.fork(sweepLoop(config))
     while (true) {
       if (Option.isSome(signal)) yield* signal.value.clear
       // A round runs in its own fiber that nobody interrupts: stopping the loop waits for the round

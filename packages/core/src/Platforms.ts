@@ -95,6 +95,29 @@ export interface MetricsContext {
   readonly publishedAt: DateTime.Utc
 }
 
+/** What the engine asks a platform about an attempt whose outcome it does not know. */
+export interface PublishedLookup {
+  readonly account: SocialAccount
+  readonly credentials: Credentials
+  readonly destinationId: DestinationId
+  /** The attempt in question (1-based). */
+  readonly attempt: number
+  /** The main post's text as it was sent (the platform's override applied). */
+  readonly content: string
+  /** The attempt's time window: from its claim to now. */
+  readonly since: DateTime.Utc
+  readonly until: DateTime.Utc
+}
+
+/**
+ * The platform's answer: the post exists (`Found`), it certainly does not and never will from that
+ * attempt (`Absent`), or the platform cannot say (`Unknown`).
+ */
+export type PublishedAnswer =
+  | { readonly _tag: "Found"; readonly platformPostId: string; readonly platformPostUrl: string }
+  | { readonly _tag: "Absent" }
+  | { readonly _tag: "Unknown"; readonly reason: string }
+
 export interface PlatformClient {
   readonly platform: Platform
   readonly publish: (request: PublishRequest) => Effect.Effect<PublishResult, PublishError>
@@ -124,6 +147,11 @@ export interface PlatformClient {
   readonly metricsBatchSize?: number
   /** How long a publish may take before it is treated as a transient failure. */
   readonly timeout?: Duration.DurationInput
+  /**
+   * Whether an attempt whose worker died reached the platform. Optional: a client without it means
+   * "cannot tell", and such a destination is failed with the unknown-outcome error.
+   */
+  readonly findPublished?: (lookup: PublishedLookup) => Effect.Effect<PublishedAnswer, PublishError>
 }
 
 /** The registry of platform clients the engine publishes through. */

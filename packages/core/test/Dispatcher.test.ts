@@ -1,6 +1,5 @@
 /** The dispatcher's pure parts: requests built for a destination, publish timeouts, the wake-up signal. */
 import { describe, expect, it } from "@effect/vitest"
-import * as Duration from "effect/Duration"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -130,14 +129,18 @@ describe("Dispatcher.buildRequest", () => {
     }))
 })
 
-describe("Dispatcher.capTimeout", () => {
-  it("keeps a publish inside its lease with time to record the outcome", () => {
-    const cap = (timeout: string, lease: string) =>
-      Duration.toMillis(Dispatcher.capTimeout(Duration.decode(timeout as Duration.DurationInput), Duration.decode(lease as Duration.DurationInput)))
-    expect(cap("10 minutes", "12 minutes")).toBe(10 * 60_000)
-    expect(cap("30 minutes", "12 minutes")).toBe(11 * 60_000)
-    expect(cap("10 minutes", "2 minutes")).toBe(60_000)
-    expect(cap("10 minutes", "3 seconds")).toBe(1_500)
+describe("Dispatcher.abandonedOutcome", () => {
+  it("found is published with the platform's id, absent is re-queued, unknown fails as unknown", () => {
+    expect(Dispatcher.abandonedOutcome({ _tag: "Found", platformPostId: "9", platformPostUrl: "https://x.com/i/9" }))
+      .toEqual({ _tag: "Published", result: { platformPostId: "9", platformPostUrl: "https://x.com/i/9" } })
+    expect(Dispatcher.abandonedOutcome({ _tag: "Absent" })).toEqual({
+      _tag: "Absent",
+      message: Dispatcher.absentOutcomeMessage
+    })
+    expect(Dispatcher.abandonedOutcome({ _tag: "Unknown", reason: "no lookup" })).toEqual({
+      _tag: "Unknown",
+      message: Dispatcher.unknownOutcomeMessage
+    })
   })
 })
 

@@ -227,7 +227,11 @@ const serve = (values: Values): void => {
       port,
       host,
       onListening: (real) => Console.log(`Herald listening on http://${shownHost}:${real}`)
-    }).pipe(Layer.provide(Worker.layerEngine({ sandbox: values.sandbox === true, worker: workerOptions(values) }))))
+    }).pipe(Layer.provide(Worker.layerEngine({
+      sandbox: values.sandbox === true,
+      worker: workerOptions(values),
+      sandboxLedger: Worker.defaultSandboxLedger(databaseConfig(values), dataDir(values))
+    }))))
   }).pipe(
     Effect.provide(Server.services({ database: databaseConfig(values), rateLimits: limits, dataDir: dataDir(values) })),
     Effect.provide(quietLogger)

@@ -19,6 +19,7 @@ import * as Dispatcher from "@herald/core/Dispatcher"
 import { DispatchStore } from "@herald/core/DispatchStore"
 import * as Housekeeping from "@herald/core/Housekeeping"
 import * as MetricsSweep from "@herald/core/MetricsSweep"
+import * as Processes from "@herald/core/Processes"
 import { OrganizationStore } from "@herald/core/OrganizationStore"
 import * as PublishAuthRetry from "@herald/core/PublishAuthRetry"
 import * as Webhooks from "@herald/core/Webhooks"
@@ -27,6 +28,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as crypto from "node:crypto"
 import * as os from "node:os"
+import * as path from "node:path"
 import { DispatchLag } from "./groups/Health.js"
 import * as MediaHttp from "./groups/Media.js"
 import * as WebhooksHttp from "./groups/Webhooks.js"
@@ -36,8 +38,13 @@ export interface WorkerOptions {
   readonly batchSize?: number
   /** Publishes in flight at once (default the batch size). */
   readonly concurrency?: number
-  /** Lease of a claim, in seconds (default 720). A dead worker's destinations are resolved after it. */
+  /**
+   * Lease of a claim, in seconds (default 30), renewed every 5 s while a publish is in flight. A dead
+   * process's destinations are taken over when its heartbeat is 20 s stale or a lease runs out.
+   */
   readonly leaseSeconds?: number
+  /** What the process table calls this process (default `worker`; `herald serve` says `serve`). */
+  readonly processKind?: Processes.ProcessKind
   /** Longest sleep between looks at the store, in milliseconds (default 1000). */
   readonly pollMillis?: number
   /** The housekeeping sweeps' settings; from the environment (`housekeepingFromEnv`) when absent. */
@@ -121,8 +128,17 @@ export const layer = (options: WorkerOptions = {}) =>
   Layer.scopedDiscard(
     Effect.gen(function*() {
       const workerId = yield* makeWorkerId
+      // Registered and heartbeating before the first claim, so claims always name a live process.
+      const liveness = yield* Processes.start({
+        id: workerId,
+        kind: options.processKind ?? "worker",
+        hostname: os.hostname(),
+        pid: process.pid
+      })
       yield* Effect.logInfo(`Dispatcher started (worker ${workerId})`)
-      yield* Effect.forkScoped(Dispatcher.run(dispatcherOptions(workerId, options)))
+      yield* Effect.forkScoped(
+        Dispatcher.run(dispatcherOptions(workerId, options)).pipe(Effect.provideService(Processes.Liveness, liveness))
+      )
       // Tokens about to expire are renewed in the background (every 5 minutes).
       yield* Effect.forkScoped(Connections.refreshLoop())
       // Webhook deliveries from the outbox (claims are per subscription, exclusive across processes).
@@ -135,17 +151,34 @@ export const layer = (options: WorkerOptions = {}) =>
   )
 
 /**
- * Sandbox options from the environment: `HERALD_SANDBOX_LATENCY_MS` (fixed latency, default 0) and
- * `HERALD_SANDBOX_JOURNAL` (a file to append one line per send to, for tests and benchmarks).
+ * Sandbox options from the environment: `HERALD_SANDBOX_LATENCY_MS` (fixed latency, default 0),
+ * `HERALD_SANDBOX_JOURNAL` (a file to append one line per send to, for tests and benchmarks) and
+ * `HERALD_SANDBOX_LEDGER` (the sandbox platform's record of what it published, shared by every process,
+ * so that any of them can tell whether a dead process's attempt reached it).
  */
-export const sandboxOptionsFromEnv = (env: NodeJS.ProcessEnv = process.env): Sandbox.SandboxOptions => {
+export const sandboxOptionsFromEnv = (
+  env: NodeJS.ProcessEnv = process.env,
+  defaultLedger?: string
+): Sandbox.SandboxOptions => {
   const latency = Number(env.HERALD_SANDBOX_LATENCY_MS ?? "0")
   const journal = env.HERALD_SANDBOX_JOURNAL
+  const ledger = env.HERALD_SANDBOX_LEDGER ?? defaultLedger
   return {
+    ...(ledger === undefined || ledger === "" ? {} : { ledger }),
     ...(Number.isFinite(latency) && latency > 0 ? { latency: `${latency} millis` as const } : {}),
     ...(journal === undefined || journal === "" ? {} : { journal })
   }
 }
+
+/**
+ * Where the sandbox keeps its ledger when HERALD_SANDBOX_LEDGER is not set: `<dataDir>/sandbox-ledger.jsonl`
+ * on SQLite, whose processes all share one host and data dir. None on Postgres, whose processes may
+ * run on several hosts: a ledger one host cannot see would make the sandbox answer "absent" wrongly.
+ */
+export const defaultSandboxLedger = (database: SqlDatabase.DatabaseConfig, dataDir: string): string | undefined =>
+  database._tag === "Sqlite" && database.filename !== ":memory:"
+    ? path.join(dataDir, "sandbox-ledger.jsonl")
+    : undefined
 
 /** The OAuth providers configured in the environment (HERALD_<PLATFORM>_CLIENT_ID, …). */
 export const layerOAuthProviders = ConnectionsConfig.layerProviders().pipe(Layer.provide(FetchHttpClient.layer))
@@ -154,16 +187,15 @@ export const layerOAuthProviders = ConnectionsConfig.layerProviders().pipe(Layer
  * Every platform through the sandbox, or the real clients where they exist; X publishes refused as
  * `auth` renew the token once and retry (`PublishAuthRetry`) before the account is marked.
  */
-export const layerPlatforms = (sandbox: boolean) =>
+export const layerPlatforms = (sandbox: boolean, sandboxLedger?: string) =>
   sandbox
-    ? Registry.layerSandbox(sandboxOptionsFromEnv())
+    ? Registry.layerSandbox(sandboxOptionsFromEnv(process.env, sandboxLedger))
     : PublishAuthRetry.layer(["x"]).pipe(
       Layer.provide(Layer.merge(
         Registry.layerLive(ConnectionsConfig.platformOptionsFromEnv()).pipe(Layer.provide(FetchHttpClient.layer)),
         layerOAuthProviders
       ))
     )
-
 
 /** `GET /health`'s lag of the oldest due destination, from the dispatch store. */
 export const layerDispatchLag = Layer.effect(
@@ -182,10 +214,15 @@ export const layerDispatchLag = Layer.effect(
  * What `herald serve` adds to the server: the platforms (all sandbox with `sandbox`), the dispatch
  * signal the posts use cases poke, the health lag, and the dispatcher running in-process.
  */
-export const layerEngine = (options: { readonly sandbox: boolean; readonly worker?: WorkerOptions }) =>
-  layer(options.worker).pipe(
+export const layerEngine = (options: {
+  readonly sandbox: boolean
+  readonly worker?: WorkerOptions
+  /** The sandbox's ledger when HERALD_SANDBOX_LEDGER is not set (see `defaultSandboxLedger`). */
+  readonly sandboxLedger?: string | undefined
+}) =>
+  layer({ processKind: "serve", ...options.worker }).pipe(
     Layer.provideMerge(Layer.mergeAll(
-      layerPlatforms(options.sandbox),
+      layerPlatforms(options.sandbox, options.sandboxLedger),
       Dispatcher.layerSignal,
       layerOAuthProviders,
       ConnectionsConfig.layerSettings(),
@@ -223,7 +260,14 @@ export interface WorkerConfig {
 export const layerStandalone = (config: WorkerConfig) =>
   layer(config.worker).pipe(
     Layer.provide(Dispatcher.layerSignal),
-    Layer.provide(Layer.mergeAll(layerPlatforms(config.sandbox), layerOAuthProviders, WebhooksHttp.layerServicesFromEnv)),
+    Layer.provide(Layer.mergeAll(
+      layerPlatforms(
+        config.sandbox,
+        defaultSandboxLedger(config.database, config.dataDir ?? CredentialCipher.keyDirFor(config.database))
+      ),
+      layerOAuthProviders,
+      WebhooksHttp.layerServicesFromEnv
+    )),
     // Media bytes for the platform clients, from the same <dataDir>/media as the servers.
     Layer.provide(MediaHttp.layerDispatch({ dataDir: config.dataDir ?? CredentialCipher.keyDirFor(config.database) })),
     Layer.provide(SqlStores.layer),
@@ -247,7 +291,7 @@ export const parseArgs = (argv: ReadonlyArray<string>): {
   let sandbox = false
   const worker: { -readonly [K in keyof WorkerOptions]: WorkerOptions[K] } = {}
   const unknown: Array<string> = []
-  const numeric: Record<string, keyof WorkerOptions> = {
+  const numeric: Record<string, "batchSize" | "concurrency" | "leaseSeconds" | "pollMillis"> = {
     "--batch-size": "batchSize",
     "--concurrency": "concurrency",
     "--lease-seconds": "leaseSeconds",

@@ -18,6 +18,8 @@ import type {
   Credentials,
   MediaRef,
   PlatformClient,
+  PublishedAnswer,
+  PublishedLookup,
   PublishError,
   PublishPart,
   PublishRequest,
@@ -147,6 +149,25 @@ const needsRenewal = (response: RawResponse): boolean => {
   const name = errorName(response)
   return response.status === 401 || name === "ExpiredToken" || name === "InvalidToken"
 }
+
+const tidAlphabet = "234567abcdefghijklmnopqrstuvwxyz"
+
+/**
+ * The creation time (ms) a TID record key carries, or undefined for a key that is not a TID. Record
+ * keys of posts are TIDs minted when the record was created, so they order a repo's posts by creation
+ * even when a client backdated `createdAt`.
+ */
+export const tidMillis = (rkey: string): number | undefined => {
+  if (!/^[234567abcdefghij][234567abcdefghijklmnopqrstuvwxyz]{12}$/.test(rkey)) return undefined
+  let value = 0n
+  for (const c of rkey) value = value * 32n + BigInt(tidAlphabet.indexOf(c))
+  return Number((value >> 10n) / 1000n)
+}
+
+/** How far `createdAt` (the publishing host's clock) may sit outside the attempt's window. */
+const lookupSkewMillis = 60_000
+/** Pages of 100 posts read at most; an account that posted more inside the window cannot be told. */
+const lookupMaxPages = 5
 
 /** `at://did/app.bsky.feed.post/rkey` -> `https://bsky.app/profile/{handle}/post/{rkey}`. */
 export const postUrl = (handleOrDid: string, uri: string): string =>
@@ -596,6 +617,59 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         return (yield* Ref.get(scope.changed)) ? { ...result, renewedCredentials: yield* scope.credentials } : result
       })
 
+    /**
+     * Whether an attempt reached the account's repo: its posts newest first (`listRecords` at the PDS,
+     * which answers for its own repo at once), looking for a top-level post with exactly the text sent,
+     * created inside the attempt's window. Absent only once the listing went past the window.
+     */
+    const findPublished = (lookup: PublishedLookup): Effect.Effect<PublishedAnswer, PublishError> =>
+      Effect.gen(function*() {
+        const scope = yield* openSession(Redacted.value(lookup.credentials))
+        const since = lookup.since.epochMillis - lookupSkewMillis
+        const until = lookup.until.epochMillis + lookupSkewMillis
+        let cursor: string | undefined
+        for (let page = 0; page < lookupMaxPages; page++) {
+          const body = yield* scope.authed((session) =>
+            xrpc(
+              HttpClientRequest.get(`${session.pds}/xrpc/com.atproto.repo.listRecords`).pipe(
+                HttpClientRequest.bearerToken(session.accessJwt),
+                HttpClientRequest.setUrlParams({
+                  repo: session.did,
+                  collection: "app.bsky.feed.post",
+                  limit: "100",
+                  ...(cursor === undefined ? {} : { cursor })
+                })
+              )
+            )
+          )
+          const records = field(body, "records")
+          if (!Array.isArray(records)) return yield* unexpected("listRecords")
+          let pastWindow = false
+          for (const item of records) {
+            const uri = stringField(item, "uri")
+            const value = field(item, "value")
+            const createdAt = Date.parse(stringField(value, "createdAt") ?? "")
+            if (uri === undefined) continue
+            const created = tidMillis(uri.split("/").pop() ?? "") ?? createdAt
+            if (Number.isFinite(created) && created < since) {
+              pastWindow = true
+              continue
+            }
+            const inWindow = Number.isFinite(createdAt) && createdAt >= since && createdAt <= until
+            if (inWindow && field(value, "reply") === undefined && stringField(value, "text") === lookup.content) {
+              const session = yield* Ref.get(scope.current)
+              return { _tag: "Found", platformPostId: uri, platformPostUrl: postUrl(session.handle, uri) } as const
+            }
+          }
+          cursor = stringField(body, "cursor")
+          if (pastWindow || cursor === undefined || records.length === 0) return { _tag: "Absent" } as const
+        }
+        return {
+          _tag: "Unknown",
+          reason: `Bluesky: more than ${lookupMaxPages * 100} posts since the attempt began`
+        } as const
+      })
+
     const metrics = (_credentials: Credentials, platformPostId: string): Effect.Effect<Metrics, PublishError> =>
       Effect.gen(function*() {
         const body = yield* xrpc(
@@ -624,6 +698,7 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
       connectWithCredentials,
       refresh,
       metrics,
+      findPublished,
       timeout: "10 minutes"
     } satisfies PlatformClient
   })

@@ -7,6 +7,11 @@
  * - `[sandbox:flaky]` one transient failure, then success: the first attempt of a destination fails,
  *   later attempts succeed (by the attempt number the dispatcher passes, so it holds across processes);
  * - `[sandbox:auth]`  the token was revoked (an auth failure: the account needs reconnection).
+ *
+ * It can say whether an attempt reached it (`findPublished`): it remembers what it published in this
+ * process, and with a ledger file (`ledger`, shared by every process of a deployment) what any process
+ * published. Without a ledger it cannot speak for other processes, so a post it does not remember is
+ * `Unknown` rather than `Absent`.
  */
 import type { SocialAccount } from "@herald/core/Account"
 import { AccountStore } from "@herald/core/AccountStore"
@@ -19,6 +24,8 @@ import { credentialPlatforms, type Platform, platforms } from "@herald/core/Plat
 import {
   type ConnectedIdentity,
   type PlatformClient,
+  type PublishedAnswer,
+  type PublishedLookup,
   PublishError,
   type PublishRequest,
   type PublishResult
@@ -83,6 +90,34 @@ export interface SandboxOptions {
   readonly journal?: string
   /** Called with every publish call, in-process (tests, benchmarks). */
   readonly onSend?: (send: SandboxSend) => Effect.Effect<void>
+  /**
+   * The sandbox platform's own record of the posts it published, one JSON line each, appended before
+   * the publish answers; shared by every process so that any of them can answer `findPublished`.
+   */
+  readonly ledger?: string
+}
+
+/** One post the sandbox published, as its ledger keeps it. */
+export interface LedgerEntry {
+  readonly platform: Platform
+  readonly destinationId: string
+  readonly attempt: number
+  readonly platformPostId: string
+  readonly platformPostUrl: string
+  readonly at: number
+}
+
+/** The ledger's entries; a line cut short by a killed process is not a whole entry and is skipped. */
+export const readLedger = (file: string): ReadonlyArray<LedgerEntry> => {
+  if (!fs.existsSync(file)) return []
+  return fs.readFileSync(file, "utf8").split("\n").flatMap((line) => {
+    if (line.length === 0) return []
+    try {
+      return [JSON.parse(line) as LedgerEntry]
+    } catch {
+      return []
+    }
+  })
 }
 
 const digits = (n: number): string => {
@@ -214,6 +249,42 @@ const latencyOf = (options: SandboxOptions): Effect.Effect<Duration.Duration> =>
 export const make = (platform: Platform, options: SandboxOptions = {}): PlatformClient => {
   // Without an attempt number (a caller other than the dispatcher), flakiness is remembered here.
   const flakySeen = new Set<string>()
+  // What this process published, by destination and attempt.
+  const published = new Map<string, { readonly id: string; readonly url: string }>()
+  const attemptKey = (destinationId: string, attempt: number) => `${destinationId}:${attempt}`
+
+  const findPublished = (lookup: PublishedLookup): Effect.Effect<PublishedAnswer, PublishError> =>
+    Effect.sync((): PublishedAnswer => {
+      const remembered = published.get(attemptKey(lookup.destinationId, lookup.attempt))
+      if (remembered !== undefined) {
+        return { _tag: "Found", platformPostId: remembered.id, platformPostUrl: remembered.url }
+      }
+      if (options.ledger === undefined) {
+        return { _tag: "Unknown", reason: "the sandbox keeps no ledger (HERALD_SANDBOX_LEDGER)" }
+      }
+      const entry = readLedger(options.ledger).find((e) =>
+        e.platform === platform && e.destinationId === lookup.destinationId && e.attempt === lookup.attempt
+      )
+      return entry === undefined
+        ? { _tag: "Absent" }
+        : { _tag: "Found", platformPostId: entry.platformPostId, platformPostUrl: entry.platformPostUrl }
+    })
+
+  const remember = (request: PublishRequest, post: { readonly id: string; readonly url: string }, at: DateTime.Utc) =>
+    Effect.sync(() => {
+      if (request.destinationId === undefined || request.attempt === undefined) return
+      published.set(attemptKey(request.destinationId, request.attempt), post)
+      if (options.ledger === undefined) return
+      const entry: LedgerEntry = {
+        platform,
+        destinationId: request.destinationId,
+        attempt: request.attempt,
+        platformPostId: post.id,
+        platformPostUrl: post.url,
+        at: DateTime.toEpochMillis(at)
+      }
+      fs.appendFileSync(options.ledger, JSON.stringify(entry) + "\n")
+    })
 
   const note = (send: SandboxSend) =>
     Effect.gen(function*() {
@@ -270,6 +341,8 @@ export const make = (platform: Platform, options: SandboxOptions = {}): Platform
         }
       }
       const post = fakePost(platform, request.account.accountName)
+      // The platform has it from here on: the ledger first, then the test journal.
+      yield* remember(request, post, yield* DateTime.now)
       yield* note({ ...base, outcome: "published", platformPostId: post.id })
       return { platformPostId: post.id, platformPostUrl: post.url }
     })
@@ -297,6 +370,7 @@ export const make = (platform: Platform, options: SandboxOptions = {}): Platform
       context === undefined
         ? Effect.succeed(fakeMetrics(platformPostId))
         : Effect.map(DateTime.now, (now) => metricsAt(platformPostId, Duration.millis(DateTime.distance(context.publishedAt, now)))),
+    findPublished,
     timeout: "30 seconds"
   }
 }

@@ -5,6 +5,7 @@ import storeIndexes from "./migrations/0002_store_indexes.js"
 import webhooks from "./migrations/0003_webhooks.js"
 import media from "./migrations/0004_media.js"
 import housekeeping from "./migrations/0005_housekeeping.js"
+import processes from "./migrations/0006_processes.js"
 import campaigns from "./migrations/0007_campaigns.js"
 import queue from "./migrations/0008_queue.js"
 import aiCredits from "./migrations/0009_ai_credits.js"
@@ -23,6 +24,7 @@ export const loader = Migrator.fromRecord({
   "0003_webhooks": webhooks,
   "0004_media": media,
   "0005_housekeeping": housekeeping,
+  "0006_processes": processes,
   "0007_campaigns": campaigns,
   "0008_queue": queue,
   "0009_ai_credits": aiCredits,

@@ -11,16 +11,21 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { DestinationRow, Instant, LeaseColumns, orPersistence } from "./internal/Rows.js"
 
-const ClaimRows = Schema.Array(Schema.Struct({ destination: DestinationRow, lease: LeaseColumns }))
+const ClaimedAt = Schema.Struct({ claimed_at: Schema.optional(Schema.NullOr(Instant)) })
+
+const ClaimRows = Schema.Array(
+  Schema.Struct({ destination: DestinationRow, lease: LeaseColumns, claimed: ClaimedAt })
+)
 
 /** A claimed row is a destination plus its lease columns. */
 const decodeClaims = (rows: ReadonlyArray<unknown>) =>
-  Schema.decodeUnknown(ClaimRows)(rows.map((row) => ({ destination: row, lease: row }))).pipe(
+  Schema.decodeUnknown(ClaimRows)(rows.map((row) => ({ destination: row, lease: row, claimed: row }))).pipe(
     Effect.map((decoded): ReadonlyArray<Claim> =>
-      decoded.map(({ destination, lease }) => ({
+      decoded.map(({ claimed, destination, lease }) => ({
         destination,
         leaseToken: lease.lease_token,
-        leaseExpiresAt: lease.lease_expires_at
+        leaseExpiresAt: lease.lease_expires_at,
+        ...(claimed.claimed_at === undefined || claimed.claimed_at === null ? {} : { claimedAt: claimed.claimed_at })
       }))
     )
   )
@@ -63,6 +68,7 @@ export const make = Effect.gen(function*() {
             lease_token = CAST(${batch} AS TEXT) || ':' || id,
             lease_expires_at = ${expires},
             leased_by = ${workerId},
+            claimed_at = ${at},
             updated_at = ${at}
           WHERE id IN (SELECT id FROM picked)
           RETURNING *`
@@ -123,7 +129,51 @@ export const make = Effect.gen(function*() {
         LIMIT ${limit}`.pipe(
         Effect.flatMap(decodeClaims),
         orPersistence("DispatchStore.expiredClaims")
-      )
+      ),
+
+    renew: (claims, until) =>
+      Effect.gen(function*() {
+        if (claims.length === 0) return new Set<string>()
+        const rows = yield* sql<{ lease_token: string }>`UPDATE destinations
+          SET lease_expires_at = ${DateTime.toEpochMillis(until)}
+          WHERE status = 'publishing' AND lease_token IN ${sql.in(claims.map((c) => c.leaseToken))}
+          RETURNING lease_token`
+        return new Set(rows.map((row) => row.lease_token))
+      }).pipe(orPersistence("DispatchStore.renew")),
+
+    takeOverAbandoned: ({ deadBefore, leaseFor, limit, now, workerId }) =>
+      Effect.gen(function*() {
+        if (limit <= 0) return []
+        const batch = yield* ids.uuid
+        const at = DateTime.toEpochMillis(now)
+        const expires = at + Duration.toMillis(Duration.decode(leaseFor))
+        const lock = sql.onDialectOrElse({
+          pg: () => sql.literal("FOR UPDATE OF destinations SKIP LOCKED"),
+          orElse: () => sql.literal("")
+        })
+        // Exclusive like claimDue: rows another sweeper has locked are skipped (Postgres); SQLite has
+        // one writer. The status is checked again in the UPDATE in case a completion won the race.
+        const rows = yield* sql`WITH picked AS MATERIALIZED (
+            SELECT id FROM destinations
+            WHERE status = 'publishing' AND (
+              lease_expires_at < ${at}
+              OR leased_by IN (SELECT id FROM processes WHERE last_heartbeat_at < ${DateTime.toEpochMillis(deadBefore)})
+            )
+            ORDER BY lease_expires_at, id
+            LIMIT ${limit}
+            ${lock}
+          )
+          UPDATE destinations SET
+            lease_token = CAST(${batch} AS TEXT) || ':' || id,
+            lease_expires_at = ${expires},
+            leased_by = ${workerId},
+            updated_at = ${at}
+          WHERE id IN (SELECT id FROM picked) AND status = 'publishing'
+          RETURNING *`
+        return [...(yield* decodeClaims(rows))].sort((a, b) =>
+          DateTime.toEpochMillis(a.leaseExpiresAt) - DateTime.toEpochMillis(b.leaseExpiresAt) || byDue(a, b)
+        )
+      }).pipe(orPersistence("DispatchStore.takeOverAbandoned"))
   })
 })
 

@@ -14,6 +14,7 @@ import type { MetricsStore } from "@herald/core/MetricsStore"
 import type { OrganizationStore } from "@herald/core/OrganizationStore"
 import type { PostStore } from "@herald/core/PostStore"
 import type { QueueStore } from "@herald/core/QueueStore"
+import type { ProcessStore } from "@herald/core/Processes"
 import type { Transactor } from "@herald/core/Transactor"
 import type { UsageCounters } from "@herald/core/UsageCounters"
 import type { WebhookStore } from "@herald/core/WebhookStore"
@@ -32,6 +33,7 @@ import * as SqlMetricsStore from "./SqlMetricsStore.js"
 import * as SqlOrganizationStore from "./SqlOrganizationStore.js"
 import * as SqlPostStore from "./SqlPostStore.js"
 import * as SqlQueueStore from "./SqlQueueStore.js"
+import * as SqlProcessStore from "./SqlProcessStore.js"
 import * as SqlTransactor from "./SqlTransactor.js"
 import * as SqlUsageCounters from "./SqlUsageCounters.js"
 import * as SqlWebhookStore from "./SqlWebhookStore.js"
@@ -49,6 +51,7 @@ export type Stores =
   | MediaStore
   | CampaignStore
   | QueueStore
+  | ProcessStore
   | Transactor
   | AiCreditLedger
   | AnalyticsStore
@@ -78,5 +81,6 @@ export const layer: Layer.Layer<Stores, never, SqlClient.SqlClient | IdGenerator
   SqlDeviceAuthorizationStore.layer,
   SqlConnectSessionStore.layer,
   SqlQueueStore.layer,
-  SqlMetricsStore.layer
+  SqlMetricsStore.layer,
+  SqlProcessStore.layer
 )

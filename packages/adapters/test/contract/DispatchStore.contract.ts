@@ -4,6 +4,7 @@ import { Destination } from "@herald/core/Destination"
 import { DispatchStore, type Claim } from "@herald/core/DispatchStore"
 import type { OrganizationId } from "@herald/core/Ids"
 import { PostStore } from "@herald/core/PostStore"
+import { ProcessInfo, ProcessStore } from "@herald/core/Processes"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { accountValue, at, destination, givenOrganization, post, T0, type StoresLayer } from "./Fixtures.js"
@@ -184,6 +185,126 @@ export const dispatchStoreContract = (layer: StoresLayer, concurrentLayer: Store
         expect(yield* store.complete(all[0]!, { _tag: "Failed", error: "worker died", failedAt: at(T0) })).toBe(true)
         expect(yield* store.expiredClaims(at(T0 + 10 * minute), 10)).toEqual([...late].sort(byId))
       }).pipe(Effect.provide(layer)))
+
+    it.effect("claims record when they were claimed; renew extends only leases still held", () =>
+      Effect.gen(function*() {
+        const store = yield* DispatchStore
+        const org = yield* givenOrganization
+        yield* givenDestinations(org.id, [{ dueAt: at(T0) }, { dueAt: at(T0 + 1) }])
+        const [a, b] = yield* claim(T0 + 5, 10)
+        expect(a!.claimedAt).toEqual(at(T0 + 5))
+        expect(yield* store.renew([], at(T0))).toEqual(new Set())
+        // b is completed: its lease is gone and cannot be renewed.
+        expect(yield* store.complete(b!, { _tag: "Failed", error: "x", failedAt: at(T0 + 6) })).toBe(true)
+        const renewed = yield* store.renew([a!, b!, { ...a!, leaseToken: "not-a-token" }], at(T0 + 10 * minute))
+        expect(renewed).toEqual(new Set([a!.leaseToken]))
+        expect(yield* leaseOf(a!.destination)).toEqual({ token: a!.leaseToken, by: "w1", expiresAt: T0 + 10 * minute })
+        // Renewed: not expired at the original lease end.
+        expect(yield* store.expiredClaims(at(T0 + 2 * minute), 10)).toEqual([])
+        // The renewed claim still completes (same token and attempt).
+        expect(yield* store.complete(a!, { _tag: "Failed", error: "y", failedAt: at(T0 + 7) })).toBe(true)
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("takeOverAbandoned takes expired leases and dead holders' claims, fencing the old holder", () =>
+      Effect.gen(function*() {
+        const store = yield* DispatchStore
+        const processes = yield* ProcessStore
+        const org = yield* givenOrganization
+        yield* givenDestinations(org.id, [{ dueAt: at(T0) }, { dueAt: at(T0 + 1) }, { dueAt: at(T0 + 2) }])
+        const beat = (id: string, heartbeat: number) =>
+          processes.register(
+            new ProcessInfo({ id, kind: "worker", hostname: "h", pid: 1, startedAt: at(T0), lastHeartbeatAt: at(heartbeat) })
+          )
+        yield* beat("dead", T0)
+        yield* beat("alive", T0 + 50_000)
+        const [expiring] = yield* store.claimDue({ now: at(T0), limit: 1, leaseFor: "10 seconds", workerId: "alive" })
+        const [deadHeld] = yield* store.claimDue({ now: at(T0 + 1), limit: 1, leaseFor: "1 minute", workerId: "dead" })
+        const [aliveHeld] = yield* store.claimDue({ now: at(T0 + 2), limit: 1, leaseFor: "1 minute", workerId: "alive" })
+        const takeOver = (now: number, deadBefore: number, limit = 10) =>
+          store.takeOverAbandoned({ now: at(now), deadBefore: at(deadBefore), limit, leaseFor: "30 seconds", workerId: "sweeper" })
+        // Nothing abandoned yet: leases live, heartbeats fresh enough.
+        expect(yield* takeOver(T0 + 5_000, T0 - 1)).toEqual([])
+        // The dead holder's heartbeat is stale: taken over before its lease ran out.
+        const first = yield* takeOver(T0 + 5_000, T0 + 1)
+        expect(first.map((c) => c.destination.id)).toEqual([deadHeld!.destination.id])
+        const taken = first[0]!
+        expect(taken.leaseToken).not.toBe(deadHeld!.leaseToken)
+        expect(taken.destination.attempts).toBe(deadHeld!.destination.attempts)
+        expect(taken.claimedAt).toEqual(at(T0 + 1))
+        expect(taken.leaseExpiresAt).toEqual(at(T0 + 35_000))
+        expect(yield* leaseOf(taken.destination)).toMatchObject({ by: "sweeper", expiresAt: T0 + 35_000 })
+        // Taken once: a second sweep does not take it again while the sweeper's lease lives.
+        expect((yield* takeOver(T0 + 6_000, T0 + 1)).map((c) => c.destination.id)).toEqual([])
+        // Later the expired lease is taken too; the live holder's claim is left alone.
+        const second = yield* takeOver(T0 + 11_000, T0 + 1)
+        expect(second.map((c) => c.destination.id)).toEqual([expiring!.destination.id])
+        // The old holders are fenced off; the sweeper's claims complete.
+        const done = { _tag: "Published", platformPostId: "1", platformPostUrl: "u", publishedAt: at(T0 + 12_000) } as const
+        expect(yield* store.complete(deadHeld!, done)).toBe(false)
+        expect(yield* store.complete(expiring!, done)).toBe(false)
+        expect(yield* store.renew([deadHeld!, expiring!], at(T0 + 60_000))).toEqual(new Set())
+        expect(yield* store.complete(taken, done)).toBe(true)
+        expect(yield* store.complete(second[0]!, done)).toBe(true)
+        expect(yield* store.complete(aliveHeld!, done)).toBe(true)
+        // Its claims taken over, the dead process's row is removed; the live one stays.
+        expect(yield* processes.removeDead(at(T0 + 1))).toEqual(["dead"])
+        expect((yield* processes.list).map((p) => p.id)).toEqual(["alive"])
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("removeDead keeps a stale process that still holds a destination in flight", () =>
+      Effect.gen(function*() {
+        const store = yield* DispatchStore
+        const processes = yield* ProcessStore
+        const org = yield* givenOrganization
+        yield* givenDestinations(org.id, [{ dueAt: at(T0) }])
+        yield* processes.register(
+          new ProcessInfo({ id: "dead", kind: "worker", hostname: "h", pid: 1, startedAt: at(T0), lastHeartbeatAt: at(T0) })
+        )
+        yield* store.claimDue({ now: at(T0), limit: 1, leaseFor: "1 minute", workerId: "dead" })
+        expect(yield* processes.removeDead(at(T0 + 1))).toEqual([])
+        expect((yield* processes.list).map((p) => p.id)).toEqual(["dead"])
+      }).pipe(Effect.provide(layer)))
+
+    it.live("concurrent sweepers take each abandoned destination exactly once", () =>
+      Effect.gen(function*() {
+        const posts = yield* PostStore
+        const store = yield* DispatchStore
+        const org = yield* givenOrganization
+        const account = accountValue(org.id, 1)
+        for (let i = 0; i < 5; i++) {
+          const p = post(org.id)
+          yield* posts.insert({
+            post: p,
+            destinations: Array.from({ length: 100 }, () => destination({ post: p, account }, { dueAt: at(T0) }))
+          })
+        }
+        let held = 0
+        while (true) {
+          const batch = yield* store.claimDue({ now: at(T0), limit: 100, leaseFor: "1 second", workerId: "dead" })
+          if (batch.length === 0) break
+          held += batch.length
+        }
+        expect(held).toBe(500)
+        const sweeper = (n: number) =>
+          Effect.gen(function*() {
+            const mine: Array<string> = []
+            while (true) {
+              const batch = yield* store.takeOverAbandoned({
+                now: at(T0 + 5_000),
+                deadBefore: at(T0),
+                limit: 25,
+                leaseFor: "1 minute",
+                workerId: `s${n}`
+              })
+              if (batch.length === 0) return mine
+              for (const c of batch) mine.push(c.destination.id)
+            }
+          })
+        const taken = (yield* Effect.all(Array.from({ length: 6 }, (_, n) => sweeper(n)), { concurrency: "unbounded" }))
+          .flat()
+        expect(taken.length).toBe(500)
+        expect(new Set(taken).size).toBe(500)
+      }).pipe(Effect.provide(concurrentLayer)), 60_000)
 
     it.effect("nextDueAt is the earliest due time of a queued destination", () =>
       Effect.gen(function*() {

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
+import { DestinationId } from "@herald/core/Ids"
 import type { PlatformClient } from "@herald/core/Platforms"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import * as Bluesky from "../../src/platforms/Bluesky.js"
@@ -414,4 +416,115 @@ describe("Bluesky adapter against the XRPC fake", () => {
       expect(call.query.get("uris")).toBe(platformPostId)
       expect(call.headers["authorization"]).toBeUndefined()
     }))
+})
+
+describe("Bluesky findPublished (listRecords at the PDS)", () => {
+  const window = (sinceMs: number, untilMs: number) => ({
+    since: DateTime.unsafeMake(sinceMs),
+    until: DateTime.unsafeMake(untilMs)
+  })
+  const lookup = (credentials: Readonly<Record<string, string>>, content: string, sinceMs: number, untilMs: number) => ({
+    account: request({ platform: "bluesky", credentials, main: part(content) }).account,
+    credentials: Redacted.make(credentials),
+    destinationId: DestinationId.make("00000000-0000-4000-8000-0000000000d1"),
+    attempt: 1,
+    content,
+    ...window(sinceMs, untilMs)
+  })
+  /** A post made by someone else (another client) at `at`, placed before the ones published so far. */
+  const older = (fake: BlueskyFake.BlueskyFake, n: number, text: string, at: number) =>
+    fake.records.unshift({
+      uri: `at://${BlueskyFake.did}/app.bsky.feed.post/3lold${String(n).padStart(7, "0")}`,
+      cid: `bafyold${n}`,
+      repo: BlueskyFake.did,
+      record: { $type: "app.bsky.feed.post", text, createdAt: new Date(at).toISOString() }
+    })
+
+  it.scopedLive("a post published in the window is found with its uri and URL; other text is absent", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const credentials = yield* connected(client)
+      const before = Date.now()
+      const sent = yield* client.publish(request({ platform: "bluesky", credentials, main: part("found me") }))
+      const after = Date.now()
+      expect(yield* client.findPublished!(lookup(credentials, "found me", before, after))).toEqual({
+        _tag: "Found",
+        platformPostId: sent.platformPostId,
+        platformPostUrl: sent.platformPostUrl
+      })
+      expect(yield* client.findPublished!(lookup(credentials, "not me", before, after))).toEqual({ _tag: "Absent" })
+      const list = fake.pds.requests.filter((r) => nsid(r) === "com.atproto.repo.listRecords")
+      expect(list[0]!.query.get("repo")).toBe(BlueskyFake.did)
+      expect(list[0]!.query.get("collection")).toBe("app.bsky.feed.post")
+      expect(list[0]!.headers["authorization"]).toBe(`Bearer ${credentials["access_jwt"]}`)
+    }))
+
+  it.scopedLive("the same text outside the window, or as a reply, is not the attempt's post", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const credentials = yield* connected(client)
+      const now = Date.now()
+      older(fake, 1, "same words", now - 3_600_000)
+      // A reply with the same text inside the window (e.g. a thread part) is not a main post.
+      fake.records.push({
+        uri: `at://${BlueskyFake.did}/app.bsky.feed.post/3lreply000001`,
+        cid: "bafyreply",
+        repo: BlueskyFake.did,
+        record: {
+          $type: "app.bsky.feed.post",
+          text: "same words",
+          createdAt: new Date(now).toISOString(),
+          reply: { root: { uri: "at://x", cid: "y" }, parent: { uri: "at://x", cid: "y" } }
+        }
+      })
+      expect(yield* client.findPublished!(lookup(credentials, "same words", now - 120_000, now + 1_000)))
+        .toEqual({ _tag: "Absent" })
+    }))
+
+  it.scopedLive("pages until past the window; more than 500 posts in it cannot be told", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const credentials = yield* connected(client)
+      const now = Date.now()
+      const sent = yield* client.publish(request({ platform: "bluesky", credentials, main: part("deep") }))
+      // 150 newer posts by another client after ours: ours is on the second page.
+      for (let i = 0; i < 150; i++) {
+        fake.records.push({
+          uri: `at://${BlueskyFake.did}/app.bsky.feed.post/3lnew${String(i).padStart(7, "0")}`,
+          cid: `bafynew${i}`,
+          repo: BlueskyFake.did,
+          record: { $type: "app.bsky.feed.post", text: `noise ${i}`, createdAt: new Date(now + 1).toISOString() }
+        })
+      }
+      const found = yield* client.findPublished!(lookup(credentials, "deep", now - 1_000, now + 5_000))
+      expect(found).toMatchObject({ _tag: "Found", platformPostId: sent.platformPostId })
+      for (let i = 150; i < 600; i++) {
+        fake.records.push({
+          uri: `at://${BlueskyFake.did}/app.bsky.feed.post/3lnew${String(i).padStart(7, "0")}`,
+          cid: `bafynew${i}`,
+          repo: BlueskyFake.did,
+          record: { $type: "app.bsky.feed.post", text: `noise ${i}`, createdAt: new Date(now + 1).toISOString() }
+        })
+      }
+      const unknown = yield* client.findPublished!(lookup(credentials, "absent", now - 1_000, now + 5_000))
+      expect(unknown._tag).toBe("Unknown")
+    }))
+
+  it.scopedLive("a PDS error is a PublishError (the engine then keeps the outcome unknown)", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const credentials = yield* connected(client)
+      fake.failNext("com.atproto.repo.listRecords", { status: 502, body: { error: "UpstreamFailure", message: "x" } })
+      const error = yield* Effect.flip(client.findPublished!(lookup(credentials, "x", 0, Date.now())))
+      expect(error.kind).toBe("transient")
+    }))
+
+  it("tidMillis reads the creation time of a TID record key", () => {
+    // 3jzfcijpj2z2a: a TID from the atproto spec's examples.
+    const ms = Bluesky.tidMillis("3jzfcijpj2z2a")!
+    expect(new Date(ms).getUTCFullYear()).toBeGreaterThanOrEqual(2022)
+    expect(new Date(ms).getUTCFullYear()).toBeLessThanOrEqual(2024)
+    expect(Bluesky.tidMillis("3lfake000001")).toBeUndefined()
+    expect(Bluesky.tidMillis("self")).toBeUndefined()
+  })
 })

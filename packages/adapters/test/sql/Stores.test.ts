@@ -20,6 +20,7 @@ import { eventStoreContract } from "../contract/EventStore.contract.js"
 import type { StoresLayer } from "../contract/Fixtures.js"
 import { metricsStoreContract } from "../contract/MetricsStore.contract.js"
 import { postStoreContract } from "../contract/PostStore.contract.js"
+import { processStoreContract } from "../contract/ProcessStore.contract.js"
 import { transactorContract } from "../contract/Transactor.contract.js"
 import { organizationStoreContract } from "../contract/OrganizationStore.contract.js"
 import { queueStoreContract } from "../contract/QueueStore.contract.js"
@@ -57,5 +58,6 @@ for (const db of await databasesUnderTest()) {
     connectSessionStoreContract(layer)
     queueStoreContract(layer, concurrent)
     metricsStoreContract(layer, concurrent)
+    processStoreContract(layer)
   })
 }

@@ -199,6 +199,26 @@ export const start = async (): Promise<BlueskyFake> => {
         records.push({ uri, cid, repo: String(body["repo"]), record })
         return { status: 200, body: { uri, cid, commit: { cid: `bafyreicommit${rkey}`, rev: `rev${rkey}` }, validationStatus: "valid" } }
       }
+      case "com.atproto.repo.listRecords": {
+        // Newest first (the PDS orders by record key, which grows with creation), paged by cursor.
+        const denied = checkAccess(request)
+        if (denied) return denied
+        const repo = request.query.get("repo")
+        const collection = request.query.get("collection")
+        const limit = Math.min(100, Number(request.query.get("limit") ?? "50"))
+        const start = Number(request.query.get("cursor") ?? "0")
+        const all = records
+          .filter((r) => r.repo === repo && r.uri.includes(`/${collection}/`))
+          .reverse()
+        const page = all.slice(start, start + limit)
+        return {
+          status: 200,
+          body: {
+            records: page.map((r) => ({ uri: r.uri, cid: r.cid, value: r.record })),
+            ...(start + limit < all.length ? { cursor: String(start + limit) } : {})
+          }
+        }
+      }
       case "com.atproto.server.getServiceAuth": {
         const denied = checkAccess(request)
         if (denied) return denied
