@@ -6,6 +6,7 @@
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import { DomainError } from "./Errors.js"
+import * as MediaFitting from "./MediaFitting.js"
 import type { MediaKind } from "./Media.js"
 import type { Platform } from "./Platform.js"
 import { threadPlatforms, validationError } from "./PlatformRules.js"
@@ -264,6 +265,28 @@ export const platformSizeCaps: Readonly<Partial<Record<Platform, SizeCaps>>> = {
   discord: { image: 10 * MiB, video: 10 * MiB, document: 10 * MiB }
 }
 
+/** A width:height ratio as the platform states it (4:5, 1.91:1). */
+export interface Ratio {
+  readonly width: number
+  readonly height: number
+}
+
+/** The aspect ratios a platform takes for still images, inclusive. */
+export interface AspectRange {
+  readonly min: Ratio
+  readonly max: Ratio
+}
+
+export const ratioValue = (ratio: Ratio): number => ratio.width / ratio.height
+
+/**
+ * Aspect ratios of feed images where the reference states them: Instagram feed posts and carousels
+ * 4:5 (portrait) to 1.91:1 (landscape); outside it the Graph API refuses the image at publish time.
+ */
+export const platformAspectRatios: Readonly<Partial<Record<Platform, AspectRange>>> = {
+  instagram: { min: { width: 4, height: 5 }, max: { width: 1.91, height: 1 } }
+}
+
 export const platformMaxBytes = (platform: Platform, medium: PostMedium): number | undefined => {
   const caps = platformSizeCaps[platform]
   if (caps === undefined) return undefined
@@ -384,8 +407,9 @@ const structureProblems = (
 }
 
 /**
- * The problems of one post's media on `platform`: each medium's type (and size, when given) against
- * what the platform takes, then counts and mixing. `publish` also requires the media a platform
+ * The problems of one post's media on `platform`: each medium that no rendition can fit to what the
+ * platform takes (`MediaFitting.plan`: a type with no conversion, a video or GIF over the cap), then
+ * counts and mixing. `publish` also requires the media a platform
  * cannot post without (instagram and pinterest: some; tiktok and youtube: one video); `draft` checks
  * only what is there. `path` names the request field (`media_ids`, or a thread post's).
  */
@@ -397,28 +421,10 @@ export const postMediaIssues = (
 ): ReadonlyArray<MediaIssue> => {
   const path = options.path ?? "media_ids"
   const issues: Array<MediaIssue> = []
-  const accepted = acceptedTypes[platform]
   for (const [i, medium] of media.entries()) {
-    const type = normalizeMimeType(medium.mimeType)
-    if (!accepted.some((t) => t === type)) {
-      const sameKind = accepted.filter((t) => mediaTypes[t] === medium.kind)
-      issues.push({
-        platform,
-        path: `${path}.${i}`,
-        message: sameKind.length === 0
-          ? `${platform} does not take ${kindNames[medium.kind]}`
-          : `${platform} does not take ${type} ${kindNames[medium.kind]}; it takes ${sameKind.join(", ")}`
-      })
-      continue
-    }
-    const cap = platformMaxBytes(platform, medium)
-    if (medium.size !== undefined && cap !== undefined && medium.size > cap) {
-      issues.push({
-        platform,
-        path: `${path}.${i}`,
-        message: `${platform} takes files of at most ${cap} bytes for this type (${medium.size} given)`
-      })
-    }
+    // A medium that a rendition can fit (another image type, too many bytes, an off ratio) passes.
+    const planned = MediaFitting.plan(medium, { platform, contentType })
+    if (planned._tag === "Unfit") issues.push({ platform, path: `${path}.${i}`, message: planned.message })
   }
   for (const message of structureProblems(platform, contentType, media, options.mode ?? "publish")) {
     issues.push({ platform, path, message })

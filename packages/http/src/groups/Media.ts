@@ -16,6 +16,7 @@ import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequ
 import * as NodeStream from "@effect/platform-node/NodeStream"
 import * as FileBlobStore from "@herald/adapters/media/FileBlobStore"
 import * as MediaInspector from "@herald/adapters/media/MediaInspector"
+import * as SharpRenditions from "@herald/adapters/media/SharpRenditions"
 import * as UrlImporter from "@herald/adapters/media/UrlImporter"
 import { CredentialCipher } from "@herald/adapters/security/CredentialCipher"
 import { BlobStore } from "@herald/core/BlobStore"
@@ -397,7 +398,7 @@ export const layerBlobStore = (options: MediaOptions): Layer.Layer<BlobStore> =>
  * itself (the housekeeping sweep removes the bytes of uploads never completed).
  */
 export const layerDispatch = (options: MediaOptions): Layer.Layer<DispatchMedia | BlobStore, never, MediaStore> =>
-  MediaLibrary.layerDispatchMedia.pipe(Layer.provideMerge(layerBlobStore(options)))
+  MediaLibrary.layerDispatchMedia.pipe(Layer.provideMerge(Layer.merge(layerBlobStore(options), SharpRenditions.layer)))
 
 /**
  * Everything the media endpoints, the posts hook and the dispatcher read media through: the blob
@@ -418,6 +419,7 @@ export const layerServices = (options: MediaOptions) => {
   const base = Layer.mergeAll(
     layerBlobStore(options),
     MediaInspector.layer,
+    SharpRenditions.layer,
     UrlImporter.layer(UrlImporter.fromEnv(env)),
     Layer.succeed(MediaLibrary.MediaBudget, budgetFromEnv(env)),
     publicUrl === undefined || publicUrl === "" ? Layer.empty : Layer.succeed(PublicBaseUrl, publicUrl)
