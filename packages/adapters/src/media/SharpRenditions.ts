@@ -40,7 +40,7 @@ const scaled = (box: Box, scale: number, profile: Profile): Box => {
 const encode = (image: Sharp, profile: Profile, quality: number): Sharp => {
   switch (profile.format) {
     case "jpeg":
-      return image.flatten({ background: white }).jpeg({ quality, mozjpeg: true })
+      return image.flatten({ background: white }).jpeg({ quality })
     case "png":
       return image.png({ compressionLevel: 9, palette: quality < startQuality })
     case "webp":
@@ -88,7 +88,8 @@ const renderPromise = async (source: Uint8Array, profile: Profile): Promise<Rend
       box = { width: fittedRaw.width, height: fittedRaw.height }
     }
   }
-  let scale = 1
+  // A source over the cap starts near the scale that should fit (bytes grow with the pixel count).
+  let scale = source.length > profile.maxBytes ? Math.sqrt(profile.maxBytes / source.length) : 1
   let quality = startQuality
   for (let attempt = 0; attempt < maxAttempts; attempt++) {
     const size = scaled(box, scale, profile)
