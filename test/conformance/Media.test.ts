@@ -322,13 +322,13 @@ describe.each([
     expect(tiktokVideo.status, tiktokVideo.text).toBe(201)
   })
 
-  it.skipIf(skip)("end to end: the sandbox publishes an uploaded image and reads its exact bytes through the blob store", async () => {
+  it.skipIf(skip)("end to end: the sandbox publishes each platform's rendition of an uploaded image, read through the blob store", async () => {
     const png = Fixtures.png(33, 21)
     const id = await uploaded("e2e.png", "image/png", png)
     expect((await server.request("POST", `/api/v1/media/${id}/complete`)).status).toBe(200)
     const post = await server.request("POST", "/api/v1/posts", {
       content: "Picture from the sandbox",
-      account_ids: [account("bluesky")],
+      account_ids: [account("bluesky"), account("instagram")],
       media_ids: [id]
     })
     expect(post.status, post.text).toBe(201)
@@ -339,9 +339,20 @@ describe.each([
       status = String((await server.request("GET", `/api/v1/posts/${postId}`)).json.data["status"])
     }
     expect(status).toBe("published")
-    const sends = server.journalLines().filter((l) => l["outcome"] === "published" && l["platform"] === "bluesky")
-    const withMedia = sends.find((l) => Array.isArray(l["media"]) && (l["media"] as ReadonlyArray<{ id: string }>)[0]?.id === id)
-    expect(withMedia?.["media"]).toEqual([{ id, mimeType: "image/png", size: png.length, sha256: sha256(png) }])
+    const orgDirs = fs.readdirSync(path.join(server.dataDir, "media"))
+    const original = orgDirs.map((d) => path.join(server.dataDir, "media", d, id)).find((f) => fs.existsSync(f))!
+    // The original is untouched; each platform got its rendition, stored beside it.
+    expect(sha256(fs.readFileSync(original))).toBe(sha256(png))
+    const rendition = (profile: string) => fs.readFileSync(`${original}.renditions/${profile}`)
+    const sent = (platform: string) =>
+      server.journalLines().filter((l) => l["outcome"] === "published" && l["platform"] === platform)
+        .find((l) => Array.isArray(l["media"]) && (l["media"] as ReadonlyArray<{ id: string }>)[0]?.id === id)?.["media"]
+    const bluesky = rendition("png-max1000000")
+    expect(sent("bluesky")).toEqual([{ id, mimeType: "image/png", size: bluesky.length, sha256: sha256(bluesky) }])
+    // Instagram takes JPEG only: a PNG is converted, not refused.
+    const instagram = rendition(`jpeg-max${8 * 1024 * 1024}-pad-4x5-1_91x1`)
+    expect([instagram[0], instagram[1]]).toEqual([0xff, 0xd8])
+    expect(sent("instagram")).toEqual([{ id, mimeType: "image/jpeg", size: instagram.length, sha256: sha256(instagram) }])
   })
 
   it.skipIf(skip)("answers match the OpenAPI document", async () => {
