@@ -385,6 +385,41 @@ describe.each([
     conforms("/api/v1/media/{id}", "delete", await server.request("DELETE", `/api/v1/media/${p.json.data.id}`))
   })
 
+  it.skipIf(skip)("alt_text: set at upload, changed and cleared by PATCH /media/{id}, bounded, scoped", async () => {
+    const png = Fixtures.png(5, 5)
+    const p = await server.request("POST", "/api/v1/media/upload", {
+      filename: "alt.png",
+      content_type: "image/png",
+      file_size: png.length,
+      alt_text: "  A red bicycle against a wall  "
+    })
+    expect(p.status, p.text).toBe(201)
+    expect(p.json.data["alt_text"]).toBe("A red bicycle against a wall")
+    const id = p.json.data.id
+    expect((await server.request("GET", `/api/v1/media/${id}`)).json.data["alt_text"]).toBe("A red bicycle against a wall")
+    const changed = await server.request("PATCH", `/api/v1/media/${id}`, { alt_text: "A blue bicycle" })
+    expect(changed.status, changed.text).toBe(200)
+    expect(changed.json.data).toMatchObject({ id, alt_text: "A blue bicycle", status: "pending_upload" })
+    const tooLong = await server.request("PATCH", `/api/v1/media/${id}`, { alt_text: "x".repeat(1001) })
+    expect([tooLong.status, tooLong.json.error.code]).toEqual([400, "validation_error"])
+    expect((await server.request("GET", `/api/v1/media/${id}`)).json.data["alt_text"]).toBe("A blue bicycle")
+    const badType = await server.request("PATCH", `/api/v1/media/${id}`, { alt_text: 5 })
+    expect([badType.status, badType.json.error.code]).toEqual([400, "validation_error"])
+    // Absent leaves it; null clears it.
+    expect((await server.request("PATCH", `/api/v1/media/${id}`, {})).json.data["alt_text"]).toBe("A blue bicycle")
+    const cleared = await server.request("PATCH", `/api/v1/media/${id}`, { alt_text: null })
+    expect(cleared.json.data["alt_text"]).toBeNull()
+    const unknown = await server.request("PATCH", "/api/v1/media/00000000-0000-4000-8000-000000000000", { alt_text: "x" })
+    expect(unknown.status).toBe(404)
+    const tooLongAtUpload = await server.request("POST", "/api/v1/media/upload", {
+      filename: "alt.png",
+      content_type: "image/png",
+      file_size: png.length,
+      alt_text: "y".repeat(1001)
+    })
+    expect([tooLongAtUpload.status, tooLongAtUpload.json.error.code]).toEqual([400, "validation_error"])
+  })
+
   it.skipIf(skip)("delete: media.deleted, the file is removed, then 404", async () => {
     const png = Fixtures.png(5, 5)
     const id = await uploaded("gone.png", "image/png", png)

@@ -229,6 +229,18 @@ describe("renditions per platform", () => {
       expect(plain!.mimeType).toBe("image/png")
     }).pipe(Effect.provide(services)))
 
+  it.effect("alt text reaches the client: the medium's, or the platform's settings.altText", () =>
+    Effect.gen(function*() {
+      const org = yield* newOrg
+      const id = yield* upload(org, yield* Effect.promise(() => png(30, 20)), "image/png", "alt.png")
+      yield* MediaLibrary.update(org, id, { alt_text: "A blue square" })
+      expect((yield* published(org, id, { platform: "bluesky" })).ref.altText).toBe("A blue square")
+      const overridden = yield* published(org, id, { platform: "instagram", settings: { altText: "Blue" } })
+      expect(overridden.ref.altText).toBe("Blue")
+      yield* MediaLibrary.update(org, id, { alt_text: null })
+      expect((yield* published(org, id, { platform: "bluesky" })).ref.altText).toBeUndefined()
+    }).pipe(Effect.provide(services)))
+
   it.effect("deleting a medium removes its renditions", () =>
     Effect.gen(function*() {
       const org = yield* newOrg

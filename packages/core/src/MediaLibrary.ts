@@ -258,8 +258,26 @@ export const verifyUpload = (rawId: string, token: string) =>
 export const UploadBody = Schema.Struct({
   filename: Schema.String,
   content_type: Schema.optional(Schema.String),
-  file_size: Schema.Number
+  file_size: Schema.Number,
+  alt_text: Schema.optional(Schema.NullOr(Schema.String))
 })
+
+/** The longest `alt_text`: X's limit (1000 characters), the strictest of the platforms that take one. */
+export const maxAltTextLength = 1000
+
+/** A usable alt text: trimmed, empty is none, at most 1000 characters (`validation_error` beyond). */
+export const checkAltText = (raw: string | null | undefined): Effect.Effect<Option.Option<string>, DomainError> => {
+  const text = raw?.trim() ?? ""
+  if (text.length > maxAltTextLength) {
+    return Effect.fail(invalid("alt_text", `Expected at most ${maxAltTextLength} characters (${text.length} given)`))
+  }
+  return Effect.succeed(text === "" ? Option.none() : Option.some(text))
+}
+
+export const UpdateBody = Schema.Struct({
+  alt_text: Schema.optional(Schema.NullOr(Schema.String))
+})
+export type UpdateBody = typeof UpdateBody.Type
 export type UploadBody = typeof UploadBody.Type
 
 export interface Presigned {
@@ -286,6 +304,7 @@ export const presign = (organizationId: OrganizationId, raw: unknown) =>
       contentType: body.content_type ?? "",
       size: body.file_size
     })
+    const altText = yield* checkAltText(body.alt_text)
     const id = MediaId.make(yield* (yield* IdGenerator).uuid)
     const now = yield* DateTime.now
     const media = new Media({
@@ -302,6 +321,7 @@ export const presign = (organizationId: OrganizationId, raw: unknown) =>
       error: Option.none(),
       storageKey: storageKey(organizationId, id),
       sourceUrl: Option.none(),
+      altText,
       createdAt: now,
       updatedAt: now
     })
@@ -644,6 +664,26 @@ export const list = (organizationId: OrganizationId, params: ListParams) =>
 export const get = (organizationId: OrganizationId, rawId: string) => loadIn(organizationId, rawId)
 
 /**
+ * PATCH /media/{id}: `alt_text` (a string sets it, null or empty clears it, absent leaves it). Any
+ * status may be edited; the write is fenced on the status read, so a finalize racing it is not lost
+ * (the edit is retried once on the fresh record).
+ */
+export const update = (organizationId: OrganizationId, rawId: string, raw: unknown) =>
+  Effect.gen(function*() {
+    const body = yield* Posts.decodeBody(UpdateBody, raw)
+    if (body.alt_text === undefined) return yield* loadIn(organizationId, rawId)
+    const altText = yield* checkAltText(body.alt_text)
+    const store = yield* MediaStore
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const media = yield* loadIn(organizationId, rawId)
+      if (Option.getEquivalence((a: string, b: string) => a === b)(media.altText, altText)) return media
+      const updated = new Media({ ...media, altText, updatedAt: yield* DateTime.now })
+      if (yield* store.update(updated, media.status)) return updated
+    }
+    return yield* DomainError.fail("service_unavailable", "The medium changed while it was being edited; try again")
+  }).pipe(Effect.withSpan("MediaLibrary.update"))
+
+/**
  * DELETE /media/{id}: the record and event media.deleted in one transaction, then the bytes. Posts
  * that still name the medium fail to publish it with a message saying it was deleted.
  */
@@ -911,6 +951,12 @@ export const resolveForDispatch = (
       if (media.status !== "ready") {
         return yield* new PublishError({ kind: "media", message: `Media ${id} is ${media.status}, not ready` })
       }
+      const override = target?.settings?.["altText"]
+      const altText = typeof override === "string" && override.trim() !== ""
+        ? { altText: override.trim() }
+        : Option.isSome(media.altText)
+        ? { altText: media.altText.value }
+        : {}
       const planned = target === undefined
         ? undefined
         : MediaFitting.plan(toMedium(media), {
@@ -934,7 +980,8 @@ export const resolveForDispatch = (
           size: made.size,
           filename: renamed(media.filename, planned.profile.format),
           bytes: blobs.get(made.key),
-          publicUrl: blobs.publicUrl(made.key)
+          publicUrl: blobs.publicUrl(made.key),
+          ...altText
         })
         continue
       }
@@ -945,7 +992,8 @@ export const resolveForDispatch = (
         size: media.size,
         filename: media.filename,
         bytes: blobs.get(media.storageKey),
-        publicUrl: blobs.publicUrl(media.storageKey)
+        publicUrl: blobs.publicUrl(media.storageKey),
+        ...altText
       })
     }
     return refs as ReadonlyArray<MediaRef>

@@ -52,6 +52,8 @@ export interface MediaRef {
   readonly filename: string
   readonly bytes: Stream.Stream<Uint8Array, unknown>
   readonly publicUrl: Option.Option<string>
+  /** The medium's alternative text for this platform (its `settings.altText`, else the medium's). */
+  readonly altText?: string
 }
 
 export interface PublishPart {

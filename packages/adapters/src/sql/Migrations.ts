@@ -7,6 +7,7 @@ import media from "./migrations/0004_media.js"
 import housekeeping from "./migrations/0005_housekeeping.js"
 import campaigns from "./migrations/0007_campaigns.js"
 import aiCredits from "./migrations/0009_ai_credits.js"
+import mediaAltText from "./migrations/0014_media_alt_text.js"
 
 /** Herald's own migrations table, so an embedding host's `effect_sql_migrations` never clashes. */
 export const table = "herald_migrations"
@@ -21,7 +22,8 @@ export const loader = Migrator.fromRecord({
   "0004_media": media,
   "0005_housekeeping": housekeeping,
   "0007_campaigns": campaigns,
-  "0009_ai_credits": aiCredits
+  "0009_ai_credits": aiCredits,
+  "0014_media_alt_text": mediaAltText
 })
 
 /** Applies pending migrations in one transaction; on Postgres concurrent runners wait on a table lock. */

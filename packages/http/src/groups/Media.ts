@@ -57,6 +57,9 @@ const mediaFields = {
   status: Schema.Literal("pending_upload", "ready", "action_required", "failed"),
   error: Schema.NullOr(Schema.String),
   source_url: Schema.NullOr(Schema.String).annotations({ description: "The URL an import was fetched from" }),
+  alt_text: Schema.NullOr(Schema.String).annotations({
+    description: "Alternative text sent to every platform that takes it (a platform's settings.altText overrides it)"
+  }),
   public_url: Schema.NullOr(Schema.String).annotations({
     description: "Where platforms fetch the file, when the operator serves the media directory publicly"
   }),
@@ -117,6 +120,7 @@ export const toMediaView = (media: Media, publicUrl: Option.Option<string>): Med
   status: media.status,
   error: Option.getOrNull(media.error),
   source_url: Option.getOrNull(media.sourceUrl),
+  alt_text: Option.getOrNull(media.altText),
   public_url: media.status === "ready" ? Option.getOrNull(publicUrl) : null,
   created_at: iso(media.createdAt),
   updated_at: iso(media.updatedAt)
@@ -183,6 +187,17 @@ export const MediaGroup = HttpApiGroup.make("media")
       .setPath(IdPath)
       .addSuccess(Envelope.ok(MediaView))
       .annotate(OpenApi.Summary, "One medium (scope read)")
+  )
+  .add(
+    HttpApiEndpoint.patch("update", "/media/:id")
+      .setPath(IdPath)
+      .setPayload(MediaLibrary.UpdateBody)
+      .addSuccess(Envelope.ok(MediaView))
+      .annotate(
+        OpenApi.Summary,
+        "Edit a medium (scope write): {alt_text} sets its alternative text (at most 1000 characters; null or " +
+          "empty clears it)"
+      )
   )
   .add(
     HttpApiEndpoint.del("delete", "/media/:id")
@@ -317,6 +332,14 @@ export const MediaLive = HttpApiBuilder.group(ApiGroup.apiOf(MediaGroup), "media
         const { organization } = yield* Auth.requireScope("read")
         yield* logMedia(path.id)
         return yield* view(yield* MediaLibrary.get(organization.id, path.id).pipe(dieOnStorage))
+      }))
+    .handleRaw("update", ({ path }) =>
+      Effect.gen(function*() {
+        const { organization } = yield* Auth.requireScope("write")
+        yield* logMedia(path.id)
+        const body = yield* jsonBody("import")
+        const media = yield* MediaLibrary.update(organization.id, path.id, body).pipe(dieOnStorage)
+        return yield* view(media)
       }))
     .handle("delete", ({ path }) =>
       Effect.gen(function*() {
