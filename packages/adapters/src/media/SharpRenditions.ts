@@ -8,6 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { ImageRenditions, type Profile, type Rendered, RenditionError } from "@herald/core/MediaFitting"
 import { ratioValue } from "@herald/core/MediaRules"
+import * as os from "node:os"
 import sharp from "sharp"
 import type { Sharp } from "sharp"
 
@@ -51,16 +52,22 @@ const encode = (image: Sharp, profile: Profile, quality: number): Sharp => {
 const renderPromise = async (source: Uint8Array, profile: Profile): Promise<Rendered> => {
   const meta = await sharp(source).metadata()
   if ((meta.pages ?? 1) > 1) throw new Refused("an animated image cannot be converted to a still")
-  // Orientation first, as pixels: every later step sees the picture the way it is meant to be seen.
-  const oriented = await sharp(source).rotate().ensureAlpha().raw().toBuffer({ resolveWithObject: true })
-  const raw = { width: oriented.info.width, height: oriented.info.height, channels: oriented.info.channels }
-  let image = (): Sharp => sharp(oriented.data, { raw })
-  let box: Box = { width: raw.width, height: raw.height }
+  // Orientation first: every later step sees the picture the way it is meant to be seen. libvips
+  // streams `rotate()` then `resize()` in one pipeline; only a pad or crop needs the pixels in memory.
+  const swapped = (meta.orientation ?? 1) >= 5
+  let image = (): Sharp => sharp(source).rotate()
+  let box: Box = swapped
+    ? { width: meta.height ?? 1, height: meta.width ?? 1 }
+    : { width: meta.width ?? 1, height: meta.height ?? 1 }
   if (profile.aspect !== undefined) {
     const min = ratioValue(profile.aspect.range.min)
     const max = ratioValue(profile.aspect.range.max)
     const ratio = box.width / box.height
     if (ratio < min || ratio > max) {
+      const oriented = await image().ensureAlpha().raw().toBuffer({ resolveWithObject: true })
+      const raw = { width: oriented.info.width, height: oriented.info.height, channels: oriented.info.channels }
+      const orientedImage = () => sharp(oriented.data, { raw })
+      box = { width: raw.width, height: raw.height }
       const target = ratio < min
         ? profile.aspect.fit === "pad"
           ? { width: Math.ceil(box.height * min), height: box.height }
@@ -70,14 +77,14 @@ const renderPromise = async (source: Uint8Array, profile: Profile): Promise<Rend
         : { width: Math.floor(box.height * max), height: box.height }
       const from = box
       const fitted = profile.aspect.fit === "pad"
-        ? await image().extend({
+        ? await orientedImage().extend({
           left: Math.floor((target.width - from.width) / 2),
           right: Math.ceil((target.width - from.width) / 2),
           top: Math.floor((target.height - from.height) / 2),
           bottom: Math.ceil((target.height - from.height) / 2),
           background: white
         }).raw().toBuffer({ resolveWithObject: true })
-        : await image().extract({
+        : await orientedImage().extract({
           left: Math.floor((from.width - target.width) / 2),
           top: Math.floor((from.height - target.height) / 2),
           width: target.width,
@@ -113,4 +120,12 @@ export const render = (source: Uint8Array, profile: Profile): Effect.Effect<Rend
       })
   }).pipe(Effect.withSpan("SharpRenditions.render", { attributes: { profile: profile.key } }))
 
-export const layer: Layer.Layer<ImageRenditions> = Layer.succeed(ImageRenditions, ImageRenditions.of({ render }))
+/**
+ * At most `concurrency` renditions at once (default: the machine's parallelism), so that many
+ * publishes starting together do not each decode a large photo at the same time.
+ */
+export const make = (concurrency = os.availableParallelism()) =>
+  Effect.map(Effect.makeSemaphore(Math.max(1, concurrency)), (semaphore) =>
+    ImageRenditions.of({ render: (source, profile) => semaphore.withPermits(1)(render(source, profile)) }))
+
+export const layer: Layer.Layer<ImageRenditions> = Layer.effect(ImageRenditions, make())
