@@ -385,6 +385,36 @@ describe.each([
     conforms("/api/v1/media/{id}", "delete", await server.request("DELETE", `/api/v1/media/${p.json.data.id}`))
   })
 
+  it.skipIf(skip)("posts: what a rendition can fit is planned, not refused; a video too long for a platform is refused at create time", async () => {
+    const later = new Date(Date.now() + 3_600_000).toISOString()
+    const png = await uploaded("screen.png", "image/png", Fixtures.png(40, 30))
+    const forInstagram = await server.request("POST", "/api/v1/posts", {
+      content: "a screenshot",
+      account_ids: [account("instagram")],
+      scheduled_for: later,
+      media_ids: [png]
+    })
+    expect(forInstagram.status, forInstagram.text).toBe(201)
+    const long = await uploaded("long.mp4", "video/mp4", Fixtures.movie({ durationMs: 150_000 }))
+    const forX = await server.request("POST", "/api/v1/posts", {
+      content: "a long video",
+      account_ids: [account("x"), account("facebook")],
+      scheduled_for: later,
+      media_ids: [long]
+    })
+    expect([forX.status, forX.json.error.code]).toEqual([400, "validation_error"])
+    expect(forX.json.error.details?.["validation_errors"]).toEqual([
+      { platform: "x", path: "media_ids.0", message: "x takes videos of at most 140 seconds (150 seconds given)" }
+    ])
+    const forFacebook = await server.request("POST", "/api/v1/posts", {
+      content: "a long video",
+      account_ids: [account("facebook")],
+      scheduled_for: later,
+      media_ids: [long]
+    })
+    expect(forFacebook.status, forFacebook.text).toBe(201)
+  })
+
   it.skipIf(skip)("alt_text: set at upload, changed and cleared by PATCH /media/{id}, bounded, scoped", async () => {
     const png = Fixtures.png(5, 5)
     const p = await server.request("POST", "/api/v1/media/upload", {

@@ -180,6 +180,8 @@ describe("renditions per platform", () => {
       const square = yield* upload(org, yield* Effect.promise(() => png(500, 500)), "image/png", "square.png")
       const t = yield* published(org, tall, { platform: "instagram" })
       expect([t.meta.width, t.meta.height]).toEqual([800, 1000])
+      // The client is told the rendition's own dimensions.
+      expect([t.ref.width, t.ref.height]).toEqual([800, 1000])
       // The padding is white, the picture (blue) is in the middle, whole.
       expect(yield* pixel(t.bytes, 50, 500)).toEqual([255, 255, 255])
       expect(yield* pixel(t.bytes, 750, 500)).toEqual([255, 255, 255])

@@ -57,12 +57,13 @@ const ratioName = (ratio: MediaRules.Ratio): string => `${ratio.width}x${ratio.h
 export type Plan =
   | { readonly _tag: "AsIs" }
   | { readonly _tag: "Rendition"; readonly profile: Profile }
-  | { readonly _tag: "Unfit"; readonly rule: "type" | "size"; readonly message: string }
+  | { readonly _tag: "Unfit"; readonly rule: "type" | "size" | "duration"; readonly message: string }
 
 export interface FitMedium {
   readonly kind: MediaKind
   readonly mimeType: string
   readonly size?: number
+  readonly durationMs?: number
 }
 
 export interface FitTarget {
@@ -122,7 +123,18 @@ export const plan = (medium: FitMedium, target: FitTarget): Plan => {
 
   if (medium.kind !== "image" || !(type in stillFormats || type === "image/gif")) {
     if (!takes(type)) return refusedType()
-    return overCap(type) ? tooLarge(type) : { _tag: "AsIs" }
+    if (overCap(type)) return tooLarge(type)
+    const longest = MediaRules.platformMaxVideoMs[platform]
+    if (medium.kind === "video" && longest !== undefined && (medium.durationMs ?? 0) > longest) {
+      return {
+        _tag: "Unfit",
+        rule: "duration",
+        message: `${platform} takes videos of at most ${longest / 1000} seconds (${
+          Math.ceil(medium.durationMs! / 100) / 10
+        } seconds given)`
+      }
+    }
+    return { _tag: "AsIs" }
   }
   const range = MediaRules.platformAspectRatios[platform]
   const aspect = range !== undefined && MediaRules.instagramContentType(target.contentType, [medium]) === "Post"

@@ -792,7 +792,12 @@ export interface PostMediaInput {
   readonly threadParts?: ReadonlyArray<ReadonlyArray<MediaId>>
 }
 
-const toMedium = (media: Media): MediaRules.PostMedium => ({ kind: media.kind, mimeType: media.mimeType, size: media.size })
+const toMedium = (media: Media): MediaRules.PostMedium => ({
+  kind: media.kind,
+  mimeType: media.mimeType,
+  size: media.size,
+  ...(Option.isSome(media.durationMs) ? { durationMs: media.durationMs.value } : {})
+})
 
 /**
  * A post's media at create (or edit, or schedule) time: every id must be a medium of the organization
@@ -981,6 +986,8 @@ export const resolveForDispatch = (
           filename: renamed(media.filename, planned.profile.format),
           bytes: blobs.get(made.key),
           publicUrl: blobs.publicUrl(made.key),
+          width: made.width,
+          height: made.height,
           ...altText
         })
         continue
@@ -993,6 +1000,9 @@ export const resolveForDispatch = (
         filename: media.filename,
         bytes: blobs.get(media.storageKey),
         publicUrl: blobs.publicUrl(media.storageKey),
+        ...(Option.isSome(media.width) ? { width: media.width.value } : {}),
+        ...(Option.isSome(media.height) ? { height: media.height.value } : {}),
+        ...(Option.isSome(media.durationMs) ? { durationMs: media.durationMs.value } : {}),
         ...altText
       })
     }

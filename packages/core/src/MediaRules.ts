@@ -216,6 +216,8 @@ export interface PostMedium {
   readonly mimeType: string
   /** Bytes; when given, the platform's per-file cap is checked too. */
   readonly size?: number
+  /** A video's duration when known; checked against `platformMaxVideoMs`. */
+  readonly durationMs?: number
 }
 
 export type CheckMode = "draft" | "publish"
@@ -285,6 +287,20 @@ export const ratioValue = (ratio: Ratio): number => ratio.width / ratio.height
  */
 export const platformAspectRatios: Readonly<Partial<Record<Platform, AspectRange>>> = {
   instagram: { min: { width: 4, height: 5 }, max: { width: 1.91, height: 1 } }
+}
+
+/**
+ * The longest video each platform takes, in milliseconds, where the platform reference states it:
+ * X 140 s, Bluesky 3 min, Threads 5 min, Pinterest 15 min, LinkedIn 30 min. A video whose duration
+ * Herald could read (MP4/QuickTime with the moov box up front) and that is longer is refused at
+ * create time; one whose duration is unknown is left to the platform.
+ */
+export const platformMaxVideoMs: Readonly<Partial<Record<Platform, number>>> = {
+  x: 140_000,
+  bluesky: 180_000,
+  threads: 300_000,
+  pinterest: 900_000,
+  linkedin: 1_800_000
 }
 
 export const platformMaxBytes = (platform: Platform, medium: PostMedium): number | undefined => {

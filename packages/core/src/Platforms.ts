@@ -54,6 +54,11 @@ export interface MediaRef {
   readonly publicUrl: Option.Option<string>
   /** The medium's alternative text for this platform (its `settings.altText`, else the medium's). */
   readonly altText?: string
+  /** Pixels of what is sent (a rendition's own), when known: e.g. Bluesky's `aspectRatio`. */
+  readonly width?: number
+  readonly height?: number
+  /** A video's duration, when known. */
+  readonly durationMs?: number
 }
 
 export interface PublishPart {

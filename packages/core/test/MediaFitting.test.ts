@@ -52,6 +52,19 @@ describe("MediaFitting.plan", () => {
     expect(MediaFitting.plan(image("image/gif", 16 * MiB), { platform: "x" })).toMatchObject({ _tag: "Unfit", rule: "size" })
   })
 
+  it("refuses a video longer than the platform takes, when its duration is known", () => {
+    const long = { kind: "video" as const, mimeType: "video/mp4", durationMs: 140_001 }
+    expect(MediaFitting.plan(long, { platform: "x" })).toEqual({
+      _tag: "Unfit",
+      rule: "duration",
+      message: "x takes videos of at most 140 seconds (140.1 seconds given)"
+    })
+    expect(MediaFitting.plan({ ...long, durationMs: 140_000 }, { platform: "x" })).toEqual({ _tag: "AsIs" })
+    expect(MediaFitting.plan(long, { platform: "bluesky" })).toEqual({ _tag: "AsIs" })
+    expect(MediaFitting.plan({ ...long, durationMs: 181_000 }, { platform: "bluesky" })).toMatchObject({ rule: "duration" })
+    expect(MediaFitting.plan(long, { platform: "youtube" })).toEqual({ _tag: "AsIs" })
+  })
+
   it("lets GIFs, videos and documents a platform takes go as they are", () => {
     expect(MediaFitting.plan(image("image/gif", 1000), { platform: "x" })).toEqual({ _tag: "AsIs" })
     expect(MediaFitting.plan(video("video/mp4", 1000), { platform: "instagram" })).toEqual({ _tag: "AsIs" })
