@@ -347,10 +347,10 @@ describe.each([
     const sent = (platform: string) =>
       server.journalLines().filter((l) => l["outcome"] === "published" && l["platform"] === platform)
         .find((l) => Array.isArray(l["media"]) && (l["media"] as ReadonlyArray<{ id: string }>)[0]?.id === id)?.["media"]
-    const bluesky = rendition("png-max1000000")
+    const bluesky = rendition("png-max1000000.png")
     expect(sent("bluesky")).toEqual([{ id, mimeType: "image/png", size: bluesky.length, sha256: sha256(bluesky) }])
     // Instagram takes JPEG only: a PNG is converted, not refused.
-    const instagram = rendition(`jpeg-max${8 * 1024 * 1024}-pad-4x5-1_91x1`)
+    const instagram = rendition(`jpeg-max${8 * 1024 * 1024}-pad-4x5-1_91x1.jpg`)
     expect([instagram[0], instagram[1]]).toEqual([0xff, 0xd8])
     expect(sent("instagram")).toEqual([{ id, mimeType: "image/jpeg", size: instagram.length, sha256: sha256(instagram) }])
   })

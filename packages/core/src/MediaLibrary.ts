@@ -845,9 +845,12 @@ export const checkPostMedia = (input: PostMediaInput) =>
 // Dispatch: bytes for the platform clients
 // ---------------------------------------------------------------------------------------------------
 
-/** Where the rendition of a medium to a profile lives: beside the original, named by the profile. */
+/**
+ * Where the rendition of a medium to a profile lives: beside the original, named by the profile, with
+ * the format's extension (a web server publishing the media directory then sends the right type).
+ */
 export const renditionKey = (media: Media, profile: MediaFitting.Profile): string =>
-  `${media.storageKey}.renditions/${profile.key}`
+  `${media.storageKey}.renditions/${profile.key}.${extensions[profile.format]}`
 
 /** What is known of a stored rendition, kept next to it; written last, so its presence means done. */
 const RenditionRecord = Schema.parseJson(Schema.Struct({
@@ -858,6 +861,8 @@ const RenditionRecord = Schema.parseJson(Schema.Struct({
 type RenditionRecord = typeof RenditionRecord.Type
 
 const recordKey = (key: string) => `${key}.json`
+
+const extensions: Readonly<Record<MediaFitting.RenditionFormat, string>> = { jpeg: "jpg", png: "png", webp: "webp" }
 
 const collectBytes = <E>(stream: Stream.Stream<Uint8Array, E>) =>
   Stream.runFold(stream, [] as Array<Uint8Array>, (chunks, chunk) => {
@@ -906,8 +911,6 @@ export const renditionOf = (media: Media, profile: MediaFitting.Profile, platfor
     ).pipe(Effect.catchTag("BlobTooLarge", () => Effect.fail(renditionFailed(media, platform, "record too large"))))
     return { key, ...record }
   }).pipe(Effect.withSpan("MediaLibrary.renditionOf"))
-
-const extensions: Readonly<Record<MediaFitting.RenditionFormat, string>> = { jpeg: "jpg", png: "png", webp: "webp" }
 
 const renamed = (filename: string, format: MediaFitting.RenditionFormat): string => {
   const dot = filename.lastIndexOf(".")
