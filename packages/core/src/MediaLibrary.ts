@@ -495,7 +495,8 @@ export const complete = (organizationId: OrganizationId, rawId: string) =>
 
 export const ImportBody = Schema.Struct({
   url: Schema.String,
-  filename: Schema.optional(Schema.NullOr(Schema.String))
+  filename: Schema.optional(Schema.NullOr(Schema.String)),
+  alt_text: Schema.optional(Schema.NullOr(Schema.String))
 })
 export type ImportBody = typeof ImportBody.Type
 
@@ -523,6 +524,7 @@ export const importFromUrl = (organizationId: OrganizationId, raw: unknown) =>
     const body = yield* Posts.decodeBody(ImportBody, raw)
     const url = body.url.trim()
     if (url === "") return yield* Effect.fail(invalid("url", "Expected an http(s) URL"))
+    const altText = yield* checkAltText(body.alt_text)
     if (body.filename !== undefined && body.filename !== null) {
       const name = body.filename
       if (name.trim() === "" || name.length > MediaRules.maxFilenameLength || /[\u0000-\u001f\u007f]/.test(name)) {
@@ -588,6 +590,7 @@ export const importFromUrl = (organizationId: OrganizationId, raw: unknown) =>
         error: Option.none(),
         storageKey: key,
         sourceUrl: Option.some(url),
+        altText,
         createdAt: now,
         updatedAt: now
       })
