@@ -322,13 +322,13 @@ describe.each([
     expect(tiktokVideo.status, tiktokVideo.text).toBe(201)
   })
 
-  it.skipIf(skip)("end to end: the sandbox publishes an uploaded image and reads its exact bytes through the blob store", async () => {
+  it.skipIf(skip)("end to end: the sandbox publishes each platform's rendition of an uploaded image, read through the blob store", async () => {
     const png = Fixtures.png(33, 21)
     const id = await uploaded("e2e.png", "image/png", png)
     expect((await server.request("POST", `/api/v1/media/${id}/complete`)).status).toBe(200)
     const post = await server.request("POST", "/api/v1/posts", {
       content: "Picture from the sandbox",
-      account_ids: [account("bluesky")],
+      account_ids: [account("bluesky"), account("instagram")],
       media_ids: [id]
     })
     expect(post.status, post.text).toBe(201)
@@ -339,9 +339,20 @@ describe.each([
       status = String((await server.request("GET", `/api/v1/posts/${postId}`)).json.data["status"])
     }
     expect(status).toBe("published")
-    const sends = server.journalLines().filter((l) => l["outcome"] === "published" && l["platform"] === "bluesky")
-    const withMedia = sends.find((l) => Array.isArray(l["media"]) && (l["media"] as ReadonlyArray<{ id: string }>)[0]?.id === id)
-    expect(withMedia?.["media"]).toEqual([{ id, mimeType: "image/png", size: png.length, sha256: sha256(png) }])
+    const orgDirs = fs.readdirSync(path.join(server.dataDir, "media"))
+    const original = orgDirs.map((d) => path.join(server.dataDir, "media", d, id)).find((f) => fs.existsSync(f))!
+    // The original is untouched; each platform got its rendition, stored beside it.
+    expect(sha256(fs.readFileSync(original))).toBe(sha256(png))
+    const rendition = (profile: string) => fs.readFileSync(`${original}.renditions/${profile}`)
+    const sent = (platform: string) =>
+      server.journalLines().filter((l) => l["outcome"] === "published" && l["platform"] === platform)
+        .find((l) => Array.isArray(l["media"]) && (l["media"] as ReadonlyArray<{ id: string }>)[0]?.id === id)?.["media"]
+    const bluesky = rendition("png-max1000000.png")
+    expect(sent("bluesky")).toEqual([{ id, mimeType: "image/png", size: bluesky.length, sha256: sha256(bluesky) }])
+    // Instagram takes JPEG only: a PNG is converted, not refused.
+    const instagram = rendition(`jpeg-max${8 * 1024 * 1024}-pad-4x5-1_91x1.jpg`)
+    expect([instagram[0], instagram[1]]).toEqual([0xff, 0xd8])
+    expect(sent("instagram")).toEqual([{ id, mimeType: "image/jpeg", size: instagram.length, sha256: sha256(instagram) }])
   })
 
   it.skipIf(skip)("answers match the OpenAPI document", async () => {
@@ -372,6 +383,71 @@ describe.each([
       await server.request("POST", "/api/v1/media/upload-from-url", { url: "http://10.0.0.1/a.png" })
     )
     conforms("/api/v1/media/{id}", "delete", await server.request("DELETE", `/api/v1/media/${p.json.data.id}`))
+  })
+
+  it.skipIf(skip)("posts: what a rendition can fit is planned, not refused; a video too long for a platform is refused at create time", async () => {
+    const later = new Date(Date.now() + 3_600_000).toISOString()
+    const png = await uploaded("screen.png", "image/png", Fixtures.png(40, 30))
+    const forInstagram = await server.request("POST", "/api/v1/posts", {
+      content: "a screenshot",
+      account_ids: [account("instagram")],
+      scheduled_for: later,
+      media_ids: [png]
+    })
+    expect(forInstagram.status, forInstagram.text).toBe(201)
+    const long = await uploaded("long.mp4", "video/mp4", Fixtures.movie({ durationMs: 150_000 }))
+    const forX = await server.request("POST", "/api/v1/posts", {
+      content: "a long video",
+      account_ids: [account("x"), account("facebook")],
+      scheduled_for: later,
+      media_ids: [long]
+    })
+    expect([forX.status, forX.json.error.code]).toEqual([400, "validation_error"])
+    expect(forX.json.error.details?.["validation_errors"]).toEqual([
+      { platform: "x", path: "media_ids.0", message: "x takes videos of at most 140 seconds (150 seconds given)" }
+    ])
+    const forFacebook = await server.request("POST", "/api/v1/posts", {
+      content: "a long video",
+      account_ids: [account("facebook")],
+      scheduled_for: later,
+      media_ids: [long]
+    })
+    expect(forFacebook.status, forFacebook.text).toBe(201)
+  })
+
+  it.skipIf(skip)("alt_text: set at upload, changed and cleared by PATCH /media/{id}, bounded, scoped", async () => {
+    const png = Fixtures.png(5, 5)
+    const p = await server.request("POST", "/api/v1/media/upload", {
+      filename: "alt.png",
+      content_type: "image/png",
+      file_size: png.length,
+      alt_text: "  A red bicycle against a wall  "
+    })
+    expect(p.status, p.text).toBe(201)
+    expect(p.json.data["alt_text"]).toBe("A red bicycle against a wall")
+    const id = p.json.data.id
+    expect((await server.request("GET", `/api/v1/media/${id}`)).json.data["alt_text"]).toBe("A red bicycle against a wall")
+    const changed = await server.request("PATCH", `/api/v1/media/${id}`, { alt_text: "A blue bicycle" })
+    expect(changed.status, changed.text).toBe(200)
+    expect(changed.json.data).toMatchObject({ id, alt_text: "A blue bicycle", status: "pending_upload" })
+    const tooLong = await server.request("PATCH", `/api/v1/media/${id}`, { alt_text: "x".repeat(1001) })
+    expect([tooLong.status, tooLong.json.error.code]).toEqual([400, "validation_error"])
+    expect((await server.request("GET", `/api/v1/media/${id}`)).json.data["alt_text"]).toBe("A blue bicycle")
+    const badType = await server.request("PATCH", `/api/v1/media/${id}`, { alt_text: 5 })
+    expect([badType.status, badType.json.error.code]).toEqual([400, "validation_error"])
+    // Absent leaves it; null clears it.
+    expect((await server.request("PATCH", `/api/v1/media/${id}`, {})).json.data["alt_text"]).toBe("A blue bicycle")
+    const cleared = await server.request("PATCH", `/api/v1/media/${id}`, { alt_text: null })
+    expect(cleared.json.data["alt_text"]).toBeNull()
+    const unknown = await server.request("PATCH", "/api/v1/media/00000000-0000-4000-8000-000000000000", { alt_text: "x" })
+    expect(unknown.status).toBe(404)
+    const tooLongAtUpload = await server.request("POST", "/api/v1/media/upload", {
+      filename: "alt.png",
+      content_type: "image/png",
+      file_size: png.length,
+      alt_text: "y".repeat(1001)
+    })
+    expect([tooLongAtUpload.status, tooLongAtUpload.json.error.code]).toEqual([400, "validation_error"])
   })
 
   it.skipIf(skip)("delete: media.deleted, the file is removed, then 404", async () => {

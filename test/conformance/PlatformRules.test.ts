@@ -170,6 +170,11 @@ describe.each([
     expect(rules.x.first_comment).toBe(true)
     expect(rules.tiktok.first_comment).toBe(false)
     expect(rules.bluesky.media.max_bytes.image).toBe(1_000_000)
+    expect(rules.instagram.media.converted_types).toEqual(["image/png", "image/webp"])
+    expect(rules.instagram.media.aspect_ratio).toEqual({ min: "4:5", max: "1.91:1" })
+    expect(rules.bluesky.media.aspect_ratio).toBeNull()
+    expect(rules.x.media.max_video_seconds).toBe(140)
+    expect(rules.tiktok.media.converted_types).toEqual([])
     expect(rules.x.media.max_images).toBe(4)
 
     const doc = (await server.request("GET", "/api/v1/openapi.json", { key: null })).json as {

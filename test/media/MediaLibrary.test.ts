@@ -200,8 +200,12 @@ describe("MediaLibrary", () => {
       expect(gif).toMatchObject({ mimeType: "image/gif", kind: "image", status: "ready", filename: "download" })
       expect(gif.width).toEqual(Option.some(6))
       expect(gif.sourceUrl).toEqual(Option.some("https://example.com/blob"))
-      const doc = yield* MediaLibrary.importFromUrl(org, { url: "https://example.com/doc" })
+      const doc = yield* MediaLibrary.importFromUrl(org, { url: "https://example.com/doc", alt_text: " The report " })
       expect(doc).toMatchObject({ mimeType: "application/pdf", kind: "document", filename: "Report.pdf" })
+      expect(doc.altText).toEqual(Option.some("The report"))
+      expect(gif.altText).toEqual(Option.none())
+      expect(codeOf(yield* Effect.exit(MediaLibrary.importFromUrl(org, { url: "https://example.com/doc", alt_text: "z".repeat(1001) }))))
+        .toBe("validation_error")
 
       const lie = yield* Effect.exit(MediaLibrary.importFromUrl(org, { url: "https://example.com/lie.jpg", filename: "x.jpg" }))
       expect(codeOf(lie)).toBe("file_type_mismatch")

@@ -43,6 +43,12 @@ export interface MediaRule {
   readonly documents_apart: boolean
   /** The largest file of each kind the platform takes (its cap or Herald's, the lower); null: not taken. */
   readonly max_bytes: MediaSizes
+  /** Still image types the platform does not take that Herald sends as a JPEG rendition. */
+  readonly converted_types: ReadonlyArray<string>
+  /** Feed images outside this range are letterboxed (or cropped with settings.mediaFit "crop"). */
+  readonly aspect_ratio: { readonly min: string; readonly max: string } | null
+  /** The longest video the platform takes, in seconds; longer ones are refused at create time. */
+  readonly max_video_seconds: number | null
 }
 
 export interface ContentTypeRule {
@@ -125,9 +131,23 @@ const media = (platform: Platform): MediaRule => {
     max_images: structure.maxImages ?? null,
     alone: structure.alone,
     documents_apart: structure.documentsApart ?? false,
-    max_bytes: { image: ofKind("image"), gif: largest("image/gif"), video: ofKind("video"), document: ofKind("document") }
+    max_bytes: { image: ofKind("image"), gif: largest("image/gif"), video: ofKind("video"), document: ofKind("document") },
+    converted_types: types.includes("image/jpeg")
+      ? MediaRules.supportedMediaTypes.filter((t) =>
+        t !== "image/gif" && MediaRules.kindOf(t) === "image" && !types.includes(t)
+      )
+      : [],
+    aspect_ratio: ratioRange(MediaRules.platformAspectRatios[platform]),
+    max_video_seconds: MediaRules.platformMaxVideoMs[platform] === undefined
+      ? null
+      : MediaRules.platformMaxVideoMs[platform]! / 1000
   }
 }
+
+const ratioRange = (range: MediaRules.AspectRange | undefined): MediaRule["aspect_ratio"] =>
+  range === undefined
+    ? null
+    : { min: `${range.min.width}:${range.min.height}`, max: `${range.max.width}:${range.max.height}` }
 
 const setting = (spec: PlatformRules.SettingSpec): SettingRule => {
   const common = {

@@ -49,6 +49,7 @@ import {
   type PublishResult
 } from "./Platforms.js"
 import type { Post } from "./Post.js"
+import type { Platform } from "./Platform.js"
 import { threadPlatforms } from "./PlatformRules.js"
 import * as PostLifecycle from "./PostLifecycle.js"
 import { PostStore } from "./PostStore.js"
@@ -94,9 +95,18 @@ export const poke: Effect.Effect<void> = Effect.flatMap(
 export class DispatchMedia extends Context.Tag("@herald/core/DispatchMedia")<DispatchMedia, {
   readonly resolve: (
     organizationId: OrganizationId,
-    ids: ReadonlyArray<MediaId>
+    ids: ReadonlyArray<MediaId>,
+    /** The destination's platform (and Instagram content type, settings): the media fitted to it. */
+    target?: MediaTarget
   ) => Effect.Effect<ReadonlyArray<MediaRef>, PublishError | PersistenceError>
 }>() {}
+
+/** Where media are going, so each can be handed over as its rendition for that platform. */
+export interface MediaTarget {
+  readonly platform: Platform
+  readonly contentType?: string | undefined
+  readonly settings?: { readonly [key: string]: unknown } | undefined
+}
 
 // ---------------------------------------------------------------------------------------------------
 // Options
@@ -267,14 +277,14 @@ const parseCredentials = (account: SocialAccount): Credentials => {
   return Redacted.make(record)
 }
 
-const resolveMedia = (organizationId: OrganizationId, ids: ReadonlyArray<MediaId>) =>
+const resolveMedia = (organizationId: OrganizationId, ids: ReadonlyArray<MediaId>, target: MediaTarget) =>
   Effect.gen(function*() {
     if (ids.length === 0) return [] as ReadonlyArray<MediaRef>
     const media = yield* Effect.serviceOption(DispatchMedia)
     if (Option.isNone(media)) {
       return yield* new PublishError({ kind: "media", message: "Media storage is not configured on this server" })
     }
-    return yield* media.value.resolve(organizationId, ids)
+    return yield* media.value.resolve(organizationId, ids, target)
   })
 
 /** The request for one destination, with the platform's override applied and thread parts in order. */
@@ -286,14 +296,19 @@ export const buildRequest = (
 ) =>
   Effect.gen(function*() {
     const override = post.platformContent[destination.platform]
+    const target: MediaTarget = {
+      platform: destination.platform,
+      contentType: override?.contentType,
+      settings: override?.settings
+    }
     const main: PublishPart = {
       content: override?.content ?? post.content,
-      media: yield* resolveMedia(post.organizationId, post.mediaIds)
+      media: yield* resolveMedia(post.organizationId, post.mediaIds, target)
     }
     const thread: Array<PublishPart> = []
     if (threadPlatforms.includes(destination.platform)) {
       for (const part of post.threadPosts) {
-        thread.push({ content: part.content, media: yield* resolveMedia(post.organizationId, part.media_ids ?? []) })
+        thread.push({ content: part.content, media: yield* resolveMedia(post.organizationId, part.media_ids ?? [], { platform: destination.platform }) })
       }
     }
     const request: PublishRequest = {

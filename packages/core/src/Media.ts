@@ -1,3 +1,4 @@
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { MediaId, OrganizationId } from "./Ids.js"
 
@@ -27,6 +28,11 @@ export class Media extends Schema.Class<Media>("Media")({
   /** Where the bytes are, in the BlobStore's terms. */
   storageKey: Schema.String,
   sourceUrl: Schema.OptionFromNullOr(Schema.String),
+  /** Alternative text for every platform that takes it (a platform's `settings.altText` overrides it). */
+  altText: Schema.OptionFromNullOr(Schema.String).pipe(
+    Schema.propertySignature,
+    Schema.withConstructorDefault(() => Option.none<string>())
+  ),
   createdAt: Schema.DateTimeUtc,
   updatedAt: Schema.DateTimeUtc
 }) {}

@@ -22,13 +22,14 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { BlobStore } from "./BlobStore.js"
 import { Crypto } from "./Crypto.js"
-import { DispatchMedia } from "./Dispatcher.js"
+import { DispatchMedia, type MediaTarget } from "./Dispatcher.js"
 import { DomainError } from "./Errors.js"
 import { Event, type EventData } from "./Event.js"
 import { EventStore } from "./EventStore.js"
 import * as FieldCaps from "./FieldCaps.js"
 import { IdGenerator } from "./IdGenerator.js"
 import { EventId, MediaId, OrganizationId } from "./Ids.js"
+import * as MediaFitting from "./MediaFitting.js"
 import { Media, MediaKind } from "./Media.js"
 import * as MediaRules from "./MediaRules.js"
 import { MediaStore } from "./MediaStore.js"
@@ -258,8 +259,26 @@ export const verifyUpload = (rawId: string, token: string) =>
 export const UploadBody = Schema.Struct({
   filename: FieldCaps.cappedString(FieldCaps.maxLabel),
   content_type: Schema.optional(FieldCaps.cappedString(FieldCaps.maxLabel)),
-  file_size: Schema.Number
+  file_size: Schema.Number,
+  alt_text: Schema.optional(Schema.NullOr(Schema.String))
 })
+
+/** The longest `alt_text`: X's limit (1000 characters), the strictest of the platforms that take one. */
+export const maxAltTextLength = 1000
+
+/** A usable alt text: trimmed, empty is none, at most 1000 characters (`validation_error` beyond). */
+export const checkAltText = (raw: string | null | undefined): Effect.Effect<Option.Option<string>, DomainError> => {
+  const text = raw?.trim() ?? ""
+  if (text.length > maxAltTextLength) {
+    return Effect.fail(invalid("alt_text", `Expected at most ${maxAltTextLength} characters (${text.length} given)`))
+  }
+  return Effect.succeed(text === "" ? Option.none() : Option.some(text))
+}
+
+export const UpdateBody = Schema.Struct({
+  alt_text: Schema.optional(Schema.NullOr(Schema.String))
+})
+export type UpdateBody = typeof UpdateBody.Type
 export type UploadBody = typeof UploadBody.Type
 
 export interface Presigned {
@@ -286,6 +305,7 @@ export const presign = (organizationId: OrganizationId, raw: unknown) =>
       contentType: body.content_type ?? "",
       size: body.file_size
     })
+    const altText = yield* checkAltText(body.alt_text)
     const id = MediaId.make(yield* (yield* IdGenerator).uuid)
     const now = yield* DateTime.now
     const media = new Media({
@@ -302,6 +322,7 @@ export const presign = (organizationId: OrganizationId, raw: unknown) =>
       error: Option.none(),
       storageKey: storageKey(organizationId, id),
       sourceUrl: Option.none(),
+      altText,
       createdAt: now,
       updatedAt: now
     })
@@ -475,7 +496,8 @@ export const complete = (organizationId: OrganizationId, rawId: string) =>
 
 export const ImportBody = Schema.Struct({
   url: FieldCaps.cappedString(FieldCaps.maxUrl),
-  filename: Schema.optional(Schema.NullOr(FieldCaps.cappedString(FieldCaps.maxLabel)))
+  filename: Schema.optional(Schema.NullOr(FieldCaps.cappedString(FieldCaps.maxLabel))),
+  alt_text: Schema.optional(Schema.NullOr(Schema.String))
 })
 export type ImportBody = typeof ImportBody.Type
 
@@ -503,6 +525,7 @@ export const importFromUrl = (organizationId: OrganizationId, raw: unknown) =>
     const body = yield* Posts.decodeBody(ImportBody, raw)
     const url = body.url.trim()
     if (url === "") return yield* Effect.fail(invalid("url", "Expected an http(s) URL"))
+    const altText = yield* checkAltText(body.alt_text)
     if (body.filename !== undefined && body.filename !== null) {
       const name = body.filename
       if (name.trim() === "" || name.length > MediaRules.maxFilenameLength || /[\u0000-\u001f\u007f]/.test(name)) {
@@ -568,6 +591,7 @@ export const importFromUrl = (organizationId: OrganizationId, raw: unknown) =>
         error: Option.none(),
         storageKey: key,
         sourceUrl: Option.some(url),
+        altText,
         createdAt: now,
         updatedAt: now
       })
@@ -644,6 +668,26 @@ export const list = (organizationId: OrganizationId, params: ListParams) =>
 export const get = (organizationId: OrganizationId, rawId: string) => loadIn(organizationId, rawId)
 
 /**
+ * PATCH /media/{id}: `alt_text` (a string sets it, null or empty clears it, absent leaves it). Any
+ * status may be edited; the write is fenced on the status read, so a finalize racing it is not lost
+ * (the edit is retried once on the fresh record).
+ */
+export const update = (organizationId: OrganizationId, rawId: string, raw: unknown) =>
+  Effect.gen(function*() {
+    const body = yield* Posts.decodeBody(UpdateBody, raw)
+    if (body.alt_text === undefined) return yield* loadIn(organizationId, rawId)
+    const altText = yield* checkAltText(body.alt_text)
+    const store = yield* MediaStore
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const media = yield* loadIn(organizationId, rawId)
+      if (Option.getEquivalence((a: string, b: string) => a === b)(media.altText, altText)) return media
+      const updated = new Media({ ...media, altText, updatedAt: yield* DateTime.now })
+      if (yield* store.update(updated, media.status)) return updated
+    }
+    return yield* DomainError.fail("service_unavailable", "The medium changed while it was being edited; try again")
+  }).pipe(Effect.withSpan("MediaLibrary.update"))
+
+/**
  * DELETE /media/{id}: the record and event media.deleted in one transaction, then the bytes. Posts
  * that still name the medium fail to publish it with a message saying it was deleted.
  */
@@ -661,6 +705,8 @@ export const remove = (organizationId: OrganizationId, rawId: string) =>
     yield* (yield* BlobStore).delete(media.storageKey).pipe(
       Effect.catchAll((e) => Effect.logWarning("media: the bytes of a deleted medium could not be removed", e))
     )
+    yield* Effect.forEach(renditionKeys(media), (key) =>
+      Effect.zipRight(removeBlobQuietly(key), removeBlobQuietly(recordKey(key))), { discard: true })
     return media
   }).pipe(Effect.withSpan("MediaLibrary.remove"))
 
@@ -750,7 +796,12 @@ export interface PostMediaInput {
   readonly threadParts?: ReadonlyArray<ReadonlyArray<MediaId>>
 }
 
-const toMedium = (media: Media): MediaRules.PostMedium => ({ kind: media.kind, mimeType: media.mimeType, size: media.size })
+const toMedium = (media: Media): MediaRules.PostMedium => ({
+  kind: media.kind,
+  mimeType: media.mimeType,
+  size: media.size,
+  ...(Option.isSome(media.durationMs) ? { durationMs: media.durationMs.value } : {})
+})
 
 /**
  * A post's media at create (or edit, or schedule) time: every id must be a medium of the organization
@@ -798,11 +849,109 @@ export const checkPostMedia = (input: PostMediaInput) =>
 // Dispatch: bytes for the platform clients
 // ---------------------------------------------------------------------------------------------------
 
-/** The media of a post as platform clients read them: bytes through the blob store, or its public URL. */
-export const resolveForDispatch = (organizationId: OrganizationId, ids: ReadonlyArray<MediaId>) =>
+/**
+ * Where the rendition of a medium to a profile lives: beside the original, named by the profile, with
+ * the format's extension (a web server publishing the media directory then sends the right type).
+ */
+export const renditionKey = (media: Media, profile: MediaFitting.Profile): string =>
+  `${media.storageKey}.renditions/${profile.key}.${extensions[profile.format]}`
+
+/** What is known of a stored rendition, kept next to it; written last, so its presence means done. */
+const RenditionRecord = Schema.parseJson(Schema.Struct({
+  size: Schema.NonNegativeInt,
+  width: Schema.Int,
+  height: Schema.Int
+}))
+type RenditionRecord = typeof RenditionRecord.Type
+
+const recordKey = (key: string) => `${key}.json`
+
+const extensions: Readonly<Record<MediaFitting.RenditionFormat, string>> = { jpeg: "jpg", png: "png", webp: "webp" }
+
+const collectBytes = <E>(stream: Stream.Stream<Uint8Array, E>) =>
+  Stream.runFold(stream, [] as Array<Uint8Array>, (chunks, chunk) => {
+    chunks.push(chunk)
+    return chunks
+  }).pipe(Effect.map((chunks) => {
+    const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0))
+    let offset = 0
+    for (const chunk of chunks) {
+      out.set(chunk, offset)
+      offset += chunk.length
+    }
+    return out
+  }))
+
+const renditionFailed = (media: Media, platform: Platform, message: string) =>
+  new PublishError({ kind: "media", message: `Media ${media.id} cannot be fitted for ${platform}: ${message}` })
+
+/**
+ * The rendition of `media` to `profile`: the stored one when it was made before (by any process),
+ * else made from the original now and stored beside it (the original is only read). Two processes
+ * making the same rendition at once both write the same bytes; each write replaces the file whole.
+ */
+export const renditionOf = (media: Media, profile: MediaFitting.Profile, platform: Platform) =>
+  Effect.gen(function*() {
+    const blobs = yield* BlobStore
+    const key = renditionKey(media, profile)
+    if (yield* blobs.exists(recordKey(key))) {
+      const text = new TextDecoder().decode(yield* collectBytes(blobs.get(recordKey(key))))
+      const stored = Schema.decodeUnknownOption(RenditionRecord)(text)
+      if (Option.isSome(stored)) return { key, ...stored.value }
+    }
+    const renditions = yield* MediaFitting.ImageRenditions
+    const source = yield* collectBytes(blobs.get(media.storageKey))
+    const rendered = yield* renditions.render(source, profile).pipe(
+      Effect.mapError((e) => renditionFailed(media, platform, e.message))
+    )
+    yield* blobs.put(key, Stream.make(rendered.bytes), profile.maxBytes).pipe(
+      Effect.catchTag("BlobTooLarge", () => Effect.fail(renditionFailed(media, platform, "the rendition is too large")))
+    )
+    const record: RenditionRecord = { size: rendered.bytes.length, width: rendered.width, height: rendered.height }
+    yield* blobs.put(
+      recordKey(key),
+      Stream.make(new TextEncoder().encode(Schema.encodeSync(RenditionRecord)(record))),
+      64 * 1024
+    ).pipe(Effect.catchTag("BlobTooLarge", () => Effect.fail(renditionFailed(media, platform, "record too large"))))
+    return { key, ...record }
+  }).pipe(Effect.withSpan("MediaLibrary.renditionOf"))
+
+const renamed = (filename: string, format: MediaFitting.RenditionFormat): string => {
+  const dot = filename.lastIndexOf(".")
+  return `${dot > 0 ? filename.slice(0, dot) : filename}.${extensions[format]}`
+}
+
+/**
+ * Every rendition key a medium can have (each platform, content type and fit), so that deleting the
+ * medium removes them too.
+ */
+export const renditionKeys = (media: Media): ReadonlyArray<string> => {
+  const keys = new Set<string>()
+  for (const platform of Object.keys(MediaRules.acceptedTypes) as ReadonlyArray<Platform>) {
+    for (const contentType of [undefined, "Story"]) {
+      for (const fit of ["pad", "crop"] as const) {
+        const planned = MediaFitting.plan(toMedium(media), { platform, contentType, fit })
+        if (planned._tag === "Rendition") keys.add(renditionKey(media, planned.profile))
+      }
+    }
+  }
+  return [...keys]
+}
+
+/**
+ * The media of a post as platform clients read them: bytes through the blob store, or its public URL.
+ * With a `target` and an `ImageRenditions` service, each image goes out as its rendition for the
+ * target's platform (made on first use, then reused), never as the original.
+ */
+export const resolveForDispatch = (
+  organizationId: OrganizationId,
+  ids: ReadonlyArray<MediaId>,
+  target?: MediaTarget
+) =>
   Effect.gen(function*() {
     const store = yield* MediaStore
     const blobs = yield* BlobStore
+    const renditions = yield* Effect.serviceOption(MediaFitting.ImageRenditions)
     const found = yield* store.findByIds(organizationId, ids)
     const byId = new Map(found.map((m) => [m.id as string, m]))
     const refs: Array<MediaRef> = []
@@ -814,6 +963,42 @@ export const resolveForDispatch = (organizationId: OrganizationId, ids: Readonly
       if (media.status !== "ready") {
         return yield* new PublishError({ kind: "media", message: `Media ${id} is ${media.status}, not ready` })
       }
+      const override = target?.settings?.["altText"]
+      const altText = typeof override === "string" && override.trim() !== ""
+        ? { altText: override.trim() }
+        : Option.isSome(media.altText)
+        ? { altText: media.altText.value }
+        : {}
+      const planned = target === undefined
+        ? undefined
+        : MediaFitting.plan(toMedium(media), {
+          platform: target.platform,
+          contentType: target.contentType,
+          ...(MediaFitting.fitSetting(target.settings) === undefined
+            ? {}
+            : { fit: MediaFitting.fitSetting(target.settings)! })
+        })
+      if (target !== undefined && planned?._tag === "Unfit") {
+        return yield* renditionFailed(media, target.platform, planned.message)
+      }
+      if (target !== undefined && planned?._tag === "Rendition" && Option.isSome(renditions)) {
+        const made = yield* renditionOf(media, planned.profile, target.platform).pipe(
+          Effect.provideService(MediaFitting.ImageRenditions, renditions.value)
+        )
+        refs.push({
+          id: media.id,
+          mimeType: MediaFitting.renditionMimeType(planned.profile.format),
+          kind: media.kind,
+          size: made.size,
+          filename: renamed(media.filename, planned.profile.format),
+          bytes: blobs.get(made.key),
+          publicUrl: blobs.publicUrl(made.key),
+          width: made.width,
+          height: made.height,
+          ...altText
+        })
+        continue
+      }
       refs.push({
         id: media.id,
         mimeType: media.mimeType,
@@ -821,7 +1006,11 @@ export const resolveForDispatch = (organizationId: OrganizationId, ids: Readonly
         size: media.size,
         filename: media.filename,
         bytes: blobs.get(media.storageKey),
-        publicUrl: blobs.publicUrl(media.storageKey)
+        publicUrl: blobs.publicUrl(media.storageKey),
+        ...(Option.isSome(media.width) ? { width: media.width.value } : {}),
+        ...(Option.isSome(media.height) ? { height: media.height.value } : {}),
+        ...(Option.isSome(media.durationMs) ? { durationMs: media.durationMs.value } : {}),
+        ...altText
       })
     }
     return refs as ReadonlyArray<MediaRef>
@@ -856,12 +1045,23 @@ export const layerPostMedia: Layer.Layer<Posts.PostMedia, never, FinalizeService
   })
 )
 
-/** `Dispatcher.DispatchMedia` over the library. */
+/**
+ * `Dispatcher.DispatchMedia` over the library; with `ImageRenditions` in the context, images go out
+ * as their renditions for the destination's platform.
+ */
 export const layerDispatchMedia: Layer.Layer<DispatchMedia, never, MediaStore | BlobStore> = Layer.effect(
   DispatchMedia,
-  Effect.map(Effect.context<MediaStore | BlobStore>(), (context) =>
-    DispatchMedia.of({
-      resolve: (organizationId, ids) => resolveForDispatch(organizationId, ids).pipe(Effect.provide(context))
-    }))
+  Effect.gen(function*() {
+    const context = yield* Effect.context<MediaStore | BlobStore>()
+    const renditions = yield* Effect.serviceOption(MediaFitting.ImageRenditions)
+    return DispatchMedia.of({
+      resolve: (organizationId, ids, target) => {
+        const resolved = resolveForDispatch(organizationId, ids, target).pipe(Effect.provide(context))
+        return Option.isSome(renditions)
+          ? Effect.provideService(resolved, MediaFitting.ImageRenditions, renditions.value)
+          : resolved
+      }
+    })
+  })
 )
 

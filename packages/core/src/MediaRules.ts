@@ -6,6 +6,7 @@
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import { DomainError } from "./Errors.js"
+import * as MediaFitting from "./MediaFitting.js"
 import type { MediaKind } from "./Media.js"
 import type { Platform } from "./Platform.js"
 import { threadPlatforms, validationError } from "./PlatformRules.js"
@@ -215,6 +216,8 @@ export interface PostMedium {
   readonly mimeType: string
   /** Bytes; when given, the platform's per-file cap is checked too. */
   readonly size?: number
+  /** A video's duration when known; checked against `platformMaxVideoMs`. */
+  readonly durationMs?: number
 }
 
 export type CheckMode = "draft" | "publish"
@@ -262,6 +265,42 @@ export const platformSizeCaps: Readonly<Partial<Record<Platform, SizeCaps>>> = {
   // Uploaded photos 10 MB, any other uploaded file 50 MB (the Bot API's multipart cap).
   telegram: { image: 10 * MiB, gif: 50 * MiB, video: 50 * MiB, document: 50 * MiB },
   discord: { image: 10 * MiB, video: 10 * MiB, document: 10 * MiB }
+}
+
+/** A width:height ratio as the platform states it (4:5, 1.91:1). */
+export interface Ratio {
+  readonly width: number
+  readonly height: number
+}
+
+/** The aspect ratios a platform takes for still images, inclusive. */
+export interface AspectRange {
+  readonly min: Ratio
+  readonly max: Ratio
+}
+
+export const ratioValue = (ratio: Ratio): number => ratio.width / ratio.height
+
+/**
+ * Aspect ratios of feed images where the reference states them: Instagram feed posts and carousels
+ * 4:5 (portrait) to 1.91:1 (landscape); outside it the Graph API refuses the image at publish time.
+ */
+export const platformAspectRatios: Readonly<Partial<Record<Platform, AspectRange>>> = {
+  instagram: { min: { width: 4, height: 5 }, max: { width: 1.91, height: 1 } }
+}
+
+/**
+ * The longest video each platform takes, in milliseconds, where the platform reference states it:
+ * X 140 s, Bluesky 3 min, Threads 5 min, Pinterest 15 min, LinkedIn 30 min. A video whose duration
+ * Herald could read (MP4/QuickTime with the moov box up front) and that is longer is refused at
+ * create time; one whose duration is unknown is left to the platform.
+ */
+export const platformMaxVideoMs: Readonly<Partial<Record<Platform, number>>> = {
+  x: 140_000,
+  bluesky: 180_000,
+  threads: 300_000,
+  pinterest: 900_000,
+  linkedin: 1_800_000
 }
 
 export const platformMaxBytes = (platform: Platform, medium: PostMedium): number | undefined => {
@@ -384,8 +423,9 @@ const structureProblems = (
 }
 
 /**
- * The problems of one post's media on `platform`: each medium's type (and size, when given) against
- * what the platform takes, then counts and mixing. `publish` also requires the media a platform
+ * The problems of one post's media on `platform`: each medium that no rendition can fit to what the
+ * platform takes (`MediaFitting.plan`: a type with no conversion, a video or GIF over the cap), then
+ * counts and mixing. `publish` also requires the media a platform
  * cannot post without (instagram and pinterest: some; tiktok and youtube: one video); `draft` checks
  * only what is there. `path` names the request field (`media_ids`, or a thread post's).
  */
@@ -397,28 +437,10 @@ export const postMediaIssues = (
 ): ReadonlyArray<MediaIssue> => {
   const path = options.path ?? "media_ids"
   const issues: Array<MediaIssue> = []
-  const accepted = acceptedTypes[platform]
   for (const [i, medium] of media.entries()) {
-    const type = normalizeMimeType(medium.mimeType)
-    if (!accepted.some((t) => t === type)) {
-      const sameKind = accepted.filter((t) => mediaTypes[t] === medium.kind)
-      issues.push({
-        platform,
-        path: `${path}.${i}`,
-        message: sameKind.length === 0
-          ? `${platform} does not take ${kindNames[medium.kind]}`
-          : `${platform} does not take ${type} ${kindNames[medium.kind]}; it takes ${sameKind.join(", ")}`
-      })
-      continue
-    }
-    const cap = platformMaxBytes(platform, medium)
-    if (medium.size !== undefined && cap !== undefined && medium.size > cap) {
-      issues.push({
-        platform,
-        path: `${path}.${i}`,
-        message: `${platform} takes files of at most ${cap} bytes for this type (${medium.size} given)`
-      })
-    }
+    // A medium that a rendition can fit (another image type, too many bytes, an off ratio) passes.
+    const planned = MediaFitting.plan(medium, { platform, contentType })
+    if (planned._tag === "Unfit") issues.push({ platform, path: `${path}.${i}`, message: planned.message })
   }
   for (const message of structureProblems(platform, contentType, media, options.mode ?? "publish")) {
     issues.push({ platform, path, message })

@@ -52,6 +52,13 @@ export interface MediaRef {
   readonly filename: string
   readonly bytes: Stream.Stream<Uint8Array, unknown>
   readonly publicUrl: Option.Option<string>
+  /** The medium's alternative text for this platform (its `settings.altText`, else the medium's). */
+  readonly altText?: string
+  /** Pixels of what is sent (a rendition's own), when known: e.g. Bluesky's `aspectRatio`. */
+  readonly width?: number
+  readonly height?: number
+  /** A video's duration, when known. */
+  readonly durationMs?: number
 }
 
 export interface PublishPart {

@@ -35,6 +35,7 @@ export const MediaRow = Schema.transform(
     error: Schema.OptionFromNullOr(Schema.String),
     storageKey: column("storage_key", Schema.String),
     sourceUrl: column("source_url", Schema.OptionFromNullOr(Schema.String)),
+    altText: column("alt_text", Schema.OptionFromNullOr(Schema.String)),
     createdAt: column("created_at", Instant),
     updatedAt: column("updated_at", Instant)
   }),

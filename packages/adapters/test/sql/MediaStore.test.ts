@@ -62,7 +62,8 @@ for (const db of await databasesUnderTest()) {
             size: 3_000_000_000,
             durationMs: Option.some(2500),
             sourceUrl: Option.some("https://cdn.example.com/v.mp4"),
-            error: Option.some("note")
+            error: Option.some("note"),
+            altText: Option.some("A cat, dancing")
           })
           yield* store.insert(video)
           expect(yield* store.findById(org, video.id)).toEqual(Option.some(video))
@@ -97,6 +98,8 @@ for (const db of await databasesUnderTest()) {
           expect(yield* store.update(ready, "pending_upload")).toBe(true)
           expect(yield* store.update(new Media({ ...m, status: "ready", size: 1 }), "pending_upload")).toBe(false)
           expect(Option.map(yield* store.findById(org, m.id), (x) => [x.status, x.size])).toEqual(Option.some(["ready", 99]))
+          expect(yield* store.update(new Media({ ...ready, altText: Option.some("Alt") }), "ready")).toBe(true)
+          expect(Option.flatMap(yield* store.findById(org, m.id), (x) => x.altText)).toEqual(Option.some("Alt"))
           expect(yield* store.delete(org, m.id)).toBe(true)
           expect(yield* store.delete(org, m.id)).toBe(false)
           expect(yield* store.findById(org, m.id)).toEqual(Option.none())

@@ -16,6 +16,7 @@ import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequ
 import * as NodeStream from "@effect/platform-node/NodeStream"
 import * as FileBlobStore from "@herald/adapters/media/FileBlobStore"
 import * as MediaInspector from "@herald/adapters/media/MediaInspector"
+import * as SharpRenditions from "@herald/adapters/media/SharpRenditions"
 import * as UrlImporter from "@herald/adapters/media/UrlImporter"
 import { CredentialCipher } from "@herald/adapters/security/CredentialCipher"
 import { BlobStore } from "@herald/core/BlobStore"
@@ -56,6 +57,9 @@ const mediaFields = {
   status: Schema.Literal("pending_upload", "ready", "action_required", "failed"),
   error: Schema.NullOr(Schema.String),
   source_url: Schema.NullOr(Schema.String).annotations({ description: "The URL an import was fetched from" }),
+  alt_text: Schema.NullOr(Schema.String).annotations({
+    description: "Alternative text sent to every platform that takes it (a platform's settings.altText overrides it)"
+  }),
   public_url: Schema.NullOr(Schema.String).annotations({
     description: "Where platforms fetch the file, when the operator serves the media directory publicly"
   }),
@@ -116,6 +120,7 @@ export const toMediaView = (media: Media, publicUrl: Option.Option<string>): Med
   status: media.status,
   error: Option.getOrNull(media.error),
   source_url: Option.getOrNull(media.sourceUrl),
+  alt_text: Option.getOrNull(media.altText),
   public_url: media.status === "ready" ? Option.getOrNull(publicUrl) : null,
   created_at: iso(media.createdAt),
   updated_at: iso(media.updatedAt)
@@ -182,6 +187,17 @@ export const MediaGroup = HttpApiGroup.make("media")
       .setPath(IdPath)
       .addSuccess(Envelope.ok(MediaView))
       .annotate(OpenApi.Summary, "One medium (scope read)")
+  )
+  .add(
+    HttpApiEndpoint.patch("update", "/media/:id")
+      .setPath(IdPath)
+      .setPayload(MediaLibrary.UpdateBody)
+      .addSuccess(Envelope.ok(MediaView))
+      .annotate(
+        OpenApi.Summary,
+        "Edit a medium (scope write): {alt_text} sets its alternative text (at most 1000 characters; null or " +
+          "empty clears it)"
+      )
   )
   .add(
     HttpApiEndpoint.del("delete", "/media/:id")
@@ -317,6 +333,14 @@ export const MediaLive = HttpApiBuilder.group(ApiGroup.apiOf(MediaGroup), "media
         yield* logMedia(path.id)
         return yield* view(yield* MediaLibrary.get(organization.id, path.id).pipe(dieOnStorage))
       }))
+    .handleRaw("update", ({ path }) =>
+      Effect.gen(function*() {
+        const { organization } = yield* Auth.requireScope("write")
+        yield* logMedia(path.id)
+        const body = yield* jsonBody("import")
+        const media = yield* MediaLibrary.update(organization.id, path.id, body).pipe(dieOnStorage)
+        return yield* view(media)
+      }))
     .handle("delete", ({ path }) =>
       Effect.gen(function*() {
         const { organization } = yield* Auth.requireScope("write")
@@ -397,7 +421,7 @@ export const layerBlobStore = (options: MediaOptions): Layer.Layer<BlobStore> =>
  * itself (the housekeeping sweep removes the bytes of uploads never completed).
  */
 export const layerDispatch = (options: MediaOptions): Layer.Layer<DispatchMedia | BlobStore, never, MediaStore> =>
-  MediaLibrary.layerDispatchMedia.pipe(Layer.provideMerge(layerBlobStore(options)))
+  MediaLibrary.layerDispatchMedia.pipe(Layer.provideMerge(Layer.merge(layerBlobStore(options), SharpRenditions.layer)))
 
 /**
  * Everything the media endpoints, the posts hook and the dispatcher read media through: the blob
@@ -418,6 +442,7 @@ export const layerServices = (options: MediaOptions) => {
   const base = Layer.mergeAll(
     layerBlobStore(options),
     MediaInspector.layer,
+    SharpRenditions.layer,
     UrlImporter.layer(UrlImporter.fromEnv(env)),
     Layer.succeed(MediaLibrary.MediaBudget, budgetFromEnv(env)),
     publicUrl === undefined || publicUrl === "" ? Layer.empty : Layer.succeed(PublicBaseUrl, publicUrl)

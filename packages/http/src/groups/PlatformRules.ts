@@ -58,7 +58,16 @@ export const PlatformRule = Schema.Struct({
       description: "Kinds that must be the post's only medium"
     }),
     documents_apart: Schema.Boolean,
-    max_bytes: Schema.Struct({ image: Bytes, gif: Bytes, video: Bytes, document: Bytes })
+    max_bytes: Schema.Struct({ image: Bytes, gif: Bytes, video: Bytes, document: Bytes }),
+    converted_types: Schema.Array(Schema.String).annotations({
+      description: "Still image types the platform does not take that are sent as a JPEG rendition"
+    }),
+    aspect_ratio: Schema.NullOr(Schema.Struct({ min: Schema.String, max: Schema.String })).annotations({
+      description: "Feed images outside the range are letterboxed (or cropped with settings.mediaFit \"crop\")"
+    }),
+    max_video_seconds: Schema.NullOr(Schema.Number).annotations({
+      description: "Longer videos (when their duration is known) are refused at create time"
+    })
   }),
   content_types: Schema.NullOr(Schema.Array(Schema.Struct({
     value: Schema.String,

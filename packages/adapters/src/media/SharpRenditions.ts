@@ -1,0 +1,131 @@
+/**
+ * `ImageRenditions` over sharp (libvips): orientation applied from EXIF first, then the aspect fit
+ * (letterbox padding in white, or a centred crop when the profile asks), then encoded in the
+ * profile's format with no metadata at all (sharp writes none unless asked: no EXIF, XMP, GPS or
+ * ICC; pixels are converted to sRGB), downscaled step by step until it fits the byte cap.
+ */
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { ImageRenditions, type Profile, type Rendered, RenditionError } from "@herald/core/MediaFitting"
+import { ratioValue } from "@herald/core/MediaRules"
+import * as os from "node:os"
+import sharp from "sharp"
+import type { Sharp } from "sharp"
+
+const white = { r: 255, g: 255, b: 255, alpha: 1 }
+
+/** Encoder quality of the first attempt; later attempts lower it a little as they downscale. */
+const startQuality = 88
+const maxAttempts = 10
+
+class Refused extends Error {}
+
+interface Box {
+  readonly width: number
+  readonly height: number
+}
+
+/** The dimensions, after scaling by `scale`, kept inside the aspect range when one is given. */
+const scaled = (box: Box, scale: number, profile: Profile): Box => {
+  let width = Math.max(1, Math.round(box.width * scale))
+  let height = Math.max(1, Math.round(box.height * scale))
+  if (profile.aspect !== undefined) {
+    const min = ratioValue(profile.aspect.range.min)
+    const max = ratioValue(profile.aspect.range.max)
+    if (width / height < min) width = Math.ceil(height * min)
+    if (width / height > max) height = Math.ceil(width / max)
+  }
+  return { width, height }
+}
+
+const encode = (image: Sharp, profile: Profile, quality: number): Sharp => {
+  switch (profile.format) {
+    case "jpeg":
+      return image.flatten({ background: white }).jpeg({ quality })
+    case "png":
+      return image.png({ compressionLevel: 9, palette: quality < startQuality })
+    case "webp":
+      return image.webp({ quality })
+  }
+}
+
+const renderPromise = async (source: Uint8Array, profile: Profile): Promise<Rendered> => {
+  const meta = await sharp(source).metadata()
+  if ((meta.pages ?? 1) > 1) throw new Refused("an animated image cannot be converted to a still")
+  // Orientation first: every later step sees the picture the way it is meant to be seen. libvips
+  // streams `rotate()` then `resize()` in one pipeline; only a pad or crop needs the pixels in memory.
+  const swapped = (meta.orientation ?? 1) >= 5
+  let image = (): Sharp => sharp(source).rotate()
+  let box: Box = swapped
+    ? { width: meta.height ?? 1, height: meta.width ?? 1 }
+    : { width: meta.width ?? 1, height: meta.height ?? 1 }
+  if (profile.aspect !== undefined) {
+    const min = ratioValue(profile.aspect.range.min)
+    const max = ratioValue(profile.aspect.range.max)
+    const ratio = box.width / box.height
+    if (ratio < min || ratio > max) {
+      const oriented = await image().ensureAlpha().raw().toBuffer({ resolveWithObject: true })
+      const raw = { width: oriented.info.width, height: oriented.info.height, channels: oriented.info.channels }
+      const orientedImage = () => sharp(oriented.data, { raw })
+      box = { width: raw.width, height: raw.height }
+      const target = ratio < min
+        ? profile.aspect.fit === "pad"
+          ? { width: Math.ceil(box.height * min), height: box.height }
+          : { width: box.width, height: Math.floor(box.width / min) }
+        : profile.aspect.fit === "pad"
+        ? { width: box.width, height: Math.ceil(box.width / max) }
+        : { width: Math.floor(box.height * max), height: box.height }
+      const from = box
+      const fitted = profile.aspect.fit === "pad"
+        ? await orientedImage().extend({
+          left: Math.floor((target.width - from.width) / 2),
+          right: Math.ceil((target.width - from.width) / 2),
+          top: Math.floor((target.height - from.height) / 2),
+          bottom: Math.ceil((target.height - from.height) / 2),
+          background: white
+        }).raw().toBuffer({ resolveWithObject: true })
+        : await orientedImage().extract({
+          left: Math.floor((from.width - target.width) / 2),
+          top: Math.floor((from.height - target.height) / 2),
+          width: target.width,
+          height: target.height
+        }).raw().toBuffer({ resolveWithObject: true })
+      const fittedRaw = { width: fitted.info.width, height: fitted.info.height, channels: fitted.info.channels }
+      image = () => sharp(fitted.data, { raw: fittedRaw })
+      box = { width: fittedRaw.width, height: fittedRaw.height }
+    }
+  }
+  // A source over the cap starts near the scale that should fit (bytes grow with the pixel count).
+  let scale = source.length > profile.maxBytes ? Math.sqrt(profile.maxBytes / source.length) : 1
+  let quality = startQuality
+  for (let attempt = 0; attempt < maxAttempts; attempt++) {
+    const size = scaled(box, scale, profile)
+    const resized = scale === 1 ? image() : image().resize(size.width, size.height, { fit: "fill" })
+    const out = await encode(resized, profile, quality).toBuffer({ resolveWithObject: true })
+    if (out.data.length <= profile.maxBytes) {
+      return { bytes: new Uint8Array(out.data), width: out.info.width, height: out.info.height }
+    }
+    scale *= Math.min(0.9, Math.sqrt(profile.maxBytes / out.data.length) * 0.95)
+    quality = Math.max(70, quality - 3)
+  }
+  throw new Refused(`no rendition under ${profile.maxBytes} bytes was found`)
+}
+
+export const render = (source: Uint8Array, profile: Profile): Effect.Effect<Rendered, RenditionError> =>
+  Effect.tryPromise({
+    try: () => renderPromise(source, profile),
+    catch: (cause) =>
+      new RenditionError({
+        message: cause instanceof Refused ? cause.message : "the image could not be decoded"
+      })
+  }).pipe(Effect.withSpan("SharpRenditions.render", { attributes: { profile: profile.key } }))
+
+/**
+ * At most `concurrency` renditions at once (default: the machine's parallelism), so that many
+ * publishes starting together do not each decode a large photo at the same time.
+ */
+export const make = (concurrency = os.availableParallelism()) =>
+  Effect.map(Effect.makeSemaphore(Math.max(1, concurrency)), (semaphore) =>
+    ImageRenditions.of({ render: (source, profile) => semaphore.withPermits(1)(render(source, profile)) }))
+
+export const layer: Layer.Layer<ImageRenditions> = Layer.effect(ImageRenditions, make())
