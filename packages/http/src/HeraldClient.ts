@@ -9,6 +9,8 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Option from "effect/Option"
+import { DomainError } from "@herald/core/Errors"
+import * as ErrorCatalogue from "./ErrorCatalogue.js"
 import { Herald, type HeraldConfig, type HeraldService, layer } from "./Herald.js"
 import * as HeraldEvents from "./HeraldEvents.js"
 
@@ -64,6 +66,10 @@ export type HeraldClient = Promised<Omit<HeraldService, "events" | "organization
 
 export const toHeraldError = (cause: Cause.Cause<unknown>): HeraldError => {
   const failure = Cause.failureOption(cause)
+  if (Option.isSome(failure) && failure.value instanceof DomainError) {
+    const e = failure.value
+    return new HeraldError(e.code, e.message, e.details, ErrorCatalogue.statusOf(e))
+  }
   if (Option.isSome(failure)) {
     const e = failure.value as { code?: unknown; message?: unknown; details?: unknown; status?: unknown }
     if (typeof e === "object" && e !== null && typeof e.code === "string") {
