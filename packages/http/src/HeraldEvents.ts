@@ -74,9 +74,10 @@ export const poll = (organizationId: OrganizationId, cursor: Cursor, options: Po
     }
     const keepFrom = after - lookback
     const types = options.types
+    const next: Cursor = { after, seen: [...seen].filter(([, t]) => t >= keepFrom) }
     return {
       events: fresh.filter((e) => types === undefined || types.includes(e.type)).map(toPayload),
-      cursor: { after, seen: [...seen].filter(([, t]) => t >= keepFrom) } satisfies Cursor
+      cursor: next
     }
   })
 
@@ -85,5 +86,6 @@ export const latest = (organizationId: OrganizationId) =>
   Effect.gen(function*() {
     const now = yield* Clock.currentTimeMillis
     const recent = yield* read(organizationId, now - defaultLookback, 100_000)
-    return { after: now, seen: recent.map((e) => [e.id, e.createdAt.epochMillis] as const) } satisfies Cursor
+    const cursor: Cursor = { after: now, seen: recent.map((e) => [e.id, e.createdAt.epochMillis] as const) }
+    return cursor
   })
