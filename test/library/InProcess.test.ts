@@ -6,14 +6,38 @@ import { createHerald, HeraldError } from "@herald/http/HeraldClient"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import * as Effect from "effect/Effect"
 import { afterAll, describe, expect, it } from "vitest"
+import { createFreshPgDatabase, probePostgres } from "../../packages/adapters/test/support/TestDatabases.js"
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "herald-inprocess-"))
-afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }))
+const drops: Array<Effect.Effect<void>> = []
+afterAll(async () => {
+  for (const drop of drops) await Effect.runPromise(drop)
+  fs.rmSync(dataDir, { recursive: true, force: true })
+})
 
-describe("createHerald", () => {
-  it("publishes through the sandbox, hears post.published in-process, and errors carry the API's codes", async () => {
-    const herald = await createHerald({ dataDir, platforms: "sandbox", secret: "in-process-test-secret", worker: { pollMillis: 100 } })
+const pg = await probePostgres
+if (!pg.available) console.warn(`[skip] in-process API on Postgres: ${pg.reason}`)
+
+const stores = [
+  { label: "sqlite", database: async () => undefined as string | undefined },
+  {
+    label: "postgres",
+    skip: !pg.available,
+    database: async () => {
+      const db = await Effect.runPromise(createFreshPgDatabase())
+      drops.push(db.drop)
+      return db.url
+    }
+  }
+]
+
+describe.each(stores)("createHerald on $label", ({ label, skip, database }) => {
+  it.skipIf(skip === true)("publishes through the sandbox, hears post.published in-process, and errors carry the API's codes", async () => {
+    const url = await database()
+    const base = { dataDir: path.join(dataDir, label), platforms: "sandbox" as const, secret: "in-process-test-secret", ...(url === undefined ? {} : { database: url }) }
+    const herald = await createHerald({ ...base, worker: { pollMillis: 100 } })
     try {
       const { accounts } = await herald.accounts.list()
       expect(accounts.length).toBeGreaterThan(0)
@@ -48,7 +72,7 @@ describe("createHerald", () => {
       await herald.close()
     }
     // Closed: the store is released, and a second instance on the same data dir starts and sees the post.
-    const again = await createHerald({ dataDir, platforms: "sandbox", secret: "in-process-test-secret", worker: false })
+    const again = await createHerald({ ...base, worker: false })
     try {
       expect((await again.posts.list()).pagination.total).toBe(1)
       // From the beginning, a subscriber hears the events already kept, in append order.
@@ -65,4 +89,52 @@ describe("createHerald", () => {
       await again.close()
     }
   }, 90_000)
+})
+
+describe("the in-process use cases", () => {
+  it("campaigns, webhooks, media and analytics answer in the API's shapes; a failing event handler gets the events again", async () => {
+    const herald = await createHerald({ dataDir: path.join(dataDir, "use-cases"), secret: "in-process-test-secret", worker: false })
+    try {
+      const campaign = await herald.campaigns.create({ name: "Launch", color: "#AA0000" })
+      expect(campaign).toMatchObject({ name: "Launch", color: "#aa0000", status: "active" })
+      const { accounts } = await herald.accounts.list()
+      const draft = await herald.posts.create({ content: "Draft", account_ids: [accounts[0]!.id], draft: true, campaign_id: campaign.id })
+      expect(draft).toMatchObject({ status: "draft", campaign_id: campaign.id, draft: true })
+      const scheduled = await herald.posts.schedule(draft.id, { scheduled_for: new Date(Date.now() + 3_600_000).toISOString() })
+      expect(scheduled.status).toBe("scheduled")
+      expect((await herald.campaigns.list()).campaigns.map((c) => c.id)).toEqual([campaign.id])
+
+      const hook = await herald.webhooks.create({ url: "https://example.com/hooks", events: ["post.published"] })
+      expect(hook.secret).toMatch(/^whsec_/)
+      expect((await herald.webhooks.list()).webhooks.map((w) => w.id)).toEqual([hook.id])
+      await herald.webhooks.delete(hook.id)
+      expect((await herald.webhooks.list()).webhooks).toEqual([])
+
+      expect((await herald.media.list()).media).toEqual([])
+      const summary = await herald.analytics.summary({ period: "week" })
+      expect(summary).toBeTypeOf("object")
+      const badPeriod = await herald.analytics.summary({ period: "fortnight" }).catch((e: unknown) => e)
+      expect((badPeriod as HeraldError).code).toBe("invalid_period")
+
+      // At least once: the handler fails on its first call; the same events come again, in order.
+      const seen: Array<string> = []
+      const ids: Array<string> = []
+      let failures = 0
+      const sub = await herald.events.subscribe("*", (e) => {
+        if (failures++ === 0) throw new Error("host handler failed")
+        seen.push(`${e.event}:${String(e.data["post_id"])}`)
+        ids.push(e.event_id)
+      }, { from: "beginning", pollMillis: 20, onError: () => undefined })
+      const until = Date.now() + 10_000
+      while (!seen.includes(`post.scheduled:${draft.id}`) && Date.now() < until) await new Promise((r) => setTimeout(r, 20))
+      await sub.unsubscribe()
+      expect(failures).toBeGreaterThan(1)
+      expect(seen).toContain(`post.scheduled:${draft.id}`)
+      // Once the handler succeeds each event comes once, in append order (created before scheduled).
+      expect(new Set(ids).size).toBe(ids.length)
+      expect(seen.indexOf(`post.scheduled:${draft.id}`)).toBeGreaterThan(-1)
+    } finally {
+      await herald.close()
+    }
+  }, 60_000)
 })
