@@ -92,7 +92,7 @@ describe.each(stores)("createHerald on $label", ({ label, skip, database }) => {
 })
 
 describe("the in-process use cases", () => {
-  it("campaigns, webhooks, media and analytics answer in the API's shapes; a failing event handler gets the events again", async () => {
+  it("approvals, AI, campaigns, webhooks, media and analytics answer in the API's shapes; a failing event handler gets the events again", async () => {
     const herald = await createHerald({ dataDir: path.join(dataDir, "use-cases"), secret: "in-process-test-secret", worker: false })
     try {
       const campaign = await herald.campaigns.create({ name: "Launch", color: "#AA0000" })
@@ -103,6 +103,19 @@ describe("the in-process use cases", () => {
       const scheduled = await herald.posts.schedule(draft.id, { scheduled_for: new Date(Date.now() + 3_600_000).toISOString() })
       expect(scheduled.status).toBe("scheduled")
       expect((await herald.campaigns.list()).campaigns.map((c) => c.id)).toEqual([campaign.id])
+
+      // Approvals: a draft awaiting review, changes requested, then approved.
+      const review = await herald.posts.create({ content: "Needs review", account_ids: [accounts[0]!.id], draft: true, request_approval: true })
+      expect(review.approval_status).toBe("pending")
+      const changes = await herald.approvals.requestChanges(review.id, { note: "Shorter please" })
+      expect(changes).toMatchObject({ approval_status: "changes_requested", approval_note: "Shorter please" })
+      const noNote = await herald.approvals.requestChanges(review.id, {}).catch((e: unknown) => e)
+      expect((noNote as HeraldError).code).toBe("validation_error")
+
+      // AI through the sandbox provider (platforms: sandbox), charged to the organization's credits.
+      const captions = await herald.ai.generateCaption({ topic: "A product launch", count: 2 })
+      expect(captions).toMatchObject({ sandbox: true, count: 2 })
+      expect(captions.captions).toHaveLength(2)
 
       const hook = await herald.webhooks.create({ url: "https://example.com/hooks", events: ["post.published"] })
       expect(hook.secret).toMatch(/^whsec_/)

@@ -14,9 +14,11 @@ import * as CredentialCipher from "@herald/adapters/security/CredentialCipher"
 import * as SqlDatabase from "@herald/adapters/sql/SqlDatabase"
 import * as SqlStores from "@herald/adapters/sql/SqlStores"
 import { AccountStore } from "@herald/core/AccountStore"
+import * as AiGeneration from "@herald/core/AiGeneration"
 import * as Analytics from "@herald/core/Analytics"
 import * as ApiKey from "@herald/core/ApiKey"
 import { BlobStore } from "@herald/core/BlobStore"
+import * as Approvals from "@herald/core/Approvals"
 import * as Campaigns from "@herald/core/Campaigns"
 import * as Dispatcher from "@herald/core/Dispatcher"
 import { DomainError, type PersistenceError } from "@herald/core/Errors"
@@ -36,6 +38,7 @@ import * as Redacted from "effect/Redacted"
 import * as path from "node:path"
 import * as AccountView from "./AccountView.js"
 import * as Admin from "./Admin.js"
+import { toGeneratedCaptions, toGeneratedImage } from "./groups/Ai.js"
 import { toCampaignView } from "./groups/Campaigns.js"
 import * as MediaHttp from "./groups/Media.js"
 import { toPostView } from "./groups/Posts.js"
@@ -179,6 +182,19 @@ const make = (config: HeraldConfig) =>
         schedule: (id: string, body: unknown = {}) => run(Effect.map(Posts.schedule(caller, id, body), (r) => toPostView(r))),
         delete: (id: string) =>
           run(Effect.map(Posts.remove(caller, id), (r) => ({ id: r.post.id, post_id: r.post.id, deleted: true as const })))
+      },
+      approvals: {
+        approve: (id: string, body: unknown = {}) => run(Effect.map(Approvals.approve(caller, id, body), (r) => toPostView(r))),
+        requestChanges: (id: string, body: unknown) =>
+          run(Effect.map(Approvals.requestChanges(caller, id, body), (r) => toPostView(r)))
+      },
+      ai: {
+        generateCaption: (body: unknown) =>
+          run(Effect.flatMap(Posts.decodeBody(AiGeneration.CaptionBody, body), (b) =>
+            Effect.map(AiGeneration.generateCaption(organization, b), toGeneratedCaptions))),
+        generateImage: (body: unknown) =>
+          run(Effect.flatMap(Posts.decodeBody(AiGeneration.ImageBody, body), (b) =>
+            Effect.flatMap(AiGeneration.generateImage(organization, b), toGeneratedImage)))
       },
       accounts: {
         list: () =>
