@@ -10,6 +10,7 @@
  */
 import * as AiProviders from "@herald/adapters/ai/AiProviders"
 import * as ConnectionsConfig from "@herald/adapters/oauth/Config"
+import * as Sandbox from "@herald/adapters/platforms/Sandbox"
 import * as CredentialCipher from "@herald/adapters/security/CredentialCipher"
 import * as SqlDatabase from "@herald/adapters/sql/SqlDatabase"
 import * as SqlStores from "@herald/adapters/sql/SqlStores"
@@ -28,6 +29,7 @@ import type * as Organization from "@herald/core/Organization"
 import * as MediaLibrary from "@herald/core/MediaLibrary"
 import { OrganizationStore } from "@herald/core/OrganizationStore"
 import * as Posts from "@herald/core/Posts"
+import { Transactor } from "@herald/core/Transactor"
 import * as Webhooks from "@herald/core/Webhooks"
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
@@ -140,13 +142,24 @@ const resolveOrganization = (config: HeraldConfig) =>
         Effect.mapError((e) => DomainError.of("not_found", e.message))
       )
     }
-    const orgs = yield* (yield* OrganizationStore).list
-    const oldest = orgs[0]
-    if (oldest !== undefined) return oldest
-    const org = yield* Admin.createOrganization({ name: "Default organization" })
-    yield* Admin.createOwner(org.id, "owner@localhost", "Owner")
-    return org
+    // One transaction, so a crash leaves the organization with its owner or nothing.
+    return yield* (yield* Transactor).withTransaction(Effect.gen(function*() {
+      const orgs = yield* (yield* OrganizationStore).list
+      const oldest = orgs[0]
+      if (oldest !== undefined) return oldest
+      const org = yield* Admin.createOrganization({ name: "Default organization" })
+      yield* Admin.createOwner(org.id, "owner@localhost", "Owner")
+      return org
+    }))
   }).pipe(Effect.catchTag("PersistenceError", Effect.die))
+
+/** With sandbox platforms: one sandbox account per platform for the organization, unless it has them. */
+const sandboxAccounts = (organizationId: OrganizationId) =>
+  Effect.gen(function*() {
+    const existing = yield* (yield* AccountStore).list(organizationId)
+    if (existing.some((a) => a.platformAccountId.startsWith("sandbox-"))) return
+    yield* Sandbox.bootstrapAccounts(organizationId)
+  }).pipe(Effect.orDie)
 
 /** What the use cases run on: the stores and the engine's services. */
 type Requirements = Layer.Layer.Success<ReturnType<typeof services>> | Layer.Layer.Success<ReturnType<typeof engine>>
@@ -154,7 +167,7 @@ type Requirements = Layer.Layer.Success<ReturnType<typeof services>> | Layer.Lay
 const make = (config: HeraldConfig) =>
   Effect.gen(function*() {
     const organization: Organization.Organization = yield* resolveOrganization(config)
-    if (config.platforms !== "live") yield* Worker.sandboxBootstrap.pipe(Effect.orDie)
+    if (config.platforms !== "live") yield* sandboxAccounts(organization.id)
     const userId = config.userId === undefined ? Option.none() : Option.some(UserId.make(config.userId))
     const key = inProcessKey(organization.id, userId, yield* DateTime.now)
     const caller = { key }
