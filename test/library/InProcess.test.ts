@@ -91,6 +91,23 @@ describe.each(stores)("createHerald on $label", ({ label, skip, database }) => {
   }, 90_000)
 })
 
+describe("createHerald's configuration", () => {
+  it("is checked before anything starts: validation_error naming every wrong field, nothing created", async () => {
+    const dir = path.join(dataDir, "bad-config")
+    const failed = await createHerald({
+      dataDir: dir,
+      platforms: "staging" as never,
+      organizationId: "not-a-uuid",
+      worker: { pollMillis: -1 }
+    }).catch((e: unknown) => e)
+    expect(failed).toBeInstanceOf(HeraldError)
+    expect((failed as HeraldError).code).toBe("validation_error")
+    const paths = ((failed as HeraldError).details?.["validation_errors"] as Array<{ path: string }>).map((e) => e.path)
+    expect(paths).toEqual(expect.arrayContaining(["platforms", "organizationId", "worker"]))
+    expect(fs.existsSync(dir)).toBe(false)
+  })
+})
+
 describe("the in-process use cases", () => {
   it("approvals, AI, campaigns, webhooks, media and analytics answer in the API's shapes; a failing event handler gets the events again", async () => {
     const herald = await createHerald({ dataDir: path.join(dataDir, "use-cases"), secret: "in-process-test-secret", worker: false })

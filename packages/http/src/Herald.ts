@@ -37,6 +37,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
 import * as path from "node:path"
 import * as AccountView from "./AccountView.js"
 import * as Admin from "./Admin.js"
@@ -66,6 +67,28 @@ export interface HeraldConfig {
   /** Run the dispatcher, token refresh, webhook deliveries and housekeeping in this process (default true). */
   readonly worker?: boolean | Worker.WorkerOptions
 }
+
+const positive = Schema.optional(Schema.Number.pipe(Schema.positive()))
+
+/** What a config may hold: checked before anything starts, every wrong field reported. */
+export const ConfigSchema = Schema.Struct({
+  database: Schema.optional(Schema.String.pipe(Schema.minLength(1))),
+  dataDir: Schema.optional(Schema.String.pipe(Schema.minLength(1))),
+  platforms: Schema.optional(Schema.Literal("sandbox", "live")),
+  secret: Schema.optional(Schema.String.pipe(Schema.minLength(1))),
+  organizationId: Schema.optional(OrganizationId),
+  userId: Schema.optional(UserId),
+  worker: Schema.optional(Schema.Union(
+    Schema.Boolean,
+    Schema.Struct({ batchSize: positive, concurrency: positive, leaseSeconds: positive, pollMillis: positive })
+  ))
+})
+
+/** The config, or 400-style `validation_error` naming each wrong field (`details.validation_errors`). */
+export const validateConfig = (config: unknown) =>
+  Posts.decodeBody(ConfigSchema, config ?? {}).pipe(
+    Effect.mapError((e) => DomainError.of("validation_error", "Invalid Herald configuration", e.details))
+  )
 
 /** The in-process principal's key id: fixed, so that event data and logs name it the same every run. */
 export const inProcessKeyId = ApiKeyId.make("00000000-0000-4000-8000-00000000b0de")
@@ -277,8 +300,11 @@ export class Herald extends Context.Tag("@herald/http/Herald")<Herald, HeraldSer
 
 /** Herald in-process: `Herald` over the store, platforms and (unless `worker: false`) the dispatcher. */
 export const layer = (config: HeraldConfig = {}) =>
-  Layer.effect(Herald, make(config)).pipe(
-    Layer.provide(engine(config)),
-    Layer.provide(services(config))
-  )
+  Layer.unwrapEffect(Effect.as(
+    validateConfig(config),
+    Layer.effect(Herald, make(config)).pipe(
+      Layer.provide(engine(config)),
+      Layer.provide(services(config))
+    )
+  ))
 
