@@ -236,7 +236,26 @@ const serve = (values: Values): void => {
     Effect.provide(Server.services({ database: databaseConfig(values), rateLimits: limits, dataDir: dataDir(values) })),
     Effect.provide(quietLogger)
   )
+  boundShutdown()
   NodeRuntime.runMain(program, { disablePrettyLogger: true })
+}
+
+/**
+ * On SIGTERM/SIGINT the runtime stops gracefully (no new claims; the publishes in flight finish). If
+ * that takes longer than HERALD_SHUTDOWN_TIMEOUT_SECONDS (default 30), the process exits 1 anyway: its
+ * claims are released when their lease ends, as for a crashed worker.
+ */
+const boundShutdown = (): void => {
+  const raw = Number(env("HERALD_SHUTDOWN_TIMEOUT_SECONDS") ?? "30")
+  const seconds = Number.isFinite(raw) && raw > 0 ? raw : 30
+  const arm = () => {
+    setTimeout(() => {
+      process.stderr.write(`herald: still stopping after ${seconds} s; exiting (in-flight claims expire with their lease)\n`)
+      process.exit(1)
+    }, seconds * 1000).unref()
+  }
+  process.once("SIGTERM", arm)
+  process.once("SIGINT", arm)
 }
 
 /** The dispatcher's flags (`serve` and `worker`). */
@@ -264,6 +283,7 @@ const workerOptions = (values: Values): Worker.WorkerOptions => {
 
 /** `herald worker`: the dispatcher alone, on the same store as the servers. */
 const worker = (values: Values): void => {
+  boundShutdown()
   NodeRuntime.runMain(
     Worker.run({
       database: databaseConfig(values),

@@ -140,6 +140,40 @@ const creditsView = (credits: AiGeneration.Credits) => ({
 const dieOnStorage = <A, R>(self: Effect.Effect<A, DomainError | { readonly _tag: "PersistenceError" }, R>) =>
   Effect.catchTag(self, "PersistenceError", Effect.die)
 
+/** `POST /ai/generate-caption`'s answer (also the in-process API's). */
+export const toGeneratedCaptions = (
+  result: Effect.Effect.Success<ReturnType<typeof AiGeneration.generateCaption>>
+): GeneratedCaptions => ({
+  topic: result.topic,
+  platform: result.platform,
+  tone: result.tone,
+  length: result.length,
+  include_hashtags: result.includeHashtags,
+  include_emojis: result.includeEmojis,
+  count: result.count,
+  captions: result.variants.map((v) => v.text),
+  variants: result.variants,
+  model: result.model,
+  provider: result.provider,
+  sandbox: result.provider === "sandbox",
+  credits_charged: result.credits.charged,
+  credits: creditsView(result.credits)
+})
+
+/** `POST /ai/generate-image`'s answer (also the in-process API's). */
+export const toGeneratedImage = (result: Effect.Effect.Success<ReturnType<typeof AiGeneration.generateImage>>) =>
+  Effect.map(BlobStore, (blobs): GeneratedImage => ({
+    ...toMediaView(result.media, blobs.publicUrl(result.media.storageKey)),
+    prompt: result.prompt,
+    aspect_ratio: result.aspectRatio,
+    model: result.model,
+    provider_model: result.providerModel,
+    provider: result.provider,
+    sandbox: result.provider === "sandbox",
+    credits_charged: result.credits.charged,
+    credits: creditsView(result.credits)
+  }))
+
 export const AiLive = HttpApiBuilder.group(ApiGroup.apiOf(AiGroup), "ai", (handlers) =>
   handlers
     .handleRaw("generateCaption", () =>
@@ -148,23 +182,7 @@ export const AiLive = HttpApiBuilder.group(ApiGroup.apiOf(AiGroup), "ai", (handl
         const body = yield* Posts.decodeBody(AiGeneration.CaptionBody, yield* jsonBody)
         const result = yield* AiGeneration.generateCaption(organization, body).pipe(dieOnStorage)
         yield* RequestMiddleware.annotateRequestLog("ai_credits_charged", String(result.credits.charged))
-        const out: GeneratedCaptions = {
-          topic: result.topic,
-          platform: result.platform,
-          tone: result.tone,
-          length: result.length,
-          include_hashtags: result.includeHashtags,
-          include_emojis: result.includeEmojis,
-          count: result.count,
-          captions: result.variants.map((v) => v.text),
-          variants: result.variants,
-          model: result.model,
-          provider: result.provider,
-          sandbox: result.provider === "sandbox",
-          credits_charged: result.credits.charged,
-          credits: creditsView(result.credits)
-        }
-        return out
+        return toGeneratedCaptions(result)
       }))
     .handleRaw("generateImage", () =>
       Effect.gen(function*() {
@@ -172,18 +190,6 @@ export const AiLive = HttpApiBuilder.group(ApiGroup.apiOf(AiGroup), "ai", (handl
         const body = yield* Posts.decodeBody(AiGeneration.ImageBody, yield* jsonBody)
         const result = yield* AiGeneration.generateImage(organization, body).pipe(dieOnStorage)
         yield* RequestMiddleware.annotateRequestLog("media_id", result.media.id)
-        const blobs = yield* BlobStore
-        const out: GeneratedImage = {
-          ...toMediaView(result.media, blobs.publicUrl(result.media.storageKey)),
-          prompt: result.prompt,
-          aspect_ratio: result.aspectRatio,
-          model: result.model,
-          provider_model: result.providerModel,
-          provider: result.provider,
-          sandbox: result.provider === "sandbox",
-          credits_charged: result.credits.charged,
-          credits: creditsView(result.credits)
-        }
-        return out
+        return yield* toGeneratedImage(result)
       })))
 
