@@ -68,13 +68,19 @@ describe.each(stores)("createHerald on $label", ({ label, skip, database }) => {
 
       const listed = await herald.posts.list({ limit: "5" })
       expect(listed.posts.map((p) => p.id)).toContain(post.id)
+
+      // The posting queue in-process: set it, and use_queue lands a post on its first forecast opening.
+      await herald.queue.set({ timezone: "Europe/Berlin", openings: "mon-sun 09:00" })
+      const forecast = await herald.queue.show(1)
+      const queued = await herald.posts.create({ content: "Queued from the host", account_ids: [accounts[0]!.id], use_queue: true })
+      expect(queued.scheduled_for).toBe(forecast.forecast[0]!.scheduled_for)
     } finally {
       await herald.close()
     }
     // Closed: the store is released, and a second instance on the same data dir starts and sees the post.
     const again = await createHerald({ ...base, worker: false })
     try {
-      expect((await again.posts.list()).pagination.total).toBe(1)
+      expect((await again.posts.list()).pagination.total).toBe(2)
       // From the beginning, a subscriber hears the events already kept, in append order.
       const types: Array<string> = []
       const sub = await again.events.subscribe("*", (e) => {

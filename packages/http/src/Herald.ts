@@ -29,6 +29,7 @@ import type * as Organization from "@herald/core/Organization"
 import * as MediaLibrary from "@herald/core/MediaLibrary"
 import { OrganizationStore } from "@herald/core/OrganizationStore"
 import * as Posts from "@herald/core/Posts"
+import * as Queues from "@herald/core/Queues"
 import { Transactor } from "@herald/core/Transactor"
 import * as Webhooks from "@herald/core/Webhooks"
 import * as Context from "effect/Context"
@@ -45,6 +46,7 @@ import { toGeneratedCaptions, toGeneratedImage } from "./groups/Ai.js"
 import { toCampaignView } from "./groups/Campaigns.js"
 import * as MediaHttp from "./groups/Media.js"
 import { toPostView } from "./groups/Posts.js"
+import { toQueueView } from "./groups/Queue.js"
 import * as WebhooksHttp from "./groups/Webhooks.js"
 import * as HeraldEvents from "./HeraldEvents.js"
 import * as RateLimit from "./RateLimit.js"
@@ -124,7 +126,9 @@ const services = (config: HeraldConfig) => {
   const dataDir = config.dataDir ?? CredentialCipher.keyDirFor(database)
   return Layer.mergeAll(
     SqlStores.layer,
-    MediaHttp.layerServices({ dataDir }).pipe(Layer.provide(SqlStores.layer))
+    MediaHttp.layerServices({ dataDir }).pipe(Layer.provide(SqlStores.layer)),
+    // use_queue on posts.create: the next free opening, claimed in the create transaction.
+    Queues.allocatorLayer.pipe(Layer.provide(SqlStores.layer))
   ).pipe(
     Layer.provideMerge(SqlDatabase.layer(database)),
     Layer.provideMerge(Layer.mergeAll(
@@ -276,6 +280,13 @@ const make = (config: HeraldConfig) =>
         get: (id: string) => run(Effect.map(Campaigns.get(caller, id), toCampaignView)),
         update: (id: string, body: unknown) => run(Effect.map(Campaigns.update(caller, id, body ?? {}), toCampaignView)),
         delete: (id: string) => run(Campaigns.remove(caller, id))
+      },
+      queue: {
+        /** Creates or replaces the posting queue (slots as "mon-fri 09:00,12:30;sat 10:00" or openings). */
+        set: (input: { readonly timezone: string; readonly openings: Queues.SetQueueInput["openings"] }) =>
+          run(Effect.asVoid(Queues.setQueue({ organizationId: orgId, ...input }))),
+        /** The openings and where the next `count` posts would land, as GET /queue answers. */
+        show: (count: number = Queues.defaultForecast) => run(Effect.map(Queues.show(orgId, count), toQueueView))
       },
       analytics: {
         summary: (params: Params = {}) =>
