@@ -47,6 +47,8 @@ export const defaultPerPlatform: Readonly<Partial<Record<Platform, number>>> = {
   facebook: 10,
   instagram: 10,
   threads: 10,
+  // LinkedIn's member APIs have small per-member daily quotas.
+  linkedin: 5,
   youtube: 20
 }
 export const defaultCap = 20

@@ -16,8 +16,12 @@ export interface Options extends OAuth2.Client {
   readonly apiUrl?: string
 }
 
-/** `user.info.profile` covers the `username` the identity call asks for (TikTok refuses it otherwise). */
-export const scopes = ["user.info.basic", "user.info.profile", "video.publish", "video.upload"] as const
+/**
+ * `user.info.profile` covers the `username` the identity call asks for (TikTok refuses it otherwise).
+ * `video.list` (metrics through `video/query`) was added later: accounts connected before it must
+ * reconnect before their metrics can be read.
+ */
+export const scopes = ["user.info.basic", "user.info.profile", "video.publish", "video.upload", "video.list"] as const
 
 export const make = (options: Options): Effect.Effect<OAuthProvider, never, HttpClient.HttpClient> => {
   const api = trimSlash(options.apiUrl ?? "https://open.tiktokapis.com")

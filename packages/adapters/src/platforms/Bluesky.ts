@@ -670,26 +670,43 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         } as const
       })
 
-    const metrics = (_credentials: Credentials, platformPostId: string): Effect.Effect<Metrics, PublishError> =>
+    /** Counts of up to 25 posts from one `getPosts` on the public AppView (no auth). */
+    const metricsBatch = (
+      _credentials: Credentials,
+      platformPostIds: ReadonlyArray<string>
+    ): Effect.Effect<ReadonlyMap<string, Metrics>, PublishError> =>
       Effect.gen(function*() {
-        const body = yield* xrpc(
-          HttpClientRequest.get(`${appView}/xrpc/app.bsky.feed.getPosts`).pipe(
-            HttpClientRequest.setUrlParam("uris", platformPostId)
-          )
-        ).pipe(Effect.catchTag("XrpcFailure", (f) => classifyNow(f, "default", [])))
+        let request = HttpClientRequest.get(`${appView}/xrpc/app.bsky.feed.getPosts`)
+        for (const uri of platformPostIds) request = HttpClientRequest.appendUrlParam(request, "uris", uri)
+        const body = yield* xrpc(request).pipe(Effect.catchTag("XrpcFailure", (f) => classifyNow(f, "default", [])))
         const posts = field(body, "posts")
-        const post = Array.isArray(posts) ? posts.find((p) => stringField(p, "uri") === platformPostId) : undefined
-        if (post === undefined) return yield* publishError("permanent", "Bluesky: the post no longer exists")
-        const count = (key: string) => Math.max(0, Math.floor(numberField(post, key) ?? 0))
-        return new Metrics({
-          views: 0,
-          likes: count("likeCount"),
-          comments: count("replyCount"),
-          shares: count("repostCount") + count("quoteCount"),
-          impressions: 0,
-          saves: count("bookmarkCount"),
-          clicks: 0
-        })
+        const found = new Map<string, Metrics>()
+        for (const post of Array.isArray(posts) ? posts : []) {
+          const uri = stringField(post, "uri")
+          if (uri === undefined || !platformPostIds.includes(uri)) continue
+          const count = (key: string) => Math.max(0, Math.floor(numberField(post, key) ?? 0))
+          found.set(
+            uri,
+            new Metrics({
+              views: 0,
+              likes: count("likeCount"),
+              comments: count("replyCount"),
+              shares: count("repostCount") + count("quoteCount"),
+              impressions: 0,
+              saves: count("bookmarkCount"),
+              clicks: 0
+            })
+          )
+        }
+        return found
+      })
+
+    const metrics = (credentials: Credentials, platformPostId: string): Effect.Effect<Metrics, PublishError> =>
+      Effect.flatMap(metricsBatch(credentials, [platformPostId]), (found) => {
+        const metrics = found.get(platformPostId)
+        return metrics !== undefined
+          ? Effect.succeed(metrics)
+          : Effect.fail(publishError("permanent", "Bluesky: the post no longer exists"))
       })
 
     return {
@@ -698,6 +715,8 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
       connectWithCredentials,
       refresh,
       metrics,
+      metricsBatch,
+      metricsBatchSize: 25,
       findPublished,
       timeout: "10 minutes"
     } satisfies PlatformClient

@@ -17,13 +17,22 @@
  * Stored credentials used: `access_token`, `user_id` (when the account id is missing), `username`.
  */
 import * as HttpClient from "@effect/platform/HttpClient"
-import type { MediaRef, PlatformClient, PublishError, PublishRequest, PublishResult } from "@herald/core/Platforms"
+import { Metrics } from "@herald/core/Destination"
+import type {
+  Credentials,
+  MediaRef,
+  PlatformClient,
+  PublishError,
+  PublishRequest,
+  PublishResult
+} from "@herald/core/Platforms"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as MetaContainers from "./internal/MetaContainers.js"
 import * as MetaGraph from "./internal/MetaGraph.js"
+import * as MetaInsights from "./internal/MetaInsights.js"
 import { afterPublished, publishError, stringField, textSetting, trimSlash } from "./internal/PlatformHttp.js"
 
 export interface Options {
@@ -43,6 +52,15 @@ export const maxCarouselItems = 10
 export const maxAltText = 100
 
 const label = "Instagram"
+
+/** The media insights asked for (platform reference §7). */
+export const insightMetrics = "views,likes,comments,shares,saved,reach"
+/** The insights every media product type (feed, reel, story, carousel) answers. */
+export const safeInsightMetrics = "views,reach"
+
+/** Instagram's 400 for a metric the media product type does not have (code 100, naming the metric). */
+const isUnsupportedMetric = (error: PublishError): boolean =>
+  error.kind === "permanent" && /\(code 100\b/.test(error.message) && /metric/i.test(error.message)
 
 export type Kind = "post" | "reel" | "trial_reel" | "story"
 
@@ -206,9 +224,39 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         return { platformPostId: id, platformPostUrl: permalink ?? profileUrl(username) } satisfies PublishResult
       })
 
+    /**
+     * `GET /{ig-media-id}/insights` (`instagram_business_manage_insights`, asked at connect): views,
+     * likes, comments, shares, saved as saves, reach as impressions. A media type without some of them
+     * (a story has no likes, comments or saves) answers 400 naming the metric; then the metrics every
+     * type has are asked, and the others stay 0.
+     */
+    const metrics = (credentials: Credentials, platformPostId: string): Effect.Effect<Metrics, PublishError> =>
+      Effect.gen(function*() {
+        const token = Redacted.value(credentials)["access_token"] ?? ""
+        if (token === "") return yield* publishError("auth", "Instagram: the stored credentials lack an access token")
+        // The Graph table, not the publishing subcodes: 100/33 here is a post that is gone (permanent).
+        const graph = MetaContainers.graph(http, label, token, MetaGraph.classify)
+        const url = `${api}/${encodeURIComponent(platformPostId)}/insights`
+        const body = yield* graph.get(url, { metric: insightMetrics }).pipe(
+          Effect.catchIf(isUnsupportedMetric, () => graph.get(url, { metric: safeInsightMetrics }))
+        )
+        const values = MetaInsights.valuesOf(body)
+        const value = (name: string) => values.get(name) ?? 0
+        return new Metrics({
+          views: value("views"),
+          likes: value("likes"),
+          comments: value("comments"),
+          shares: value("shares"),
+          impressions: value("reach"),
+          saves: value("saved"),
+          clicks: 0
+        })
+      })
+
     return {
       platform: "instagram",
       publish,
+      metrics,
       timeout: "15 minutes"
     } satisfies PlatformClient
   })

@@ -20,7 +20,9 @@
  */
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import { Metrics } from "@herald/core/Destination"
 import type {
+  Credentials,
   MediaRef,
   PlatformClient,
   PublishError,
@@ -149,7 +151,7 @@ export const retryAfterSeconds = (
   return 60
 }
 
-export type Context = "post" | "upload" | "comment"
+export type Context = "post" | "upload" | "comment" | "metrics"
 
 /** Maps a failed call to the reference's error classes (§9 Errors). */
 export const classify = (
@@ -479,9 +481,45 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         return { platformPostId: post, platformPostUrl: postUrl(post) } satisfies PublishResult
       })
 
+    /**
+     * `GET /rest/socialActions/{urn}`: `likesSummary.totalLikes` and
+     * `commentsSummary.totalFirstLevelComments`. LinkedIn serves it only to apps granted
+     * `r_member_social` (restricted); without it the answer is 403, an `auth` failure the sweep just
+     * records. Member posts have no views, impressions, shares or clicks without the Community
+     * Management partner program: they stay 0.
+     */
+    const metrics = (credentials: Credentials, platformPostId: string): Effect.Effect<Metrics, PublishError> =>
+      Effect.gen(function*() {
+        const token = Redacted.value(credentials)["access_token"] ?? ""
+        if (token === "") return yield* publishError("auth", "LinkedIn: the stored credentials lack an access token")
+        const response = yield* rest(
+          token,
+          "metrics",
+          HttpClientRequest.get(`${api}/rest/socialActions/${encodeURIComponent(platformPostId)}`)
+        ).pipe(
+          Effect.mapError((error) =>
+            error.kind === "auth" && /\b403\b|ACCESS_DENIED|permission/i.test(error.message)
+              ? publishError("auth", `${error.message} (reading a post's counts needs LinkedIn's r_member_social permission)`)
+              : error
+          )
+        )
+        const count = (summary: string, key: string) =>
+          Math.max(0, Math.floor(numberField(field(response.body, summary), key) ?? 0))
+        return new Metrics({
+          views: 0,
+          likes: count("likesSummary", "totalLikes"),
+          comments: count("commentsSummary", "totalFirstLevelComments"),
+          shares: 0,
+          impressions: 0,
+          saves: 0,
+          clicks: 0
+        })
+      })
+
     return {
       platform: "linkedin",
       publish,
+      metrics,
       timeout: "20 minutes"
     } satisfies PlatformClient
   })

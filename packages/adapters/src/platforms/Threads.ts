@@ -18,7 +18,9 @@
  * Stored credentials used: `access_token`, `user_id` (when the account id is missing), `username`.
  */
 import * as HttpClient from "@effect/platform/HttpClient"
+import { Metrics } from "@herald/core/Destination"
 import type {
+  Credentials,
   MediaRef,
   PlatformClient,
   PublishError,
@@ -31,6 +33,7 @@ import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import * as MetaContainers from "./internal/MetaContainers.js"
 import * as MetaGraph from "./internal/MetaGraph.js"
+import * as MetaInsights from "./internal/MetaInsights.js"
 import { publishError, stringField, trimSlash } from "./internal/PlatformHttp.js"
 
 export interface Options {
@@ -47,6 +50,9 @@ export const defaultApiUrl = "https://graph.threads.net"
 export const maxCarouselItems = 20
 
 const label = "Threads"
+
+/** The media insights asked for (platform reference §8). */
+export const insightMetrics = "views,likes,replies,reposts,quotes,shares"
 
 /** The API's `reply_control` for the `replyControl` setting; `everyone` is the default and not sent. */
 export const replyControlOf = (value: unknown): string | undefined =>
@@ -198,9 +204,36 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         } satisfies PublishResult
       })
 
+    /**
+     * `GET /{media-id}/insights` (`threads_manage_insights`, asked at connect): views, likes, replies
+     * as comments, and reposts + quotes + shares as shares. Threads has no impressions, saves or clicks.
+     */
+    const metrics = (credentials: Credentials, platformPostId: string): Effect.Effect<Metrics, PublishError> =>
+      Effect.gen(function*() {
+        const token = Redacted.value(credentials)["access_token"] ?? ""
+        if (token === "") return yield* publishError("auth", "Threads: the stored credentials lack an access token")
+        // The Graph table, not the publishing subcodes: 100/33 here is a post that is gone (permanent).
+        const body = yield* MetaContainers.graph(http, label, token, MetaGraph.classify).get(
+          `${api}/${encodeURIComponent(platformPostId)}/insights`,
+          { metric: insightMetrics }
+        )
+        const values = MetaInsights.valuesOf(body)
+        const value = (name: string) => values.get(name) ?? 0
+        return new Metrics({
+          views: value("views"),
+          likes: value("likes"),
+          comments: value("replies"),
+          shares: value("reposts") + value("quotes") + value("shares"),
+          impressions: 0,
+          saves: 0,
+          clicks: 0
+        })
+      })
+
     return {
       platform: "threads",
       publish,
+      metrics,
       timeout: "15 minutes"
     } satisfies PlatformClient
   })

@@ -16,11 +16,22 @@
  * The URL is `https://www.tiktok.com/@{username}/video/{id}` from `publicaly_available_post_id` (TikTok's
  * spelling), else the profile. TikTok has no comment API: a first comment is not posted.
  *
+ * Metrics come from `POST /v2/video/query/` (scope `video.list`, asked at connect since it was added;
+ * accounts connected before must reconnect, until then the query answers `scope_not_authorized`).
+ *
  * Stored credentials used: `access_token`.
  */
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import type { PlatformClient, PublishError, PublishErrorKind, PublishRequest, PublishResult } from "@herald/core/Platforms"
+import { Metrics } from "@herald/core/Destination"
+import type {
+  Credentials,
+  PlatformClient,
+  PublishError,
+  PublishErrorKind,
+  PublishRequest,
+  PublishResult
+} from "@herald/core/Platforms"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
@@ -57,6 +68,11 @@ export const maxChunk = 64 * 1024 * 1024
 export const privacyLevels = ["PUBLIC_TO_EVERYONE", "MUTUAL_FOLLOW_FRIENDS", "FOLLOWER_OF_CREATOR", "SELF_ONLY"] as const
 
 const label = "TikTok"
+
+/** The fields `video/query` is asked for. */
+export const metricsFields = "id,view_count,like_count,comment_count,share_count"
+/** Video ids per `video/query` call (TikTok's maximum). */
+export const metricsBatchSize = 20
 
 /** How TikTok's `FILE_UPLOAD` chunking splits a file of `size` bytes. */
 export const chunkPlan = (size: number, chunkSize: number): { readonly chunkSize: number; readonly count: number } => {
@@ -287,9 +303,64 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         } satisfies PublishResult
       })
 
+    /**
+     * Views, likes, comments and shares of up to 20 videos in one `video/query`. A `platformPostId`
+     * that is still the `publish_id` (TikTok gave no public id, e.g. a private post) cannot be asked
+     * about and is left out, like a video TikTok does not return.
+     */
+    const metricsBatch = (
+      credentials: Credentials,
+      platformPostIds: ReadonlyArray<string>
+    ): Effect.Effect<ReadonlyMap<string, Metrics>, PublishError> =>
+      Effect.gen(function*() {
+        const token = Redacted.value(credentials)["access_token"] ?? ""
+        if (token === "") return yield* publishError("auth", "TikTok: the stored credentials lack an access token")
+        const found = new Map<string, Metrics>()
+        const ids = platformPostIds.filter((id) => /^\d+$/.test(id))
+        if (ids.length === 0) return found
+        const data = yield* call(token, `/v2/video/query/?fields=${metricsFields}`, { filters: { video_ids: ids } })
+        const videos = field(data, "videos")
+        for (const video of Array.isArray(videos) ? videos : []) {
+          const id = stringField(video, "id")
+          if (id === undefined || !ids.includes(id)) continue
+          const count = (key: string) => Math.max(0, Math.floor(numberField(video, key) ?? 0))
+          found.set(
+            id,
+            new Metrics({
+              views: count("view_count"),
+              likes: count("like_count"),
+              comments: count("comment_count"),
+              shares: count("share_count"),
+              impressions: 0,
+              saves: 0,
+              clicks: 0
+            })
+          )
+        }
+        return found
+      })
+
+    const metrics = (credentials: Credentials, platformPostId: string): Effect.Effect<Metrics, PublishError> =>
+      Effect.flatMap(metricsBatch(credentials, [platformPostId]), (found) => {
+        const metrics = found.get(platformPostId)
+        return metrics !== undefined
+          ? Effect.succeed(metrics)
+          : Effect.fail(
+            publishError(
+              "permanent",
+              /^\d+$/.test(platformPostId)
+                ? "TikTok: the video is gone or not visible to this account"
+                : "TikTok: the post has no public video id (only its publish id), so its counts cannot be read"
+            )
+          )
+      })
+
     return {
       platform: "tiktok",
       publish,
+      metrics,
+      metricsBatch,
+      metricsBatchSize,
       timeout: "30 minutes"
     } satisfies PlatformClient
   })

@@ -80,6 +80,6 @@ describe("standard OAuth providers", () => {
       expect(url.searchParams.has("client_id")).toBe(false)
       expect(url.searchParams.get("code_challenge")).toBe("ch")
       expect(url.searchParams.get("code_challenge_method")).toBe("S256")
-      expect(url.searchParams.get("scope")).toBe("user.info.basic,user.info.profile,video.publish,video.upload")
+      expect(url.searchParams.get("scope")).toBe("user.info.basic,user.info.profile,video.publish,video.upload,video.list")
     }).pipe(Effect.provide(FetchHttpClient.layer)))
 })

@@ -416,6 +416,40 @@ describe("Bluesky adapter against the XRPC fake", () => {
       expect(call.query.get("uris")).toBe(platformPostId)
       expect(call.headers["authorization"]).toBeUndefined()
     }))
+
+  it.scopedLive("metricsBatch: one getPosts with every uri; a post not answered is left out", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const credentials = yield* connected(client)
+      const a = yield* client.publish(request({ platform: "bluesky", credentials, main: part("a") }))
+      const b = yield* client.publish(request({ platform: "bluesky", credentials, main: part("b") }))
+      const gone = `${a.platformPostId.slice(0, a.platformPostId.lastIndexOf("/"))}/3zzzzzzzzzzzz`
+      const found = yield* client.metricsBatch!(Redacted.make(credentials), [a.platformPostId, b.platformPostId, gone])
+      expect([...found.keys()].sort()).toEqual([a.platformPostId, b.platformPostId].sort())
+      expect(found.get(b.platformPostId)).toMatchObject({ likes: 12, comments: 4, shares: 4 })
+      expect(client.metricsBatchSize).toBe(25)
+      const calls = fake.pds.requests.filter((r) => nsid(r) === "app.bsky.feed.getPosts")
+      expect(calls).toHaveLength(1)
+      expect(calls[0]!.query.getAll("uris")).toEqual([a.platformPostId, b.platformPostId, gone])
+      expect((yield* Effect.flip(client.metrics!(Redacted.make(credentials), gone))).kind).toBe("permanent")
+    }))
+
+  it.scopedLive("metrics errors: RateLimitExceeded carries ratelimit-reset, 5xx transient", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const credentials = yield* connected(client)
+      const { platformPostId } = yield* client.publish(request({ platform: "bluesky", credentials, main: part("x") }))
+      fake.failNext("app.bsky.feed.getPosts", {
+        status: 429,
+        headers: { "retry-after": "30" },
+        body: { error: "RateLimitExceeded", message: "Rate Limit Exceeded" }
+      })
+      const limited = yield* Effect.flip(client.metrics!(Redacted.make(credentials), platformPostId))
+      expect(limited.kind).toBe("rate_limit")
+      expect(limited.retryAfterSeconds).toBe(30)
+      fake.failNext("app.bsky.feed.getPosts", { status: 502, body: { error: "UpstreamFailure", message: "Upstream Failure" } })
+      expect((yield* Effect.flip(client.metrics!(Redacted.make(credentials), platformPostId))).kind).toBe("transient")
+    }))
 })
 
 describe("Bluesky findPublished (listRecords at the PDS)", () => {

@@ -3,6 +3,7 @@ import { SocialAccount } from "@herald/core/Account"
 import type { PublishError } from "@herald/core/Platforms"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import * as Instagram from "../../src/platforms/Instagram.js"
 import { metaError } from "../oauth/fakes/MetaFake.js"
 import * as InstagramApiFake from "./fakes/InstagramApiFake.js"
@@ -229,5 +230,51 @@ describe("Instagram adapter against the Content Publishing fake", () => {
       expect(error.kind).toBe("auth")
       expectNoSecret(error)
       expect(error.message).toContain("[redacted]")
+    }))
+
+  it.scopedLive("metrics: GET /{ig-media-id}/insights; reach is impressions, saved is saves", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const { platformPostId } = yield* client.publish(igRequest(part("hi", [image("https://media.example.com/m/1.jpg")])))
+      const metrics = yield* client.metrics!(Redacted.make(stored), platformPostId)
+      expect(metrics).toMatchObject({ views: 2400, likes: 140, comments: 9, shares: 6, saves: 11, impressions: 1800, clicks: 0 })
+      const calls = fake.server.requests.filter((r) => r.path.endsWith("/insights"))
+      expect(calls).toHaveLength(1)
+      expect(calls[0]!.path).toBe(`/v21.0/${platformPostId}/insights`)
+      expect(calls[0]!.query.get("metric")).toBe("views,likes,comments,shares,saved,reach")
+    }))
+
+  it.scopedLive("metrics of a story: the 400 for likes is answered by asking views and reach only", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const { platformPostId } = yield* client.publish(
+        igRequest(part("", [image("https://media.example.com/m/1.jpg")]), { contentType: "Story" })
+      )
+      const metrics = yield* client.metrics!(Redacted.make(stored), platformPostId)
+      expect(metrics).toMatchObject({ views: 300, impressions: 250, likes: 0, comments: 0, shares: 0, saves: 0 })
+      const asked = fake.server.requests.filter((r) => r.path.endsWith("/insights")).map((r) => r.query.get("metric"))
+      expect(asked).toEqual(["views,likes,comments,shares,saved,reach", "views,reach"])
+    }))
+
+  it.scopedLive("metrics errors: rate limit with its delay, 500 transient, gone post permanent, revoked token auth (scrubbed)", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const { platformPostId } = yield* client.publish(igRequest(part("hi", [image("https://media.example.com/m/1.jpg")])))
+      const credentials = Redacted.make(stored)
+
+      fake.failNext("GET /insights", { ...InstagramApiFake.rateLimited, headers: { "retry-after": "90" } })
+      const limited = yield* Effect.flip(client.metrics!(credentials, platformPostId))
+      expect(limited.kind).toBe("rate_limit")
+      expect(limited.retryAfterSeconds).toBe(90)
+
+      fake.failNext("GET /insights", InstagramApiFake.unavailable)
+      expect((yield* Effect.flip(client.metrics!(credentials, platformPostId))).kind).toBe("transient")
+
+      expect((yield* Effect.flip(client.metrics!(credentials, "999"))).kind).toBe("permanent")
+
+      fake.failNext("GET /insights", metaError(400, `Malformed access token ${token}`, 190))
+      const echoed = yield* Effect.flip(client.metrics!(credentials, platformPostId))
+      expect(echoed.kind).toBe("auth")
+      expectNoSecret(echoed)
     }))
 })

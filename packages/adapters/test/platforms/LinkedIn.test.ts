@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import type { PublishError } from "@herald/core/Platforms"
 import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
 import * as LinkedIn from "../../src/platforms/LinkedIn.js"
 import * as LinkedInFake from "./fakes/LinkedInFake.js"
 import { bytesOf, HttpLive, media, part, request } from "./fixtures.js"
@@ -343,5 +344,52 @@ describe("LinkedIn adapter against the Posts API fake", () => {
       ).pipe(Effect.flip)
       expect(noAuthor.kind).toBe("auth")
       expect(fake.server.requests).toHaveLength(0)
+    }))
+
+  it.scopedLive("metrics: GET /rest/socialActions/{urn}; totalLikes and totalFirstLevelComments, versioned headers", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup()
+      const { platformPostId } = yield* client.publish(liRequest(part("counted")))
+      const metrics = yield* client.metrics!(Redacted.make(stored), platformPostId)
+      expect(metrics).toMatchObject({
+        likes: LinkedInFake.socialCounts.likes,
+        comments: LinkedInFake.socialCounts.comments,
+        views: 0,
+        shares: 0,
+        impressions: 0
+      })
+      const call = fake.server.requests.find((r) => r.method === "GET" && r.path.startsWith("/rest/socialActions/"))!
+      expect(decodeURIComponent(call.path)).toBe(`/rest/socialActions/${platformPostId}`)
+      expect(call.headers["authorization"]).toBe(`Bearer ${token}`)
+      expect(call.headers["x-restli-protocol-version"]).toBe("2.0.0")
+    }))
+
+  it.scopedLive("metrics errors: 403 without r_member_social is auth with the reason, 429 carries Retry-After, 500 transient, 401 scrubbed", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup()
+      const { platformPostId } = yield* client.publish(liRequest(part("counted")))
+      const credentials = Redacted.make(stored)
+      const route = "GET /rest/socialActions/{urn}"
+
+      fake.failNext(route, LinkedInFake.error(403, "ACCESS_DENIED", "Not enough permissions to access: partnerApiSocialActions.GET.20260101"))
+      const denied = yield* Effect.flip(client.metrics!(credentials, platformPostId))
+      expect(denied.kind).toBe("auth")
+      expect(denied.message).toContain("r_member_social")
+
+      fake.failNext(route, { ...LinkedInFake.error(429, "TOO_MANY_REQUESTS", "Resource level throttle limit reached"), headers: { "retry-after": "120" } })
+      const limited = yield* Effect.flip(client.metrics!(credentials, platformPostId))
+      expect(limited.kind).toBe("rate_limit")
+      expect(limited.retryAfterSeconds).toBe(120)
+
+      fake.failNext(route, LinkedInFake.error(500, "INTERNAL_SERVER_ERROR", "Internal Server Error"))
+      expect((yield* Effect.flip(client.metrics!(credentials, platformPostId))).kind).toBe("transient")
+
+      expect((yield* Effect.flip(client.metrics!(credentials, "urn:li:share:1"))).kind).toBe("permanent")
+
+      fake.failNext(route, LinkedInFake.error(401, "INVALID_ACCESS_TOKEN", `Invalid access token ${token}`))
+      const echoed = yield* Effect.flip(client.metrics!(credentials, platformPostId))
+      expect(echoed.kind).toBe("auth")
+      expectNoSecret(echoed)
+      expect(echoed.message).not.toContain("r_member_social")
     }))
 })

@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { SocialAccount } from "@herald/core/Account"
 import type { PublishError } from "@herald/core/Platforms"
 import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
 import * as Threads from "../../src/platforms/Threads.js"
 import { metaError } from "../oauth/fakes/MetaFake.js"
 import * as ThreadsApiFake from "./fakes/ThreadsApiFake.js"
@@ -181,5 +182,48 @@ describe("Threads adapter against the Threads API fake", () => {
       expect(error.kind).toBe("auth")
       expectNoSecret(error)
       expect(error.message).toContain("[redacted]")
+    }))
+
+  it.scopedLive("metrics: GET /{media-id}/insights; replies are comments, reposts + quotes + shares are shares", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const { platformPostId } = yield* client.publish(threadsRequest(part("counted")))
+      const metrics = yield* client.metrics!(Redacted.make(stored), platformPostId)
+      expect(metrics).toMatchObject({ views: 1520, likes: 87, comments: 12, shares: 10, impressions: 0, saves: 0, clicks: 0 })
+      const call = fake.server.requests.find((r) => r.path.endsWith("/insights"))!
+      expect(call.method).toBe("GET")
+      expect(call.path).toBe(`/v1.0/${platformPostId}/insights`)
+      expect(call.query.get("metric")).toBe("views,likes,replies,reposts,quotes,shares")
+    }))
+
+  it.scopedLive("metrics errors: revoked token is auth (scrubbed), rate limit carries its delay, 500 transient, gone post permanent", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const { platformPostId } = yield* client.publish(threadsRequest(part("counted")))
+      const credentials = Redacted.make(stored)
+
+      fake.failNext("GET /insights", {
+        ...ThreadsApiFake.rateLimited,
+        headers: { "x-business-use-case-usage": JSON.stringify({ "1": [{ estimated_time_to_regain_access: 7 }] }) }
+      })
+      const limited = yield* Effect.flip(client.metrics!(credentials, platformPostId))
+      expect(limited.kind).toBe("rate_limit")
+      expect(limited.retryAfterSeconds).toBe(420)
+
+      fake.failNext("GET /insights", ThreadsApiFake.unavailable)
+      expect((yield* Effect.flip(client.metrics!(credentials, platformPostId))).kind).toBe("transient")
+
+      const gone = yield* Effect.flip(client.metrics!(credentials, "999"))
+      expect(gone.kind).toBe("permanent")
+
+      fake.failNext("GET /insights", metaError(400, `Malformed access token ${token}`, 190))
+      const echoed = yield* Effect.flip(client.metrics!(credentials, platformPostId))
+      expect(echoed.kind).toBe("auth")
+      expectNoSecret(echoed)
+
+      fake.revoked.add(token)
+      const revoked = yield* Effect.flip(client.metrics!(credentials, platformPostId))
+      expect(revoked.kind).toBe("auth")
+      expectNoSecret(revoked)
     }))
 })

@@ -37,6 +37,62 @@ const same = (a: Uint8Array, b: Uint8Array) => Buffer.from(a).equals(Buffer.from
 const expectNoSecret = (error: PublishError, token: string) => expect(error.message).not.toContain(token)
 
 describe("TikTok adapter against the Content Posting fake", () => {
+  it.scopedLive("metrics: POST /v2/video/query/ with the fields and video_ids; batch of several, publish ids left out", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const first = yield* client.publish(tkRequest(fake.accessToken, "one"))
+      const second = yield* client.publish(tkRequest(fake.accessToken, "two"))
+      const credentials = Redacted.make({ access_token: fake.accessToken })
+      const metrics = yield* client.metrics!(credentials, first.platformPostId)
+      expect(metrics).toMatchObject({ views: 5300, likes: 410, comments: 37, shares: 22, impressions: 0, saves: 0, clicks: 0 })
+      const call = fake.server.requests.find((r) => r.path === "/v2/video/query/")!
+      expect(call.method).toBe("POST")
+      expect(call.query.get("fields")).toBe("id,view_count,like_count,comment_count,share_count")
+      expect(call.json).toEqual({ filters: { video_ids: [first.platformPostId] } })
+      expect(call.headers["authorization"]).toBe(`Bearer ${fake.accessToken}`)
+
+      const batch = yield* client.metricsBatch!(credentials, [first.platformPostId, second.platformPostId, "v_pub_file~v2-1.9"])
+      expect([...batch.keys()].sort()).toEqual([first.platformPostId, second.platformPostId].sort())
+      expect(client.metricsBatchSize).toBe(20)
+      const batchCall = fake.server.requests.filter((r) => r.path === "/v2/video/query/")[1]!
+      expect(batchCall.json).toEqual({ filters: { video_ids: [first.platformPostId, second.platformPostId] } })
+
+      const noPublicId = yield* Effect.flip(client.metrics!(credentials, "v_pub_file~v2-1.9"))
+      expect(noPublicId.kind).toBe("permanent")
+      expect((yield* Effect.flip(client.metrics!(credentials, "7400000000000000001"))).kind).toBe("permanent")
+    }))
+
+  it.scopedLive("metrics errors: a token from before video.list is auth; 429 with Retry-After; internal_error transient; token scrubbed", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const { platformPostId } = yield* client.publish(tkRequest(fake.accessToken, "counted"))
+      const old = "act.old-connection-token-without-video-list"
+      fake.tokens.set(old, ["user.info.basic", "user.info.profile", "video.publish", "video.upload"])
+      const missing = yield* Effect.flip(client.metrics!(Redacted.make({ access_token: old }), platformPostId))
+      expect(missing.kind).toBe("auth")
+      expect(missing.message).toContain("scope_not_authorized")
+      expectNoSecret(missing, old)
+
+      const credentials = Redacted.make({ access_token: fake.accessToken })
+      fake.videoQueryFailures.push({
+        ...TikTokApiFake.tiktokError(429, "rate_limit_exceeded", "API rate limit was exceeded."),
+        headers: { "retry-after": "45" }
+      })
+      const limited = yield* Effect.flip(client.metrics!(credentials, platformPostId))
+      expect(limited.kind).toBe("rate_limit")
+      expect(limited.retryAfterSeconds).toBe(45)
+
+      fake.videoQueryFailures.push(TikTokApiFake.tiktokError(500, "internal_error", "Something went wrong."))
+      expect((yield* Effect.flip(client.metrics!(credentials, platformPostId))).kind).toBe("transient")
+
+      fake.videoQueryFailures.push(
+        TikTokApiFake.tiktokError(401, "access_token_invalid", `The access token ${fake.accessToken} is invalid.`)
+      )
+      const echoed = yield* Effect.flip(client.metrics!(credentials, platformPostId))
+      expect(echoed.kind).toBe("auth")
+      expectNoSecret(echoed, fake.accessToken)
+    }))
+
   it.scopedLive("connect round trip (the scopes cover username), refresh, then a post with the connected token", () =>
     Effect.gen(function*() {
       const { client, fake } = yield* setup

@@ -3,7 +3,8 @@
  * `POST /v21.0/{ig-user-id}/media` creates image, REELS, STORIES, carousel-item and CAROUSEL
  * containers, `GET /v21.0/{container-id}?fields=status_code,status` answers IN_PROGRESS for a few polls
  * then FINISHED, `media_publish` publishes, `/{ig-media-id}/comments` comments, and
- * `GET /v21.0/{ig-media-id}?fields=permalink` reads the post back. Errors use Meta's body (§5) with the
+ * `GET /v21.0/{ig-media-id}?fields=permalink` reads the post back, `/{ig-media-id}/insights` answers
+ * `insights` (`storyInsights` for a story, refusing the metrics a story lacks). Errors use Meta's body (§5) with the
  * IG subcodes. Failures are injected by caption (`#fail-limit` 2207042, `#fail-long` 2207010,
  * `#fail-429` code 4, `#fail-500`), by media URL (`fail-status` ends the container in ERROR with
  * subcode 2207026; `fail-image` is refused with 2207004), or with `failNext` for a route.
@@ -45,6 +46,19 @@ export interface InstagramFake {
   videoPolls: number
 }
 
+/** What `GET /{ig-media-id}/insights` answers for a feed post or reel. */
+export const insights: Readonly<Record<string, number>> = {
+  views: 2400,
+  reach: 1800,
+  likes: 140,
+  comments: 9,
+  shares: 6,
+  saved: 11,
+  total_interactions: 166
+}
+/** A story's insights: no likes, comments or saves (asking for them is a 400). */
+export const storyInsights: Readonly<Record<string, number>> = { views: 300, reach: 250, shares: 2, replies: 1 }
+
 export const publishingLimit = metaError(
   400,
   "Application request limit reached",
@@ -78,7 +92,7 @@ export const start = async (): Promise<InstagramFake> => {
   const handler = (request: FakeServer.Recorded): FakeServer.Reply => {
     const token = tokenOf(request)
     if (token !== accessToken || revoked.has(token)) return invalidToken
-    const match = /^\/v21\.0\/([^/]+)(?:\/(media|media_publish|comments))?$/.exec(request.path)
+    const match = /^\/v21\.0\/([^/]+)(?:\/(media|media_publish|comments|insights))?$/.exec(request.path)
     if (match === null) return metaError(404, `Unknown path components: ${request.path}`, 2500)
     const [, target, edge] = match
     const route = edge === undefined ? `${request.method} /{id}` : `${request.method} /${edge}`
@@ -150,6 +164,38 @@ export const start = async (): Promise<InstagramFake> => {
       post.comments.push(message)
       next += 1n
       return { status: 200, body: { id: String(next) } }
+    }
+
+    if (edge === "insights" && request.method === "GET") {
+      const post = posts.find((p) => p.id === target)
+      if (post === undefined) {
+        return metaError(400, `Unsupported get request. Object with ID '${target}' does not exist.`, 100, {
+          subcode: 33
+        })
+      }
+      const story = post.container.params["media_type"] === "STORIES"
+      const supported = story ? storyInsights : insights
+      const asked = (param(request, "metric") ?? "").split(",").filter((m) => m !== "")
+      const unsupported = asked.find((m) => !(m in supported))
+      if (asked.length === 0 || unsupported !== undefined) {
+        return metaError(
+          400,
+          `(#100) The Media Insights API does not support the ${unsupported ?? "(none)"} metric for this media product type.`,
+          100
+        )
+      }
+      return {
+        status: 200,
+        body: {
+          data: asked.map((name) => ({
+            name,
+            period: "lifetime",
+            values: [{ value: supported[name] }],
+            title: name,
+            id: `${post.id}/insights/${name}/lifetime`
+          }))
+        }
+      }
     }
 
     if (edge === undefined && request.method === "GET") {

@@ -2,7 +2,8 @@
  * A LinkedIn REST fake (reference §9, §13): `POST /rest/posts` (201, empty body, URN in `x-restli-id`),
  * image and document `initializeUpload` with loopback `uploadUrl`s, video `initializeUpload` with byte
  * range instructions, part PUTs answering an `ETag`, `finalizeUpload`, and `GET /rest/videos/{urn}`
- * whose `status` advances on each poll; first comments through `socialActions`. It refuses `/rest/*`
+ * whose `status` advances on each poll; first comments through `socialActions`, and
+ * `GET /rest/socialActions/{urn}` with `likesSummary` / `commentsSummary` (`socialCounts`). It refuses `/rest/*`
  * calls without the `LinkedIn-Version` / `X-Restli-Protocol-Version` headers as LinkedIn does, and
  * answers errors as `{status, serviceErrorCode, code, message}`. Failures are injected by text:
  * `#fail-dup`, `#fail-429`, `#fail-500`; or with `failNext` for a route.
@@ -14,6 +15,9 @@ export const accessToken =
 export const memberId = "yZ2k7Q1aB3"
 export const authorUrn = `urn:li:person:${memberId}`
 export const activeVersions = ["202511", "202512", "202601", "202602"]
+
+/** Likes and (other people's) first-level comments every post has, for `GET /rest/socialActions/{urn}`. */
+export const socialCounts = { likes: 42, comments: 5 }
 
 export interface Post {
   readonly urn: string
@@ -171,7 +175,7 @@ export const start = async (options: StartOptions = {}): Promise<LinkedInFake> =
     if (!accepts(token) || revoked.has(token)) return unauthorized
     const path = request.path
     const action = request.query.get("action")
-    const route = `${request.method} ${path.replace(/^\/rest\/socialActions\/[^/]+\//, "/rest/socialActions/{urn}/")}${
+    const route = `${request.method} ${path.replace(/^\/rest\/socialActions\/[^/]+(\/|$)/, "/rest/socialActions/{urn}$1")}${
       action === null ? "" : `?action=${action}`
     }`
 
@@ -325,6 +329,32 @@ export const start = async (options: StartOptions = {}): Promise<LinkedInFake> =
       const part = Number(upload[2])
       asset.parts.set(part, new Uint8Array(request.body))
       return { status: 201, headers: asset.kind === "video" ? { etag: `"etag-${asset.urn}-${part}"` } : {} }
+    }
+
+    const socialActions = /^\/rest\/socialActions\/([^/]+)$/.exec(path)
+    if (request.method === "GET" && socialActions !== null) {
+      const post = decodeURIComponent(socialActions[1]!)
+      if (!posts.some((p) => p.urn === post)) return error(404, "NOT_FOUND", `Activity ${post} not found`)
+      const firstLevel = comments.filter((c) => c.post === post).length + socialCounts.comments
+      return {
+        status: 200,
+        body: {
+          $URN: `urn:li:socialActions:${post}`,
+          target: post,
+          likesSummary: {
+            selectedLikes: [],
+            aggregatedTotalLikes: socialCounts.likes,
+            likedByCurrentUser: false,
+            totalLikes: socialCounts.likes
+          },
+          commentsSummary: {
+            selectedComments: [],
+            totalFirstLevelComments: firstLevel,
+            commentsState: "OPEN",
+            aggregatedTotalComments: firstLevel + 2
+          }
+        }
+      }
     }
 
     const commentRoute = /^\/rest\/socialActions\/([^/]+)\/comments$/.exec(path)

@@ -2,7 +2,8 @@
  * A Threads API fake (reference §8, §13): `POST /v1.0/{user-id}/threads` creates TEXT, IMAGE, VIDEO
  * and CAROUSEL containers (children with `is_carousel_item`), `GET /v1.0/{container-id}` answers
  * `status` IN_PROGRESS for a few polls then FINISHED, `threads_publish` publishes, and
- * `GET /v1.0/{media-id}?fields=permalink` reads it back. Errors use Meta's body (§5).
+ * `GET /v1.0/{media-id}?fields=permalink` reads it back, `GET /v1.0/{media-id}/insights?metric=…`
+ * answers `insights`. Errors use Meta's body (§5).
  * Failures are injected by text (`#fail-long`, `#fail-429`, `#fail-500`) or media URL (`fail-fetch`
  * in the URL makes the container end in ERROR), or with `failNext` for a route.
  */
@@ -42,6 +43,16 @@ export interface ThreadsFake {
   videoPolls: number
 }
 
+/** What `GET /{media-id}/insights` answers for every published post. */
+export const insights: Readonly<Record<string, number>> = {
+  views: 1520,
+  likes: 87,
+  replies: 12,
+  reposts: 5,
+  quotes: 2,
+  shares: 3
+}
+
 export const rateLimited = metaError(400, "Application request limit reached", 4, { isTransient: true })
 export const tooLong = metaError(400, "Param text must be at most 500 characters long.", 100)
 export const unavailable = metaError(500, "An unknown error has occurred.", 1, { isTransient: true })
@@ -66,7 +77,7 @@ export const start = async (): Promise<ThreadsFake> => {
   const handler = (request: FakeServer.Recorded): FakeServer.Reply => {
     const token = tokenOf(request)
     if (token !== accessToken || revoked.has(token)) return invalidToken
-    const match = /^\/v1\.0\/([^/]+)(?:\/(threads|threads_publish))?$/.exec(request.path)
+    const match = /^\/v1\.0\/([^/]+)(?:\/(threads|threads_publish|insights))?$/.exec(request.path)
     if (match === null) return metaError(404, `Unknown path components: ${request.path}`, 2500)
     const [, target, edge] = match
     const route = edge === undefined ? `${request.method} /{id}` : `${request.method} /${edge}`
@@ -133,6 +144,32 @@ export const start = async (): Promise<ThreadsFake> => {
       const post: Published = { id: String(next), container, shortcode: `C${next.toString(36).toUpperCase()}` }
       posts.push(post)
       return { status: 200, body: { id: post.id } }
+    }
+
+    if (edge === "insights" && request.method === "GET") {
+      const post = posts.find((p) => p.id === target)
+      if (post === undefined) {
+        return metaError(400, `Unsupported get request. Object with ID '${target}' does not exist.`, 100, {
+          subcode: 33
+        })
+      }
+      const asked = (param(request, "metric") ?? "").split(",").filter((m) => m !== "")
+      const unknown = asked.find((m) => !(m in insights))
+      if (asked.length === 0 || unknown !== undefined) {
+        return metaError(400, `(#100) metric[0] must be one of the following values: ${Object.keys(insights).join(", ")}`, 100)
+      }
+      return {
+        status: 200,
+        body: {
+          data: asked.map((name) => ({
+            name,
+            period: "lifetime",
+            values: [{ value: insights[name] }],
+            title: name,
+            id: `${post.id}/insights/${name}/lifetime`
+          }))
+        }
+      }
     }
 
     if (edge === undefined && request.method === "GET") {

@@ -4,7 +4,8 @@
  * `username` needs `user.info.profile`, as TikTok answers `scope_not_authorized`), and the Content
  * Posting API: `creator_info/query`, `video/init` with `FILE_UPLOAD` checked against TikTok's chunk
  * rules, `PUT {upload_url}` per chunk (206, then 201 when complete), and `status/fetch` answering
- * PROCESSING_UPLOAD for `processingPolls` polls, then PUBLISH_COMPLETE with `publicaly_available_post_id`.
+ * PROCESSING_UPLOAD for `processingPolls` polls, then PUBLISH_COMPLETE with `publicaly_available_post_id`;
+ * `video/query` (scope `video.list`) answers `videoCounts` for the asked fields of published videos.
  * Bodies are `{data, error:{code,message,log_id}}`.
  *
  * Injected by caption: `#fail-rate` 429 rate_limit_exceeded, `#fail-spam` spam_risk_too_many_posts,
@@ -46,12 +47,17 @@ export interface TikTokFake {
   readonly tokens: Map<string, ReadonlyArray<string>>
   /** Codes the authorize step would have issued, with their PKCE challenge and the scopes granted. */
   readonly issueCode: (scopes: ReadonlyArray<string>, codeChallenge: string) => string
-  /** A token granted the publishing scopes, for tests that skip the connect. */
+  /** A token granted the publishing and video.list scopes, for tests that skip the connect. */
   readonly accessToken: string
   creator: Creator
+  /** Replies served, in order, to the next `video/query` calls instead of the counts. */
+  readonly videoQueryFailures: Array<FakeServer.Reply>
   unaudited: boolean
   processingPolls: number
 }
+
+/** What `video/query` answers for every published video. */
+export const videoCounts = { view_count: 5300, like_count: 410, comment_count: 37, share_count: 22 }
 
 export const tiktokError = (status: number, code: string, message: string): FakeServer.Reply => ({
   status,
@@ -159,6 +165,27 @@ export const start = async (): Promise<TikTokFake> => {
       })
     }
 
+    if (request.path === "/v2/video/query/" && request.method === "POST") {
+      if (!scopes.includes("video.list")) {
+        return tiktokError(401, "scope_not_authorized", "The user did not authorize the scope required for completing this request.")
+      }
+      const injected = fake.videoQueryFailures.shift()
+      if (injected !== undefined) return injected
+      const fields = (request.query.get("fields") ?? "").split(",").filter((f) => f !== "")
+      if (fields.length === 0) return tiktokError(400, "invalid_params", "fields is required")
+      const ids = (request.json as { filters?: { video_ids?: Array<unknown> } } | undefined)?.filters?.video_ids
+      if (!Array.isArray(ids) || ids.length === 0 || ids.length > 20) {
+        return tiktokError(400, "invalid_params", "filters.video_ids must hold 1 to 20 ids")
+      }
+      const videos = uploads
+        .filter((u) => u.postId !== undefined && ids.includes(u.postId))
+        .map((u) => {
+          const full: Record<string, unknown> = { id: u.postId, ...videoCounts }
+          return Object.fromEntries(fields.filter((f) => f in full).map((f) => [f, full[f]]))
+        })
+      return ok({ videos, cursor: 0, has_more: false })
+    }
+
     if (!scopes.includes("video.publish")) {
       return tiktokError(401, "scope_not_authorized", "The user did not authorize the scope required for completing this request.")
     }
@@ -238,7 +265,8 @@ export const start = async (): Promise<TikTokFake> => {
   }
 
   const server = await FakeServer.start(handler)
-  const access = issueTokens(["user.info.basic", "user.info.profile", "video.publish", "video.upload"]).access_token
+  const access = issueTokens(["user.info.basic", "user.info.profile", "video.publish", "video.upload", "video.list"])
+    .access_token
   const fake: TikTokFake = {
     server,
     uploads,
@@ -256,6 +284,7 @@ export const start = async (): Promise<TikTokFake> => {
       stitch_disabled: false,
       max_video_post_duration_sec: 600
     },
+    videoQueryFailures: [],
     unaudited: false,
     processingPolls: 2
   }
