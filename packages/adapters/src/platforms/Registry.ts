@@ -1,7 +1,7 @@
 /**
  * The `Platforms` registry: which client publishes to which platform. In sandbox mode every platform
- * gets the sandbox client; otherwise the real clients that exist are registered, and a destination on
- * a platform without a client fails with a message saying so.
+ * gets the sandbox client; otherwise every platform's real client. A platform left out of a custom
+ * registry (`make`) fails its destinations with a message saying so.
  */
 import type * as HttpClient from "@effect/platform/HttpClient"
 import type { Platform } from "@herald/core/Platform"
@@ -68,8 +68,8 @@ export const versionWarnings = (options: LiveOptions): Effect.Effect<ReadonlyArr
   ])
 
 /**
- * The real clients that exist (Telegram, Discord, Bluesky, X, LinkedIn, Threads, Instagram, Facebook, YouTube, TikTok, Pinterest); other platforms have no client, so their
- * destinations fail with "Publishing to <platform> is not configured on this server".
+ * A real client for every platform of the spec (Telegram, Discord, Bluesky, X, LinkedIn, Threads,
+ * Instagram, Facebook, YouTube, TikTok, Pinterest), after warning of API versions near their sunset.
  */
 export const layerLive = (options: LiveOptions = {}): Layer.Layer<Platforms, never, HttpClient.HttpClient> =>
   Layer.effect(
