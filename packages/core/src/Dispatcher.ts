@@ -886,6 +886,26 @@ const logOutcome = (recorded: Recorded, outcome: Outcome) => {
   return error === undefined ? line : Effect.annotateLogs(line, "error", error)
 }
 
+/**
+ * A published destination's follow-ups (thread parts, first comment), run after `published` was
+ * recorded: under their own timeout, never failing, never touching the destination again.
+ */
+const runFollowUps = (claim: Claim, config: Resolved, result: PublishResult) =>
+  Effect.gen(function*() {
+    const followUps = result.followUps
+    if (followUps === undefined) return
+    const platforms = yield* Platforms
+    const client = platforms.get(claim.destination.platform)
+    const chosen = Option.flatMap(client, (c) => Option.fromNullable(c.followUpTimeout ?? c.timeout))
+    const timeout = Option.match(chosen, { onNone: () => config.publishTimeout, onSome: Duration.decode })
+    yield* followUps.pipe(
+      Effect.timeoutFail({ duration: timeout, onTimeout: () => `did not finish within ${Duration.format(timeout)}` }),
+      Effect.catchAllCause((cause) =>
+        Effect.logWarning("Dispatcher: follow-ups of a published post did not complete", cause)
+      )
+    )
+  })
+
 const processClaim = (
   claim: Claim,
   config: Resolved,
@@ -906,6 +926,11 @@ const processClaim = (
         yield* Queue.offer(queue, [{ claim, outcome, loaded }, deferred] as const)
         const recorded = yield* Deferred.await(deferred)
         yield* logOutcome(recorded, outcome)
+        if (recorded === "published" && outcome._tag === "Published") {
+          // The claim is complete: no lease to renew while the follow-ups run.
+          yield* holds.release(claim)
+          yield* runFollowUps(claim, config, outcome.result)
+        }
         return recorded
       })
     ),
