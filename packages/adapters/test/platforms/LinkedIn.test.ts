@@ -3,7 +3,7 @@ import type { PublishError } from "@herald/core/Platforms"
 import * as Effect from "effect/Effect"
 import * as LinkedIn from "../../src/platforms/LinkedIn.js"
 import * as LinkedInFake from "./fakes/LinkedInFake.js"
-import { bytesOf, HttpLive, media, part, request } from "./fixtures.js"
+import { bytesOf, HttpLive, media, part, request, withFollowUps } from "./fixtures.js"
 
 const token = LinkedInFake.accessToken
 
@@ -19,7 +19,7 @@ const setup = (options: Partial<LinkedIn.Options> = {}) =>
       videoPollInterval: "5 millis",
       ...options
     }).pipe(Effect.provide(HttpLive))
-    return { fake, client }
+    return { fake, client: withFollowUps(client) }
   })
 
 const stored = {
