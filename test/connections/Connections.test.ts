@@ -332,7 +332,7 @@ describe("credential platforms", () => {
             account
           })
           expect(thread.platformPostId).not.toBe(image.platformPostId)
-          // What the engine runs once the post is recorded (Bluesky's second part).
+          // What the engine runs once the post is recorded: the thread's second part.
           yield* thread.followUps ?? Effect.void
         }
         expect(f.telegram.sent.map((m) => m.method)).toEqual(["sendMessage", "sendPhoto", "sendMessage", "sendMessage"])
