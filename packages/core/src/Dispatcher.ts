@@ -11,6 +11,9 @@
  *   out) is taken over by any live process's sweep and never re-sent blindly: its platform is asked
  *   whether the attempt reached it (`PlatformClient.findPublished`). Found: `published`. Absent:
  *   re-queued. The platform cannot tell: `failed` with an error saying the outcome is unknown.
+ * - The publish deadline covers the main post only. A client's follow-ups (`PublishResult.followUps`:
+ *   thread parts, first comment) run after `published` is recorded, under their own timeout, and never
+ *   change the destination: a slow follow-up cannot make the engine retry a post that is out.
  */
 import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
