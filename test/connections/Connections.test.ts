@@ -332,6 +332,8 @@ describe("credential platforms", () => {
             account
           })
           expect(thread.platformPostId).not.toBe(image.platformPostId)
+          // What the engine runs once the post is recorded: the thread's second part.
+          yield* thread.followUps ?? Effect.void
         }
         expect(f.telegram.sent.map((m) => m.method)).toEqual(["sendMessage", "sendPhoto", "sendMessage", "sendMessage"])
         expect(f.telegram.sent[3]!.params["reply_parameters"]).toEqual({ message_id: f.telegram.sent[2]!.messageId })

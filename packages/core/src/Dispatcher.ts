@@ -11,6 +11,9 @@
  *   out) is taken over by any live process's sweep and never re-sent blindly: its platform is asked
  *   whether the attempt reached it (`PlatformClient.findPublished`). Found: `published`. Absent:
  *   re-queued. The platform cannot tell: `failed` with an error saying the outcome is unknown.
+ * - The publish deadline covers the main post only. A client's follow-ups (`PublishResult.followUps`:
+ *   thread parts, first comment) run after `published` is recorded, under their own timeout, and never
+ *   change the destination: a slow follow-up cannot make the engine retry a post that is out.
  */
 import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
@@ -901,6 +904,26 @@ const logOutcome = (recorded: Recorded, outcome: Outcome) => {
   return error === undefined ? line : Effect.annotateLogs(line, "error", error)
 }
 
+/**
+ * A published destination's follow-ups (thread parts, first comment), run after `published` was
+ * recorded: under their own timeout, never failing, never touching the destination again.
+ */
+const runFollowUps = (claim: Claim, config: Resolved, result: PublishResult) =>
+  Effect.gen(function*() {
+    const followUps = result.followUps
+    if (followUps === undefined) return
+    const platforms = yield* Platforms
+    const client = platforms.get(claim.destination.platform)
+    const chosen = Option.flatMap(client, (c) => Option.fromNullable(c.followUpTimeout ?? c.timeout))
+    const timeout = Option.match(chosen, { onNone: () => config.publishTimeout, onSome: Duration.decode })
+    yield* followUps.pipe(
+      Effect.timeoutFail({ duration: timeout, onTimeout: () => `did not finish within ${Duration.format(timeout)}` }),
+      Effect.catchAllCause((cause) =>
+        Effect.logWarning("Dispatcher: follow-ups of a published post did not complete", cause)
+      )
+    )
+  })
+
 const processClaim = (
   claim: Claim,
   config: Resolved,
@@ -921,6 +944,11 @@ const processClaim = (
         yield* Queue.offer(queue, [{ claim, outcome, loaded }, deferred] as const)
         const recorded = yield* Deferred.await(deferred)
         yield* logOutcome(recorded, outcome)
+        if (recorded === "published" && outcome._tag === "Published") {
+          // The claim is complete: no lease to renew while the follow-ups run.
+          yield* holds.release(claim)
+          yield* runFollowUps(claim, config, outcome.result)
+        }
         return recorded
       })
     ),

@@ -85,6 +85,13 @@ export interface PublishResult {
   readonly platformPostUrl: string
   /** Credentials the adapter renewed along the way (e.g. a refreshed session), to be saved. */
   readonly renewedCredentials?: Readonly<Record<string, string>>
+  /**
+   * What is sent once the main post is out (thread parts, a first comment). The engine runs it only
+   * after `published` is recorded, outside the publish deadline and under its own (`followUpTimeout`),
+   * so a slow or failing follow-up can never make it retry a post that is already out. It cannot fail:
+   * a client logs what did not go through.
+   */
+  readonly followUps?: Effect.Effect<void>
 }
 
 /** What a connect flow learned about the account. */
@@ -152,8 +159,10 @@ export interface PlatformClient {
     platformPostIds: ReadonlyArray<string>
   ) => Effect.Effect<ReadonlyMap<string, Metrics>, PublishError>
   readonly metricsBatchSize?: number
-  /** How long a publish may take before it is treated as a transient failure. */
+  /** How long a publish (the main post only) may take before it is treated as a transient failure. */
   readonly timeout?: Duration.DurationInput
+  /** How long the follow-ups of a published post may take before they are abandoned; default `timeout`. */
+  readonly followUpTimeout?: Duration.DurationInput
   /**
    * Whether an attempt whose worker died reached the platform. Optional: a client without it means
    * "cannot tell", and such a destination is failed with the unknown-outcome error.

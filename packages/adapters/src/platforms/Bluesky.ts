@@ -602,18 +602,26 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
                 : Effect.void
             )
           )
-        let parent = main
-        for (const part of request.thread) {
-          const sent = yield* followUp("thread part", createPost(scope, part, { root: main, parent }, langs))
-          if (sent._tag === "Left") break
-          parent = sent.right
-        }
-        if (comment !== undefined) {
-          yield* followUp("first comment", createPost(scope, comment, { root: main, parent: main }, langs))
-        }
+        // Run by the engine once the main post is recorded, outside the publish deadline. A session
+        // renewed while they run is not saved: the next publish renews it again.
+        const followUps = Effect.gen(function*() {
+          let parent = main
+          for (const part of request.thread) {
+            const sent = yield* followUp("thread part", createPost(scope, part, { root: main, parent }, langs))
+            if (sent._tag === "Left") break
+            parent = sent.right
+          }
+          if (comment !== undefined) {
+            yield* followUp("first comment", createPost(scope, comment, { root: main, parent: main }, langs))
+          }
+        })
 
         const session = yield* Ref.get(scope.current)
-        const result: PublishResult = { platformPostId: main.uri, platformPostUrl: postUrl(session.handle, main.uri) }
+        const result: PublishResult = {
+          platformPostId: main.uri,
+          platformPostUrl: postUrl(session.handle, main.uri),
+          ...(request.thread.length > 0 || comment !== undefined ? { followUps } : {})
+        }
         return (yield* Ref.get(scope.changed)) ? { ...result, renewedCredentials: yield* scope.credentials } : result
       })
 

@@ -215,21 +215,24 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
 
         const main = yield* sendPart(request.main)
 
-        const followUps: Array<readonly [string, PublishPart]> = request.thread.map((p) => ["thread part", p] as const)
+        const parts: Array<readonly [string, PublishPart]> = request.thread.map((p) => ["thread part", p] as const)
         const firstComment = request.settings["firstComment"]
         if (typeof firstComment === "string" && firstComment.trim() !== "") {
-          followUps.push(["first comment", { content: firstComment, media: [] }])
+          parts.push(["first comment", { content: firstComment, media: [] }])
         }
-        for (const [what, part] of followUps) {
-          const sent = yield* Effect.either(sendPart(part))
-          if (sent._tag === "Left") {
-            // The main post is out: failing now would make a retry post it twice.
-            yield* Effect.logWarning(
-              `Discord: ${what} not published after the main post: ${sent.left.kind}: ${sent.left.message}`
-            )
-            break
+        // Run by the engine once the main post is recorded, outside the publish deadline.
+        const followUps = Effect.gen(function*() {
+          for (const [what, part] of parts) {
+            const sent = yield* Effect.either(sendPart(part))
+            if (sent._tag === "Left") {
+              // The main post is out: failing now would make a retry post it twice.
+              yield* Effect.logWarning(
+                `Discord: ${what} not published after the main post: ${sent.left.kind}: ${sent.left.message}`
+              )
+              break
+            }
           }
-        }
+        })
 
         let guildId: string | undefined = stored["guild_id"]
         let renewed: Record<string, string> | undefined
@@ -241,7 +244,8 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         }
         const result: PublishResult = {
           platformPostId: main.id,
-          platformPostUrl: messageUrl(guildId, main.channelId, main.id)
+          platformPostUrl: messageUrl(guildId, main.channelId, main.id),
+          ...(parts.length > 0 ? { followUps } : {})
         }
         return renewed === undefined ? result : { ...result, renewedCredentials: renewed }
       })

@@ -316,13 +316,6 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         }
 
         // The post is out from here on: nothing below may fail the publish.
-        if (comment !== undefined) {
-          yield* afterPublished(
-            label,
-            "first comment",
-            graph.post(`${api}/${encodeURIComponent(postId)}/comments`, { message: comment })
-          )
-        }
         const permalink = yield* afterPublished(
           label,
           "permalink read",
@@ -335,7 +328,15 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
           platformPostId: postId,
           platformPostUrl: permalink === undefined || permalink === ""
             ? `https://www.facebook.com/${postId}`
-            : absoluteUrl(permalink)
+            : absoluteUrl(permalink),
+          // Run by the engine once the post is recorded, outside the publish deadline.
+          ...(comment === undefined ? {} : {
+            followUps: Effect.asVoid(afterPublished(
+              label,
+              "first comment",
+              graph.post(`${api}/${encodeURIComponent(postId)}/comments`, { message: comment })
+            ))
+          })
         } satisfies PublishResult
       })
 

@@ -201,17 +201,15 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         const id = yield* MetaContainers.idOf(label, "publish", published)
 
         // The post is out from here on: nothing below may fail the publish.
-        if (comment !== undefined) {
-          if (kind === "story") {
-            yield* Effect.logWarning("Instagram: stories take no comments; the first comment was not posted")
-          } else {
-            yield* afterPublished(
-              label,
-              "first comment",
-              graph.post(`${api}/${encodeURIComponent(id)}/comments`, { message: comment })
-            )
-          }
+        if (comment !== undefined && kind === "story") {
+          yield* Effect.logWarning("Instagram: stories take no comments; the first comment was not posted")
         }
+        // Run by the engine once the post is recorded, outside the publish deadline.
+        const followUps = comment === undefined || kind === "story" ? undefined : Effect.asVoid(afterPublished(
+          label,
+          "first comment",
+          graph.post(`${api}/${encodeURIComponent(id)}/comments`, { message: comment })
+        ))
         const permalink = yield* graph.get(`${api}/${encodeURIComponent(id)}`, { fields: "permalink" }).pipe(
           Effect.map((body) => stringField(body, "permalink")),
           Effect.catchAll((error) =>
@@ -221,7 +219,11 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
             )
           )
         )
-        return { platformPostId: id, platformPostUrl: permalink ?? profileUrl(username) } satisfies PublishResult
+        return {
+          platformPostId: id,
+          platformPostUrl: permalink ?? profileUrl(username),
+          ...(followUps === undefined ? {} : { followUps })
+        } satisfies PublishResult
       })
 
     /**

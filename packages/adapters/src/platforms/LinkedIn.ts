@@ -473,12 +473,14 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
 
         const post = yield* createPost(token, author, request.main, urns, visibility)
 
-        // The post is out: failing now would make a retry post it twice.
-        if (comment !== undefined) {
-          yield* afterPublished(label, "first comment", createComment(token, author, post, comment))
-        }
-
-        return { platformPostId: post, platformPostUrl: postUrl(post) } satisfies PublishResult
+        return {
+          platformPostId: post,
+          platformPostUrl: postUrl(post),
+          // Run by the engine once the post is recorded, outside the publish deadline.
+          ...(comment === undefined
+            ? {}
+            : { followUps: Effect.asVoid(afterPublished(label, "first comment", createComment(token, author, post, comment))) })
+        } satisfies PublishResult
       })
 
     /**

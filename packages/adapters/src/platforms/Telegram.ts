@@ -351,25 +351,31 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
           })
 
         const main = yield* sendPart(request.main, undefined)
-        let previous = main.messageId
-        for (const part of request.thread) {
-          const sent = yield* sendPart(part, previous).pipe(Effect.either)
-          if (sent._tag === "Left") {
-            yield* logFollowUpFailure("thread part", sent.left)
-            break
-          }
-          previous = sent.right.messageId
-        }
         const firstComment = request.settings["firstComment"]
-        if (typeof firstComment === "string" && firstComment.trim() !== "") {
-          const sent = yield* sendPart({ content: firstComment, media: [] }, main.messageId).pipe(Effect.either)
-          if (sent._tag === "Left") yield* logFollowUpFailure("first comment", sent.left)
-        }
+        const comment = typeof firstComment === "string" && firstComment.trim() !== "" ? firstComment : undefined
+        // Run by the engine once the main post is recorded, outside the publish deadline (the main
+        // post already followed any chat migration, so the chat id cannot change under them).
+        const followUps = Effect.gen(function*() {
+          let previous = main.messageId
+          for (const part of request.thread) {
+            const sent = yield* sendPart(part, previous).pipe(Effect.either)
+            if (sent._tag === "Left") {
+              yield* logFollowUpFailure("thread part", sent.left)
+              break
+            }
+            previous = sent.right.messageId
+          }
+          if (comment !== undefined) {
+            const sent = yield* sendPart({ content: comment, media: [] }, main.messageId).pipe(Effect.either)
+            if (sent._tag === "Left") yield* logFollowUpFailure("first comment", sent.left)
+          }
+        })
 
         const finalChat = yield* Ref.get(chatRef)
         const result: PublishResult = {
           platformPostId: String(main.messageId),
-          platformPostUrl: messageUrl(main)
+          platformPostUrl: messageUrl(main),
+          ...(request.thread.length > 0 || comment !== undefined ? { followUps } : {})
         }
         return finalChat === initialChat
           ? result

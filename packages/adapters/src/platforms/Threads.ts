@@ -176,18 +176,21 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
                 : Effect.void
             )
           )
-        let previous = main
-        for (const [index, part] of request.thread.entries()) {
-          const sent = yield* followUp(
-            "thread part",
-            Effect.flatMap(container(part, urls[index + 1]!, previous), publishContainer)
-          )
-          if (sent._tag === "Left") break
-          previous = sent.right
-        }
-        if (comment !== undefined) {
-          yield* followUp("first comment", Effect.flatMap(container(comment, [], main), publishContainer))
-        }
+        // Run by the engine once the main post is recorded, outside the publish deadline.
+        const followUps = Effect.gen(function*() {
+          let previous = main
+          for (const [index, part] of request.thread.entries()) {
+            const sent = yield* followUp(
+              "thread part",
+              Effect.flatMap(container(part, urls[index + 1]!, previous), publishContainer)
+            )
+            if (sent._tag === "Left") break
+            previous = sent.right
+          }
+          if (comment !== undefined) {
+            yield* followUp("first comment", Effect.flatMap(container(comment, [], main), publishContainer))
+          }
+        })
 
         const permalink = yield* graph.get(`${api}/${encodeURIComponent(main)}`, { fields: "id,permalink" }).pipe(
           Effect.map((body) => stringField(body, "permalink")),
@@ -200,7 +203,8 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         )
         return {
           platformPostId: main,
-          platformPostUrl: permalink ?? profileUrl(username)
+          platformPostUrl: permalink ?? profileUrl(username),
+          ...(request.thread.length > 0 || comment !== undefined ? { followUps } : {})
         } satisfies PublishResult
       })
 

@@ -393,16 +393,23 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
                 : Effect.void
             )
           )
-        let previous = main
-        for (const [index, part] of request.thread.entries()) {
-          const post = createPost(token, part, mediaIds[index + 1]!, previous, replySettings)
-          const sent = yield* followUp("thread part", post)
-          if (sent._tag === "Left") break
-          previous = sent.right
-        }
-        if (comment !== undefined) yield* followUp("first comment", createPost(token, comment, [], main, undefined))
+        // Run by the engine once the main post is recorded, outside the publish deadline.
+        const followUps = Effect.gen(function*() {
+          let previous = main
+          for (const [index, part] of request.thread.entries()) {
+            const post = createPost(token, part, mediaIds[index + 1]!, previous, replySettings)
+            const sent = yield* followUp("thread part", post)
+            if (sent._tag === "Left") break
+            previous = sent.right
+          }
+          if (comment !== undefined) yield* followUp("first comment", createPost(token, comment, [], main, undefined))
+        })
 
-        return { platformPostId: main, platformPostUrl: postUrl(username, main) } satisfies PublishResult
+        return {
+          platformPostId: main,
+          platformPostUrl: postUrl(username, main),
+          ...(request.thread.length > 0 || comment !== undefined ? { followUps } : {})
+        } satisfies PublishResult
       })
 
     const metrics = (credentials: Credentials, platformPostId: string): Effect.Effect<Metrics, PublishError> =>

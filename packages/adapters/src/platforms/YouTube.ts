@@ -325,8 +325,9 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
 
         // The video is out from here on: nothing below may fail the publish.
         const comment = textSetting(settings, "firstComment")
-        if (comment !== undefined) {
-          yield* afterPublished(
+        // Run by the engine once the video is recorded, outside the publish deadline.
+        const followUps = comment === undefined ? undefined : Effect.asVoid(
+          afterPublished(
             label,
             "first comment",
             Effect.gen(function*() {
@@ -342,8 +343,12 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
               if (response.status < 200 || response.status >= 300) return yield* classified(token, response)
             })
           )
-        }
-        return { platformPostId: id, platformPostUrl: videoUrl(id, Mp4.videoInfo(bytes)) } satisfies PublishResult
+        )
+        return {
+          platformPostId: id,
+          platformPostUrl: videoUrl(id, Mp4.videoInfo(bytes)),
+          ...(followUps === undefined ? {} : { followUps })
+        } satisfies PublishResult
       })
 
     /**

@@ -7,7 +7,7 @@ import * as Redacted from "effect/Redacted"
 import * as Bluesky from "../../src/platforms/Bluesky.js"
 import * as BlueskyFake from "./fakes/BlueskyFake.js"
 import type { Recorded } from "./fakes/FakeServer.js"
-import { bytesOf, HttpLive, media, part, request } from "./fixtures.js"
+import { bytesOf, HttpLive, media, part, request, withFollowUps } from "./fixtures.js"
 
 const setup = Effect.gen(function*() {
   const fake = yield* Effect.acquireRelease(
@@ -20,7 +20,7 @@ const setup = Effect.gen(function*() {
     appView: fake.pds.url,
     videoPollInterval: "5 millis"
   }).pipe(Effect.provide(HttpLive))
-  return { fake, client }
+  return { fake, client: withFollowUps(client) }
 })
 
 /** Connects and returns the credentials the engine would store. */

@@ -3,7 +3,7 @@ import type { PlatformClient, PublishError } from "@herald/core/Platforms"
 import * as Effect from "effect/Effect"
 import * as Discord from "../../src/platforms/Discord.js"
 import * as DiscordFake from "./fakes/DiscordFake.js"
-import { bytesOf, HttpLive, media, part, request } from "./fixtures.js"
+import { bytesOf, HttpLive, media, part, request, withFollowUps } from "./fixtures.js"
 
 const setup = Effect.gen(function*() {
   const fake = yield* Effect.acquireRelease(
@@ -11,7 +11,7 @@ const setup = Effect.gen(function*() {
     (f) => Effect.promise(() => f.server.close())
   )
   const client = yield* Discord.make({ baseUrl: fake.server.url }).pipe(Effect.provide(HttpLive))
-  return { fake, client }
+  return { fake, client: withFollowUps(client) }
 })
 
 const stored = {

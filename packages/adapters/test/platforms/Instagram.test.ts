@@ -7,7 +7,7 @@ import * as Redacted from "effect/Redacted"
 import * as Instagram from "../../src/platforms/Instagram.js"
 import { metaError } from "../oauth/fakes/MetaFake.js"
 import * as InstagramApiFake from "./fakes/InstagramApiFake.js"
-import { account, bytesOf, HttpLive, media, part, request } from "./fixtures.js"
+import { account, bytesOf, HttpLive, media, part, request, withFollowUps } from "./fixtures.js"
 
 const token = InstagramApiFake.accessToken
 
@@ -19,7 +19,7 @@ const setup = Effect.gen(function*() {
   const client = yield* Instagram.make({ apiUrl: fake.server.url, pollInterval: "5 millis", maxPolls: 10 }).pipe(
     Effect.provide(HttpLive)
   )
-  return { fake, client }
+  return { fake, client: withFollowUps(client) }
 })
 
 const stored = {

@@ -4,7 +4,7 @@ import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import * as LinkedIn from "../../src/platforms/LinkedIn.js"
 import * as LinkedInFake from "./fakes/LinkedInFake.js"
-import { bytesOf, HttpLive, media, part, request } from "./fixtures.js"
+import { bytesOf, HttpLive, media, part, request, withFollowUps } from "./fixtures.js"
 
 const token = LinkedInFake.accessToken
 
@@ -20,7 +20,7 @@ const setup = (options: Partial<LinkedIn.Options> = {}) =>
       videoPollInterval: "5 millis",
       ...options
     }).pipe(Effect.provide(HttpLive))
-    return { fake, client }
+    return { fake, client: withFollowUps(client) }
   })
 
 const stored = {

@@ -5,7 +5,7 @@ import * as Logger from "effect/Logger"
 import * as Telegram from "../../src/platforms/Telegram.js"
 import * as FakeServer from "./fakes/FakeServer.js"
 import * as TelegramFake from "./fakes/TelegramFake.js"
-import { bytesOf, HttpLive, media, part, request } from "./fixtures.js"
+import { bytesOf, HttpLive, media, part, request, withFollowUps } from "./fixtures.js"
 
 const token = TelegramFake.botToken
 
@@ -15,7 +15,7 @@ const setup = Effect.gen(function*() {
     (f) => Effect.promise(() => f.server.close())
   )
   const client = yield* Telegram.make({ baseUrl: fake.server.url }).pipe(Effect.provide(HttpLive))
-  return { fake, client }
+  return { fake, client: withFollowUps(client) }
 })
 
 const stored = { bot_token: token, channel: "@herald_news", chat_id: "-1001234567890" }

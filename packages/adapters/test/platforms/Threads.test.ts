@@ -6,7 +6,7 @@ import * as Redacted from "effect/Redacted"
 import * as Threads from "../../src/platforms/Threads.js"
 import { metaError } from "../oauth/fakes/MetaFake.js"
 import * as ThreadsApiFake from "./fakes/ThreadsApiFake.js"
-import { account, bytesOf, HttpLive, media, part, request } from "./fixtures.js"
+import { account, bytesOf, HttpLive, media, part, request, withFollowUps } from "./fixtures.js"
 
 const token = ThreadsApiFake.accessToken
 
@@ -18,7 +18,7 @@ const setup = Effect.gen(function*() {
   const client = yield* Threads.make({ apiUrl: fake.server.url, pollInterval: "5 millis", maxPolls: 10 }).pipe(
     Effect.provide(HttpLive)
   )
-  return { fake, client }
+  return { fake, client: withFollowUps(client) }
 })
 
 const stored = {

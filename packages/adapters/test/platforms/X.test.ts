@@ -5,7 +5,7 @@ import * as Redacted from "effect/Redacted"
 import * as X from "../../src/platforms/X.js"
 import * as FakeServer from "./fakes/FakeServer.js"
 import * as XFake from "./fakes/XFake.js"
-import { bytesOf, HttpLive, media, part, request } from "./fixtures.js"
+import { bytesOf, HttpLive, media, part, request, withFollowUps } from "./fixtures.js"
 
 const token = XFake.accessToken
 
@@ -17,7 +17,7 @@ const setup = Effect.gen(function*() {
   const client = yield* X.make({ apiUrl: fake.server.url, chunkSize: 1000, mediaPollInterval: "5 millis" }).pipe(
     Effect.provide(HttpLive)
   )
-  return { fake, client }
+  return { fake, client: withFollowUps(client), bare: client }
 })
 
 const stored = {
@@ -75,6 +75,20 @@ describe("X adapter against the API v2 fake", () => {
       expect(sent[2]!["reply"]).toEqual({ in_reply_to_tweet_id: second!.id })
       expect(third!.text).toBe("3/3 end")
       expect(result.platformPostId).toBe(first!.id)
+    }))
+
+  it.scopedLive("publish sends the main post only; thread parts and the first comment are its follow-ups", () =>
+    Effect.gen(function*() {
+      const { bare, fake } = yield* setup
+      const result = yield* bare.publish(
+        xRequest(part("main"), { thread: [part("two")], settings: { firstComment: "see below" } })
+      )
+      expect(fake.posts.map((p) => p.text)).toEqual(["main"])
+      expect(result.followUps).toBeDefined()
+      yield* result.followUps!
+      expect(fake.posts.map((p) => p.text)).toEqual(["main", "two", "see below"])
+      const plain = yield* bare.publish(xRequest(part("alone")))
+      expect(plain.followUps).toBeUndefined()
     }))
 
   it.scopedLive("first comment replies to the main post; reply settings go on the post", () =>

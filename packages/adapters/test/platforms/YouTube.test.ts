@@ -8,7 +8,7 @@ import * as YouTubeOAuth from "../../src/oauth/YouTube.js"
 import * as YouTube from "../../src/platforms/YouTube.js"
 import * as YouTubeOAuthFake from "../oauth/fakes/YouTubeOAuthFake.js"
 import * as YouTubeApiFake from "./fakes/YouTubeApiFake.js"
-import { HttpLive, media, part, request } from "./fixtures.js"
+import { HttpLive, media, part, request, withFollowUps } from "./fixtures.js"
 
 const token = YouTubeApiFake.accessToken
 const unit = YouTubeApiFake.chunkUnit
@@ -21,7 +21,7 @@ const setup = Effect.gen(function*() {
   const client = yield* YouTube.make({ apiUrl: fake.server.url, chunkSize: unit, resumeDelay: "5 millis" }).pipe(
     Effect.provide(HttpLive)
   )
-  return { fake, client }
+  return { fake, client: withFollowUps(client) }
 })
 
 /** 2.5 chunks of a landscape 10-minute video unless told otherwise. */

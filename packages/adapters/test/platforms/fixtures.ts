@@ -3,8 +3,9 @@ import { SocialAccount } from "@herald/core/Account"
 import { AccountId, MediaId, OrganizationId } from "@herald/core/Ids"
 import type { MediaKind } from "@herald/core/Media"
 import type { Platform } from "@herald/core/Platform"
-import type { MediaRef, PublishPart, PublishRequest } from "@herald/core/Platforms"
+import type { MediaRef, PlatformClient, PublishPart, PublishRequest } from "@herald/core/Platforms"
 import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
@@ -77,4 +78,13 @@ export const request = (options: {
   contentType: Option.none(),
   settings: options.settings ?? {},
   thread: options.thread ?? []
+})
+
+/**
+ * The client with its follow-ups (thread parts, first comment) run inside `publish`, as the engine runs
+ * them right after recording the post: for tests of what a whole publish sends.
+ */
+export const withFollowUps = (client: PlatformClient): PlatformClient => ({
+  ...client,
+  publish: (request) => Effect.tap(client.publish(request), (result) => result.followUps ?? Effect.void)
 })

@@ -143,9 +143,10 @@ export const textSetting = (settings: Readonly<Record<string, unknown>>, key: st
 }
 
 /**
- * A follow-up sent once the main post is out (a first comment, a thread part, a permalink read): its
+ * A step taken once the main post is out (a first comment, a thread part, a permalink read): its
  * failure is logged and never returned, since failing now would make the engine retry a post that is
- * already published.
+ * already published. Comments and thread parts go in `PublishResult.followUps`, which the engine runs
+ * after recording the post, outside the publish deadline.
  */
 export const afterPublished = <A>(
   label: string,
