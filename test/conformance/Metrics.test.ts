@@ -80,5 +80,17 @@ describe.each([
       expect(Number.isNaN(Date.parse(d.metrics_fetched_at!))).toBe(false)
       expect(Date.parse(d.metrics_fetched_at!)).toBeLessThanOrEqual(Date.now())
     }
+
+    // GET /analytics/summary sums the synced figures. The sweep may fetch again between reads and the
+    // sandbox's numbers only grow, so the total lies between two readings of the post taken around it.
+    const sum = (ds: ReadonlyArray<Destination>) => ds.reduce((n, d) => n + d.views, 0)
+    const before = sum(data(await server.request("GET", `/api/v1/posts/${postId}`)).destinations)
+    const summary = await server.request("GET", "/api/v1/analytics/summary?period=all")
+    expect(summary.status, summary.text).toBe(200)
+    const totals = (summary.json as { data: { totals: { views: number } } }).data.totals
+    const after = sum(data(await server.request("GET", `/api/v1/posts/${postId}`)).destinations)
+    expect(totals.views).toBeGreaterThanOrEqual(before)
+    expect(totals.views).toBeLessThanOrEqual(after)
+    expect(totals.views).toBeGreaterThan(0)
   }, 60_000)
 })
