@@ -117,6 +117,18 @@ describe.each([
       expect(body(one).data).toMatchObject({ platform: null, count: 1, credits_charged: 1, tone: "witty" })
       expect(body(one).data.captions[0]).not.toContain("#")
       expect(body(one).data.variants[0]).toMatchObject({ limit: 2200, unit: "characters" })
+
+      // GET /analytics/summary reports the credits used in the period, from the same ledger.
+      const summary = await server.request("GET", "/api/v1/analytics/summary?period=today", { key })
+      expect(summary.status, summary.text).toBe(200)
+      expect(body(summary).data.ai_credits_used).toBe(7)
+      const yesterday = new Date(Date.now() - 86_400_000).toISOString()
+      const before = await server.request(
+        "GET",
+        `/api/v1/analytics/summary?period=custom&from=2026-01-01T00:00:00Z&to=${yesterday}`,
+        { key }
+      )
+      expect(body(before).data.ai_credits_used).toBe(0)
     })
 
     it.skipIf(skip)("captions fit every platform's limit, counted as for posts (trimmed where needed)", async () => {
