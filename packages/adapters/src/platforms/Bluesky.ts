@@ -199,6 +199,20 @@ export const checkText = (text: string): PublishError | undefined => {
   return undefined
 }
 
+/** An image's `alt` is required by the lexicon (empty when none); a video's is optional. */
+const altOf = (media: MediaRef, required: boolean): { readonly alt?: string } =>
+  media.altText !== undefined && media.altText.length > 0
+    ? { alt: media.altText }
+    : required
+    ? { alt: "" }
+    : {}
+
+/** `aspectRatio` wants two positive integers; left out when the pixels are not known. */
+const aspectRatioOf = (media: MediaRef): { readonly aspectRatio?: { width: number; height: number } } =>
+  media.width !== undefined && media.height !== undefined && media.width > 0 && media.height > 0
+    ? { aspectRatio: { width: Math.round(media.width), height: Math.round(media.height) } }
+    : {}
+
 /** Checks a post's media against what a Bluesky post can embed. */
 export const checkMedia = (media: ReadonlyArray<MediaRef>): PublishError | undefined => {
   if (media.some((m) => m.kind === "document")) {
@@ -533,10 +547,12 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         const video = media.find((m) => m.kind === "video")
         if (video !== undefined) {
           const blob = yield* uploadVideo(scope, video)
-          return { $type: "app.bsky.embed.video", video: blob }
+          return { $type: "app.bsky.embed.video", video: blob, ...altOf(video, false), ...aspectRatioOf(video) }
         }
         const images: Array<Record<string, unknown>> = []
-        for (const image of media) images.push({ alt: "", image: yield* uploadImage(scope, image) })
+        for (const image of media) {
+          images.push({ ...altOf(image, true), image: yield* uploadImage(scope, image), ...aspectRatioOf(image) })
+        }
         return { $type: "app.bsky.embed.images", images }
       })
 
