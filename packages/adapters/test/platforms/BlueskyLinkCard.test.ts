@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as UrlImporter from "../../src/media/UrlImporter.js"
+import * as ConnectionsConfig from "../../src/oauth/Config.js"
 import * as Bluesky from "../../src/platforms/Bluesky.js"
 import * as LinkCard from "../../src/platforms/BlueskyLinkCard.js"
 import * as BlueskyFake from "./fakes/BlueskyFake.js"
@@ -82,6 +83,10 @@ describe("Bluesky link card (app.bsky.embed.external)", () => {
       expect(site.requests.length).toBe(before)
       expect((fake.records[1]!.record["embed"] as { $type: string }).$type).toBe("app.bsky.embed.images")
     }))
+
+  it("the live clients fetch cards: platformOptionsFromEnv gives Bluesky a link card fetcher", () => {
+    expect(ConnectionsConfig.platformOptionsFromEnv({}).bluesky?.linkCards).toBeDefined()
+  })
 
   it.scopedLive("a link to a private address is refused by the guard: the post goes out without a card", () =>
     Effect.gen(function*() {
