@@ -35,6 +35,7 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as UrlImporter from "../media/UrlImporter.js"
 import * as ApiVersions from "../platforms/ApiVersions.js"
 import type * as Registry from "../platforms/Registry.js"
 import { CredentialCipher } from "../security/CredentialCipher.js"
@@ -221,8 +222,10 @@ export const platformOptionsFromEnv = (env: Env = process.env): Registry.LiveOpt
     linkedin: { version: versions.linkedin, ...(linkedin === undefined ? {} : { apiUrl: linkedin }) },
     ...(telegram === undefined ? {} : { telegram: { baseUrl: telegram } }),
     ...(discord === undefined ? {} : { discord: { baseUrl: discord } }),
-    ...(bluesky === undefined
-      ? {}
-      : { bluesky: { service: bluesky, allowInsecureService: bluesky.startsWith("http://") } })
+    bluesky: {
+      // Link cards are fetched through the media importer's address guard (HERALD_MEDIA_ALLOW_PRIVATE).
+      linkCards: UrlImporter.make(UrlImporter.fromEnv(env)),
+      ...(bluesky === undefined ? {} : { service: bluesky, allowInsecureService: bluesky.startsWith("http://") })
+    }
   }
 }

@@ -13,6 +13,7 @@
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { Metrics } from "@herald/core/Destination"
+import type { UrlFetcher } from "@herald/core/MediaLibrary"
 import type {
   ConnectedIdentity,
   Credentials,
@@ -32,6 +33,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
+import * as LinkCard from "./BlueskyLinkCard.js"
 import * as RichText from "./BlueskyRichText.js"
 import {
   collectBytes,
@@ -60,6 +62,8 @@ export interface Options {
   readonly videoPollInterval?: Duration.DurationInput
   /** Polls before a video job counts as stuck (transient); 150. */
   readonly videoMaxPolls?: number
+  /** Fetches link card pages and thumbnails (the media importer's, behind its address guard); no cards without. */
+  readonly linkCards?: UrlFetcher["Type"]
 }
 
 export const defaultService = "https://bsky.social"
@@ -198,6 +202,20 @@ export const checkText = (text: string): PublishError | undefined => {
   }
   return undefined
 }
+
+/** An image's `alt` is required by the lexicon (empty when none); a video's is optional. */
+const altOf = (media: MediaRef, required: boolean): { readonly alt?: string } =>
+  media.altText !== undefined && media.altText.length > 0
+    ? { alt: media.altText }
+    : required
+    ? { alt: "" }
+    : {}
+
+/** `aspectRatio` wants two positive integers; left out when the pixels are not known. */
+const aspectRatioOf = (media: MediaRef): { readonly aspectRatio?: { width: number; height: number } } =>
+  media.width !== undefined && media.height !== undefined && media.width > 0 && media.height > 0
+    ? { aspectRatio: { width: Math.round(media.width), height: Math.round(media.height) } }
+    : {}
 
 /** Checks a post's media against what a Bluesky post can embed. */
 export const checkMedia = (media: ReadonlyArray<MediaRef>): PublishError | undefined => {
@@ -453,19 +471,48 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         Effect.orElseSucceed(() => Option.none<string>())
       )
 
-    const uploadImage = (scope: SessionScope, media: MediaRef) =>
+    const uploadBlob = (scope: SessionScope, bytes: Uint8Array, mimeType: string) =>
       Effect.gen(function*() {
-        const bytes = yield* collectBytes(media.bytes, `medium ${media.id}`)
         const body = yield* scope.authed((session) =>
           xrpc(
             HttpClientRequest.post(`${session.pds}/xrpc/com.atproto.repo.uploadBlob`).pipe(
               HttpClientRequest.bearerToken(session.accessJwt),
-              HttpClientRequest.bodyUint8Array(bytes, media.mimeType)
+              HttpClientRequest.bodyUint8Array(bytes, mimeType)
             )
           ), "upload")
         const blob = field(body, "blob")
         if (!isRecord(blob)) return yield* unexpected("uploadBlob")
         return blob
+      })
+
+    const uploadImage = (scope: SessionScope, media: MediaRef) =>
+      Effect.flatMap(
+        collectBytes(media.bytes, `medium ${media.id}`),
+        (bytes) => uploadBlob(scope, bytes, media.mimeType)
+      )
+
+    /** The link card of a post without media: its first link's page, when link cards are on. */
+    const cardFor = (scope: SessionScope, text: string) =>
+      Effect.gen(function*() {
+        const fetcher = options.linkCards
+        if (fetcher === undefined) return undefined
+        const link = RichText.detect(text).flatMap((d) =>
+          d._tag === "Facet" ? d.facet.features.flatMap((f) => f.$type === "app.bsky.richtext.facet#link" ? [f.uri] : []) : []
+        )[0]
+        if (link === undefined) return undefined
+        const card = yield* LinkCard.fetchCard(fetcher, link)
+        if (Option.isNone(card)) return undefined
+        const { description, thumb, title, uri } = card.value
+        // A thumbnail the PDS will not take leaves the card without one rather than failing the post.
+        const blob = Option.isNone(thumb)
+          ? undefined
+          : yield* uploadBlob(scope, thumb.value.bytes, thumb.value.mimeType).pipe(
+            Effect.orElseSucceed(() => undefined)
+          )
+        return {
+          $type: "app.bsky.embed.external",
+          external: { uri, title, description, ...(blob === undefined ? {} : { thumb: blob }) }
+        }
       })
 
     const uploadVideo = (scope: SessionScope, media: MediaRef) =>
@@ -527,16 +574,18 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         }
       })
 
-    const embedFor = (scope: SessionScope, media: ReadonlyArray<MediaRef>) =>
+    const embedFor = (scope: SessionScope, media: ReadonlyArray<MediaRef>, text: string) =>
       Effect.gen(function*() {
-        if (media.length === 0) return undefined
+        if (media.length === 0) return yield* cardFor(scope, text)
         const video = media.find((m) => m.kind === "video")
         if (video !== undefined) {
           const blob = yield* uploadVideo(scope, video)
-          return { $type: "app.bsky.embed.video", video: blob }
+          return { $type: "app.bsky.embed.video", video: blob, ...altOf(video, false), ...aspectRatioOf(video) }
         }
         const images: Array<Record<string, unknown>> = []
-        for (const image of media) images.push({ alt: "", image: yield* uploadImage(scope, image) })
+        for (const image of media) {
+          images.push({ ...altOf(image, true), image: yield* uploadImage(scope, image), ...aspectRatioOf(image) })
+        }
         return { $type: "app.bsky.embed.images", images }
       })
 
@@ -549,7 +598,7 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
       Effect.gen(function*() {
         const pds = (yield* Ref.get(scope.current)).pds
         const facets = yield* RichText.resolve(RichText.detect(part.content), resolveHandle(pds))
-        const embed = yield* embedFor(scope, part.media)
+        const embed = yield* embedFor(scope, part.media, part.content)
         const createdAt = new Date(yield* Clock.currentTimeMillis).toISOString()
         const record: Record<string, unknown> = { $type: "app.bsky.feed.post", text: part.content, createdAt }
         if (facets.length > 0) record["facets"] = facets

@@ -184,7 +184,7 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
               const form = new FormData()
               const payload = {
                 ...(content === "" ? {} : { content }),
-                attachments: files.map((file, i) => ({ id: i, filename: file.filename }))
+                attachments: files.map((file, i) => ({ id: i, filename: file.filename, ...descriptionOf(file) }))
               }
               form.append("payload_json", JSON.stringify(payload))
               for (const [i, file] of files.entries()) {
@@ -257,3 +257,12 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
       timeout: "2 minutes"
     } satisfies PlatformClient
   })
+
+/** Discord's limit on an attachment's `description` (its alt text). */
+export const maxAttachmentDescription = 1024
+
+/** An attachment's `description` from the medium's alt text, when it has one. */
+const descriptionOf = (file: MediaRef): { readonly description?: string } =>
+  file.altText !== undefined && file.altText.trim() !== ""
+    ? { description: file.altText.slice(0, maxAttachmentDescription) }
+    : {}

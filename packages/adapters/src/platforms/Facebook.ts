@@ -70,6 +70,10 @@ export const defaultVideoApiUrl = "https://graph-video.facebook.com"
 
 const label = "Facebook"
 
+/** A photo's `alt_text_custom`: the medium's alt text (with `settings.altText` applied by the dispatcher). */
+const altTextOf = (medium: MediaRef): string | undefined =>
+  medium.altText !== undefined && medium.altText.trim() !== "" ? medium.altText : undefined
+
 /**
  * Facebook's own codes and subcodes (reference §6 Errors, from Postiz's `handleErrors`), by the class
  * each means whatever the top-level code says (1390008 arrives under 368, which is otherwise permanent).
@@ -199,8 +203,9 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         const idOf = (body: unknown, what: string) => MetaContainers.idOf(label, what, body)
 
         /** Posts one photo: by URL when public, else its bytes as `source`. */
-        const postPhoto = (medium: MediaRef, params: MetaContainers.Params) =>
-          Option.isSome(medium.publicUrl)
+        const postPhoto = (medium: MediaRef, base: MetaContainers.Params) => {
+          const params = { ...base, alt_text_custom: altTextOf(medium) }
+          return Option.isSome(medium.publicUrl)
             ? graph.post(`${page}/photos`, { ...params, url: medium.publicUrl.value })
             : Effect.flatMap(
               collectBytes(medium.bytes, medium.filename),
@@ -211,6 +216,7 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
                   filename: medium.filename
                 })
             )
+        }
 
         /** Polls a video until processed; one still processing at the end is out anyway, so no failure. */
         const awaitVideo = (videoId: string) =>

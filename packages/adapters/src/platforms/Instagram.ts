@@ -53,6 +53,10 @@ export const maxAltText = 100
 
 const label = "Instagram"
 
+/** The medium's own alt text (the dispatcher has applied `settings.altText` to it), cut to the limit. */
+const altTextOf = (medium: MediaRef): string | undefined =>
+  medium.altText !== undefined && medium.altText.trim() !== "" ? medium.altText.slice(0, maxAltText) : undefined
+
 /** The media insights asked for (platform reference §7). */
 export const insightMetrics = "views,likes,comments,shares,saved,reach"
 /** The insights every media product type (feed, reel, story, carousel) answers. */
@@ -171,7 +175,7 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
               trial_params: kind === "trial_reel" ? JSON.stringify({ graduation_strategy: "MANUAL" }) : undefined
             }, "reel")
             : media.length === 1
-            ? createContainer({ image_url: url, caption, alt_text: altText }, "image")
+            ? createContainer({ image_url: url, caption, alt_text: altTextOf(medium) ?? altText }, "image")
             : Effect.gen(function*() {
               const children: Array<string> = []
               for (const [index, m] of media.entries()) {
@@ -182,7 +186,7 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
                       : {
                         image_url: urls[index]!,
                         is_carousel_item: "true",
-                        alt_text: index === 0 ? altText : undefined
+                        alt_text: altTextOf(m) ?? (index === 0 ? altText : undefined)
                       },
                     `carousel item ${m.filename}`
                   )

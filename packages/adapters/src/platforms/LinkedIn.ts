@@ -74,6 +74,7 @@ export const maxImages = 20
 export const maxImageBytes = 36 * 1024 * 1024
 export const maxVideoBytes = 500 * 1024 * 1024
 export const maxDocumentBytes = 100 * 1024 * 1024
+export const maxAltText = 4086
 
 const label = "LinkedIn"
 
@@ -399,15 +400,21 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
           : yield* uploadSimple(token, author, media, bytes)
       })
 
+    /** An image's `altText` (LinkedIn takes up to 4086 characters); none for videos and documents. */
+    const altTextOf = (medium: MediaRef): { readonly altText?: string } =>
+      medium.kind === "image" && medium.altText !== undefined && medium.altText.trim() !== ""
+        ? { altText: medium.altText.slice(0, maxAltText) }
+        : {}
+
     const contentOf = (part: PublishPart, urns: ReadonlyArray<string>): Record<string, unknown> | undefined => {
       if (urns.length === 0) return undefined
       if (urns.length === 1) {
         const medium = part.media[0]!
         // A document needs a title; LinkedIn shows it above the carousel.
         const title = medium.kind === "document" ? medium.filename.replace(/\.pdf$/i, "") : undefined
-        return { media: title === undefined ? { id: urns[0] } : { id: urns[0], title } }
+        return { media: title === undefined ? { id: urns[0], ...altTextOf(medium) } : { id: urns[0], title } }
       }
-      return { multiImage: { images: urns.map((id) => ({ id })) } }
+      return { multiImage: { images: urns.map((id, i) => ({ id, ...altTextOf(part.media[i]!) })) } }
     }
 
     const createPost = (

@@ -310,6 +310,8 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         const mediaSource = video === undefined ? yield* imageSource(images) : yield* videoSource(token, video, settings)
         const title = textSetting(settings, "title")
         const link = textSetting(settings, "link")
+        // A pin has one `alt_text` (≤500): the first medium's.
+        const altText = media[0]!.altText?.trim()
         const pin = yield* call(
           token,
           HttpClientRequest.post(`${api}/v5/pins`).pipe(HttpClientRequest.bodyUnsafeJson({
@@ -317,6 +319,7 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
             ...(request.main.content.trim() === "" ? {} : { description: request.main.content }),
             ...(title === undefined ? {} : { title }),
             ...(link === undefined ? {} : { link }),
+            ...(altText === undefined || altText === "" ? {} : { alt_text: altText.slice(0, 500) }),
             media_source: mediaSource
           })),
           [200, 201]

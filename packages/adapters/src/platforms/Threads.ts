@@ -51,6 +51,12 @@ export const maxCarouselItems = 20
 
 const label = "Threads"
 
+/** Threads' limit on an image's or video's `alt_text`. */
+export const maxAltText = 1000
+
+const altTextOf = (medium: MediaRef): string | undefined =>
+  medium.altText !== undefined && medium.altText.trim() !== "" ? medium.altText.slice(0, maxAltText) : undefined
+
 /** The media insights asked for (platform reference §8). */
 export const insightMetrics = "views,likes,replies,reposts,quotes,shares"
 
@@ -127,8 +133,8 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
 
         const mediumParams = (medium: MediaRef, url: string): MetaContainers.Params =>
           medium.kind === "video"
-            ? { media_type: "VIDEO", video_url: url }
-            : { media_type: "IMAGE", image_url: url }
+            ? { media_type: "VIDEO", video_url: url, alt_text: altTextOf(medium) }
+            : { media_type: "IMAGE", image_url: url, alt_text: altTextOf(medium) }
 
         /** Builds (and waits for) the container of one part, returning its id. */
         const container = (

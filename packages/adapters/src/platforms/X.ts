@@ -376,7 +376,13 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         const mediaIds: Array<ReadonlyArray<string>> = []
         for (const [index, part] of parts.entries()) {
           const ids: Array<string> = []
-          for (const media of part.media) ids.push(yield* uploadMedia(token, media, index === 0 ? altText : undefined))
+          for (const media of part.media) {
+            // `mediaAltText` (main post only) wins where set; otherwise each medium's own alt text.
+            const own = media.altText !== undefined && media.altText.trim() !== ""
+              ? media.altText.slice(0, maxAltText)
+              : undefined
+            ids.push(yield* uploadMedia(token, media, (index === 0 ? altText : undefined) ?? own))
+          }
           mediaIds.push(ids)
         }
 

@@ -174,6 +174,39 @@ describe("Bluesky adapter against the XRPC fake", () => {
       })
     }))
 
+  it.scopedLive("alt text and aspectRatio from the medium reach the image and video embeds", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const credentials = yield* connected(client)
+      yield* client.publish(request({
+        platform: "bluesky",
+        credentials,
+        main: part("pics", [
+          { ...media({ kind: "image", mimeType: "image/jpeg", bytes: bytesOf(5000, 1) }), altText: "A red kite", width: 1600, height: 900 },
+          media({ kind: "image", mimeType: "image/png", bytes: bytesOf(7000, 2) })
+        ])
+      }))
+      const images = (fake.records[0]!.record["embed"] as { images: Array<Record<string, unknown>> }).images
+      expect(images[0]!["alt"]).toBe("A red kite")
+      expect(images[0]!["aspectRatio"]).toEqual({ width: 1600, height: 900 })
+      expect(images[1]!["alt"]).toBe("")
+      expect(images[1]!["aspectRatio"]).toBeUndefined()
+      yield* client.publish(request({
+        platform: "bluesky",
+        credentials,
+        main: part("clip", [{
+          ...media({ kind: "video", mimeType: "video/mp4", bytes: bytesOf(20_000, 7), filename: "clip.mp4" }),
+          altText: "Waves at dusk",
+          width: 1080,
+          height: 1920
+        }])
+      }))
+      const video = fake.records[1]!.record["embed"] as Record<string, unknown>
+      expect(video["$type"]).toBe("app.bsky.embed.video")
+      expect(video["alt"]).toBe("Waves at dusk")
+      expect(video["aspectRatio"]).toEqual({ width: 1080, height: 1920 })
+    }))
+
   it.scopedLive("thread: root is the first post, parent the one before; the first comment replies to the main post", () =>
     Effect.gen(function*() {
       const { client, fake } = yield* setup

@@ -101,6 +101,26 @@ describe("Discord adapter against the webhook fake", () => {
       expect(result.renewedCredentials).toEqual({ webhook_url: DiscordFake.webhookUrl, guild_id: "111111111111111111" })
     }))
 
+  it.scopedLive("alt text: an attachment's description is its medium's alt text", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      yield* client.publish(request({
+        platform: "discord",
+        credentials: stored,
+        main: part("Two pictures", [
+          { ...media({ kind: "image", mimeType: "image/png", bytes: bytesOf(100, 1), filename: "a.png" }), altText: "A red kite" },
+          media({ kind: "image", mimeType: "image/jpeg", bytes: bytesOf(100, 2), filename: "b.jpg" })
+        ])
+      }))
+      const payload = JSON.parse(String(fake.server.requests[0]!.form!.get("payload_json"))) as {
+        attachments: ReadonlyArray<Record<string, unknown>>
+      }
+      expect(payload.attachments).toEqual([
+        { id: 0, filename: "a.png", description: "A red kite" },
+        { id: 1, filename: "b.jpg" }
+      ])
+    }))
+
   it.scopedLive("publish images: multipart with payload_json attachments and files[n] bytes", () =>
     Effect.gen(function*() {
       const { client, fake } = yield* setup

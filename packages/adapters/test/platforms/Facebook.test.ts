@@ -118,6 +118,21 @@ describe("Facebook Pages adapter against the Graph fake", () => {
       expect(fake.posts[0]!.kind).toBe("photo")
     }))
 
+  it.scopedLive("alt text: a photo carries its medium's alt text as alt_text_custom, by URL and by bytes", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      yield* client.publish(fbRequest(part("Album", [
+        { ...photo({ url: "https://media.example.com/1.jpg" }), altText: "A red kite" },
+        { ...photo({ seed: 2, filename: "b.jpg" }), altText: "Waves at dusk" }
+      ])))
+      expect(paramsOf(fake.server.requests[0]!)["alt_text_custom"]).toBe("A red kite")
+      expect([...fake.photos.values()][1]!.params["alt_text_custom"]).toBe("Waves at dusk")
+      yield* client.publish(fbRequest(part("Plain", [photo({ url: "https://media.example.com/2.jpg" })])))
+      const plain = paramsOf(fake.server.requests.filter((r) => r.path.endsWith("/photos")).at(-1)!)
+      expect(plain["url"]).toBe("https://media.example.com/2.jpg")
+      expect(plain["alt_text_custom"]).toBeUndefined()
+    }))
+
   it.scopedLive("one photo without a public URL: its bytes as the multipart source", () =>
     Effect.gen(function*() {
       const { client, fake } = yield* setup

@@ -148,6 +148,18 @@ describe("Instagram adapter against the Content Publishing fake", () => {
       expect(fake.posts.map((p) => p.container.id)).toEqual([parent!.id])
     }))
 
+  it.scopedLive("alt text: each carousel image carries its medium's alt_text, cut to 100 characters", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      yield* client.publish(igRequest(part("Two", [
+        { ...image("https://media.example.com/m/1.jpg"), altText: "A beach at noon" },
+        { ...image("https://media.example.com/m/2.jpg", "b.jpg"), altText: "x".repeat(150) }
+      ])))
+      const sent = creates(fake)
+      expect(sent[0]!["alt_text"]).toBe("A beach at noon")
+      expect(sent[1]!["alt_text"]).toBe("x".repeat(100))
+    }))
+
   it.scopedLive("story: a STORIES container without a caption", () =>
     Effect.gen(function*() {
       const { client, fake } = yield* setup

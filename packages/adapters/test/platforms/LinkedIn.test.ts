@@ -140,6 +140,26 @@ describe("LinkedIn adapter against the Posts API fake", () => {
       expect([...fake.assets.values()].map((a) => a.parts.get(0))).toEqual([1, 2, 3].map((s) => bytesOf(50, s)))
     }))
 
+  it.scopedLive("alt text: each image carries its medium's altText, single and in a multiImage", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup()
+      yield* client.publish(liRequest(part("One", [
+        { ...media({ kind: "image", mimeType: "image/jpeg", bytes: bytesOf(50, 1) }), altText: "A red kite" }
+      ])))
+      const [single] = [...fake.assets.values()].map((a) => a.urn)
+      expect((postsSent(fake)[0]!.json as Record<string, unknown>)["content"]).toEqual({
+        media: { id: single, altText: "A red kite" }
+      })
+      yield* client.publish(liRequest(part("Two", [
+        { ...media({ kind: "image", mimeType: "image/jpeg", bytes: bytesOf(50, 2) }), altText: "Waves at dusk" },
+        media({ kind: "image", mimeType: "image/jpeg", bytes: bytesOf(50, 3) })
+      ])))
+      const [, first, second] = [...fake.assets.values()].map((a) => a.urn)
+      expect((postsSent(fake)[1]!.json as Record<string, unknown>)["content"]).toEqual({
+        multiImage: { images: [{ id: first, altText: "Waves at dusk" }, { id: second }] }
+      })
+    }))
+
   it.scopedLive("PDF document: documents initializeUpload, then media with a title", () =>
     Effect.gen(function*() {
       const { client, fake } = yield* setup()

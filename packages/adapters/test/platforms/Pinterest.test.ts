@@ -108,6 +108,17 @@ describe("Pinterest adapter against the API v5 fake", () => {
       expect(same(decoded((body["media_source"] as { data: string }).data), image.bytes)).toBe(true)
     }))
 
+  it.scopedLive("alt text: the pin's alt_text is its first medium's", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      yield* client.publish(pinRequest(
+        { access_token: fake.accessToken, default_board_id: "1070096254886001" },
+        "Weeknight pasta",
+        [{ ...jpeg(3).ref, altText: "A bowl of pasta" }]
+      ))
+      expect(fake.pins[0]!.body["alt_text"]).toBe("A bowl of pasta")
+    }))
+
   it.scopedLive("public URLs are passed as image_url / multiple_image_urls; 2–5 uploads are multiple_image_base64", () =>
     Effect.gen(function*() {
       const { client, fake } = yield* setup

@@ -113,6 +113,25 @@ describe("Threads adapter against the Threads API fake", () => {
       expect(fake.posts.map((p) => p.container.id)).toEqual([parent!.id])
     }))
 
+  it.scopedLive("alt text: image and video containers carry their medium's alt_text", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const video = media({
+        kind: "video",
+        mimeType: "video/mp4",
+        bytes: bytesOf(100, 2),
+        publicUrl: "https://media.example.com/m/2.mp4"
+      })
+      yield* client.publish(threadsRequest(part("Two things", [
+        { ...image("https://media.example.com/m/1.jpg"), altText: "A red kite" },
+        { ...video, altText: "Waves at dusk" }
+      ])))
+      const creates = fake.server.requests.filter((r) => r.path.endsWith("/threads")).map(sentParams)
+      expect(creates[0]!["alt_text"]).toBe("A red kite")
+      expect(creates[1]!["alt_text"]).toBe("Waves at dusk")
+      expect(creates[2]!["alt_text"]).toBeUndefined()
+    }))
+
   it.scopedLive("first comment: a reply container (reply_to_id = the post) published after it; replyControl", () =>
     Effect.gen(function*() {
       const { client, fake } = yield* setup

@@ -125,6 +125,21 @@ describe("X adapter against the API v2 fake", () => {
       expect(tweets(fake)[0]!.json).toEqual({ text: "A picture", media: { media_ids: [medium!.id] } })
     }))
 
+  it.scopedLive("alt text: each medium's own alt text goes to /2/media/metadata when mediaAltText is not set", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      yield* client.publish(xRequest(part("Two", [
+        { ...media({ kind: "image", mimeType: "image/png", bytes: bytesOf(3000, 1) }), altText: "A red kite" },
+        media({ kind: "image", mimeType: "image/png", bytes: bytesOf(3000, 2) })
+      ])))
+      const metadata = fake.server.requests.filter((r) => r.path === "/2/media/metadata")
+      expect(metadata).toHaveLength(1)
+      const [first, second] = [...fake.media.values()]
+      expect(metadata[0]!.json).toEqual({ id: first!.id, metadata: { alt_text: { text: "A red kite" } } })
+      expect(first!.altText).toBe("A red kite")
+      expect(second!.altText).toBeUndefined()
+    }))
+
   it.scopedLive("video: chunked initialize/append/finalize, STATUS polls until succeeded, then the post", () =>
     Effect.gen(function*() {
       const { client, fake } = yield* setup
