@@ -100,6 +100,15 @@ export const defaultBudget: Budget = { hour: 60, day: 300 }
 /** Optional: an operator's own upload budget (otherwise the spec's 60 per hour and 300 per day). */
 export class MediaBudget extends Context.Tag("@herald/core/MediaLibrary/MediaBudget")<MediaBudget, Budget>() {}
 
+/**
+ * Optional: whether posts bound for platforms that fetch media themselves (Instagram images, Threads)
+ * need a public URL for it at create time; `true` unless provided. The sandbox fetches nothing: `false`.
+ */
+export class PublicUrlsRequired extends Context.Tag("@herald/core/MediaLibrary/PublicUrlsRequired")<
+  PublicUrlsRequired,
+  boolean
+>() {}
+
 export const defaultUploadTtlSeconds = 3600
 
 // ---------------------------------------------------------------------------------------------------
@@ -809,7 +818,7 @@ const toMedium = (media: Media): MediaRules.PostMedium => ({
  * there, `file_not_uploaded` otherwise; counted like a complete); then each targeted platform's rules
  * (`validation_error` with `validation_errors[]{path, message, platform}`).
  */
-export const checkPostMedia = (input: PostMediaInput) =>
+export const checkPostMedia = (input: PostMediaInput, publicUrlsRequired = true) =>
   Effect.gen(function*() {
     const all = [...new Set([...input.mediaIds, ...input.threadMediaIds])]
     if (all.length === 0 && input.platforms.length === 0) return
@@ -835,7 +844,15 @@ export const checkPostMedia = (input: PostMediaInput) =>
         )
       }
     }
-    const mediaOf = (ids: ReadonlyArray<MediaId>) => ids.map((id) => toMedium(byId.get(id)!))
+    const blobs = yield* BlobStore
+    // Whether a platform that fetches media itself could be given a URL for each (HERALD_MEDIA_PUBLIC_URL).
+    const mediaOf = (ids: ReadonlyArray<MediaId>) =>
+      ids.map((id): MediaRules.PostMedium => {
+        const media = byId.get(id)!
+        return publicUrlsRequired
+          ? { ...toMedium(media), hasPublicUrl: Option.isSome(blobs.publicUrl(media.storageKey)) }
+          : toMedium(media)
+      })
     yield* MediaRules.check({
       platforms: input.platforms,
       platformContent: input.platformContent,
@@ -1036,9 +1053,10 @@ export const layerPostMedia: Layer.Layer<Posts.PostMedia, never, FinalizeService
   Effect.gen(function*() {
     const context = yield* Effect.context<FinalizeServices>()
     const budget = yield* Effect.serviceOption(MediaBudget)
+    const publicUrlsRequired = Option.getOrElse(yield* Effect.serviceOption(PublicUrlsRequired), () => true)
     return Posts.PostMedia.of({
       check: (input) => {
-        const checked = checkPostMedia(input).pipe(Effect.provide(context))
+        const checked = checkPostMedia(input, publicUrlsRequired).pipe(Effect.provide(context))
         return Option.isSome(budget) ? Effect.provideService(checked, MediaBudget, budget.value) : checked
       }
     })

@@ -218,7 +218,37 @@ export interface PostMedium {
   readonly size?: number
   /** A video's duration when known; checked against `platformMaxVideoMs`. */
   readonly durationMs?: number
+  /** `false` when Herald has no public URL to give the platform for it (no public origin configured). */
+  readonly hasPublicUrl?: boolean
 }
+
+/**
+ * Whether a platform can only take this medium from a public URL (Meta fetches it itself): Threads
+ * for every medium; Instagram for images (its videos go by resumable upload).
+ */
+export const needsPublicUrl = (platform: Platform, medium: PostMedium): boolean =>
+  platform === "threads" || (platform === "instagram" && medium.kind !== "video")
+
+/**
+ * The media a platform would have to fetch from a public URL that Herald cannot give it: one issue
+ * per medium, naming `HERALD_MEDIA_PUBLIC_URL`, so the post is refused when made rather than failing
+ * at publish.
+ */
+export const publicUrlIssues = (
+  platform: Platform,
+  media: ReadonlyArray<PostMedium>,
+  path: string
+): ReadonlyArray<MediaIssue> =>
+  media.flatMap((medium, i) =>
+    medium.hasPublicUrl === false && needsPublicUrl(platform, medium)
+      ? [{
+        platform,
+        path: `${path}.${i}`,
+        message: `${platform} fetches ${medium.kind === "video" ? "videos" : "images"} from a public URL, and ` +
+          "this server has no public media origin; set HERALD_MEDIA_PUBLIC_URL (or save the post as a draft)"
+      }]
+      : []
+  )
 
 export type CheckMode = "draft" | "publish"
 
@@ -486,10 +516,12 @@ export const check = (input: PostMediaInput): Effect.Effect<void, DomainError> =
   for (const platform of new Set(input.platforms)) {
     const contentType = input.platformContent[platform]?.contentType
     issues.push(...postMediaIssues(platform, contentType, input.media, { mode: input.mode }))
+    if (input.mode === "publish") issues.push(...publicUrlIssues(platform, input.media, "media_ids"))
     if (threadPlatforms.includes(platform)) {
       for (const [i, part] of (input.threadMedia ?? []).entries()) {
         const path = `threadPosts.${i}.media_ids`
         issues.push(...postMediaIssues(platform, undefined, part, { mode: "draft", path }))
+        if (input.mode === "publish") issues.push(...publicUrlIssues(platform, part, path))
       }
     }
   }

@@ -166,6 +166,28 @@ const messages = (
   mode: MediaRules.CheckMode = "publish"
 ): ReadonlyArray<string> => MediaRules.postMediaIssues(platform, contentType, media, { mode }).map((i) => i.message)
 
+describe("media that must be fetched from a public URL", () => {
+  it.effect("instagram images and any threads medium without a public URL are refused when publishing, not as drafts", () =>
+    Effect.gen(function*() {
+      const privateImage = { ...image(), hasPublicUrl: false }
+      const privateVideo = { ...video(), hasPublicUrl: false }
+      const input = (platforms: ReadonlyArray<Platform>, media: ReadonlyArray<MediaRules.PostMedium>) =>
+        ({ platforms, platformContent: {}, media, mode: "publish" as const })
+      const error = yield* Effect.flip(MediaRules.check(input(["instagram", "threads"], [privateImage, privateVideo])))
+      expect(error.code).toBe("validation_error")
+      const errors = error.details?.["validation_errors"] as ReadonlyArray<
+        { platform: string; path: string; message: string }
+      >
+      expect(errors.every((e) => e.message.includes("HERALD_MEDIA_PUBLIC_URL"))).toBe(true)
+      const paths = errors.map((e) => `${e.platform} ${e.path}`)
+      expect(paths).toEqual(expect.arrayContaining(["instagram media_ids.0", "threads media_ids.0", "threads media_ids.1"]))
+      expect(paths).not.toContain("instagram media_ids.1") // an Instagram video goes by resumable upload
+      yield* MediaRules.check({ ...input(["instagram"], [privateImage]), mode: "draft" })
+      yield* MediaRules.check(input(["instagram", "threads", "x"], [{ ...image(), hasPublicUrl: true }]))
+      yield* MediaRules.check(input(["x", "bluesky"], [privateImage]))
+    }))
+})
+
 describe("checkPostMedia", () => {
   it("returns validation_error per problem, naming the platform", () => {
     const errors = MediaRules.checkPostMedia("x", undefined, [...times(5, image()), pdfDocument])

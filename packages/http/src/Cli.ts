@@ -233,7 +233,12 @@ const serve = (values: Values): void => {
       sandboxLedger: Worker.defaultSandboxLedger(databaseConfig(values), dataDir(values))
     }))))
   }).pipe(
-    Effect.provide(Server.services({ database: databaseConfig(values), rateLimits: limits, dataDir: dataDir(values) })),
+    Effect.provide(Server.services({
+      database: databaseConfig(values),
+      rateLimits: limits,
+      dataDir: dataDir(values),
+      sandbox: values.sandbox === true
+    })),
     Effect.provide(quietLogger)
   )
   boundShutdown()

@@ -126,7 +126,7 @@ const services = (config: HeraldConfig) => {
   const dataDir = config.dataDir ?? CredentialCipher.keyDirFor(database)
   return Layer.mergeAll(
     SqlStores.layer,
-    MediaHttp.layerServices({ dataDir }).pipe(Layer.provide(SqlStores.layer)),
+    MediaHttp.layerServices({ dataDir, sandbox: config.platforms !== "live" }).pipe(Layer.provide(SqlStores.layer)),
     // use_queue on posts.create: the next free opening, claimed in the create transaction.
     Queues.allocatorLayer.pipe(Layer.provide(SqlStores.layer))
   ).pipe(

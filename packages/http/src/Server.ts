@@ -107,6 +107,8 @@ export const services = (options: {
   readonly database: SqlDatabase.DatabaseConfig
   readonly rateLimits: RateLimit.Limits
   readonly dataDir?: string
+  /** Platforms publish through the sandbox (`--sandbox`). */
+  readonly sandbox?: boolean
 }) =>
   Layer.mergeAll(
     SqlStores.layer,
@@ -114,7 +116,10 @@ export const services = (options: {
     // use_queue on POST /posts: the next free opening, claimed in the create transaction.
     Queues.allocatorLayer.pipe(Layer.provide(SqlStores.layer)),
     // The media library: blobs under <dataDir>/media, the posts and dispatch hooks.
-    MediaHttp.layerServices({ dataDir: options.dataDir ?? CredentialCipher.keyDirFor(options.database) }).pipe(
+    MediaHttp.layerServices({
+      dataDir: options.dataDir ?? CredentialCipher.keyDirFor(options.database),
+      sandbox: options.sandbox === true
+    }).pipe(
       Layer.provide(SqlStores.layer)
     )
   ).pipe(

@@ -45,7 +45,6 @@ import {
   failure,
   field,
   publishError,
-  type RawResponse,
   send,
   stringField,
   textSetting,
@@ -152,20 +151,6 @@ export const videoStateOf = (body: unknown): VideoState => {
   return { _tag: "processing" }
 }
 
-/** rupload answers `{success:true}`, or `{debug_info:{retriable,type,message}}` when it refuses. */
-const ruploadError = (response: RawResponse, token: string): PublishError => {
-  const info = field(response.body, "debug_info")
-  const reason = stringField(info, "message") ?? MetaGraph.errorOf(response.body)?.message ?? `HTTP ${response.status}`
-  const kind: PublishErrorKind = response.status >= 500 || field(info, "retriable") === true
-    ? "transient"
-    : response.status === 401 || /oauth|access token/i.test(reason)
-    ? "auth"
-    : response.status === 429
-    ? "rate_limit"
-    : "media"
-  return failure(label, kind, `video upload refused: ${reason}`, [token])
-}
-
 export const make = (options: Options = {}): Effect.Effect<PlatformClient, never, HttpClient.HttpClient> =>
   Effect.gen(function*() {
     // Request URLs carry the Page token: no spans for them.
@@ -261,7 +246,7 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
               )
             const response = yield* send(http, sent, label)
             if (response.status < 200 || response.status >= 300 || field(response.body, "success") !== true) {
-              return yield* ruploadError(response, token)
+              return yield* MetaContainers.ruploadError(label, response, token)
             }
             yield* graph.post(`${page}/video_reels`, {
               upload_phase: "finish",

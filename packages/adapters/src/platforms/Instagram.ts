@@ -7,9 +7,12 @@
  * A post is a container (`POST /{ig-user-id}/media`): an image (`image_url`), a reel (`REELS` with
  * `video_url`; feed videos are reels now), a story (`STORIES`), or a carousel (`CAROUSEL` over children
  * made with `is_carousel_item=true`). Each container is polled until its `status_code` is `FINISHED`,
- * then published with `media_publish`; the permalink is read afterwards. Meta fetches media itself,
- * so every medium needs a public URL (`HERALD_MEDIA_PUBLIC_URL`); one without is refused before any
- * call. Instagram has no text-only posts.
+ * then published with `media_publish`; the permalink is read afterwards. Meta fetches images itself,
+ * so every image needs a public URL (`HERALD_MEDIA_PUBLIC_URL`); one without is refused before any
+ * call. A video without a public URL goes by resumable upload instead: its container is made with
+ * `upload_type=resumable`, and its bytes are streamed to
+ * `POST {rupload}/ig-api-upload/{version}/{container-id}` (`Authorization: OAuth`, `offset`,
+ * `file_size`) before the container is polled. Instagram has no text-only posts.
  *
  * The first comment goes to `/{ig-media-id}/comments` once the post is out; its failure is logged,
  * never returned, so a retry cannot post twice.
@@ -17,6 +20,7 @@
  * Stored credentials used: `access_token`, `user_id` (when the account id is missing), `username`.
  */
 import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { Metrics } from "@herald/core/Destination"
 import type {
   Credentials,
@@ -33,7 +37,15 @@ import * as Redacted from "effect/Redacted"
 import * as MetaContainers from "./internal/MetaContainers.js"
 import * as MetaGraph from "./internal/MetaGraph.js"
 import * as MetaInsights from "./internal/MetaInsights.js"
-import { afterPublished, publishError, stringField, textSetting, trimSlash } from "./internal/PlatformHttp.js"
+import {
+  afterPublished,
+  field,
+  publishError,
+  send,
+  stringField,
+  textSetting,
+  trimSlash
+} from "./internal/PlatformHttp.js"
 
 export interface Options {
   /** `https://graph.instagram.com` unless a fake is used. */
@@ -44,9 +56,12 @@ export interface Options {
   readonly maxPolls?: number
   /** The Graph API version (`HERALD_GRAPH_VERSION`); `MetaGraph.version` unless set. */
   readonly graphVersion?: string
+  /** Where resumable video uploads go: `https://rupload.facebook.com` unless a fake is used. */
+  readonly ruploadUrl?: string
 }
 
 export const defaultApiUrl = "https://graph.instagram.com"
+export const defaultRuploadUrl = "https://rupload.facebook.com"
 
 export const maxCarouselItems = 10
 export const maxAltText = 100
@@ -109,7 +124,9 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
   Effect.gen(function*() {
     // Request URLs carry the token: no spans for them.
     const http = HttpClient.withTracerDisabledWhen(yield* HttpClient.HttpClient, () => true)
-    const api = `${trimSlash(options.apiUrl ?? defaultApiUrl)}/${options.graphVersion ?? MetaGraph.version}`
+    const graphVersion = options.graphVersion ?? MetaGraph.version
+    const api = `${trimSlash(options.apiUrl ?? defaultApiUrl)}/${graphVersion}`
+    const rupload = `${trimSlash(options.ruploadUrl ?? defaultRuploadUrl)}/ig-api-upload/${graphVersion}`
     const interval = options.pollInterval ?? "5 seconds"
     const maxPolls = Math.max(1, options.maxPolls ?? 120)
 
@@ -119,7 +136,9 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         const kind = kindOf(Option.getOrUndefined(request.contentType), media)
         const problem = checkMedia(kind, media)
         if (problem !== undefined) return yield* problem
-        const urls = yield* MetaContainers.publicUrls(label, media)
+        // Videos travel by resumable upload when they have no public URL; images must have one.
+        yield* MetaContainers.publicUrls(label, media.filter((m) => m.kind !== "video"))
+        const urls = media.map((m) => Option.getOrUndefined(m.publicUrl))
 
         const stored = Redacted.value(request.credentials)
         const token = stored["access_token"] ?? ""
@@ -137,9 +156,37 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
           ? altSetting.slice(0, maxAltText)
           : undefined
 
-        const createContainer = (params: MetaContainers.Params, what: string) =>
+        /** Streams a video's bytes to its resumable container; nothing is held whole in memory. */
+        const upload = (containerId: string, medium: MediaRef) =>
+          Effect.gen(function*() {
+            const request = HttpClientRequest.post(`${rupload}/${encodeURIComponent(containerId)}`).pipe(
+              HttpClientRequest.setHeaders({
+                authorization: `OAuth ${token}`,
+                offset: "0",
+                file_size: String(medium.size)
+              }),
+              HttpClientRequest.acceptJson,
+              HttpClientRequest.bodyStream(medium.bytes, {
+                contentType: "application/octet-stream",
+                contentLength: medium.size
+              })
+            )
+            const response = yield* send(http, request, label)
+            if (response.status < 200 || response.status >= 300 || field(response.body, "success") !== true) {
+              return yield* MetaContainers.ruploadError(label, response, token)
+            }
+          })
+
+        /** A video's source: its public URL, else a resumable upload of its bytes. */
+        const videoSource = (url: string | undefined): MetaContainers.Params =>
+          url !== undefined ? { video_url: url } : { upload_type: "resumable" }
+
+        const createContainer = (params: MetaContainers.Params, what: string, resumable?: MediaRef) =>
           graph.post(`${api}/${encodeURIComponent(userId)}/media`, params).pipe(
             Effect.flatMap((body) => MetaContainers.idOf(label, `${what} container`, body)),
+            Effect.tap((id) =>
+              resumable !== undefined && params["upload_type"] === "resumable" ? upload(id, resumable) : Effect.void
+            ),
             Effect.tap((id) =>
               MetaContainers.awaitContainer({
                 label,
@@ -157,23 +204,24 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
           )
 
         const medium = media[0]!
-        const url = urls[0]!
+        const url = urls[0]
         const containerId = yield* (
           kind === "story"
             ? createContainer(
               medium.kind === "video"
-                ? { media_type: "STORIES", video_url: url }
+                ? { media_type: "STORIES", ...videoSource(url) }
                 : { media_type: "STORIES", image_url: url },
-              "story"
+              "story",
+              medium
             )
             : medium.kind === "video" && media.length === 1
             ? createContainer({
               media_type: "REELS",
-              video_url: url,
+              ...videoSource(url),
               caption,
               share_to_feed: "true",
               trial_params: kind === "trial_reel" ? JSON.stringify({ graduation_strategy: "MANUAL" }) : undefined
-            }, "reel")
+            }, "reel", medium)
             : media.length === 1
             ? createContainer({ image_url: url, caption, alt_text: altTextOf(medium) ?? altText }, "image")
             : Effect.gen(function*() {
@@ -182,13 +230,14 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
                 children.push(
                   yield* createContainer(
                     m.kind === "video"
-                      ? { media_type: "VIDEO", video_url: urls[index]!, is_carousel_item: "true" }
+                      ? { media_type: "VIDEO", ...videoSource(urls[index]), is_carousel_item: "true" }
                       : {
-                        image_url: urls[index]!,
+                        image_url: urls[index],
                         is_carousel_item: "true",
                         alt_text: altTextOf(m) ?? (index === 0 ? altText : undefined)
                       },
-                    `carousel item ${m.filename}`
+                    `carousel item ${m.filename}`,
+                    m
                   )
                 )
               }

@@ -16,7 +16,12 @@ const setup = Effect.gen(function*() {
     Effect.promise(() => InstagramApiFake.start()),
     (f) => Effect.promise(() => f.server.close())
   )
-  const client = yield* Instagram.make({ apiUrl: fake.server.url, pollInterval: "5 millis", maxPolls: 10 }).pipe(
+  const client = yield* Instagram.make({
+    apiUrl: fake.server.url,
+    ruploadUrl: fake.server.url,
+    pollInterval: "5 millis",
+    maxPolls: 10
+  }).pipe(
     Effect.provide(HttpLive)
   )
   return { fake, client: withFollowUps(client) }
@@ -47,8 +52,8 @@ const image = (url: string | undefined, filename = "photo.jpg") =>
     ...(url === undefined ? {} : { publicUrl: url })
   })
 
-const video = (url: string) =>
-  media({ kind: "video", mimeType: "video/mp4", bytes: bytesOf(100, 2), filename: "clip.mp4", publicUrl: url })
+const video = (url: string | undefined, bytes: Uint8Array = bytesOf(100, 2)) =>
+  media({ kind: "video", mimeType: "video/mp4", bytes, filename: "clip.mp4", ...(url === undefined ? {} : { publicUrl: url }) })
 
 const routes = (fake: InstagramApiFake.InstagramFake) =>
   fake.server.requests.map((r) =>
@@ -131,6 +136,73 @@ describe("Instagram adapter against the Content Publishing fake", () => {
       ])
       expect(routes(fake).filter((r) => r === "GET /v21.0/{id}")).toHaveLength(4) // 2 IN_PROGRESS, FINISHED, permalink
       expect(result.platformPostUrl).toContain("/reel/")
+    }))
+
+  it.scopedLive("a video without a public URL: REELS container with upload_type=resumable, bytes by rupload, then polled", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const bytes = bytesOf(70_000, 5)
+      const result = yield* client.publish(igRequest(part("A private clip", [video(undefined, bytes)])))
+      expect(creates(fake)).toEqual([
+        { media_type: "REELS", upload_type: "resumable", caption: "A private clip", share_to_feed: "true" }
+      ])
+      const container = [...fake.containers.values()][0]!
+      expect(container.uploaded).toEqual(bytes)
+      expect(routes(fake).slice(0, 3)).toEqual([
+        "POST /v21.0/{user}/media",
+        "POST /ig-api-upload/v21.0/{id}",
+        "GET /v21.0/{id}"
+      ])
+      const sent = fake.server.requests[1]!
+      expect(sent.path).toBe(`/ig-api-upload/v21.0/${container.id}`)
+      expect(sent.headers.authorization).toBe(`OAuth ${token}`)
+      expect(sent.headers["offset"]).toBe("0")
+      expect(sent.headers["file_size"]).toBe(String(bytes.length))
+      expect(fake.posts.map((p) => p.container.id)).toEqual([container.id])
+      expect(result.platformPostUrl).toContain("/reel/")
+    }))
+
+  it.scopedLive("carousel and story videos without a public URL go by rupload too; images still need one", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      yield* client.publish(igRequest(part("Mixed", [image("https://media.example.com/m/1.jpg"), video(undefined)])))
+      yield* client.publish(igRequest(part("ignored", [video(undefined)]), { contentType: "Story" }))
+      expect(creates(fake)).toEqual([
+        { image_url: "https://media.example.com/m/1.jpg", is_carousel_item: "true" },
+        { media_type: "VIDEO", upload_type: "resumable", is_carousel_item: "true" },
+        { media_type: "CAROUSEL", children: expect.any(String), caption: "Mixed" },
+        { media_type: "STORIES", upload_type: "resumable" }
+      ])
+      const uploaded = [...fake.containers.values()].filter((c) => c.uploaded !== undefined)
+      expect(uploaded).toHaveLength(2)
+      expect(fake.posts).toHaveLength(2)
+      const before = fake.server.requests.length
+      const error = yield* Effect.flip(client.publish(igRequest(part("x", [video(undefined), image(undefined, "b.jpg")]))))
+      expect(error.kind).toBe("media")
+      expect(error.message).toContain("b.jpg")
+      expect(error.message).toContain("HERALD_MEDIA_PUBLIC_URL")
+      expect(fake.server.requests).toHaveLength(before)
+    }))
+
+  it.scopedLive("a refused rupload: media, retriable transient, bad OAuth auth; token scrubbed, nothing published", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const refused = (status: number, retriable: boolean, message: string) => ({
+        status,
+        body: { debug_info: { retriable, type: "ProcessingFailedError", message } }
+      })
+      fake.failNext("POST /ig-api-upload", refused(400, false, `Unsupported video format (token ${token})`))
+      fake.failNext("POST /ig-api-upload", refused(400, true, "Try again"))
+      fake.failNext("POST /ig-api-upload", refused(401, false, "Invalid OAuth access token"))
+      const kinds: Array<string> = []
+      for (let i = 0; i < 3; i++) {
+        const error = yield* Effect.flip(client.publish(igRequest(part("clip", [video(undefined)]))))
+        expectNoSecret(error)
+        kinds.push(error.kind)
+      }
+      expect(kinds).toEqual(["media", "transient", "auth"])
+      expect(fake.posts).toHaveLength(0)
+      expect(routes(fake).filter((r) => r.startsWith("GET"))).toHaveLength(0)
     }))
 
   it.scopedLive("carousel: children (is_carousel_item, VIDEO for videos), each awaited, then CAROUSEL with the caption", () =>

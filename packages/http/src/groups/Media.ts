@@ -389,6 +389,8 @@ export interface MediaOptions {
   /** The data dir; blobs go to `<dataDir>/media`. */
   readonly dataDir: string
   readonly env?: Readonly<Record<string, string | undefined>>
+  /** Platforms publish through the sandbox: no medium needs a public URL at create time. */
+  readonly sandbox?: boolean
 }
 
 const positive = (raw: string | undefined): number | undefined => {
@@ -445,7 +447,8 @@ export const layerServices = (options: MediaOptions) => {
     SharpRenditions.layer,
     UrlImporter.layer(UrlImporter.fromEnv(env)),
     Layer.succeed(MediaLibrary.MediaBudget, budgetFromEnv(env)),
-    publicUrl === undefined || publicUrl === "" ? Layer.empty : Layer.succeed(PublicBaseUrl, publicUrl)
+    publicUrl === undefined || publicUrl === "" ? Layer.empty : Layer.succeed(PublicBaseUrl, publicUrl),
+    options.sandbox === true ? Layer.succeed(MediaLibrary.PublicUrlsRequired, false) : Layer.empty
   )
   const hooks = Layer.merge(MediaLibrary.layerPostMedia, MediaLibrary.layerDispatchMedia)
   return Layer.mergeAll(hooks, settings).pipe(Layer.provideMerge(base))

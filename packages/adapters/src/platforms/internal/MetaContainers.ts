@@ -11,7 +11,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as MetaGraph from "./MetaGraph.js"
-import { field, isRecord, publishError, type RawResponse, scrub, send, stringField } from "./PlatformHttp.js"
+import { failure, field, isRecord, publishError, type RawResponse, scrub, send, stringField } from "./PlatformHttp.js"
 
 /**
  * Content-publishing subcodes (reference §7 Errors, §8): the class each one means, whatever the
@@ -192,3 +192,20 @@ export const awaitContainer = (options: PollOptions): Effect.Effect<void, Publis
       yield* Effect.sleep(options.interval)
     }
   })
+
+/**
+ * A refused rupload (`rupload.facebook.com`, Facebook reels and Instagram resumable containers): it
+ * answers `{success:true}`, or `{debug_info:{retriable,type,message}}` when it refuses.
+ */
+export const ruploadError = (label: string, response: RawResponse, token: string): PublishError => {
+  const info = field(response.body, "debug_info")
+  const reason = stringField(info, "message") ?? MetaGraph.errorOf(response.body)?.message ?? `HTTP ${response.status}`
+  const kind: PublishErrorKind = response.status >= 500 || field(info, "retriable") === true
+    ? "transient"
+    : response.status === 401 || /oauth|access token/i.test(reason)
+    ? "auth"
+    : response.status === 429
+    ? "rate_limit"
+    : "media"
+  return failure(label, kind, `video upload refused: ${reason}`, [token])
+}
