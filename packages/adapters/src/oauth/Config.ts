@@ -185,6 +185,8 @@ export const platformOptionsFromEnv = (env: Env = process.env): Registry.LiveOpt
   const telegram = read(env, "HERALD_TELEGRAM_API_URL")
   const discord = read(env, "HERALD_DISCORD_API_URL")
   const bluesky = read(env, "HERALD_BLUESKY_SERVICE_URL")
+  // Operator switch: a self-hosted PDS on a private network (read as the webhook switch is).
+  const blueskyAllowPrivate = read(env, "HERALD_BLUESKY_ALLOW_PRIVATE")?.toLowerCase() === "true"
   // One API origin per platform for the OAuth identity calls and publishing.
   const x = read(env, "HERALD_X_API_URL")
   const linkedin = read(env, "HERALD_LINKEDIN_API_URL")
@@ -221,8 +223,13 @@ export const platformOptionsFromEnv = (env: Env = process.env): Registry.LiveOpt
     linkedin: { version: versions.linkedin, ...(linkedin === undefined ? {} : { apiUrl: linkedin }) },
     ...(telegram === undefined ? {} : { telegram: { baseUrl: telegram } }),
     ...(discord === undefined ? {} : { discord: { baseUrl: discord } }),
-    ...(bluesky === undefined
+    ...(bluesky === undefined && !blueskyAllowPrivate
       ? {}
-      : { bluesky: { service: bluesky, allowInsecureService: bluesky.startsWith("http://") } })
+      : {
+        bluesky: {
+          ...(bluesky === undefined ? {} : { service: bluesky, allowInsecureService: bluesky.startsWith("http://") }),
+          ...(blueskyAllowPrivate ? { allowPrivate: true } : {})
+        }
+      })
   }
 }
