@@ -6,6 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import type { ResolvedAddress } from "../../src/net/AddressGuard.js"
+import * as ConnectionsConfig from "../../src/oauth/Config.js"
 import * as Bluesky from "../../src/platforms/Bluesky.js"
 import * as BlueskyFake from "./fakes/BlueskyFake.js"
 import { HttpLive, part, request } from "./fixtures.js"
@@ -110,4 +111,14 @@ describe("Bluesky service and PDS address guard", () => {
       expect(identity.credentials["pds"]).toBe(pdsUrl)
       expect(identity.avatarUrl).toBe(fake.account.avatar)
     }))
+
+  it("HERALD_BLUESKY_ALLOW_PRIVATE=true (any case) turns the switch on; anything else leaves it off", () => {
+    expect(ConnectionsConfig.platformOptionsFromEnv({ HERALD_BLUESKY_ALLOW_PRIVATE: "TRUE" }).bluesky?.allowPrivate).toBe(true)
+    expect(ConnectionsConfig.platformOptionsFromEnv({ HERALD_BLUESKY_ALLOW_PRIVATE: "1" }).bluesky?.allowPrivate).toBeUndefined()
+    expect(ConnectionsConfig.platformOptionsFromEnv({}).bluesky).toBeUndefined()
+    expect(ConnectionsConfig.platformOptionsFromEnv({
+      HERALD_BLUESKY_SERVICE_URL: "https://pds.example",
+      HERALD_BLUESKY_ALLOW_PRIVATE: "true"
+    }).bluesky).toEqual({ service: "https://pds.example", allowInsecureService: false, allowPrivate: true })
+  })
 })
