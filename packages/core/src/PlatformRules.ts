@@ -546,7 +546,20 @@ export const settingSpecs: Readonly<Record<Platform, Readonly<Record<string, Set
   threads: { replyControl: { type: "enum", values: ["everyone", "following", "mentioned"] }, firstComment },
   bluesky: { firstComment },
   telegram: { firstComment },
-  discord: { firstComment },
+  discord: {
+    firstComment,
+    allowMentions: {
+      type: "enum",
+      values: ["none", "users", "users_and_roles", "all"],
+      default: "none",
+      description: "Which mentions ping: none by default; all includes @everyone and @here"
+    },
+    threadName: {
+      type: "string",
+      maxLength: 100,
+      description: "Title of the forum post (forum channels); default: the first line of the text"
+    }
+  },
   pinterest: {
     boardId: { type: "string", description: "The board to pin to; default: the account's default board" },
     title: { type: "string", maxLength: 100 },

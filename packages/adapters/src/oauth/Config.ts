@@ -186,6 +186,8 @@ export const platformOptionsFromEnv = (env: Env = process.env): Registry.LiveOpt
   const telegram = read(env, "HERALD_TELEGRAM_API_URL")
   const discord = read(env, "HERALD_DISCORD_API_URL")
   const bluesky = read(env, "HERALD_BLUESKY_SERVICE_URL")
+  // Operator switch: a self-hosted PDS on a private network (read as the webhook switch is).
+  const blueskyAllowPrivate = read(env, "HERALD_BLUESKY_ALLOW_PRIVATE")?.toLowerCase() === "true"
   // One API origin per platform for the OAuth identity calls and publishing.
   const x = read(env, "HERALD_X_API_URL")
   const linkedin = read(env, "HERALD_LINKEDIN_API_URL")
@@ -230,7 +232,8 @@ export const platformOptionsFromEnv = (env: Env = process.env): Registry.LiveOpt
     bluesky: {
       // Link cards are fetched through the media importer's address guard (HERALD_MEDIA_ALLOW_PRIVATE).
       linkCards: UrlImporter.make(UrlImporter.fromEnv(env)),
-      ...(bluesky === undefined ? {} : { service: bluesky, allowInsecureService: bluesky.startsWith("http://") })
+      ...(bluesky === undefined ? {} : { service: bluesky, allowInsecureService: bluesky.startsWith("http://") }),
+      ...(blueskyAllowPrivate ? { allowPrivate: true } : {})
     }
   }
 }

@@ -33,6 +33,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
+import * as AddressGuard from "../net/AddressGuard.js"
 import * as LinkCard from "./BlueskyLinkCard.js"
 import * as RichText from "./BlueskyRichText.js"
 import {
@@ -58,6 +59,15 @@ export interface Options {
   readonly appView?: string
   /** Accept a user-supplied `service` over plain http (tests and local PDSes only). */
   readonly allowInsecureService?: boolean
+  /**
+   * Operator switch (`HERALD_BLUESKY_ALLOW_PRIVATE=true`): a user-supplied `service`, or the PDS a
+   * DID document names, may be on a private or local address (a self-hosted PDS on a private
+   * network). Off: they pass the same address guard as webhooks. The host of `service` above is the
+   * operator's own and is never checked.
+   */
+  readonly allowPrivate?: boolean
+  /** How the guard resolves host names (tests); the system resolver by default. */
+  readonly resolve?: AddressGuard.Resolver
   /** Pause between video job polls; 2 seconds. */
   readonly videoPollInterval?: Duration.DurationInput
   /** Polls before a video job counts as stuck (transient); 150. */
@@ -190,6 +200,24 @@ const pdsFromDidDoc = (didDoc: unknown): string | undefined => {
   return undefined
 }
 
+export const allowPrivateEnv = "HERALD_BLUESKY_ALLOW_PRIVATE"
+
+const hostOf = (url: string): string | undefined => {
+  try {
+    return new URL(url).hostname.toLowerCase()
+  } catch {
+    return undefined
+  }
+}
+
+const originOf = (url: string): string => {
+  try {
+    return new URL(url).origin
+  } catch {
+    return "(invalid URL)"
+  }
+}
+
 /** Checks a post's text against Bluesky's lexicon limits before anything is sent. */
 export const checkText = (text: string): PublishError | undefined => {
   const graphemes = RichText.graphemeLength(text)
@@ -251,6 +279,30 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
     const videoService = trimSlash(options.videoService ?? defaultVideoService)
     const appView = trimSlash(options.appView ?? defaultAppView)
     const pollInterval = options.videoPollInterval ?? Duration.seconds(2)
+    const trustedHost = hostOf(defaultServiceUrl)
+    const guardOptions: AddressGuard.GuardOptions = {
+      allowPrivate: options.allowPrivate === true,
+      allowPlainHttp: options.allowInsecureService === true,
+      ...(options.resolve === undefined ? {} : { resolve: options.resolve })
+    }
+
+    /**
+     * A service or PDS endpoint that did not come from the operator must not lead Herald (with the
+     * user's password or tokens) to a private, loopback or metadata address.
+     */
+    const guardEndpoint = (url: string, what: string): Effect.Effect<void, PublishError> =>
+      hostOf(url) === trustedHost
+        ? Effect.void
+        : AddressGuard.resolveAndCheck(url, guardOptions).pipe(
+          Effect.asVoid,
+          Effect.mapError((refused) =>
+            publishError(
+              "auth",
+              `Bluesky: the ${what} ${originOf(url)} is not allowed: ${refused.message}` +
+                ` (a self-hosted PDS on a private network needs ${allowPrivateEnv}=true on the server)`
+            )
+          )
+        )
     const maxPolls = options.videoMaxPolls ?? 150
 
     const xrpc = (request: HttpClientRequest.HttpClientRequest): Effect.Effect<unknown, XrpcFailure | PublishError> =>
@@ -289,7 +341,8 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         Effect.flatMap((body) => {
           const session = sessionFrom(body, service, service)
           return session === undefined ? Effect.fail(unexpected("createSession")) : Effect.succeed(session)
-        })
+        }),
+        Effect.tap((session) => session.pds === service ? Effect.void : guardEndpoint(session.pds, "PDS endpoint"))
       )
 
     const refreshSession = (session: Session): Effect.Effect<Session, XrpcFailure | PublishError> =>
@@ -301,7 +354,8 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         Effect.flatMap((body) => {
           const next = sessionFrom(body, session.service, session.pds)
           return next === undefined ? Effect.fail(unexpected("refreshSession")) : Effect.succeed(next)
-        })
+        }),
+        Effect.tap((next) => next.pds === session.pds ? Effect.void : guardEndpoint(next.pds, "PDS endpoint"))
       )
 
     /**
@@ -329,6 +383,11 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
             pds: trimSlash(stored["pds"] ?? service)
           }
           : undefined
+        // Checked on every run, not only at connect: a host name can be pointed elsewhere later.
+        yield* guardEndpoint(service, "service")
+        if (storedSession !== undefined && storedSession.pds !== service) {
+          yield* guardEndpoint(storedSession.pds, "PDS endpoint")
+        }
         const canLogin = login.identifier !== "" && login.password !== ""
         if (storedSession === undefined && !canLogin) {
           return yield* publishError("auth", "Bluesky: the stored credentials hold neither a session nor an app password")

@@ -63,6 +63,65 @@ export const messageUrl = (guildId: string | undefined, channelId: string, messa
 
 const maxFilesPerMessage = 10
 
+/** Upload bytes per message on a server without boosts (reference §4 Limits: 10 MiB per request). */
+export const maxBytesPerMessage = 10 * 1024 * 1024
+
+/** A forum channel post needs a thread name (Discord: at most 100 characters). */
+const maxThreadNameLength = 100
+
+/** Discord's answer to a forum post without `thread_name` or `thread_id`. */
+const forumNeedsThreadCode = 220001
+
+/**
+ * `settings.allowMentions` → `allowed_mentions.parse`. The default `none` sends `{parse: []}` so
+ * that `@everyone`, `@here`, role and user mentions in a post never ping anybody unless asked for.
+ */
+export const allowMentionsValues = ["none", "users", "users_and_roles", "all"] as const
+export const allowedMentions = (setting: unknown): { readonly parse: ReadonlyArray<string> } => {
+  switch (setting) {
+    case "users":
+      return { parse: ["users"] }
+    case "users_and_roles":
+      return { parse: ["users", "roles"] }
+    case "all":
+      return { parse: ["users", "roles", "everyone"] }
+    default:
+      return { parse: [] }
+  }
+}
+
+/**
+ * Files grouped into messages of at most ten files and `maxBytes` upload bytes, in order. A file
+ * larger than the cap on its own still goes alone (the media rules refuse it before publishing).
+ */
+export const batchFiles = <A extends { readonly size: number }>(
+  files: ReadonlyArray<A>,
+  maxBytes: number = maxBytesPerMessage
+): ReadonlyArray<ReadonlyArray<A>> => {
+  const batches: Array<Array<A>> = []
+  let current: Array<A> = []
+  let bytes = 0
+  for (const file of files) {
+    if (current.length > 0 && (current.length >= maxFilesPerMessage || bytes + file.size > maxBytes)) {
+      batches.push(current)
+      current = []
+      bytes = 0
+    }
+    current.push(file)
+    bytes += file.size
+  }
+  if (current.length > 0) batches.push(current)
+  return batches
+}
+
+/** A forum post's title: the setting, else the first non-empty line of the text, else "Post". */
+export const threadNameOf = (setting: unknown, content: string): string => {
+  const explicit = typeof setting === "string" ? setting.trim() : ""
+  const firstLine = content.split("\n").map((line) => line.trim()).find((line) => line !== "") ?? ""
+  const name = explicit !== "" ? explicit : firstLine !== "" ? firstLine : "Post"
+  return Array.from(name).slice(0, maxThreadNameLength).join("")
+}
+
 const authCodes = new Set([10015, 50027, 50013, 50001, 10003])
 
 /** Maps a failed webhook call to the reference's error classes (§4 Errors). */
@@ -174,16 +233,37 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         }
         const secrets = secretsOf(webhook, url)
 
-        const execute = (content: string, files: ReadonlyArray<MediaRef>): Effect.Effect<SentMessage, PublishError> =>
+        const mentions = allowedMentions(request.settings["allowMentions"])
+        const threadSetting = request.settings["threadName"]
+        // Known forum channels (or an explicit thread name) get `thread_name` on the first message.
+        let forum = stored["forum"] === "true" || (typeof threadSetting === "string" && threadSetting.trim() !== "")
+        let learnedForum = false
+        /** The forum post (a thread) the main post created: later messages go into it. */
+        let threadId: string | undefined
+
+        interface Target {
+          readonly threadName?: string
+        }
+
+        const executeOnce = (
+          content: string,
+          files: ReadonlyArray<MediaRef>,
+          target: Target
+        ): Effect.Effect<SentMessage | "forum_needs_thread", PublishError> =>
           Effect.gen(function*() {
-            const target = `${apiUrl(webhook)}?wait=true`
+            const url = `${apiUrl(webhook)}?wait=true${threadId === undefined ? "" : `&thread_id=${threadId}`}`
+            const base = {
+              ...(content === "" ? {} : { content }),
+              allowed_mentions: mentions,
+              ...(target.threadName === undefined ? {} : { thread_name: target.threadName })
+            }
             let httpRequest: HttpClientRequest.HttpClientRequest
             if (files.length === 0) {
-              httpRequest = HttpClientRequest.post(target).pipe(HttpClientRequest.bodyUnsafeJson({ content }))
+              httpRequest = HttpClientRequest.post(url).pipe(HttpClientRequest.bodyUnsafeJson(base))
             } else {
               const form = new FormData()
               const payload = {
-                ...(content === "" ? {} : { content }),
+                ...base,
                 attachments: files.map((file, i) => ({ id: i, filename: file.filename, ...descriptionOf(file) }))
               }
               form.append("payload_json", JSON.stringify(payload))
@@ -191,9 +271,15 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
                 const bytes = yield* collectBytes(file.bytes, `medium ${file.id}`)
                 form.append(`files[${i}]`, blobOf(bytes, file.mimeType), file.filename)
               }
-              httpRequest = HttpClientRequest.post(target).pipe(HttpClientRequest.bodyFormData(form))
+              httpRequest = HttpClientRequest.post(url).pipe(HttpClientRequest.bodyFormData(form))
             }
             const response = yield* send(client, httpRequest, "Discord")
+            if (
+              response.status === 400 && numberField(response.body, "code") === forumNeedsThreadCode &&
+              threadId === undefined && target.threadName === undefined
+            ) {
+              return "forum_needs_thread" as const
+            }
             if (response.status < 200 || response.status >= 300) return yield* classify(response, secrets)
             const id = stringField(response.body, "id")
             const channelId = stringField(response.body, "channel_id") ?? stored["channel_id"]
@@ -203,13 +289,37 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
             return { id, channelId }
           })
 
-        /** A part with more than ten files goes out as several messages; the first one counts. */
+        /**
+         * One message. The first message of a forum post creates the thread (`thread_name`); every
+         * later one goes into it (`thread_id`). A channel that turns out to be a forum (Discord's
+         * 220001) is retried once with a thread name and remembered in the credentials.
+         */
+        const execute = (content: string, files: ReadonlyArray<MediaRef>): Effect.Effect<SentMessage, PublishError> =>
+          Effect.gen(function*() {
+            const opensThread = forum && threadId === undefined
+            const named: Target = { threadName: threadNameOf(threadSetting, request.main.content) }
+            let sent = yield* executeOnce(content, files, opensThread ? named : {})
+            if (sent === "forum_needs_thread") {
+              forum = true
+              learnedForum = true
+              sent = yield* executeOnce(content, files, named)
+            }
+            if (sent === "forum_needs_thread") {
+              return yield* publishError("permanent", "Discord: the forum channel refused the post")
+            }
+            if (forum && threadId === undefined) threadId = sent.channelId
+            return sent
+          })
+
+        /**
+         * A part goes out as several messages when it has more than ten files or more upload bytes
+         * than one message takes; the first message carries the text and counts.
+         */
         const sendPart = (part: PublishPart): Effect.Effect<SentMessage, PublishError> =>
           Effect.gen(function*() {
-            const first = yield* execute(part.content, part.media.slice(0, maxFilesPerMessage))
-            for (let i = maxFilesPerMessage; i < part.media.length; i += maxFilesPerMessage) {
-              yield* execute("", part.media.slice(i, i + maxFilesPerMessage))
-            }
+            const batches = batchFiles(part.media)
+            const first = yield* execute(part.content, batches[0] ?? [])
+            for (const batch of batches.slice(1)) yield* execute("", batch)
             return first
           })
 
@@ -235,12 +345,12 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         })
 
         let guildId: string | undefined = stored["guild_id"]
-        let renewed: Record<string, string> | undefined
+        let renewed: Record<string, string> | undefined = learnedForum ? { ...stored, forum: "true" } : undefined
         if (guildId === undefined) {
           // Older credentials lack the guild: the webhook knows it, and the link needs it.
           const body = yield* Effect.option(fetchWebhook(webhook, url))
           guildId = Option.isSome(body) ? stringField(body.value, "guild_id") : undefined
-          if (guildId !== undefined) renewed = { ...stored, guild_id: guildId }
+          if (guildId !== undefined) renewed = { ...(renewed ?? stored), guild_id: guildId }
         }
         const result: PublishResult = {
           platformPostId: main.id,

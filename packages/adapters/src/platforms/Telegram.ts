@@ -299,6 +299,26 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
             Effect.catchTag("ApiFailure", (failure) => Effect.fail(classify(failure, token)))
           )
 
+        /** One medium as its own message: sendPhoto, sendVideo, sendDocument or sendAnimation. */
+        const sendSingle = (
+          media: MediaRef,
+          caption: string | undefined,
+          reply: { readonly message_id: number } | undefined
+        ): Effect.Effect<Message, PublishError> =>
+          Effect.gen(function*() {
+            const kind = apiKind(media)
+            const url = urlFor(media)
+            const params: Record<string, Param | undefined> = {
+              caption,
+              reply_parameters: reply,
+              [kind.field]: url ?? undefined,
+              supports_streaming: media.kind === "video" ? true : undefined
+            }
+            const uploads = url === undefined ? [{ field: kind.field, media }] : []
+            const result = yield* callInChat(kind.method, params, uploads)
+            return yield* messageOf(result)
+          })
+
         const sendPart = (
           part: PublishPart,
           replyTo: number | undefined
@@ -309,43 +329,44 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
               const result = yield* callInChat("sendMessage", { text: part.content, reply_parameters: reply }, [])
               return yield* messageOf(result)
             }
-            if (part.media.length === 1) {
-              const media = part.media[0]!
-              const kind = apiKind(media)
-              const url = urlFor(media)
-              const params: Record<string, Param | undefined> = {
-                caption: part.content === "" ? undefined : part.content,
-                reply_parameters: reply,
-                [kind.field]: url ?? undefined,
-                supports_streaming: media.kind === "video" ? true : undefined
-              }
-              const uploads = url === undefined ? [{ field: kind.field, media }] : []
-              const result = yield* callInChat(kind.method, params, uploads)
-              return yield* messageOf(result)
-            }
+            if (part.media.length === 1) return yield* sendSingle(part.media[0]!, part.content || undefined, reply)
+            // GIFs cannot ride in an album (Telegram would send them as stills): they go out after
+            // it as animations, in order; the album (or the first medium) carries the caption.
+            const isGif = (media: MediaRef) => media.kind === "image" && media.mimeType === "image/gif"
+            const album = part.media.filter((media) => !isGif(media))
+            const gifs = part.media.filter(isGif)
+            const caption = part.content === "" ? undefined : part.content
             let first: Message | undefined
-            let offset = 0
-            for (const size of groupSizes(part.media.length)) {
-              const group = part.media.slice(offset, offset + size)
-              const uploads: Array<Upload> = []
-              const items = group.map((media, i) => {
-                const url = urlFor(media)
-                const name = `file${offset + i}`
-                if (url === undefined) uploads.push({ field: name, media })
-                const caption = offset === 0 && i === 0 && part.content !== "" ? part.content : undefined
-                return {
-                  type: apiKind(media).groupType,
-                  media: url ?? `attach://${name}`,
-                  ...(caption === undefined ? {} : { caption })
-                }
-              })
-              const result = yield* callInChat("sendMediaGroup", {
-                media: items,
-                reply_parameters: first === undefined ? reply : { message_id: first.messageId }
-              }, uploads)
-              const message = yield* messageOf(Array.isArray(result) ? result[0] : undefined)
+            if (album.length === 1) {
+              first = yield* sendSingle(album[0]!, caption, reply)
+            } else if (album.length > 1) {
+              let offset = 0
+              for (const size of groupSizes(album.length)) {
+                const group = album.slice(offset, offset + size)
+                const uploads: Array<Upload> = []
+                const items = group.map((media, i) => {
+                  const url = urlFor(media)
+                  const name = `file${offset + i}`
+                  if (url === undefined) uploads.push({ field: name, media })
+                  const itemCaption = offset === 0 && i === 0 ? caption : undefined
+                  return {
+                    type: apiKind(media).groupType,
+                    media: url ?? `attach://${name}`,
+                    ...(itemCaption === undefined ? {} : { caption: itemCaption })
+                  }
+                })
+                const result = yield* callInChat("sendMediaGroup", {
+                  media: items,
+                  reply_parameters: first === undefined ? reply : { message_id: first.messageId }
+                }, uploads)
+                const message = yield* messageOf(Array.isArray(result) ? result[0] : undefined)
+                if (first === undefined) first = message
+                offset += size
+              }
+            }
+            for (const gif of gifs) {
+              const message = yield* sendSingle(gif, first === undefined ? caption : undefined, reply)
               if (first === undefined) first = message
-              offset += size
             }
             return first!
           })

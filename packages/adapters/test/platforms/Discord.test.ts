@@ -86,7 +86,7 @@ describe("Discord adapter against the webhook fake", () => {
       const received = fake.server.requests[0]!
       expect(received.method).toBe("POST")
       expect(received.query.get("wait")).toBe("true")
-      expect(received.json).toEqual({ content: "Hello 🌍" })
+      expect(received.json).toEqual({ content: "Hello 🌍", allowed_mentions: { parse: [] } })
     }))
 
   it.scopedLive("credentials without a guild: the webhook is fetched once and the guild returned to store", () =>
@@ -138,6 +138,7 @@ describe("Discord adapter against the webhook fake", () => {
       expect(received.headers["content-type"]).toContain("multipart/form-data")
       expect(JSON.parse(String(received.form!.get("payload_json")))).toEqual({
         content: "Two pictures",
+        allowed_mentions: { parse: [] },
         attachments: [{ id: 0, filename: "a.png" }, { id: 1, filename: "b.jpg" }]
       })
       const files = fake.posted[0]!.files
@@ -209,5 +210,105 @@ describe("Discord adapter against the webhook fake", () => {
       fake.failNext({ status: 413, body: { message: "Request entity too large", code: 40005 } })
       const error = yield* publishFails(client, "x")
       expect(error.kind).toBe("media")
+    }))
+
+  it.scopedLive("allowed_mentions: no pings by default; settings.allowMentions widens it explicitly", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      yield* client.publish(request({ platform: "discord", credentials: stored, main: part("@everyone look") }))
+      yield* client.publish(request({
+        platform: "discord",
+        credentials: stored,
+        main: part("@everyone look"),
+        settings: { allowMentions: "all" }
+      }))
+      yield* client.publish(request({
+        platform: "discord",
+        credentials: stored,
+        main: part("<@123> look"),
+        settings: { allowMentions: "users" }
+      }))
+      expect(fake.posted.map((m) => m.payload["allowed_mentions"])).toEqual([
+        { parse: [] },
+        { parse: ["users", "roles", "everyone"] },
+        { parse: ["users"] }
+      ])
+    }))
+
+  it("batchFiles: at most ten files and the upload cap per message, in order", () => {
+    const sized = (...sizes: Array<number>) => sizes.map((size, i) => ({ i, size }))
+    expect(Discord.batchFiles(sized(4, 4, 4), 10).map((b) => b.map((f) => f.i))).toEqual([[0, 1], [2]])
+    expect(Discord.batchFiles(sized(...Array(12).fill(1))).map((b) => b.length)).toEqual([10, 2])
+    expect(Discord.batchFiles(sized(20, 1), 10).map((b) => b.map((f) => f.i))).toEqual([[0], [1]])
+    expect(Discord.batchFiles([])).toEqual([])
+  })
+
+  it.scopedLive("files over 10 MiB in total are split across messages; the text goes with the first", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const mib = 1024 * 1024
+      const files = [1, 2, 3].map((n) =>
+        media({ kind: "video", mimeType: "video/mp4", bytes: bytesOf(4 * mib, n), filename: `v${n}.mp4` })
+      )
+      const result = yield* client.publish(request({ platform: "discord", credentials: stored, main: part("clips", files) }))
+      expect(fake.posted.map((m) => [m.content, m.files.map((f) => f.filename)])).toEqual([
+        ["clips", ["v1.mp4", "v2.mp4"]],
+        ["", ["v3.mp4"]]
+      ])
+      expect(result.platformPostId).toBe(fake.posted[0]!.id)
+    }))
+
+  it.scopedLive("forum channel: thread_name from settings.threadName; the rest goes into the new thread", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      fake.hook.forum = true
+      const files = Array.from({ length: 11 }, (_, n) =>
+        media({ kind: "image", mimeType: "image/png", bytes: bytesOf(10, n), filename: `p${n}.png` })
+      )
+      const result = yield* client.publish(request({
+        platform: "discord",
+        credentials: stored,
+        main: part("Release notes\nmore", files),
+        settings: { threadName: "Herald 2.0", firstComment: "questions below" }
+      }))
+      expect(fake.posted).toHaveLength(3)
+      const [first, second, comment] = fake.posted
+      expect(first!.payload["thread_name"]).toBe("Herald 2.0")
+      expect(second!.payload["thread_name"]).toBeUndefined()
+      expect(comment!.payload["thread_name"]).toBeUndefined()
+      expect(second!.channelId).toBe(first!.channelId)
+      expect(comment!.channelId).toBe(first!.channelId)
+      expect(first!.channelId).not.toBe(fake.hook.channelId)
+      expect(result.platformPostUrl).toBe(
+        `https://discord.com/channels/111111111111111111/${first!.channelId}/${first!.id}`
+      )
+    }))
+
+  it.scopedLive("forum channel found at publish: retried with the first line as thread_name and remembered", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      fake.hook.forum = true
+      const longLine = "L".repeat(150)
+      const result = yield* client.publish(request({
+        platform: "discord",
+        credentials: stored,
+        main: part(`\n  ${longLine}  \nbody`)
+      }))
+      expect(fake.posted).toHaveLength(1)
+      expect(fake.posted[0]!.payload["thread_name"]).toBe("L".repeat(100))
+      expect(result.renewedCredentials).toEqual({ ...stored, forum: "true" })
+
+      // Remembered: the next post names its thread at once (one request, no refusal first).
+      const before = fake.server.requests.length
+      yield* client.publish(request({ platform: "discord", credentials: { ...stored, forum: "true" }, main: part("Next") }))
+      expect(fake.server.requests.length - before).toBe(1)
+      expect(fake.posted[1]!.payload["thread_name"]).toBe("Next")
+    }))
+
+  it.scopedLive("a text channel gets no thread_name", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      yield* client.publish(request({ platform: "discord", credentials: stored, main: part("Title\nbody") }))
+      expect(fake.posted[0]!.payload["thread_name"]).toBeUndefined()
     }))
 })

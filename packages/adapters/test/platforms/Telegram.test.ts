@@ -156,6 +156,59 @@ describe("Telegram adapter against the Bot API fake", () => {
       expect(yield* Effect.promise(() => FakeServer.fileBytes(received.form, "file2"))).toEqual(c)
     }))
 
+  it.scopedLive("GIFs in a media group go out after the album as sendAnimation; the album keeps the caption", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const gif = bytesOf(200, 6)
+      yield* client.publish(request({
+        platform: "telegram",
+        credentials: stored,
+        main: part("Mixed", [
+          media({ kind: "image", mimeType: "image/jpeg", bytes: bytesOf(300, 3) }),
+          media({ kind: "image", mimeType: "image/gif", bytes: gif, filename: "loop.gif" }),
+          media({ kind: "image", mimeType: "image/png", bytes: bytesOf(300, 5) })
+        ])
+      }))
+      const paths = fake.server.requests.map((r) => r.path.split("/").pop())
+      expect(paths).toEqual(["sendMediaGroup", "sendAnimation"])
+      expect(JSON.parse(fake.server.requests[0]!.form!.get("media") as string)).toEqual([
+        { type: "photo", media: "attach://file0", caption: "Mixed" },
+        { type: "photo", media: "attach://file1" }
+      ])
+      const animation = fake.server.requests[1]!
+      expect(animation.form!.get("caption")).toBeNull()
+      expect(yield* Effect.promise(() => FakeServer.fileBytes(animation.form, "animation"))).toEqual(gif)
+    }))
+
+  it.scopedLive("one photo and a GIF: sendPhoto with the caption, then sendAnimation; two GIFs: two animations", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const result = yield* client.publish(request({
+        platform: "telegram",
+        credentials: stored,
+        main: part("Pair", [
+          media({ kind: "image", mimeType: "image/gif", bytes: bytesOf(100, 1) }),
+          media({ kind: "image", mimeType: "image/jpeg", bytes: bytesOf(100, 2) })
+        ])
+      }))
+      expect(fake.server.requests.map((r) => r.path.split("/").pop())).toEqual(["sendPhoto", "sendAnimation"])
+      expect(fake.server.requests[0]!.form!.get("caption")).toBe("Pair")
+      expect(result.platformPostId).toBe("101")
+
+      yield* client.publish(request({
+        platform: "telegram",
+        credentials: stored,
+        main: part("Gifs", [
+          media({ kind: "image", mimeType: "image/gif", bytes: bytesOf(100, 3) }),
+          media({ kind: "image", mimeType: "image/gif", bytes: bytesOf(100, 4) })
+        ])
+      }))
+      const later = fake.server.requests.slice(2)
+      expect(later.map((r) => r.path.split("/").pop())).toEqual(["sendAnimation", "sendAnimation"])
+      expect(later[0]!.form!.get("caption")).toBe("Gifs")
+      expect(later[1]!.form!.get("caption")).toBeNull()
+    }))
+
   it("splits more than ten media into groups of two to ten", () => {
     expect(Telegram.groupSizes(3)).toEqual([3])
     expect(Telegram.groupSizes(11)).toEqual([6, 5])

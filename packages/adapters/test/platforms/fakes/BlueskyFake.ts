@@ -37,6 +37,8 @@ export interface BlueskyFake {
   readonly close: () => Promise<void>
   /** false: the AppView has not indexed the account, and getProfile answers 400 "Profile not found". */
   profileIndexed: boolean
+  /** Points the DID document's `#atproto_pds` at another endpoint (the fake's own PDS by default). */
+  readonly setPdsEndpoint: (url: string) => void
 }
 
 export const appPassword = "abcd-efgh-ijkl-mnop"
@@ -293,6 +295,9 @@ export const start = async (): Promise<BlueskyFake> => {
   pdsUrl = pds.url
   const fake: BlueskyFake = {
     profileIndexed: true,
+    setPdsEndpoint: (url) => {
+      pdsUrl = url
+    },
     entryway,
     pds,
     account,

@@ -12,13 +12,20 @@ export interface Hook {
   readonly channelId: string
   readonly name: string
   readonly avatar: string | null
+  /** A forum channel: a message needs `thread_name` (a new post) or `?thread_id`. */
+  forum: boolean
 }
+
+/** Upload bytes one message takes on an unboosted server. */
+export const maxUploadBytes = 10 * 1024 * 1024
 
 export interface PostedMessage {
   readonly id: string
   readonly content: string
   readonly files: ReadonlyArray<{ readonly field: string; readonly filename: string; readonly bytes: Uint8Array }>
   readonly payload: Record<string, unknown>
+  /** The channel (or forum thread) the message went to. */
+  readonly channelId: string
 }
 
 export interface DiscordFake {
@@ -53,7 +60,8 @@ export const start = async (): Promise<DiscordFake> => {
     guildId: "111111111111111111",
     channelId: "222222222222222222",
     name: "Herald Announcements",
-    avatar: "a1b2c3d4e5f6"
+    avatar: "a1b2c3d4e5f6",
+    forum: false
   }
   const posted: Array<PostedMessage> = []
   const queued: Array<FakeServer.Reply> = []
@@ -112,8 +120,28 @@ export const start = async (): Promise<DiscordFake> => {
       return { status: 400, body: { message: "Cannot send an empty message", code: 50006 } }
     }
     if (files.length > 10) return { status: 400, body: { message: "Maximum number of attachments exceeded", code: 30015 } }
+    if (files.reduce((sum, f) => sum + f.bytes.length, 0) > maxUploadBytes) {
+      return { status: 413, body: { message: "Request entity too large", code: 40005 } }
+    }
+    const threadId = request.query.get("thread_id")
+    const threadName = payload["thread_name"]
+    let channelId = hook.channelId
+    if (threadId !== null) {
+      channelId = threadId
+    } else if (hook.forum) {
+      if (typeof threadName !== "string") {
+        return {
+          status: 400,
+          body: { message: "Webhooks posted to forum channels must have a thread_name or thread_id", code: 220001 }
+        }
+      }
+      nextId += 1n
+      channelId = String(nextId)
+    } else if (threadName !== undefined) {
+      return { status: 400, body: { message: "Webhooks can only create threads in forum channels", code: 220003 } }
+    }
     nextId += 1n
-    const message = { id: String(nextId), content, files, payload }
+    const message = { id: String(nextId), content, files, payload, channelId }
     posted.push(message)
     if (request.query.get("wait") !== "true") return { status: 204 }
     return {
@@ -122,7 +150,7 @@ export const start = async (): Promise<DiscordFake> => {
         id: message.id,
         type: 0,
         content,
-        channel_id: hook.channelId,
+        channel_id: channelId,
         author: { id: hook.id, username: hook.name, bot: true },
         attachments: files.map((f, i) => ({ id: String(i), filename: f.filename, size: f.bytes.length })),
         embeds: [],

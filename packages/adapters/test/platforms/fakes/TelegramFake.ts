@@ -178,6 +178,18 @@ export const start = async (): Promise<TelegramFake> => {
         if (method === "sendMediaGroup" && (count < 2 || count > 10)) {
           return apiError(400, "Bad Request: wrong number of media specified")
         }
+        if (method === "sendMediaGroup") {
+          // An album takes photos, videos, documents and audio, never animations: a GIF is refused.
+          for (const item of p["media"] as Array<{ type?: unknown; media?: unknown }>) {
+            const name = typeof item.media === "string" && item.media.startsWith("attach://")
+              ? item.media.slice("attach://".length)
+              : undefined
+            const file = name === undefined ? undefined : request.form?.get(name)
+            const gif = (file !== undefined && file !== null && typeof file !== "string" && file.type === "image/gif") ||
+              (typeof item.media === "string" && item.media.endsWith(".gif"))
+            if (item.type === "animation" || gif) return apiError(400, "Bad Request: wrong file type of the media group item")
+          }
+        }
         const messages = Array.from({ length: count }, () => {
           const id = (nextId.get(chat.id) ?? 100) + 1
           nextId.set(chat.id, id)
