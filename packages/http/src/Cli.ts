@@ -22,6 +22,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { parseArgs } from "node:util"
 import * as Admin from "./Admin.js"
+import * as Health from "./groups/Health.js"
 import * as RateLimit from "./RateLimit.js"
 import * as Server from "./Server.js"
 import * as Worker from "./Worker.js"
@@ -223,15 +224,21 @@ const serve = (values: Values): void => {
       )
     }
     if (values.sandbox === true) yield* Worker.sandboxBootstrap
-    return yield* Layer.launch(Server.listen({
-      port,
-      host,
-      onListening: (real) => Console.log(`Herald listening on http://${shownHost}:${real}`)
-    }).pipe(Layer.provide(Worker.layerEngine({
-      sandbox: values.sandbox === true,
-      worker: workerOptions(values),
-      sandboxLedger: Worker.defaultSandboxLedger(databaseConfig(values), dataDir(values))
-    }))))
+    // Built in this order, released in the reverse: on SIGTERM readiness turns 503 first, then the
+    // dispatcher drains while the listener still answers, then the listener closes.
+    return yield* Layer.launch(Health.layerMarkShuttingDownOnRelease.pipe(
+      Layer.provide(Worker.layer({ processKind: "serve", ...workerOptions(values) })),
+      Layer.provide(Server.listen({
+        port,
+        host,
+        onListening: (real) => Console.log(`Herald listening on http://${shownHost}:${real}`)
+      })),
+      Layer.provide(Worker.layerEngineServices({
+        sandbox: values.sandbox === true,
+        sandboxLedger: Worker.defaultSandboxLedger(databaseConfig(values), dataDir(values))
+      })),
+      Layer.provide(Health.layerShutdownState)
+    ))
   }).pipe(
     Effect.provide(Server.services({ database: databaseConfig(values), rateLimits: limits, dataDir: dataDir(values) })),
     Effect.provide(quietLogger)
