@@ -61,7 +61,9 @@ describe("OpenAPI document", () => {
       "/api/v1/queue",
       "/api/v1/posts/bulk",
       "/api/v1/posts/bulk-schedule",
-      "/health"
+      "/health",
+      "/health/live",
+      "/health/ready"
     ]))
     const schemes = (doc.components as { securitySchemes: Json }).securitySchemes
     expect(schemes.bearer).toMatchObject({ type: "http", scheme: "bearer" })
@@ -114,6 +116,11 @@ describe("OpenAPI document", () => {
     await conforms("/api/v1/accounts/{id}/health", `/api/v1/accounts/${accountId}/health`, 200)
     const health = await server.request("GET", "/health", { key: null })
     expect(validate(doc, responseSchema("/health", "get", 200), health.json)).toEqual([])
+    for (const probe of ["/health/live", "/health/ready"]) {
+      const res = await server.request("GET", probe, { key: null })
+      expect(res.status).toBe(200)
+      expect(validate(doc, responseSchema(probe, "get", 200), res.json)).toEqual([])
+    }
   })
 
   it("matches real error bodies", async () => {

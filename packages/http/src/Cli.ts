@@ -22,6 +22,8 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { parseArgs } from "node:util"
 import * as Admin from "./Admin.js"
+import * as Config from "./Config.js"
+import * as Health from "./groups/Health.js"
 import * as RateLimit from "./RateLimit.js"
 import * as Server from "./Server.js"
 import * as Worker from "./Worker.js"
@@ -223,15 +225,21 @@ const serve = (values: Values): void => {
       )
     }
     if (values.sandbox === true) yield* Worker.sandboxBootstrap
-    return yield* Layer.launch(Server.listen({
-      port,
-      host,
-      onListening: (real) => Console.log(`Herald listening on http://${shownHost}:${real}`)
-    }).pipe(Layer.provide(Worker.layerEngine({
-      sandbox: values.sandbox === true,
-      worker: workerOptions(values),
-      sandboxLedger: Worker.defaultSandboxLedger(databaseConfig(values), dataDir(values))
-    }))))
+    // Built in this order, released in the reverse: on SIGTERM readiness turns 503 first, then the
+    // dispatcher drains while the listener still answers, then the listener closes.
+    return yield* Layer.launch(Health.layerMarkShuttingDownOnRelease.pipe(
+      Layer.provide(Worker.layer({ processKind: "serve", ...workerOptions(values) })),
+      Layer.provide(Server.listen({
+        port,
+        host,
+        onListening: (real) => Console.log(`Herald listening on http://${shownHost}:${real}`)
+      })),
+      Layer.provide(Worker.layerEngineServices({
+        sandbox: values.sandbox === true,
+        sandboxLedger: Worker.defaultSandboxLedger(databaseConfig(values), dataDir(values))
+      })),
+      Layer.provide(Health.layerShutdownState)
+    ))
   }).pipe(
     Effect.provide(Server.services({
       database: databaseConfig(values),
@@ -299,6 +307,22 @@ const worker = (values: Values): void => {
   )
 }
 
+/**
+ * The start-up gate of `serve` and `worker` (see Config.ts): one line per wrong variable on stderr.
+ * A variable its flag overrides (PORT and --port, ...) is not read, so it is not checked.
+ */
+const configurationValid = (values: Values): boolean => {
+  const overridden: Record<string, string | undefined> = {
+    PORT: values.port,
+    HERALD_HOST: values.host,
+    HERALD_DATABASE_URL: values["database-url"]
+  }
+  const read = Object.fromEntries(Object.entries(process.env).filter(([name]) => overridden[name] === undefined))
+  const lines = Config.problems(read)
+  for (const line of lines) process.stderr.write(`${line}\n`)
+  return lines.length === 0
+}
+
 /** Runs the command; resolves with the exit code (serve keeps the process running instead). */
 export const main = async (argv: ReadonlyArray<string>): Promise<number | "running"> => {
   try {
@@ -310,9 +334,11 @@ export const main = async (argv: ReadonlyArray<string>): Promise<number | "runni
     }
     switch (command) {
       case "serve":
+        if (!configurationValid(values)) return 2
         serve(values)
         return "running"
       case "worker":
+        if (!configurationValid(values)) return 2
         worker(values)
         return "running"
       case "migrate":

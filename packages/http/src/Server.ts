@@ -11,6 +11,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as NodeCrypto from "@herald/adapters/NodeCrypto"
 import * as NodeIdGenerator from "@herald/adapters/NodeIdGenerator"
 import * as CredentialCipher from "@herald/adapters/security/CredentialCipher"
+import * as Migrations from "@herald/adapters/sql/Migrations"
 import * as SqlDatabase from "@herald/adapters/sql/SqlDatabase"
 import * as SqlStores from "@herald/adapters/sql/SqlStores"
 import type { Crypto } from "@herald/core/Crypto"
@@ -29,7 +30,7 @@ import { BulkLive } from "./groups/Bulk.js"
 import { CampaignsLive } from "./groups/Campaigns.js"
 import { ConnectionsLive, OAuthCallbackLive } from "./groups/Connections.js"
 import { DeviceLoginLive, DeviceVerificationLive } from "./groups/DeviceLogin.js"
-import { HealthLive, StoreProbe } from "./groups/Health.js"
+import { HealthLive, MigrationProbe, StoreProbe } from "./groups/Health.js"
 import * as MediaHttp from "./groups/Media.js"
 import { MeLive } from "./groups/Me.js"
 import { PlatformRulesLive } from "./groups/PlatformRules.js"
@@ -93,6 +94,21 @@ export const sqlStoreProbe: Layer.Layer<StoreProbe, never, SqlClient.SqlClient> 
     }))
 )
 
+/** `MigrationProbe` over the SQL client: the newest applied migration is the newest this build knows. */
+export const sqlMigrationProbe: Layer.Layer<MigrationProbe, never, SqlClient.SqlClient> = Layer.effect(
+  MigrationProbe,
+  Effect.map(SqlClient.SqlClient, (sql) =>
+    MigrationProbe.of({
+      applied: Effect.gen(function*() {
+        const known = yield* Migrations.loader
+        const newest = Math.max(0, ...known.map(([id]) => id))
+        const rows = yield* sql<{ readonly newest: number | string | null }>`
+          SELECT MAX(migration_id) AS newest FROM ${sql(Migrations.table)}`
+        return Number(rows[0]?.newest ?? 0) >= newest
+      }).pipe(Effect.orElseSucceed(() => false))
+    }))
+)
+
 /** Node's crypto and random UUIDs. */
 export const nodeServices: Layer.Layer<Crypto | IdGenerator> = Layer.mergeAll(
   NodeCrypto.layer,
@@ -113,6 +129,7 @@ export const services = (options: {
   Layer.mergeAll(
     SqlStores.layer,
     sqlStoreProbe,
+    sqlMigrationProbe,
     // use_queue on POST /posts: the next free opening, claimed in the create transaction.
     Queues.allocatorLayer.pipe(Layer.provide(SqlStores.layer)),
     // The media library: blobs under <dataDir>/media, the posts and dispatch hooks.

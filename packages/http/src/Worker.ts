@@ -220,18 +220,25 @@ export const layerEngine = (options: {
   /** The sandbox's ledger when HERALD_SANDBOX_LEDGER is not set (see `defaultSandboxLedger`). */
   readonly sandboxLedger?: string | undefined
 }) =>
-  layer({ processKind: "serve", ...options.worker }).pipe(
-    Layer.provideMerge(Layer.mergeAll(
-      layerPlatforms(options.sandbox, options.sandboxLedger),
-      Dispatcher.layerSignal,
-      layerOAuthProviders,
-      ConnectionsConfig.layerSettings(),
-      WebhooksHttp.layerServicesFromEnv,
-      // AI: the configured provider, else the sandbox under --sandbox, else 400 misconfig.
-      AiProviders.layerFromEnv({ sandbox: options.sandbox })
-    )),
-    Layer.merge(layerDispatchLag)
-  )
+  layer({ processKind: "serve", ...options.worker }).pipe(Layer.provideMerge(layerEngineServices(options)))
+
+/**
+ * What `layerEngine` provides, without the dispatcher's fibers: `herald serve` builds the fibers after
+ * its listener, so that on shutdown they drain while the listener still answers (readiness 503).
+ */
+export const layerEngineServices = (options: {
+  readonly sandbox: boolean
+  readonly sandboxLedger?: string | undefined
+}) =>
+  Layer.mergeAll(
+    layerPlatforms(options.sandbox, options.sandboxLedger),
+    Dispatcher.layerSignal,
+    layerOAuthProviders,
+    ConnectionsConfig.layerSettings(),
+    WebhooksHttp.layerServicesFromEnv,
+    // AI: the configured provider, else the sandbox under --sandbox, else 400 misconfig.
+    AiProviders.layerFromEnv({ sandbox: options.sandbox })
+  ).pipe(Layer.merge(layerDispatchLag))
 
 /**
  * `herald serve --sandbox`: connects one sandbox account per platform, `Sandbox <platform>`, to the

@@ -1,0 +1,99 @@
+/**
+ * The start-up gate over Herald's environment variables (`herald serve`, `herald worker`): every
+ * variable that is set is checked before anything listens or claims, and each wrong one is named in
+ * one line (`NAME: expected ..., got '...'`). The modules keep reading their own settings; this only
+ * refuses values they would silently default or fail on deep inside. Unset and empty (or blank)
+ * variables are left to the modules' defaults. Secret values are never echoed: only the name.
+ */
+
+/** A check: undefined when the (trimmed, non-empty) value is acceptable, else what was expected. */
+type Check = (value: string) => string | undefined
+
+const test = (ok: (value: string) => boolean, expected: string): Check => (value) => ok(value) ? undefined : expected
+
+const integer = /^\d+$/
+const decimal = /^\d+(\.\d+)?$/
+
+export const positiveInteger: Check = test((v) => integer.test(v) && Number(v) > 0 && Number.isSafeInteger(Number(v)), "a positive integer")
+export const nonNegativeInteger: Check = test((v) => integer.test(v) && Number.isSafeInteger(Number(v)), "a non-negative integer")
+export const positiveNumber: Check = test((v) => decimal.test(v) && Number(v) > 0, "a positive number")
+export const port: Check = test((v) => integer.test(v) && Number(v) <= 65535, "a port number (0-65535)")
+export const host: Check = test((v) => !/\s/.test(v), "a host name or address")
+export const boolean: Check = test((v) => ["true", "false"].includes(v.toLowerCase()), "true or false")
+
+const parsesAs = (value: string, protocols: ReadonlyArray<string>): boolean => {
+  try {
+    return protocols.includes(new URL(value).protocol)
+  } catch {
+    return false
+  }
+}
+
+export const httpUrl: Check = test((v) => parsesAs(v, ["http:", "https:"]), "an http(s) URL")
+export const postgresUrl: Check = test((v) => parsesAs(v, ["postgres:", "postgresql:"]), "a postgres:// URL")
+/** `HERALD_METRICS_SCHEDULE`: comma-separated durations such as `1h,6h,1d` (units s, m, h, d). */
+export const durationList: Check = test(
+  (v) => v.split(",").map((p) => p.trim()).every((p) => /^\d+(\.\d+)?[smhd]$/.test(p) && parseFloat(p) > 0),
+  "comma-separated durations such as 1h,6h,1d"
+)
+
+interface Variable {
+  readonly check: Check
+  /** Its value is never printed (keys, secrets, URLs that may carry a password). */
+  readonly secret?: boolean
+}
+
+/** Every variable `herald serve` and `herald worker` read whose value has a shape to check. */
+export const variables: Readonly<Record<string, Variable>> = {
+  PORT: { check: port },
+  HERALD_HOST: { check: host },
+  HERALD_DATABASE_URL: { check: postgresUrl, secret: true },
+  HERALD_RATE_LIMIT_PER_MINUTE: { check: nonNegativeInteger },
+  HERALD_RATE_LIMIT_PER_HOUR: { check: nonNegativeInteger },
+  HERALD_PUBLIC_URL: { check: httpUrl },
+  HERALD_MEDIA_PUBLIC_URL: { check: httpUrl },
+  HERALD_MEDIA_UPLOADS_PER_HOUR: { check: positiveInteger },
+  HERALD_MEDIA_UPLOADS_PER_DAY: { check: positiveInteger },
+  HERALD_MEDIA_PENDING_GRACE_HOURS: { check: positiveNumber },
+  HERALD_MEDIA_ALLOW_PRIVATE: { check: boolean },
+  HERALD_WEBHOOKS_ALLOW_PRIVATE: { check: boolean },
+  HERALD_HOUSEKEEPING_MINUTES: { check: positiveNumber },
+  HERALD_WEBHOOK_HISTORY_DAYS: { check: positiveNumber },
+  HERALD_WEBHOOK_HISTORY_MAX: { check: positiveNumber },
+  HERALD_METRICS_SWEEP_SECONDS: { check: positiveNumber },
+  HERALD_METRICS_SCHEDULE: { check: durationList },
+  HERALD_SHUTDOWN_TIMEOUT_SECONDS: { check: positiveNumber },
+  HERALD_DEVICE_CODE_TTL_SECONDS: { check: positiveInteger },
+  HERALD_DEVICE_POLL_INTERVAL_SECONDS: { check: positiveInteger },
+  HERALD_DEVICE_RATE_LIMIT_PER_MINUTE: { check: positiveInteger },
+  HERALD_DEVICE_TOKEN_RATE_LIMIT_PER_MINUTE: { check: positiveInteger },
+  HERALD_SANDBOX_LATENCY_MS: { check: nonNegativeInteger },
+  HERALD_AI_BASE_URL: { check: httpUrl },
+  HERALD_AI_TIMEOUT_SECONDS: { check: positiveNumber },
+  HERALD_BLUESKY_SERVICE_URL: { check: httpUrl }
+}
+
+/** Platform endpoint overrides (`HERALD_X_API_URL`, `HERALD_YOUTUBE_TOKEN_URL`, ...): http(s) URLs. */
+const endpointOverride = /^HERALD_[A-Z0-9]+_(API|VIDEO_API|AUTHORIZE|OAUTH|TOKEN|UPLOAD|SERVICE)_URL$/
+
+/** Whether a variable's value must never be printed. */
+export const isSecret = (name: string): boolean =>
+  variables[name]?.secret === true || name === "HERALD_SECRET" || name === "HERALD_AI_API_KEY" ||
+  name.endsWith("_CLIENT_SECRET") || name.endsWith("_API_KEY") || name.endsWith("_TOKEN")
+
+const checkFor = (name: string): Check | undefined =>
+  variables[name]?.check ?? (endpointOverride.test(name) ? httpUrl : undefined)
+
+/** One line per wrong variable, in the environment's order; empty when every set variable is fine. */
+export const problems = (env: Readonly<Record<string, string | undefined>>): Array<string> => {
+  const lines: Array<string> = []
+  for (const [name, raw] of Object.entries(env)) {
+    const check = checkFor(name)
+    const value = raw?.trim()
+    if (check === undefined || value === undefined || value === "") continue
+    const expected = check(value)
+    if (expected === undefined) continue
+    lines.push(isSecret(name) ? `${name}: expected ${expected} (value not shown)` : `${name}: expected ${expected}, got '${raw}'`)
+  }
+  return lines
+}
