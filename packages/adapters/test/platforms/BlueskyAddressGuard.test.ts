@@ -115,10 +115,10 @@ describe("Bluesky service and PDS address guard", () => {
   it("HERALD_BLUESKY_ALLOW_PRIVATE=true (any case) turns the switch on; anything else leaves it off", () => {
     expect(ConnectionsConfig.platformOptionsFromEnv({ HERALD_BLUESKY_ALLOW_PRIVATE: "TRUE" }).bluesky?.allowPrivate).toBe(true)
     expect(ConnectionsConfig.platformOptionsFromEnv({ HERALD_BLUESKY_ALLOW_PRIVATE: "1" }).bluesky?.allowPrivate).toBeUndefined()
-    expect(ConnectionsConfig.platformOptionsFromEnv({}).bluesky).toBeUndefined()
+    expect(ConnectionsConfig.platformOptionsFromEnv({}).bluesky?.allowPrivate).toBeUndefined()
     expect(ConnectionsConfig.platformOptionsFromEnv({
       HERALD_BLUESKY_SERVICE_URL: "https://pds.example",
       HERALD_BLUESKY_ALLOW_PRIVATE: "true"
-    }).bluesky).toEqual({ service: "https://pds.example", allowInsecureService: false, allowPrivate: true })
+    }).bluesky).toMatchObject({ service: "https://pds.example", allowInsecureService: false, allowPrivate: true })
   })
 })
