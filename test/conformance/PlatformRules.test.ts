@@ -114,7 +114,12 @@ describe.each([
     if (skip) return
     server = await HeraldServer.start({
       postgres,
-      env: { HERALD_RATE_LIMIT_PER_MINUTE: "100000", HERALD_RATE_LIMIT_PER_HOUR: "100000" }
+      // A public media origin: Instagram images and Threads media need one at create time.
+      env: {
+        HERALD_RATE_LIMIT_PER_MINUTE: "100000",
+        HERALD_RATE_LIMIT_PER_HOUR: "100000",
+        HERALD_MEDIA_PUBLIC_URL: "https://media.herald.test"
+      }
     })
     const inserted = await server.withStore(insertAccounts(server.orgId, platforms.map((p) => ({
       platform: p,
