@@ -46,7 +46,7 @@ export const CreateBody = Schema.Struct({
 }).annotations({ identifier: "CreateCampaignRequest" })
 export type CreateBody = typeof CreateBody.Type
 
-/** The body of PATCH /campaigns/{id}: any field; `null` clears `description` and `color`. */
+/** The body of PATCH /campaigns/{id}: each field optional; `null` clears `description` and `color`. */
 export const UpdateBody = Schema.Struct({
   name: Schema.optional(Name),
   description: Schema.optional(Schema.NullOr(Description)),

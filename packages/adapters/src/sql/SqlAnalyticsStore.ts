@@ -14,6 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import { DbNumber, orPersistence } from "./internal/Rows.js"
+import * as PostStatusSql from "./internal/PostStatusSql.js"
 
 const StatusRow = Schema.Struct({ status: PostStatus, count: DbNumber })
 
@@ -62,9 +63,8 @@ export const make = Effect.gen(function*() {
     })
 
   /**
-   * The status rule of core's PostLifecycle (and of the post list): draft flag; no destinations or
-   * all queued -> scheduled (all queued without scheduled_for, an immediate publish, -> publishing); any publishing, or queued beside settled -> publishing; all published;
-   * all failed; else partially_failed.
+   * Posts counted by the status rule of core's PostLifecycle, the same expression the post list
+   * filters by (`PostStatusSql.derivedStatus`).
    */
   const postsByStatus = (q: AnalyticsQuery) =>
     // Only the period's posts are read (posts_by_created), and only their destinations (destinations_by_post).
@@ -79,16 +79,7 @@ export const make = Effect.gen(function*() {
         SUM(CASE WHEN d.status = 'failed' THEN 1 ELSE 0 END) AS failed
       FROM destinations d JOIN scoped sp ON sp.id = d.post_id GROUP BY d.post_id
     ), derived AS (
-      SELECT CASE
-          WHEN p.is_draft = 1 THEN 'draft'
-          WHEN s.n IS NULL THEN 'scheduled'
-          WHEN s.queued = s.n AND p.scheduled_for IS NULL THEN 'publishing'
-          WHEN s.queued = s.n THEN 'scheduled'
-          WHEN s.publishing > 0 OR s.queued > 0 THEN 'publishing'
-          WHEN s.published = s.n THEN 'published'
-          WHEN s.failed = s.n THEN 'failed'
-          ELSE 'partially_failed'
-        END AS status
+      SELECT ${sql.literal(PostStatusSql.derivedStatus)} AS status
       FROM scoped p LEFT JOIN stats s ON s.post_id = p.id
     )
     SELECT status, COUNT(*) AS count FROM derived GROUP BY status`.pipe(Effect.flatMap(decodeStatuses))

@@ -11,6 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import { CountRow, DestinationRow, encodePost, orPersistence, PostRow } from "./internal/Rows.js"
+import * as PostStatusSql from "./internal/PostStatusSql.js"
 
 /** Escapes LIKE wildcards so a search term matches literally (used with `ESCAPE '\'`). */
 export const likePattern = (term: string): string => `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
@@ -137,10 +138,8 @@ export const make = Effect.gen(function*() {
   }
 
   /**
-   * Every post of the organization with its derived status and latest publish time. The status rule
-   * is the one of core's PostLifecycle: draft flag; no destinations or all queued -> scheduled (all
-   * queued without scheduled_for, an immediate publish, -> publishing); any
-   * publishing, or queued beside settled -> publishing; all published; all failed; else partial.
+   * Every post of the organization with its derived status (`PostStatusSql.derivedStatus`, core's
+   * PostLifecycle rule) and latest publish time.
    */
   const listed = (q: PostQuery) =>
     sql`WITH stats AS (
@@ -154,16 +153,7 @@ export const make = Effect.gen(function*() {
       FROM destinations WHERE organization_id = ${q.organizationId} GROUP BY post_id
     ), listed AS (
       SELECT p.*,
-        CASE
-          WHEN p.is_draft = 1 THEN 'draft'
-          WHEN s.n IS NULL THEN 'scheduled'
-          WHEN s.queued = s.n AND p.scheduled_for IS NULL THEN 'publishing'
-          WHEN s.queued = s.n THEN 'scheduled'
-          WHEN s.publishing > 0 OR s.queued > 0 THEN 'publishing'
-          WHEN s.published = s.n THEN 'published'
-          WHEN s.failed = s.n THEN 'failed'
-          ELSE 'partially_failed'
-        END AS derived_status,
+        ${sql.literal(PostStatusSql.derivedStatus)} AS derived_status,
         s.last_published_at
       FROM posts p LEFT JOIN stats s ON s.post_id = p.id
       WHERE p.organization_id = ${q.organizationId}
