@@ -5,7 +5,7 @@
  * the machine's parallelism at once); the rest of a publish is not measured here. Prints one line per platform.
  */
 import * as SharpRenditions from "@herald/adapters/media/SharpRenditions"
-import * as MediaFitting from "@herald/core/MediaFitting"
+import * as MediaFitting from "@herald/core/media/MediaFitting"
 import * as Effect from "effect/Effect"
 import sharp from "sharp"
 

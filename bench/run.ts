@@ -13,7 +13,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Registry from "@herald/adapters/platforms/Registry"
 import type { SandboxSend } from "@herald/adapters/platforms/Sandbox"
-import * as Dispatcher from "@herald/core/Dispatcher"
+import * as Dispatcher from "@herald/core/publishing/Dispatcher"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"

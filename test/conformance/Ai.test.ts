@@ -20,7 +20,7 @@ import * as OpenAiFake from "../../packages/adapters/test/ai/fakes/OpenAiFake.js
 import { probePostgres } from "../../packages/adapters/test/support/TestDatabases.js"
 import * as HeraldServer from "../support/HeraldServer.js"
 import { validate } from "../support/JsonSchema.js"
-import * as PlatformRules from "@herald/core/PlatformRules"
+import * as PlatformRules from "@herald/core/platforms/PlatformRules"
 
 const pg = await probePostgres
 if (!pg.available) console.warn(`[skip] AI conformance on Postgres skipped: ${pg.reason}`)

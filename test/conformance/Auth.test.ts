@@ -2,8 +2,8 @@
  * Authentication over real HTTP: the plain-text 401, the auth layer's own 401/402 shapes, revoked and
  * expired keys, subscription state, and scopes.
  */
-import { OrganizationStore } from "@herald/core/OrganizationStore"
-import * as Organization from "@herald/core/Organization"
+import { OrganizationStore } from "@herald/core/access/OrganizationStore"
+import * as Organization from "@herald/core/access/Organization"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"

@@ -6,10 +6,10 @@
  * credentials encrypted in the store.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import { SocialAccount } from "@herald/core/Account"
-import { AccountStore } from "@herald/core/AccountStore"
-import { EventStore } from "@herald/core/EventStore"
-import { AccountId, OrganizationId } from "@herald/core/Ids"
+import { SocialAccount } from "@herald/core/accounts/Account"
+import { AccountStore } from "@herald/core/accounts/AccountStore"
+import { EventStore } from "@herald/core/webhooks/EventStore"
+import { AccountId, OrganizationId } from "@herald/core/kernel/Ids"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as fs from "node:fs"

@@ -1,10 +1,10 @@
 /**
  * GET /me over real HTTP: the current-context object (key, organization, subscription, usage, posts).
  */
-import { IdGenerator } from "@herald/core/IdGenerator"
-import { OrganizationId, PostId } from "@herald/core/Ids"
-import * as Post from "@herald/core/Post"
-import { PostStore } from "@herald/core/PostStore"
+import { IdGenerator } from "@herald/core/kernel/IdGenerator"
+import { OrganizationId, PostId } from "@herald/core/kernel/Ids"
+import * as Post from "@herald/core/posts/Post"
+import { PostStore } from "@herald/core/posts/PostStore"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"

@@ -3,8 +3,8 @@
  * answers) Postgres: shapes, the round-trip (clone) rule, the raw-body rules, errors with their
  * statuses, posting limits with Retry-After, the circuit breaker, and the OpenAPI document.
  */
-import * as CircuitBreaker from "@herald/core/CircuitBreaker"
-import { OrganizationId } from "@herald/core/Ids"
+import * as CircuitBreaker from "@herald/core/publishing/CircuitBreaker"
+import { OrganizationId } from "@herald/core/kernel/Ids"
 import { createHash } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { probePostgres } from "../../packages/adapters/test/support/TestDatabases.js"

@@ -2,7 +2,7 @@
  * Per-key rate limits over real HTTP, on a server configured with a low per-minute limit: headers
  * only on the 429, the 429 envelope, independence of keys, and counts shared through the store.
  */
-import { UsageCounters } from "@herald/core/UsageCounters"
+import { UsageCounters } from "@herald/core/access/UsageCounters"
 import * as RateLimit from "@herald/http/RateLimit"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"

@@ -6,9 +6,9 @@
  * 401 api_key_required without a key.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import { SocialAccount } from "@herald/core/Account"
-import { AccountStore } from "@herald/core/AccountStore"
-import { AccountId, OrganizationId } from "@herald/core/Ids"
+import { SocialAccount } from "@herald/core/accounts/Account"
+import { AccountStore } from "@herald/core/accounts/AccountStore"
+import { AccountId, OrganizationId } from "@herald/core/kernel/Ids"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"

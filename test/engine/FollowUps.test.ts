@@ -4,7 +4,7 @@
  * is already out.
  */
 import { describe, expect, it } from "@effect/vitest"
-import type { PlatformClient } from "@herald/core/Platforms"
+import type { PlatformClient } from "@herald/core/platforms/Platforms"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"

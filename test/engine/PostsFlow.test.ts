@@ -3,10 +3,10 @@
  * clock): draft then schedule, scheduled, immediate with a poke; the events of the whole flow in order.
  */
 import { describe, expect, it } from "@effect/vitest"
-import * as Dispatcher from "@herald/core/Dispatcher"
-import type { PostId } from "@herald/core/Ids"
-import * as Posts from "@herald/core/Posts"
-import type { Crypto } from "@herald/core/Crypto"
+import * as Dispatcher from "@herald/core/publishing/Dispatcher"
+import type { PostId } from "@herald/core/kernel/Ids"
+import * as Posts from "@herald/core/posts/Posts"
+import type { Crypto } from "@herald/core/kernel/Crypto"
 import * as NodeCrypto from "@herald/adapters/NodeCrypto"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"

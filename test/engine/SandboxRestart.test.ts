@@ -6,7 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Sandbox from "@herald/adapters/platforms/Sandbox"
-import * as Dispatcher from "@herald/core/Dispatcher"
+import * as Dispatcher from "@herald/core/publishing/Dispatcher"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as ManagedRuntime from "effect/ManagedRuntime"

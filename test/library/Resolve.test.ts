@@ -18,7 +18,7 @@ const resolveIn = (env: NodeJS.ProcessEnv) =>
 describe("resolution of the packages", () => {
   it("vitest loads the sources", async () => {
     const cli = await import("@herald/http/Cli")
-    const ids = Object.keys(await import("@herald/core/Ids"))
+    const ids = Object.keys(await import("@herald/core/kernel/Ids"))
     expect(typeof cli.main).toBe("function")
     expect(ids.length).toBeGreaterThan(0)
     // Vite reports the resolved file of an import in the module graph: a src/ path.

@@ -2,11 +2,11 @@
  * Posts.create over real stores, on SQLite and (where one answers) Postgres.
  */
 import { describe, expect, layer } from "@effect/vitest"
-import * as CircuitBreaker from "@herald/core/CircuitBreaker"
-import { DomainError } from "@herald/core/Errors"
-import { EventStore } from "@herald/core/EventStore"
-import { PostStore } from "@herald/core/PostStore"
-import * as Posts from "@herald/core/Posts"
+import * as CircuitBreaker from "@herald/core/publishing/CircuitBreaker"
+import { DomainError } from "@herald/core/kernel/Errors"
+import { EventStore } from "@herald/core/webhooks/EventStore"
+import { PostStore } from "@herald/core/posts/PostStore"
+import * as Posts from "@herald/core/posts/Posts"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"

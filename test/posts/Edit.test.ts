@@ -3,11 +3,11 @@
  * (where one answers) Postgres.
  */
 import { describe, expect, layer } from "@effect/vitest"
-import { Destination } from "@herald/core/Destination"
-import { DomainError } from "@herald/core/Errors"
-import { Approval, Post } from "@herald/core/Post"
-import { PostStore } from "@herald/core/PostStore"
-import * as Posts from "@herald/core/Posts"
+import { Destination } from "@herald/core/posts/Destination"
+import { DomainError } from "@herald/core/kernel/Errors"
+import { Approval, Post } from "@herald/core/posts/Post"
+import { PostStore } from "@herald/core/posts/PostStore"
+import * as Posts from "@herald/core/posts/Posts"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"

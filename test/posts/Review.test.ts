@@ -4,10 +4,10 @@
  * the event data.
  */
 import { describe, expect, layer } from "@effect/vitest"
-import * as Approvals from "@herald/core/Approvals"
-import { DomainError } from "@herald/core/Errors"
-import { EventStore } from "@herald/core/EventStore"
-import * as Posts from "@herald/core/Posts"
+import * as Approvals from "@herald/core/workflow/Approvals"
+import { DomainError } from "@herald/core/kernel/Errors"
+import { EventStore } from "@herald/core/webhooks/EventStore"
+import * as Posts from "@herald/core/posts/Posts"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { databasesUnderTest } from "../../packages/adapters/test/support/TestDatabases.js"

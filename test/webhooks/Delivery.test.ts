@@ -5,15 +5,15 @@
  * cap, and one hanging receiver not holding up another.
  */
 import { describe, expect, it } from "@effect/vitest"
-import * as Webhooks from "@herald/core/Webhooks"
-import { WebhookStore } from "@herald/core/WebhookStore"
+import * as Webhooks from "@herald/core/webhooks/Webhooks"
+import { WebhookStore } from "@herald/core/webhooks/WebhookStore"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as TestClock from "effect/TestClock"
-import { WebhookId } from "@herald/core/Ids"
+import { WebhookId } from "@herald/core/kernel/Ids"
 import * as TestDatabases from "../../packages/adapters/test/support/TestDatabases.js"
 import {
   emit,

@@ -5,8 +5,8 @@
  * being retried keeps its attempts however old; the per-webhook cap keeps the newest.
  */
 import { describe, expect, it } from "@effect/vitest"
-import * as Webhooks from "@herald/core/Webhooks"
-import { WebhookStore } from "@herald/core/WebhookStore"
+import * as Webhooks from "@herald/core/webhooks/Webhooks"
+import { WebhookStore } from "@herald/core/webhooks/WebhookStore"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as TestClock from "effect/TestClock"

@@ -1,4 +1,4 @@
-import { Crypto } from "@herald/core/Crypto"
+import { Crypto } from "@herald/core/kernel/Crypto"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as NodeCrypto from "node:crypto"

@@ -1,4 +1,4 @@
-import { IdGenerator } from "@herald/core/IdGenerator"
+import { IdGenerator } from "@herald/core/kernel/IdGenerator"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as NodeCrypto from "node:crypto"

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Crypto } from "@herald/core/Crypto"
-import { IdGenerator } from "@herald/core/IdGenerator"
+import { Crypto } from "@herald/core/kernel/Crypto"
+import { IdGenerator } from "@herald/core/kernel/IdGenerator"
 import * as Effect from "effect/Effect"
 import * as NodeCrypto from "../src/NodeCrypto.js"
 import * as NodeIdGenerator from "../src/NodeIdGenerator.js"

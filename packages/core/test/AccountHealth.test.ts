@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { DateTime, FastCheck as fc, Option } from "effect"
-import { assess, recentFailureThreshold } from "../src/AccountHealth.js"
+import { assess, recentFailureThreshold } from "../src/accounts/AccountHealth.js"
 
 const now = DateTime.unsafeMake("2026-11-22T12:00:00Z")
 const day = 86_400_000

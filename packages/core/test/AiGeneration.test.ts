@@ -4,9 +4,9 @@
  * boundary with an ellipsis, keeps whole graphemes, and leaves fitting captions untouched.
  */
 import { describe, expect, it } from "@effect/vitest"
-import * as AiGeneration from "@herald/core/AiGeneration"
-import { platforms } from "@herald/core/Platform"
-import * as PlatformRules from "@herald/core/PlatformRules"
+import * as AiGeneration from "@herald/core/ai/AiGeneration"
+import { platforms } from "@herald/core/platforms/Platform"
+import * as PlatformRules from "@herald/core/platforms/PlatformRules"
 import * as fc from "effect/FastCheck"
 
 describe("AiGeneration.fitCaption", () => {

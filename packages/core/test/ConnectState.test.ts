@@ -7,9 +7,9 @@ import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as TestClock from "effect/TestClock"
 import * as NodeCrypto from "node:crypto"
-import * as ConnectState from "../src/ConnectState.js"
-import { Crypto } from "../src/Crypto.js"
-import { AccountId, OrganizationId } from "../src/Ids.js"
+import * as ConnectState from "../src/accounts/ConnectState.js"
+import { Crypto } from "../src/kernel/Crypto.js"
+import { AccountId, OrganizationId } from "../src/kernel/Ids.js"
 
 const CryptoLive = Layer.succeed(Crypto, Crypto.of({
   randomHex: (n) => Effect.sync(() => NodeCrypto.randomBytes(n).toString("hex")),

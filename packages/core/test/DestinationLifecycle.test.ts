@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Either, FastCheck as fc } from "effect"
-import type { DestinationStatus } from "../src/Destination.js"
+import type { DestinationStatus } from "../src/posts/Destination.js"
 import {
   decideAfterFailure,
   DestinationEvent,
@@ -8,7 +8,7 @@ import {
   maxAttempts,
   retryDelay,
   transition
-} from "../src/DestinationLifecycle.js"
+} from "../src/posts/DestinationLifecycle.js"
 
 const events = [
   DestinationEvent.Claim(),

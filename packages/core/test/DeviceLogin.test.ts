@@ -8,9 +8,9 @@ import {
   userCodeAlphabet,
   userCodeFromBytes,
   userCodeLength
-} from "../src/DeviceLogin.js"
-import { OrganizationId, UserId } from "../src/Ids.js"
-import { User } from "../src/Organization.js"
+} from "../src/access/DeviceLogin.js"
+import { OrganizationId, UserId } from "../src/kernel/Ids.js"
+import { User } from "../src/access/Organization.js"
 
 const hexOf = (bytes: ReadonlyArray<number>) => bytes.map((b) => b.toString(16).padStart(2, "0")).join("")
 

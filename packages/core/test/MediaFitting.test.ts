@@ -1,5 +1,5 @@
-import * as MediaFitting from "@herald/core/MediaFitting"
-import { MiB } from "@herald/core/MediaRules"
+import * as MediaFitting from "@herald/core/media/MediaFitting"
+import { MiB } from "@herald/core/media/MediaRules"
 import { describe, expect, it } from "vitest"
 
 const image = (mimeType: string, size?: number): MediaFitting.FitMedium => ({

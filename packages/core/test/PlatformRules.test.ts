@@ -1,9 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
-import { DomainError } from "@herald/core/Errors"
-import type { Platform } from "@herald/core/Platform"
-import * as PlatformRules from "@herald/core/PlatformRules"
-import { PlatformContentEntry, ThreadPost } from "@herald/core/Post"
-import type { PlatformContent } from "@herald/core/Post"
+import { DomainError } from "@herald/core/kernel/Errors"
+import type { Platform } from "@herald/core/platforms/Platform"
+import * as PlatformRules from "@herald/core/platforms/PlatformRules"
+import { PlatformContentEntry, ThreadPost } from "@herald/core/posts/Post"
+import type { PlatformContent } from "@herald/core/posts/Post"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 
@@ -240,7 +240,7 @@ describe("settings", () => {
 
 describe("one source of truth with the media table", () => {
   it("instagram's content types are those the media rules know", async () => {
-    const MediaRules = await import("@herald/core/MediaRules")
+    const MediaRules = await import("@herald/core/media/MediaRules")
     for (const [platform, types] of Object.entries(PlatformRules.contentTypes)) {
       expect(Object.keys(MediaRules.mediaStructure[platform as Platform].contentTypes ?? {}).sort()).toEqual([...types!].sort())
     }

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Arbitrary, FastCheck as fc } from "effect"
-import { DestinationStatus } from "../src/Destination.js"
-import type { PostStatus } from "../src/Post.js"
-import { derivePostStatus, settledOutcome } from "../src/PostLifecycle.js"
+import { DestinationStatus } from "../src/posts/Destination.js"
+import type { PostStatus } from "../src/posts/Post.js"
+import { derivePostStatus, settledOutcome } from "../src/posts/PostLifecycle.js"
 
 const status = Arbitrary.make(DestinationStatus)
 const statuses = fc.array(status, { maxLength: 12 })

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import { DateTime, Effect, Either, FastCheck as fc, Layer, Option } from "effect"
-import { OrganizationId, PostId, QueueId } from "../src/Ids.js"
-import { Queue, QueueOpening } from "../src/Queue.js"
-import * as QueuePolicy from "../src/QueuePolicy.js"
-import * as Queues from "../src/Queues.js"
-import { QueueStore } from "../src/QueueStore.js"
+import { OrganizationId, PostId, QueueId } from "../src/kernel/Ids.js"
+import { Queue, QueueOpening } from "../src/workflow/Queue.js"
+import * as QueuePolicy from "../src/workflow/QueuePolicy.js"
+import * as Queues from "../src/workflow/Queues.js"
+import { QueueStore } from "../src/workflow/QueueStore.js"
 
 const org = OrganizationId.make("00000000-0000-4000-8000-000000000001")
 const utc = (iso: string) => DateTime.unsafeMake(iso)

@@ -5,7 +5,7 @@
  * cost (the assertions are on results, the sizes make the old code take seconds to minutes).
  */
 import { describe, expect, it } from "@effect/vitest"
-import * as PlatformRules from "@herald/core/PlatformRules"
+import * as PlatformRules from "@herald/core/platforms/PlatformRules"
 import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
 

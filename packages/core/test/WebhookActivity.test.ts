@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, FastCheck as fc, Option } from "effect"
-import * as WebhookActivity from "../src/WebhookActivity.js"
+import * as WebhookActivity from "../src/webhooks/WebhookActivity.js"
 
 const runs = { fastCheck: { numRuns: 500 } }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Crypto } from "@herald/core/Crypto"
-import * as WebhookSignature from "@herald/core/WebhookSignature"
+import { Crypto } from "@herald/core/kernel/Crypto"
+import * as WebhookSignature from "@herald/core/webhooks/WebhookSignature"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"

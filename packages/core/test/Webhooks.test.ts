@@ -5,9 +5,9 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
-import { eventTypes } from "../src/Event.js"
-import * as Webhooks from "../src/Webhooks.js"
-import { WebhookSendError } from "../src/WebhookTransport.js"
+import { eventTypes } from "../src/webhooks/Event.js"
+import * as Webhooks from "../src/webhooks/Webhooks.js"
+import { WebhookSendError } from "../src/webhooks/WebhookTransport.js"
 
 const t0 = DateTime.unsafeMake(1_700_000_000_000)
 

@@ -1,12 +1,12 @@
 /**
  * How a social account and its health report look on the wire, and which rows the account list shows.
  */
-import type { SocialAccount } from "@herald/core/Account"
-import { Platform } from "@herald/core/Platform"
+import type { SocialAccount } from "@herald/core/accounts/Account"
+import { Platform } from "@herald/core/platforms/Platform"
 import * as DateTime from "effect/DateTime"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import * as Health from "@herald/core/AccountHealth"
+import * as Health from "@herald/core/accounts/AccountHealth"
 
 export const HealthStatus = Schema.Literal("healthy", "warning", "broken")
 

@@ -9,7 +9,7 @@
  * from one place (the request middleware); the error schemas here describe those bodies for OpenAPI.
  */
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
-import { DomainError, ErrorCode } from "@herald/core/Errors"
+import { DomainError, ErrorCode } from "@herald/core/kernel/Errors"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import { globalValue } from "effect/GlobalValue"

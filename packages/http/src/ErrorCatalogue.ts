@@ -2,7 +2,7 @@
  * The one table from error code to HTTP status and retryability. Every error response the server
  * sends takes its status and `retryable` from here (a `DomainError.status` overrides the status only).
  */
-import type { DomainError, ErrorCode } from "@herald/core/Errors"
+import type { DomainError, ErrorCode } from "@herald/core/kernel/Errors"
 
 export interface CatalogueEntry {
   readonly status: number

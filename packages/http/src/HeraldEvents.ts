@@ -10,9 +10,9 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { EventRow } from "@herald/adapters/sql/internal/Rows"
-import type { Event } from "@herald/core/Event"
-import type { OrganizationId } from "@herald/core/Ids"
-import * as WebhookSignature from "@herald/core/WebhookSignature"
+import type { Event } from "@herald/core/webhooks/Event"
+import type { OrganizationId } from "@herald/core/kernel/Ids"
+import * as WebhookSignature from "@herald/core/webhooks/WebhookSignature"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"

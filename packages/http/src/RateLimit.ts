@@ -6,9 +6,9 @@ import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { DomainError } from "@herald/core/Errors"
-import type { ApiKeyId } from "@herald/core/Ids"
-import { UsageCounters } from "@herald/core/UsageCounters"
+import { DomainError } from "@herald/core/kernel/Errors"
+import type { ApiKeyId } from "@herald/core/kernel/Ids"
+import { UsageCounters } from "@herald/core/access/UsageCounters"
 
 export interface Limits {
   readonly perMinute: number

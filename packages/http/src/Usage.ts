@@ -2,8 +2,8 @@
  * Quota usage an organization's `/me` reports. AI credits are a `UsageCounters` counter per
  * organization and calendar month (UTC); whoever spends credits increments the same counter.
  */
-import * as AiCredits from "@herald/core/AiCredits"
-import type { OrganizationId } from "@herald/core/Ids"
+import * as AiCredits from "@herald/core/ai/AiCredits"
+import type { OrganizationId } from "@herald/core/kernel/Ids"
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
 import type * as Effect from "effect/Effect"

@@ -1,4 +1,4 @@
-import { DomainError, errorCodes } from "@herald/core/Errors"
+import { DomainError, errorCodes } from "@herald/core/kernel/Errors"
 import { describe, expect, it } from "vitest"
 import * as ErrorCatalogue from "../src/ErrorCatalogue.js"
 

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import { DomainError } from "@herald/core/Errors"
+import { DomainError } from "@herald/core/kernel/Errors"
 import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
 import * as Envelope from "../src/Envelope.js"

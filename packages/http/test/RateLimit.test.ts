@@ -1,6 +1,6 @@
 import { it } from "@effect/vitest"
-import { ApiKeyId } from "@herald/core/Ids"
-import { UsageCounters } from "@herald/core/UsageCounters"
+import { ApiKeyId } from "@herald/core/kernel/Ids"
+import { UsageCounters } from "@herald/core/access/UsageCounters"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"

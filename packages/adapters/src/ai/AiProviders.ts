@@ -4,8 +4,8 @@
  * request with 400 misconfig.
  */
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
-import { CaptionGenerator } from "@herald/core/CaptionGenerator"
-import { ImageGenerator } from "@herald/core/ImageGenerator"
+import { CaptionGenerator } from "@herald/core/ai/CaptionGenerator"
+import { ImageGenerator } from "@herald/core/ai/ImageGenerator"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"

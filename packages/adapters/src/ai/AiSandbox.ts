@@ -4,8 +4,8 @@
  * from the prompt). The same request always gives the same output, and every answer is labelled
  * `provider: "sandbox"`.
  */
-import { CaptionGenerator, type CaptionLength, type Tone } from "@herald/core/CaptionGenerator"
-import { type AspectRatio, ImageGenerator, ratioOf } from "@herald/core/ImageGenerator"
+import { CaptionGenerator, type CaptionLength, type Tone } from "@herald/core/ai/CaptionGenerator"
+import { type AspectRatio, ImageGenerator, ratioOf } from "@herald/core/ai/ImageGenerator"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Png from "./Png.js"

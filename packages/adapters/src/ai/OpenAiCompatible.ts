@@ -12,8 +12,8 @@
  */
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import { CaptionGenerationError, CaptionGenerator, type CaptionRequest, type GenerationFailure } from "@herald/core/CaptionGenerator"
-import { ImageGenerationError, ImageGenerator, type ImageModel, providerSize } from "@herald/core/ImageGenerator"
+import { CaptionGenerationError, CaptionGenerator, type CaptionRequest, type GenerationFailure } from "@herald/core/ai/CaptionGenerator"
+import { ImageGenerationError, ImageGenerator, type ImageModel, providerSize } from "@herald/core/ai/ImageGenerator"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"

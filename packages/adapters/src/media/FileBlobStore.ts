@@ -11,8 +11,8 @@
  * process sharing the directory).
  */
 import * as NodeStream from "@effect/platform-node/NodeStream"
-import { BlobStore, BlobTooLarge } from "@herald/core/BlobStore"
-import { PersistenceError } from "@herald/core/Errors"
+import { BlobStore, BlobTooLarge } from "@herald/core/media/BlobStore"
+import { PersistenceError } from "@herald/core/kernel/Errors"
 import * as Clock from "effect/Clock"
 import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"

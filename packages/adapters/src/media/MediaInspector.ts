@@ -4,7 +4,7 @@
  * the duration (MP4/QuickTime `mvhd`). Metadata is read only from the bytes given: a video whose
  * `moov` box sits after its media data (no "fast start") has no size or duration here.
  */
-import { MediaProbe } from "@herald/core/MediaLibrary"
+import { MediaProbe } from "@herald/core/media/MediaLibrary"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"

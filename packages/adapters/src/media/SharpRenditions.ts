@@ -6,8 +6,8 @@
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { ImageRenditions, type Profile, type Rendered, RenditionError } from "@herald/core/MediaFitting"
-import { ratioValue } from "@herald/core/MediaRules"
+import { ImageRenditions, type Profile, type Rendered, RenditionError } from "@herald/core/media/MediaFitting"
+import { ratioValue } from "@herald/core/media/MediaRules"
 import * as os from "node:os"
 import sharp from "sharp"
 import type { Sharp } from "sharp"

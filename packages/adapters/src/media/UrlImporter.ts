@@ -8,7 +8,7 @@
  * bounded by one deadline; the size cap is the caller's (`BlobStore.put` stops pulling at it).
  */
 import * as NodeStream from "@effect/platform-node/NodeStream"
-import { type FetchedUrl, UrlFetcher, UrlFetchError } from "@herald/core/MediaLibrary"
+import { type FetchedUrl, UrlFetcher, UrlFetchError } from "@herald/core/media/MediaLibrary"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"

@@ -28,8 +28,8 @@
  * The connect state is signed with a key derived from the credential cipher's root key.
  */
 import type * as HttpClient from "@effect/platform/HttpClient"
-import { ConnectSettings, type OAuthProvider, OAuthProviders } from "@herald/core/Connections"
-import type { OAuthPlatform } from "@herald/core/Platform"
+import { ConnectSettings, type OAuthProvider, OAuthProviders } from "@herald/core/accounts/Connections"
+import type { OAuthPlatform } from "@herald/core/platforms/Platform"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"

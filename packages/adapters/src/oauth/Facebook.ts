@@ -7,8 +7,8 @@
  * Page is refused.
  */
 import * as HttpClient from "@effect/platform/HttpClient"
-import type { OAuthProvider } from "@herald/core/Connections"
-import type { ConnectedIdentity } from "@herald/core/Platforms"
+import type { OAuthProvider } from "@herald/core/accounts/Connections"
+import type { ConnectedIdentity } from "@herald/core/platforms/Platforms"
 import * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"

@@ -4,7 +4,7 @@
  * tokens are issued to approved partners only, and used when present.
  */
 import type * as HttpClient from "@effect/platform/HttpClient"
-import type { OAuthProvider } from "@herald/core/Connections"
+import type { OAuthProvider } from "@herald/core/accounts/Connections"
 import * as Effect from "effect/Effect"
 import { stringField, trimSlash } from "../platforms/internal/PlatformHttp.js"
 import * as OAuth2 from "./OAuth2.js"

@@ -8,7 +8,7 @@
  */
 import type * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import { PublishError } from "@herald/core/Platforms"
+import { PublishError } from "@herald/core/platforms/Platforms"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"

@@ -5,9 +5,9 @@
  * call) are data.
  */
 import * as HttpClient from "@effect/platform/HttpClient"
-import type { OAuthProvider } from "@herald/core/Connections"
-import type { OAuthPlatform } from "@herald/core/Platform"
-import type { ConnectedIdentity, Credentials, PublishError } from "@herald/core/Platforms"
+import type { OAuthProvider } from "@herald/core/accounts/Connections"
+import type { OAuthPlatform } from "@herald/core/platforms/Platform"
+import type { ConnectedIdentity, Credentials, PublishError } from "@herald/core/platforms/Platforms"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import * as OAuth2 from "./OAuth2.js"

@@ -6,7 +6,7 @@
  * address guard), each with a byte cap and the whole card under one time cap. A card is a nicety:
  * anything that goes wrong gives no card (or no thumbnail), never a failed post.
  */
-import type { UrlFetcher } from "@herald/core/MediaLibrary"
+import type { UrlFetcher } from "@herald/core/media/MediaLibrary"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"

@@ -16,7 +16,7 @@ import type {
   PublishPart,
   PublishRequest,
   PublishResult
-} from "@herald/core/Platforms"
+} from "@herald/core/platforms/Platforms"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"

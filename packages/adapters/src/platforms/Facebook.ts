@@ -21,7 +21,7 @@
  */
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import { Metrics } from "@herald/core/Destination"
+import { Metrics } from "@herald/core/posts/Destination"
 import type {
   Credentials,
   MediaRef,
@@ -30,7 +30,7 @@ import type {
   PublishErrorKind,
   PublishRequest,
   PublishResult
-} from "@herald/core/Platforms"
+} from "@herald/core/platforms/Platforms"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"

@@ -20,7 +20,7 @@
  */
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import { Metrics } from "@herald/core/Destination"
+import { Metrics } from "@herald/core/posts/Destination"
 import type {
   Credentials,
   MediaRef,
@@ -29,7 +29,7 @@ import type {
   PublishPart,
   PublishRequest,
   PublishResult
-} from "@herald/core/Platforms"
+} from "@herald/core/platforms/Platforms"
 import * as Clock from "effect/Clock"
 import * as Data from "effect/Data"
 import type * as Duration from "effect/Duration"

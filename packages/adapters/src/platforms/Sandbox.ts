@@ -13,14 +13,14 @@
  * published. Without a ledger it cannot speak for other processes, so a post it does not remember is
  * `Unknown` rather than `Absent`.
  */
-import type { SocialAccount } from "@herald/core/Account"
-import { AccountStore } from "@herald/core/AccountStore"
-import { Metrics } from "@herald/core/Destination"
-import { Event } from "@herald/core/Event"
-import { EventStore } from "@herald/core/EventStore"
-import { IdGenerator } from "@herald/core/IdGenerator"
-import { EventId, type OrganizationId } from "@herald/core/Ids"
-import { credentialPlatforms, type Platform, platforms } from "@herald/core/Platform"
+import type { SocialAccount } from "@herald/core/accounts/Account"
+import { AccountStore } from "@herald/core/accounts/AccountStore"
+import { Metrics } from "@herald/core/posts/Destination"
+import { Event } from "@herald/core/webhooks/Event"
+import { EventStore } from "@herald/core/webhooks/EventStore"
+import { IdGenerator } from "@herald/core/kernel/IdGenerator"
+import { EventId, type OrganizationId } from "@herald/core/kernel/Ids"
+import { credentialPlatforms, type Platform, platforms } from "@herald/core/platforms/Platform"
 import {
   type ConnectedIdentity,
   type PlatformClient,
@@ -29,8 +29,8 @@ import {
   PublishError,
   type PublishRequest,
   type PublishResult
-} from "@herald/core/Platforms"
-import { Transactor } from "@herald/core/Transactor"
+} from "@herald/core/platforms/Platforms"
+import { Transactor } from "@herald/core/kernel/Transactor"
 import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"

@@ -15,8 +15,8 @@ import type {
   PublishPart,
   PublishRequest,
   PublishResult
-} from "@herald/core/Platforms"
-import { PublishError } from "@herald/core/Platforms"
+} from "@herald/core/platforms/Platforms"
+import { PublishError } from "@herald/core/platforms/Platforms"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"

@@ -18,7 +18,7 @@
  * Stored credentials used: `access_token`, `user_id` (when the account id is missing), `username`.
  */
 import * as HttpClient from "@effect/platform/HttpClient"
-import { Metrics } from "@herald/core/Destination"
+import { Metrics } from "@herald/core/posts/Destination"
 import type {
   Credentials,
   MediaRef,
@@ -27,7 +27,7 @@ import type {
   PublishPart,
   PublishRequest,
   PublishResult
-} from "@herald/core/Platforms"
+} from "@herald/core/platforms/Platforms"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"

@@ -22,7 +22,7 @@
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import { Metrics } from "@herald/core/Destination"
+import { Metrics } from "@herald/core/posts/Destination"
 import type {
   Credentials,
   MediaRef,
@@ -30,7 +30,7 @@ import type {
   PublishError,
   PublishRequest,
   PublishResult
-} from "@herald/core/Platforms"
+} from "@herald/core/platforms/Platforms"
 import * as Clock from "effect/Clock"
 import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"

@@ -6,8 +6,8 @@
  * to the same counter, fenced on the charge not being settled yet.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import { AiCreditLedger, type Reservation } from "@herald/core/AiCredits"
-import * as AiCredits from "@herald/core/AiCredits"
+import { AiCreditLedger, type Reservation } from "@herald/core/ai/AiCredits"
+import * as AiCredits from "@herald/core/ai/AiCredits"
 import * as DateTime from "effect/DateTime"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"

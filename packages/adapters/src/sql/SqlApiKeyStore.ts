@@ -1,5 +1,5 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import { ApiKeyStore } from "@herald/core/ApiKeyStore"
+import { ApiKeyStore } from "@herald/core/access/ApiKeyStore"
 import * as Arr from "effect/Array"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"

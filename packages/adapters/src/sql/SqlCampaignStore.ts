@@ -4,9 +4,9 @@
  * `campaign_id`, in the caller's transaction.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Campaign, CampaignStatus } from "@herald/core/Campaign"
-import { type CampaignRecord, CampaignStore } from "@herald/core/CampaignStore"
-import { CampaignId, OrganizationId } from "@herald/core/Ids"
+import { Campaign, CampaignStatus } from "@herald/core/workflow/Campaign"
+import { type CampaignRecord, CampaignStore } from "@herald/core/workflow/CampaignStore"
+import { CampaignId, OrganizationId } from "@herald/core/kernel/Ids"
 import * as Arr from "effect/Array"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"

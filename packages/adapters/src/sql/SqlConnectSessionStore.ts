@@ -4,9 +4,9 @@ import {
   ConnectSessionId,
   ConnectSessionStore,
   StoredSessionStatus
-} from "@herald/core/ConnectSessionStore"
-import { AccountId, OrganizationId } from "@herald/core/Ids"
-import { OAuthPlatform } from "@herald/core/Platform"
+} from "@herald/core/accounts/ConnectSessionStore"
+import { AccountId, OrganizationId } from "@herald/core/kernel/Ids"
+import { OAuthPlatform } from "@herald/core/platforms/Platform"
 import * as Arr from "effect/Array"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"

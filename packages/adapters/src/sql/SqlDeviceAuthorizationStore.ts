@@ -4,8 +4,8 @@ import {
   DeviceAuthorizationId,
   DeviceAuthorizationStatus,
   DeviceAuthorizationStore
-} from "@herald/core/DeviceAuthorizationStore"
-import { ApiKeyId, OrganizationId } from "@herald/core/Ids"
+} from "@herald/core/access/DeviceAuthorizationStore"
+import { ApiKeyId, OrganizationId } from "@herald/core/kernel/Ids"
 import * as Arr from "effect/Array"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"

@@ -5,9 +5,9 @@
  * webhooks without knowing about them, and an event is never committed without its deliveries.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import type { Event } from "@herald/core/Event"
-import { EventStore } from "@herald/core/EventStore"
-import { IdGenerator } from "@herald/core/IdGenerator"
+import type { Event } from "@herald/core/webhooks/Event"
+import { EventStore } from "@herald/core/webhooks/EventStore"
+import { IdGenerator } from "@herald/core/kernel/IdGenerator"
 import * as Arr from "effect/Array"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"

@@ -1,5 +1,5 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import { EventStore } from "@herald/core/EventStore"
+import { EventStore } from "@herald/core/webhooks/EventStore"
 import * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"

@@ -4,9 +4,9 @@
  * `deleteAbandoned` reads the `media_pending` partial index (migration 0005).
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import { MediaId, OrganizationId } from "@herald/core/Ids"
-import { Media, MediaKind, MediaStatus } from "@herald/core/Media"
-import { MediaStore } from "@herald/core/MediaStore"
+import { MediaId, OrganizationId } from "@herald/core/kernel/Ids"
+import { Media, MediaKind, MediaStatus } from "@herald/core/media/Media"
+import { MediaStore } from "@herald/core/media/MediaStore"
 import * as Arr from "effect/Array"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"

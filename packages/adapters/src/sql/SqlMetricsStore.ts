@@ -1,6 +1,6 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import { IdGenerator } from "@herald/core/IdGenerator"
-import { type MetricsClaim, MetricsStore } from "@herald/core/MetricsStore"
+import { IdGenerator } from "@herald/core/kernel/IdGenerator"
+import { type MetricsClaim, MetricsStore } from "@herald/core/analytics/MetricsStore"
 import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"

@@ -1,5 +1,5 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import { OrganizationStore } from "@herald/core/OrganizationStore"
+import { OrganizationStore } from "@herald/core/access/OrganizationStore"
 import * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"

@@ -7,9 +7,9 @@
  * is invisible to that delete, so a live claim is never removed.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import { OrganizationId, QueueId } from "@herald/core/Ids"
-import { Queue, QueueOpening } from "@herald/core/Queue"
-import { QueueStore } from "@herald/core/QueueStore"
+import { OrganizationId, QueueId } from "@herald/core/kernel/Ids"
+import { Queue, QueueOpening } from "@herald/core/workflow/Queue"
+import { QueueStore } from "@herald/core/workflow/QueueStore"
 import * as Arr from "effect/Array"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"

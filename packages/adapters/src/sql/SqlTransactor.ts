@@ -1,6 +1,6 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import { PersistenceError } from "@herald/core/Errors"
-import { Transactor } from "@herald/core/Transactor"
+import { PersistenceError } from "@herald/core/kernel/Errors"
+import { Transactor } from "@herald/core/kernel/Transactor"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 

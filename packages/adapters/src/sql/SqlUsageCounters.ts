@@ -1,5 +1,5 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import { UsageCounters } from "@herald/core/UsageCounters"
+import { UsageCounters } from "@herald/core/access/UsageCounters"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"

@@ -4,11 +4,11 @@
  * are): it has to be read back to sign, so it cannot be hashed.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Event, EventType } from "@herald/core/Event"
-import { DeliveryId, EventId, OrganizationId, WebhookId } from "@herald/core/Ids"
-import { IdGenerator } from "@herald/core/IdGenerator"
-import { DeliveryAttempt, DeliveryStatus, WebhookDelivery, WebhookSubscription } from "@herald/core/Webhook"
-import * as WebhookActivity from "@herald/core/WebhookActivity"
+import { Event, EventType } from "@herald/core/webhooks/Event"
+import { DeliveryId, EventId, OrganizationId, WebhookId } from "@herald/core/kernel/Ids"
+import { IdGenerator } from "@herald/core/kernel/IdGenerator"
+import { DeliveryAttempt, DeliveryStatus, WebhookDelivery, WebhookSubscription } from "@herald/core/webhooks/Webhook"
+import * as WebhookActivity from "@herald/core/webhooks/WebhookActivity"
 import {
   type ClaimedDelivery,
   type CompleteResult,
@@ -16,7 +16,7 @@ import {
   type SubscriptionClaim,
   type WebhookRecord,
   WebhookStore
-} from "@herald/core/WebhookStore"
+} from "@herald/core/webhooks/WebhookStore"
 import * as Arr from "effect/Array"
 import * as Clock from "effect/Clock"
 import * as DateTime from "effect/DateTime"

@@ -8,8 +8,8 @@
  * request, answer) by one timeout, and keeps at most the first 2 KB of the answer, closing the
  * connection as soon as it has them.
  */
-import { WebhookSendError, WebhookTransport } from "@herald/core/WebhookTransport"
-import type { WebhookRequest, WebhookResponse, WebhookSendFailure } from "@herald/core/WebhookTransport"
+import { WebhookSendError, WebhookTransport } from "@herald/core/webhooks/WebhookTransport"
+import type { WebhookRequest, WebhookResponse, WebhookSendFailure } from "@herald/core/webhooks/WebhookTransport"
 import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"

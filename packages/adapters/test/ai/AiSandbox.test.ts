@@ -4,7 +4,7 @@
  * and follow the request (count, hashtags, emojis, length).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { AspectRatio } from "@herald/core/ImageGenerator"
+import { AspectRatio } from "@herald/core/ai/ImageGenerator"
 import { inflateSync } from "node:zlib"
 import * as AiSandbox from "../../src/ai/AiSandbox.js"
 import * as Png from "../../src/ai/Png.js"

@@ -7,8 +7,8 @@
  */
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import { describe, expect, it } from "@effect/vitest"
-import type { CaptionGenerator, CaptionRequest } from "@herald/core/CaptionGenerator"
-import type { ImageGenerator } from "@herald/core/ImageGenerator"
+import type { CaptionGenerator, CaptionRequest } from "@herald/core/ai/CaptionGenerator"
+import type { ImageGenerator } from "@herald/core/ai/ImageGenerator"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { ApiKeyStore } from "@herald/core/ApiKeyStore"
-import { AccountId, UserId } from "@herald/core/Ids"
+import { ApiKeyStore } from "@herald/core/access/ApiKeyStore"
+import { AccountId, UserId } from "@herald/core/kernel/Ids"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { randomUUID } from "node:crypto"

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { ConnectSession, ConnectSessionId, ConnectSessionStore } from "@herald/core/ConnectSessionStore"
-import { AccountId, type OrganizationId } from "@herald/core/Ids"
+import { ConnectSession, ConnectSessionId, ConnectSessionStore } from "@herald/core/accounts/ConnectSessionStore"
+import { AccountId, type OrganizationId } from "@herald/core/kernel/Ids"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { randomUUID } from "node:crypto"

@@ -3,8 +3,8 @@ import {
   DeviceAuthorization,
   DeviceAuthorizationId,
   DeviceAuthorizationStore
-} from "@herald/core/DeviceAuthorizationStore"
-import { ApiKeyId } from "@herald/core/Ids"
+} from "@herald/core/access/DeviceAuthorizationStore"
+import { ApiKeyId } from "@herald/core/kernel/Ids"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { randomUUID } from "node:crypto"

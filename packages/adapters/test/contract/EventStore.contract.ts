@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { EventStore } from "@herald/core/EventStore"
-import { PostId } from "@herald/core/Ids"
+import { EventStore } from "@herald/core/webhooks/EventStore"
+import { PostId } from "@herald/core/kernel/Ids"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { randomUUID } from "node:crypto"

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { OrganizationStore } from "@herald/core/OrganizationStore"
+import { OrganizationStore } from "@herald/core/access/OrganizationStore"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { at, organization, T0, user, type StoresLayer } from "./Fixtures.js"

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { ProcessInfo, ProcessStore } from "@herald/core/Processes"
+import { ProcessInfo, ProcessStore } from "@herald/core/publishing/Processes"
 import * as Effect from "effect/Effect"
 import { at, T0, type StoresLayer } from "./Fixtures.js"
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { UsageCounters } from "@herald/core/UsageCounters"
+import { UsageCounters } from "@herald/core/access/UsageCounters"
 import * as Effect from "effect/Effect"
 import { at, T0, type StoresLayer } from "./Fixtures.js"
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { BlobStore, BlobTooLarge } from "@herald/core/BlobStore"
-import { PersistenceError } from "@herald/core/Errors"
+import { BlobStore, BlobTooLarge } from "@herald/core/media/BlobStore"
+import { PersistenceError } from "@herald/core/kernel/Errors"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"

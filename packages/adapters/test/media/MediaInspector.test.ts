@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as MediaRules from "@herald/core/MediaRules"
+import * as MediaRules from "@herald/core/media/MediaRules"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"

@@ -5,7 +5,7 @@
  * time-capped; the body is pulled only as far as the consumer reads.
  */
 import { describe, expect, it } from "@effect/vitest"
-import type { UrlFetchError } from "@herald/core/MediaLibrary"
+import type { UrlFetchError } from "@herald/core/media/MediaLibrary"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { DestinationId } from "@herald/core/Ids"
-import type { PlatformClient } from "@herald/core/Platforms"
+import { DestinationId } from "@herald/core/kernel/Ids"
+import type { PlatformClient } from "@herald/core/platforms/Platforms"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"

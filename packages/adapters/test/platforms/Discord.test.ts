@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import type { PlatformClient, PublishError } from "@herald/core/Platforms"
+import type { PlatformClient, PublishError } from "@herald/core/platforms/Platforms"
 import * as Effect from "effect/Effect"
 import * as Discord from "../../src/platforms/Discord.js"
 import * as DiscordFake from "./fakes/DiscordFake.js"

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { SocialAccount } from "@herald/core/Account"
-import type { PublishError } from "@herald/core/Platforms"
+import { SocialAccount } from "@herald/core/accounts/Account"
+import type { PublishError } from "@herald/core/platforms/Platforms"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"

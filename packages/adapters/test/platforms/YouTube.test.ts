@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import type { PublishError } from "@herald/core/Platforms"
+import type { PublishError } from "@herald/core/platforms/Platforms"
 import * as Effect from "effect/Effect"
 import * as Logger from "effect/Logger"
 import * as Redacted from "effect/Redacted"

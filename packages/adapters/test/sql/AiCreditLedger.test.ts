@@ -5,11 +5,11 @@
  * reservations never take the month past its allowance.
  */
 import { describe, expect, layer } from "@effect/vitest"
-import * as AiCredits from "@herald/core/AiCredits"
-import { IdGenerator } from "@herald/core/IdGenerator"
-import type { OrganizationId } from "@herald/core/Ids"
-import { OrganizationStore } from "@herald/core/OrganizationStore"
-import { UsageCounters } from "@herald/core/UsageCounters"
+import * as AiCredits from "@herald/core/ai/AiCredits"
+import { IdGenerator } from "@herald/core/kernel/IdGenerator"
+import type { OrganizationId } from "@herald/core/kernel/Ids"
+import { OrganizationStore } from "@herald/core/access/OrganizationStore"
+import { UsageCounters } from "@herald/core/access/UsageCounters"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"

@@ -4,11 +4,11 @@
  * `update`, and delete.
  */
 import { describe, expect, layer } from "@effect/vitest"
-import { IdGenerator } from "@herald/core/IdGenerator"
-import { MediaId, type OrganizationId } from "@herald/core/Ids"
-import { Media, type MediaKind } from "@herald/core/Media"
-import { MediaStore } from "@herald/core/MediaStore"
-import { OrganizationStore } from "@herald/core/OrganizationStore"
+import { IdGenerator } from "@herald/core/kernel/IdGenerator"
+import { MediaId, type OrganizationId } from "@herald/core/kernel/Ids"
+import { Media, type MediaKind } from "@herald/core/media/Media"
+import { MediaStore } from "@herald/core/media/MediaStore"
+import { OrganizationStore } from "@herald/core/access/OrganizationStore"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"

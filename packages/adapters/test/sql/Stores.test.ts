@@ -3,7 +3,7 @@
  * (TestDatabases prints the reason when it does not). Each test builds its own database.
  */
 import { describe } from "@effect/vitest"
-import { IdGenerator } from "@herald/core/IdGenerator"
+import { IdGenerator } from "@herald/core/kernel/IdGenerator"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { randomUUID } from "node:crypto"

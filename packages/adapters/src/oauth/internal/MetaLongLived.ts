@@ -10,8 +10,8 @@
  * token's first 25 hours, as Meta refuses to renew a token younger than a day), plus the identity.
  */
 import * as HttpClient from "@effect/platform/HttpClient"
-import type { OAuthProvider } from "@herald/core/Connections"
-import type { ConnectedIdentity, Credentials, PublishError } from "@herald/core/Platforms"
+import type { OAuthProvider } from "@herald/core/accounts/Connections"
+import type { ConnectedIdentity, Credentials, PublishError } from "@herald/core/platforms/Platforms"
 import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"

@@ -6,7 +6,7 @@
  */
 import type * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import type { MediaRef, PublishError, PublishErrorKind } from "@herald/core/Platforms"
+import type { MediaRef, PublishError, PublishErrorKind } from "@herald/core/platforms/Platforms"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"

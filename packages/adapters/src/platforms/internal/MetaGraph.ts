@@ -9,7 +9,7 @@
  */
 import type * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import type { PublishError } from "@herald/core/Platforms"
+import type { PublishError } from "@herald/core/platforms/Platforms"
 import * as Effect from "effect/Effect"
 import * as ApiVersions from "../ApiVersions.js"
 import {

@@ -5,7 +5,7 @@
  */
 import type * as HttpClient from "@effect/platform/HttpClient"
 import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import { PublishError, type PublishErrorKind } from "@herald/core/Platforms"
+import { PublishError, type PublishErrorKind } from "@herald/core/platforms/Platforms"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"

@@ -5,11 +5,11 @@
  * booleans are 0/1 (INTEGER), nested values are JSON text. node-postgres returns BIGINT and NUMERIC
  * as strings, so every number is decoded from `number | string`.
  */
-import { ConnectionFlow, SocialAccount } from "@herald/core/Account"
-import { ApiKey, Scope } from "@herald/core/ApiKey"
-import { Destination, DestinationStatus, Metrics } from "@herald/core/Destination"
-import { PersistenceError } from "@herald/core/Errors"
-import { Event, EventData, EventType } from "@herald/core/Event"
+import { ConnectionFlow, SocialAccount } from "@herald/core/accounts/Account"
+import { ApiKey, Scope } from "@herald/core/access/ApiKey"
+import { Destination, DestinationStatus, Metrics } from "@herald/core/posts/Destination"
+import { PersistenceError } from "@herald/core/kernel/Errors"
+import { Event, EventData, EventType } from "@herald/core/webhooks/Event"
 import {
   AccountId,
   ApiKeyId,
@@ -20,10 +20,10 @@ import {
   OrganizationId,
   PostId,
   UserId
-} from "@herald/core/Ids"
-import { Organization, Plan, Role, SubscriptionStatus, User } from "@herald/core/Organization"
-import { Platform } from "@herald/core/Platform"
-import { Approval, PlatformContent, Post, PostStatus, ThreadPost } from "@herald/core/Post"
+} from "@herald/core/kernel/Ids"
+import { Organization, Plan, Role, SubscriptionStatus, User } from "@herald/core/access/Organization"
+import { Platform } from "@herald/core/platforms/Platform"
+import { Approval, PlatformContent, Post, PostStatus, ThreadPost } from "@herald/core/posts/Post"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"

@@ -1,0 +1,66 @@
+import * as Context from "effect/Context"
+import type * as DateTime from "effect/DateTime"
+import type * as Effect from "effect/Effect"
+import type * as Option from "effect/Option"
+import type { Destination } from "./Destination.js"
+import type { PersistenceError } from "../kernel/Errors.js"
+import type { AccountId, CampaignId, DestinationId, OrganizationId, PostId } from "../kernel/Ids.js"
+import type { Platform } from "../platforms/Platform.js"
+import type { ApprovalStatus, Post, PostStatus } from "./Post.js"
+
+/** A post with its destinations, as every read returns it. */
+export interface PostRecord {
+  readonly post: Post
+  readonly destinations: ReadonlyArray<Destination>
+}
+
+export type PostSort = "created_at" | "scheduled_for" | "updated_at" | "published_at"
+
+/** The post-list query. Absent fields do not filter. Status filters on the derived status. */
+export interface PostQuery {
+  readonly organizationId: OrganizationId
+  /** A key restricted to some accounts sees only posts whose every target is among them. */
+  readonly visibleAccountIds?: ReadonlyArray<AccountId>
+  readonly statuses?: ReadonlyArray<PostStatus>
+  readonly platforms?: ReadonlyArray<Platform>
+  readonly accountId?: AccountId
+  readonly campaignId?: CampaignId
+  readonly createdAfter?: DateTime.Utc
+  readonly createdBefore?: DateTime.Utc
+  readonly scheduledAfter?: DateTime.Utc
+  readonly scheduledBefore?: DateTime.Utc
+  /** On the latest `published_at` of the post's destinations. */
+  readonly publishedAfter?: DateTime.Utc
+  readonly publishedBefore?: DateTime.Utc
+  readonly updatedAfter?: DateTime.Utc
+  /** Case-insensitive substring of the content. */
+  readonly search?: string
+  readonly approval?: ReadonlyArray<ApprovalStatus>
+  readonly sort: PostSort
+  readonly order: "asc" | "desc"
+  readonly limit: number
+  readonly offset: number
+}
+
+export interface PostPage {
+  readonly items: ReadonlyArray<PostRecord>
+  readonly total: number
+}
+
+export class PostStore extends Context.Tag("@herald/core/posts/PostStore")<PostStore, {
+  readonly insert: (record: PostRecord) => Effect.Effect<void, PersistenceError>
+  readonly findById: (
+    organizationId: OrganizationId,
+    id: PostId
+  ) => Effect.Effect<Option.Option<PostRecord>, PersistenceError>
+  readonly list: (query: PostQuery) => Effect.Effect<PostPage, PersistenceError>
+  /** Replaces the post's own fields (not its destinations). */
+  readonly update: (post: Post) => Effect.Effect<void, PersistenceError>
+  /** Adds destinations (scheduling a draft). */
+  readonly insertDestinations: (destinations: ReadonlyArray<Destination>) => Effect.Effect<void, PersistenceError>
+  /** Replaces destinations' fields by id (edits of queued destinations, user retries). */
+  readonly updateDestinations: (destinations: ReadonlyArray<Destination>) => Effect.Effect<void, PersistenceError>
+  readonly deleteDestinations: (ids: ReadonlyArray<DestinationId>) => Effect.Effect<void, PersistenceError>
+  /** Deletes the post and its destinations; false when it did not exist. */
+  readonly delete: (organizationId: OrganizationId, id: PostId) => Effect.Effect<boolean, PersistenceError>
+}>() {}

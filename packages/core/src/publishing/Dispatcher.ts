@@ -1,0 +1,1074 @@
+/**
+ * The publishing engine: claims due destinations, publishes them through their platform client and
+ * records each outcome with its events in one transaction (the outbox).
+ *
+ * - A claim is exclusive and leased (`DispatchStore.claimDue`); its `post.publishing` events are written
+ *   in the claim's transaction.
+ * - An outcome is written fenced by the claim (`DispatchStore.complete`); events are appended only when
+ *   the fenced write took effect, so a worker that lost its lease writes nothing.
+ * - Leases are short (30 s) and renewed every 5 s while a publish is in flight, so a long upload keeps
+ *   its claim. A destination whose process died mid-publish (its heartbeat went stale, or its lease ran
+ *   out) is taken over by any live process's sweep and never re-sent blindly: its platform is asked
+ *   whether the attempt reached it (`PlatformClient.findPublished`). Found: `published`. Absent:
+ *   re-queued. The platform cannot tell: `failed` with an error saying the outcome is unknown.
+ * - The publish deadline covers the main post only. A client's follow-ups (`PublishResult.followUps`:
+ *   thread parts, first comment) run after `published` is recorded, under their own timeout, and never
+ *   change the destination: a slow follow-up cannot make the engine retry a post that is out.
+ */
+import * as Cause from "effect/Cause"
+import * as Chunk from "effect/Chunk"
+import * as Context from "effect/Context"
+import * as DateTime from "effect/DateTime"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
+import * as Redacted from "effect/Redacted"
+import * as Schedule from "effect/Schedule"
+import { SocialAccount } from "../accounts/Account.js"
+import { AccountStore } from "../accounts/AccountStore.js"
+import * as CircuitBreaker from "./CircuitBreaker.js"
+import type { Destination } from "../posts/Destination.js"
+import * as DestinationLifecycle from "../posts/DestinationLifecycle.js"
+import { type Claim, type Completion, DispatchStore } from "./DispatchStore.js"
+import type { PersistenceError } from "../kernel/Errors.js"
+import { Event, type EventData, type EventType } from "../webhooks/Event.js"
+import { EventStore } from "../webhooks/EventStore.js"
+import { IdGenerator } from "../kernel/IdGenerator.js"
+import { EventId, type MediaId, type OrganizationId, type PostId } from "../kernel/Ids.js"
+import {
+  type Credentials,
+  type MediaRef,
+  Platforms,
+  PublishError,
+  type PublishErrorKind,
+  type PublishPart,
+  type PublishedAnswer,
+  type PublishRequest,
+  type PublishResult
+} from "../platforms/Platforms.js"
+import type { Post } from "../posts/Post.js"
+import type { Platform } from "../platforms/Platform.js"
+import { threadPlatforms } from "../platforms/PlatformRules.js"
+import * as PostLifecycle from "../posts/PostLifecycle.js"
+import { PostStore } from "../posts/PostStore.js"
+import * as Processes from "./Processes.js"
+import { Transactor } from "../kernel/Transactor.js"
+import { UsageCounters } from "../access/UsageCounters.js"
+
+// ---------------------------------------------------------------------------------------------------
+// Services the dispatcher uses besides the stores
+// ---------------------------------------------------------------------------------------------------
+
+/**
+ * Wakes a sleeping dispatcher at once: the posts use cases poke it when they create work that is due
+ * now (or earlier than the dispatcher planned to wake). Pokes coalesce; none is lost.
+ */
+export class DispatchSignal extends Context.Tag("@herald/core/DispatchSignal")<DispatchSignal, {
+  readonly poke: Effect.Effect<void>
+  /** Completes at the next poke, or at once if a poke came since the last `clear`. */
+  readonly take: Effect.Effect<void>
+  /** Forgets pokes that came before now (the dispatcher is about to look for work anyway). */
+  readonly clear: Effect.Effect<void>
+}>() {}
+
+export const makeSignal: Effect.Effect<DispatchSignal["Type"]> = Effect.map(Queue.sliding<void>(1), (queue) =>
+  DispatchSignal.of({
+    poke: Effect.asVoid(Queue.offer(queue, undefined)),
+    take: Queue.take(queue),
+    clear: Effect.asVoid(Queue.takeAll(queue))
+  }))
+
+export const layerSignal: Layer.Layer<DispatchSignal> = Layer.effect(DispatchSignal, makeSignal)
+
+/** Pokes the dispatcher if one runs in this process; does nothing otherwise. */
+export const poke: Effect.Effect<void> = Effect.flatMap(
+  Effect.serviceOption(DispatchSignal),
+  Option.match({ onNone: () => Effect.void, onSome: (signal) => signal.poke })
+)
+
+/**
+ * Turns a post's media ids into what a platform client reads. Optional: without it, a destination
+ * whose post carries media fails permanently with a message saying media storage is not configured.
+ */
+export class DispatchMedia extends Context.Tag("@herald/core/DispatchMedia")<DispatchMedia, {
+  readonly resolve: (
+    organizationId: OrganizationId,
+    ids: ReadonlyArray<MediaId>,
+    /** The destination's platform (and Instagram content type, settings): the media fitted to it. */
+    target?: MediaTarget
+  ) => Effect.Effect<ReadonlyArray<MediaRef>, PublishError | PersistenceError>
+}>() {}
+
+/** Where media are going, so each can be handed over as its rendition for that platform. */
+export interface MediaTarget {
+  readonly platform: Platform
+  readonly contentType?: string | undefined
+  readonly settings?: { readonly [key: string]: unknown } | undefined
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Options
+// ---------------------------------------------------------------------------------------------------
+
+export interface Options {
+  /** Identifies this worker in leases (e.g. host:pid:uuid). */
+  readonly workerId: string
+  /** Destinations claimed per round; default 50. */
+  readonly batchSize?: number
+  /** Publishes in flight at once; default the batch size. */
+  readonly concurrency?: number
+  /**
+   * How long a claim stays exclusive without renewal; default 30 seconds. Claims in flight are renewed
+   * every `renewEvery`, so a publish may last as long as its own timeout.
+   */
+  readonly leaseFor?: Duration.DurationInput
+  /** How often leases in flight are renewed; default 5 seconds (at most a third of the lease). */
+  readonly renewEvery?: Duration.DurationInput
+  /** A process whose heartbeat is older than this is dead; default `Processes.deadAfter` (20 s). */
+  readonly deadAfter?: Duration.DurationInput
+  /** How long the platform may take to say whether an abandoned attempt reached it; default 10 s. */
+  readonly lookupTimeout?: Duration.DurationInput
+  /** Default publish timeout when the client names none; default 60 seconds. */
+  readonly publishTimeout?: Duration.DurationInput
+  /**
+   * The longest the loop sleeps without looking at the store, default 1 second: other processes may
+   * have inserted work or died holding leases. Work due later is woken for at its due instant.
+   */
+  readonly pollInterval?: Duration.DurationInput
+}
+
+interface Resolved {
+  readonly workerId: string
+  readonly batchSize: number
+  readonly concurrency: number
+  readonly leaseFor: Duration.Duration
+  readonly renewEvery: Duration.Duration
+  readonly deadAfter: Duration.Duration
+  readonly lookupTimeout: Duration.Duration
+  readonly publishTimeout: Duration.Duration
+  readonly pollInterval: Duration.Duration
+}
+
+const resolve = (options: Options): Resolved => {
+  const batchSize = Math.max(1, options.batchSize ?? 50)
+  const leaseFor = Duration.decode(options.leaseFor ?? "30 seconds")
+  const renewEvery = Duration.min(
+    Duration.decode(options.renewEvery ?? "5 seconds"),
+    Duration.millis(Math.max(1, Math.floor(Duration.toMillis(leaseFor) / 3)))
+  )
+  return {
+    workerId: options.workerId,
+    batchSize,
+    concurrency: Math.max(1, options.concurrency ?? batchSize),
+    leaseFor,
+    renewEvery,
+    deadAfter: Duration.decode(options.deadAfter ?? Processes.deadAfter),
+    lookupTimeout: Duration.decode(options.lookupTimeout ?? "10 seconds"),
+    publishTimeout: Duration.decode(options.publishTimeout ?? "60 seconds"),
+    pollInterval: Duration.decode(options.pollInterval ?? "1 second")
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Outcomes
+// ---------------------------------------------------------------------------------------------------
+
+/** How a publish attempt ended, before it is turned into a store completion. */
+export type Outcome =
+  | { readonly _tag: "Published"; readonly result: PublishResult }
+  | {
+    readonly _tag: "Failed"
+    readonly kind: PublishErrorKind
+    readonly message: string
+    readonly retryAfterSeconds?: number
+    /**
+     * Decided by the engine without calling the platform (post deleted, account inactive or already
+     * known to need reconnection, no client): no reconnect event, nothing counted against the account
+     * or the circuit breaker.
+     */
+    readonly local?: boolean
+  }
+  /** The worker died mid-publish; whether the platform got the post is unknown. */
+  | { readonly _tag: "Unknown"; readonly message: string }
+  /**
+   * The worker died mid-publish and the platform confirmed the post is not there: due again at once
+   * (nothing failed on the platform's side), unless that was the last attempt.
+   */
+  | { readonly _tag: "Absent"; readonly message: string }
+
+/** Stored on a destination re-queued because its platform confirmed the abandoned attempt is absent. */
+export const absentOutcomeMessage =
+  "The worker publishing this destination stopped before it could record the outcome; the platform " +
+  "confirmed the post was not published, so it was queued again."
+
+export const unknownOutcomeMessage =
+  "The worker publishing this destination stopped before it could record the outcome, so it is unknown " +
+  "whether the platform received the post. It was not sent again automatically, to avoid a duplicate: check " +
+  "the account, and if the post is missing, retry it with POST /posts/{post_id}/retry."
+
+export interface RoundSummary {
+  /** Destinations claimed this round. */
+  readonly claimed: number
+  readonly published: number
+  readonly requeued: number
+  readonly failed: number
+  /** Destinations whose process died mid-publish, resolved this round (all three ways below). */
+  readonly expired: number
+  /** Of those, found on the platform (published) and confirmed absent (re-queued). */
+  readonly settledFound: number
+  readonly settledAbsent: number
+  /** Completions not written because the claim had been lost (fencing). */
+  readonly lost: number
+}
+
+type Recorded = "published" | "requeued" | "failed" | "lost"
+
+// ---------------------------------------------------------------------------------------------------
+// Events
+// ---------------------------------------------------------------------------------------------------
+
+const makeEvent = (organizationId: OrganizationId, type: EventType, data: EventData) =>
+  Effect.gen(function*() {
+    const ids = yield* IdGenerator
+    const id = yield* ids.uuid
+    const createdAt = yield* DateTime.now
+    return new Event({ id: EventId.make(id), organizationId, type, data, createdAt })
+  })
+
+const destinationData = (d: Destination) => ({
+  post_id: d.postId,
+  destination_id: d.id,
+  platform: d.platform,
+  account_id: d.accountId,
+  account_name: d.accountName
+})
+
+// ---------------------------------------------------------------------------------------------------
+// Building the request
+// ---------------------------------------------------------------------------------------------------
+
+const failure = (kind: PublishErrorKind, message: string): Outcome => ({ _tag: "Failed", kind, message })
+
+const localFailure = (kind: PublishErrorKind, message: string): Outcome => ({
+  _tag: "Failed",
+  kind,
+  message,
+  local: true
+})
+
+const parseCredentials = (account: SocialAccount): Credentials => {
+  const raw = Option.map(account.credentials, Redacted.value)
+  const record: Record<string, string> = {}
+  if (Option.isSome(raw)) {
+    try {
+      const parsed: unknown = JSON.parse(raw.value)
+      if (typeof parsed === "object" && parsed !== null) {
+        for (const [key, value] of Object.entries(parsed)) {
+          if (typeof value === "string") record[key] = value
+        }
+      }
+    } catch {
+      // Not JSON: a single opaque token.
+      record.token = raw.value
+    }
+  }
+  return Redacted.make(record)
+}
+
+const resolveMedia = (organizationId: OrganizationId, ids: ReadonlyArray<MediaId>, target: MediaTarget) =>
+  Effect.gen(function*() {
+    if (ids.length === 0) return [] as ReadonlyArray<MediaRef>
+    const media = yield* Effect.serviceOption(DispatchMedia)
+    if (Option.isNone(media)) {
+      return yield* new PublishError({ kind: "media", message: "Media storage is not configured on this server" })
+    }
+    return yield* media.value.resolve(organizationId, ids, target)
+  })
+
+/** The request for one destination, with the platform's override applied and thread parts in order. */
+export const buildRequest = (
+  post: Post,
+  destination: Destination,
+  account: SocialAccount,
+  attempt: number
+) =>
+  Effect.gen(function*() {
+    const override = post.platformContent[destination.platform]
+    const target: MediaTarget = {
+      platform: destination.platform,
+      contentType: override?.contentType,
+      settings: override?.settings
+    }
+    const main: PublishPart = {
+      content: override?.content ?? post.content,
+      media: yield* resolveMedia(post.organizationId, post.mediaIds, target)
+    }
+    const thread: Array<PublishPart> = []
+    if (threadPlatforms.includes(destination.platform)) {
+      for (const part of post.threadPosts) {
+        thread.push({ content: part.content, media: yield* resolveMedia(post.organizationId, part.media_ids ?? [], { platform: destination.platform }) })
+      }
+    }
+    const request: PublishRequest = {
+      account,
+      credentials: parseCredentials(account),
+      main,
+      contentType: Option.fromNullable(override?.contentType),
+      settings: override?.settings ?? {},
+      thread,
+      destinationId: destination.id,
+      attempt
+    }
+    return request
+  })
+
+// ---------------------------------------------------------------------------------------------------
+// Publishing one claim
+// ---------------------------------------------------------------------------------------------------
+
+export interface Loaded {
+  readonly post: Option.Option<Post>
+  /** How many destinations the post has; more than one means settlements must be serialized. */
+  readonly destinationCount: number
+  /** The account as read before publishing. */
+  readonly account?: SocialAccount
+}
+
+/**
+ * Accounts read once per round: a batch often holds many destinations of one account. An account
+ * found dead during the round is re-read fresh before it is updated, so the cache never writes.
+ */
+type AccountCache = Map<string, Effect.Effect<Option.Option<SocialAccount>, PersistenceError>>
+
+/**
+ * Sends one claimed destination to its platform. Every way the publish can end is an Outcome; it fails
+ * only when storage fails before anything was sent (the caller re-queues it then).
+ */
+const publishClaim = (claim: Claim, config: Resolved, cache: AccountCache, holds: Holds) =>
+  Effect.gen(function*() {
+    const d = claim.destination
+    const posts = yield* PostStore
+    const accounts = yield* AccountStore
+    const platforms = yield* Platforms
+    const record = yield* posts.findById(d.organizationId, d.postId)
+    if (Option.isNone(record)) {
+      return [localFailure("permanent", "The post was deleted before it could be published"), {
+        post: Option.none(),
+        destinationCount: 1
+      }] as const
+    }
+    const loaded: Loaded = { post: Option.some(record.value.post), destinationCount: record.value.destinations.length }
+    const cacheKey = `${d.organizationId}:${d.accountId}`
+    let cached = cache.get(cacheKey)
+    if (cached === undefined) {
+      cached = yield* Effect.cached(accounts.findById(d.organizationId, d.accountId))
+      cache.set(cacheKey, cached)
+    }
+    const account = yield* cached
+    if (Option.isNone(account) || !account.value.isActive) {
+      return [
+        localFailure("permanent", "The account is disconnected or inactive; reconnect it and retry"),
+        loaded
+      ] as const
+    }
+    const withAccount: Loaded = { ...loaded, account: account.value }
+    if (account.value.needsReconnection) {
+      return [
+        localFailure("auth", "The account needs reconnection before it can publish; reconnect it and retry"),
+        withAccount
+      ] as const
+    }
+    const client = platforms.get(d.platform)
+    if (Option.isNone(client)) {
+      return [
+        localFailure("permanent", `Publishing to ${d.platform} is not configured on this server`),
+        withAccount
+      ] as const
+    }
+    const timeout = client.value.timeout === undefined ? config.publishTimeout : Duration.decode(client.value.timeout)
+    const exit = yield* buildRequest(record.value.post, d, account.value, d.attempts).pipe(
+      Effect.flatMap((request) =>
+        Effect.flatMap(holds.stillHeld(claim), (held) =>
+          held
+            ? client.value.publish(request)
+            : new PublishError({
+              kind: "transient",
+              message: "This worker could not keep its claim fresh (lease renewal or heartbeat failing), so the " +
+                "post was not sent; it will be tried again"
+            }))
+      ),
+      Effect.timeoutFail({
+        duration: timeout,
+        onTimeout: () =>
+          new PublishError({
+            kind: "transient",
+            message: `The platform did not answer within ${Duration.format(timeout)}`
+          })
+      }),
+      Effect.exit
+    )
+    return [outcomeOf(exit), withAccount] as const
+  })
+
+const outcomeOf = (exit: Exit.Exit<PublishResult, PublishError | PersistenceError>): Outcome => {
+  if (Exit.isSuccess(exit)) return { _tag: "Published", result: exit.value }
+  const error = Cause.failureOption(exit.cause)
+  if (Option.isSome(error)) {
+    const e = error.value
+    if (e._tag === "PublishError") {
+      return {
+        _tag: "Failed",
+        kind: e.kind,
+        message: e.message,
+        ...(e.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: e.retryAfterSeconds })
+      }
+    }
+    // Storage failed while resolving media: nothing was sent, so trying again later is safe.
+    return failure("transient", "Storage was unavailable while preparing the publish")
+  }
+  // A defect in a client: the request may have left, so it is not retried automatically.
+  return failure("permanent", "The platform client failed unexpectedly; retry the destination to try again")
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Recording an outcome
+// ---------------------------------------------------------------------------------------------------
+
+/**
+ * Serializes the settlements of one post's destinations, so that exactly one of them sees the post
+ * settled and fires `post.partially_failed`. The counter's upsert holds a row lock until commit on
+ * Postgres (SQLite serializes every transaction anyway); its value is not used.
+ */
+export const lockPost = (postId: PostId): Effect.Effect<void, PersistenceError, UsageCounters> =>
+  Effect.flatMap(UsageCounters, (counters) =>
+    Effect.asVoid(counters.increment(`dispatch:settle:${postId}`, DateTime.unsafeMake(0), 1)))
+
+/** One outcome to record. */
+export interface Pending {
+  readonly claim: Claim
+  readonly outcome: Outcome
+  readonly loaded: Loaded
+}
+
+type RecordServices = DispatchStore | EventStore | AccountStore | PostStore | Transactor | IdGenerator | UsageCounters
+
+const needsLock = (p: Pending): Option.Option<PostId> =>
+  Option.isSome(p.loaded.post) && p.loaded.destinationCount > 1 ? Option.some(p.loaded.post.value.id) : Option.none()
+
+/**
+ * Writes outcomes and their events in ONE transaction: the fenced completions, then one append of
+ * every event. Post locks are taken first, in id order, and accounts are touched in id order, so
+ * concurrent batches of other workers cannot deadlock on them. A completion whose claim was lost
+ * writes nothing and adds no event.
+ */
+export const recordAll = (
+  pending: ReadonlyArray<Pending>
+): Effect.Effect<ReadonlyArray<Recorded>, PersistenceError, RecordServices> =>
+  Effect.gen(function*() {
+    const dispatch = yield* DispatchStore
+    const eventStore = yield* EventStore
+    const transactor = yield* Transactor
+    const now = yield* DateTime.now
+    const locks = [...new Set(pending.flatMap((p) => Option.toArray(needsLock(p))))].sort()
+    const order = pending.map((p, i) => ({ p, i })).sort((a, b) =>
+      a.p.claim.destination.accountId - b.p.claim.destination.accountId || a.i - b.i
+    )
+    return yield* transactor.withTransaction(Effect.gen(function*() {
+      for (const postId of locks) yield* lockPost(postId)
+      const results: Array<Recorded> = new Array(pending.length)
+      const events: Array<Event> = []
+      for (const { i, p } of order) {
+        const { claim, loaded, outcome } = p
+        const d = claim.destination
+        const completion: Completion = completionOf(outcome, d, now)
+        const written = yield* dispatch.complete(claim, completion)
+        if (!written) {
+          results[i] = "lost"
+          continue
+        }
+        const base = destinationData(d)
+        switch (completion._tag) {
+          case "Published": {
+            events.push(
+              yield* makeEvent(d.organizationId, "post.published", {
+                ...base,
+                published_at: DateTime.formatIso(completion.publishedAt),
+                platform_post_id: completion.platformPostId
+              })
+            )
+            break
+          }
+          case "Failed": {
+            events.push(
+              yield* makeEvent(d.organizationId, "post.failed", {
+                ...base,
+                error: completion.error,
+                attempts: d.attempts,
+                failed_at: DateTime.formatIso(completion.failedAt)
+              })
+            )
+            break
+          }
+          case "Requeued":
+            break
+        }
+        events.push(...(yield* updateAccount(d, outcome, now, loaded.account)))
+        const counts = outcome._tag === "Failed" && outcome.local !== true && isPermanent(outcome.kind)
+        if (counts && Option.isSome(loaded.post)) {
+          yield* countForBreaker(loaded.post.value)
+        }
+        // A post with one destination cannot end mixed.
+        if (completion._tag !== "Requeued" && loaded.destinationCount > 1) {
+          const settled = yield* settledEvent(d)
+          if (Option.isSome(settled)) events.push(settled.value)
+        }
+        results[i] = completion._tag === "Published" ? "published" : completion._tag === "Requeued"
+          ? "requeued"
+          : "failed"
+      }
+      if (events.length > 0) yield* eventStore.append(events)
+      return results
+    }))
+  })
+
+/** Writes one outcome and its events in one transaction. */
+export const record = (
+  claim: Claim,
+  outcome: Outcome,
+  loaded: Loaded
+): Effect.Effect<Recorded, PersistenceError, RecordServices> =>
+  Effect.map(recordAll([{ claim, outcome, loaded }]), (results) => results[0]!)
+
+const isPermanent = (kind: PublishErrorKind): boolean =>
+  kind === "permanent" || kind === "duplicate" || kind === "too_long" || kind === "media"
+
+const completionOf = (outcome: Outcome, d: Destination, now: DateTime.Utc): Completion => {
+  switch (outcome._tag) {
+    case "Published":
+      return {
+        _tag: "Published",
+        platformPostId: outcome.result.platformPostId,
+        platformPostUrl: outcome.result.platformPostUrl,
+        publishedAt: now
+      }
+    case "Unknown":
+      return { _tag: "Failed", error: outcome.message, failedAt: now }
+    case "Absent":
+      // The attempt counts: a post that keeps killing its worker stops after the usual attempts.
+      return d.attempts < DestinationLifecycle.maxAttempts
+        ? { _tag: "Requeued", error: outcome.message, dueAt: now }
+        : { _tag: "Failed", error: `${outcome.message} (gave up after ${d.attempts} attempts)`, failedAt: now }
+    case "Failed": {
+      const decision = DestinationLifecycle.decideAfterFailure({
+        attempts: d.attempts,
+        retryable: outcome.kind === "transient" || outcome.kind === "rate_limit",
+        ...(outcome.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: outcome.retryAfterSeconds })
+      })
+      if (decision._tag === "Retry") {
+        return { _tag: "Requeued", error: outcome.message, dueAt: DateTime.addDuration(now, decision.delay) }
+      }
+      const error = outcome.kind === "transient" || outcome.kind === "rate_limit"
+        ? `${outcome.message} (gave up after ${d.attempts} attempts)`
+        : outcome.message
+      return { _tag: "Failed", error, failedAt: now }
+    }
+  }
+}
+
+/**
+ * A healthy account whose last success is under a minute old is not rewritten on every publish: at
+ * high volume that write would cost more than the publish. `lastSuccessAt` is precise to a minute.
+ */
+const isFresh = (account: SocialAccount, now: DateTime.Utc, result: PublishResult): boolean =>
+  result.renewedCredentials === undefined &&
+  account.recentFailures === 0 &&
+  !account.needsReconnection &&
+  Option.isSome(account.lastSuccessAt) &&
+  DateTime.toEpochMillis(now) - DateTime.toEpochMillis(account.lastSuccessAt.value) < 60_000
+
+/** Account health follows publishes: last success, permanent failures, reconnection. */
+const updateAccount = (d: Destination, outcome: Outcome, now: DateTime.Utc, before: SocialAccount | undefined) =>
+  Effect.gen(function*() {
+    const events: Array<Event> = []
+    if (outcome._tag === "Unknown" || outcome._tag === "Absent") return events
+    if (outcome._tag === "Failed" && outcome.local === true) return events
+    const touches = outcome._tag === "Published" || outcome.kind === "auth" || isPermanent(outcome.kind)
+    if (!touches) return events
+    if (outcome._tag === "Published" && before !== undefined && isFresh(before, now, outcome.result)) return events
+    const accounts = yield* AccountStore
+    // Read inside the transaction, just before writing, so a concurrent reconnect is not overwritten
+    // with stale credentials.
+    const current = yield* accounts.findById(d.organizationId, d.accountId)
+    if (Option.isNone(current)) return events
+    const account = current.value
+    if (outcome._tag === "Published") {
+      const renewed = outcome.result.renewedCredentials
+      yield* accounts.update(
+        new SocialAccount({
+          ...account,
+          lastSuccessAt: Option.some(now),
+          recentFailures: 0,
+          ...(renewed === undefined ? {} : { credentials: Option.some(Redacted.make(JSON.stringify(renewed))) }),
+          updatedAt: now
+        })
+      )
+    } else if (outcome.kind === "auth") {
+      if (!account.needsReconnection) {
+        yield* accounts.update(
+          new SocialAccount({ ...account, needsReconnection: true, updatedAt: now })
+        )
+        events.push(
+          yield* makeEvent(d.organizationId, "account.reconnect_needed", {
+            account_id: account.id,
+            platform: account.platform,
+            account_name: account.accountName,
+            reason: outcome.message,
+            post_id: d.postId,
+            destination_id: d.id
+          })
+        )
+      }
+    } else {
+      yield* accounts.update(
+        new SocialAccount({
+          ...account,
+          recentFailures: account.recentFailures + 1,
+          updatedAt: now
+        })
+      )
+    }
+    return events
+  })
+
+/** The same body failing permanently counts towards the circuit breaker of POST /posts. */
+const countForBreaker = (post: Post) =>
+  Option.match(post.requestHash, {
+    onNone: () => Effect.void,
+    onSome: (requestHash) => CircuitBreaker.recordPostFailure({ ...post, requestHash })
+  })
+
+/**
+ * `post.partially_failed` when this completion settled the post's last destination and the post ended
+ * with some published and some failed. Runs inside the completion's transaction, after the write.
+ */
+const settledEvent = (d: Destination) =>
+  Effect.gen(function*() {
+    const posts = yield* PostStore
+    const current = yield* posts.findById(d.organizationId, d.postId)
+    if (Option.isNone(current)) return Option.none<Event>()
+    const destinations = current.value.destinations
+    const outcome = PostLifecycle.settledOutcome(destinations.map((x) => x.status))
+    if (outcome !== "partially_failed") return Option.none<Event>()
+    const published = destinations.filter((x) => x.status === "published")
+    const failed = destinations.filter((x) => x.status === "failed")
+    return Option.some(
+      yield* makeEvent(d.organizationId, "post.partially_failed", {
+        post_id: d.postId,
+        published_count: published.length,
+        failed_count: failed.length,
+        destinations: destinations.map((x) => ({
+          destination_id: x.id,
+          platform: x.platform,
+          account_id: x.accountId,
+          account_name: x.accountName,
+          status: x.status,
+          error: Option.getOrNull(x.error),
+          platform_post_id: Option.getOrNull(x.platformPostId)
+        }))
+      })
+    )
+  })
+
+// ---------------------------------------------------------------------------------------------------
+// Rounds and the loop
+// ---------------------------------------------------------------------------------------------------
+
+/** Retries a recording a few times on storage errors; if it still fails, the lease runs out and the
+ * destination is resolved as failed-with-unknown-outcome, never re-sent. */
+const recordWithRetry = (claim: Claim, outcome: Outcome, loaded: Loaded) =>
+  record(claim, outcome, loaded).pipe(
+    Effect.retry({ times: 3, schedule: Schedule.exponential("100 millis") })
+  )
+
+/**
+ * Records outcomes as they arrive, many per transaction when many are waiting (one transaction's
+ * fixed cost shared by the batch), one at a time otherwise. A batch that fails (e.g. a deadlock
+ * the database broke) is recorded again one outcome at a time.
+ */
+const recorder = (queue: Queue.Dequeue<readonly [Pending, Deferred.Deferred<Recorded, unknown>]>, maxBatch: number) =>
+  Effect.forever(Effect.gen(function*() {
+    const items = Chunk.toReadonlyArray(yield* Queue.takeBetween(queue, 1, maxBatch))
+    const results = yield* recordAll(items.map(([p]) => p)).pipe(
+      Effect.map((r): ReadonlyArray<Exit.Exit<Recorded, unknown>> => r.map(Exit.succeed)),
+      Effect.catchAllCause(() =>
+        Effect.forEach(items, ([p]) => Effect.exit(recordWithRetry(p.claim, p.outcome, p.loaded)))
+      )
+    )
+    yield* Effect.forEach(items, ([, deferred], i) => Deferred.done(deferred, results[i]!), { discard: true })
+  }))
+
+/**
+ * Asks the platform whether an abandoned attempt reached it. Anything short of a clear answer (no
+ * client, no lookup, the post or account gone, an error, a timeout) is `Unknown`.
+ */
+export const askPlatform = (claim: Claim, post: Option.Option<Post>, config: Resolved) =>
+  Effect.gen(function*() {
+    const d = claim.destination
+    const unknown = (reason: string): PublishedAnswer => ({ _tag: "Unknown", reason })
+    if (Option.isNone(post)) return unknown("the post was deleted")
+    const client = (yield* Platforms).get(d.platform)
+    const findPublished = Option.isSome(client) ? client.value.findPublished : undefined
+    if (findPublished === undefined) return unknown(`${d.platform} offers no lookup`)
+    const account = yield* (yield* AccountStore).findById(d.organizationId, d.accountId)
+    if (Option.isNone(account)) return unknown("the account is gone")
+    const until = yield* DateTime.now
+    return yield* findPublished({
+      account: account.value,
+      credentials: parseCredentials(account.value),
+      destinationId: d.id,
+      attempt: d.attempts,
+      content: post.value.platformContent[d.platform]?.content ?? post.value.content,
+      since: claim.claimedAt ?? d.dueAt,
+      until
+    }).pipe(
+      Effect.timeoutFail({
+        duration: config.lookupTimeout,
+        onTimeout: () => new PublishError({ kind: "transient", message: "the lookup timed out" })
+      }),
+      Effect.catchAll((e) => Effect.succeed(unknown(e.message)))
+    )
+  }).pipe(Effect.catchAll((e) => Effect.succeed<PublishedAnswer>({ _tag: "Unknown", reason: e.message })))
+
+/** What an abandoned attempt is recorded as, from the platform's answer. */
+export const abandonedOutcome = (answer: PublishedAnswer): Outcome => {
+  switch (answer._tag) {
+    case "Found":
+      return {
+        _tag: "Published",
+        result: { platformPostId: answer.platformPostId, platformPostUrl: answer.platformPostUrl }
+      }
+    case "Absent":
+      return { _tag: "Absent", message: absentOutcomeMessage }
+    case "Unknown":
+      return { _tag: "Unknown", message: unknownOutcomeMessage }
+  }
+}
+
+/**
+ * Takes over and resolves destinations whose process died while publishing (stale heartbeat or
+ * expired lease), asking their platform first; then removes the dead processes' rows.
+ */
+const resolveAbandoned = (config: Resolved) =>
+  Effect.gen(function*() {
+    const dispatch = yield* DispatchStore
+    const posts = yield* PostStore
+    const now = yield* DateTime.now
+    const deadBefore = DateTime.subtractDuration(now, config.deadAfter)
+    const abandoned = yield* dispatch.takeOverAbandoned({
+      now,
+      deadBefore,
+      limit: config.batchSize,
+      leaseFor: config.leaseFor,
+      workerId: config.workerId
+    })
+    const tally = { resolved: 0, found: 0, absent: 0 }
+    yield* Effect.forEach(abandoned, (claim) =>
+      Effect.gen(function*() {
+        const d = claim.destination
+        const record = yield* posts.findById(d.organizationId, d.postId)
+        const loaded: Loaded = Option.match(record, {
+          onNone: () => ({ post: Option.none(), destinationCount: 1 }),
+          onSome: (r) => ({ post: Option.some(r.post), destinationCount: r.destinations.length })
+        })
+        const answer = yield* askPlatform(claim, loaded.post, config)
+        const outcome = abandonedOutcome(answer)
+        const result = yield* recordWithRetry(claim, outcome, loaded)
+        yield* Effect.logWarning(`Dispatcher: abandoned attempt settled (platform answer: ${answer._tag})`).pipe(
+          Effect.annotateLogs(answer._tag === "Unknown" ? { reason: answer.reason } : {})
+        )
+        yield* logOutcome(result, outcome)
+        if (result === "lost") return
+        tally.resolved += 1
+        if (answer._tag === "Found") tally.found += 1
+        if (answer._tag === "Absent") tally.absent += 1
+      }).pipe(Effect.annotateLogs(logAnnotations(claim.destination))), { concurrency: 10, discard: true })
+    const processes = yield* Effect.serviceOption(Processes.ProcessStore)
+    if (Option.isSome(processes)) {
+      const removed = yield* processes.value.removeDead(deadBefore)
+      if (removed.length > 0) {
+        yield* Effect.logWarning(`Dispatcher: removed dead processes ${removed.join(", ")}`)
+      }
+    }
+    return tally
+  })
+
+/**
+ * The claims of a round still in flight, renewed in the background: a claim whose renewal found it
+ * taken over, or whose lease ran out locally (renewals failing), is not sent.
+ */
+interface Holds {
+  readonly stillHeld: (claim: Claim) => Effect.Effect<boolean>
+  readonly release: (claim: Claim) => Effect.Effect<void>
+}
+
+const makeHolds = (claims: ReadonlyArray<Claim>, config: Resolved) =>
+  Effect.gen(function*() {
+    const dispatch = yield* DispatchStore
+    const inFlight = new Map(claims.map((c) => [c.leaseToken, c]))
+    const until = new Map(claims.map((c) => [c.leaseToken, DateTime.toEpochMillis(c.leaseExpiresAt)]))
+    const renewOnce = Effect.gen(function*() {
+      const current = [...inFlight.values()]
+      if (current.length === 0) return
+      const now = yield* DateTime.now
+      const next = DateTime.addDuration(now, config.leaseFor)
+      const renewed = yield* dispatch.renew(current, next)
+      for (const c of current) {
+        if (!inFlight.has(c.leaseToken)) continue
+        until.set(c.leaseToken, renewed.has(c.leaseToken) ? DateTime.toEpochMillis(next) : 0)
+      }
+    }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("Dispatcher: renewing leases failed", cause)))
+    yield* Effect.forkScoped(
+      Effect.repeat(renewOnce, Schedule.spaced(config.renewEvery)).pipe(Effect.delay(config.renewEvery))
+    )
+    const liveness = yield* Effect.serviceOption(Processes.Liveness)
+    // Others may take a claim over once its lease ran out or this process's heartbeat is `deadAfter`
+    // old: it is sent only while both are at least one renewal interval away (clock skew, a slow send).
+    const margin = Duration.toMillis(config.renewEvery)
+    const holds: Holds = {
+      stillHeld: (claim) =>
+        Effect.gen(function*() {
+          const now = DateTime.toEpochMillis(yield* DateTime.now)
+          const leased = (until.get(claim.leaseToken) ?? 0) - margin > now
+          if (!leased || Option.isNone(liveness)) return leased
+          return (yield* liveness.value.lastBeatAt) + Duration.toMillis(config.deadAfter) - margin > now
+        }),
+      release: (claim) =>
+        Effect.sync(() => {
+          inFlight.delete(claim.leaseToken)
+          until.delete(claim.leaseToken)
+        })
+    }
+    return holds
+  })
+
+/** Claims a batch and writes its `post.publishing` events in the claim's transaction. */
+const claimBatch = (config: Resolved) =>
+  Effect.gen(function*() {
+    const dispatch = yield* DispatchStore
+    const eventStore = yield* EventStore
+    const transactor = yield* Transactor
+    const now = yield* DateTime.now
+    return yield* transactor.withTransaction(Effect.gen(function*() {
+      const claims = yield* dispatch.claimDue({
+        now,
+        limit: config.batchSize,
+        leaseFor: config.leaseFor,
+        workerId: config.workerId
+      })
+      if (claims.length > 0) {
+        const events = yield* Effect.forEach(claims, (claim) =>
+          makeEvent(claim.destination.organizationId, "post.publishing", {
+            ...destinationData(claim.destination),
+            attempt: claim.destination.attempts
+          }))
+        yield* eventStore.append(events)
+      }
+      return claims
+    }))
+  })
+
+/** The annotations of every log line about one destination, so a post's history can be grepped by id. */
+const logAnnotations = (d: Destination) => ({
+  post_id: d.postId,
+  destination_id: d.id,
+  platform: d.platform,
+  account_id: d.accountId,
+  attempt: d.attempts
+})
+
+/** One line per recorded outcome; `error` is the message stored on the destination (clients scrub it). */
+const logOutcome = (recorded: Recorded, outcome: Outcome) => {
+  const error = outcome._tag === "Published" ? undefined : outcome.message
+  const line = recorded === "published"
+    ? Effect.logInfo("Dispatcher: published")
+    : recorded === "requeued"
+    ? Effect.logWarning("Dispatcher: publish failed, re-queued")
+    : recorded === "failed"
+    ? Effect.logWarning("Dispatcher: publish failed")
+    : Effect.logWarning("Dispatcher: claim lost before the outcome was recorded")
+  return error === undefined ? line : Effect.annotateLogs(line, "error", error)
+}
+
+/**
+ * A published destination's follow-ups (thread parts, first comment), run after `published` was
+ * recorded: under their own timeout, never failing, never touching the destination again.
+ */
+const runFollowUps = (claim: Claim, config: Resolved, result: PublishResult) =>
+  Effect.gen(function*() {
+    const followUps = result.followUps
+    if (followUps === undefined) return
+    const platforms = yield* Platforms
+    const client = platforms.get(claim.destination.platform)
+    const chosen = Option.flatMap(client, (c) => Option.fromNullable(c.followUpTimeout ?? c.timeout))
+    const timeout = Option.match(chosen, { onNone: () => config.publishTimeout, onSome: Duration.decode })
+    yield* followUps.pipe(
+      Effect.timeoutFail({ duration: timeout, onTimeout: () => `did not finish within ${Duration.format(timeout)}` }),
+      Effect.catchAllCause((cause) =>
+        Effect.logWarning("Dispatcher: follow-ups of a published post did not complete", cause)
+      )
+    )
+  })
+
+const processClaim = (
+  claim: Claim,
+  config: Resolved,
+  cache: AccountCache,
+  queue: Queue.Enqueue<readonly [Pending, Deferred.Deferred<Recorded, unknown>]>,
+  holds: Holds
+) =>
+  publishClaim(claim, config, cache, holds).pipe(
+    // Storage failed before anything was sent: safe to try again later.
+    Effect.catchTag("PersistenceError", () =>
+      Effect.succeed([
+        localFailure("transient", "Storage was unavailable while preparing the publish"),
+        { post: Option.none(), destinationCount: 1 } satisfies Loaded
+      ] as const)),
+    Effect.flatMap(([outcome, loaded]) =>
+      Effect.gen(function*() {
+        const deferred = yield* Deferred.make<Recorded, unknown>()
+        yield* Queue.offer(queue, [{ claim, outcome, loaded }, deferred] as const)
+        const recorded = yield* Deferred.await(deferred)
+        yield* logOutcome(recorded, outcome)
+        if (recorded === "published" && outcome._tag === "Published") {
+          // The claim is complete: no lease to renew while the follow-ups run.
+          yield* holds.release(claim)
+          yield* runFollowUps(claim, config, outcome.result)
+        }
+        return recorded
+      })
+    ),
+    Effect.catchAllCause((cause) =>
+      Effect.logError("Dispatcher: could not record a publish outcome; its lease will resolve it", cause).pipe(
+        Effect.as("lost" as const)
+      )
+    ),
+    Effect.ensuring(holds.release(claim)),
+    Effect.annotateLogs(logAnnotations(claim.destination))
+  )
+
+/**
+ * One round: resolves expired leases, claims up to a batch of due destinations and publishes them
+ * (concurrently, bounded), recording each outcome with its events.
+ */
+export const runOnce = (options: Options) =>
+  Effect.gen(function*() {
+    const config = resolve(options)
+    const abandoned = yield* resolveAbandoned(config)
+    const claims = yield* claimBatch(config)
+    const cache: AccountCache = new Map()
+    const queue = yield* Queue.unbounded<readonly [Pending, Deferred.Deferred<Recorded, unknown>]>()
+    const results = claims.length === 0 ? [] : yield* Effect.scoped(Effect.gen(function*() {
+      yield* Effect.forkScoped(recorder(queue, config.batchSize))
+      const holds = yield* makeHolds(claims, config)
+      return yield* Effect.forEach(claims, (claim) => processClaim(claim, config, cache, queue, holds), {
+        concurrency: config.concurrency
+      })
+    }))
+    const count = (r: Recorded) => results.filter((x) => x === r).length
+    const summary: RoundSummary = {
+      claimed: claims.length,
+      published: count("published"),
+      requeued: count("requeued"),
+      failed: count("failed"),
+      expired: abandoned.resolved,
+      settledFound: abandoned.found,
+      settledAbsent: abandoned.absent,
+      lost: count("lost")
+    }
+    return summary
+  }).pipe(Effect.withSpan("Dispatcher.runOnce"))
+
+/** How long to sleep before the next round: until the next due instant, at most the poll interval. */
+const nextWait = (config: Resolved) =>
+  Effect.gen(function*() {
+    const dispatch = yield* DispatchStore
+    const next = yield* dispatch.nextDueAt
+    if (Option.isNone(next)) return config.pollInterval
+    const now = yield* DateTime.now
+    const untilDue = DateTime.toEpochMillis(next.value) - DateTime.toEpochMillis(now)
+    // Due already but not claimable: another process holds it in an open claim. Back off briefly.
+    if (untilDue <= 0) return Duration.millis(10)
+    return Duration.min(Duration.millis(untilDue), config.pollInterval)
+  })
+
+/**
+ * Every poll interval: takes over and resolves abandoned destinations (`resolveAbandoned`), waking the
+ * loop when some were re-queued. Each sweep finishes once started, so stopping never strands a take-over.
+ */
+const sweepLoop = (config: Resolved) =>
+  Effect.forever(
+    Effect.uninterruptible(
+      resolveAbandoned(config).pipe(
+        Effect.flatMap((tally) => (tally.absent > 0 ? poke : Effect.void)),
+        Effect.catchAllCause((cause) => Effect.logError("Dispatcher: sweep of dead processes failed", cause))
+      )
+    ).pipe(Effect.zipRight(Effect.sleep(config.pollInterval)))
+  )
+
+/**
+ * Runs rounds forever: straight on while there is more due work, otherwise asleep until the next due
+ * instant, a poke from `DispatchSignal`, or the poll interval, whichever comes first.
+ */
+export const run = (options: Options) =>
+  Effect.gen(function*() {
+    const config = resolve(options)
+    const signal = yield* Effect.serviceOption(DispatchSignal)
+    const wake = Option.match(signal, { onNone: () => Effect.never, onSome: (s) => s.take })
+    // Dead processes are swept on their own schedule too, not only between rounds: a round may take as
+    // long as its slowest publish, and the bound on noticing a death must not depend on it.
+    yield* Effect.fork(sweepLoop(config))
+    while (true) {
+      if (Option.isSome(signal)) yield* signal.value.clear
+      // A round runs in its own fiber that nobody interrupts: stopping the loop waits for the round
+      // in flight, so no claimed destination is abandoned to its lease (each publish is bounded by
+      // its timeout). Only a killed process leaves leases to run out.
+      const fiber = yield* Effect.forkDaemon(runOnce(options).pipe(
+        Effect.map(Option.some),
+        Effect.catchAllCause((cause) =>
+          Effect.logError("Dispatcher: round failed", cause).pipe(Effect.as(Option.none<RoundSummary>()))
+        )
+      ))
+      const round = yield* Fiber.join(fiber).pipe(Effect.onInterrupt(() => Fiber.await(fiber)))
+      if (Option.isNone(round)) {
+        yield* Effect.raceFirst(Effect.sleep(config.pollInterval), wake)
+        continue
+      }
+      if (round.value.claimed >= config.batchSize || round.value.expired >= config.batchSize) continue
+      const wait = yield* nextWait(config).pipe(Effect.orElseSucceed(() => config.pollInterval))
+      yield* Effect.raceFirst(Effect.sleep(wait), wake)
+    }
+  }).pipe(Effect.withSpan("Dispatcher.run"))
+
+// ---------------------------------------------------------------------------------------------------
+// Health
+// ---------------------------------------------------------------------------------------------------
+
+/**
+ * How late the oldest due destination is: zero when nothing queued is past due. `GET /health` reports
+ * it; a growing value means the workers do not keep up (or none runs).
+ */
+export const oldestDueLag: Effect.Effect<Duration.Duration, PersistenceError, DispatchStore> = Effect.gen(
+  function*() {
+    const dispatch = yield* DispatchStore
+    const next = yield* dispatch.nextDueAt
+    if (Option.isNone(next)) return Duration.zero
+    const now = yield* DateTime.now
+    const late = DateTime.toEpochMillis(now) - DateTime.toEpochMillis(next.value)
+    return late > 0 ? Duration.millis(late) : Duration.zero
+  }
+)

@@ -1,0 +1,620 @@
+/**
+ * The webhooks use cases: subscriptions (create, list, get, update, delete, test) and delivery.
+ *
+ * Deliveries are created with their events, in the event's transaction (the SQL event store fans each
+ * appended event out to the active subscriptions that name it). `deliverDue` claims due deliveries a
+ * whole subscription at a time (exclusive across processes, leased), sends each one signed, in event
+ * order, and records every attempt: success only on a 2xx answer within the timeout; otherwise the
+ * next attempt is due by the spec's ladder (`WebhookActivity.nextAttemptDelay`), and after the 6th
+ * failed attempt the delivery is dead. A dead delivery counts as one failed delivery; the 20th in a
+ * row disables the subscription; a delivered one resets the count.
+ *
+ * Delivery is at least once: a process that dies mid-attempt leaves the delivery due (its attempt is
+ * not counted) and it is sent again after the lease runs out. Receivers dedupe by event id.
+ */
+import * as Context from "effect/Context"
+import * as DateTime from "effect/DateTime"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
+import * as Redacted from "effect/Redacted"
+import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
+import { Crypto } from "../kernel/Crypto.js"
+import { DomainError, type PersistenceError } from "../kernel/Errors.js"
+import { type EventType, eventTypes, isEventType } from "./Event.js"
+import * as FieldCaps from "../kernel/FieldCaps.js"
+import { IdGenerator } from "../kernel/IdGenerator.js"
+import { type OrganizationId, WebhookId } from "../kernel/Ids.js"
+import { decodeBody } from "../posts/Posts.js"
+import { DeliveryAttempt, WebhookSubscription } from "./Webhook.js"
+import * as WebhookActivity from "./WebhookActivity.js"
+import * as WebhookSignature from "./WebhookSignature.js"
+import {
+  type ClaimedDelivery,
+  type DeliveryOutcome,
+  type SubscriptionClaim,
+  type WebhookRecord,
+  WebhookStore
+} from "./WebhookStore.js"
+import { type WebhookResponse, type WebhookSendError, WebhookTransport } from "./WebhookTransport.js"
+
+// ---------------------------------------------------------------------------------------------------
+// Constants
+// ---------------------------------------------------------------------------------------------------
+
+/** Subscriptions per organization (spec: Limits). */
+export const maxPerOrganization = 25
+
+export const maxUrlLength = 2048
+export const maxNameLength = 200
+
+/** How long a receiver has to answer (spec: Retry policy). */
+export const defaultTimeout: Duration.Duration = Duration.seconds(10)
+
+export const secretWarning =
+  "Store this secret now: it is shown only in this response and cannot be retrieved again. Verify each " +
+  "delivery's X-Service-Signature (sha256= + hex HMAC-SHA256 of the raw body, keyed with this whole secret) " +
+  "before trusting it. To replace a lost secret, delete the webhook and create a new one."
+
+export const wildcardMessage = "There is no wildcard event: name every event the webhook should receive"
+
+// ---------------------------------------------------------------------------------------------------
+// The URL check at creation
+// ---------------------------------------------------------------------------------------------------
+
+export class UrlRefused extends Schema.TaggedError<UrlRefused>()("UrlRefused", { message: Schema.String }) {}
+
+/**
+ * Checks a receiver URL when it is saved (HTTPS, no private or local address, including what its host
+ * resolves to). Sending checks again, every time; this only refuses early what could never be sent.
+ */
+export class WebhookUrlGuard extends Context.Tag("@herald/core/Webhooks/WebhookUrlGuard")<WebhookUrlGuard, {
+  readonly check: (url: string) => Effect.Effect<void, UrlRefused>
+}>() {}
+
+// ---------------------------------------------------------------------------------------------------
+// Bodies
+// ---------------------------------------------------------------------------------------------------
+
+export const CreateBody = Schema.Struct({
+  url: FieldCaps.cappedString(FieldCaps.maxUrl).annotations({ description: "HTTPS URL of the receiver" }),
+  events: Schema.Array(Schema.String).annotations({
+    description: `Event names, at least one; no wildcard. One of: ${eventTypes.join(", ")}`
+  }),
+  name: Schema.optional(
+    Schema.NullOr(FieldCaps.cappedString(FieldCaps.maxLabel)).annotations({ description: "Optional label" })
+  )
+}).annotations({ identifier: "CreateWebhookRequest" })
+
+export const UpdateBody = Schema.Struct({
+  url: Schema.optional(FieldCaps.cappedString(FieldCaps.maxUrl)),
+  events: Schema.optional(Schema.Array(Schema.String)),
+  is_active: Schema.optional(Schema.Boolean.annotations({
+    description: "true re-enables the webhook and resets its failure counter; false disables it"
+  })),
+  name: Schema.optional(Schema.NullOr(FieldCaps.cappedString(FieldCaps.maxLabel)))
+}).annotations({ identifier: "UpdateWebhookRequest" })
+
+const invalid = (path: string, message: string): DomainError =>
+  DomainError.of("validation_error", `${path}: ${message}`, { validation_errors: [{ path, message }] })
+
+/** Known, explicit event names, deduplicated in the order given. */
+export const checkEvents = (raw: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<EventType>, DomainError> => {
+  if (raw.length === 0) return Effect.fail(invalid("events", "name at least one event"))
+  const unknown = raw.filter((e) => !isEventType(e))
+  if (unknown.length > 0) {
+    const wildcard = unknown.some((e) => e.includes("*"))
+    return DomainError.fail(
+      "invalid_event_type",
+      `Unknown event type${unknown.length > 1 ? "s" : ""}: ${unknown.join(", ")}` +
+        (wildcard ? `. ${wildcardMessage}` : ""),
+      { valid_events: [...eventTypes], invalid_events: unknown }
+    )
+  }
+  return Effect.succeed([...new Set(raw as ReadonlyArray<EventType>)])
+}
+
+const checkUrl = (url: string) =>
+  Effect.gen(function*() {
+    const trimmed = url.trim()
+    if (trimmed === "") return yield* invalid("url", "required")
+    if (trimmed.length > maxUrlLength) return yield* invalid("url", `at most ${maxUrlLength} characters`)
+    const guard = yield* WebhookUrlGuard
+    yield* guard.check(trimmed).pipe(Effect.mapError((refused) => invalid("url", refused.message)))
+    return trimmed
+  })
+
+const checkName = (name: string | null | undefined): Effect.Effect<Option.Option<string>, DomainError> => {
+  if (name === undefined || name === null || name.trim() === "") return Effect.succeed(Option.none())
+  if (name.length > maxNameLength) return Effect.fail(invalid("name", `at most ${maxNameLength} characters`))
+  return Effect.succeed(Option.some(name.trim()))
+}
+
+const parseId = (raw: string): Option.Option<WebhookId> => Schema.decodeUnknownOption(WebhookId)(raw.toLowerCase())
+
+const found = (organizationId: OrganizationId, rawId: string) =>
+  Effect.gen(function*() {
+    const id = parseId(rawId)
+    if (Option.isNone(id)) return yield* DomainError.notFound("Webhook")
+    const record = yield* (yield* WebhookStore).findById(organizationId, id.value)
+    if (Option.isNone(record)) return yield* DomainError.notFound("Webhook")
+    return record.value
+  })
+
+// ---------------------------------------------------------------------------------------------------
+// Subscriptions
+// ---------------------------------------------------------------------------------------------------
+
+export interface Created {
+  readonly record: WebhookRecord
+  /** The signing secret, shown once. */
+  readonly secret: string
+}
+
+export const create = (organizationId: OrganizationId, rawBody: unknown) =>
+  Effect.gen(function*() {
+    const body = yield* decodeBody(CreateBody, rawBody ?? {})
+    const events = yield* checkEvents(body.events)
+    const name = yield* checkName(body.name)
+    const url = yield* checkUrl(body.url)
+    const store = yield* WebhookStore
+    const secret = yield* WebhookSignature.generateSecret
+    const now = yield* DateTime.now
+    const subscription = new WebhookSubscription({
+      id: WebhookId.make(yield* (yield* IdGenerator).uuid),
+      organizationId,
+      url,
+      events,
+      name,
+      secret: Redacted.make(secret),
+      isActive: true,
+      consecutiveFailures: 0,
+      createdAt: now,
+      updatedAt: now
+    })
+    const inserted = yield* store.insert(subscription, maxPerOrganization)
+    if (!inserted) {
+      return yield* DomainError.fail(
+        "limit_reached",
+        `An organization can have at most ${maxPerOrganization} webhooks; delete one before creating another`,
+        { limit: maxPerOrganization }
+      )
+    }
+    const created: Created = {
+      record: { subscription, lastDeliveryAt: Option.none(), lastStatus: Option.none() },
+      secret
+    }
+    return created
+  }).pipe(Effect.withSpan("Webhooks.create"))
+
+export const list = (organizationId: OrganizationId) =>
+  Effect.flatMap(WebhookStore, (store) => store.list(organizationId)).pipe(Effect.withSpan("Webhooks.list"))
+
+export const get = (organizationId: OrganizationId, id: string) =>
+  found(organizationId, id).pipe(Effect.withSpan("Webhooks.get"))
+
+export const update = (organizationId: OrganizationId, id: string, rawBody: unknown) =>
+  Effect.gen(function*() {
+    const current = yield* found(organizationId, id)
+    const body = yield* decodeBody(UpdateBody, rawBody ?? {})
+    const events = body.events === undefined ? undefined : yield* checkEvents(body.events)
+    const url = body.url === undefined ? undefined : yield* checkUrl(body.url)
+    const name = body.name === undefined ? undefined : yield* checkName(body.name)
+    const updated = yield* (yield* WebhookStore).update(organizationId, current.subscription.id, {
+      ...(url === undefined ? {} : { url }),
+      ...(events === undefined ? {} : { events }),
+      ...(name === undefined ? {} : { name }),
+      ...(body.is_active === undefined ? {} : { isActive: body.is_active }),
+      updatedAt: yield* DateTime.now
+    })
+    if (Option.isNone(updated)) return yield* DomainError.notFound("Webhook")
+    return updated.value
+  }).pipe(Effect.withSpan("Webhooks.update"))
+
+export const remove = (organizationId: OrganizationId, id: string) =>
+  Effect.gen(function*() {
+    const current = yield* found(organizationId, id)
+    const removed = yield* (yield* WebhookStore).remove(organizationId, current.subscription.id)
+    if (!removed) return yield* DomainError.notFound("Webhook")
+    return current
+  }).pipe(Effect.withSpan("Webhooks.remove"))
+
+export const defaultPageSize = 20
+export const maxPageSize = 100
+
+/** The subscription's recent attempts, newest first (`limit` 1 to 100, default 20). */
+export const attempts = (
+  organizationId: OrganizationId,
+  id: string,
+  page: { readonly limit?: number | undefined; readonly offset?: number | undefined } = {}
+) =>
+  Effect.gen(function*() {
+    const current = yield* found(organizationId, id)
+    const limit = Math.min(maxPageSize, Math.max(1, Math.trunc(page.limit ?? defaultPageSize)))
+    const offset = Math.max(0, Math.trunc(page.offset ?? 0))
+    const items = yield* (yield* WebhookStore).listAttempts(organizationId, current.subscription.id, { limit, offset })
+    return { items, limit, offset }
+  }).pipe(Effect.withSpan("Webhooks.attempts"))
+
+// ---------------------------------------------------------------------------------------------------
+// One attempt
+// ---------------------------------------------------------------------------------------------------
+
+export const isSuccess = (status: number): boolean => status >= 200 && status < 300
+
+interface Sent {
+  readonly attemptId: string
+  readonly result: Either.Either<WebhookResponse, WebhookSendError>
+}
+
+/** Signs and sends one attempt of the event to the subscription. */
+const send = (
+  subscription: WebhookSubscription,
+  event: WebhookSignature.PayloadEvent,
+  attempt: number,
+  timeout: Duration.Duration
+) =>
+  Effect.gen(function*() {
+    const attemptId = yield* (yield* IdGenerator).uuid
+    const body = WebhookSignature.buildPayload(event)
+    const now = yield* DateTime.now
+    const headers = yield* WebhookSignature.headers({
+      secret: subscription.secret,
+      event: { id: event.id, type: event.type },
+      deliveryId: attemptId,
+      attempt,
+      timestamp: Math.floor(DateTime.toEpochMillis(now) / 1000),
+      body
+    })
+    const transport = yield* WebhookTransport
+    const result = yield* Effect.either(transport.send({ url: subscription.url, headers, body, timeout }))
+    const sent: Sent = { attemptId, result }
+    return sent
+  })
+
+/** What an attempt's answer means, in words, for the deliveries listing and the test endpoint. */
+export const describe = (result: Either.Either<WebhookResponse, WebhookSendError>, timeout: Duration.Duration) =>
+  Either.match(result, {
+    onLeft: (error) => `No answer: ${error.message}`,
+    onRight: (response) =>
+      isSuccess(response.status)
+        ? `The receiver answered ${response.status} in ${response.durationMs} ms`
+        : `The receiver answered ${response.status}; only a 2xx answer within ${
+          Duration.format(timeout)
+        } counts as delivered`
+  })
+
+// ---------------------------------------------------------------------------------------------------
+// Test delivery
+// ---------------------------------------------------------------------------------------------------
+
+export interface TestResult {
+  readonly ok: boolean
+  /** The receiver's HTTP status; None when it did not answer. */
+  readonly status: Option.Option<number>
+  readonly durationMs: number
+  readonly message: string
+}
+
+/**
+ * Sends one signed test delivery now, whatever the webhook's state. Its event is the webhook's first
+ * subscribed event with `data.test: true`; a fresh event id; not recorded, not retried, not counted.
+ */
+export const test = (organizationId: OrganizationId, id: string, options: { readonly timeout?: Duration.DurationInput } = {}) =>
+  Effect.gen(function*() {
+    const { subscription } = yield* found(organizationId, id)
+    const timeout = Duration.decode(options.timeout ?? defaultTimeout)
+    const event: WebhookSignature.PayloadEvent = {
+      id: yield* (yield* IdGenerator).uuid,
+      type: subscription.events[0] ?? "post.published",
+      organizationId,
+      createdAt: yield* DateTime.now,
+      data: {
+        test: true,
+        webhook_id: subscription.id,
+        message: "A test delivery from POST /webhooks/{id}/test; no post or account changed"
+      }
+    }
+    const { result } = yield* send(subscription, event, 1, timeout)
+    const out: TestResult = Either.match(result, {
+      onLeft: (error) => ({
+        ok: false,
+        status: Option.none(),
+        durationMs: Math.round(error.durationMs),
+        message: describe(result, timeout)
+      }),
+      onRight: (response) => ({
+        ok: isSuccess(response.status),
+        status: Option.some(response.status),
+        durationMs: Math.round(response.durationMs),
+        message: describe(result, timeout)
+      })
+    })
+    return out
+  }).pipe(Effect.withSpan("Webhooks.test"))
+
+// ---------------------------------------------------------------------------------------------------
+// Delivery
+// ---------------------------------------------------------------------------------------------------
+
+export interface DeliveryOptions {
+  /** Subscriptions claimed per round, and in flight at once in `run`; default 16. */
+  readonly subscriptions?: number
+  /** Deliveries of one subscription claimed at once (sent one after another); default 10. */
+  readonly perSubscription?: number
+  /** A receiver's time to answer; default 10 seconds (the transport also caps it). */
+  readonly timeout?: Duration.DurationInput
+  /** The claim's lease; default long enough for every claimed delivery to time out, plus a minute. */
+  readonly leaseFor?: Duration.DurationInput
+  /** The longest `run` sleeps without looking for due deliveries; default 1 second. */
+  readonly pollInterval?: Duration.DurationInput
+}
+
+interface Resolved {
+  readonly subscriptions: number
+  readonly perSubscription: number
+  readonly timeout: Duration.Duration
+  readonly leaseFor: Duration.Duration
+  readonly pollInterval: Duration.Duration
+}
+
+/** Time kept free at the end of a lease to record the last outcome. */
+const leaseMargin = Duration.seconds(5)
+
+const resolve = (options: DeliveryOptions): Resolved => {
+  const perSubscription = Math.max(1, Math.trunc(options.perSubscription ?? 10))
+  const timeout = Duration.decode(options.timeout ?? defaultTimeout)
+  const needed = Duration.sum(
+    Duration.times(Duration.sum(timeout, leaseMargin), perSubscription),
+    Duration.minutes(1)
+  )
+  return {
+    subscriptions: Math.max(1, Math.trunc(options.subscriptions ?? 16)),
+    perSubscription,
+    timeout,
+    leaseFor: options.leaseFor === undefined ? needed : Duration.decode(options.leaseFor),
+    pollInterval: Duration.decode(options.pollInterval ?? "1 second")
+  }
+}
+
+export interface RoundSummary {
+  /** Subscriptions claimed. */
+  readonly subscriptions: number
+  readonly attempted: number
+  readonly delivered: number
+  /** Failed attempts with another attempt due later. */
+  readonly retrying: number
+  readonly dead: number
+  /** Attempts whose outcome could not be written (claim lost); they will be sent again. */
+  readonly lost: number
+}
+
+type Recorded = "delivered" | "retrying" | "dead" | "lost"
+
+/** The outcome of attempt `attempt` ending at `at`. */
+export const outcomeOf = (ok: boolean, attempt: number, at: DateTime.Utc): DeliveryOutcome => {
+  if (ok) return { _tag: "Delivered" }
+  return Option.match(WebhookActivity.nextAttemptDelay(attempt), {
+    onNone: (): DeliveryOutcome => ({ _tag: "Dead" }),
+    onSome: (delay): DeliveryOutcome => ({ _tag: "Retry", at: DateTime.addDuration(at, delay) })
+  })
+}
+
+const attemptOne = (claim: SubscriptionClaim, claimed: ClaimedDelivery, config: Resolved) =>
+  Effect.gen(function*() {
+    const store = yield* WebhookStore
+    const { attemptId, result } = yield* send(claim.subscription, claimed.event, claimed.attempt, config.timeout)
+    const attemptedAt = yield* DateTime.now
+    const ok = Either.isRight(result) && isSuccess(result.right.status)
+    const outcome = outcomeOf(ok, claimed.attempt, attemptedAt)
+    const record = new DeliveryAttempt({
+      id: attemptId,
+      deliveryId: claimed.delivery.id,
+      subscriptionId: claim.subscription.id,
+      eventId: claimed.event.id,
+      eventType: claimed.event.type,
+      attempt: claimed.attempt,
+      ok,
+      statusCode: Either.match(result, { onLeft: () => Option.none(), onRight: (r) => Option.some(r.status) }),
+      durationMs: Math.max(0, Math.round(Either.match(result, { onLeft: (e) => e.durationMs, onRight: (r) => r.durationMs }))),
+      responseBody: Either.match(result, { onLeft: () => "", onRight: (r) => r.body }),
+      error: ok ? Option.none() : Option.some(describe(result, config.timeout)),
+      attemptedAt
+    })
+    const written = yield* store.complete(claim, claimed, outcome, record).pipe(
+      Effect.retry({ times: 3, schedule: Schedule.exponential("100 millis") })
+    )
+    const recorded: Recorded = written._tag === "Lost"
+      ? "lost"
+      : outcome._tag === "Delivered"
+      ? "delivered"
+      : outcome._tag === "Retry"
+      ? "retrying"
+      : "dead"
+    yield* (ok ? Effect.logDebug("Webhooks: delivered") : Effect.logInfo("Webhooks: delivery attempt failed")).pipe(
+      Effect.annotateLogs({
+        webhook_id: claim.subscription.id,
+        event: claimed.event.type,
+        event_id: claimed.event.id,
+        attempt: claimed.attempt,
+        status: Either.match(result, { onLeft: (e) => e.reason, onRight: (r) => String(r.status) }),
+        outcome: recorded
+      })
+    )
+    return { recorded, stillActive: written._tag === "Recorded" && written.isActive }
+  })
+
+/**
+ * Sends a claimed subscription's deliveries one after another, in event order, while its lease leaves
+ * room for another attempt; stops early when the subscription is disabled or the claim is lost.
+ */
+const deliverClaim = (claim: SubscriptionClaim, config: Resolved) =>
+  Effect.gen(function*() {
+    const results: Array<Recorded> = []
+    for (const claimed of claim.deliveries) {
+      const now = yield* DateTime.now
+      const latestStart = DateTime.subtractDuration(claim.leaseExpiresAt, Duration.sum(config.timeout, leaseMargin))
+      if (DateTime.greaterThan(now, latestStart)) break
+      const { recorded, stillActive } = yield* attemptOne(claim, claimed, config)
+      results.push(recorded)
+      if (recorded === "lost" || !stillActive) break
+    }
+    return results
+  }).pipe(
+    Effect.catchAllCause((cause) =>
+      Effect.logError("Webhooks: could not record a delivery attempt; it stays due", cause).pipe(
+        Effect.as([] as Array<Recorded>)
+      )
+    ),
+    Effect.ensuring(Effect.flatMap(WebhookStore, (store) => store.release(claim)).pipe(Effect.ignore))
+  )
+
+const summarize = (claimed: number, results: ReadonlyArray<Recorded>): RoundSummary => {
+  const count = (r: Recorded) => results.filter((x) => x === r).length
+  return {
+    subscriptions: claimed,
+    attempted: results.length,
+    delivered: count("delivered"),
+    retrying: count("retrying"),
+    dead: count("dead"),
+    lost: count("lost")
+  }
+}
+
+const claim = (config: Resolved, subscriptions: number) =>
+  Effect.gen(function*() {
+    const store = yield* WebhookStore
+    return yield* store.claimDue({
+      now: yield* DateTime.now,
+      subscriptions,
+      perSubscription: config.perSubscription,
+      leaseFor: config.leaseFor
+    })
+  })
+
+/**
+ * One round: claims due deliveries (up to `subscriptions` subscriptions) and sends them, subscriptions
+ * concurrently, each subscription's deliveries in event order; returns once all are recorded.
+ */
+export const deliverDue = (options: DeliveryOptions = {}) =>
+  Effect.gen(function*() {
+    const config = resolve(options)
+    const claims = yield* claim(config, config.subscriptions)
+    const results = yield* Effect.forEach(claims, (c) => deliverClaim(c, config), { concurrency: "unbounded" })
+    return summarize(claims.length, results.flat())
+  }).pipe(Effect.withSpan("Webhooks.deliverDue"))
+
+/**
+ * Delivers forever. Each claimed subscription is worked in its own fiber, up to `subscriptions` at once,
+ * and the loop claims more as soon as one finishes: a slow or hanging receiver holds only its own
+ * fiber, never the deliveries of others. Interrupting the loop interrupts the attempts in flight; their
+ * deliveries stay due (not counted) and are sent again.
+ */
+export const run = (options: DeliveryOptions = {}) =>
+  Effect.scoped(Effect.gen(function*() {
+    const config = resolve(options)
+    const store = yield* WebhookStore
+    const freed = yield* Queue.sliding<void>(1)
+    let inFlight = 0
+    while (true) {
+      const room = config.subscriptions - inFlight
+      let claimed = 0
+      if (room > 0) {
+        const claims = yield* claim(config, room).pipe(
+          Effect.catchAllCause((cause) =>
+            Effect.logError("Webhooks: claiming deliveries failed", cause).pipe(
+              Effect.as([] as ReadonlyArray<SubscriptionClaim>)
+            )
+          )
+        )
+        claimed = claims.length
+        for (const c of claims) {
+          inFlight += 1
+          yield* Effect.forkScoped(deliverClaim(c, config).pipe(
+            Effect.ensuring(Effect.suspend(() => {
+              inFlight -= 1
+              return Queue.offer(freed, undefined)
+            }))
+          ))
+        }
+      }
+      let wait = config.pollInterval
+      if (room - claimed > 0) {
+        const next = yield* store.nextDueAt.pipe(Effect.orElseSucceed(() => Option.none<DateTime.Utc>()))
+        if (Option.isSome(next)) {
+          const untilDue = DateTime.toEpochMillis(next.value) - DateTime.toEpochMillis(yield* DateTime.now)
+          wait = Duration.min(Duration.millis(Math.max(10, untilDue)), config.pollInterval)
+        }
+      }
+      yield* Effect.raceFirst(Effect.sleep(wait), Queue.take(freed))
+    }
+  })).pipe(Effect.withSpan("Webhooks.run"))
+
+// ---------------------------------------------------------------------------------------------------
+// Housekeeping: delivery history
+// ---------------------------------------------------------------------------------------------------
+
+/** How long a finished delivery (and its attempts) is kept after it finished: 30 days. */
+export const defaultRetention: Duration.Duration = Duration.days(30)
+
+/** Finished deliveries kept per webhook at most (the most recently finished). */
+export const defaultMaxPerWebhook = 10_000
+
+export interface HistoryOptions {
+  /** Finished deliveries older than this go; default 30 days. */
+  readonly retention?: Duration.DurationInput
+  /** A webhook keeps at most this many finished deliveries; default 10,000. */
+  readonly maxPerWebhook?: number
+  /**
+   * The cap is checked for webhooks with a delivery attempt within this window (others cannot have
+   * grown); default 1 day, far longer than the sweep interval.
+   */
+  readonly activeWithin?: Duration.DurationInput
+  /** Deliveries deleted per transaction; default 500. */
+  readonly batchSize?: number
+  /** Transactions at most per sweep (the next sweep goes on); default 100. */
+  readonly maxBatches?: number
+}
+
+export interface HistorySummary {
+  readonly deliveries: number
+  readonly attempts: number
+  /** Deliveries that finished before this instant were past the retention. */
+  readonly finishedBefore: DateTime.Utc
+}
+
+/**
+ * Prunes the delivery history (`GET /webhooks/{id}/deliveries`): finished deliveries, delivered or
+ * dead, with their attempts, once they finished more than `retention` ago (30 days by default) or
+ * once their webhook has more than `maxPerWebhook` finished ones (10,000 by default; the oldest
+ * go). Pending deliveries, including those waiting for their next attempt, are never pruned, nor
+ * are their attempts. Works in short batches; several processes may prune at once.
+ */
+export const pruneHistory = (options: HistoryOptions = {}) =>
+  Effect.gen(function*() {
+    const store = yield* WebhookStore
+    const now = yield* DateTime.now
+    const finishedBefore = DateTime.subtractDuration(now, Duration.decode(options.retention ?? defaultRetention))
+    const activeSince = DateTime.subtractDuration(now, Duration.decode(options.activeWithin ?? Duration.days(1)))
+    const keepPerSubscription = Math.max(0, Math.trunc(options.maxPerWebhook ?? defaultMaxPerWebhook))
+    const limit = Math.max(1, Math.trunc(options.batchSize ?? 500))
+    const maxBatches = Math.max(1, Math.trunc(options.maxBatches ?? 100))
+    let deliveries = 0
+    let attempts = 0
+    for (let batch = 0; batch < maxBatches; batch++) {
+      const pruned = yield* store.pruneDeliveries({ finishedBefore, keepPerSubscription, activeSince, limit })
+      deliveries += pruned.deliveries
+      attempts += pruned.attempts
+      if (pruned.deliveries < limit) break
+    }
+    const summary: HistorySummary = { deliveries, attempts, finishedBefore }
+    return summary
+  }).pipe(Effect.withSpan("Webhooks.pruneHistory"))
+
+export type WebhooksError = DomainError | PersistenceError
+
+/** What the subscription use cases need besides the store. */
+export type Requirements = WebhookStore | WebhookUrlGuard | IdGenerator | Crypto
