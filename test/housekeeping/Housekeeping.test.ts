@@ -14,6 +14,9 @@ import * as Housekeeping from "@herald/core/publishing/Housekeeping"
 import * as MediaLibrary from "@herald/core/media/MediaLibrary"
 import { MediaStore } from "@herald/core/media/MediaStore"
 import * as Webhooks from "@herald/core/webhooks/Webhooks"
+import { PostStore } from "@herald/core/posts/PostStore"
+import { QueueStore } from "@herald/core/workflow/QueueStore"
+import * as DateTime from "effect/DateTime"
 import * as Worker from "@herald/http/Worker"
 import * as Chunk from "effect/Chunk"
 import * as Duration from "effect/Duration"
@@ -29,6 +32,7 @@ import * as TestServices from "effect/TestServices"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import * as ContractFixtures from "../../packages/adapters/test/contract/Fixtures.js"
 import * as Fixtures from "../support/MediaFixtures.js"
 import { emit, engine, givenOrganization, receiver } from "../webhooks/WebhookFixtures.js"
 
@@ -176,6 +180,28 @@ describe("housekeeping", () => {
       expect((yield* Webhooks.attempts(org.id, hook.id)).items).toEqual([])
       yield* Fiber.interrupt(loop)
     }).pipe(Effect.scoped, Effect.provide(services)), 30_000)
+
+  it.effect("a round prunes the queue claims of openings more than a day past, and only those", () => {
+    const lines: Array<string> = []
+    return Effect.gen(function*() {
+      const org = yield* givenOrganization
+      const store = yield* QueueStore
+      // Two claimed openings a day apart, each held by a post scheduled there.
+      const openings = [2 * 24 * HOUR, 3 * 24 * HOUR]
+      for (const t of openings) {
+        const p = ContractFixtures.post(org.id, { scheduledFor: Option.some(DateTime.unsafeMake(t)) })
+        expect(yield* store.claim(org.id, DateTime.unsafeMake(t), p.id)).toBe(true)
+        yield* (yield* PostStore).insert({ post: p, destinations: [] })
+      }
+      expect((yield* Housekeeping.runOnce()).queue?.claims).toBe(0)
+      // A day and a half after the first opening: its claim goes, the second's stays.
+      yield* TestClock.setTime(openings[0]! + 36 * HOUR)
+      const round = yield* Housekeeping.runOnce()
+      expect(round.queue?.claims).toBe(1)
+      expect(housekeepingLines(lines).at(-1)).toMatch(/^Housekeeping: pruned 1 queue claims of openings before /)
+      expect(yield* store.taken(org.id, DateTime.unsafeMake(0), DateTime.unsafeMake(10 * 24 * HOUR))).toEqual([openings[1]])
+    }).pipe(Effect.scoped, Effect.provide(services), Effect.provide(logged(lines)))
+  })
 
   it("settings from the environment, invalid ones ignored", () => {
     expect(Worker.housekeepingFromEnv({})).toEqual({ webhooks: {} })

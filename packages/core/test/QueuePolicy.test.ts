@@ -26,6 +26,12 @@ const memoryStore = (queue: Option.Option<Queue>) => {
         if (claims.has(t)) return false
         claims.set(t, postId)
         return true
+      }),
+    pruneClaims: (before, limit) =>
+      Effect.sync(() => {
+        const old = [...claims.keys()].filter((t) => t < DateTime.toEpochMillis(before)).slice(0, limit)
+        for (const t of old) claims.delete(t)
+        return old.length
       })
   })
   return { claims, layer: Layer.succeed(QueueStore, store) }

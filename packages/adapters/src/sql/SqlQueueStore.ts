@@ -89,7 +89,16 @@ export const make = Effect.gen(function*() {
           VALUES (${organizationId}, ${millis}, ${postId}, ${now})
           ON CONFLICT (organization_id, slot_at) DO NOTHING RETURNING slot_at`.pipe(Effect.flatMap(decodeSlots))
         return rows.length > 0
-      }).pipe(orPersistence("QueueStore.claim"))
+      }).pipe(orPersistence("QueueStore.claim")),
+    pruneClaims: (before, limit) =>
+      limit <= 0 ? Effect.succeed(0) : sql`DELETE FROM queue_slots WHERE (organization_id, slot_at) IN (
+          SELECT organization_id, slot_at FROM queue_slots WHERE slot_at < ${DateTime.toEpochMillis(before)}
+          ORDER BY slot_at LIMIT ${Math.trunc(limit)})
+        RETURNING slot_at`.pipe(
+        Effect.flatMap(decodeSlots),
+        Effect.map((rows) => rows.length),
+        orPersistence("QueueStore.pruneClaims")
+      )
   })
 })
 

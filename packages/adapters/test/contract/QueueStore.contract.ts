@@ -64,6 +64,24 @@ export const queueStoreContract = (layer: StoresLayer, concurrent: StoresLayer =
         expect(yield* store.claim(org.id, slot, third.id)).toBe(true)
       }).pipe(Effect.provide(layer)))
 
+    it.effect("prunes claims of past instants only, at most `limit` at a time", () =>
+      Effect.gen(function*() {
+        const store = yield* QueueStore
+        const org = yield* givenOrg
+        const other = yield* givenOrg
+        for (const [o, offset] of [[org, 1], [org, 2], [org, 3], [other, 1], [org, 10]] as const) {
+          const p = post(o.id, { scheduledFor: Option.some(at(T0 + offset * 3_600_000)) })
+          expect(yield* store.claim(o.id, at(T0 + offset * 3_600_000), p.id)).toBe(true)
+          yield* (yield* PostStore).insert({ post: p, destinations: [] })
+        }
+        const before = at(T0 + 5 * 3_600_000)
+        expect(yield* store.pruneClaims(before, 2)).toBe(2)
+        expect(yield* store.pruneClaims(before, 10)).toBe(2)
+        expect(yield* store.pruneClaims(before, 10)).toBe(0)
+        expect(yield* store.taken(org.id, at(T0), at(T0 + 24 * 3_600_000))).toEqual([T0 + 10 * 3_600_000])
+        expect(yield* store.taken(other.id, at(T0), at(T0 + 24 * 3_600_000))).toEqual([])
+      }).pipe(Effect.provide(layer)))
+
     it.live("20 concurrent allocations in their own transactions take 20 distinct openings", () =>
       Effect.gen(function*() {
         const org = yield* givenOrg

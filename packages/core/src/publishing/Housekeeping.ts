@@ -6,8 +6,9 @@
  *   after their upload URL expired, with their bytes.
  * - Webhook delivery history (`Webhooks.pruneHistory`): finished deliveries and their attempts after
  *   30 days, or beyond 10,000 per webhook.
+ * - Queue claims (`Queues.pruneClaims`): claims of openings more than a day in the past.
  *
- * Both work in short batches, take the time from `Clock`, and are safe with several processes on one
+ * All work in short batches, take the time from `Clock`, and are safe with several processes on one
  * database (each row is removed by one of them). A sweep that fails is logged and tried again at the
  * next round.
  */
@@ -17,6 +18,7 @@ import * as Effect from "effect/Effect"
 import * as Random from "effect/Random"
 import * as MediaLibrary from "../media/MediaLibrary.js"
 import * as Webhooks from "../webhooks/Webhooks.js"
+import * as Queues from "../workflow/Queues.js"
 
 /** How often a process sweeps: every 10 minutes, give or take a fifth. */
 export const defaultInterval: Duration.Duration = Duration.minutes(10)
@@ -26,17 +28,19 @@ export interface Options {
   readonly every?: Duration.DurationInput
   readonly media?: MediaLibrary.SweepOptions
   readonly webhooks?: Webhooks.HistoryOptions
+  readonly queue?: Queues.ClaimPruneOptions
 }
 
 export interface Summary {
   /** None when that sweep failed (it was logged). */
   readonly media: MediaLibrary.SweepSummary | undefined
   readonly webhooks: Webhooks.HistorySummary | undefined
+  readonly queue: Queues.ClaimPruneSummary | undefined
 }
 
 const formatInstant = (instant: DateTime.Utc) => DateTime.formatIso(instant)
 
-/** One round of both sweeps; logs a line for each that removed something; never fails. */
+/** One round of the sweeps; logs a line for each that removed something; never fails. */
 export const runOnce = (options: Options = {}) =>
   Effect.gen(function*() {
     const media = yield* MediaLibrary.sweepAbandoned(options.media).pipe(
@@ -66,7 +70,17 @@ export const runOnce = (options: Options = {}) =>
         Effect.logWarning("Housekeeping: pruning the webhook delivery history failed", cause).pipe(Effect.as(undefined))
       )
     )
-    const summary: Summary = { media, webhooks }
+    const queue = yield* Queues.pruneClaims(options.queue).pipe(
+      Effect.tap((s) =>
+        s.claims > 0
+          ? Effect.logInfo(`Housekeeping: pruned ${s.claims} queue claims of openings before ${formatInstant(s.before)}`)
+          : Effect.void
+      ),
+      Effect.catchAllCause((cause) =>
+        Effect.logWarning("Housekeeping: pruning past queue claims failed", cause).pipe(Effect.as(undefined))
+      )
+    )
+    const summary: Summary = { media, webhooks, queue }
     return summary
   }).pipe(Effect.withSpan("Housekeeping.runOnce"))
 

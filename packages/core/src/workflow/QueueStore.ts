@@ -29,4 +29,9 @@ export class QueueStore extends Context.Tag("@herald/core/workflow/QueueStore")<
     at: DateTime.Utc,
     postId: PostId
   ) => Effect.Effect<boolean, PersistenceError>
+  /**
+   * Removes at most `limit` claims of instants before `before` (past openings are never allocated
+   * again, so their claims only grow the table); returns how many were removed.
+   */
+  readonly pruneClaims: (before: DateTime.Utc, limit: number) => Effect.Effect<number, PersistenceError>
 }>() {}

@@ -5,6 +5,7 @@
  * creates a `use_queue` post (the `QueueAllocator` of `Posts`).
  */
 import * as DateTime from "effect/DateTime"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
@@ -127,6 +128,38 @@ export const allocate = (
     }
     return { _tag: "Full" } as const
   }).pipe(Effect.withSpan("Queues.allocate"))
+
+export interface ClaimPruneOptions {
+  /** How long a claim is kept after its instant; default one day. */
+  readonly retention?: Duration.DurationInput
+  readonly batchSize?: number
+  readonly maxBatches?: number
+}
+
+export interface ClaimPruneSummary {
+  readonly claims: number
+  readonly before: DateTime.Utc
+}
+
+/**
+ * Removes the claims of openings that have passed: allocation only ever looks after now, so a past
+ * claim is never read again. Works in short batches, several processes at once being harmless.
+ */
+export const pruneClaims = (options: ClaimPruneOptions = {}) =>
+  Effect.gen(function*() {
+    const store = yield* QueueStore
+    const before = DateTime.subtractDuration(yield* DateTime.now, Duration.decode(options.retention ?? Duration.days(1)))
+    const limit = Math.max(1, Math.trunc(options.batchSize ?? 500))
+    const maxBatches = Math.max(1, Math.trunc(options.maxBatches ?? 100))
+    let claims = 0
+    for (let batch = 0; batch < maxBatches; batch++) {
+      const removed = yield* store.pruneClaims(before, limit)
+      claims += removed
+      if (removed < limit) break
+    }
+    const summary: ClaimPruneSummary = { claims, before }
+    return summary
+  }).pipe(Effect.withSpan("Queues.pruneClaims"))
 
 /** `Posts`' queue allocator over a `QueueStore`. */
 export const allocatorLayer: Layer.Layer<QueueAllocator, never, QueueStore> = Layer.effect(
