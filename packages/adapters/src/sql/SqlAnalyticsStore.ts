@@ -13,6 +13,7 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import { visibleThrough } from "./internal/PostVisibilitySql.js"
 import { DbNumber, orPersistence } from "./internal/Rows.js"
 import * as PostStatusSql from "./internal/PostStatusSql.js"
 
@@ -38,19 +39,7 @@ export const make = Effect.gen(function*() {
     const filters: Array<Statement.Fragment> = [sql`p.organization_id = ${q.organizationId}`]
     if (q.from !== undefined) filters.push(sql`p.created_at >= ${DateTime.toEpochMillis(q.from)}`)
     if (q.to !== undefined) filters.push(sql`p.created_at < ${DateTime.toEpochMillis(q.to)}`)
-    if (q.visibleAccountIds !== undefined) {
-      // The post list's rule: every target, named in account_ids or as a destination, is visible.
-      const ids = q.visibleAccountIds
-      filters.push(
-        ids.length === 0
-          ? sql`(NOT EXISTS (SELECT 1 FROM destinations v WHERE v.post_id = p.id)
-              AND NOT EXISTS (SELECT 1 FROM post_targets t WHERE t.post_id = p.id))`
-          : sql`(NOT EXISTS (SELECT 1 FROM destinations v WHERE v.post_id = p.id AND v.account_id NOT IN ${sql.in(ids)})
-              AND NOT EXISTS (SELECT 1 FROM post_targets t WHERE t.post_id = p.id AND t.account_id NOT IN ${
-            sql.in(ids)
-          }))`
-      )
-    }
+    if (q.visibleAccountIds !== undefined) filters.push(visibleThrough(sql, "p", q.visibleAccountIds))
     return sql.and(filters)
   }
 

@@ -12,6 +12,7 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import { CountRow, DestinationRow, encodePost, orPersistence, PostRow } from "./internal/Rows.js"
 import * as PostStatusSql from "./internal/PostStatusSql.js"
+import { visibleThrough } from "./internal/PostVisibilitySql.js"
 
 /** Escapes LIKE wildcards so a search term matches literally (used with `ESCAPE '\'`). */
 export const likePattern = (term: string): string => `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
@@ -101,19 +102,7 @@ export const make = Effect.gen(function*() {
       filters.push(sql`(EXISTS (SELECT 1 FROM destinations d WHERE d.post_id = l.id AND d.account_id = ${q.accountId})
         OR EXISTS (SELECT 1 FROM post_targets t WHERE t.post_id = l.id AND t.account_id = ${q.accountId}))`)
     }
-    if (q.visibleAccountIds !== undefined) {
-      // Every target, whether named in account_ids or as a destination, must be visible.
-      const ids = q.visibleAccountIds
-      filters.push(
-        ids.length === 0
-          ? sql`(NOT EXISTS (SELECT 1 FROM destinations d WHERE d.post_id = l.id)
-              AND NOT EXISTS (SELECT 1 FROM post_targets t WHERE t.post_id = l.id))`
-          : sql`(NOT EXISTS (SELECT 1 FROM destinations d WHERE d.post_id = l.id AND d.account_id NOT IN ${sql.in(ids)})
-              AND NOT EXISTS (SELECT 1 FROM post_targets t WHERE t.post_id = l.id AND t.account_id NOT IN ${
-            sql.in(ids)
-          }))`
-      )
-    }
+    if (q.visibleAccountIds !== undefined) filters.push(visibleThrough(sql, "l", q.visibleAccountIds))
     if (q.campaignId !== undefined) filters.push(sql`l.campaign_id = ${q.campaignId}`)
     // Ranges are half-open: `after` is inclusive, `before` exclusive.
     if (q.createdAfter !== undefined) filters.push(sql`l.created_at >= ${millis(q.createdAfter)}`)
