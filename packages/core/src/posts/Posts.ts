@@ -34,6 +34,8 @@ import * as PostLifecycle from "./PostLifecycle.js"
 import { type PostPage, type PostQuery, type PostRecord, type PostSort, PostStore } from "./PostStore.js"
 import { Transactor } from "../kernel/Transactor.js"
 import { UsageCounters } from "../access/UsageCounters.js"
+import * as QueryParams from "../kernel/QueryParams.js"
+import { firstParam, listParam, pageParams, positiveInt, type RawParams } from "../kernel/QueryParams.js"
 
 // ---------------------------------------------------------------------------------------------------
 // Constants
@@ -629,27 +631,10 @@ export const get = (
     return found.value
   }).pipe(Effect.withSpan("Posts.get"))
 
-export const defaultPageSize = 20
-export const maxPageSize = 100
+export const defaultPageSize = QueryParams.defaultPageSize
+export const maxPageSize = QueryParams.maxPageSize
 
 const sorts: ReadonlyArray<PostSort> = ["created_at", "scheduled_for", "updated_at", "published_at"]
-
-type RawParams = Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
-
-const firstParam = (params: RawParams, name: string): string | undefined => {
-  const v = params[name]
-  const s = typeof v === "string" ? v : v?.[0]
-  return s === undefined ? undefined : s.trim()
-}
-
-const listParam = (params: RawParams, name: string): ReadonlyArray<string> => {
-  const v = params[name]
-  const all = typeof v === "string" ? [v] : v ?? []
-  return all.flatMap((s) => s.split(",")).map((s) => s.trim().toLowerCase()).filter((s) => s !== "")
-}
-
-const positiveInt = (raw: string | undefined): number | undefined =>
-  raw !== undefined && /^\d+$/.test(raw) && Number(raw) >= 1 && Number.isSafeInteger(Number(raw)) ? Number(raw) : undefined
 
 const instantParam = (params: RawParams, name: string): DateTime.Utc | undefined => {
   const raw = firstParam(params, name)
@@ -674,15 +659,7 @@ export const parseListQuery = (caller: Caller, params: RawParams): PostQuery => 
   )
   const sortRaw = firstParam(params, "sort")?.toLowerCase()
   const orderRaw = firstParam(params, "order")?.toLowerCase()
-  const limitRaw = firstParam(params, "limit")
-  const limitNumber = limitRaw !== undefined && /^-?\d+$/.test(limitRaw) ? Number(limitRaw) : undefined
-  const limit = limitNumber === undefined || limitNumber < 1
-    ? defaultPageSize
-    : Math.min(limitNumber, maxPageSize)
-  const offsetRaw = firstParam(params, "offset")
-  const offset = offsetRaw !== undefined && /^\d+$/.test(offsetRaw) && Number.isSafeInteger(Number(offsetRaw))
-    ? Number(offsetRaw)
-    : 0
+  const { limit, offset } = pageParams(params)
   const search = firstParam(params, "search")
   const visible = visibleIds(caller)
   const optional = <K extends string, V>(key: K, value: V | undefined) =>

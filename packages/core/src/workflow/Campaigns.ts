@@ -14,11 +14,13 @@ import { CampaignId } from "../kernel/Ids.js"
 import type { Caller } from "../posts/Posts.js"
 import { decodeBody } from "../posts/Posts.js"
 import { Transactor } from "../kernel/Transactor.js"
+import * as QueryParams from "../kernel/QueryParams.js"
+import { firstParam, pageParams, type RawParams } from "../kernel/QueryParams.js"
 
 export const maxNameLength = 100
 export const maxDescriptionLength = 500
-export const defaultPageSize = 20
-export const maxPageSize = 100
+export const defaultPageSize = QueryParams.defaultPageSize
+export const maxPageSize = QueryParams.maxPageSize
 
 const length = (s: string) => [...s].length
 
@@ -86,14 +88,6 @@ export const get = (
     return found.value
   }).pipe(Effect.withSpan("Campaigns.get"))
 
-type RawParams = Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
-
-const firstParam = (params: RawParams, name: string): string | undefined => {
-  const v = params[name]
-  const s = typeof v === "string" ? v : v?.[0]
-  return s === undefined ? undefined : s.trim()
-}
-
 export interface Listed {
   readonly page: CampaignPage
   readonly limit: number
@@ -110,13 +104,7 @@ export const list = (
   params: RawParams
 ): Effect.Effect<Listed, PersistenceError, CampaignStore> =>
   Effect.gen(function*() {
-    const limitRaw = firstParam(params, "limit")
-    const limitNumber = limitRaw !== undefined && /^-?\d+$/.test(limitRaw) ? Number(limitRaw) : undefined
-    const limit = limitNumber === undefined || limitNumber < 1 ? defaultPageSize : Math.min(limitNumber, maxPageSize)
-    const offsetRaw = firstParam(params, "offset")
-    const offset = offsetRaw !== undefined && /^\d+$/.test(offsetRaw) && Number.isSafeInteger(Number(offsetRaw))
-      ? Number(offsetRaw)
-      : 0
+    const { limit, offset } = pageParams(params)
     const status = firstParam(params, "status")?.toLowerCase()
     const page = yield* (yield* CampaignStore).list({
       organizationId: caller.key.organizationId,
