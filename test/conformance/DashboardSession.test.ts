@@ -306,6 +306,18 @@ describe.each([
     const refused = await approve(member.cookie, member.body.csrf_token)
     expect(refused.status).toBe(403)
     expect(errorOf(refused).code).toBe("forbidden")
+    const sendBack = await session("POST", `/api/v1/posts/${postId}/request-changes`, member.cookie, {
+      body: { note: "shorter please" },
+      headers: { "x-csrf-token": member.body.csrf_token }
+    })
+    expect(sendBack.status).toBe(403)
+    expect(errorOf(sendBack).code).toBe("forbidden")
+    // The same member may still write posts through the browser (scope write is implicit).
+    const own = await session("POST", "/api/v1/posts", member.cookie, {
+      body: { content: "a member's draft", draft: true, account_ids: [account!.id] },
+      headers: { "x-csrf-token": member.body.csrf_token }
+    })
+    expect(own.status, own.text).toBe(201)
 
     // Promoted to admin, the same session may approve (the role is read on every request).
     const promoted = await server.cli(["users", "set-role", "member@example.com", "admin"])
