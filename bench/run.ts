@@ -354,6 +354,7 @@ const main = async () => {
         } ms)`
       })
     }
+    for (const line of await (await import("./Renditions.js")).run()) record(line)
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true })
   }

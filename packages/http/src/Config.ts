@@ -52,6 +52,7 @@ export const variables: Readonly<Record<string, Variable>> = {
   HERALD_RATE_LIMIT_PER_HOUR: { check: nonNegativeInteger },
   HERALD_PUBLIC_URL: { check: httpUrl },
   HERALD_MEDIA_PUBLIC_URL: { check: httpUrl },
+  HERALD_MEDIA_LINK_TTL_SECONDS: { check: positiveInteger },
   HERALD_MEDIA_UPLOADS_PER_HOUR: { check: positiveInteger },
   HERALD_MEDIA_UPLOADS_PER_DAY: { check: positiveInteger },
   HERALD_MEDIA_PENDING_GRACE_HOURS: { check: positiveNumber },

@@ -18,7 +18,6 @@ import { AccountStore } from "@herald/core/accounts/AccountStore"
 import * as AiGeneration from "@herald/core/ai/AiGeneration"
 import * as Analytics from "@herald/core/analytics/Analytics"
 import * as ApiKey from "@herald/core/access/ApiKey"
-import { BlobStore } from "@herald/core/media/BlobStore"
 import * as Approvals from "@herald/core/workflow/Approvals"
 import * as Campaigns from "@herald/core/workflow/Campaigns"
 import * as Dispatcher from "@herald/core/publishing/Dispatcher"
@@ -206,7 +205,7 @@ const make = (config: HeraldConfig) =>
         Effect.provide(context)
       ) as Effect.Effect<A, Exclude<E, PersistenceError>>
     const mediaView = (media: Media) =>
-      Effect.map(BlobStore, (blobs) => MediaHttp.toMediaView(media, blobs.publicUrl(media.storageKey)))
+      Effect.map(MediaHttp.publicUrlOf(media.storageKey), (url) => MediaHttp.toMediaView(media, url))
 
     return {
       organizationId: orgId as string,

@@ -194,6 +194,19 @@ export const make = (options: Options): Effect.Effect<BlobStore["Type"], Persist
         (path) => NodeStream.fromReadable(() => createReadStream(path), persistence("blob store: read failed"))
       ))
 
+    const range = (key: string, start: number, end: number): Stream.Stream<Uint8Array, PersistenceError> =>
+      !(end > start) || start < 0
+        ? Stream.empty
+        : Stream.unwrap(Effect.map(
+          resolve(key),
+          (path) =>
+            NodeStream.fromReadable(
+              // `end` of createReadStream is inclusive.
+              () => createReadStream(path, { start: Math.floor(start), end: Math.ceil(end) - 1 }),
+              persistence("blob store: read failed")
+            )
+        ))
+
     const head = (key: string, n: number): Effect.Effect<Uint8Array, PersistenceError> =>
       Effect.gen(function*() {
         const path = yield* resolve(key)
@@ -245,7 +258,7 @@ export const make = (options: Options): Effect.Effect<BlobStore["Type"], Persist
         ? Option.none()
         : Option.some(`${base}/${key.split("/").map(encodeURIComponent).join("/")}`)
 
-    return BlobStore.of({ put, get, head, exists, delete: remove, publicUrl })
+    return BlobStore.of({ put, get, range, head, exists, delete: remove, publicUrl })
   })
 
 export const layer = (options: Options): Layer.Layer<BlobStore, PersistenceError> =>

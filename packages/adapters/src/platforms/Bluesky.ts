@@ -11,6 +11,7 @@
  * (where records are written, from the DID document).
  */
 import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpBody from "@effect/platform/HttpBody"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { Metrics } from "@herald/core/posts/Destination"
 import type { UrlFetcher } from "@herald/core/media/MediaLibrary"
@@ -36,8 +37,8 @@ import * as Ref from "effect/Ref"
 import * as AddressGuard from "../net/AddressGuard.js"
 import * as LinkCard from "./BlueskyLinkCard.js"
 import * as RichText from "./BlueskyRichText.js"
+import * as MediaBytes from "./internal/MediaBytes.js"
 import {
-  collectBytes,
   field,
   isRecord,
   numberField,
@@ -530,13 +531,13 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         Effect.orElseSucceed(() => Option.none<string>())
       )
 
-    const uploadBlob = (scope: SessionScope, bytes: Uint8Array, mimeType: string) =>
+    const uploadBlob = (scope: SessionScope, upload: HttpBody.HttpBody) =>
       Effect.gen(function*() {
         const body = yield* scope.authed((session) =>
           xrpc(
             HttpClientRequest.post(`${session.pds}/xrpc/com.atproto.repo.uploadBlob`).pipe(
               HttpClientRequest.bearerToken(session.accessJwt),
-              HttpClientRequest.bodyUint8Array(bytes, mimeType)
+              HttpClientRequest.setBody(upload)
             )
           ), "upload")
         const blob = field(body, "blob")
@@ -544,11 +545,8 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         return blob
       })
 
-    const uploadImage = (scope: SessionScope, media: MediaRef) =>
-      Effect.flatMap(
-        collectBytes(media.bytes, `medium ${media.id}`),
-        (bytes) => uploadBlob(scope, bytes, media.mimeType)
-      )
+    /** Streamed from the store (re-read if the session is renewed and the upload sent again). */
+    const uploadImage = (scope: SessionScope, media: MediaRef) => uploadBlob(scope, MediaBytes.body(media))
 
     /** The link card of a post without media: its first link's page, when link cards are on. */
     const cardFor = (scope: SessionScope, text: string) =>
@@ -565,7 +563,7 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         // A thumbnail the PDS will not take leaves the card without one rather than failing the post.
         const blob = Option.isNone(thumb)
           ? undefined
-          : yield* uploadBlob(scope, thumb.value.bytes, thumb.value.mimeType).pipe(
+          : yield* uploadBlob(scope, HttpBody.uint8Array(thumb.value.bytes, thumb.value.mimeType)).pipe(
             Effect.orElseSucceed(() => undefined)
           )
         return {
@@ -576,7 +574,6 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
 
     const uploadVideo = (scope: SessionScope, media: MediaRef) =>
       Effect.gen(function*() {
-        const bytes = yield* collectBytes(media.bytes, `medium ${media.id}`)
         const now = yield* Clock.currentTimeMillis
         const auth = yield* scope.authed((session) =>
           xrpc(
@@ -599,7 +596,7 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
           HttpClientRequest.post(`${videoService}/xrpc/app.bsky.video.uploadVideo`).pipe(
             HttpClientRequest.setUrlParams({ did: session.did, name: media.filename }),
             HttpClientRequest.bearerToken(token),
-            HttpClientRequest.bodyUint8Array(bytes, media.mimeType)
+            HttpClientRequest.setBody(MediaBytes.body(media))
           ),
           "Bluesky"
         )

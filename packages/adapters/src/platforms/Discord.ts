@@ -20,9 +20,8 @@ import type {
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as MediaBytes from "./internal/MediaBytes.js"
 import {
-  blobOf,
-  collectBytes,
   field,
   isRecord,
   numberField,
@@ -261,17 +260,16 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
             if (files.length === 0) {
               httpRequest = HttpClientRequest.post(url).pipe(HttpClientRequest.bodyUnsafeJson(base))
             } else {
-              const form = new FormData()
               const payload = {
                 ...base,
                 attachments: files.map((file, i) => ({ id: i, filename: file.filename, ...descriptionOf(file) }))
               }
-              form.append("payload_json", JSON.stringify(payload))
-              for (const [i, file] of files.entries()) {
-                const bytes = yield* collectBytes(file.bytes, `medium ${file.id}`)
-                form.append(`files[${i}]`, blobOf(bytes, file.mimeType), file.filename)
-              }
-              httpRequest = HttpClientRequest.post(url).pipe(HttpClientRequest.bodyFormData(form))
+              // Files stream from the store into the form as it is sent; none is held whole.
+              const form = MediaBytes.multipart([
+                MediaBytes.field("payload_json", JSON.stringify(payload)),
+                ...files.map((file, i) => MediaBytes.file(`files[${i}]`, file))
+              ])
+              httpRequest = HttpClientRequest.post(url).pipe(HttpClientRequest.setBody(form))
             }
             const response = yield* send(client, httpRequest, "Discord")
             if (

@@ -37,11 +37,10 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as MetaContainers from "./internal/MetaContainers.js"
 import * as MetaGraph from "./internal/MetaGraph.js"
-import * as Mp4 from "./internal/Mp4.js"
+import * as MediaBytes from "./internal/MediaBytes.js"
+import type * as Mp4 from "./internal/Mp4.js"
 import {
   afterPublished,
-  blobOf,
-  collectBytes,
   failure,
   field,
   publishError,
@@ -192,15 +191,7 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
           const params = { ...base, alt_text_custom: altTextOf(medium) }
           return Option.isSome(medium.publicUrl)
             ? graph.post(`${page}/photos`, { ...params, url: medium.publicUrl.value })
-            : Effect.flatMap(
-              collectBytes(medium.bytes, medium.filename),
-              (bytes) =>
-                graph.postFile(`${page}/photos`, params, {
-                  field: "source",
-                  blob: blobOf(bytes, medium.mimeType),
-                  filename: medium.filename
-                })
-            )
+            : graph.postFile(`${page}/photos`, params, { field: "source", media: medium })
         }
 
         /** Polls a video until processed; one still processing at the end is out anyway, so no failure. */
@@ -222,7 +213,7 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
             yield* Effect.logWarning(`Facebook: video ${videoId} still processing; reported published, Facebook finishes it`)
           })
 
-        const postReel = (medium: MediaRef, read: Effect.Effect<Uint8Array, PublishError>) =>
+        const postReel = (medium: MediaRef) =>
           Effect.gen(function*() {
             const started = yield* graph.post(`${page}/video_reels`, { upload_phase: "start" })
             const videoId = stringField(started, "video_id")
@@ -236,13 +227,9 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
             )
             const sent = Option.isSome(medium.publicUrl)
               ? upload.pipe(HttpClientRequest.setHeader("file_url", medium.publicUrl.value))
-              : yield* Effect.map(
-                read,
-                (bytes) =>
-                  upload.pipe(
-                    HttpClientRequest.setHeaders({ offset: "0", file_size: String(bytes.byteLength) }),
-                    HttpClientRequest.bodyUint8Array(bytes, "application/octet-stream")
-                  )
+              : upload.pipe(
+                HttpClientRequest.setHeaders({ offset: "0", file_size: String(medium.size) }),
+                HttpClientRequest.setBody(MediaBytes.body(medium, "application/octet-stream"))
               )
             const response = yield* send(http, sent, label)
             if (response.status < 200 || response.status >= 300 || field(response.body, "success") !== true) {
@@ -257,7 +244,7 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
             return videoId
           })
 
-        const postVideo = (medium: MediaRef, read: Effect.Effect<Uint8Array, PublishError>) =>
+        const postVideo = (medium: MediaRef) =>
           Effect.gen(function*() {
             const params: MetaContainers.Params = { description: message, published: "true" }
             const created = Option.isSome(medium.publicUrl)
@@ -265,23 +252,21 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
                 ...params,
                 file_url: medium.publicUrl.value
               })
-              : yield* Effect.flatMap(read, (bytes) =>
-                graph.postFile(`${videoApi}/${encodeURIComponent(pageId)}/videos`, params, {
-                  field: "source",
-                  blob: blobOf(bytes, medium.mimeType),
-                  filename: medium.filename
-                }))
+              : yield* graph.postFile(`${videoApi}/${encodeURIComponent(pageId)}/videos`, params, {
+                field: "source",
+                media: medium
+              })
             return yield* idOf(created, "video")
           })
 
         let postId: string
         const video = media.find((m) => m.kind === "video")
         if (video !== undefined) {
-          // Read at most once, whether for the header or for the upload.
-          const read = yield* Effect.cached(collectBytes(video.bytes, video.filename))
           const videoType = request.settings["videoType"]
-          const reel = videoType === "reel" || (videoType !== "video" && fitsReel(Mp4.videoInfo(yield* read)))
-          postId = reel ? yield* postReel(video, read) : yield* postVideo(video, read)
+          // Only the `moov` box is read to tell a reel; the upload streams the file.
+          const reel = videoType === "reel" ||
+            (videoType !== "video" && fitsReel(yield* MediaBytes.videoInfoOf(video)))
+          postId = reel ? yield* postReel(video) : yield* postVideo(video)
           yield* awaitVideo(postId)
         } else if (media.length === 1) {
           const body = yield* postPhoto(media[0]!, { caption: message, published: "true" })

@@ -19,6 +19,7 @@
  * Stored credentials used: `access_token`, `author_urn` (else `urn:li:person:{user_id}`).
  */
 import * as HttpClient from "@effect/platform/HttpClient"
+import type * as HttpBody from "@effect/platform/HttpBody"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { Metrics } from "@herald/core/posts/Destination"
 import type {
@@ -35,9 +36,9 @@ import * as Data from "effect/Data"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
+import * as MediaBytes from "./internal/MediaBytes.js"
 import {
   afterPublished,
-  collectBytes,
   failureReason,
   field,
   numberField,
@@ -282,15 +283,12 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         )
       )
 
-    const putBytes = (token: string, url: string, bytes: Uint8Array, mimeType: string) =>
-      classified(
-        token,
-        "upload",
-        HttpClientRequest.put(url).pipe(HttpClientRequest.bodyUint8Array(bytes, mimeType))
-      )
+    /** A PUT of streamed bytes (the whole file, or one part of a video). */
+    const putBytes = (token: string, url: string, body: HttpBody.HttpBody) =>
+      classified(token, "upload", HttpClientRequest.put(url).pipe(HttpClientRequest.setBody(body)))
 
     /** An image or a PDF document: initialize, then the whole file in one PUT. Returns its URN. */
-    const uploadSimple = (token: string, author: string, media: MediaRef, bytes: Uint8Array) =>
+    const uploadSimple = (token: string, author: string, media: MediaRef) =>
       Effect.gen(function*() {
         const resource = media.kind === "document" ? "documents" : "images"
         const init = yield* rest(
@@ -305,7 +303,7 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         const uploadUrl = stringField(value, "uploadUrl")
         const urn = stringField(value, media.kind === "document" ? "document" : "image")
         if (uploadUrl === undefined || urn === undefined) return yield* unexpected(`${resource} initializeUpload`)
-        yield* putBytes(token, uploadUrl, bytes, media.mimeType)
+        yield* putBytes(token, uploadUrl, MediaBytes.body(media))
         return urn
       })
 
@@ -332,7 +330,7 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
       })
 
     /** A video: initialize with its size, PUT each byte range, finalize with the ETags, wait for processing. */
-    const uploadVideo = (token: string, author: string, media: MediaRef, bytes: Uint8Array) =>
+    const uploadVideo = (token: string, author: string, media: MediaRef) =>
       Effect.gen(function*() {
         const init = yield* rest(
           token,
@@ -342,7 +340,7 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
             HttpClientRequest.bodyUnsafeJson({
               initializeUploadRequest: {
                 owner: author,
-                fileSizeBytes: bytes.byteLength,
+                fileSizeBytes: media.size,
                 uploadCaptions: false,
                 uploadThumbnail: false
               }
@@ -368,11 +366,16 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         }
         const etags: Array<string> = []
         for (const part of instructions) {
+          // Each part is its byte range, read from the store as it is sent.
           const response = yield* putBytes(
             token,
             part.uploadUrl,
-            bytes.subarray(part.firstByte, part.lastByte + 1),
-            "application/octet-stream"
+            MediaBytes.rangeBody(
+              media,
+              Math.min(part.firstByte, media.size),
+              Math.min(part.lastByte + 1, media.size),
+              "application/octet-stream"
+            )
           )
           const etag = response.headers["etag"]
           if (etag === undefined) return yield* unexpected("video part upload")
@@ -394,10 +397,9 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
 
     const uploadMedia = (token: string, author: string, media: MediaRef) =>
       Effect.gen(function*() {
-        const bytes = yield* collectBytes(media.bytes, `medium ${media.id}`)
         return media.kind === "video"
-          ? yield* uploadVideo(token, author, media, bytes)
-          : yield* uploadSimple(token, author, media, bytes)
+          ? yield* uploadVideo(token, author, media)
+          : yield* uploadSimple(token, author, media)
       })
 
     /** An image's `altText` (LinkedIn takes up to 4086 characters); none for videos and documents. */

@@ -43,8 +43,8 @@ import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as MediaBytes from "./internal/MediaBytes.js"
 import {
-  blobOf,
   collectBytes,
   failure,
   failureReason,
@@ -225,6 +225,8 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
                 "(other formats need a public URL)"
             )
           }
+          // The API takes uploaded images as base64 inside JSON, so an image is read whole here: images
+          // are renditions capped at the platform's image size, never videos.
           const bytes = yield* collectBytes(image.bytes, image.filename)
           items.push({ content_type: image.mimeType, data: Buffer.from(bytes).toString("base64") })
         }
@@ -247,16 +249,20 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         if (mediaId === undefined || uploadUrl === undefined) {
           return yield* publishError("transient", "Pinterest: unexpected response registering the video")
         }
-        const bytes = yield* collectBytes(video.bytes, video.filename)
-        const form = new FormData()
+        const parts: Array<MediaBytes.Part> = []
         if (isRecord(parameters)) {
           for (const [key, value] of Object.entries(parameters)) {
-            if (typeof value === "string" || typeof value === "number") form.append(key, String(value))
+            if (typeof value === "string" || typeof value === "number") parts.push(MediaBytes.field(key, String(value)))
           }
         }
-        form.append("file", blobOf(bytes, video.mimeType), video.filename)
+        // The video streams from the store into the form as it is sent.
+        parts.push(MediaBytes.file("file", video))
         // The upload URL is pre-signed storage: it gets no Bearer token.
-        const uploaded = yield* send(http, HttpClientRequest.post(uploadUrl).pipe(HttpClientRequest.bodyFormData(form)), label)
+        const uploaded = yield* send(
+          http,
+          HttpClientRequest.post(uploadUrl).pipe(HttpClientRequest.setBody(MediaBytes.multipart(parts))),
+          label
+        )
         if (uploaded.status < 200 || uploaded.status >= 300) {
           return yield* failure(
             label,

@@ -22,9 +22,8 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
+import * as MediaBytes from "./internal/MediaBytes.js"
 import {
-  blobOf,
-  collectBytes,
   field,
   numberField,
   publishError,
@@ -182,15 +181,13 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         if (uploads.length === 0) {
           request = HttpClientRequest.post(url).pipe(HttpClientRequest.bodyUnsafeJson(definedOnly(params)))
         } else {
-          const form = new FormData()
+          // Files stream from the store into the form as it is sent; none is held whole.
+          const parts: Array<MediaBytes.Part> = []
           for (const [key, value] of Object.entries(params)) {
-            if (value !== undefined) form.append(key, typeof value === "string" ? value : JSON.stringify(value))
+            if (value !== undefined) parts.push(MediaBytes.field(key, typeof value === "string" ? value : JSON.stringify(value)))
           }
-          for (const upload of uploads) {
-            const bytes = yield* collectBytes(upload.media.bytes, `medium ${upload.media.id}`)
-            form.append(upload.field, blobOf(bytes, upload.media.mimeType), upload.media.filename)
-          }
-          request = HttpClientRequest.post(url).pipe(HttpClientRequest.bodyFormData(form))
+          for (const upload of uploads) parts.push(MediaBytes.file(upload.field, upload.media))
+          request = HttpClientRequest.post(url).pipe(HttpClientRequest.setBody(MediaBytes.multipart(parts)))
         }
         const response = yield* send(client, request, "Telegram")
         if (response.body !== undefined && field(response.body, "ok") === true) return field(response.body, "result")

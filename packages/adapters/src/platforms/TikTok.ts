@@ -35,9 +35,8 @@ import type {
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
-import * as Mp4 from "./internal/Mp4.js"
+import * as MediaBytes from "./internal/MediaBytes.js"
 import {
-  collectBytes,
   failure,
   failureReason,
   field,
@@ -215,8 +214,8 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
               `${creator.privacyLevels.join(", ")} (set settings.privacyLevel to one of them)`
           )
         }
-        const bytes = yield* collectBytes(medium.bytes, medium.filename)
-        const duration = Mp4.videoInfo(bytes)?.durationSeconds
+        const total = medium.size
+        const duration = (yield* MediaBytes.videoInfoOf(medium))?.durationSeconds
         if (duration !== undefined && creator.maxDurationSeconds !== undefined && duration > creator.maxDurationSeconds) {
           return yield* publishError(
             "media",
@@ -225,7 +224,7 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
           )
         }
 
-        const plan = chunkPlan(bytes.byteLength, chunkSize)
+        const plan = chunkPlan(total, chunkSize)
         const cover = numberField(settings, "videoCoverTimestamp")
         const init = yield* call(token, "/v2/post/publish/video/init/", {
           post_info: {
@@ -238,7 +237,7 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
           },
           source_info: {
             source: "FILE_UPLOAD",
-            video_size: bytes.byteLength,
+            video_size: total,
             chunk_size: plan.chunkSize,
             total_chunk_count: plan.count
           }
@@ -251,12 +250,13 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
 
         for (let index = 0; index < plan.count; index++) {
           const first = index * plan.chunkSize
-          const last = index === plan.count - 1 ? bytes.byteLength - 1 : first + plan.chunkSize - 1
+          const last = index === plan.count - 1 ? total - 1 : first + plan.chunkSize - 1
           const response = yield* send(
             http,
             HttpClientRequest.put(uploadUrl).pipe(
-              HttpClientRequest.setHeader("content-range", `bytes ${first}-${last}/${bytes.byteLength}`),
-              HttpClientRequest.bodyUint8Array(bytes.subarray(first, last + 1), medium.mimeType)
+              HttpClientRequest.setHeader("content-range", `bytes ${first}-${last}/${total}`),
+              // One chunk, streamed from the store: the video is never whole in memory.
+              HttpClientRequest.setBody(MediaBytes.rangeBody(medium, first, last + 1))
             ),
             label
           )

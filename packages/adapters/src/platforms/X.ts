@@ -31,9 +31,8 @@ import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
+import * as MediaBytes from "./internal/MediaBytes.js"
 import {
-  blobOf,
-  collectBytes,
   failureReason,
   field,
   numberField,
@@ -261,16 +260,17 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
       })
 
     /** An image in one multipart request. */
-    const uploadSimple = (token: string, media: MediaRef, bytes: Uint8Array) =>
+    const uploadSimple = (token: string, media: MediaRef) =>
       Effect.gen(function*() {
-        const form = new FormData()
-        form.append("media", blobOf(bytes, media.mimeType), media.filename)
-        form.append("media_category", "tweet_image")
-        form.append("media_type", media.mimeType)
+        const form = MediaBytes.multipart([
+          MediaBytes.file("media", media),
+          MediaBytes.field("media_category", "tweet_image"),
+          MediaBytes.field("media_type", media.mimeType)
+        ])
         const response = yield* classified(
           token,
           "upload",
-          HttpClientRequest.post(`${upload}/2/media/upload`).pipe(HttpClientRequest.bodyFormData(form))
+          HttpClientRequest.post(`${upload}/2/media/upload`).pipe(HttpClientRequest.setBody(form))
         )
         const id = yield* mediaIdOf(response.body, "media upload")
         yield* awaitProcessing(token, media, id, response.body)
@@ -278,29 +278,32 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
       })
 
     /** A video or GIF: initialize, append in chunks, finalize, then wait for processing. */
-    const uploadChunked = (token: string, media: MediaRef, bytes: Uint8Array) =>
+    const uploadChunked = (token: string, media: MediaRef) =>
       Effect.gen(function*() {
+        const total = media.size
         const init = yield* classified(
           token,
           "upload",
           HttpClientRequest.post(`${upload}/2/media/upload/initialize`).pipe(
             HttpClientRequest.bodyUnsafeJson({
               media_type: media.mimeType,
-              total_bytes: bytes.byteLength,
+              total_bytes: total,
               media_category: categoryOf(media)
             })
           )
         )
         const id = yield* mediaIdOf(init.body, "media initialize")
         const path = `${upload}/2/media/upload/${encodeURIComponent(id)}`
-        for (let index = 0, offset = 0; offset < bytes.byteLength; index++, offset += chunkSize) {
-          const form = new FormData()
-          form.append("segment_index", String(index))
-          form.append("media", blobOf(bytes.subarray(offset, offset + chunkSize), "application/octet-stream"), "chunk")
+        // Each segment is a byte range read from the store as it is sent: the video is never whole in memory.
+        for (let index = 0, offset = 0; offset < total; index++, offset += chunkSize) {
+          const form = MediaBytes.multipart([
+            MediaBytes.field("segment_index", String(index)),
+            MediaBytes.fileRange("media", media, offset, Math.min(offset + chunkSize, total), "chunk")
+          ])
           yield* classified(
             token,
             "upload",
-            HttpClientRequest.post(`${path}/append`).pipe(HttpClientRequest.bodyFormData(form))
+            HttpClientRequest.post(`${path}/append`).pipe(HttpClientRequest.setBody(form))
           )
         }
         const finalized = yield* classified(token, "upload", HttpClientRequest.post(`${path}/finalize`))
@@ -310,10 +313,9 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
 
     const uploadMedia = (token: string, media: MediaRef, altText: string | undefined) =>
       Effect.gen(function*() {
-        const bytes = yield* collectBytes(media.bytes, `medium ${media.id}`)
         const id = categoryOf(media) === "tweet_image"
-          ? yield* uploadSimple(token, media, bytes)
-          : yield* uploadChunked(token, media, bytes)
+          ? yield* uploadSimple(token, media)
+          : yield* uploadChunked(token, media)
         if (altText !== undefined && media.kind === "image") {
           yield* classified(
             token,

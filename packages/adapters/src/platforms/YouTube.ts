@@ -36,10 +36,10 @@ import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
-import * as Mp4 from "./internal/Mp4.js"
+import * as MediaBytes from "./internal/MediaBytes.js"
+import type * as Mp4 from "./internal/Mp4.js"
 import {
   afterPublished,
-  collectBytes,
   failure,
   failureReason,
   field,
@@ -217,9 +217,9 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
      * The resumable upload: chunks, `308` progress, a status query after an interruption, a fresh
      * session when the old one is gone. Answers the video resource.
      */
-    const upload = (token: string, metadata: unknown, medium: MediaRef, bytes: Uint8Array) =>
+    const upload = (token: string, metadata: unknown, medium: MediaRef) =>
       Effect.gen(function*() {
-        const total = bytes.byteLength
+        const total = medium.size
         let session = yield* openSession(token, metadata, medium, total)
         let offset = 0
         let interruptions = 0
@@ -235,7 +235,8 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
             )
             : HttpClientRequest.put(session).pipe(
               HttpClientRequest.setHeader("content-range", `bytes ${offset}-${last}/${total}`),
-              HttpClientRequest.bodyUint8Array(bytes.subarray(offset, last + 1), medium.mimeType)
+              // One chunk, read from the store as it is sent (and again after an interruption).
+              HttpClientRequest.setBody(MediaBytes.rangeBody(medium, offset, last + 1))
             )
           const sent = yield* Effect.either(call(token, request))
           if (sent._tag === "Right") {
@@ -299,8 +300,9 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
           }
         }
 
-        const bytes = yield* collectBytes(medium.bytes, medium.filename)
-        const video = yield* upload(token, metadata, medium, bytes)
+        // Read before the upload: nothing after it may fail the publish. Shorts are told by size and length.
+        const info = yield* MediaBytes.videoInfoOf(medium)
+        const video = yield* upload(token, metadata, medium)
         const id = stringField(video, "id")
         if (id === undefined || id === "") {
           // The bytes are in: a retry would upload the video twice.
@@ -346,7 +348,7 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         )
         return {
           platformPostId: id,
-          platformPostUrl: videoUrl(id, Mp4.videoInfo(bytes)),
+          platformPostUrl: videoUrl(id, info),
           ...(followUps === undefined ? {} : { followUps })
         } satisfies PublishResult
       })

@@ -56,6 +56,20 @@ const failureOf = <A, E>(exit: Exit.Exit<A, E>): E => {
 }
 
 describe("FileBlobStore", () => {
+  it.scoped("range streams bytes start..end (exclusive), shorter at the end of the blob, empty when end <= start", () =>
+    Effect.gen(function*() {
+      const { store } = yield* scopedStore()
+      const bytes = bytesOf(3 * MiB + 17)
+      yield* store.put("org/r.bin", chunked(bytes, 64 * 1024), 10 * MiB)
+      const middle = yield* collect(store.range("org/r.bin", MiB - 5, 2 * MiB + 9))
+      expect(Buffer.compare(middle.bytes, Buffer.from(bytes.subarray(MiB - 5, 2 * MiB + 9)))).toBe(0)
+      const tail = yield* collect(store.range("org/r.bin", 3 * MiB, 4 * MiB))
+      expect(Buffer.compare(tail.bytes, Buffer.from(bytes.subarray(3 * MiB)))).toBe(0)
+      expect((yield* collect(store.range("org/r.bin", 10, 10))).bytes.length).toBe(0)
+      const invalid = yield* Effect.exit(collect(store.range("../escape", 0, 10)))
+      expect(failureOf(invalid)).toBeInstanceOf(PersistenceError)
+    }))
+
   it.scoped("streams a blob in and out, with head, exists and delete", () =>
     Effect.gen(function*() {
       const { directory, store } = yield* scopedStore()

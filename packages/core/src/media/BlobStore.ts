@@ -9,7 +9,7 @@ export class BlobTooLarge extends Schema.TaggedError<BlobTooLarge>()("BlobTooLar
   maxBytes: Schema.Number
 }) {}
 
-/** Where media bytes live. Writes stream; nothing holds a whole file in memory. */
+/** Where media bytes live. Reads and writes stream; nothing holds a whole file in memory. */
 export class BlobStore extends Context.Tag("@herald/core/media/BlobStore")<BlobStore, {
   /** Streams the bytes to `key`, refusing (and removing the partial blob) past `maxBytes`. */
   readonly put: <E>(
@@ -18,6 +18,11 @@ export class BlobStore extends Context.Tag("@herald/core/media/BlobStore")<BlobS
     maxBytes: number
   ) => Effect.Effect<{ readonly size: number }, E | BlobTooLarge | PersistenceError>
   readonly get: (key: string) => Stream.Stream<Uint8Array, PersistenceError>
+  /**
+   * Bytes `start` (inclusive) to `end` (exclusive) of the blob, streamed, fewer when it is shorter:
+   * a chunked upload reads (and re-reads, on a retry) one chunk at a time this way.
+   */
+  readonly range: (key: string, start: number, end: number) => Stream.Stream<Uint8Array, PersistenceError>
   /** The first `n` bytes (type detection), fewer if the blob is shorter. */
   readonly head: (key: string, n: number) => Effect.Effect<Uint8Array, PersistenceError>
   readonly exists: (key: string) => Effect.Effect<boolean, PersistenceError>

@@ -30,6 +30,7 @@ import * as FieldCaps from "../kernel/FieldCaps.js"
 import { IdGenerator } from "../kernel/IdGenerator.js"
 import { EventId, MediaId, OrganizationId } from "../kernel/Ids.js"
 import * as MediaFitting from "./MediaFitting.js"
+import * as MediaLinks from "./MediaLinks.js"
 import { Media, MediaKind } from "./Media.js"
 import * as MediaRules from "./MediaRules.js"
 import { MediaStore } from "./MediaStore.js"
@@ -969,6 +970,17 @@ export const resolveForDispatch = (
     const store = yield* MediaStore
     const blobs = yield* BlobStore
     const renditions = yield* Effect.serviceOption(MediaFitting.ImageRenditions)
+    const signer = yield* Effect.serviceOption(MediaLinks.MediaLinkSigner)
+    const crypto = yield* Effect.serviceOption(Crypto)
+    // A signed short-lived link where Herald serves media itself, else the store's plain public URL.
+    const linkTo = (key: string): Effect.Effect<Option.Option<string>> =>
+      Option.isSome(signer) && Option.isSome(crypto)
+        ? MediaLinks.signedUrl(key).pipe(
+          Effect.provideService(MediaLinks.MediaLinkSigner, signer.value),
+          Effect.provideService(Crypto, crypto.value),
+          Effect.provideService(BlobStore, blobs)
+        )
+        : Effect.succeed(blobs.publicUrl(key))
     const found = yield* store.findByIds(organizationId, ids)
     const byId = new Map(found.map((m) => [m.id as string, m]))
     const refs: Array<MediaRef> = []
@@ -1009,7 +1021,8 @@ export const resolveForDispatch = (
           size: made.size,
           filename: renamed(media.filename, planned.profile.format),
           bytes: blobs.get(made.key),
-          publicUrl: blobs.publicUrl(made.key),
+          range: (start, end) => blobs.range(made.key, start, end),
+          publicUrl: yield* linkTo(made.key),
           width: made.width,
           height: made.height,
           ...altText
@@ -1023,7 +1036,8 @@ export const resolveForDispatch = (
         size: media.size,
         filename: media.filename,
         bytes: blobs.get(media.storageKey),
-        publicUrl: blobs.publicUrl(media.storageKey),
+        range: (start, end) => blobs.range(media.storageKey, start, end),
+        publicUrl: yield* linkTo(media.storageKey),
         ...(Option.isSome(media.width) ? { width: media.width.value } : {}),
         ...(Option.isSome(media.height) ? { height: media.height.value } : {}),
         ...(Option.isSome(media.durationMs) ? { durationMs: media.durationMs.value } : {}),
@@ -1072,9 +1086,17 @@ export const layerDispatchMedia: Layer.Layer<DispatchMedia, never, MediaStore | 
   Effect.gen(function*() {
     const context = yield* Effect.context<MediaStore | BlobStore>()
     const renditions = yield* Effect.serviceOption(MediaFitting.ImageRenditions)
+    const signer = yield* Effect.serviceOption(MediaLinks.MediaLinkSigner)
+    const crypto = yield* Effect.serviceOption(Crypto)
     return DispatchMedia.of({
       resolve: (organizationId, ids, target) => {
-        const resolved = resolveForDispatch(organizationId, ids, target).pipe(Effect.provide(context))
+        let resolved = resolveForDispatch(organizationId, ids, target).pipe(Effect.provide(context))
+        if (Option.isSome(signer) && Option.isSome(crypto)) {
+          resolved = resolved.pipe(
+            Effect.provideService(MediaLinks.MediaLinkSigner, signer.value),
+            Effect.provideService(Crypto, crypto.value)
+          )
+        }
         return Option.isSome(renditions)
           ? Effect.provideService(resolved, MediaFitting.ImageRenditions, renditions.value)
           : resolved

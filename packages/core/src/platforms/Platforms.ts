@@ -50,7 +50,13 @@ export interface MediaRef {
   readonly kind: MediaKind
   readonly size: number
   readonly filename: string
+  /** The bytes, streamed from the blob store (each run reads the file again). */
   readonly bytes: Stream.Stream<Uint8Array, unknown>
+  /**
+   * Bytes `start` to `end` (exclusive), read directly where the store can seek; chunked uploads use it
+   * so that no publish path holds a whole medium. Absent, clients slice `bytes` as it streams.
+   */
+  readonly range?: (start: number, end: number) => Stream.Stream<Uint8Array, unknown>
   readonly publicUrl: Option.Option<string>
   /** The medium's alternative text for this platform (its `settings.altText`, else the medium's). */
   readonly altText?: string

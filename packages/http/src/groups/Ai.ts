@@ -9,7 +9,6 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as AiGeneration from "@herald/core/ai/AiGeneration"
-import { BlobStore } from "@herald/core/media/BlobStore"
 import { CaptionLength, Tone } from "@herald/core/ai/CaptionGenerator"
 import { DomainError } from "@herald/core/kernel/Errors"
 import { AspectRatio, ImageModel } from "@herald/core/ai/ImageGenerator"
@@ -22,7 +21,7 @@ import * as ApiGroup from "../ApiGroup.js"
 import * as Auth from "../Auth.js"
 import * as Envelope from "../Envelope.js"
 import * as RequestMiddleware from "../RequestMiddleware.js"
-import { MediaView, toMediaView } from "./Media.js"
+import { MediaView, publicUrlOf, toMediaView } from "./Media.js"
 
 // ---------------------------------------------------------------------------------------------------
 // Wire shapes
@@ -162,8 +161,8 @@ export const toGeneratedCaptions = (
 
 /** `POST /ai/generate-image`'s answer (also the in-process API's). */
 export const toGeneratedImage = (result: Effect.Effect.Success<ReturnType<typeof AiGeneration.generateImage>>) =>
-  Effect.map(BlobStore, (blobs): GeneratedImage => ({
-    ...toMediaView(result.media, blobs.publicUrl(result.media.storageKey)),
+  Effect.map(publicUrlOf(result.media.storageKey), (url): GeneratedImage => ({
+    ...toMediaView(result.media, url),
     prompt: result.prompt,
     aspect_ratio: result.aspectRatio,
     model: result.model,

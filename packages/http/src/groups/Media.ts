@@ -11,6 +11,7 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import * as NodeStream from "@effect/platform-node/NodeStream"
@@ -24,9 +25,13 @@ import type { DispatchMedia } from "@herald/core/publishing/Dispatcher"
 import { DomainError, type PersistenceError } from "@herald/core/kernel/Errors"
 import type { Media } from "@herald/core/media/Media"
 import * as MediaLibrary from "@herald/core/media/MediaLibrary"
-import type { MediaStore } from "@herald/core/media/MediaStore"
+import * as MediaLinks from "@herald/core/media/MediaLinks"
+import { MediaStore } from "@herald/core/media/MediaStore"
+import { Crypto } from "@herald/core/kernel/Crypto"
+import { MediaId, OrganizationId } from "@herald/core/kernel/Ids"
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -126,7 +131,22 @@ export const toMediaView = (media: Media, publicUrl: Option.Option<string>): Med
   updated_at: iso(media.updatedAt)
 })
 
-const view = (media: Media) => Effect.map(BlobStore, (blobs) => toMediaView(media, blobs.publicUrl(media.storageKey)))
+/**
+ * The link a platform (or the client) fetches a blob from: signed and short-lived where Herald serves
+ * media itself (`HERALD_MEDIA_PUBLIC_URL` with the signer), else none.
+ */
+export const publicUrlOf = (key: string): Effect.Effect<Option.Option<string>, never, BlobStore> =>
+  Effect.gen(function*() {
+    const signer = yield* Effect.serviceOption(MediaLinks.MediaLinkSigner)
+    const crypto = yield* Effect.serviceOption(Crypto)
+    if (Option.isNone(signer) || Option.isNone(crypto)) return (yield* BlobStore).publicUrl(key)
+    return yield* MediaLinks.signedUrl(key).pipe(
+      Effect.provideService(MediaLinks.MediaLinkSigner, signer.value),
+      Effect.provideService(Crypto, crypto.value)
+    )
+  })
+
+const view = (media: Media) => Effect.map(publicUrlOf(media.storageKey), (url) => toMediaView(media, url))
 
 const IdPath = Schema.Struct({ id: Schema.String.annotations({ description: "The media's UUID" }) })
 
@@ -135,6 +155,21 @@ const ListParams = Schema.Struct({
   limit: Schema.optional(Schema.String.annotations({ description: "1 to 100, default 20" })),
   offset: Schema.optional(Schema.String.annotations({ description: "0 or more, default 0" }))
 })
+
+/**
+ * Where Herald serves signed media links: `HERALD_MEDIA_PUBLIC_URL` should name this path on Herald's
+ * public origin (e.g. `https://herald.example.com/media-public`), so that a link is that base, the
+ * blob key, and the signature.
+ */
+export const publicMediaPath = "/media-public"
+
+const LinkParams = Schema.Struct({
+  expires: Schema.optional(Schema.String.annotations({ description: "Expiry of the signed link, unix seconds" })),
+  signature: Schema.optional(Schema.String.annotations({ description: "HMAC-SHA256 of the link (hex)" }))
+})
+
+const PublicOriginalPath = Schema.Struct({ org: Schema.String, name: Schema.String })
+const PublicRenditionPath = Schema.Struct({ org: Schema.String, name: Schema.String, rendition: Schema.String })
 
 const TokenParams = Schema.Struct({
   token: Schema.optional(Schema.String.annotations({ description: "The signed token of the upload URL" }))
@@ -225,8 +260,25 @@ export const MediaUploadGroup = HttpApiGroup.make("mediaUpload")
           "401 auth_failed for an expired or altered URL; file_too_large past the cap"
       )
   )
+  .add(
+    HttpApiEndpoint.get("publicOriginal", `${publicMediaPath}/:org/:name`)
+      .setPath(PublicOriginalPath)
+      .setUrlParams(LinkParams)
+      .annotate(
+        OpenApi.Summary,
+        "A signed, short-lived media link (for platforms that fetch media by URL): streams the bytes. No API key; " +
+          "403 auth_failed for an unsigned, altered or expired link, 404 for a medium that is gone"
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("publicRendition", `${publicMediaPath}/:org/:name/:rendition`)
+      .setPath(PublicRenditionPath)
+      .setUrlParams(LinkParams)
+      .annotate(OpenApi.Summary, "A signed, short-lived link to a medium's rendition for one platform")
+  )
   .addError(ApiGroup.errors.badRequest)
   .addError(Envelope.errorResponse(401))
+  .addError(Envelope.errorResponse(403))
   .addError(ApiGroup.errors.notFound)
   .addError(ApiGroup.errors.internal)
 
@@ -359,8 +411,62 @@ const bodyOf = (request: HttpServerRequest.HttpServerRequest): Stream.Stream<Uin
   return NodeStream.fromReadable<unknown, Uint8Array>(() => incoming, (error) => error, { closeOnDone: false })
 }
 
+const renditionTypes: Readonly<Record<string, string>> = { jpg: "image/jpeg", png: "image/png", webp: "image/webp" }
+const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+
+/**
+ * Serves a signed link: the signature and expiry are checked first (so an unsigned request learns
+ * nothing about what exists), then the medium must still be in the library and ready, and its bytes
+ * are streamed from the blob store. Never lists, never serves what is not signed.
+ */
+const servePublic = (
+  org: string,
+  name: string,
+  rendition: string | undefined,
+  params: { readonly expires?: string | undefined; readonly signature?: string | undefined }
+) =>
+  Effect.gen(function*() {
+    const key = rendition === undefined ? `${org}/${name}` : `${org}/${name}/${rendition}`
+    const signer = yield* Effect.serviceOption(MediaLinks.MediaLinkSigner)
+    const notFound = DomainError.of("not_found", "No such medium")
+    if (Option.isNone(signer)) return yield* Effect.fail(notFound)
+    const refused = yield* MediaLinks.verify(key, params.expires, params.signature).pipe(
+      Effect.provideService(MediaLinks.MediaLinkSigner, signer.value)
+    )
+    if (Option.isSome(refused)) {
+      return yield* Effect.fail(
+        new DomainError({
+          code: "auth_failed",
+          status: 403,
+          message: refused.value === "expired"
+            ? "This media link has expired"
+            : "This media link is not valid (unsigned or altered)"
+        })
+      )
+    }
+    const id = rendition === undefined ? name : name.replace(/\.renditions$/, "")
+    const extension = rendition === undefined ? undefined : /^[A-Za-z0-9_-]+\.(jpg|png|webp)$/.exec(rendition)?.[1]
+    if (!uuid.test(org) || !uuid.test(id) || (rendition !== undefined && (extension === undefined || id === name))) {
+      return yield* Effect.fail(notFound)
+    }
+    const found = yield* (yield* MediaStore).findByIds(OrganizationId.make(org), [MediaId.make(id)])
+    const media = found[0]
+    const blobs = yield* BlobStore
+    if (media === undefined || media.status !== "ready" || !(yield* blobs.exists(key))) {
+      return yield* Effect.fail(notFound)
+    }
+    return HttpServerResponse.stream(blobs.get(key), {
+      contentType: extension === undefined ? media.mimeType : renditionTypes[extension]!,
+      ...(rendition === undefined ? { contentLength: media.size } : {}),
+      headers: { "cache-control": "private, no-store", "x-content-type-options": "nosniff" }
+    })
+  }).pipe(dieOnStorage)
+
 export const MediaUploadLive = HttpApiBuilder.group(ApiGroup.apiOf(MediaUploadGroup), "mediaUpload", (handlers) =>
-  handlers.handleRaw("upload", ({ path, urlParams }) =>
+  handlers
+    .handle("publicOriginal", ({ path, urlParams }) => servePublic(path.org, path.name, undefined, urlParams))
+    .handle("publicRendition", ({ path, urlParams }) => servePublic(path.org, path.name, path.rendition, urlParams))
+    .handleRaw("upload", ({ path, urlParams }) =>
     Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
       yield* logMedia(path.id)
@@ -419,11 +525,42 @@ export const layerBlobStore = (options: MediaOptions): Layer.Layer<BlobStore> =>
 }
 
 /**
+ * The signer of media links when `HERALD_MEDIA_PUBLIC_URL` is set: its key is derived once from the
+ * credentials root key (`HERALD_SECRET` or the data dir's `secret.key`, purpose `media-public/v1`), so
+ * every process sharing the store signs and accepts the same links; they live
+ * `HERALD_MEDIA_LINK_TTL_SECONDS` (one hour by default).
+ */
+export const layerLinkSigner = (
+  env: Readonly<Record<string, string | undefined>>
+): Layer.Layer<never, never, CredentialCipher> => {
+  // Optional by design: readers ask with `Effect.serviceOption`, so the type promises nothing.
+  const base = env.HERALD_MEDIA_PUBLIC_URL?.trim()
+  if (base === undefined || base === "") return Layer.empty
+  const seconds = positive(env.HERALD_MEDIA_LINK_TTL_SECONDS)
+  return Layer.effect(
+    MediaLinks.MediaLinkSigner,
+    Effect.gen(function*() {
+      const signingKey = yield* (yield* CredentialCipher).deriveSecret("media-public/v1").pipe(Effect.orDie)
+      return MediaLinks.MediaLinkSigner.of({
+        signingKey,
+        lifetime: seconds === undefined ? MediaLinks.defaultLifetime : Duration.seconds(seconds)
+      })
+    })
+  )
+}
+
+/**
  * What the dispatcher needs to hand media to platform clients (`herald worker`), and the blob store
  * itself (the housekeeping sweep removes the bytes of uploads never completed).
  */
-export const layerDispatch = (options: MediaOptions): Layer.Layer<DispatchMedia | BlobStore, never, MediaStore> =>
-  MediaLibrary.layerDispatchMedia.pipe(Layer.provideMerge(Layer.merge(layerBlobStore(options), SharpRenditions.layer)))
+export const layerDispatch = (
+  options: MediaOptions
+): Layer.Layer<DispatchMedia | BlobStore, never, MediaStore | CredentialCipher> =>
+  MediaLibrary.layerDispatchMedia.pipe(
+    Layer.provideMerge(
+      Layer.mergeAll(layerBlobStore(options), SharpRenditions.layer, layerLinkSigner(options.env ?? process.env))
+    )
+  )
 
 /**
  * Everything the media endpoints, the posts hook and the dispatcher read media through: the blob
@@ -443,6 +580,7 @@ export const layerServices = (options: MediaOptions) => {
   )
   const base = Layer.mergeAll(
     layerBlobStore(options),
+    layerLinkSigner(env),
     MediaInspector.layer,
     SharpRenditions.layer,
     UrlImporter.layer(UrlImporter.fromEnv(env)),

@@ -10,6 +10,7 @@ import type { MediaRef, PublishError, PublishErrorKind } from "@herald/core/plat
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as MediaBytes from "./MediaBytes.js"
 import * as MetaGraph from "./MetaGraph.js"
 import { failure, field, isRecord, publishError, type RawResponse, scrub, send, stringField } from "./PlatformHttp.js"
 
@@ -75,7 +76,7 @@ export interface Graph {
   readonly postFile: (
     url: string,
     params: Params,
-    file: { readonly field: string; readonly blob: Blob; readonly filename: string }
+    file: { readonly field: string; readonly media: MediaRef }
   ) => Effect.Effect<unknown, PublishError>
 }
 
@@ -108,10 +109,12 @@ export const graph = (
     get: (url, params) => execute(HttpClientRequest.get(url).pipe(HttpClientRequest.setUrlParams(defined(params)))),
     post: (url, params) => execute(HttpClientRequest.post(url).pipe(HttpClientRequest.bodyUrlParams(defined(params)))),
     postFile: (url, params, file) => {
-      const form = new FormData()
-      for (const [key, value] of Object.entries(defined(params))) form.append(key, value)
-      form.append(file.field, file.blob, file.filename)
-      return execute(HttpClientRequest.post(url).pipe(HttpClientRequest.bodyFormData(form)))
+      // The file streams from the store into the form as it is sent.
+      const form = MediaBytes.multipart([
+        ...Object.entries(defined(params)).map(([key, value]) => MediaBytes.field(key, value)),
+        MediaBytes.file(file.field, file.media)
+      ])
+      return execute(HttpClientRequest.post(url).pipe(HttpClientRequest.setBody(form)))
     }
   }
 }

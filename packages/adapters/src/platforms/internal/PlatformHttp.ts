@@ -83,7 +83,10 @@ export const publishError = (
     ? new PublishError({ kind, message, retryAfterSeconds: Math.max(0, retryAfterSeconds) })
     : new PublishError({ kind, message })
 
-/** Reads every chunk of a medium into one array. */
+/**
+ * Reads every chunk of a stream into one array: only for small things (an image sent as base64, a
+ * video's `moov` box); media bodies stream (`MediaBytes`).
+ */
 export const collectBytes = (
   bytes: Stream.Stream<Uint8Array, unknown>,
   label: string
@@ -103,12 +106,6 @@ export const collectBytes = (
     Effect.catchAll(() => Effect.fail(publishError("transient", `could not read the bytes of ${label}`)))
   )
 
-/** A Blob for multipart uploads; copies into a fresh ArrayBuffer so the type is a plain BlobPart. */
-export const blobOf = (bytes: Uint8Array, mimeType: string): Blob => {
-  const copy = new Uint8Array(bytes.byteLength)
-  copy.set(bytes)
-  return new Blob([copy.buffer], { type: mimeType })
-}
 
 // Loose readers for decoded JSON, where a Schema would add nothing but ceremony.
 export const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> =>

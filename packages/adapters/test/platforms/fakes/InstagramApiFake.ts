@@ -50,6 +50,13 @@ export interface InstagramFake {
   imagePolls: number
   /** Polls a video or carousel container stays IN_PROGRESS; 2. */
   videoPolls: number
+  /**
+   * Fetch every `image_url` when its container is made, as Meta does (off by default: most tests use
+   * URLs nothing answers). A fetch that is not 200 is Meta's 9004 "media download has failed".
+   */
+  fetchImages: boolean
+  /** What those fetches received, by URL. */
+  readonly fetched: Map<string, { readonly status: number; readonly contentType: string; readonly bytes: Uint8Array }>
 }
 
 /** What `GET /{ig-media-id}/insights` answers for a feed post or reel. */
@@ -283,8 +290,23 @@ export const start = async (): Promise<InstagramFake> => {
     return metaError(400, `Unknown path components: ${request.path}`, 2500)
   }
 
-  const server = await FakeServer.start(handler)
+  const fetched: InstagramFake["fetched"] = new Map()
+  const downloadFailed = metaError(400, "Media download has failed. The media URI doesn't meet our requirements.", 9004, {
+    subcode: 2207052
+  })
+  const server = await FakeServer.start(async (request) => {
+    const url = request.method === "POST" && /\/media$/.test(request.path) ? formOf(request)["image_url"] : undefined
+    if (fake.fetchImages && url !== undefined && tokenOf(request) === accessToken) {
+      const response = await fetch(url).catch(() => undefined)
+      const bytes = response === undefined ? new Uint8Array(0) : new Uint8Array(await response.arrayBuffer())
+      fetched.set(url, { status: response?.status ?? 0, contentType: response?.headers.get("content-type") ?? "", bytes })
+      if (response?.status !== 200) return downloadFailed
+    }
+    return handler(request)
+  })
   const fake: InstagramFake = {
+    fetchImages: false,
+    fetched,
     server,
     containers,
     posts,
