@@ -23,7 +23,7 @@ export const layer = (options: { readonly openApiPath: `/${string}`; readonly do
       yield* router.get(options.openApiPath, openApi)
       const scope = yield* Effect.scope
       const docs = yield* Effect.cached(
-        Effect.promise(() => import("./DocsPage.js")).pipe(
+        Effect.promise(() => import("./internal/DocsPage.js")).pipe(
           Effect.flatMap((page) => page.make(api, options.docsPath, scope))
         )
       )
