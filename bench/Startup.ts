@@ -14,7 +14,9 @@
  *   reads a second (GET /posts/{id}, GET /posts, GET /accounts). The dispatcher publishes every post
  *   through the sandbox. RSS is sampled every second; "start" is after the first tenth of the run
  *   (at least 5 s) so that allocations of first use (prepared statements, JIT) are not counted as
- *   drift; drift = (end − start) / start.
+ *   drift; drift = (end − start) / start, and the same between the means of the first window after
+ *   warm-up and the last window (each a tenth of the run), which the saw tooth of V8's collections
+ *   does not swing.
  *
  * Run `npm run build` first: this measures `dist/` (NODE_OPTIONS is cleared for the children, so the
  * test suite's `herald-source` condition never applies here).
@@ -307,17 +309,32 @@ const soak = async (seconds: number, figures: Array<Figure>, notes: Array<string
     const start = samples.find((s) => s.at >= warm)?.rss ?? samples[0]!.rss
     const max = Math.max(...samples.map((s) => s.rss))
     const drift = (end - start) / start * 100
+    // V8 lets the old generation grow between major collections, so RSS under load is a saw tooth
+    // (tens of MB); two single samples can land anywhere on it. The windowed figure compares the mean
+    // of the first window after warm-up with the mean of the last one, each a tenth of the run.
+    const window = Math.max(5, seconds / 10)
+    const mean = (xs: ReadonlyArray<{ readonly rss: number }>) => xs.reduce((a, s) => a + s.rss, 0) / xs.length
+    const first = mean(samples.filter((s) => s.at >= warm && s.at < warm + window))
+    const last = mean(samples.filter((s) => s.at >= seconds - window))
+    const windowed = (last - first) / first * 100
+    const signed = (x: number) => `${x >= 0 ? "+" : ""}${x.toFixed(1)} %`
     figures.push({
       benchmark: `publish-and-read soak, ${seconds} s`,
       subject: "herald serve --sandbox, SQLite",
-      figure: `RSS idle ${idleRss.toFixed(1)} MB, at ${warm.toFixed(0)} s ${start.toFixed(1)} MB, end ${
+      figure: `RSS idle ${idleRss.toFixed(1)} MB; at ${warm.toFixed(0)} s ${start.toFixed(1)} MB, end ${
         end.toFixed(1)
-      } MB, max ${max.toFixed(1)} MB; drift ${drift >= 0 ? "+" : ""}${drift.toFixed(1)} %`,
+      } MB (${signed(drift)}); max ${max.toFixed(1)} MB; mean of the first window after warm-up ${
+        first.toFixed(1)
+      } MB, of the last ${last.toFixed(1)} MB: drift ${signed(windowed)}`,
       ratio: `${postIds.length} posts (${publishedTotal} published), ${reads} reads`
     })
     if (failures.size > 0) notes.push(`soak: non-2xx answers ${JSON.stringify(Object.fromEntries(failures))}`)
-    const trace = samples.filter((_, i) => i % Math.max(1, Math.floor(samples.length / 10)) === 0)
-    notes.push(`soak RSS trace (s: MB): ${trace.map((s) => `${s.at.toFixed(0)}: ${s.rss.toFixed(0)}`).join(", ")}`)
+    // Per tenth of the run, the lowest and highest RSS: a leak lifts the lows, a saw tooth does not.
+    const tenths = Array.from({ length: 10 }, (_, i) => {
+      const part = samples.filter((s) => s.at >= i * seconds / 10 && s.at < (i + 1) * seconds / 10).map((s) => s.rss)
+      return part.length === 0 ? "-" : `${Math.min(...part).toFixed(0)}–${Math.max(...part).toFixed(0)}`
+    })
+    notes.push(`soak RSS per tenth of the run, min–max MB: ${tenths.join(", ")}`)
   } finally {
     await herald.stop()
     fs.rmSync(dir, { recursive: true, force: true })
