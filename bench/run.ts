@@ -25,6 +25,7 @@ import * as path from "node:path"
 import { createFreshPgDatabase, probePostgres } from "../packages/adapters/test/support/TestDatabases.js"
 import * as W from "../test/engine/WorkerProcesses.js"
 import * as PostsHttp from "./PostsHttp.js"
+import * as Startup from "./Startup.js"
 
 const scale = Number(process.env.BENCH_SCALE ?? "1")
 const n = (base: number) => Math.max(10, Math.round(base * scale))
@@ -359,6 +360,7 @@ const main = async () => {
     fs.rmSync(tmp, { recursive: true, force: true })
   }
   write()
+  await Startup.runInto(path.join(import.meta.dirname, "results.md"))
 }
 
 const write = () => {

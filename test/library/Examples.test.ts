@@ -17,9 +17,10 @@ afterAll(() => {
   fs.rmSync(work, { recursive: true, force: true })
 })
 
-// The plain Node examples run dist/: bring it up to date with the sources (incremental, quick when it is).
+// The plain Node examples run dist/: bring it up to date with the sources (incremental, quick when it
+// is), with the `herald` command's bundle (`npm run build`).
 beforeAll(() => {
-  execFileSync(process.execPath, [path.join(root, "node_modules/typescript/bin/tsc"), "-b", "tsconfig.build.json"], {
+  execFileSync("npm", ["run", "build"], {
     cwd: root,
     env: { ...process.env, NODE_OPTIONS: "" },
     stdio: "ignore"

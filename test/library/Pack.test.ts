@@ -22,8 +22,8 @@ const run = (command: string, args: ReadonlyArray<string>, cwd: string) =>
 
 describe("packed packages in a host app", () => {
   it("install from their tarballs and publish a post in-process from plain JavaScript", () => {
-    // dist/ as `npm ci` builds it (incremental: quick when up to date).
-    run(process.execPath, [path.join(root, "node_modules/typescript/bin/tsc"), "-b", "tsconfig.build.json"], root)
+    // dist/ as `npm ci` builds it (`npm run build`: tsc, incremental, then the `herald` command's bundle).
+    run("npm", ["run", "build"], root)
     run("npm", [
       "pack",
       "--workspace",
@@ -69,8 +69,19 @@ describe("packed packages in a host app", () => {
     expect(out).toContain(`post.published ${postId}`)
     expect(out).toContain("lookup failed: not_found")
 
-    // The herald command runs the compiled JavaScript.
+    // The herald command runs the compiled JavaScript, bundled (scripts/bundle-cli.mjs), with its
+    // native dependencies (better-sqlite3 here) loaded from the host's node_modules.
+    expect(fs.existsSync(path.join(http, "dist/bin/herald.mjs"))).toBe(true)
     const usage = run(path.join(host, "node_modules/.bin/herald"), ["--help"], host)
     expect(usage).toContain("herald serve")
+    const migrate = execFileSync(path.join(host, "node_modules/.bin/herald"), ["migrate", "--data-dir", "cli-data"], {
+      cwd: host,
+      env: { ...env, HERALD_DATABASE_URL: "" },
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"],
+      timeout: 60_000
+    })
+    expect(migrate).toBe("")
+    expect(fs.existsSync(path.join(host, "cli-data/herald.db"))).toBe(true)
   }, 240_000)
 })

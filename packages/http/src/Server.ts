@@ -4,7 +4,6 @@
  * interactive reference at `/docs`, and the store behind them.
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import * as HttpApiScalar from "@effect/platform/HttpApiScalar"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -23,6 +22,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { createServer } from "node:http"
 import { Api } from "./Api.js"
+import * as ApiDocuments from "./ApiDocuments.js"
 import * as Auth from "./Auth.js"
 import { AccountsLive } from "./groups/Accounts.js"
 import { AiLive } from "./groups/Ai.js"
@@ -97,8 +97,7 @@ export const ApiLive = HttpApiBuilder.api(Api).pipe(
 
 /** The HTTP application on an `HttpServer`; needs the stores, crypto, ids and rate limits. */
 export const app = HttpApiBuilder.serve().pipe(
-  Layer.provide(HttpApiScalar.layer({ path: docsPath })),
-  Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: openApiPath })),
+  Layer.provide(ApiDocuments.layer({ openApiPath, docsPath })),
   Layer.provide(RequestMiddleware.layer),
   Layer.provide(ApiLive),
   Layer.provide(Auth.layer),

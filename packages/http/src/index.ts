@@ -1,6 +1,7 @@
 export * as AccountView from "./AccountView.js"
 export * as Admin from "./Admin.js"
 export * as Api from "./Api.js"
+export * as ApiDocuments from "./ApiDocuments.js"
 export * as ApiGroup from "./ApiGroup.js"
 export * as Auth from "./Auth.js"
 export * as Cli from "./Cli.js"

@@ -8,7 +8,11 @@ import { MediaProbe } from "@herald/core/media/MediaLibrary"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { fileTypeFromBuffer } from "file-type/core"
+
+// file-type (and its tokenizer packages, ~25 modules) is imported on the first inspection rather than
+// at every server start; a failure to load it is a defect, never "type not recognised".
+let loading: Promise<typeof import("file-type/core")> | undefined
+const loadFileType = Effect.promise(() => (loading ??= import("file-type/core")))
 
 /** How many leading bytes to read for `inspect`: enough for a JPEG's EXIF block and a fast-start `moov`. */
 export const recommendedHeadBytes = 256 * 1024
@@ -32,10 +36,11 @@ export interface Inspection extends Detected {
 
 /** The type by magic bytes; `none` when nothing is recognised (or the detector itself fails). */
 export const detect = (head: Uint8Array): Effect.Effect<Option.Option<Detected>> =>
-  Effect.tryPromise(() => fileTypeFromBuffer(head)).pipe(
-    Effect.map((result) => Option.fromNullable(result).pipe(Option.map(({ ext, mime }) => ({ mime, ext })))),
-    Effect.orElseSucceed(() => Option.none())
-  )
+  Effect.flatMap(loadFileType, ({ fileTypeFromBuffer }) =>
+    Effect.tryPromise(() => fileTypeFromBuffer(head)).pipe(
+      Effect.map((result) => Option.fromNullable(result).pipe(Option.map(({ ext, mime }) => ({ mime, ext })))),
+      Effect.orElseSucceed(() => Option.none())
+    ))
 
 // ---------------------------------------------------------------------------------------------------
 // Byte helpers
