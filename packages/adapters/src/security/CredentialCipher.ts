@@ -116,12 +116,23 @@ export const openWith = (key: Uint8Array, stored: string): Effect.Effect<string,
 
 export const make = (source: KeySource): Effect.Effect<CredentialCipher["Type"]> =>
   Effect.map(Effect.cached(loadRootKey(source)), (root) => {
-    const credentialKey = Effect.map(root, (r) => derive(r, "credentials/v1"))
+    // Each purpose's key is derived once: HKDF per request showed in the create path's profile.
+    const derived = new Map<string, Buffer>()
+    const keyFor = (purpose: string) =>
+      Effect.map(root, (r) => {
+        let key = derived.get(purpose)
+        if (key === undefined) {
+          key = derive(r, purpose)
+          derived.set(purpose, key)
+        }
+        return key
+      })
+    const credentialKey = keyFor("credentials/v1")
     return CredentialCipher.of({
       seal: (plaintext) => Effect.map(credentialKey, (key) => sealWith(key, plaintext)),
       open: (stored) =>
         stored.startsWith(prefix) ? Effect.flatMap(credentialKey, (key) => openWith(key, stored)) : Effect.succeed(stored),
-      deriveSecret: (purpose) => Effect.map(root, (r) => Redacted.make(derive(r, purpose).toString("hex")))
+      deriveSecret: (purpose) => Effect.map(keyFor(purpose), (key) => Redacted.make(key.toString("hex")))
     })
   })
 

@@ -610,7 +610,7 @@ export const create = (
     }))
     if (mode === "immediate" && !isDraft) yield* Dispatcher.poke
     return { record, scheduledAtSent: body.scheduled_at !== undefined && body.scheduled_at !== null }
-  }).pipe(Effect.withSpan("Posts.create"))
+  }).pipe(Effect.withSpan("Posts.create", { captureStackTrace: false }))
 
 // ---------------------------------------------------------------------------------------------------
 // get, results, list
@@ -627,7 +627,7 @@ export const get = (
     const found = yield* (yield* PostStore).findById(caller.key.organizationId, id.value)
     if (Option.isNone(found) || !isVisible(found.value, caller)) return yield* DomainError.notFound("Post")
     return found.value
-  }).pipe(Effect.withSpan("Posts.get"))
+  }).pipe(Effect.withSpan("Posts.get", { captureStackTrace: false }))
 
 export const defaultPageSize = 20
 export const maxPageSize = 100
@@ -730,7 +730,7 @@ export const list = (
       offset: query.offset,
       hasMore: query.offset + page.items.length < page.total
     }
-  }).pipe(Effect.withSpan("Posts.list"))
+  }).pipe(Effect.withSpan("Posts.list", { captureStackTrace: false }))
 
 // ---------------------------------------------------------------------------------------------------
 // update (PATCH)
@@ -934,7 +934,7 @@ export const update = (
       return yield* Effect.map((yield* PostStore).findById(post.organizationId, post.id), Option.getOrElse(() => next))
     }))
     return { record, scheduledAtSent: body.scheduled_at !== undefined && body.scheduled_at !== null, changed }
-  }).pipe(Effect.withSpan("Posts.update"))
+  }).pipe(Effect.withSpan("Posts.update", { captureStackTrace: false }))
 
 /** The platforms of a post's targets: its destinations', else its accounts' (a draft). */
 const platformsOf = (
@@ -979,7 +979,7 @@ export const remove = (
       yield* (yield* EventStore).append([event])
       return locked
     }))
-  }).pipe(Effect.withSpan("Posts.remove"))
+  }).pipe(Effect.withSpan("Posts.remove", { captureStackTrace: false }))
 
 // ---------------------------------------------------------------------------------------------------
 // schedule (a draft)
@@ -1088,4 +1088,4 @@ export const schedule = (
     }))
     if (publishNow) yield* Dispatcher.poke
     return record
-  }).pipe(Effect.withSpan("Posts.schedule"))
+  }).pipe(Effect.withSpan("Posts.schedule", { captureStackTrace: false }))

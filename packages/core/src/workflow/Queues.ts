@@ -126,7 +126,7 @@ export const allocate = (
       if (yield* store.claim(organizationId, occurrence.at, postId)) return { _tag: "Slot", at: occurrence.at } as const
     }
     return { _tag: "Full" } as const
-  }).pipe(Effect.withSpan("Queues.allocate"))
+  }).pipe(Effect.withSpan("Queues.allocate", { captureStackTrace: false }))
 
 /** `Posts`' queue allocator over a `QueueStore`. */
 export const allocatorLayer: Layer.Layer<QueueAllocator, never, QueueStore> = Layer.effect(
