@@ -1,7 +1,8 @@
 /**
  * Profiles the request path: `herald serve --sandbox` under `node --cpu-prof`, loaded with
  * `POST /posts` drafts, then authenticated `GET /accounts` (32 keep-alive connections each), and
- * prints the top self-time frames of the profile. `npx tsx bench/profile-request.ts [seconds]`.
+ * prints the top self-time frames of the profile. `npx tsx bench/profile-request.ts [seconds]`;
+ * PROFILE_ONLY=posts|accounts runs one load, PROFILE_KEEP=file keeps the .cpuprofile.
  */
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -21,15 +22,16 @@ const accounts = await fetch(`${server.base}/accounts`, { headers }).then((r) =>
   data: { accounts: Array<{ id: number; platform: string }> }
 }
 const target = accounts.data.accounts.find((a) => a.platform === "telegram")!.id
-const posts = await Load.run({
+const only = process.env.PROFILE_ONLY
+const posts = only === "accounts" ? undefined : await Load.run({
   url: `${server.base}/posts`,
   method: "POST",
   headers,
   body: (i) => JSON.stringify({ content: `bench post ${i}`, account_ids: [target], draft: true })
 }, { connections: 32, seconds })
-console.log(`POST /posts: ${Load.describe(posts)}`)
-const reads = await Load.run({ url: `${server.base}/accounts`, method: "GET", headers }, { connections: 32, seconds })
-console.log(`GET /accounts: ${Load.describe(reads)}`)
+if (posts !== undefined) console.log(`POST /posts: ${Load.describe(posts)}`)
+const reads = only === "posts" ? undefined : await Load.run({ url: `${server.base}/accounts`, method: "GET", headers }, { connections: 32, seconds })
+if (reads !== undefined) console.log(`GET /accounts: ${Load.describe(reads)}`)
 await server.stop()
 
 interface Node {

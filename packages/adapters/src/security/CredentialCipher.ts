@@ -114,6 +114,9 @@ export const openWith = (key: Uint8Array, stored: string): Effect.Effect<string,
   })
 }
 
+/** How many opened credentials a process keeps (oldest forgotten first). */
+const openedCacheSize = 1024
+
 export const make = (source: KeySource): Effect.Effect<CredentialCipher["Type"]> =>
   Effect.map(Effect.cached(loadRootKey(source)), (root) => {
     // Each purpose's key is derived once: HKDF per request showed in the create path's profile.
@@ -128,10 +131,23 @@ export const make = (source: KeySource): Effect.Effect<CredentialCipher["Type"]>
         return key
       })
     const credentialKey = keyFor("credentials/v1")
+    // Every account read opens its credentials (GET /accounts opens each listed account's): the
+    // latest openings are kept, keyed by the sealed value, so a hot list costs no AES per request.
+    const opened = new Map<string, string>()
+    const remember = (stored: string, plaintext: string) => {
+      if (opened.size >= openedCacheSize) opened.delete(opened.keys().next().value!)
+      opened.set(stored, plaintext)
+      return plaintext
+    }
     return CredentialCipher.of({
       seal: (plaintext) => Effect.map(credentialKey, (key) => sealWith(key, plaintext)),
-      open: (stored) =>
-        stored.startsWith(prefix) ? Effect.flatMap(credentialKey, (key) => openWith(key, stored)) : Effect.succeed(stored),
+      open: (stored) => {
+        if (!stored.startsWith(prefix)) return Effect.succeed(stored)
+        const known = opened.get(stored)
+        return known !== undefined
+          ? Effect.succeed(known)
+          : Effect.flatMap(credentialKey, (key) => Effect.map(openWith(key, stored), (plain) => remember(stored, plain)))
+      },
       deriveSecret: (purpose) => Effect.map(keyFor(purpose), (key) => Redacted.make(key.toString("hex")))
     })
   })
