@@ -2,9 +2,9 @@
  * The `Transactor` over the SQL client. On Postgres each program is one SQL transaction (nested
  * calls become savepoints), and concurrent commits on separate connections already share WAL
  * flushes. On SQLite, with one writer and `synchronous = FULL`, each commit is an fsync on the event
- * loop, so concurrent programs are grouped: the programs waiting when a group starts run one after
- * the other inside one transaction, each in its own savepoint (a failing program is rolled back
- * alone), and each caller is answered only after the one COMMIT that holds its write has returned,
+ * loop, so concurrent programs are grouped: the programs waiting when a group's transaction opens,
+ * and those that arrive while it runs, run one after the other inside that one transaction, each in
+ * its own savepoint (a failing program is rolled back alone), and each caller is answered only after the one COMMIT that holds its write has returned,
  * that is, once it is durable.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -57,14 +57,21 @@ export const makeGroupCommit = (sql: SqlClient.SqlClient, options: { readonly ma
     let running = false
     let commits = 0
 
-    /** One group: BEGIN, each member's turn in order, COMMIT; then every member hears the outcome. */
-    const runGroup = (group: ReadonlyArray<Ticket>) =>
-      Effect.gen(function*() {
+    /**
+     * One group: BEGIN; then, in order, every program queued by then or while the group runs (up to
+     * `maxGroup`) gets its turn; COMMIT; then every member hears the outcome. Members are taken once
+     * the transaction is open, so the callers that queued while it waited for the connection join.
+     */
+    const runGroup = Effect.suspend(() => {
+      const group: Array<Ticket> = []
+      return Effect.gen(function*() {
         const outcome = yield* sql.withTransaction(
           Effect.gen(function*() {
             // withTransaction provides the open transaction's connection to its program.
             const connection = Option.getOrThrow(yield* Effect.serviceOption(SqlClient.TransactionConnection))
-            for (const ticket of group) {
+            while (queue.length > 0 && group.length < maxGroup) {
+              const ticket = queue.shift()!
+              group.push(ticket)
               yield* Deferred.succeed(ticket.turn, connection)
               yield* Deferred.await(ticket.done)
             }
@@ -80,15 +87,14 @@ export const makeGroupCommit = (sql: SqlClient.SqlClient, options: { readonly ma
           Effect.forEach(group, (t) => Deferred.fail(t.committed, failed(cause)), { discard: true })
         )
       )
+    })
 
     const drain: Effect.Effect<void> = Effect.suspend(() => {
       if (queue.length === 0) {
         running = false
         return Effect.void
       }
-      const group = queue.slice(0, maxGroup)
-      queue = queue.slice(group.length)
-      return Effect.zipRight(runGroup(group), drain)
+      return Effect.zipRight(runGroup, drain)
     })
 
     const join = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | PersistenceError, R> =>
