@@ -5,7 +5,9 @@
  *     in-process, and Postgres with 1 and 4 `herald worker` processes;
  * (b) on-time accuracy: 10,000 destinations due in the same second, lag from `scheduled_for` to the
  *     start of the publish call (p50 / p99 / max), SQLite in-process and Postgres with 4 workers;
- * (c) POST /posts requests per second over real HTTP, when the server has the posts endpoint.
+ * (c) the request path side by side (bench/RequestPath.ts): POST /posts against a hand-written
+ *     node:http + better-sqlite3 create server, authenticated GET /accounts against bare node:http
+ *     answering the same JSON, and the resident memory of both, idle and after each load.
  *
  * Sizes can be scaled with BENCH_SCALE (default 1). Postgres parts are skipped with a reason when no
  * Postgres answers at HERALD_TEST_PG_URL.
@@ -24,8 +26,8 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { createFreshPgDatabase, probePostgres } from "../packages/adapters/test/support/TestDatabases.js"
 import * as W from "../test/engine/WorkerProcesses.js"
-import * as PostsHttp from "./PostsHttp.js"
 import * as Startup from "./Startup.js"
+import * as RequestPath from "./RequestPath.js"
 
 const scale = Number(process.env.BENCH_SCALE ?? "1")
 const n = (base: number) => Math.max(10, Math.round(base * scale))
@@ -340,22 +342,35 @@ const main = async () => {
     await onTimeLightInProcess("sqlite (synchronous=FULL)", sqlite("ontime-light"), n(100))
     if (pg.available) await onTimeLightWorkers(2, n(100))
 
-    console.log("(c) POST /posts over HTTP")
-    const posts = await PostsHttp.run({ dataDir: path.join(tmp, "http"), requests: n(2000) })
-    if (posts._tag === "Skipped") notes.push(`POST /posts skipped: ${posts.reason}`)
-    else {
+    console.log("(c) request path against hand-written peers, 32 keep-alive connections")
+    const requestPath = await RequestPath.run({ dir: path.join(tmp, "request-path"), seconds: Math.max(2, 5 * scale), rounds: 2 })
+    const side = (what: string, h: RequestPath.Side, p: RequestPath.Side, target: number) => {
       record({
-        benchmark: "POST /posts over HTTP",
+        benchmark: what,
         store: "sqlite (synchronous=FULL)",
-        processes: `1 server, ${posts.connections} concurrent clients`,
-        items: posts.requests,
-        seconds: posts.seconds,
-        figure: `${(posts.requests / posts.seconds).toFixed(0)} requests/s (p50 ${posts.p50.toFixed(1)} ms, p99 ${
-          posts.p99.toFixed(1)
-        } ms)`
+        processes: `herald serve / peer, ${requestPath.connections} connections`,
+        items: requestPath.rounds,
+        seconds: requestPath.seconds * requestPath.rounds,
+        figure: `${h.rps.toFixed(0)} vs ${p.rps.toFixed(0)} req/s = ${(h.rps / p.rps).toFixed(2)}x (target ${target}x); ` +
+          `p50 ${h.p50.toFixed(1)} vs ${p.p50.toFixed(1)} ms, p99 ${h.p99.toFixed(1)} vs ${p.p99.toFixed(1)} ms`
       })
+      const failed = { ...h.failures, ...p.failures }
+      if (Object.keys(failed).length > 0) notes.push(`${what}: non-2xx answers ${JSON.stringify([h.failures, p.failures])}`)
     }
     for (const line of await (await import("./Renditions.js")).run()) record(line)
+    side("POST /posts (draft) vs node:http + better-sqlite3", requestPath.posts.herald, requestPath.posts.peer, 0.5)
+    side("GET /accounts (authenticated) vs node:http, same JSON", requestPath.accounts.herald, requestPath.accounts.peer, 0.25)
+    const mib = (xs: ReadonlyArray<number>) => xs.map((x) => `${x.toFixed(0)}`).join(" / ")
+    record({
+      benchmark: "RSS MiB: idle / after POST / after GET",
+      store: "sqlite (synchronous=FULL)",
+      processes: "herald serve vs peer",
+      items: 0,
+      seconds: 0,
+      figure: `${mib(requestPath.rss.herald)} vs ${mib(requestPath.rss.peer)} = ${
+        (requestPath.rss.herald[0]! / requestPath.rss.peer[0]!).toFixed(1)
+      }x idle`
+    })
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true })
   }
@@ -382,9 +397,11 @@ const write = () => {
     "on-time lag is from `scheduled_for` to the start of the publish call. Worker processes are `herald worker`",
     "on one Postgres database; Postgres runs on the same 2-core machine as the workers and the benchmark.",
     "For on-time rows, Seconds is the largest lag. A burst is CPU-bound here: rounds claim 50 at a time",
-    "(`--batch-size` raises it). POST /posts creates drafts targeting one account over keep-alive HTTP: drafts",
-    "are validated, hashed and stored with their outbox like any post, but are not counted against the",
-    "scheduling allowance (100 a minute), which would answer 429 long before the server is busy.",
+    "(`--batch-size` raises it). The request-path rows alternate Herald and its peer (two rounds each, 32 keep-alive",
+    "connections, figures are means): POST /posts creates drafts for one account (post + target row, one transaction;",
+    "drafts are not counted against the scheduling allowance, which would answer 429 first); the peer",
+    "(bench/peers/create-peer.mjs) does the same key lookup, checks and inserts on a copy of Herald's database,",
+    "synchronous=FULL, and answers GET /accounts with Herald's JSON byte for byte. Items is rounds.",
     "",
     `| ${header.join(" | ")} |`,
     `|${header.map(() => "---").join("|")}|`,

@@ -1,12 +1,15 @@
 /**
  * Per-key rate limits over real HTTP, on a server configured with a low per-minute limit: headers
- * only on the 429, the 429 envelope, independence of keys, and counts shared through the store.
+ * only on the 429, the 429 envelope, independence of keys, counts kept off the store on SQLite, and
+ * on Postgres one count shared exactly by two servers.
  */
 import { UsageCounters } from "@herald/core/access/UsageCounters"
 import * as RateLimit from "@herald/http/RateLimit"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
+import { spawn } from "node:child_process"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { probePostgres } from "../../packages/adapters/test/support/TestDatabases.js"
 import * as HeraldServer from "../support/HeraldServer.js"
 
 const limit = 4
@@ -73,20 +76,87 @@ describe("rate limits", () => {
     expect((await server.request("GET", "/api/v1/me", { key: b })).status).toBe(200)
   })
 
-  it("keeps the count in the store, where another process sees it", async () => {
+  it("counts a request without writing the store (no durable write on the read path)", async () => {
     await freshWindow()
-    const key = await server.createKey({ name: "shared" })
+    const key = await server.createKey({ name: "memory" })
     for (let i = 0; i < limit; i++) expect((await server.request("GET", "/api/v1/me", { key })).status).toBe(200)
+    expect((await server.request("GET", "/api/v1/me", { key })).status).toBe(429)
     const keyId = await server.cli(["keys", "list", "--org", server.orgId]).then((r) =>
-      r.stdout.split("\n").find((line) => line.endsWith("\"shared\""))?.split("\t")[0]
+      r.stdout.split("\n").find((line) => line.endsWith("\"memory\""))?.split("\t")[0]
     )
     expect(keyId).toBeDefined()
-    const counted = await server.withStore(
+    const stored = await server.withStore(
       Effect.gen(function*() {
         const now = yield* DateTime.now
         return yield* (yield* UsageCounters).get(`rate:key:${keyId}:minute`, RateLimit.windowEnd(now, 60_000))
       })
     )
-    expect(counted).toBe(limit)
+    expect(stored).toBe(0)
   })
+})
+
+/** A second `herald serve` on the store of `first` (Postgres): its base URL and a stop function. */
+const secondServer = async (first: HeraldServer.HeraldServer, env: Record<string, string>) => {
+  const child = spawn(process.execPath, [HeraldServer.bin, "serve", "--port", "0", ...first.storeArgs], {
+    env: { ...process.env, PORT: "", HERALD_DATA_DIR: "", HERALD_DATABASE_URL: "", ...env },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  let output = ""
+  child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")))
+  const port = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`second server did not start:\n${output}`)), 60_000)
+    child.stdout.on("data", (chunk: Buffer) => {
+      output += chunk.toString("utf8")
+      const found = /Herald listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(output)?.[1]
+      if (found !== undefined) {
+        clearTimeout(timer)
+        resolve(found)
+      }
+    })
+    child.on("exit", (code) => reject(new Error(`second server exited with ${code}:\n${output}`)))
+  })
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return
+    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
+    child.kill("SIGTERM")
+    await exited
+  }
+  return { baseUrl: `http://127.0.0.1:${port}`, stop }
+}
+
+const pg = await probePostgres
+describe.skipIf(!pg.available)("rate limits shared by two servers on one Postgres", () => {
+  if (!pg.available) console.warn(`[skip] two servers on one Postgres: ${pg.reason}`)
+
+  it("admits exactly the limit across both servers, requests racing on both", async () => {
+    const shared = 10
+    const env = { HERALD_RATE_LIMIT_PER_MINUTE: String(shared) }
+    const first = await HeraldServer.start({ postgres: true, env })
+    const second = await secondServer(first, env).catch(async (error) => {
+      await first.stop()
+      throw error
+    })
+    try {
+      await freshWindow()
+      const key = await first.createKey({ name: "two servers" })
+      const statuses = await Promise.all(Array.from({ length: 30 }, async (_, i) => {
+        const base = i % 2 === 0 ? first.baseUrl : second.baseUrl
+        const res = await fetch(`${base}/api/v1/accounts`, { headers: { authorization: `Bearer ${key}` } })
+        await res.text()
+        return res.status
+      }))
+      expect(statuses.filter((s) => s === 200).length).toBe(shared)
+      expect(statuses.filter((s) => s === 429).length).toBe(30 - shared)
+      // Both servers now refuse the key, with the spec's headers.
+      for (const base of [first.baseUrl, second.baseUrl]) {
+        const res = await fetch(`${base}/api/v1/me`, { headers: { authorization: `Bearer ${key}` } })
+        expect(res.status).toBe(429)
+        expect(res.headers.get("x-ratelimit-limit")).toBe(String(shared))
+        expect(res.headers.get("x-ratelimit-remaining")).toBe("0")
+      }
+    } finally {
+      await second.stop()
+      await first.stop()
+    }
+  }, 120_000)
 })

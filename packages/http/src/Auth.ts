@@ -17,7 +17,7 @@ import { DomainError } from "@herald/core/kernel/Errors"
 import type { AccountId } from "@herald/core/kernel/Ids"
 import * as Organization from "@herald/core/access/Organization"
 import { OrganizationStore } from "@herald/core/access/OrganizationStore"
-import { UsageCounters } from "@herald/core/access/UsageCounters"
+import { RequestCounters } from "@herald/core/access/RequestCounters"
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -182,12 +182,12 @@ export const authenticate = (authorization: string | undefined) =>
 export const layer: Layer.Layer<
   Authentication,
   never,
-  ApiKeyStore | OrganizationStore | Crypto | UsageCounters | RateLimit.RateLimits | SessionAuth.SessionRequirements
+  ApiKeyStore | OrganizationStore | Crypto | RequestCounters | RateLimit.RateLimits | SessionAuth.SessionRequirements
 > = Layer.effect(
   Authentication,
   Effect.gen(function*() {
     const context = yield* Effect.context<
-      ApiKeyStore | OrganizationStore | Crypto | UsageCounters | RateLimit.RateLimits | SessionAuth.SessionRequirements
+      ApiKeyStore | OrganizationStore | Crypto | RequestCounters | RateLimit.RateLimits | SessionAuth.SessionRequirements
     >()
     return Authentication.of({
       // The decoded bearer value cannot tell a missing header from an empty one: read the header.
@@ -207,12 +207,12 @@ export const layer: Layer.Layer<
 export const layerKeyRequired: Layer.Layer<
   KeyRequiredAuthentication,
   never,
-  ApiKeyStore | OrganizationStore | Crypto | UsageCounters | RateLimit.RateLimits
+  ApiKeyStore | OrganizationStore | Crypto | RequestCounters | RateLimit.RateLimits
 > = Layer.effect(
   KeyRequiredAuthentication,
   Effect.gen(function*() {
     const context = yield* Effect.context<
-      ApiKeyStore | OrganizationStore | Crypto | UsageCounters | RateLimit.RateLimits
+      ApiKeyStore | OrganizationStore | Crypto | RequestCounters | RateLimit.RateLimits
     >()
     return KeyRequiredAuthentication.of({
       bearer: () =>

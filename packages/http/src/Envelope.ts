@@ -9,6 +9,7 @@
  * from one place (the request middleware); the error schemas here describe those bodies for OpenAPI.
  */
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { DomainError, ErrorCode } from "@herald/core/kernel/Errors"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
@@ -40,6 +41,19 @@ export const ok = <A, I, R>(data: Schema.Schema<A, I, R>) =>
       encode: (value) => Effect.map(FiberRef.get(currentMeta), (meta) => ({ data: value, error: null, meta }))
     }
   )
+
+/**
+ * The success envelope as a finished response, for hot handlers whose data is built in its wire
+ * shape: the schema's type and encoded forms must be one (`Schema<A, A>`), so HttpApi's encoding
+ * pass over the data (a validation of what the handler just built) can be skipped. The endpoint still
+ * declares `ok(schema)` for OpenAPI.
+ */
+export const respond = <A>(
+  _schema: Schema.Schema<A, A, never>,
+  data: A,
+  status = 200
+): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
+  Effect.map(FiberRef.get(currentMeta), (meta) => HttpServerResponse.unsafeJson({ data, error: null, meta }, { status }))
 
 export const ErrorObject = Schema.Struct({
   message: Schema.String,

@@ -1,6 +1,7 @@
 /**
- * Per-key request limits in fixed windows (a minute and an hour), counted in the store through the
- * `UsageCounters` port so that every process on one database shares them.
+ * Per-key request limits in fixed windows (a minute and an hour), counted through the
+ * `RequestCounters` port: in memory on the embedded SQLite default, an UNLOGGED table shared by every
+ * process on Postgres. Counting a request is never a durable write.
  */
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
@@ -8,7 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { DomainError } from "@herald/core/kernel/Errors"
 import type { ApiKeyId } from "@herald/core/kernel/Ids"
-import { UsageCounters } from "@herald/core/access/UsageCounters"
+import { RequestCounters } from "@herald/core/access/RequestCounters"
 
 export interface Limits {
   readonly perMinute: number
@@ -44,10 +45,10 @@ export const exceeded = (limit: number, resetAt: DateTime.Utc, window: "minute" 
  * Counts one request of the key. The minute window is checked first; a request refused by it is not
  * counted against the hour, so a client that waits out the minute keeps its hourly budget.
  */
-export const consume = (keyId: ApiKeyId): Effect.Effect<void, DomainError, RateLimits | UsageCounters> =>
+export const consume = (keyId: ApiKeyId): Effect.Effect<void, DomainError, RateLimits | RequestCounters> =>
   Effect.gen(function*() {
     const limits = yield* RateLimits
-    const counters = yield* UsageCounters
+    const counters = yield* RequestCounters
     const now = yield* DateTime.now
     const minuteEnd = windowEnd(now, minuteMillis)
     const perMinute = yield* counters.increment(`rate:key:${keyId}:minute`, minuteEnd, 1)
@@ -69,9 +70,9 @@ export const consume = (keyId: ApiKeyId): Effect.Effect<void, DomainError, RateL
  * is done (bulk create charges once per created post after creating them); a key over its budget
  * gets 429 on its next request.
  */
-export const charge = (keyId: ApiKeyId, amount: number): Effect.Effect<void, never, UsageCounters> =>
+export const charge = (keyId: ApiKeyId, amount: number): Effect.Effect<void, never, RequestCounters> =>
   amount <= 0 ? Effect.void : Effect.gen(function*() {
-    const counters = yield* UsageCounters
+    const counters = yield* RequestCounters
     const now = yield* DateTime.now
     yield* counters.increment(`rate:key:${keyId}:minute`, windowEnd(now, minuteMillis), amount)
     yield* counters.increment(`rate:key:${keyId}:hour`, windowEnd(now, hourMillis), amount)

@@ -1,6 +1,6 @@
 import { it } from "@effect/vitest"
 import { ApiKeyId } from "@herald/core/kernel/Ids"
-import { UsageCounters } from "@herald/core/access/UsageCounters"
+import { RequestCounters } from "@herald/core/access/RequestCounters"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -13,7 +13,7 @@ import * as RateLimit from "../src/RateLimit.js"
 const memory = () => {
   const counts = new Map<string, number>()
   const purges: Array<number> = []
-  const layer = Layer.succeed(UsageCounters, UsageCounters.of({
+  const layer = Layer.succeed(RequestCounters, RequestCounters.of({
     increment: (key, end, amount) =>
       Effect.sync(() => {
         const k = `${key}@${DateTime.toEpochMillis(end)}`
@@ -21,7 +21,6 @@ const memory = () => {
         counts.set(k, n)
         return n
       }),
-    get: (key, end) => Effect.sync(() => counts.get(`${key}@${DateTime.toEpochMillis(end)}`) ?? 0),
     purge: (before) => Effect.sync(() => void purges.push(DateTime.toEpochMillis(before)))
   }))
   return { counts, purges, layer }

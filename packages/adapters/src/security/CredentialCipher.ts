@@ -114,14 +114,41 @@ export const openWith = (key: Uint8Array, stored: string): Effect.Effect<string,
   })
 }
 
+/** How many opened credentials a process keeps (oldest forgotten first). */
+const openedCacheSize = 1024
+
 export const make = (source: KeySource): Effect.Effect<CredentialCipher["Type"]> =>
   Effect.map(Effect.cached(loadRootKey(source)), (root) => {
-    const credentialKey = Effect.map(root, (r) => derive(r, "credentials/v1"))
+    // Each purpose's key is derived once: HKDF per request showed in the create path's profile.
+    const derived = new Map<string, Buffer>()
+    const keyFor = (purpose: string) =>
+      Effect.map(root, (r) => {
+        let key = derived.get(purpose)
+        if (key === undefined) {
+          key = derive(r, purpose)
+          derived.set(purpose, key)
+        }
+        return key
+      })
+    const credentialKey = keyFor("credentials/v1")
+    // Every account read opens its credentials (GET /accounts opens each listed account's): the
+    // latest openings are kept, keyed by the sealed value, so a hot list costs no AES per request.
+    const opened = new Map<string, string>()
+    const remember = (stored: string, plaintext: string) => {
+      if (opened.size >= openedCacheSize) opened.delete(opened.keys().next().value!)
+      opened.set(stored, plaintext)
+      return plaintext
+    }
     return CredentialCipher.of({
       seal: (plaintext) => Effect.map(credentialKey, (key) => sealWith(key, plaintext)),
-      open: (stored) =>
-        stored.startsWith(prefix) ? Effect.flatMap(credentialKey, (key) => openWith(key, stored)) : Effect.succeed(stored),
-      deriveSecret: (purpose) => Effect.map(root, (r) => Redacted.make(derive(r, purpose).toString("hex")))
+      open: (stored) => {
+        if (!stored.startsWith(prefix)) return Effect.succeed(stored)
+        const known = opened.get(stored)
+        return known !== undefined
+          ? Effect.succeed(known)
+          : Effect.flatMap(credentialKey, (key) => Effect.map(openWith(key, stored), (plain) => remember(stored, plain)))
+      },
+      deriveSecret: (purpose) => Effect.map(keyFor(purpose), (key) => Redacted.make(key.toString("hex")))
     })
   })
 

@@ -12,6 +12,7 @@ import aiCredits from "./migrations/0009_ai_credits.js"
 import deviceLogin from "./migrations/0010_device_login.js"
 import metrics from "./migrations/0013_metrics.js"
 import mediaAltText from "./migrations/0014_media_alt_text.js"
+import requestCounters from "./migrations/0016_request_counters.js"
 import usersSessions from "./migrations/0018_users_sessions.js"
 import apiKeyLastUsed from "./migrations/0019_api_key_last_used.js"
 
@@ -34,6 +35,7 @@ export const loader = Migrator.fromRecord({
   "0010_device_login": deviceLogin,
   "0013_metrics": metrics,
   "0014_media_alt_text": mediaAltText,
+  "0016_request_counters": requestCounters,
   "0018_users_sessions": usersSessions,
   "0019_api_key_last_used": apiKeyLastUsed
 })

@@ -16,6 +16,7 @@ import type { PostStore } from "@herald/core/posts/PostStore"
 import type { QueueStore } from "@herald/core/workflow/QueueStore"
 import type { ProcessStore } from "@herald/core/publishing/Processes"
 import type { Transactor } from "@herald/core/kernel/Transactor"
+import type { RequestCounters } from "@herald/core/access/RequestCounters"
 import type { UsageCounters } from "@herald/core/access/UsageCounters"
 import type { WebhookStore } from "@herald/core/webhooks/WebhookStore"
 import type { SessionStore } from "@herald/core/access/SessionStore"
@@ -36,6 +37,7 @@ import * as SqlOrganizationStore from "./SqlOrganizationStore.js"
 import * as SqlPostStore from "./SqlPostStore.js"
 import * as SqlQueueStore from "./SqlQueueStore.js"
 import * as SqlProcessStore from "./SqlProcessStore.js"
+import * as SqlRequestCounters from "./SqlRequestCounters.js"
 import * as SqlTransactor from "./SqlTransactor.js"
 import * as SqlUsageCounters from "./SqlUsageCounters.js"
 import * as SqlWebhookStore from "./SqlWebhookStore.js"
@@ -51,6 +53,7 @@ export type Stores =
   | DispatchStore
   | EventStore
   | UsageCounters
+  | RequestCounters
   | WebhookStore
   | MediaStore
   | CampaignStore
@@ -78,6 +81,8 @@ export const layer: Layer.Layer<Stores, never, SqlClient.SqlClient | IdGenerator
   // The event store that also creates webhook deliveries in the event's transaction.
   SqlEventFanout.layer,
   SqlUsageCounters.layer,
+  // API-key rate-limit windows: in memory on SQLite, an UNLOGGED table on Postgres.
+  SqlRequestCounters.layer,
   SqlWebhookStore.layer,
   SqlMediaStore.layer,
   SqlTransactor.layer,

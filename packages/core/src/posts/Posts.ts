@@ -336,6 +336,9 @@ const mustBeAfter = (at: DateTime.Utc, earliest: DateTime.Utc, field: string, le
       earliest: DateTime.formatIso(earliest)
     })
 
+/** `disableValidation` for class instances built from values that are already decoded. */
+const trusted = true
+
 const dedupe = <A>(xs: ReadonlyArray<A>): ReadonlyArray<A> => [...new Set(xs)]
 
 /**
@@ -549,6 +552,8 @@ export const create = (
     const mode: PostingLimits.PublishMode = Option.isSome(scheduledFor) || useQueue ? "scheduled" : "immediate"
 
     const id = PostId.make(yield* (yield* IdGenerator).uuid)
+    // Every field is already decoded (the body) or typed (ids, instants): the class constructor's
+    // own validation, a second decode of all of it per create, is skipped (it showed in the profile).
     const post = new Post({
       id,
       organizationId,
@@ -571,7 +576,7 @@ export const create = (
       useQueue,
       createdAt: now,
       updatedAt: now
-    })
+    }, trusted)
     const transactor = yield* Transactor
     const posts = yield* PostStore
     const eventStore = yield* EventStore
@@ -590,7 +595,7 @@ export const create = (
             queue: allocation._tag.toLowerCase()
           })
         }
-        queued = new Post({ ...post, scheduledFor: Option.some(allocation.at) })
+        queued = new Post({ ...post, scheduledFor: Option.some(allocation.at) }, trusted)
       }
       const destinations = isDraft
         ? []
@@ -612,7 +617,7 @@ export const create = (
     }))
     if (mode === "immediate" && !isDraft) yield* Dispatcher.poke
     return { record, scheduledAtSent: body.scheduled_at !== undefined && body.scheduled_at !== null }
-  }).pipe(Effect.withSpan("Posts.create"))
+  }).pipe(Effect.withSpan("Posts.create", { captureStackTrace: false }))
 
 // ---------------------------------------------------------------------------------------------------
 // get, results, list
@@ -629,7 +634,7 @@ export const get = (
     const found = yield* (yield* PostStore).findById(caller.key.organizationId, id.value)
     if (Option.isNone(found) || !isVisible(found.value, caller)) return yield* DomainError.notFound("Post")
     return found.value
-  }).pipe(Effect.withSpan("Posts.get"))
+  }).pipe(Effect.withSpan("Posts.get", { captureStackTrace: false }))
 
 export const defaultPageSize = QueryParams.defaultPageSize
 export const maxPageSize = QueryParams.maxPageSize
@@ -707,7 +712,7 @@ export const list = (
       offset: query.offset,
       hasMore: query.offset + page.items.length < page.total
     }
-  }).pipe(Effect.withSpan("Posts.list"))
+  }).pipe(Effect.withSpan("Posts.list", { captureStackTrace: false }))
 
 // ---------------------------------------------------------------------------------------------------
 // update (PATCH)
@@ -911,7 +916,7 @@ export const update = (
       return yield* Effect.map((yield* PostStore).findById(post.organizationId, post.id), Option.getOrElse(() => next))
     }))
     return { record, scheduledAtSent: body.scheduled_at !== undefined && body.scheduled_at !== null, changed }
-  }).pipe(Effect.withSpan("Posts.update"))
+  }).pipe(Effect.withSpan("Posts.update", { captureStackTrace: false }))
 
 /** The platforms of a post's targets: its destinations', else its accounts' (a draft). */
 const platformsOf = (
@@ -956,7 +961,7 @@ export const remove = (
       yield* (yield* EventStore).append([event])
       return locked
     }))
-  }).pipe(Effect.withSpan("Posts.remove"))
+  }).pipe(Effect.withSpan("Posts.remove", { captureStackTrace: false }))
 
 // ---------------------------------------------------------------------------------------------------
 // schedule (a draft)
@@ -1065,4 +1070,4 @@ export const schedule = (
     }))
     if (publishNow) yield* Dispatcher.poke
     return record
-  }).pipe(Effect.withSpan("Posts.schedule"))
+  }).pipe(Effect.withSpan("Posts.schedule", { captureStackTrace: false }))

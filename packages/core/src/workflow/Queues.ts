@@ -127,7 +127,7 @@ export const allocate = (
       if (yield* store.claim(organizationId, occurrence.at, postId)) return { _tag: "Slot", at: occurrence.at } as const
     }
     return { _tag: "Full" } as const
-  }).pipe(Effect.withSpan("Queues.allocate"))
+  }).pipe(Effect.withSpan("Queues.allocate", { captureStackTrace: false }))
 
 export interface ClaimPruneOptions {
   /** How long a claim is kept after its instant; default one day. */

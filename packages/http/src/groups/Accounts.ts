@@ -63,9 +63,10 @@ export const AccountsLive = HttpApiBuilder.group(ApiGroup.apiOf(AccountsGroup), 
         const all = yield* (yield* AccountStore).list(organization.id).pipe(Effect.orDie)
         const now = yield* DateTime.now
         const visible = all.filter((account) => ApiKey.canUseAccount(key, account.id))
-        return {
+        // Built in its wire shape: answered without a second pass through the schema.
+        return yield* Envelope.respond(AccountList, {
           accounts: AccountView.withoutFacebookFlowDuplicates(visible).map((a) => AccountView.toAccount(a, now))
-        }
+        })
       }))
     .handle("get", ({ path }) =>
       Effect.gen(function*() {

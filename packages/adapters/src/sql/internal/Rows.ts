@@ -62,7 +62,8 @@ export const orPersistence = (operation: string) => <A, E, R>(self: Effect.Effec
     Effect.mapError((cause) =>
       cause instanceof PersistenceError ? cause : new PersistenceError({ message: `${operation} failed`, cause })
     ),
-    Effect.withSpan(operation)
+    // No stack capture: this span wraps every store call, and an Error per call showed in the profile.
+    Effect.withSpan(operation, { captureStackTrace: false })
   )
 
 // organizations, users

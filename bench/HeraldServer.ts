@@ -1,0 +1,88 @@
+/**
+ * A `herald serve --sandbox` child process for benches: started on a free port in its own data dir
+ * with the rate limits raised, its printed API key captured, its RSS readable from /proc.
+ */
+import { spawn, type ChildProcess } from "node:child_process"
+import * as fs from "node:fs"
+import * as net from "node:net"
+import * as path from "node:path"
+
+const repoRoot = path.resolve(import.meta.dirname, "..")
+
+export const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const server = net.createServer()
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      server.close(() => (typeof address === "object" && address !== null ? resolve(address.port) : reject()))
+    })
+  })
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+
+export interface HeraldServer {
+  readonly child: ChildProcess
+  readonly base: string
+  readonly key: string
+  readonly output: () => string
+  readonly stop: () => Promise<void>
+}
+
+/** Resident set size of a process in MiB (Linux /proc), NaN when unreadable. */
+export const rssMiB = (pid: number | undefined): number => {
+  try {
+    const status = fs.readFileSync(`/proc/${pid}/status`, "utf8")
+    const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1])
+    return kb / 1024
+  } catch {
+    return NaN
+  }
+}
+
+export const start = async (options: {
+  readonly dataDir: string
+  readonly nodeArgs?: ReadonlyArray<string>
+  readonly env?: Record<string, string>
+}): Promise<HeraldServer> => {
+  fs.mkdirSync(options.dataDir, { recursive: true })
+  const port = await freePort()
+  const child = spawn(
+    process.execPath,
+    [
+      ...(options.nodeArgs ?? []),
+      path.join(repoRoot, "packages/http/bin/herald.mjs"),
+      "serve",
+      "--sandbox",
+      "--port",
+      String(port)
+    ],
+    {
+      cwd: repoRoot,
+      env: {
+        ...process.env,
+        HERALD_DATA_DIR: options.dataDir,
+        HERALD_DATABASE_URL: "",
+        HERALD_RATE_LIMIT_PER_MINUTE: "100000000",
+        HERALD_RATE_LIMIT_PER_HOUR: "100000000",
+        ...options.env
+      },
+      stdio: ["ignore", "pipe", "pipe"]
+    }
+  )
+  let output = ""
+  child.stdout!.on("data", (c) => (output = (output + String(c)).slice(-200_000)))
+  child.stderr!.on("data", (c) => (output = (output + String(c)).slice(-200_000)))
+  const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()))
+  const stop = async () => {
+    if (child.exitCode === null) child.kill("SIGTERM")
+    await exited
+  }
+  const deadline = Date.now() + 60_000
+  while (Date.now() < deadline && !output.includes("listening on") && child.exitCode === null) await sleep(50)
+  const key = /HERALD_API_KEY=(\S+)/.exec(output)?.[1]
+  if (key === undefined) {
+    await stop()
+    throw new Error(`server did not start:\n${output.slice(-2000)}`)
+  }
+  return { child, base: `http://127.0.0.1:${port}/api/v1`, key, output: () => output, stop }
+}

@@ -1,0 +1,87 @@
+/**
+ * `RequestCounters` on every database (memory on SQLite, the UNLOGGED table on Postgres), and on
+ * Postgres two instances on separate connection pools, as two server processes have: their
+ * increments share one count with no slack.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { RequestCounters } from "@herald/core/access/RequestCounters"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Context from "effect/Context"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as SqlDatabase from "../../src/sql/SqlDatabase.js"
+import * as SqlRequestCounters from "../../src/sql/SqlRequestCounters.js"
+import { createFreshPgDatabase, databasesUnderTest, type TestDatabaseLayer } from "../support/TestDatabases.js"
+
+const at = (millis: number) => DateTime.unsafeMake(millis)
+const T0 = 1_700_000_000_000
+
+const countersOn = (database: TestDatabaseLayer) => SqlRequestCounters.layer.pipe(Layer.provideMerge(database))
+
+for (const db of await databasesUnderTest()) {
+  describe.skipIf(db.layer === undefined)(`RequestCounters on ${db.label}`, () => {
+    if (db.layer === undefined) return
+    const layer = countersOn(db.layer)
+
+    it.effect("counts per key and window, and purges ended windows", () =>
+      Effect.gen(function*() {
+        const counters = yield* RequestCounters
+        const w1 = at(T0 + 60_000)
+        const w2 = at(T0 + 120_000)
+        expect(yield* counters.increment("k", w1, 1)).toBe(1)
+        expect(yield* counters.increment("k", w1, 5)).toBe(6)
+        expect(yield* counters.increment("k", w2, 2)).toBe(2)
+        expect(yield* counters.increment("other", w1, 3)).toBe(3)
+        yield* counters.purge(w2)
+        expect(yield* counters.increment("k", w1, 1)).toBe(1)
+        expect(yield* counters.increment("k", w2, 1)).toBe(3)
+      }).pipe(Effect.provide(layer)))
+
+    it.live("300 concurrent increments over three keys: every caller sees a distinct running total", () =>
+      Effect.gen(function*() {
+        const counters = yield* RequestCounters
+        const window = at(T0 + 60_000)
+        const keys = ["a", "b", "c"] as const
+        const totals = yield* Effect.all(
+          Array.from({ length: 300 }, (_, i) => Effect.map(counters.increment(keys[i % 3]!, window, 1), (n) => [i % 3, n] as const)),
+          { concurrency: "unbounded" }
+        )
+        for (const k of [0, 1, 2]) {
+          const seen = totals.filter(([key]) => key === k).map(([, n]) => n).sort((x, y) => x - y)
+          expect(seen).toEqual(Array.from({ length: 100 }, (_, i) => i + 1))
+        }
+      }).pipe(Effect.provide(layer)))
+
+    if (db.label === "postgres") {
+      it.live("the table is UNLOGGED (no WAL, so no flush per counted request)", () =>
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          const rows = yield* sql<{ relpersistence: string }>`
+            SELECT relpersistence FROM pg_class WHERE relname = 'request_counters'`
+          expect(rows[0]?.relpersistence).toBe("u")
+        }).pipe(Effect.provide(layer)))
+
+      it.live("two instances on separate pools (two processes) share each window exactly", () =>
+        Effect.gen(function*() {
+          const database = yield* Effect.acquireRelease(createFreshPgDatabase().pipe(Effect.orDie), (d) => d.drop)
+          // Each instance has its own pool, built in this test's scope.
+          const instance = () =>
+            Effect.map(
+              Layer.build(SqlRequestCounters.layer.pipe(
+                Layer.provide(SqlDatabase.layer({ _tag: "Postgres", url: database.url, maxConnections: 3 }))
+              )),
+              Context.get(RequestCounters)
+            )
+          const a = yield* instance()
+          const b = yield* instance()
+          const window = at(T0 + 60_000)
+          const totals = yield* Effect.all(
+            Array.from({ length: 400 }, (_, i) => (i % 2 === 0 ? a : b).increment("shared", window, 1)),
+            { concurrency: "unbounded" }
+          )
+          expect([...totals].sort((x, y) => x - y)).toEqual(Array.from({ length: 400 }, (_, i) => i + 1))
+        }).pipe(Effect.scoped))
+    }
+  })
+}

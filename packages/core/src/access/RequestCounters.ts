@@ -1,0 +1,47 @@
+/**
+ * Per-key request counts in fixed windows (the API-key rate limits). Unlike `UsageCounters` they are
+ * not durable: authenticating a request must not cost a synchronous durable commit, and a window
+ * forgotten in a crash only gives a key one window's budget again. The single-process embedded
+ * default keeps them in memory (`layerMemory`); processes sharing Postgres share an UNLOGGED table.
+ */
+import * as Context from "effect/Context"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type { PersistenceError } from "../kernel/Errors.js"
+
+export class RequestCounters extends Context.Tag("@herald/core/access/RequestCounters")<RequestCounters, {
+  /** Adds `amount` to the counter `key` of the window ending at `windowEnd`; returns the new total. */
+  readonly increment: (key: string, windowEnd: DateTime.Utc, amount: number) => Effect.Effect<number, PersistenceError>
+  /** Forgets windows that ended before `before`. */
+  readonly purge: (before: DateTime.Utc) => Effect.Effect<void, PersistenceError>
+}>() {}
+
+/** Counters in this process's memory: exact within the process, forgotten when it stops. */
+export const makeMemory = (): RequestCounters["Type"] => {
+  // key -> window end (epoch ms) -> count; a key rarely has more than two live windows.
+  const counts = new Map<string, Map<number, number>>()
+  const forget = (before: number) => {
+    for (const [key, windows] of counts) {
+      for (const end of windows.keys()) if (end < before) windows.delete(end)
+      if (windows.size === 0) counts.delete(key)
+    }
+  }
+  return RequestCounters.of({
+    increment: (key, windowEnd, amount) =>
+      Effect.sync(() => {
+        const end = DateTime.toEpochMillis(windowEnd)
+        let windows = counts.get(key)
+        if (windows === undefined) {
+          windows = new Map()
+          counts.set(key, windows)
+        }
+        const total = (windows.get(end) ?? 0) + amount
+        windows.set(end, total)
+        return total
+      }),
+    purge: (before) => Effect.sync(() => forget(DateTime.toEpochMillis(before)))
+  })
+}
+
+export const layerMemory: Layer.Layer<RequestCounters> = Layer.sync(RequestCounters, makeMemory)
