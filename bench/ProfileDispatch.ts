@@ -4,11 +4,13 @@
  *   node --conditions=herald-source --import tsx bench/ProfileDispatch.ts
  *   STORE=pg N=3000 BATCH=500 PROFILE=/tmp/pg.cpuprofile node --conditions=herald-source --import tsx bench/ProfileDispatch.ts
  *
- * N destinations (default 3000) are seeded, made due at once, then drained by rounds back to back. Only the drain is profiled (inspector), written to PROFILE when set; open
+ * N destinations (default 3000) are seeded, made due at once, then drained by rounds back to back with
+ * the adaptive claim size. Only the drain is profiled (inspector), written to PROFILE when set; open
  * it in Chrome DevTools or summarise the self time per function. Not part of `npm run bench`.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Registry from "@herald/adapters/platforms/Registry"
+import * as ClaimSize from "@herald/core/publishing/ClaimSize"
 import * as Dispatcher from "@herald/core/publishing/Dispatcher"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -25,7 +27,7 @@ import * as W from "../test/engine/WorkerProcesses.js"
 
 const count = Number(process.env.N ?? "3000")
 const store = process.env.STORE ?? "sqlite"
-const batchSize = Number(process.env.BATCH ?? "50")
+const batchSize = Number(process.env.BATCH ?? "500")
 const worker: Dispatcher.Options = { workerId: `profile:${process.pid}`, batchSize }
 
 const drain = async (database: Parameters<typeof W.storesLayer>[0]) => {
@@ -46,8 +48,10 @@ const drain = async (database: Parameters<typeof W.storesLayer>[0]) => {
     const started = performance.now()
     const cpu = process.cpuUsage()
     let total = 0
+    let limit = Math.min(50, batchSize)
     while (true) {
-      const round = await runtime.runPromise(Dispatcher.runOnce(worker))
+      const round = await runtime.runPromise(Dispatcher.runOnce(worker, limit))
+      limit = ClaimSize.next(round.limit, round.claimed, { min: Math.min(50, batchSize), max: batchSize })
       total += round.claimed
       if (round.claimed === 0) break
     }
