@@ -46,6 +46,8 @@ export interface Row {
 }
 
 export interface Results {
+  /** The 1-minute load average at the start and at the end: the cores may be shared with other work. */
+  readonly load: readonly [number, number]
   readonly rows: ReadonlyArray<Row>
   readonly ratios: ReadonlyArray<string>
   readonly notes: ReadonlyArray<string>
@@ -154,7 +156,7 @@ const onTimeInProcess = async (database: Database, count: number) => {
   }
 }
 
-const onTimeLightInProcess = async (database: Database, count: number) => {
+export const onTimeLightInProcess = async (database: Database, count: number) => {
   const sends: Array<SandboxSend> = []
   const runtime = inProcessRuntime(database, sends)
   try {
@@ -279,7 +281,7 @@ const onTimeWorkers = (processes: number, count: number) =>
     }
   })
 
-const onTimeLightWorkers = (processes: number, count: number) =>
+export const onTimeLightWorkers = (processes: number, count: number) =>
   withPg(async (url, runtime) => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "herald-bench-"))
     await runtime.runPromise(W.seed({ posts: count, platforms: ["telegram"], dueAt: farFuture() }))
@@ -362,6 +364,7 @@ export const run = async (options: { readonly scale: number; readonly log?: (lin
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "herald-bench-dispatch-"))
   const sqlite = (name: string): Database => ({ _tag: "Sqlite", filename: path.join(tmp, `${name}.db`) })
   const pg = await probePostgres
+  const loadAtStart = os.loadavg()[0]!
   try {
     log("(b) dispatch throughput, zero-latency sandbox, against graphile-worker no-op jobs")
     const count = n(5000)
@@ -480,7 +483,7 @@ export const run = async (options: { readonly scale: number; readonly log?: (lin
   }
   for (const ratio of ratios) log(`  ratio: ${ratio}`)
   for (const note of notes) log(`  note: ${note}`)
-  return { rows, ratios, notes }
+  return { load: [loadAtStart, os.loadavg()[0]!], rows, ratios, notes }
 }
 
 /** The section `npm run bench` appends to bench/results.md. */
@@ -499,14 +502,19 @@ export const markdown = (results: Results, machine: string): string => {
     "",
     "## Dispatch in batches, side by side (issue 15 (b), (d))",
     "",
-    `Run with \`npm run bench\` on ${new Date().toISOString().slice(0, 10)}: ${machine}.`,
+    `Run with ${
+      [...process.execArgv, process.env.NODE_OPTIONS ?? ""].join(" ").includes("herald-source")
+        ? "`node --conditions=herald-source --import tsx bench/run.ts` (the sources)"
+        : "`npm run bench`"
+    } on ${new Date().toISOString().slice(0, 10)}: ${machine}.`,
     "Sandbox platform with zero latency; default dispatcher settings (claims of 50 doubling up to 500 while",
     "the backlog lasts, every publish of a claim in flight at once, outcomes that arrive together recorded",
     "in one transaction). Throughput runs from the moment everything is due until every destination is",
     "recorded with its events; graphile-worker runs the same number of no-op jobs on the same Postgres",
     `server (its own fresh database, concurrency ${graphileConcurrency}), from its start until the last job succeeded.`,
     "On-time lag runs from the due instant to the start of each publish call; Seconds is the last start.",
-    "Postgres, the `herald worker` processes and the benchmark share the machine's cores.",
+    "Postgres, the `herald worker` processes and the benchmark share the machine's cores; the 1-minute load",
+    `average was ${results.load[0].toFixed(1)} at the start of these parts and ${results.load[1].toFixed(1)} at the end.`,
     "",
     `| ${header.join(" | ")} |`,
     `|${header.map(() => "---").join("|")}|`,
