@@ -1,6 +1,6 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { DispatchStore } from "@herald/core/publishing/DispatchStore"
-import type { Claim } from "@herald/core/publishing/DispatchStore"
+import type { Claim, Completion } from "@herald/core/publishing/DispatchStore"
 import { IdGenerator } from "@herald/core/kernel/IdGenerator"
 import * as Clock from "effect/Clock"
 import * as DateTime from "effect/DateTime"
@@ -40,6 +40,66 @@ export const make = Effect.gen(function*() {
   const sql = (yield* SqlClient.SqlClient).withoutTransforms()
   const ids = yield* IdGenerator
 
+  /**
+   * Every member's new column values travel in one VALUES list joined on the destination id; the
+   * fence (still `publishing` under the same lease token and attempt) is checked per row, so a lost
+   * claim is refused alone. NULL in a value column means "keep the stored one" (COALESCE), except
+   * `error`, which a publish clears.
+   */
+  const completeAll = (items: ReadonlyArray<{ readonly claim: Claim; readonly completion: Completion }>) =>
+    Effect.gen(function*() {
+      if (items.length === 0) return []
+      const now = yield* Clock.currentTimeMillis
+      const rows = items.map(({ claim, completion }) => {
+        const d = claim.destination
+        const values = (() => {
+          switch (completion._tag) {
+            case "Published":
+              return [
+                "published",
+                null,
+                null,
+                completion.platformPostId,
+                completion.platformPostUrl,
+                DateTime.toEpochMillis(completion.publishedAt),
+                null
+              ] as const
+            case "Requeued":
+              return ["queued", DateTime.toEpochMillis(completion.dueAt), completion.error, null, null, null, null] as const
+            case "Failed":
+              return ["failed", null, completion.error, null, null, null, DateTime.toEpochMillis(completion.failedAt)] as const
+          }
+        })()
+        return sql`(${d.id}, ${claim.leaseToken}, ${d.attempts}, ${values[0]}, ${values[1]}, ${values[2]}, ${
+          values[3]
+        }, ${values[4]}, ${values[5]}, ${values[6]})`
+      })
+      // VALUES columns are column1…column10 on both dialects; the casts give Postgres their types.
+      const written = yield* sql<{ id: string }>`UPDATE destinations SET
+          status = v.status,
+          due_at = COALESCE(v.due_at, destinations.due_at),
+          error = v.error,
+          platform_post_id = COALESCE(v.platform_post_id, destinations.platform_post_id),
+          platform_post_url = COALESCE(v.platform_post_url, destinations.platform_post_url),
+          published_at = COALESCE(v.published_at, destinations.published_at),
+          failed_at = COALESCE(v.failed_at, destinations.failed_at),
+          lease_token = NULL, lease_expires_at = NULL, leased_by = NULL,
+          updated_at = ${now}
+        FROM (
+          SELECT CAST(column1 AS TEXT) AS id, CAST(column2 AS TEXT) AS lease_token,
+            CAST(column3 AS INTEGER) AS attempts, CAST(column4 AS TEXT) AS status,
+            CAST(column5 AS BIGINT) AS due_at, CAST(column6 AS TEXT) AS error,
+            CAST(column7 AS TEXT) AS platform_post_id, CAST(column8 AS TEXT) AS platform_post_url,
+            CAST(column9 AS BIGINT) AS published_at, CAST(column10 AS BIGINT) AS failed_at
+          FROM (VALUES ${sql.csv(rows)}) AS members
+        ) AS v
+        WHERE destinations.id = v.id AND destinations.status = 'publishing'
+          AND destinations.lease_token = v.lease_token AND destinations.attempts = v.attempts
+        RETURNING destinations.id`
+      const ids = new Set(written.map((row) => row.id))
+      return items.map(({ claim }) => ids.has(claim.destination.id))
+    }).pipe(orPersistence("DispatchStore.completeAll"))
+
   return DispatchStore.of({
     claimDue: ({ leaseFor, limit, now, workerId }) =>
       Effect.gen(function*() {
@@ -77,44 +137,9 @@ export const make = Effect.gen(function*() {
       }).pipe(orPersistence("DispatchStore.claimDue")),
 
     complete: (claim, completion) =>
-      Effect.gen(function*() {
-        const now = yield* Clock.currentTimeMillis
-        const d = claim.destination
-        // Fenced: written only while the destination is still held by this very claim.
-        const fence = sql`id = ${d.id} AND status = 'publishing'
-          AND lease_token = ${claim.leaseToken} AND attempts = ${d.attempts}`
-        const rows = yield* (() => {
-          switch (completion._tag) {
-            case "Published":
-              return sql`UPDATE destinations SET
-                  status = 'published',
-                  platform_post_id = ${completion.platformPostId},
-                  platform_post_url = ${completion.platformPostUrl},
-                  published_at = ${DateTime.toEpochMillis(completion.publishedAt)},
-                  error = NULL,
-                  lease_token = NULL, lease_expires_at = NULL, leased_by = NULL,
-                  updated_at = ${now}
-                WHERE ${fence} RETURNING id`
-            case "Requeued":
-              return sql`UPDATE destinations SET
-                  status = 'queued',
-                  due_at = ${DateTime.toEpochMillis(completion.dueAt)},
-                  error = ${completion.error},
-                  lease_token = NULL, lease_expires_at = NULL, leased_by = NULL,
-                  updated_at = ${now}
-                WHERE ${fence} RETURNING id`
-            case "Failed":
-              return sql`UPDATE destinations SET
-                  status = 'failed',
-                  error = ${completion.error},
-                  failed_at = ${DateTime.toEpochMillis(completion.failedAt)},
-                  lease_token = NULL, lease_expires_at = NULL, leased_by = NULL,
-                  updated_at = ${now}
-                WHERE ${fence} RETURNING id`
-          }
-        })()
-        return rows.length > 0
-      }).pipe(orPersistence("DispatchStore.complete")),
+      Effect.map(completeAll([{ claim, completion }]), (written) => written[0] === true),
+
+    completeAll,
 
     nextDueAt: sql`SELECT MIN(due_at) AS next FROM destinations WHERE status = 'queued'`.pipe(
       Effect.flatMap(Schema.decodeUnknown(NextDue)),

@@ -180,6 +180,12 @@ export const make = Effect.gen(function*() {
         Effect.map(Arr.head),
         orPersistence("PostStore.findById")
       ),
+    findMany: (ids) =>
+      ids.length === 0 ? Effect.succeed([]) : sql`SELECT * FROM posts WHERE id IN ${sql.in(Arr.dedupe(ids))}`.pipe(
+        Effect.flatMap(decodePosts),
+        Effect.flatMap(withDestinations),
+        orPersistence("PostStore.findMany")
+      ),
     list: (query) => list(query).pipe(orPersistence("PostStore.list")),
     update: (post) =>
       Effect.gen(function*() {

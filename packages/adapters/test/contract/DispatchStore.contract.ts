@@ -109,6 +109,60 @@ export const dispatchStoreContract = (layer: StoresLayer, concurrentLayer: Store
         expect(done.status).toBe("published")
       }).pipe(Effect.provide(layer)))
 
+    it.effect("completeAll writes a batch in one go, each member fenced alone", () =>
+      Effect.gen(function*() {
+        const store = yield* DispatchStore
+        const org = yield* givenOrganization
+        yield* givenDestinations(org.id, [
+          { dueAt: at(T0 - 4) },
+          { dueAt: at(T0 - 3), error: Option.some("earlier failure") },
+          { dueAt: at(T0 - 2) },
+          { dueAt: at(T0 - 1) }
+        ])
+        const [published, requeued, failed, lost] = yield* claim(T0, 4)
+        const lostBefore = yield* reload(lost!.destination)
+        const written = yield* store.completeAll([
+          { claim: published!, completion: { _tag: "Published", platformPostId: "p1", platformPostUrl: "https://x.com/p1", publishedAt: at(T0 + 5) } },
+          { claim: requeued!, completion: { _tag: "Requeued", error: "try later", dueAt: at(T0 + 60_000) } },
+          { claim: failed!, completion: { _tag: "Failed", error: "refused", failedAt: at(T0 + 7) } },
+          { claim: { ...lost!, leaseToken: "taken-over" }, completion: { _tag: "Failed", error: "late", failedAt: at(T0 + 8) } }
+        ])
+        expect(written).toEqual([true, true, true, false])
+        const p = yield* reload(published!.destination)
+        expect([p.status, p.error, p.platformPostId, p.platformPostUrl, p.publishedAt, p.failedAt, p.dueAt]).toEqual([
+          "published",
+          Option.none(),
+          Option.some("p1"),
+          Option.some("https://x.com/p1"),
+          Option.some(at(T0 + 5)),
+          Option.none(),
+          at(T0 - 4)
+        ])
+        const r = yield* reload(requeued!.destination)
+        expect([r.status, r.error, r.dueAt, r.attempts, r.platformPostId, r.failedAt]).toEqual([
+          "queued",
+          Option.some("try later"),
+          at(T0 + 60_000),
+          1,
+          Option.none(),
+          Option.none()
+        ])
+        const f = yield* reload(failed!.destination)
+        expect([f.status, f.error, f.failedAt, f.publishedAt, f.dueAt]).toEqual([
+          "failed",
+          Option.some("refused"),
+          Option.some(at(T0 + 7)),
+          Option.none(),
+          at(T0 - 2)
+        ])
+        for (const d of [p, r, f]) expect(yield* leaseOf(d)).toEqual({ token: null, by: null, expiresAt: null })
+        // The lost member is untouched and still held by its real claim, which can complete it.
+        expect(yield* reload(lost!.destination)).toEqual(lostBefore)
+        expect(yield* store.completeAll([])).toEqual([])
+        expect(yield* store.completeAll([{ claim: lost!, completion: { _tag: "Failed", error: "x", failedAt: at(T0 + 9) } }]))
+          .toEqual([true])
+      }).pipe(Effect.provide(layer)))
+
     it.effect("Published records the platform post and clears the lease and error", () =>
       Effect.gen(function*() {
         const store = yield* DispatchStore

@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { AccountStore } from "@herald/core/accounts/AccountStore"
 import type { SocialAccount } from "@herald/core/accounts/Account"
 import { Destination, type DestinationStatus, Metrics } from "@herald/core/posts/Destination"
-import { AccountId, ApiKeyId, CampaignId, MediaId, type OrganizationId } from "@herald/core/kernel/Ids"
+import { AccountId, ApiKeyId, CampaignId, MediaId, type OrganizationId, PostId } from "@herald/core/kernel/Ids"
 import type { Platform } from "@herald/core/platforms/Platform"
 import { Approval, PlatformContentEntry, Post, type PostStatus, ThreadPost } from "@herald/core/posts/Post"
 import { PostStore, type PostQuery } from "@herald/core/posts/PostStore"
@@ -116,6 +116,16 @@ export const postStoreContract = (layer: StoresLayer) =>
         expect(yield* store.findById(org.id, full.id)).toEqual(Option.some({ post: full, destinations: [dA, dB] }))
         const other = yield* givenOrganization
         expect(yield* store.findById(other.id, full.id)).toEqual(Option.none())
+        // The engine's batch read: across organizations, ids repeated or missing.
+        const elsewhere = post(other.id)
+        yield* store.insert({ post: elsewhere, destinations: [] })
+        const found = yield* store.findMany([full.id, PostId.make(randomUUID()), elsewhere.id, full.id])
+        expect([...found].sort((x, y) => (x.post.id < y.post.id ? -1 : 1))).toEqual(
+          [{ post: full, destinations: [dA, dB] }, { post: elsewhere, destinations: [] }].sort((x, y) =>
+            x.post.id < y.post.id ? -1 : 1
+          )
+        )
+        expect(yield* store.findMany([])).toEqual([])
       }).pipe(Effect.provide(layer)))
 
     it.effect("updates the post's own fields and retargets drafts", () =>

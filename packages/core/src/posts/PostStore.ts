@@ -53,6 +53,11 @@ export class PostStore extends Context.Tag("@herald/core/posts/PostStore")<PostS
     organizationId: OrganizationId,
     id: PostId
   ) => Effect.Effect<Option.Option<PostRecord>, PersistenceError>
+  /**
+   * The posts (with destinations) of the given ids across organizations, in two queries however many:
+   * for the engine's batches, which check each post's organization themselves. Missing ids are absent.
+   */
+  readonly findMany: (ids: ReadonlyArray<PostId>) => Effect.Effect<ReadonlyArray<PostRecord>, PersistenceError>
   readonly list: (query: PostQuery) => Effect.Effect<PostPage, PersistenceError>
   /** Replaces the post's own fields (not its destinations). */
   readonly update: (post: Post) => Effect.Effect<void, PersistenceError>

@@ -47,6 +47,13 @@ export class DispatchStore extends Context.Tag("@herald/core/publishing/Dispatch
    * the same lease token and attempt number. False means the claim was lost and nothing was written.
    */
   readonly complete: (claim: Claim, completion: Completion) => Effect.Effect<boolean, PersistenceError>
+  /**
+   * `complete` for a whole batch in one statement, each member fenced by its own claim: one boolean
+   * per member, in order. A member whose claim was lost is refused alone; the others are written.
+   */
+  readonly completeAll: (
+    items: ReadonlyArray<{ readonly claim: Claim; readonly completion: Completion }>
+  ) => Effect.Effect<ReadonlyArray<boolean>, PersistenceError>
   /** The earliest `dueAt` of a queued destination, to sleep until. */
   readonly nextDueAt: Effect.Effect<Option.Option<DateTime.Utc>, PersistenceError>
   /** `publishing` destinations whose lease expired before `now`: their worker died mid-publish. */

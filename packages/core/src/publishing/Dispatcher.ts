@@ -32,6 +32,7 @@ import * as Schedule from "effect/Schedule"
 import { SocialAccount } from "../accounts/Account.js"
 import { AccountStore } from "../accounts/AccountStore.js"
 import * as CircuitBreaker from "./CircuitBreaker.js"
+import * as ClaimSize from "./ClaimSize.js"
 import type { Destination } from "../posts/Destination.js"
 import * as DestinationLifecycle from "../posts/DestinationLifecycle.js"
 import { type Claim, type Completion, DispatchStore } from "./DispatchStore.js"
@@ -55,7 +56,7 @@ import type { Post } from "../posts/Post.js"
 import type { Platform } from "../platforms/Platform.js"
 import { threadPlatforms } from "../platforms/PlatformRules.js"
 import * as PostLifecycle from "../posts/PostLifecycle.js"
-import { PostStore } from "../posts/PostStore.js"
+import { type PostRecord, PostStore } from "../posts/PostStore.js"
 import * as Processes from "./Processes.js"
 import { Transactor } from "../kernel/Transactor.js"
 import { UsageCounters } from "../access/UsageCounters.js"
@@ -118,8 +119,13 @@ export interface MediaTarget {
 export interface Options {
   /** Identifies this worker in leases (e.g. host:pid:uuid). */
   readonly workerId: string
-  /** Destinations claimed per round; default 50. */
+  /**
+   * The most destinations one round claims; default 500. A round claims `minBatchSize` when the queue
+   * is quiet and doubles its claim, up to this, while every claim comes back full (`ClaimSize`).
+   */
   readonly batchSize?: number
+  /** The smallest claim; default 50 (or the batch size when that is smaller). */
+  readonly minBatchSize?: number
   /** Publishes in flight at once; default the batch size. */
   readonly concurrency?: number
   /**
@@ -145,6 +151,7 @@ export interface Options {
 interface Resolved {
   readonly workerId: string
   readonly batchSize: number
+  readonly claimSize: ClaimSize.Bounds
   readonly concurrency: number
   readonly leaseFor: Duration.Duration
   readonly renewEvery: Duration.Duration
@@ -155,7 +162,8 @@ interface Resolved {
 }
 
 const resolve = (options: Options): Resolved => {
-  const batchSize = Math.max(1, options.batchSize ?? 50)
+  const batchSize = Math.max(1, options.batchSize ?? 500)
+  const minBatchSize = Math.min(batchSize, Math.max(1, options.minBatchSize ?? 50))
   const leaseFor = Duration.decode(options.leaseFor ?? "30 seconds")
   const renewEvery = Duration.min(
     Duration.decode(options.renewEvery ?? "5 seconds"),
@@ -164,6 +172,7 @@ const resolve = (options: Options): Resolved => {
   return {
     workerId: options.workerId,
     batchSize,
+    claimSize: { min: minBatchSize, max: batchSize },
     concurrency: Math.max(1, options.concurrency ?? batchSize),
     leaseFor,
     renewEvery,
@@ -212,6 +221,8 @@ export const unknownOutcomeMessage =
   "the account, and if the post is missing, retry it with POST /posts/{post_id}/retry."
 
 export interface RoundSummary {
+  /** How many destinations this round asked for (`ClaimSize`). */
+  readonly limit: number
   /** Destinations claimed this round. */
   readonly claimed: number
   readonly published: number
@@ -346,16 +357,32 @@ export interface Loaded {
 type AccountCache = Map<string, Effect.Effect<Option.Option<SocialAccount>, PersistenceError>>
 
 /**
+ * The posts of a round's claims, read in one go (`PostStore.findMany`); `undefined` when that read
+ * failed, and each claim reads its own post then.
+ */
+type Preloaded = ReadonlyMap<string, PostRecord> | undefined
+
+const preloadPosts = (claims: ReadonlyArray<Claim>) =>
+  Effect.flatMap(PostStore, (posts) => posts.findMany(claims.map((c) => c.destination.postId))).pipe(
+    Effect.map((records): Preloaded => new Map(records.map((r) => [r.post.id, r]))),
+    Effect.catchAll((e) =>
+      Effect.as(Effect.logWarning("Dispatcher: reading the round's posts failed; reading them one by one", e), undefined)
+    )
+  )
+
+/**
  * Sends one claimed destination to its platform. Every way the publish can end is an Outcome; it fails
  * only when storage fails before anything was sent (the caller re-queues it then).
  */
-const publishClaim = (claim: Claim, config: Resolved, cache: AccountCache, holds: Holds) =>
+const publishClaim = (claim: Claim, config: Resolved, cache: AccountCache, holds: Holds, preloaded: Preloaded) =>
   Effect.gen(function*() {
     const d = claim.destination
     const posts = yield* PostStore
     const accounts = yield* AccountStore
     const platforms = yield* Platforms
-    const record = yield* posts.findById(d.organizationId, d.postId)
+    const record = preloaded === undefined
+      ? yield* posts.findById(d.organizationId, d.postId)
+      : Option.filter(Option.fromNullable(preloaded.get(d.postId)), (r) => r.post.organizationId === d.organizationId)
     if (Option.isNone(record)) {
       return [localFailure("permanent", "The post was deleted before it could be published"), {
         post: Option.none(),
@@ -482,12 +509,20 @@ export const recordAll = (
       for (const postId of locks) yield* lockPost(postId)
       const results: Array<Recorded> = new Array(pending.length)
       const events: Array<Event> = []
-      for (const { i, p } of order) {
+      const completions = order.map(({ p }) => completionOf(p.outcome, p.claim.destination, now))
+      // Every fenced write of the batch in one statement; a lost claim is refused alone.
+      const written = yield* dispatch.completeAll(
+        order.map(({ p }, k) => ({ claim: p.claim, completion: completions[k]! }))
+      )
+      // Accounts as this transaction left them: a batch of one account's publishes writes it once.
+      const accountsNow = new Map<string, SocialAccount>()
+      // Posts of several destinations that a member of this batch settled (finished, not re-queued).
+      const settling = new Map<string, Destination>()
+      for (const [k, { i, p }] of order.entries()) {
         const { claim, loaded, outcome } = p
         const d = claim.destination
-        const completion: Completion = completionOf(outcome, d, now)
-        const written = yield* dispatch.complete(claim, completion)
-        if (!written) {
+        const completion: Completion = completions[k]!
+        if (written[k] !== true) {
           results[i] = "lost"
           continue
         }
@@ -517,19 +552,25 @@ export const recordAll = (
           case "Requeued":
             break
         }
-        events.push(...(yield* updateAccount(d, outcome, now, loaded.account)))
+        const accountKey = `${d.organizationId}:${d.accountId}`
+        const updated = yield* updateAccount(d, outcome, now, accountsNow.get(accountKey) ?? loaded.account)
+        if (Option.isSome(updated.account)) accountsNow.set(accountKey, updated.account.value)
+        events.push(...updated.events)
         const counts = outcome._tag === "Failed" && outcome.local !== true && isPermanent(outcome.kind)
         if (counts && Option.isSome(loaded.post)) {
           yield* countForBreaker(loaded.post.value)
         }
         // A post with one destination cannot end mixed.
-        if (completion._tag !== "Requeued" && loaded.destinationCount > 1) {
-          const settled = yield* settledEvent(d)
-          if (Option.isSome(settled)) events.push(settled.value)
-        }
+        if (completion._tag !== "Requeued" && loaded.destinationCount > 1) settling.set(d.postId, d)
         results[i] = completion._tag === "Published" ? "published" : completion._tag === "Requeued"
           ? "requeued"
           : "failed"
+      }
+      // Once per post, after every write of the batch: several of one post's destinations may settle in
+      // this transaction, and only the state they leave together says whether the post ended mixed.
+      for (const d of settling.values()) {
+        const settled = yield* settledEvent(d)
+        if (Option.isSome(settled)) events.push(settled.value)
       }
       if (events.length > 0) yield* eventStore.append(events)
       return results
@@ -591,37 +632,38 @@ const isFresh = (account: SocialAccount, now: DateTime.Utc, result: PublishResul
   Option.isSome(account.lastSuccessAt) &&
   DateTime.toEpochMillis(now) - DateTime.toEpochMillis(account.lastSuccessAt.value) < 60_000
 
-/** Account health follows publishes: last success, permanent failures, reconnection. */
+/**
+ * Account health follows publishes: last success, permanent failures, reconnection. Returns the events
+ * and the account as written (none when nothing was written).
+ */
 const updateAccount = (d: Destination, outcome: Outcome, now: DateTime.Utc, before: SocialAccount | undefined) =>
   Effect.gen(function*() {
     const events: Array<Event> = []
-    if (outcome._tag === "Unknown" || outcome._tag === "Absent") return events
-    if (outcome._tag === "Failed" && outcome.local === true) return events
+    const unchanged = { events, account: Option.none<SocialAccount>() }
+    if (outcome._tag === "Unknown" || outcome._tag === "Absent") return unchanged
+    if (outcome._tag === "Failed" && outcome.local === true) return unchanged
     const touches = outcome._tag === "Published" || outcome.kind === "auth" || isPermanent(outcome.kind)
-    if (!touches) return events
-    if (outcome._tag === "Published" && before !== undefined && isFresh(before, now, outcome.result)) return events
+    if (!touches) return unchanged
+    if (outcome._tag === "Published" && before !== undefined && isFresh(before, now, outcome.result)) return unchanged
     const accounts = yield* AccountStore
     // Read inside the transaction, just before writing, so a concurrent reconnect is not overwritten
     // with stale credentials.
     const current = yield* accounts.findById(d.organizationId, d.accountId)
-    if (Option.isNone(current)) return events
+    if (Option.isNone(current)) return unchanged
     const account = current.value
+    let next: SocialAccount | undefined
     if (outcome._tag === "Published") {
       const renewed = outcome.result.renewedCredentials
-      yield* accounts.update(
-        new SocialAccount({
-          ...account,
-          lastSuccessAt: Option.some(now),
-          recentFailures: 0,
-          ...(renewed === undefined ? {} : { credentials: Option.some(Redacted.make(JSON.stringify(renewed))) }),
-          updatedAt: now
-        })
-      )
+      next = new SocialAccount({
+        ...account,
+        lastSuccessAt: Option.some(now),
+        recentFailures: 0,
+        ...(renewed === undefined ? {} : { credentials: Option.some(Redacted.make(JSON.stringify(renewed))) }),
+        updatedAt: now
+      })
     } else if (outcome.kind === "auth") {
       if (!account.needsReconnection) {
-        yield* accounts.update(
-          new SocialAccount({ ...account, needsReconnection: true, updatedAt: now })
-        )
+        next = new SocialAccount({ ...account, needsReconnection: true, updatedAt: now })
         events.push(
           yield* makeEvent(d.organizationId, "account.reconnect_needed", {
             account_id: account.id,
@@ -634,15 +676,11 @@ const updateAccount = (d: Destination, outcome: Outcome, now: DateTime.Utc, befo
         )
       }
     } else {
-      yield* accounts.update(
-        new SocialAccount({
-          ...account,
-          recentFailures: account.recentFailures + 1,
-          updatedAt: now
-        })
-      )
+      next = new SocialAccount({ ...account, recentFailures: account.recentFailures + 1, updatedAt: now })
     }
-    return events
+    if (next === undefined) return unchanged
+    yield* accounts.update(next)
+    return { events, account: Option.some(next) }
   })
 
 /** The same body failing permanently counts towards the circuit breaker of POST /posts. */
@@ -702,7 +740,16 @@ const recordWithRetry = (claim: Claim, outcome: Outcome, loaded: Loaded) =>
  */
 const recorder = (queue: Queue.Dequeue<readonly [Pending, Deferred.Deferred<Recorded, unknown>]>, maxBatch: number) =>
   Effect.forever(Effect.gen(function*() {
-    const items = Chunk.toReadonlyArray(yield* Queue.takeBetween(queue, 1, maxBatch))
+    const items = [...Chunk.toReadonlyArray(yield* Queue.takeBetween(queue, 1, maxBatch))]
+    // Publishes that ended together finish their own steps before they reach the queue: give them the
+    // turn (twice in a row with nothing new means none is coming) so they share this transaction.
+    let idle = 0
+    while (items.length < maxBatch && idle < 2) {
+      yield* Effect.yieldNow()
+      const more = Chunk.toReadonlyArray(yield* Queue.takeUpTo(queue, maxBatch - items.length))
+      idle = more.length === 0 ? idle + 1 : 0
+      items.push(...more)
+    }
     const results = yield* recordAll(items.map(([p]) => p)).pipe(
       Effect.map((r): ReadonlyArray<Exit.Exit<Recorded, unknown>> => r.map(Exit.succeed)),
       Effect.catchAllCause(() =>
@@ -857,7 +904,7 @@ const makeHolds = (claims: ReadonlyArray<Claim>, config: Resolved) =>
   })
 
 /** Claims a batch and writes its `post.publishing` events in the claim's transaction. */
-const claimBatch = (config: Resolved) =>
+const claimBatch = (config: Resolved, limit: number) =>
   Effect.gen(function*() {
     const dispatch = yield* DispatchStore
     const eventStore = yield* EventStore
@@ -866,7 +913,7 @@ const claimBatch = (config: Resolved) =>
     return yield* transactor.withTransaction(Effect.gen(function*() {
       const claims = yield* dispatch.claimDue({
         now,
-        limit: config.batchSize,
+        limit,
         leaseFor: config.leaseFor,
         workerId: config.workerId
       })
@@ -929,9 +976,10 @@ const processClaim = (
   config: Resolved,
   cache: AccountCache,
   queue: Queue.Enqueue<readonly [Pending, Deferred.Deferred<Recorded, unknown>]>,
-  holds: Holds
+  holds: Holds,
+  preloaded: Preloaded
 ) =>
-  publishClaim(claim, config, cache, holds).pipe(
+  publishClaim(claim, config, cache, holds, preloaded).pipe(
     // Storage failed before anything was sent: safe to try again later.
     Effect.catchTag("PersistenceError", () =>
       Effect.succeed([
@@ -965,22 +1013,25 @@ const processClaim = (
  * One round: resolves expired leases, claims up to a batch of due destinations and publishes them
  * (concurrently, bounded), recording each outcome with its events.
  */
-export const runOnce = (options: Options) =>
+export const runOnce = (options: Options, claimLimit?: number) =>
   Effect.gen(function*() {
     const config = resolve(options)
+    const limit = Math.min(config.claimSize.max, Math.max(1, claimLimit ?? config.claimSize.min))
     const abandoned = yield* resolveAbandoned(config)
-    const claims = yield* claimBatch(config)
+    const claims = yield* claimBatch(config, limit)
     const cache: AccountCache = new Map()
     const queue = yield* Queue.unbounded<readonly [Pending, Deferred.Deferred<Recorded, unknown>]>()
     const results = claims.length === 0 ? [] : yield* Effect.scoped(Effect.gen(function*() {
       yield* Effect.forkScoped(recorder(queue, config.batchSize))
       const holds = yield* makeHolds(claims, config)
-      return yield* Effect.forEach(claims, (claim) => processClaim(claim, config, cache, queue, holds), {
+      const preloaded = yield* preloadPosts(claims)
+      return yield* Effect.forEach(claims, (claim) => processClaim(claim, config, cache, queue, holds, preloaded), {
         concurrency: config.concurrency
       })
     }))
     const count = (r: Recorded) => results.filter((x) => x === r).length
     const summary: RoundSummary = {
+      limit,
       claimed: claims.length,
       published: count("published"),
       requeued: count("requeued"),
@@ -1032,12 +1083,13 @@ export const run = (options: Options) =>
     // Dead processes are swept on their own schedule too, not only between rounds: a round may take as
     // long as its slowest publish, and the bound on noticing a death must not depend on it.
     yield* Effect.fork(sweepLoop(config))
+    let limit = config.claimSize.min
     while (true) {
       if (Option.isSome(signal)) yield* signal.value.clear
       // A round runs in its own fiber that nobody interrupts: stopping the loop waits for the round
       // in flight, so no claimed destination is abandoned to its lease (each publish is bounded by
       // its timeout). Only a killed process leaves leases to run out.
-      const fiber = yield* Effect.forkDaemon(runOnce(options).pipe(
+      const fiber = yield* Effect.forkDaemon(runOnce(options, limit).pipe(
         Effect.map(Option.some),
         Effect.catchAllCause((cause) =>
           Effect.logError("Dispatcher: round failed", cause).pipe(Effect.as(Option.none<RoundSummary>()))
@@ -1045,10 +1097,12 @@ export const run = (options: Options) =>
       ))
       const round = yield* Fiber.join(fiber).pipe(Effect.onInterrupt(() => Fiber.await(fiber)))
       if (Option.isNone(round)) {
+        limit = config.claimSize.min
         yield* Effect.raceFirst(Effect.sleep(config.pollInterval), wake)
         continue
       }
-      if (round.value.claimed >= config.batchSize || round.value.expired >= config.batchSize) continue
+      limit = ClaimSize.next(round.value.limit, round.value.claimed, config.claimSize)
+      if (ClaimSize.full(round.value.limit, round.value.claimed) || round.value.expired >= config.batchSize) continue
       const wait = yield* nextWait(config).pipe(Effect.orElseSucceed(() => config.pollInterval))
       yield* Effect.raceFirst(Effect.sleep(wait), wake)
     }

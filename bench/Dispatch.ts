@@ -1,0 +1,539 @@
+/**
+ * The dispatch parts of `npm run bench` (issue 15 item 5 (b) and (d)), side by side with a peer in the
+ * same run:
+ *
+ * (b) throughput: destinations published through the zero-latency sandbox, from the moment they are
+ *     all due until every one is recorded with its events, against graphile-worker running the same
+ *     number of no-op jobs on the same Postgres server (a fresh database each);
+ * (d) on time: 10,000 destinations due in the same second, the lag from the due instant to the start
+ *     of each publish call (p50, p99, and the last one started), SQLite in-process and Postgres with
+ *     2 `herald worker` processes; and at light load (one due every 100 ms), where p99 stays ≤ 50 ms.
+ *
+ * `run` returns the rows and a Markdown section; `tsx bench/Dispatch.ts` runs it alone and prints it
+ * (`node --conditions=herald-source --import tsx bench/Dispatch.ts` runs the sources, no build needed).
+ * Sizes scale with BENCH_SCALE. Postgres parts are skipped with a reason when no Postgres answers.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Registry from "@herald/adapters/platforms/Registry"
+import type { SandboxSend } from "@herald/adapters/platforms/Sandbox"
+import * as ClaimSize from "@herald/core/publishing/ClaimSize"
+import * as Dispatcher from "@herald/core/publishing/Dispatcher"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
+import * as ManagedRuntime from "effect/ManagedRuntime"
+import { Logger as GraphileLogger, makeWorkerUtils, run as runGraphile } from "graphile-worker"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { pathToFileURL } from "node:url"
+import { createFreshPgDatabase, probePostgres } from "../packages/adapters/test/support/TestDatabases.js"
+import * as W from "../test/engine/WorkerProcesses.js"
+
+export interface Row {
+  readonly benchmark: string
+  readonly system: string
+  readonly processes: string
+  readonly items: number
+  readonly seconds: number
+  readonly figure: string
+  /** The issue's target for this row, and whether it was met (undefined: no target). */
+  readonly target?: string
+  readonly met?: boolean
+}
+
+export interface Results {
+  /** The 1-minute load average at the start and at the end: the cores may be shared with other work. */
+  readonly load: readonly [number, number]
+  readonly rows: ReadonlyArray<Row>
+  readonly ratios: ReadonlyArray<string>
+  readonly notes: ReadonlyArray<string>
+}
+
+const quantile = (sorted: ReadonlyArray<number>, q: number): number =>
+  sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!
+
+interface Lags {
+  readonly p50: number
+  readonly p99: number
+  readonly last: number
+}
+
+const lagsOf = (lags: ReadonlyArray<number>): Lags => {
+  const sorted = [...lags].sort((a, b) => a - b)
+  return { p50: quantile(sorted, 0.5), p99: quantile(sorted, 0.99), last: sorted.at(-1) ?? NaN }
+}
+
+const lagFigure = (l: Lags) =>
+  `last started ${(l.last / 1000).toFixed(2)} s after due; p50 ${l.p50.toFixed(0)} ms, p99 ${l.p99.toFixed(0)} ms`
+
+const releaseAt = (at: number) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql`UPDATE destinations SET due_at = ${at} WHERE status = 'queued'`)
+
+const farFuture = () => DateTime.unsafeMake(Date.now() + 24 * 3_600_000)
+
+/** Spreads the queued destinations `stepMs` apart from `start`, one per step (light load). */
+const spreadFrom = (start: number, stepMs: number) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql`UPDATE destinations SET due_at = ${start} + n.rn * ${stepMs}
+      FROM (SELECT id, ROW_NUMBER() OVER (ORDER BY id) AS rn FROM destinations) AS n
+      WHERE destinations.id = n.id AND destinations.status = 'queued'`)
+
+const dueTimes = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  Effect.map(
+    sql<{ id: string; due_at: number | string }>`SELECT id, due_at FROM destinations`,
+    (rows) => new Map(rows.map((r) => [r.id, Number(r.due_at)]))
+  ))
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+// ---------------------------------------------------------------------------------------------------
+// Herald in this process
+// ---------------------------------------------------------------------------------------------------
+
+type Database = Parameters<typeof W.storesLayer>[0]
+
+/** The engine with the sandbox counting sends; one log line per publish is formatted but not printed. */
+const inProcessRuntime = (database: Database, sends: Array<SandboxSend>) =>
+  ManagedRuntime.make(
+    Layer.mergeAll(
+      W.storesLayer(database),
+      Registry.layerSandbox({ onSend: (send) => Effect.sync(() => sends.push(send)) }),
+      Logger.minimumLogLevel(LogLevel.Warning)
+    )
+  )
+
+const worker: Dispatcher.Options = { workerId: `bench:${process.pid}` }
+const claimBounds: ClaimSize.Bounds = { min: 50, max: 500 }
+
+/** Rounds back to back, with the loop's adaptive claim size, until nothing is due. */
+const drain = Effect.gen(function*() {
+  let total = 0
+  let limit = claimBounds.min
+  while (true) {
+    const round = yield* Dispatcher.runOnce(worker, limit)
+    total += round.claimed
+    limit = ClaimSize.next(round.limit, round.claimed, claimBounds)
+    if (round.claimed === 0) return total
+  }
+})
+
+const throughputInProcess = async (database: Database, count: number) => {
+  const runtime = inProcessRuntime(database, [])
+  try {
+    await runtime.runPromise(W.seed({ posts: count, platforms: ["telegram"], dueAt: farFuture() }))
+    await runtime.runPromise(releaseAt(Date.now()))
+    const started = performance.now()
+    const claimed = await runtime.runPromise(drain)
+    const seconds = (performance.now() - started) / 1000
+    const counts = await runtime.runPromise(W.statusCounts)
+    const ok = claimed === count && counts.published === count
+    return { seconds, rate: count / seconds, ok, counts }
+  } finally {
+    await runtime.dispose()
+  }
+}
+
+const onTimeInProcess = async (database: Database, count: number) => {
+  const sends: Array<SandboxSend> = []
+  const runtime = inProcessRuntime(database, sends)
+  try {
+    await runtime.runPromise(W.seed({ posts: count, platforms: ["telegram"], dueAt: farFuture() }))
+    const fiber = runtime.runFork(Dispatcher.run(worker))
+    await sleep(300)
+    // All due in the same instant, a little ahead so the dispatcher is asleep when it comes.
+    const due = Date.now() + 2000
+    await runtime.runPromise(releaseAt(due))
+    const deadline = Date.now() + 600_000
+    while (sends.length < count && Date.now() < deadline) await sleep(50)
+    await runtime.runPromise(Fiber.interrupt(fiber))
+    return { sent: sends.length, lags: lagsOf(sends.map((s) => DateTime.toEpochMillis(s.at) - due)) }
+  } finally {
+    await runtime.dispose()
+  }
+}
+
+export const onTimeLightInProcess = async (database: Database, count: number) => {
+  const sends: Array<SandboxSend> = []
+  const runtime = inProcessRuntime(database, sends)
+  try {
+    await runtime.runPromise(W.seed({ posts: count, platforms: ["telegram"], dueAt: farFuture() }))
+    const fiber = runtime.runFork(Dispatcher.run(worker))
+    await sleep(300)
+    await runtime.runPromise(spreadFrom(Date.now() + 1000, 100))
+    const deadline = Date.now() + 120_000
+    while (sends.length < count && Date.now() < deadline) await sleep(50)
+    await runtime.runPromise(Fiber.interrupt(fiber))
+    const due = await runtime.runPromise(dueTimes)
+    return {
+      sent: sends.length,
+      lags: lagsOf(sends.map((s) => DateTime.toEpochMillis(s.at) - due.get(s.destinationId!)!))
+    }
+  } finally {
+    await runtime.dispose()
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Herald worker processes on Postgres
+// ---------------------------------------------------------------------------------------------------
+
+const withPg = async <A>(f: (url: string, runtime: ManagedRuntime.ManagedRuntime<W.StoresServices, never>) => Promise<A>) => {
+  const db = await Effect.runPromise(createFreshPgDatabase())
+  const runtime = ManagedRuntime.make(W.storesLayer({ _tag: "Postgres", url: db.url, maxConnections: 4 }))
+  try {
+    await runtime.runPromise(Effect.void)
+    return await f(db.url, runtime)
+  } finally {
+    await runtime.dispose()
+    await Effect.runPromise(db.drop)
+  }
+}
+
+/**
+ * `herald worker` runs what this benchmark runs: dist/ under `npm run bench`, or the TypeScript sources
+ * (through tsx, as the tests do) when the benchmark was started with `--conditions=herald-source`.
+ */
+const workerEnv = (): NodeJS.ProcessEnv => {
+  const current = process.env.NODE_OPTIONS ?? ""
+  const sources = [...process.execArgv, current].join(" ").includes("herald-source")
+  if (!sources || current.includes("tsx")) return {}
+  const tsx = pathToFileURL(path.join(W.repoRoot, "node_modules/tsx/dist/esm/index.mjs")).href
+  return { NODE_OPTIONS: `${current.includes("herald-source") ? current : `${current} --conditions=herald-source`} --import=${tsx}`.trim() }
+}
+
+const startWorkers = async (url: string, dir: string, count: number, args: ReadonlyArray<string> = []) => {
+  const workers = Array.from(
+    { length: count },
+    (_, i) =>
+      W.spawnWorker({ database: { url }, journal: path.join(dir, `w${i}.jsonl`), args, env: workerEnv() })
+  )
+  const deadline = Date.now() + 90_000
+  while (Date.now() < deadline && !workers.every((w) => w.output().includes("Dispatcher started"))) {
+    if (workers.some((w) => w.child.exitCode !== null)) break
+    await sleep(100)
+  }
+  for (const w of workers) {
+    if (!w.output().includes("Dispatcher started")) throw new Error(`worker did not start:\n${w.output()}`)
+  }
+  return workers
+}
+
+const stopWorkers = async (workers: ReadonlyArray<W.WorkerProcess>) => {
+  for (const w of workers) if (w.child.exitCode === null) w.child.kill("SIGTERM")
+  await Promise.all(workers.map((w) => w.exited))
+}
+
+const throughputWorkers = (processes: number, count: number) =>
+  withPg(async (url, runtime) => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "herald-bench-"))
+    await runtime.runPromise(W.seed({ posts: count, platforms: ["telegram"], dueAt: farFuture() }))
+    const workers = await startWorkers(url, dir, processes, ["--poll-ms", "50"])
+    try {
+      const started = performance.now()
+      await runtime.runPromise(releaseAt(Date.now()))
+      const deadline = Date.now() + 600_000
+      let counts: Record<string, number> = {}
+      while (Date.now() < deadline) {
+        counts = await runtime.runPromise(W.statusCounts)
+        if ((counts.queued ?? 0) === 0 && (counts.publishing ?? 0) === 0) break
+        await sleep(20)
+      }
+      const seconds = (performance.now() - started) / 1000
+      return { seconds, rate: count / seconds, ok: counts.published === count, counts }
+    } finally {
+      await stopWorkers(workers)
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+const journalLags = async (
+  workers: ReadonlyArray<W.WorkerProcess>,
+  count: number,
+  within: number,
+  dueOf: (entry: W.JournalEntry) => number
+) => {
+  const deadline = Date.now() + within
+  let sends: ReadonlyArray<W.JournalEntry> = []
+  while (Date.now() < deadline) {
+    sends = workers.flatMap((w) => W.readJournal(w.journal))
+    if (sends.length >= count) break
+    await sleep(200)
+  }
+  return { sent: sends.length, lags: lagsOf(sends.map((s) => s.at - dueOf(s))) }
+}
+
+const onTimeWorkers = (processes: number, count: number) =>
+  withPg(async (url, runtime) => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "herald-bench-"))
+    await runtime.runPromise(W.seed({ posts: count, platforms: ["telegram"], dueAt: farFuture() }))
+    const workers = await startWorkers(url, dir, processes)
+    try {
+      const due = Date.now() + 2000
+      await runtime.runPromise(releaseAt(due))
+      return await journalLags(workers, count, 600_000, () => due)
+    } finally {
+      await stopWorkers(workers)
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+export const onTimeLightWorkers = (processes: number, count: number) =>
+  withPg(async (url, runtime) => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "herald-bench-"))
+    await runtime.runPromise(W.seed({ posts: count, platforms: ["telegram"], dueAt: farFuture() }))
+    const workers = await startWorkers(url, dir, processes)
+    try {
+      await runtime.runPromise(spreadFrom(Date.now() + 1000, 100))
+      const result = await journalLags(workers, count, 120_000, () => 0)
+      const due = await runtime.runPromise(dueTimes)
+      const sends = workers.flatMap((w) => W.readJournal(w.journal))
+      return { sent: result.sent, lags: lagsOf(sends.map((s) => s.at - due.get(s.destinationId)!)) }
+    } finally {
+      await stopWorkers(workers)
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+// ---------------------------------------------------------------------------------------------------
+// The peer: graphile-worker no-op jobs on the same Postgres server
+// ---------------------------------------------------------------------------------------------------
+
+const graphileConcurrency = 10
+
+/**
+ * `count` no-op jobs added up front, then one graphile-worker runner in this process (concurrency 10,
+ * its own batched job fetching left at its defaults): from its start until the last job succeeded.
+ */
+const graphileNoop = async (count: number) => {
+  const db = await Effect.runPromise(createFreshPgDatabase())
+  const silent = new GraphileLogger(() => () => {})
+  try {
+    const utils = await makeWorkerUtils({ connectionString: db.url, logger: silent })
+    try {
+      await utils.migrate()
+      for (let i = 0; i < count; i += 1000) {
+        await utils.addJobs(
+          Array.from({ length: Math.min(1000, count - i) }, (_, k) => ({ identifier: "noop", payload: { n: i + k } }))
+        )
+      }
+    } finally {
+      await utils.release()
+    }
+    let done = 0
+    let finished: () => void = () => {}
+    const allDone = new Promise<void>((resolve) => (finished = resolve))
+    const started = performance.now()
+    const runner = await runGraphile({
+      connectionString: db.url,
+      concurrency: graphileConcurrency,
+      noHandleSignals: true,
+      pollInterval: 50,
+      logger: silent,
+      taskList: { noop: async () => {} }
+    })
+    runner.events.on("job:success", () => {
+      done += 1
+      if (done === count) finished()
+    })
+    await Promise.race([allDone, sleep(600_000)])
+    const seconds = (performance.now() - started) / 1000
+    await runner.stop()
+    return { seconds, rate: count / seconds, ok: done === count, done }
+  } finally {
+    await Effect.runPromise(db.drop)
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+
+export const run = async (options: { readonly scale: number; readonly log?: (line: string) => void }): Promise<Results> => {
+  const n = (base: number) => Math.max(10, Math.round(base * options.scale))
+  const log = options.log ?? ((line: string) => console.log(line))
+  const rows: Array<Row> = []
+  const ratios: Array<string> = []
+  const notes: Array<string> = []
+  const add = (row: Row) => {
+    rows.push(row)
+    const target = row.target === undefined ? "" : ` | target ${row.target}: ${row.met ? "met" : "NOT met"}`
+    log(`  ${row.benchmark} | ${row.system} | ${row.processes} | ${row.figure}${target}`)
+  }
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "herald-bench-dispatch-"))
+  const sqlite = (name: string): Database => ({ _tag: "Sqlite", filename: path.join(tmp, `${name}.db`) })
+  const pg = await probePostgres
+  const loadAtStart = os.loadavg()[0]!
+  try {
+    log("(b) dispatch throughput, zero-latency sandbox, against graphile-worker no-op jobs")
+    const count = n(5000)
+    const perSecond = (rate: number) => `${rate.toFixed(0)}/s`
+    const lite = await throughputInProcess(sqlite("throughput"), count)
+    if (!lite.ok) notes.push(`sqlite throughput: expected ${count} published, got ${JSON.stringify(lite.counts)}`)
+    add({
+      benchmark: "dispatch throughput",
+      system: "Herald, SQLite (synchronous=FULL)",
+      processes: "1 (in-process)",
+      items: count,
+      seconds: lite.seconds,
+      figure: `${perSecond(lite.rate)} destinations`,
+      target: "≥ 5,000/s",
+      met: lite.rate >= 5000
+    })
+    if (pg.available) {
+      const peer = await graphileNoop(count)
+      if (!peer.ok) notes.push(`graphile-worker: ${peer.done} of ${count} jobs succeeded`)
+      add({
+        benchmark: "dispatch throughput",
+        system: `graphile-worker no-op jobs (concurrency ${graphileConcurrency})`,
+        processes: "1 (in-process)",
+        items: count,
+        seconds: peer.seconds,
+        figure: `${perSecond(peer.rate)} jobs`
+      })
+      const inProcess = await withPg((url) =>
+        throughputInProcess({ _tag: "Postgres", url, maxConnections: 10 }, count)
+      )
+      if (!inProcess.ok) notes.push(`postgres in-process: ${JSON.stringify(inProcess.counts)}`)
+      add({
+        benchmark: "dispatch throughput",
+        system: "Herald, Postgres",
+        processes: "1 (in-process)",
+        items: count,
+        seconds: inProcess.seconds,
+        figure: `${perSecond(inProcess.rate)} destinations`,
+        target: "≥ 2× graphile-worker",
+        met: inProcess.rate >= 2 * peer.rate
+      })
+      const two = await throughputWorkers(2, count)
+      if (!two.ok) notes.push(`postgres x2: ${JSON.stringify(two.counts)}`)
+      add({
+        benchmark: "dispatch throughput",
+        system: "Herald, Postgres",
+        processes: "2 `herald worker` processes",
+        items: count,
+        seconds: two.seconds,
+        figure: `${perSecond(two.rate)} destinations`,
+        target: "≥ 2× graphile-worker",
+        met: two.rate >= 2 * peer.rate
+      })
+      ratios.push(
+        `Herald Postgres in-process / graphile-worker: ${(inProcess.rate / peer.rate).toFixed(2)}× ` +
+          `(${perSecond(inProcess.rate)} vs ${perSecond(peer.rate)}); 2 worker processes: ${(two.rate / peer.rate).toFixed(2)}×`,
+        `Herald SQLite in-process / graphile-worker on Postgres: ${(lite.rate / peer.rate).toFixed(2)}×`
+      )
+    } else {
+      notes.push(`Postgres parts skipped: ${pg.reason}`)
+    }
+
+    log("(d) on time: 10,000 destinations due in one second; light load")
+    const burst = n(10_000)
+    const liteBurst = await onTimeInProcess(sqlite("ontime"), burst)
+    add({
+      benchmark: `on time, ${burst} due in one second`,
+      system: "Herald, SQLite (synchronous=FULL)",
+      processes: "1 (in-process)",
+      items: liteBurst.sent,
+      seconds: liteBurst.lags.last / 1000,
+      figure: lagFigure(liteBurst.lags),
+      target: "all started within 2 s",
+      met: liteBurst.sent === burst && liteBurst.lags.last <= 2000
+    })
+    if (pg.available) {
+      const pgBurst = await onTimeWorkers(2, burst)
+      add({
+        benchmark: `on time, ${burst} due in one second`,
+        system: "Herald, Postgres",
+        processes: "2 `herald worker` processes",
+        items: pgBurst.sent,
+        seconds: pgBurst.lags.last / 1000,
+        figure: lagFigure(pgBurst.lags),
+        target: "all started within 3 s",
+        met: pgBurst.sent === burst && pgBurst.lags.last <= 3000
+      })
+    }
+    const light = n(100)
+    const liteLight = await onTimeLightInProcess(sqlite("ontime-light"), light)
+    add({
+      benchmark: "on time, light load (1 due every 100 ms)",
+      system: "Herald, SQLite (synchronous=FULL)",
+      processes: "1 (in-process)",
+      items: liteLight.sent,
+      seconds: liteLight.lags.last / 1000,
+      figure: `p50 ${liteLight.lags.p50.toFixed(0)} ms, p99 ${liteLight.lags.p99.toFixed(0)} ms`,
+      target: "p99 ≤ 50 ms",
+      met: liteLight.sent === light && liteLight.lags.p99 <= 50
+    })
+    if (pg.available) {
+      const pgLight = await onTimeLightWorkers(2, light)
+      add({
+        benchmark: "on time, light load (1 due every 100 ms)",
+        system: "Herald, Postgres",
+        processes: "2 `herald worker` processes",
+        items: pgLight.sent,
+        seconds: pgLight.lags.last / 1000,
+        figure: `p50 ${pgLight.lags.p50.toFixed(0)} ms, p99 ${pgLight.lags.p99.toFixed(0)} ms`,
+        target: "p99 ≤ 50 ms",
+        met: pgLight.sent === light && pgLight.lags.p99 <= 50
+      })
+    }
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true })
+  }
+  for (const ratio of ratios) log(`  ratio: ${ratio}`)
+  for (const note of notes) log(`  note: ${note}`)
+  return { load: [loadAtStart, os.loadavg()[0]!], rows, ratios, notes }
+}
+
+/** The section `npm run bench` appends to bench/results.md. */
+export const markdown = (results: Results, machine: string): string => {
+  const header = ["Benchmark", "System", "Processes", "Items", "Seconds", "Figure", "Target"]
+  const table = results.rows.map((r) => [
+    r.benchmark,
+    r.system,
+    r.processes,
+    String(r.items),
+    r.seconds.toFixed(2),
+    r.figure,
+    r.target === undefined ? "" : `${r.target}: ${r.met ? "met" : "**not met**"}`
+  ])
+  return [
+    "",
+    "## Dispatch in batches, side by side (issue 15 (b), (d))",
+    "",
+    `Run with ${
+      [...process.execArgv, process.env.NODE_OPTIONS ?? ""].join(" ").includes("herald-source")
+        ? "`node --conditions=herald-source --import tsx bench/run.ts` (the sources)"
+        : "`npm run bench`"
+    } on ${new Date().toISOString().slice(0, 10)}: ${machine}.`,
+    "Sandbox platform with zero latency; default dispatcher settings (claims of 50 doubling up to 500 while",
+    "the backlog lasts, every publish of a claim in flight at once, outcomes that arrive together recorded",
+    "in one transaction). Throughput runs from the moment everything is due until every destination is",
+    "recorded with its events; graphile-worker runs the same number of no-op jobs on the same Postgres",
+    `server (its own fresh database, concurrency ${graphileConcurrency}), from its start until the last job succeeded.`,
+    "On-time lag runs from the due instant to the start of each publish call; Seconds is the last start.",
+    "Postgres, the `herald worker` processes and the benchmark share the machine's cores; the 1-minute load",
+    `average was ${results.load[0].toFixed(1)} at the start of these parts and ${results.load[1].toFixed(1)} at the end.`,
+    "",
+    `| ${header.join(" | ")} |`,
+    `|${header.map(() => "---").join("|")}|`,
+    ...table.map((row) => `| ${row.join(" | ")} |`),
+    "",
+    ...results.ratios.map((ratio) => `- Ratio: ${ratio}`),
+    ...results.notes.map((note) => `- ${note}`),
+    ""
+  ].join("\n")
+}
+
+const machine = () => {
+  const cpus = os.cpus()
+  return `${cpus.length} cores (${cpus[0]?.model.trim() ?? "unknown CPU"}), ` +
+    `${(os.totalmem() / 2 ** 30).toFixed(0)} GiB RAM, Node ${process.version}, ${os.type()} ${os.release()}`
+}
+
+// `tsx bench/Dispatch.ts`: these parts alone, printed, results.md left as it is.
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  const results = await run({ scale: Number(process.env.BENCH_SCALE ?? "1") })
+  console.log(markdown(results, machine()))
+}

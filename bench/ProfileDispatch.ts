@@ -1,0 +1,92 @@
+/**
+ * Profiles the dispatcher draining a backlog in this process, through the zero-latency sandbox:
+ *
+ *   node --conditions=herald-source --import tsx bench/ProfileDispatch.ts
+ *   STORE=pg N=3000 BATCH=500 PROFILE=/tmp/pg.cpuprofile node --conditions=herald-source --import tsx bench/ProfileDispatch.ts
+ *
+ * N destinations (default 3000) are seeded, made due at once, then drained by rounds back to back with
+ * the adaptive claim size. Only the drain is profiled (inspector), written to PROFILE when set; open
+ * it in Chrome DevTools or summarise the self time per function. Not part of `npm run bench`.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Registry from "@herald/adapters/platforms/Registry"
+import * as ClaimSize from "@herald/core/publishing/ClaimSize"
+import * as Dispatcher from "@herald/core/publishing/Dispatcher"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
+import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as fs from "node:fs"
+import { Session } from "node:inspector/promises"
+import * as os from "node:os"
+import * as path from "node:path"
+import { createFreshPgDatabase } from "../packages/adapters/test/support/TestDatabases.js"
+import * as W from "../test/engine/WorkerProcesses.js"
+
+const count = Number(process.env.N ?? "3000")
+const store = process.env.STORE ?? "sqlite"
+const batchSize = Number(process.env.BATCH ?? "500")
+const worker: Dispatcher.Options = { workerId: `profile:${process.pid}`, batchSize }
+
+const drain = async (database: Parameters<typeof W.storesLayer>[0]) => {
+  // One log line per publish is part of the cost measured, but not of the terminal's: it goes nowhere.
+  const quiet = process.env.LOGS === "1" ? Layer.empty : Logger.minimumLogLevel(LogLevel.Warning)
+  const runtime = ManagedRuntime.make(Layer.mergeAll(W.storesLayer(database), Registry.layerSandbox({}), quiet))
+  try {
+    await runtime.runPromise(W.seed({ posts: count, platforms: ["telegram"], dueAt: DateTime.unsafeMake(Date.now() + 86_400_000) }))
+    await runtime.runPromise(
+      Effect.flatMap(SqlClient.SqlClient, (sql) => sql`UPDATE destinations SET due_at = ${Date.now()} WHERE status = 'queued'`)
+    )
+    const session = new Session()
+    session.connect()
+    if (process.env.PROFILE !== undefined) {
+      await session.post("Profiler.enable")
+      await session.post("Profiler.start")
+    }
+    const started = performance.now()
+    const cpu = process.cpuUsage()
+    let total = 0
+    let limit = Math.min(50, batchSize)
+    while (true) {
+      const round = await runtime.runPromise(Dispatcher.runOnce(worker, limit))
+      limit = ClaimSize.next(round.limit, round.claimed, { min: Math.min(50, batchSize), max: batchSize })
+      total += round.claimed
+      if (round.claimed === 0) break
+    }
+    const seconds = (performance.now() - started) / 1000
+    const used = process.cpuUsage(cpu)
+    if (process.env.PROFILE !== undefined) {
+      const { profile } = await session.post("Profiler.stop")
+      fs.writeFileSync(process.env.PROFILE, JSON.stringify(profile))
+    }
+    session.disconnect()
+    const counts = await runtime.runPromise(W.statusCounts)
+    // CPU time of this process says more than wall time on a busy machine.
+    const cpuMs = (used.user + used.system) / 1000
+    console.log(
+      `${store}: ${total} destinations in ${seconds.toFixed(2)} s = ${(total / seconds).toFixed(0)}/s, ` +
+        `${(cpuMs / total).toFixed(3)} ms CPU each`,
+      counts
+    )
+  } finally {
+    await runtime.dispose()
+  }
+}
+
+if (store === "sqlite") {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "herald-profile-"))
+  try {
+    await drain({ _tag: "Sqlite", filename: path.join(dir, "profile.db") })
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+} else {
+  const db = await Effect.runPromise(createFreshPgDatabase())
+  try {
+    await drain({ _tag: "Postgres", url: db.url, maxConnections: 10 })
+  } finally {
+    await Effect.runPromise(db.drop)
+  }
+}

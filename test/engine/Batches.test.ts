@@ -1,0 +1,153 @@
+/**
+ * Dispatch in batches (issue 15 item 4) over the SQLite stores and the sandbox: a round's claim, its
+ * publishes in flight together, its outcomes recorded together, and a claim size that follows the
+ * backlog; with what must not change: a member whose recording fails is recorded alone, the others
+ * are not lost.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { AccountStore } from "@herald/core/accounts/AccountStore"
+import * as ClaimSize from "@herald/core/publishing/ClaimSize"
+import * as Dispatcher from "@herald/core/publishing/Dispatcher"
+import { DispatchStore } from "@herald/core/publishing/DispatchStore"
+import { PersistenceError } from "@herald/core/kernel/Errors"
+import type { PlatformClient } from "@herald/core/platforms/Platforms"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
+import * as TestClock from "effect/TestClock"
+import * as Engine from "./EngineHarness.js"
+
+const provide = <A, E>(self: Effect.Effect<A, E, Engine.EngineServices>, clients?: ReadonlyArray<PlatformClient>) =>
+  Effect.provide(self, Engine.layer(clients === undefined ? {} : { clients }))
+
+describe("Dispatch in batches (SQLite + sandbox)", () => {
+  it.effect("one member whose recording fails is recorded alone; the rest of the batch is not lost", () =>
+    provide(Effect.gen(function*() {
+      const ok = yield* Effect.forEach([1, 2, 3], (i) => Engine.insertPost({ content: `ok ${i}`, platforms: ["telegram"] }))
+      const bad = yield* Engine.insertPost({ content: "its account cannot be written", platforms: ["x"] })
+      const broken = (yield* Engine.account("x")).id
+      // A first publish writes the account's last success: that write fails for x's account only, which
+      // fails the batch's transaction; the dispatcher then records each member on its own.
+      const failing = Effect.map(AccountStore, (accounts) => ({
+        ...accounts,
+        update: (account: Parameters<typeof accounts.update>[0]) =>
+          account.id === broken
+            ? Effect.fail(new PersistenceError({ message: "disk full", cause: "test" }))
+            : accounts.update(account)
+      }))
+      const round = yield* Effect.fork(Engine.runOnce.pipe(Effect.provideServiceEffect(AccountStore, failing)))
+      // The failing member is retried (100, 200, 400 ms of test clock) before it is given up.
+      for (let i = 0; i < 10 && Option.isNone(yield* Fiber.poll(round)); i++) {
+        yield* Engine.settle("20 millis")
+        yield* TestClock.adjust("500 millis")
+      }
+      const summary = yield* Fiber.join(round)
+      expect(summary).toMatchObject({ claimed: 4, published: 3, lost: 1 })
+      for (const { post } of ok) {
+        expect((yield* Engine.findPost(post.id)).destinations[0].status).toBe("published")
+        expect(yield* Engine.eventTypes(post.id)).toEqual(["post.publishing", "post.published"])
+      }
+      // Nothing of the failed member was written: it stays claimed until its lease settles it (never re-sent).
+      expect((yield* Engine.findPost(bad.post.id)).destinations[0].status).toBe("publishing")
+      expect(yield* Engine.eventTypes(bad.post.id)).toEqual(["post.publishing"])
+      expect((yield* Engine.Sends).length).toBe(4)
+    })))
+
+  it.effect("a batch's publishes are in flight together, and outcomes that arrive together are recorded together", () => {
+    let inFlight = 0
+    let most = 0
+    const gate = Effect.runSync(Deferred.make<void>())
+    const held: PlatformClient = {
+      platform: "x",
+      publish: (request) =>
+        Effect.sync(() => {
+          inFlight += 1
+          most = Math.max(most, inFlight)
+        }).pipe(
+          Effect.zipRight(Deferred.await(gate)),
+          Effect.ensuring(Effect.sync(() => (inFlight -= 1))),
+          Effect.as({ platformPostId: request.destinationId ?? "1", platformPostUrl: "https://x.com/i/status/1" })
+        )
+    }
+    return provide(
+      Effect.gen(function*() {
+        const posts = yield* Effect.forEach([1, 2, 3, 4, 5], (i) => Engine.insertPost({ content: `p${i}`, platforms: ["x"] }))
+        const store = yield* DispatchStore
+        const batches: Array<number> = []
+        const counting = DispatchStore.of({
+          ...store,
+          completeAll: (items) => Effect.zipRight(Effect.sync(() => batches.push(items.length)), store.completeAll(items))
+        })
+        const round = yield* Effect.fork(Engine.runOnce.pipe(Effect.provideService(DispatchStore, counting)))
+        expect(yield* Engine.eventually(Effect.sync(() => inFlight === 5))).toBe(true)
+        yield* Deferred.succeed(gate, undefined)
+        expect(yield* Fiber.join(round)).toMatchObject({ claimed: 5, published: 5 })
+        expect(most).toBe(5)
+        // All five answered at once: one transaction, one fenced statement for the five.
+        expect(batches).toEqual([5])
+        for (const { post } of posts) {
+          expect(yield* Engine.eventTypes(post.id)).toEqual(["post.publishing", "post.published"])
+        }
+      }),
+      [held]
+    )
+  })
+
+  it.effect("the claim size doubles while claims come back full and falls back once the backlog is gone", () =>
+    provide(Effect.gen(function*() {
+      yield* Effect.forEach(Array.from({ length: 20 }, (_, i) => i), (i) =>
+        Engine.insertPost({ content: `backlog ${i}`, platforms: ["telegram"] }))
+      const store = yield* DispatchStore
+      const limits: Array<number> = []
+      const spying = DispatchStore.of({
+        ...store,
+        claimDue: (options) => Effect.zipRight(Effect.sync(() => limits.push(options.limit)), store.claimDue(options))
+      })
+      const loop = yield* Effect.fork(
+        Dispatcher.run({ ...Engine.worker, batchSize: 8, minBatchSize: 2, pollInterval: "1 hour" }).pipe(
+          Effect.provideService(DispatchStore, spying)
+        )
+      )
+      expect(yield* Engine.eventually(Effect.map(Engine.Sends, (s) => s.length === 20))).toBe(true)
+      expect(yield* Engine.eventually(Effect.sync(() => limits.length >= 4))).toBe(true)
+      // Short: the loop sleeps (nothing else is due) until its next poll.
+      yield* Engine.settle()
+      yield* TestClock.adjust("1 hour")
+      expect(yield* Engine.eventually(Effect.sync(() => limits.length >= 5))).toBe(true)
+      yield* Fiber.interrupt(loop)
+      // 2 + 4 + 8 full, then 6 of 8: the backlog is gone, back to 2 (which finds nothing and sleeps).
+      expect(limits.slice(0, 5)).toEqual([2, 4, 8, 8, 2])
+      // A quiet queue gets a small claim again: one new post is taken by a claim of 2.
+      const loop2 = yield* Effect.fork(
+        Dispatcher.run({ ...Engine.worker, batchSize: 8, minBatchSize: 2, pollInterval: "1 hour" }).pipe(
+          Effect.provideService(DispatchStore, spying)
+        )
+      )
+      yield* Engine.settle()
+      limits.length = 0
+      yield* Engine.insertPost({ content: "one more", platforms: ["telegram"] })
+      yield* Dispatcher.poke
+      yield* TestClock.adjust("1 hour")
+      expect(yield* Engine.eventually(Effect.map(Engine.Sends, (s) => s.length === 21))).toBe(true)
+      yield* Fiber.interrupt(loop2)
+      expect(limits.every((l) => l === 2)).toBe(true)
+    })))
+})
+
+describe("ClaimSize", () => {
+  const bounds = { min: 50, max: 500 }
+  it("doubles after a full claim, up to the largest", () => {
+    expect(ClaimSize.next(50, 50, bounds)).toBe(100)
+    expect(ClaimSize.next(400, 400, bounds)).toBe(500)
+    expect(ClaimSize.next(500, 500, bounds)).toBe(500)
+  })
+  it("falls back to the smallest after a short claim", () => {
+    expect(ClaimSize.next(400, 399, bounds)).toBe(50)
+    expect(ClaimSize.next(50, 0, bounds)).toBe(50)
+  })
+  it("a full claim leaves due work behind", () => {
+    expect(ClaimSize.full(100, 100)).toBe(true)
+    expect(ClaimSize.full(100, 99)).toBe(false)
+  })
+})
