@@ -22,6 +22,7 @@ import * as Layer from "effect/Layer"
 import { createServer } from "node:http"
 import { Api } from "./Api.js"
 import * as Auth from "./Auth.js"
+import * as Dashboard from "./Dashboard.js"
 import { AccountsLive } from "./groups/Accounts.js"
 import { AiLive } from "./groups/Ai.js"
 import { AnalyticsLive } from "./groups/Analytics.js"
@@ -29,7 +30,7 @@ import { ApprovalsLive } from "./groups/Approvals.js"
 import { BulkLive } from "./groups/Bulk.js"
 import { CampaignsLive } from "./groups/Campaigns.js"
 import { ConnectionsLive, OAuthCallbackLive } from "./groups/Connections.js"
-import { DeviceLoginLive, DeviceVerificationLive } from "./groups/DeviceLogin.js"
+import { DeviceLoginLive } from "./groups/DeviceLogin.js"
 import { HealthLive, MigrationProbe, StoreProbe } from "./groups/Health.js"
 import * as MediaHttp from "./groups/Media.js"
 import { MeLive } from "./groups/Me.js"
@@ -60,7 +61,6 @@ export const handlers = Layer.mergeAll(
   ApprovalsLive,
   CampaignsLive,
   DeviceLoginLive,
-  DeviceVerificationLive,
   SocialConnectLive
 )
 
@@ -78,6 +78,7 @@ export const ApiLive = HttpApiBuilder.api(Api).pipe(Layer.provide(handlers), Lay
 /** The HTTP application on an `HttpServer`; needs the stores, crypto, ids and rate limits. */
 export const app = HttpApiBuilder.serve().pipe(
   Layer.provide(HttpApiScalar.layer({ path: docsPath })),
+  Layer.provide(Dashboard.layer),
   Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: openApiPath })),
   Layer.provide(RequestMiddleware.layer),
   Layer.provide(ApiLive),
