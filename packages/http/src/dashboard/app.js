@@ -77,7 +77,13 @@ const start = async () => {
     location.replace(signInPath())
     return
   }
-  if (session !== null) showChrome(session)
+  if (session !== null) {
+    showChrome(session)
+    // A tab coming back to the front learns at once whether its session has ended meanwhile.
+    document.addEventListener("visibilitychange", () => {
+      if (document.visibilityState === "visible") api("GET", "/dashboard/api/session").catch(() => {})
+    })
+  }
   const module = await import(`./pages/${found.name}.js`)
   await module.default({ session, params: found.params })
 }

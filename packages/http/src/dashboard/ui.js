@@ -23,11 +23,18 @@ const append = (el, children) => {
   }
 }
 
+/** Replaces the children of `el` (null, undefined and false are skipped, arrays flattened). */
+export const replace = (el, ...children) => {
+  el.replaceChildren()
+  append(el, children)
+  return el
+}
+
 /** Replaces the page's content and moves focus to its heading (a page change for screen readers). */
 export const render = (title, ...children) => {
   const main = document.getElementById("main")
   document.title = `${title} · Herald`
-  main.replaceChildren(h("h1", { tabindex: "-1" }, title), ...children.flat())
+  replace(main, h("h1", { tabindex: "-1" }, title), children)
   main.querySelector("h1").focus({ preventScroll: true })
 }
 
@@ -92,7 +99,7 @@ export const busy = async (button, out, action) => {
     if (out) out.replaceChildren()
     return await action()
   } catch (e) {
-    if (out) out.replaceChildren(notice(errorText(e), "bad"))
+    if (out) replace(out, notice(errorText(e), "bad"))
     else flash(errorText(e))
     return undefined
   } finally {

@@ -1,5 +1,5 @@
 import { v1 } from "../api.js"
-import { busy, field, flash, h, notice, render, status, table } from "../ui.js"
+import { busy, field, flash, h, notice, render, replace, status, table } from "../ui.js"
 
 const oauthPlatforms = ["x", "instagram", "facebook", "youtube", "pinterest", "threads", "linkedin", "tiktok"]
 const credentialFields = {
@@ -48,10 +48,10 @@ export default async function page() {
     reconnect.addEventListener("click", () =>
       busy(reconnect, out, async () => {
         if (credentialFields[a.platform]) {
-          out.replaceChildren(h("h2", {}, `Reconnect ${a.account_name}`), credentialForm(a.platform, out, () => page()))
+          replace(out, h("h2", {}, `Reconnect ${a.account_name}`), credentialForm(a.platform, out, () => page()))
           return
         }
-        out.replaceChildren(linkResult(await v1("POST", `/accounts/${a.id}/reconnect`, {})))
+        replace(out, linkResult(await v1("POST", `/accounts/${a.id}/reconnect`, {})))
       }))
     const disconnect = h("button", { type: "button", class: "danger" }, "Disconnect")
     disconnect.addEventListener("click", () => {
@@ -76,7 +76,7 @@ export default async function page() {
   const connectOut = h("div", { "aria-live": "polite" })
   platform.addEventListener("change", async () => {
     const p = platform.value
-    connectOut.replaceChildren()
+    replace(connectOut)
     if (p === "") return
     if (credentialFields[p]) connectOut.append(credentialForm(p, connectOut, () => page()))
     else {

@@ -1,5 +1,5 @@
 import { v1 } from "../api.js"
-import { busy, checkbox, errorText, field, h, notice, render, zone } from "../ui.js"
+import { busy, checkbox, errorText, field, h, notice, render, replace, zone } from "../ui.js"
 import { accounts as loadAccounts, campaigns as loadCampaigns } from "./shared.js"
 
 // Counting as each platform counts (GET /platform-rules names the unit). X's weighted count is
@@ -92,7 +92,7 @@ const put = (url, file, headers, onProgress) =>
 
 const localInput = (date) => {
   const pad = (n) => String(n).padStart(2, "0")
-  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}`
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}`
 }
 
 export default async () => {
@@ -209,12 +209,12 @@ export default async () => {
 
   // campaign, time, queue
   const campaign = h("select", { name: "campaign_id" }, h("option", { value: "" }, "None"), campaigns.map((c) => h("option", { value: String(c.id) }, c.name)))
-  const when = h("input", { type: "datetime-local", name: "scheduled_for", value: localInput(new Date(Date.now() + 3_600_000)) })
+  const when = h("input", { type: "datetime-local", name: "scheduled_for", step: "1", value: localInput(new Date(Date.now() + 3_600_000)) })
 
   const update = () => {
     const targets = chosenPlatforms()
-    counters.replaceChildren(
-      ...targets.map((platform) => {
+    replace(counters,
+      targets.map((platform) => {
         const rule = rules[platform]
         if (!rule) return h("li", {}, platform)
         const used = count(textFor(platform), rule.caption.unit)
@@ -222,11 +222,11 @@ export default async () => {
         return h("li", { class: over ? "over" : "", "data-platform": platform }, `${platform}: ${used} / ${rule.caption.limit}${over ? " (too long)" : ""}`)
       })
     )
-    overrides.replaceChildren(...targets.map(overrideBlock))
+    replace(overrides, targets.map(overrideBlock))
     for (const list of mediaList.querySelectorAll("[data-media]")) {
       const item = media.find((m) => m.id === list.dataset.media)
       if (!item) continue
-      list.replaceChildren(...targets.filter((p) => rules[p]).map((p) => h("li", {}, `${p} ${renditionFor(item, rules[p])}`)))
+      replace(list, targets.filter((p) => rules[p]).map((p) => h("li", {}, `${p} ${renditionFor(item, rules[p])}`)))
     }
   }
 
@@ -300,5 +300,5 @@ export default async () => {
     )
   )
   update()
-  if (accounts.length === 0) out.replaceChildren(notice("Connect an account before composing.", ""))
+  if (accounts.length === 0) replace(out, notice("Connect an account before composing.", ""))
 }

@@ -1,6 +1,6 @@
 import { api, v1 } from "../api.js"
 import { isReviewer } from "../app.js"
-import { busy, checkbox, errorText, field, flash, h, notice, render, status, table, time } from "../ui.js"
+import { busy, checkbox, errorText, field, flash, h, notice, render, replace, status, table, time } from "../ui.js"
 import { accounts as loadAccounts } from "./shared.js"
 
 const scopes = ["read", "write", "ai"]
@@ -60,7 +60,7 @@ const keysSection = async (session, accounts) => {
         h("td", {}, isReviewer(session) ? revoke : "")
       )
     })
-    section.replaceChildren(
+    replace(section,
       h("h2", { id: "keys-h" }, "API keys"),
       created ? secretBox(`New key "${created.key.name}"`, created.secret) : null,
       out,
@@ -97,7 +97,7 @@ const keysSection = async (session, accounts) => {
         }
       },
       h("h3", {}, "New key"),
-      field("Name", name),
+      field("Key name", name),
       scopeBoxes,
       accountBoxes,
       h("div", { class: "actions" }, send)
@@ -121,7 +121,7 @@ const deliveriesOf = async (webhook, into) => {
       h("td", {}, `${d.duration_ms} ms`),
       h("td", { class: "content" }, d.error ? h("span", { class: "error" }, d.error) : (d.response_body || h("span", { class: "muted" }, "(empty)")))
     ))
-  into.replaceChildren(
+  replace(into,
     rows.length === 0 ? notice("No deliveries yet.") : table(["When", "Event", "Attempt", "Result", "Status", "Time", "Receiver's answer"], rows, "Delivery log")
   )
 }
@@ -138,7 +138,7 @@ const webhooksSection = async () => {
       test.addEventListener("click", () =>
         busy(test, result, async () => {
           const r = await v1("POST", `/webhooks/${w.id}/test`, {})
-          result.replaceChildren(notice(`${r.ok ? "Delivered" : "Not delivered"}: ${r.message} (status ${r.status ?? "none"}, ${r.duration_ms} ms)`, r.ok ? "ok" : "bad"))
+          replace(result, notice(`${r.ok ? "Delivered" : "Not delivered"}: ${r.message}`, r.ok ? "ok" : "bad"))
           await deliveriesOf(w, log)
         }))
       const show = h("button", { type: "button", class: "secondary" }, "Delivery log")
@@ -162,7 +162,7 @@ const webhooksSection = async () => {
         log
       )
     })
-    section.replaceChildren(
+    replace(section,
       h("h2", { id: "webhooks-h" }, "Webhooks"),
       created ? secretBox(`Signing secret of "${created.name ?? created.url}"`, created.secret, created.secret_warning) : null,
       out,
@@ -189,8 +189,8 @@ const webhooksSection = async () => {
         }
       },
       h("h3", {}, "New webhook"),
-      field("URL", url, "HTTPS; Herald signs every delivery with the secret shown after creating it."),
-      field("Name", name),
+      field("Webhook URL", url, "HTTPS; Herald signs every delivery with the secret shown after creating it."),
+      field("Webhook name", name),
       boxes,
       h("div", { class: "actions" }, send)
     )

@@ -1,5 +1,5 @@
 import { api } from "../api.js"
-import { busy, field, h, notice, render } from "../ui.js"
+import { busy, field, h, notice, render, replace } from "../ui.js"
 
 export default async () => {
   const token = new URLSearchParams(location.search).get("token")
@@ -17,14 +17,14 @@ export default async () => {
       onsubmit: (event) => {
         event.preventDefault()
         if (password.value !== confirm.value) {
-          out.replaceChildren(notice("The two passwords differ.", "bad"))
+          replace(out, notice("The two passwords differ.", "bad"))
           confirm.focus()
           return
         }
         busy(submit, out, async () => {
           await api("POST", "/dashboard/api/password", { token, password: password.value }, { allowUnauthorized: true })
           form.remove()
-          out.replaceChildren(
+          replace(out,
             notice("Your password is set.", "ok"),
             h("p", {}, h("a", { href: "/sign-in" }, "Sign in"))
           )
