@@ -219,7 +219,7 @@ describe.skipIf(skip !== undefined)("the dashboard in Chromium", () => {
     }, [...image])
     await expect.poll(() => page.locator(".media-list > li").first().textContent()).toContain("ready")
     expect(await page.locator(".media-list progress").first().evaluate((p) => (p as unknown as { value: number }).value)).toBe(1)
-    await expect.poll(() => page.locator(".renditions").first().textContent()).toContain("x gets the file as is")
+    await expect.poll(() => page.locator(".renditions").first().textContent()).toMatch(/^x gets a re-encoded PNG without metadata/)
     await Browsers.screenshot(page, "compose")
     const at = new Date(Date.now() + 6_000)
     await page.getByLabel(/^Schedule for/).fill(localInput(at))

@@ -58,13 +58,22 @@ const settingValue = (input) => {
   }
 }
 
-/** What each targeted platform will get of a file: as is, a JPEG rendition, or nothing. */
-const renditionFor = (media, rule) => {
+const megabytes = (bytes) => `${Math.round((bytes / 1_048_576) * 10) / 10} MB`
+
+/**
+ * What each targeted platform will get of a file: JPEG, PNG and WebP always leave through a re-encoded
+ * rendition (it drops their metadata), types a platform does not take become a JPEG, GIFs, videos and
+ * documents go as they are; or nothing, when the platform does not take the file at all.
+ */
+export const renditionFor = (media, rule) => {
   if (!rule.media.kinds.includes(media.type)) return `does not take ${media.type}s`
   if (rule.media.converted_types.includes(media.mime_type)) return "gets a JPEG rendition"
   if (!rule.media.types.includes(media.mime_type)) return `does not take ${media.mime_type}`
-  const ratio = rule.media.aspect_ratio && media.type === "image" ? ` (letterboxed outside ${rule.media.aspect_ratio.min} to ${rule.media.aspect_ratio.max})` : ""
-  return `gets the file as is${ratio}`
+  const still = ["image/jpeg", "image/png", "image/webp"].includes(media.mime_type)
+  if (!still) return "gets the file as is"
+  const cap = rule.media.max_bytes?.image ? `, at most ${megabytes(rule.media.max_bytes.image)}` : ""
+  const ratio = rule.media.aspect_ratio ? `, letterboxed outside ${rule.media.aspect_ratio.min} to ${rule.media.aspect_ratio.max}` : ""
+  return `gets a re-encoded ${media.mime_type.slice(6).toUpperCase()} without metadata${cap}${ratio}`
 }
 
 /** PUT with upload progress (fetch has none). */
