@@ -9,6 +9,9 @@ import * as DeviceLogin from "@herald/core/access/DeviceLogin"
 import { IdGenerator } from "@herald/core/kernel/IdGenerator"
 import { AccountId, ApiKeyId, OrganizationId, UserId } from "@herald/core/kernel/Ids"
 import * as Organization from "@herald/core/access/Organization"
+import { UserStore } from "@herald/core/access/UserStore"
+import type { DomainError, PersistenceError } from "@herald/core/kernel/Errors"
+import * as Users from "@herald/core/access/Users"
 import { OrganizationStore } from "@herald/core/access/OrganizationStore"
 import * as Queues from "@herald/core/workflow/Queues"
 import { Transactor } from "@herald/core/kernel/Transactor"
@@ -147,8 +150,8 @@ export const setPlan = (id: string, plan: Organization.Plan, status?: Organizati
   })
 
 /**
- * On first start against an empty store: a default organization on a trial, its owner, and one key
- * with every scope. None when the store already has an organization. One transaction, so a crash
+ * On first start against an empty store: a default organization on a trial, its owner (with a
+ * one-time password-set token for the dashboard), and one key with every scope. None when the store already has an organization. One transaction, so a crash
  * leaves either all three or none. (Two servers started at the same instant on one empty Postgres
  * could each make one; start one first, or create organizations with `herald orgs create`.)
  */
@@ -161,7 +164,9 @@ export const bootstrap = Effect.gen(function*() {
       const org = yield* createOrganization({ name: "Default organization" })
       const owner = yield* createOwner(org.id, "owner@localhost", "Owner")
       const created = yield* createKey({ organizationId: org.id, name: "bootstrap", createdBy: owner.id })
-      return Option.some({ organization: org, ...created })
+      // The owner signs in to the dashboard after setting a password through this one-time token.
+      const passwordToken = yield* Users.issuePasswordToken(owner.id)
+      return Option.some({ organization: org, owner, passwordToken, ...created })
     })
   )
 })
@@ -199,3 +204,46 @@ export const setQueue = (options: { readonly org: string | undefined; readonly t
 /** `herald queue show`: the queue and where the next `count` posts would land. */
 export const showQueue = (org: string | undefined, count: number = Queues.defaultForecast) =>
   Effect.flatMap(resolveOrganization(org), (o) => Queues.show(o.id, count))
+
+// dashboard users
+
+/** A user named by id or by email. */
+export const findUser = (idOrEmail: string) =>
+  Effect.gen(function*() {
+    const users = yield* UserStore
+    const byId = Schema.is(UserId)(idOrEmail) ? yield* users.findById(idOrEmail) : Option.none()
+    if (Option.isSome(byId)) return byId.value
+    const byEmail = yield* users.findByEmail(Users.normalizeEmail(idOrEmail))
+    if (Option.isSome(byEmail)) return byEmail.value.user
+    return yield* new AdminError({ message: `No user ${idOrEmail}` })
+  })
+
+const asAdminError = <A, R>(self: Effect.Effect<A, DomainError | PersistenceError, R>) =>
+  Effect.catchTag(self, "DomainError", (error) => new AdminError({ message: error.message }))
+
+/** `herald users create EMAIL [--role R] [--org ID]`: the user and a one-time password-set token. */
+export const createUser = (options: {
+  readonly email: string
+  readonly role: Organization.Role
+  readonly org: string | undefined
+  readonly name: string | undefined
+}) =>
+  Effect.gen(function*() {
+    const org = yield* resolveOrganization(options.org)
+    const user = yield* asAdminError(
+      Users.create({ organizationId: org.id, email: options.email, name: options.name, role: options.role })
+    )
+    const passwordToken = yield* Users.issuePasswordToken(user.id)
+    return { user, passwordToken }
+  })
+
+/** `herald users set-role USER ROLE`. */
+export const setUserRole = (idOrEmail: string, role: Organization.Role) =>
+  Effect.flatMap(findUser(idOrEmail), (user) => asAdminError(Users.setRole(user.id, role)))
+
+/** `herald users reset-password USER`: a new one-time password-set token (the old password stays until used). */
+export const resetPassword = (idOrEmail: string) =>
+  Effect.gen(function*() {
+    const user = yield* findUser(idOrEmail)
+    return { user, passwordToken: yield* Users.issuePasswordToken(user.id) }
+  })

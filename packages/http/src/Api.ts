@@ -9,6 +9,7 @@ import { AiGroup } from "./groups/Ai.js"
 import { AnalyticsGroup } from "./groups/Analytics.js"
 import { ApprovalsGroup } from "./groups/Approvals.js"
 import { CampaignsGroup } from "./groups/Campaigns.js"
+import { DashboardSessionGroup, DashboardSignInGroup } from "./groups/DashboardSession.js"
 import { BulkGroup } from "./groups/Bulk.js"
 import { ConnectionsGroup, OAuthCallbackGroup } from "./groups/Connections.js"
 import { DeviceLoginGroup } from "./groups/DeviceLogin.js"
@@ -43,6 +44,8 @@ export class Api extends HttpApi.make("herald")
   .add(SocialConnectGroup)
   .add(QueueGroup)
   .add(BulkGroup)
+  .add(DashboardSignInGroup)
+  .add(DashboardSessionGroup)
   .annotateContext(OpenApi.annotations({
     title: "Herald — Social Publishing Service API",
     version: "1.0.0",

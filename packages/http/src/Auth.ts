@@ -26,11 +26,14 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Envelope from "./Envelope.js"
 import * as RateLimit from "./RateLimit.js"
+import * as SessionAuth from "./SessionAuth.js"
 
 /** The authenticated caller: the key and its organization. */
 export interface Principal {
   readonly key: ApiKey.ApiKey
   readonly organization: Organization.Organization
+  /** Set when the caller is a signed-in browser (the session cookie), not an API key. */
+  readonly session?: SessionAuth.Caller
 }
 
 export class CurrentKey extends Context.Tag("@herald/http/CurrentKey")<CurrentKey, Principal>() {}
@@ -94,7 +97,9 @@ export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("@he
     AuthFailureResponse,
     SubscriptionRequiredResponse,
     MissingCredentialsResponse,
-    RateLimitedResponse
+    RateLimitedResponse,
+    // 401 session_required and 403 csrf_failed of a cookie-authenticated request.
+    SessionAuth.SessionFailureResponse
   ),
   provides: CurrentKey,
   security: { bearer }
@@ -175,23 +180,27 @@ export const authenticate = (authorization: string | undefined) =>
 export const layer: Layer.Layer<
   Authentication,
   never,
-  ApiKeyStore | OrganizationStore | Crypto | UsageCounters | RateLimit.RateLimits
+  ApiKeyStore | OrganizationStore | Crypto | UsageCounters | RateLimit.RateLimits | SessionAuth.SessionRequirements
 > = Layer.effect(
   Authentication,
   Effect.gen(function*() {
     const context = yield* Effect.context<
-      ApiKeyStore | OrganizationStore | Crypto | UsageCounters | RateLimit.RateLimits
+      ApiKeyStore | OrganizationStore | Crypto | UsageCounters | RateLimit.RateLimits | SessionAuth.SessionRequirements
     >()
     return Authentication.of({
       // The decoded bearer value cannot tell a missing header from an empty one: read the header.
+      // Without one, a session cookie authenticates (spec rule 4); a key always wins over a cookie.
       bearer: () =>
-        HttpServerRequest.HttpServerRequest.pipe(
-          Effect.flatMap((request) => authenticate(request.headers["authorization"])),
-          Effect.provide(context)
-        )
+        Effect.gen(function*() {
+          const request = yield* HttpServerRequest.HttpServerRequest
+          if (request.headers["authorization"] === undefined && SessionAuth.hasSessionCookie(request)) {
+            return yield* SessionAuth.authenticateApi(request)
+          }
+          return yield* authenticate(request.headers["authorization"])
+        }).pipe(Effect.provide(context))
     })
   })
-)
+).pipe(Layer.provide(SessionAuth.layerSettingsFromEnv))
 
 export const layerKeyRequired: Layer.Layer<
   KeyRequiredAuthentication,

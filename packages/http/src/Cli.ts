@@ -10,6 +10,7 @@ import { AccountId } from "@herald/core/kernel/Ids"
 import * as Organization from "@herald/core/access/Organization"
 import * as QueuePolicy from "@herald/core/workflow/QueuePolicy"
 import { OrganizationStore } from "@herald/core/access/OrganizationStore"
+import { UserStore } from "@herald/core/access/UserStore"
 import * as Cause from "effect/Cause"
 import * as Console from "effect/Console"
 import * as DateTime from "effect/DateTime"
@@ -38,6 +39,10 @@ export const usage = `Usage:
   herald orgs create NAME [--plan P] [--status S]
   herald orgs list
   herald orgs set-plan ID PLAN [--status S]
+  herald users create EMAIL [--role owner|admin|member] [--org ID] [--name N]
+  herald users list [--org ID]
+  herald users set-role USER ROLE          (USER: an id or an email)
+  herald users reset-password USER
   herald device approve CODE [--org ID]
   herald device deny CODE
   herald queue set [--org ID] --timezone ZONE --slots "mon-fri 09:00,12:30;sat 10:00"
@@ -69,6 +74,7 @@ const options = {
   status: { type: "string" },
   timezone: { type: "string" },
   slots: { type: "string" },
+  role: { type: "string" },
   help: { type: "boolean", short: "h" }
 } as const
 
@@ -164,6 +170,25 @@ const keysList = (values: Values) =>
     }
   })
 
+const role = (raw: string) => oneOf(Organization.Role.literals, raw, "role")
+
+/** Where a printed password link points: HERALD_PUBLIC_URL, else this host on PORT (8080). */
+const linkBase = (): string => env("HERALD_PUBLIC_URL") ?? `http://127.0.0.1:${env("PORT") ?? "8080"}`
+
+const printPasswordLink = (email: string, token: string) =>
+  Effect.zipRight(
+    Console.error(`herald: ${email} sets a password within 24 hours at the link below (shown once)`),
+    Console.log(setPasswordLink(linkBase(), token))
+  )
+
+const usersList = (values: Values) =>
+  Effect.gen(function*() {
+    const orgId = values.org === undefined ? Option.none() : Option.some((yield* Admin.findOrganization(values.org)).id)
+    for (const user of yield* (yield* UserStore).list(orgId)) {
+      yield* Console.log([user.id, user.email, user.role, `org:${user.organizationId}`, JSON.stringify(user.name)].join("\t"))
+    }
+  })
+
 const orgsList = Effect.gen(function*() {
   for (const org of yield* (yield* OrganizationStore).list) {
     yield* Console.log(
@@ -208,6 +233,10 @@ const runAdmin = <A, E>(
     return 1
   })
 
+/** The dashboard page where a one-time token sets a password. */
+export const setPasswordLink = (base: string, token: string): string =>
+  `${base.replace(/\/+$/, "")}/set-password?token=${token}`
+
 const serve = (values: Values): void => {
   const port = positiveInt(values.port ?? env("PORT") ?? "8080", "port")
   const host = values.host ?? env("HERALD_HOST") ?? "127.0.0.1"
@@ -232,7 +261,18 @@ const serve = (values: Values): void => {
       Layer.provide(Server.listen({
         port,
         host,
-        onListening: (real) => Console.log(`Herald listening on http://${shownHost}:${real}`)
+        onListening: (real) =>
+          Effect.zipRight(
+            Console.log(`Herald listening on http://${shownHost}:${real}`),
+            Option.match(boot, {
+              onNone: () => Effect.void,
+              onSome: ({ owner, passwordToken }) =>
+                Console.log(
+                  `Herald: the owner (${owner.email}) sets a dashboard password within 24 hours at:\n` +
+                    `HERALD_OWNER_LINK=${setPasswordLink(env("HERALD_PUBLIC_URL") ?? `http://${shownHost}:${real}`, passwordToken)}`
+                )
+            })
+          )
       })),
       Layer.provide(Worker.layerEngineServices({
         sandbox: values.sandbox === true,
@@ -384,6 +424,42 @@ export const main = async (argv: ReadonlyArray<string>): Promise<number | "runni
                 Admin.setPlan(id, nextPlan, nextStatus),
                 (org) => Console.error(`herald: ${org.id} is on plan ${org.plan}, status ${org.subscriptionStatus}`)
               )
+            )
+          }
+        }
+        break
+      case "users":
+        switch (sub) {
+          case "create": {
+            if (rest[0] === undefined) throw new UsageError("users create needs an EMAIL")
+            const input = {
+              email: rest[0],
+              role: values.role === undefined ? "member" as const : role(values.role),
+              org: values.org,
+              name: values.name
+            }
+            return await runAdmin(
+              values,
+              Effect.flatMap(Admin.createUser(input), ({ passwordToken, user }) =>
+                Effect.zipRight(Console.error(`herald: created ${user.role} ${user.email} (${user.id})`), printPasswordLink(user.email, passwordToken)))
+            )
+          }
+          case "list":
+            return await runAdmin(values, usersList(values))
+          case "set-role": {
+            const [who, roleName] = rest
+            if (who === undefined || roleName === undefined) throw new UsageError("users set-role needs USER and ROLE")
+            const next = role(roleName)
+            return await runAdmin(
+              values,
+              Effect.flatMap(Admin.setUserRole(who, next), (user) => Console.error(`herald: ${user.email} is now ${user.role}`))
+            )
+          }
+          case "reset-password": {
+            if (rest[0] === undefined) throw new UsageError("users reset-password needs USER (an id or an email)")
+            return await runAdmin(
+              values,
+              Effect.flatMap(Admin.resetPassword(rest[0]), ({ passwordToken, user }) => printPasswordLink(user.email, passwordToken))
             )
           }
         }

@@ -10,10 +10,12 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as NodeCrypto from "@herald/adapters/NodeCrypto"
 import * as NodeIdGenerator from "@herald/adapters/NodeIdGenerator"
+import * as NodePasswordHasher from "@herald/adapters/NodePasswordHasher"
 import * as CredentialCipher from "@herald/adapters/security/CredentialCipher"
 import * as Migrations from "@herald/adapters/sql/Migrations"
 import * as SqlDatabase from "@herald/adapters/sql/SqlDatabase"
 import * as SqlStores from "@herald/adapters/sql/SqlStores"
+import type { PasswordHasher } from "@herald/core/access/PasswordHasher"
 import type { Crypto } from "@herald/core/kernel/Crypto"
 import type { IdGenerator } from "@herald/core/kernel/IdGenerator"
 import * as Queues from "@herald/core/workflow/Queues"
@@ -29,6 +31,7 @@ import { AnalyticsLive } from "./groups/Analytics.js"
 import { ApprovalsLive } from "./groups/Approvals.js"
 import { BulkLive } from "./groups/Bulk.js"
 import { CampaignsLive } from "./groups/Campaigns.js"
+import { DashboardSessionLive, DashboardSignInLive } from "./groups/DashboardSession.js"
 import { ConnectionsLive, OAuthCallbackLive } from "./groups/Connections.js"
 import { DeviceLoginLive } from "./groups/DeviceLogin.js"
 import { HealthLive, MigrationProbe, StoreProbe } from "./groups/Health.js"
@@ -42,6 +45,7 @@ import { SocialConnectLive } from "./groups/SocialConnect.js"
 import { WebhooksLive } from "./groups/Webhooks.js"
 import * as RateLimit from "./RateLimit.js"
 import * as RequestMiddleware from "./RequestMiddleware.js"
+import * as SessionAuth from "./SessionAuth.js"
 
 export const openApiPath = "/api/v1/openapi.json"
 export const docsPath = "/docs"
@@ -73,7 +77,14 @@ export const moreHandlers = Layer.mergeAll(
   BulkLive
 )
 
-export const ApiLive = HttpApiBuilder.api(Api).pipe(Layer.provide(handlers), Layer.provide(moreHandlers))
+/** The dashboard's /dashboard/api/* handlers. */
+export const dashboardHandlers = Layer.mergeAll(DashboardSignInLive, DashboardSessionLive)
+
+export const ApiLive = HttpApiBuilder.api(Api).pipe(
+  Layer.provide(handlers),
+  Layer.provide(moreHandlers),
+  Layer.provide(dashboardHandlers)
+)
 
 /** The HTTP application on an `HttpServer`; needs the stores, crypto, ids and rate limits. */
 export const app = HttpApiBuilder.serve().pipe(
@@ -83,7 +94,8 @@ export const app = HttpApiBuilder.serve().pipe(
   Layer.provide(RequestMiddleware.layer),
   Layer.provide(ApiLive),
   Layer.provide(Auth.layer),
-  Layer.provide(Auth.layerKeyRequired)
+  Layer.provide(Auth.layerKeyRequired),
+  Layer.provide(SessionAuth.layer)
 )
 
 /** `StoreProbe` over the SQL client: a trivial query. */
@@ -110,10 +122,11 @@ export const sqlMigrationProbe: Layer.Layer<MigrationProbe, never, SqlClient.Sql
     }))
 )
 
-/** Node's crypto and random UUIDs. */
-export const nodeServices: Layer.Layer<Crypto | IdGenerator> = Layer.mergeAll(
+/** Node's crypto, random UUIDs and scrypt password hashing. */
+export const nodeServices: Layer.Layer<Crypto | IdGenerator | PasswordHasher> = Layer.mergeAll(
   NodeCrypto.layer,
-  NodeIdGenerator.layer
+  NodeIdGenerator.layer,
+  NodePasswordHasher.layer
 )
 
 /**

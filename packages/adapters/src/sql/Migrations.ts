@@ -12,6 +12,7 @@ import aiCredits from "./migrations/0009_ai_credits.js"
 import deviceLogin from "./migrations/0010_device_login.js"
 import metrics from "./migrations/0013_metrics.js"
 import mediaAltText from "./migrations/0014_media_alt_text.js"
+import usersSessions from "./migrations/0018_users_sessions.js"
 
 /** Herald's own migrations table, so an embedding host's `effect_sql_migrations` never clashes. */
 export const table = "herald_migrations"
@@ -31,7 +32,8 @@ export const loader = Migrator.fromRecord({
   "0009_ai_credits": aiCredits,
   "0010_device_login": deviceLogin,
   "0013_metrics": metrics,
-  "0014_media_alt_text": mediaAltText
+  "0014_media_alt_text": mediaAltText,
+  "0018_users_sessions": usersSessions
 })
 
 /** Applies pending migrations in one transaction; on Postgres concurrent runners wait on a table lock. */

@@ -18,6 +18,8 @@ import type { ProcessStore } from "@herald/core/publishing/Processes"
 import type { Transactor } from "@herald/core/kernel/Transactor"
 import type { UsageCounters } from "@herald/core/access/UsageCounters"
 import type { WebhookStore } from "@herald/core/webhooks/WebhookStore"
+import type { SessionStore } from "@herald/core/access/SessionStore"
+import type { UserStore } from "@herald/core/access/UserStore"
 import * as Layer from "effect/Layer"
 import * as SqlAccountStore from "./SqlAccountStore.js"
 import * as SqlAiCreditLedger from "./SqlAiCreditLedger.js"
@@ -37,6 +39,8 @@ import * as SqlProcessStore from "./SqlProcessStore.js"
 import * as SqlTransactor from "./SqlTransactor.js"
 import * as SqlUsageCounters from "./SqlUsageCounters.js"
 import * as SqlWebhookStore from "./SqlWebhookStore.js"
+import * as SqlSessionStore from "./SqlSessionStore.js"
+import * as SqlUserStore from "./SqlUserStore.js"
 
 /** Every store port this module implements over one SQL client. */
 export type Stores =
@@ -58,6 +62,8 @@ export type Stores =
   | DeviceAuthorizationStore
   | ConnectSessionStore
   | MetricsStore
+  | UserStore
+  | SessionStore
 
 /**
  * Every core store over the given SQL client (SQLite or Postgres), plus the transactor that makes
@@ -82,5 +88,7 @@ export const layer: Layer.Layer<Stores, never, SqlClient.SqlClient | IdGenerator
   SqlConnectSessionStore.layer,
   SqlQueueStore.layer,
   SqlMetricsStore.layer,
-  SqlProcessStore.layer
+  SqlProcessStore.layer,
+  SqlUserStore.layer,
+  SqlSessionStore.layer
 )

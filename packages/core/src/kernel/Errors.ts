@@ -1,7 +1,11 @@
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 
-/** Every error code of the spec's Errors section (and the auth section). */
+/**
+ * Every error code of the spec's Errors section (and the auth section), plus the dashboard's own
+ * (`invalid_token`, `invalid_credentials`, `session_required`, `forbidden`, `csrf_failed`,
+ * `too_many_attempts`), which only cookie-authenticated requests and /dashboard/api/* can receive.
+ */
 export const errorCodes = [
   // 400
   "validation_error",
@@ -30,18 +34,23 @@ export const errorCodes = [
   "prompt_rejected",
   "misconfig",
   "media_not_ready",
+  "invalid_token",
   // 401
   "invalid_api_key",
   "api_key_revoked",
   "api_key_expired",
   "api_key_required",
   "auth_failed",
+  "invalid_credentials",
+  "session_required",
   // 402
   "insufficient_credits",
   "upgrade_required",
   "subscription_required",
   // 403
   "insufficient_scope",
+  "forbidden",
+  "csrf_failed",
   // 404
   "not_found",
   // 422
@@ -50,6 +59,7 @@ export const errorCodes = [
   "rate_limit_exceeded",
   "post_limit_reached",
   "daily_limit_reached",
+  "too_many_attempts",
   // 500
   "generation_failed",
   "service_unavailable",

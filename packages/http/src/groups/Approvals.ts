@@ -16,6 +16,7 @@ import * as ApiGroup from "../ApiGroup.js"
 import * as Auth from "../Auth.js"
 import * as Envelope from "../Envelope.js"
 import * as RequestMiddleware from "../RequestMiddleware.js"
+import * as SessionAuth from "../SessionAuth.js"
 import { PostView, toPostView } from "./Posts.js"
 
 const IdPath = Schema.Struct({ id: Schema.String.annotations({ description: "The post's UUID" }) })
@@ -64,7 +65,12 @@ const jsonBody = Effect.gen(function*() {
 const dieOnStorage = <A, R>(self: Effect.Effect<A, DomainError | PersistenceError, R>): Effect.Effect<A, DomainError, R> =>
   Effect.catchTag(self, "PersistenceError", Effect.die)
 
-const callerOf = Effect.map(Auth.requireScope("write"), ({ key }) => ({ key }))
+/** Scope write; through the browser, also the owner or admin role (a member's cookie gets 403 `forbidden`). */
+const callerOf = Effect.gen(function*() {
+  const principal = yield* Auth.requireScope("write")
+  yield* SessionAuth.requireOwnerOrAdminWhenSession(principal)
+  return { key: principal.key }
+})
 
 export const ApprovalsLive = HttpApiBuilder.group(ApiGroup.apiOf(ApprovalsGroup), "approvals", (handlers) =>
   handlers

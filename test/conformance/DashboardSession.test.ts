@@ -1,0 +1,394 @@
+/**
+ * Dashboard sign-in over real HTTP against `herald serve` (SQLite and, where it answers, Postgres):
+ * the owner's first-start password link, POST/GET/DELETE /dashboard/api/session, sign-out everywhere,
+ * the session cookie on /api/v1 (implicit scopes, no API-key rate limits), the CSRF rule (no token,
+ * wrong token, foreign Origin), idle and absolute expiry, roles (a member cannot approve), the
+ * `herald users` command, and that a password never reaches logs or error messages.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { probePostgres } from "../../packages/adapters/test/support/TestDatabases.js"
+import { insertAccounts } from "../support/AccountFixtures.js"
+import * as HeraldServer from "../support/HeraldServer.js"
+
+const pg = await probePostgres
+if (!pg.available) console.warn(`[skip] DashboardSession conformance on Postgres skipped: ${pg.reason}`)
+
+interface ErrorBody {
+  readonly data: null
+  readonly error: { readonly code: string; readonly message: string }
+}
+interface SessionBody {
+  readonly user: { readonly id: string; readonly email: string; readonly role: string }
+  readonly organization: { readonly id: string; readonly name: string }
+  readonly csrf_token: string
+}
+
+const errorOf = (res: HeraldServer.Response) => (res.json as ErrorBody).error
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** The owner's first-start link, printed just after the listening line. */
+const ownerToken = async (server: HeraldServer.HeraldServer): Promise<string> => {
+  for (let i = 0; i < 100; i++) {
+    const token = /HERALD_OWNER_LINK=\S+\/set-password\?token=([0-9a-f]{64})/.exec(server.output())?.[1]
+    if (token !== undefined) return token
+    await sleep(50)
+  }
+  throw new Error(`no owner link printed:\n${server.output()}`)
+}
+
+const cookieOf = (res: HeraldServer.Response): string => {
+  const header = res.headers.get("set-cookie") ?? ""
+  const value = /herald_session=([0-9a-f]{64})/.exec(header)?.[1]
+  if (value === undefined) throw new Error(`no session cookie in: ${header} (${res.status} ${res.text})`)
+  return `herald_session=${value}`
+}
+
+const countRows = (server: HeraldServer.HeraldServer, table: "sessions" | "users" | "password_tokens") =>
+  server.withStore(
+    Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ n: number | string }>`SELECT COUNT(*) AS n FROM ${sql(table)}`)
+  ).then((rows) => Number(rows[0]!.n))
+
+const ownerPassword = "correct horse battery staple"
+const memberPassword = "member-password-42"
+
+describe.each([
+  { label: "sqlite", postgres: false, skip: false },
+  { label: "postgres", postgres: true, skip: !pg.available }
+])("dashboard sessions on $label", ({ postgres, skip }) => {
+  let server: HeraldServer.HeraldServer
+
+  const session = (method: string, path: string, cookie: string | null, options: HeraldServer.RequestOptions = {}) =>
+    server.request(method, path, {
+      ...options,
+      key: null,
+      headers: { ...(cookie === null ? {} : { cookie }), ...options.headers }
+    })
+
+  const signIn = async (email: string, password: string, headers: Record<string, string> = {}) =>
+    session("POST", "/dashboard/api/session", null, { body: { email, password }, headers })
+
+  const signedIn = async (email: string, password: string) => {
+    const res = await signIn(email, password)
+    expect(res.status, res.text).toBe(200)
+    return { cookie: cookieOf(res), body: res.json as SessionBody }
+  }
+
+  beforeAll(async () => {
+    if (skip) return
+    // A small API-key budget: a cookie request must never be counted against it.
+    server = await HeraldServer.start({
+      postgres,
+      env: {
+        HERALD_RATE_LIMIT_PER_MINUTE: "3",
+        HERALD_RATE_LIMIT_PER_HOUR: "1000",
+        HERALD_PUBLIC_URL: "",
+        // Many sign-ins from one address here; the limits have their own server below.
+        HERALD_SIGN_IN_LIMIT_PER_MINUTE: "1000"
+      }
+    })
+  }, 120_000)
+  afterAll(async () => {
+    await server?.stop()
+  })
+
+  it.skipIf(skip)("the owner's first-start link sets a password once; a bad password stores nothing", async () => {
+    const token = await ownerToken(server)
+    expect(server.output()).toContain(`${server.baseUrl}/set-password?token=${token}`)
+    expect(server.output()).toContain("owner@localhost")
+    const tokensBefore = await countRows(server, "password_tokens")
+
+    const short = await session("POST", "/dashboard/api/password", null, { body: { token, password: "short" } })
+    expect(short.status).toBe(400)
+    expect(errorOf(short).code).toBe("validation_error")
+    expect(await countRows(server, "password_tokens")).toBe(tokensBefore)
+    // No password yet: sign-in fails the same way as a wrong password.
+    expect(errorOf(await signIn("owner@localhost", "short")).code).toBe("invalid_credentials")
+
+    const foreign = await session("POST", "/dashboard/api/password", null, {
+      body: { token, password: ownerPassword },
+      headers: { origin: "https://evil.example" }
+    })
+    expect(foreign.status).toBe(403)
+    expect(errorOf(foreign).code).toBe("csrf_failed")
+
+    const set = await session("POST", "/dashboard/api/password", null, { body: { token, password: ownerPassword } })
+    expect(set.status, set.text).toBe(204)
+    const again = await session("POST", "/dashboard/api/password", null, { body: { token, password: "another password" } })
+    expect(again.status).toBe(400)
+    expect(errorOf(again).code).toBe("invalid_token")
+    const notHex = await session("POST", "/dashboard/api/password", null, { body: { token: "x", password: ownerPassword } })
+    expect(errorOf(notHex).code).toBe("invalid_token")
+  })
+
+  it.skipIf(skip)("sign-in sets an HttpOnly SameSite=Lax cookie; GET session answers the same user and CSRF token", async () => {
+    const res = await signIn("  Owner@LOCALHOST ", ownerPassword)
+    expect(res.status, res.text).toBe(200)
+    const setCookie = res.headers.get("set-cookie")!
+    expect(setCookie).toMatch(/^herald_session=[0-9a-f]{64}; /)
+    expect(setCookie).toContain("HttpOnly")
+    expect(setCookie).toContain("SameSite=Lax")
+    expect(setCookie).toContain("Path=/")
+    expect(setCookie).not.toContain("Secure")
+    const body = res.json as SessionBody
+    expect(body.user).toMatchObject({ email: "owner@localhost", role: "owner" })
+    expect(body.organization.id).toBe(server.orgId)
+    expect(body.csrf_token).toMatch(/^[0-9a-f]{64}$/)
+
+    const current = await session("GET", "/dashboard/api/session", cookieOf(res))
+    expect(current.status).toBe(200)
+    expect(current.json).toEqual(body)
+
+    const none = await session("GET", "/dashboard/api/session", null)
+    expect(none.status).toBe(401)
+    expect(errorOf(none).code).toBe("session_required")
+    const forged = await session("GET", "/dashboard/api/session", `herald_session=${"ab".repeat(32)}`)
+    expect(forged.status).toBe(401)
+  })
+
+  it.skipIf(skip)("wrong password and unknown email: the same 401, no session stored", async () => {
+    const before = await countRows(server, "sessions")
+    const wrong = await signIn("owner@localhost", "not the password")
+    const unknown = await signIn("nobody@example.com", ownerPassword)
+    for (const res of [wrong, unknown]) {
+      expect(res.status).toBe(401)
+      expect(errorOf(res)).toMatchObject({ code: "invalid_credentials", message: "Wrong email or password" })
+      expect(res.headers.get("set-cookie")).toBeNull()
+    }
+    const missing = await session("POST", "/dashboard/api/session", null, { body: { email: "owner@localhost" } })
+    expect(missing.status).toBe(400)
+    expect(errorOf(missing).code).toBe("validation_error")
+    const numeric = await session("POST", "/dashboard/api/session", null, {
+      body: { email: "owner@localhost", password: 987654321123 }
+    })
+    expect(numeric.status).toBe(400)
+    expect(numeric.text).not.toContain("987654321123")
+    const foreign = await signIn("owner@localhost", ownerPassword, { origin: "https://evil.example" })
+    expect(foreign.status).toBe(403)
+    expect(errorOf(foreign).code).toBe("csrf_failed")
+    expect(foreign.headers.get("set-cookie")).toBeNull()
+    expect(await countRows(server, "sessions")).toBe(before)
+  })
+
+  it.skipIf(skip)("the cookie works on /api/v1 with implicit scopes and no API-key rate limits or headers", async () => {
+    const { cookie } = await signedIn("owner@localhost", ownerPassword)
+    // The key's budget is 3 a minute: a cookie client makes many more requests, none refused.
+    for (let i = 0; i < 6; i++) {
+      const res = await session("GET", "/api/v1/posts?limit=1", cookie)
+      expect(res.status, res.text).toBe(200)
+      for (const name of ["x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset", "retry-after"]) {
+        expect(res.headers.get(name)).toBeNull()
+      }
+    }
+    const me = await session("GET", "/api/v1/me", cookie)
+    expect(me.status).toBe(200)
+    expect((me.json as { data: { key: { scopes: Array<string> } } }).data.key.scopes).toEqual(["read", "write", "ai"])
+    // The key itself is still limited (the budget is per key, so a fresh one).
+    const key = await server.createKey({ name: "limited" })
+    const statuses: Array<number> = []
+    for (let i = 0; i < 4; i++) statuses.push((await server.request("GET", "/api/v1/posts?limit=1", { key })).status)
+    expect(statuses).toEqual([200, 200, 200, 429])
+    // A key wins over a cookie: the same cookie beside the exhausted key is refused with the key's limit.
+    const both = await server.request("GET", "/api/v1/posts?limit=1", { key, headers: { cookie } })
+    expect(both.status).toBe(429)
+    // A stale cookie and no key: 401 session_required, so the dashboard knows to sign in again.
+    const stale = await session("GET", "/api/v1/posts", `herald_session=${"cd".repeat(32)}`)
+    expect(stale.status).toBe(401)
+    expect(errorOf(stale).code).toBe("session_required")
+  })
+
+  it.skipIf(skip)("CSRF: a cookie write needs the token and, when an Origin is sent, this server's", async () => {
+    const { body, cookie } = await signedIn("owner@localhost", ownerPassword)
+    const [account] = await server.withStore(insertAccounts(server.orgId, [{ platform: "x", name: "csrf_x" }]))
+    const post = { content: "written through the browser", draft: true, account_ids: [account!.id] }
+    const before = (await session("GET", "/api/v1/posts?limit=1", cookie)).json as { data: { pagination: { total: number } } }
+    const attempts: ReadonlyArray<Record<string, string>> = [
+      {},
+      { "x-csrf-token": "0".repeat(64) },
+      { "x-csrf-token": body.csrf_token, origin: "https://evil.example" },
+      { "x-csrf-token": body.csrf_token, origin: `http://localhost:${server.port}` }
+    ]
+    for (const headers of attempts) {
+      const res = await session("POST", "/api/v1/posts", cookie, { body: post, headers })
+      expect(res.status, JSON.stringify(headers)).toBe(403)
+      expect(errorOf(res).code).toBe("csrf_failed")
+    }
+    const after = (await session("GET", "/api/v1/posts?limit=1", cookie)).json as { data: { pagination: { total: number } } }
+    expect(after.data.pagination.total).toBe(before.data.pagination.total)
+
+    const ok = await session("POST", "/api/v1/posts", cookie, {
+      body: post,
+      headers: { "x-csrf-token": body.csrf_token, origin: server.baseUrl }
+    })
+    expect(ok.status, ok.text).toBe(201)
+    const noOrigin = await session("POST", "/api/v1/posts", cookie, { body: post, headers: { "x-csrf-token": body.csrf_token } })
+    expect(noOrigin.status, noOrigin.text).toBe(201)
+
+    // The same rule on /dashboard/api: sign-out without the token is refused and the session lives on.
+    const refused = await session("DELETE", "/dashboard/api/session", cookie)
+    expect(refused.status).toBe(403)
+    expect(errorOf(refused).code).toBe("csrf_failed")
+    expect((await session("GET", "/dashboard/api/session", cookie)).status).toBe(200)
+  })
+
+  it.skipIf(skip)("a session ends after the idle timeout and after the absolute lifetime", async () => {
+    const idle = await signedIn("owner@localhost", ownerPassword)
+    const old = await signedIn("owner@localhost", ownerPassword)
+    expect((await session("GET", "/dashboard/api/session", idle.cookie)).status).toBe(200)
+    const hash = (cookie: string) => cookie.split("=")[1]!
+    const { createHash } = await import("node:crypto")
+    const sha = (cookie: string) => createHash("sha256").update(hash(cookie)).digest("hex")
+    const now = Date.now()
+    await server.withStore(Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      Effect.zipRight(
+        // Idle for 12 hours and a second (the default idle timeout is 12 hours)...
+        sql`UPDATE sessions SET last_seen_at = ${now - 12 * 3600_000 - 1000} WHERE token_hash = ${sha(idle.cookie)}`,
+        // ...and, busy a second ago, but created 7 days and a second ago (the default lifetime).
+        sql`UPDATE sessions SET created_at = ${now - 7 * 24 * 3600_000 - 1000}, last_seen_at = ${now - 1000}
+          WHERE token_hash = ${sha(old.cookie)}`
+      )))
+    for (const cookie of [idle.cookie, old.cookie]) {
+      expect((await session("GET", "/dashboard/api/session", cookie)).status).toBe(401)
+      expect((await session("GET", "/api/v1/posts", cookie)).status).toBe(401)
+    }
+    const left = await server.withStore(Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      sql`SELECT id FROM sessions WHERE token_hash IN (${sha(idle.cookie)}, ${sha(old.cookie)})`))
+    expect(left).toEqual([])
+  })
+
+  it.skipIf(skip)("sign-out ends this session; sign-out everywhere ends every session of the user", async () => {
+    const one = await signedIn("owner@localhost", ownerPassword)
+    const out = await session("DELETE", "/dashboard/api/session", one.cookie, {
+      headers: { "x-csrf-token": one.body.csrf_token }
+    })
+    expect(out.status).toBe(204)
+    expect(out.headers.get("set-cookie")).toMatch(/^herald_session=; Max-Age=0/)
+    expect((await session("GET", "/dashboard/api/session", one.cookie)).status).toBe(401)
+
+    const a = await signedIn("owner@localhost", ownerPassword)
+    const b = await signedIn("owner@localhost", ownerPassword)
+    const all = await session("POST", "/dashboard/api/session/revoke-all", a.cookie, {
+      headers: { "x-csrf-token": a.body.csrf_token, origin: server.baseUrl }
+    })
+    expect(all.status).toBe(204)
+    expect((await session("GET", "/dashboard/api/session", a.cookie)).status).toBe(401)
+    expect((await session("GET", "/dashboard/api/session", b.cookie)).status).toBe(401)
+  })
+
+  it.skipIf(skip)("herald users: create, list, set-role, reset-password; a member cannot approve through the browser", async () => {
+    const created = await server.cli(["users", "create", "Member@Example.com", "--role", "member", "--name", "Mem"])
+    expect(created.code, created.stderr).toBe(0)
+    const link = created.stdout.trim()
+    expect(link).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/set-password\?token=[0-9a-f]{64}$/)
+    const taken = await server.cli(["users", "create", "member@example.com"])
+    expect(taken.code).toBe(1)
+    expect(taken.stderr).toContain("already exists")
+    const token = link.split("token=")[1]!
+    expect((await session("POST", "/dashboard/api/password", null, { body: { token, password: memberPassword } })).status)
+      .toBe(204)
+
+    const listed = await server.cli(["users", "list"])
+    expect(listed.stdout).toMatch(/\tmember@example\.com\tmember\t/)
+    expect(listed.stdout).toMatch(/\towner@localhost\towner\t/)
+
+    const member = await signedIn("member@example.com", memberPassword)
+    expect(member.body.user.role).toBe("member")
+    const [account] = await server.withStore(insertAccounts(server.orgId, [{ platform: "x", name: "review_x" }]))
+    const draft = await server.request("POST", "/api/v1/posts", {
+      key: await server.createKey({ name: "author" }),
+      body: { content: "please review", draft: true, request_approval: true, account_ids: [account!.id] }
+    })
+    expect(draft.status, draft.text).toBe(201)
+    const postId = (draft.json as { data: { id: string } }).data.id
+    const approve = (cookie: string, csrf: string) =>
+      session("POST", `/api/v1/posts/${postId}/approve`, cookie, { body: {}, headers: { "x-csrf-token": csrf } })
+    const refused = await approve(member.cookie, member.body.csrf_token)
+    expect(refused.status).toBe(403)
+    expect(errorOf(refused).code).toBe("forbidden")
+
+    // Promoted to admin, the same session may approve (the role is read on every request).
+    const promoted = await server.cli(["users", "set-role", "member@example.com", "admin"])
+    expect(promoted.code, promoted.stderr).toBe(0)
+    const approved = await approve(member.cookie, member.body.csrf_token)
+    expect(approved.status, approved.text).toBe(200)
+    expect((approved.json as { data: { approval_status: string } }).data.approval_status).toBe("approved")
+
+    const lastOwner = await server.cli(["users", "set-role", "owner@localhost", "member"])
+    expect(lastOwner.code).toBe(1)
+    expect(lastOwner.stderr).toContain("only owner")
+
+    // A reset link sets a new password and signs the user out everywhere.
+    const reset = await server.cli(["users", "reset-password", "member@example.com"])
+    expect(reset.code, reset.stderr).toBe(0)
+    const resetToken = reset.stdout.trim().split("token=")[1]!
+    const newPassword = "a brand new passphrase"
+    expect((await session("POST", "/dashboard/api/password", null, { body: { token: resetToken, password: newPassword } }))
+      .status).toBe(204)
+    expect((await session("GET", "/dashboard/api/session", member.cookie)).status).toBe(401)
+    expect((await signIn("member@example.com", memberPassword)).status).toBe(401)
+    expect((await signIn("member@example.com", newPassword)).status).toBe(200)
+  }, 180_000)
+
+  it.skipIf(skip)("no password ever reaches the server's output", async () => {
+    await signIn("owner@localhost", "a wrong password 1234")
+    const output = server.output()
+    for (const secret of [ownerPassword, memberPassword, "a brand new passphrase", "a wrong password 1234", "short"]) {
+      expect(output).not.toContain(secret)
+    }
+  })
+})
+
+describe("dashboard sessions behind HTTPS, and sign-in limits", () => {
+  let server: HeraldServer.HeraldServer
+  const publicUrl = "https://herald.example"
+
+  beforeAll(async () => {
+    server = await HeraldServer.start({
+      env: {
+        HERALD_PUBLIC_URL: publicUrl,
+        HERALD_SIGN_IN_LIMIT_PER_MINUTE: "6",
+        HERALD_SIGN_IN_FAILURES_PER_HOUR: "3"
+      }
+    })
+    const token = await ownerToken(server)
+    expect(server.output()).toContain(`HERALD_OWNER_LINK=${publicUrl}/set-password?token=${token}`)
+    const set = await server.request("POST", "/dashboard/api/password", { key: null, body: { token, password: ownerPassword } })
+    if (set.status !== 204) throw new Error(set.text)
+  }, 120_000)
+  afterAll(async () => {
+    await server?.stop()
+  })
+
+  const signIn = (email: string, password: string, headers: Record<string, string> = {}) =>
+    server.request("POST", "/dashboard/api/session", { key: null, body: { email, password }, headers })
+
+  it("the cookie is Secure and the server's origin is the public URL's", async () => {
+    const local = await signIn("owner@localhost", ownerPassword, { origin: server.baseUrl })
+    expect(local.status).toBe(403)
+    expect(errorOf(local).code).toBe("csrf_failed")
+    const res = await signIn("owner@localhost", ownerPassword, { origin: publicUrl })
+    expect(res.status, res.text).toBe(200)
+    expect(res.headers.get("set-cookie")).toMatch(/; Secure$|; Secure;/)
+  })
+
+  it("sign-in is limited per account (failures) and per address (attempts)", async () => {
+    // Per account: 3 failures an hour; then even the right password is refused.
+    for (let i = 0; i < 3; i++) expect((await signIn("owner@localhost", `wrong ${i} password`)).status).toBe(401)
+    const locked = await signIn("owner@localhost", ownerPassword)
+    expect(locked.status).toBe(429)
+    expect(errorOf(locked)).toMatchObject({ code: "too_many_attempts", message: expect.stringContaining("account") })
+    expect(Number(locked.headers.get("retry-after"))).toBeGreaterThan(0)
+    expect(locked.headers.get("set-cookie")).toBeNull()
+    // Per address: 6 attempts a minute whatever the account. 13 attempts in well under a minute put
+    // at least 7 into one fixed window even when they straddle a minute boundary.
+    const refused: Array<HeraldServer.Response> = []
+    for (let i = 0; i < 13; i++) {
+      const res = await signIn(`someone${i}@example.com`, "whatever it is")
+      if (res.status === 429) refused.push(res)
+      else expect(res.status).toBe(401)
+    }
+    expect(refused.length).toBeGreaterThan(0)
+    expect(errorOf(refused[0]!).message).toContain("address")
+  })
+})
