@@ -25,6 +25,8 @@ import { transactorContract } from "../contract/Transactor.contract.js"
 import { organizationStoreContract } from "../contract/OrganizationStore.contract.js"
 import { queueStoreContract } from "../contract/QueueStore.contract.js"
 import { usageCountersContract } from "../contract/UsageCounters.contract.js"
+import { sessionStoreContract } from "../contract/SessionStore.contract.js"
+import { userStoreContract } from "../contract/UserStore.contract.js"
 import { createFreshPgDatabase, databasesUnderTest, type TestDatabaseLayer } from "../support/TestDatabases.js"
 
 const randomIds = Layer.succeed(IdGenerator, IdGenerator.of({ uuid: Effect.sync(() => randomUUID()) }))
@@ -59,5 +61,7 @@ for (const db of await databasesUnderTest()) {
     queueStoreContract(layer, concurrent)
     metricsStoreContract(layer, concurrent)
     processStoreContract(layer)
+    userStoreContract(layer, concurrent)
+    sessionStoreContract(layer)
   })
 }
