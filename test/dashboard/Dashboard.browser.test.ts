@@ -124,10 +124,11 @@ describe.skipIf(skip !== undefined)("the dashboard in Chromium", () => {
   const owner = { email: "", password: "correct horse battery staple 17" }
 
   it("sets the owner's password from the link printed on first start", async () => {
-    const link = /https?:\/\/\S+\/set-password\?token=\S+/.exec(server.output())?.[0]
-    expect(link, server.output()).toBeDefined()
-    owner.email = /\b([^\s@"]+@[^\s@"]+)/.exec(server.output().slice(0, server.output().indexOf(link!)))?.[1] ?? ""
-    expect(owner.email).not.toBe("")
+    // Printed just after the listening line.
+    await expect.poll(() => server.output(), { timeout: 10_000 }).toContain("HERALD_OWNER_LINK=")
+    const link = /HERALD_OWNER_LINK=(\S+)/.exec(server.output())![1]!
+    owner.email = /the owner \(([^)\s]+)\)/.exec(server.output())![1]!
+    expect(link).toMatch(/\/set-password\?token=/)
     const { context, page, errors } = await newPage()
     const url = new URL(link!)
     await page.goto(url.pathname + url.search)
@@ -400,25 +401,64 @@ describe.skipIf(skip !== undefined)("the dashboard in Chromium", () => {
     await context.close()
   })
 
-  it("an ended session is refused: the page goes to sign-in and says why", async () => {
+  it("a session ended elsewhere is refused: the open tab goes to sign-in and says why", async () => {
     const { context, page, errors } = await newPage()
     await signIn(page)
     const { cookie } = await sessionOf(context)
-    // Ended elsewhere: "sign out everywhere" from a second browser.
+    await page.goto("/compose")
+    await page.locator("main h1").waitFor()
+    // "Sign out everywhere" from a second browser.
     const other = await newPage()
     await signIn(other.page)
     await other.page.goto("/developer")
     await other.page.getByRole("button", { name: "Sign out everywhere" }).click()
     await other.page.waitForURL("**/sign-in?reason=signed-out")
     expect((await server.request("GET", "/api/v1/posts", { key: null, headers: { cookie } })).status).toBe(401)
-    await page.goto("/compose")
-    await page.waitForURL(/\/sign-in\?next=%2Fcompose/)
-    await page.reload()
-    await signIn(page)
-    await page.goto("/accounts")
-    // EXPIRY PLACEHOLDER
+    // The first tab, back in front, checks its session and leaves for sign-in, keeping where it was.
+    await page.evaluate("document.dispatchEvent(new Event('visibilitychange'))")
+    await page.waitForURL(/\/sign-in\?next=%2Fcompose&reason=expired$/)
+    await expect.poll(() => page.locator("main .notice").textContent()).toBe("Your session has ended. Sign in again to continue.")
+    await Browsers.screenshot(page, "sign-in-expired")
+    // Signing in again returns to the page it left.
+    await page.getByLabel("Email").fill(owner.email)
+    await page.getByLabel("Password").fill(owner.password)
+    await page.getByRole("button", { name: "Sign in" }).click()
+    await page.waitForURL("**/compose")
     expect(errors).toEqual([])
     await context.close()
     await other.context.close()
   })
+
+  it("an idle session expires: the server refuses it (401) and the page's write is not stored", async () => {
+    const idle = await HeraldServer.start({ args: ["--sandbox"], env: { HERALD_SESSION_IDLE_SECONDS: "2" } })
+    try {
+      await expect.poll(() => idle.output(), { timeout: 10_000 }).toContain("HERALD_OWNER_LINK=")
+      const token = /HERALD_OWNER_LINK=\S+\?token=(\S+)/.exec(idle.output())![1]!
+      const email = /the owner \(([^)\s]+)\)/.exec(idle.output())![1]!
+      const set = await idle.request("POST", "/dashboard/api/password", { key: null, body: { token, password: owner.password } })
+      expect(set.status).toBe(204)
+      const context = await browser.newContext({ baseURL: idle.baseUrl, timezoneId })
+      const page = await context.newPage()
+      const errors = Browsers.watchErrors(page)
+      await page.goto("/sign-in?next=%2Fcompose")
+      await page.getByLabel("Email").fill(email)
+      await page.getByLabel("Password").fill(owner.password)
+      await page.getByRole("button", { name: "Sign in" }).click()
+      await page.waitForURL("**/compose")
+      await page.getByLabel("Sandbox x (x)").check()
+      await page.getByLabel("Text", { exact: true }).fill("written after the session went idle")
+      const cookie = (await context.cookies()).find((c) => c.name === "herald_session")!
+      await new Promise((r) => setTimeout(r, 3_000))
+      expect((await idle.request("GET", "/dashboard/api/session", { key: null, headers: { cookie: `herald_session=${cookie.value}` } })).status)
+        .toBe(401)
+      await page.getByRole("button", { name: "Save draft" }).click()
+      await page.waitForURL(/\/sign-in\?next=%2Fcompose&reason=expired$/)
+      const posts = json<{ pagination: { total: number } }>(await idle.request("GET", "/api/v1/posts?limit=1")).data
+      expect(posts.pagination.total).toBe(0)
+      expect(errors).toEqual([])
+      await context.close()
+    } finally {
+      await idle.stop()
+    }
+  }, 90_000)
 })
