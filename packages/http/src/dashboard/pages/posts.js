@@ -18,7 +18,7 @@ export default async () => {
     { method: "get", action: "/posts", "aria-label": "Filter posts" },
     h(
       "fieldset",
-      {},
+      { class: "filters" },
       h("legend", {}, "Filters"),
       select("status", "Status", postStatuses, query.get("status") ?? ""),
       select("platform", "Platform", platforms, query.get("platform") ?? ""),
