@@ -30,6 +30,9 @@ declare class DragEvent {
   constructor(type: string, init: { dataTransfer: DataTransfer; bubbles: boolean; cancelable: boolean })
 }
 
+/** How long a page may take to show what a test waits for (the machine is shared and slow at times). */
+const eventually = { timeout: 15_000 }
+
 const skip = Browsers.skipReason
 if (skip !== undefined) console.warn(`[skip] dashboard browser tests: ${skip}`)
 
@@ -136,13 +139,13 @@ describe.skipIf(skip !== undefined)("the dashboard in Chromium", () => {
     await page.getByLabel("Repeat the password").fill(owner.password)
     await Browsers.screenshot(page, "set-password")
     await page.getByRole("button", { name: "Set password" }).click()
-    await expect.poll(() => page.locator(".notice").textContent()).toBe("Your password is set.")
+    await expect.poll(() => page.locator(".notice").textContent(), eventually).toBe("Your password is set.")
     // The token is spent: the same link sets nothing again.
     await page.goto(url.pathname + url.search)
     await page.getByLabel("New password").fill("another password entirely")
     await page.getByLabel("Repeat the password").fill("another password entirely")
     await page.getByRole("button", { name: "Set password" }).click()
-    await expect.poll(() => page.getByRole("alert").count()).toBe(1)
+    await expect.poll(() => page.getByRole("alert").count(), eventually).toBe(1)
     expect(errors).toEqual([])
     await context.close()
   })
@@ -173,10 +176,10 @@ describe.skipIf(skip !== undefined)("the dashboard in Chromium", () => {
     await page.getByLabel("Email").fill(owner.email)
     await page.getByLabel("Password").fill("not the password")
     await page.getByRole("button", { name: "Sign in" }).click()
-    await expect.poll(() => page.getByRole("alert").textContent()).toBeTruthy()
+    await expect.poll(() => page.getByRole("alert").textContent(), eventually).toBeTruthy()
     expect(page.url()).toContain("/sign-in")
     await signIn(page)
-    await expect.poll(() => page.locator("#who-email").textContent()).toContain(owner.email)
+    await expect.poll(() => page.locator("#who-email").textContent(), eventually).toContain(owner.email)
     // Keyboard: the first Tab reaches the skip link, which moves focus to the content.
     await page.keyboard.press("Tab")
     expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Skip to content")
@@ -204,12 +207,12 @@ describe.skipIf(skip !== undefined)("the dashboard in Chromium", () => {
     await page.getByLabel("Sandbox bluesky (bluesky)").check()
     await page.getByLabel("Text", { exact: true }).fill("Launch day from the dashboard 🚀")
     // Live counters, per platform, in each platform's unit.
-    await expect.poll(() => page.locator("#counters li[data-platform=x]").textContent()).toMatch(/^x: \d+ \/ 280$/)
-    await expect.poll(() => page.locator("#counters li[data-platform=bluesky]").textContent()).toBe("bluesky: 31 / 300")
+    await expect.poll(() => page.locator("#counters li[data-platform=x]").textContent(), eventually).toMatch(/^x: \d+ \/ 280$/)
+    await expect.poll(() => page.locator("#counters li[data-platform=bluesky]").textContent(), eventually).toBe("bluesky: 31 / 300")
     // Per-platform overrides and settings fold away under each targeted platform.
     await page.getByText("x: own text and settings").click()
     await page.getByLabel("Text for x (empty: the main text)").fill("x".repeat(281))
-    await expect.poll(() => page.locator("#counters li[data-platform=x]").textContent()).toBe("x: 281 / 280 (too long)")
+    await expect.poll(() => page.locator("#counters li[data-platform=x]").textContent(), eventually).toBe("x: 281 / 280 (too long)")
     await page.getByLabel("Text for x (empty: the main text)").fill("Launch day, the X cut")
     // The image, dropped on the drop zone (a DataTransfer made in the page, as a drag from the desktop gives).
     const image = Fixtures.png(120, 80)
@@ -218,9 +221,9 @@ describe.skipIf(skip !== undefined)("the dashboard in Chromium", () => {
       transfer.items.add(new File([new Uint8Array(bytes)], "launch.png", { type: "image/png" }))
       zone.dispatchEvent(new DragEvent("drop", { dataTransfer: transfer, bubbles: true, cancelable: true }))
     }, [...image])
-    await expect.poll(() => page.locator(".media-list > li").first().textContent()).toContain("ready")
+    await expect.poll(() => page.locator(".media-list > li").first().textContent(), eventually).toContain("ready")
     expect(await page.locator(".media-list progress").first().evaluate((p) => (p as unknown as { value: number }).value)).toBe(1)
-    await expect.poll(() => page.locator(".renditions").first().textContent()).toMatch(/^x gets a re-encoded PNG without metadata/)
+    await expect.poll(() => page.locator(".renditions").first().textContent(), eventually).toMatch(/^x gets a re-encoded PNG without metadata/)
     await Browsers.screenshot(page, "compose")
     const at = new Date(Date.now() + 6_000)
     await page.getByLabel(/^Schedule for/).fill(localInput(at))
@@ -235,7 +238,7 @@ describe.skipIf(skip !== undefined)("the dashboard in Chromium", () => {
     expect(created.platform_content.x?.content).toBe("Launch day, the X cut")
     // The post's page refreshes itself until both destinations are published, with their links.
     await expect.poll(() => page.locator("#post-status").textContent(), { timeout: 60_000 }).toBe("published")
-    await expect.poll(() => page.getByRole("link", { name: "Open post" }).count()).toBe(2)
+    await expect.poll(() => page.getByRole("link", { name: "Open post" }).count(), eventually).toBe(2)
     // The upload arrived whole, and both platforms were sent the image (or the rendition made for them).
     const mediaId = created.media_ids[0]!
     const stored = json<{ size: number; mime_type: string }>(await server.request("GET", `/api/v1/media/${mediaId}`)).data
@@ -265,24 +268,52 @@ describe.skipIf(skip !== undefined)("the dashboard in Chromium", () => {
     const { context, page, errors } = await newPage()
     await signIn(page)
     await page.goto("/approvals")
-    await expect.poll(() => page.locator("#approvals-badge").textContent()).toBe("2")
+    await expect.poll(() => page.locator("#approvals-badge").textContent(), eventually).toBe("2")
     await Browsers.screenshot(page, "approvals")
     const card = (text: string) => page.locator("article", { hasText: text })
     await card("Please approve me").getByRole("button", { name: "Approve" }).click()
-    await expect.poll(() => card("Please approve me").count()).toBe(0)
-    await expect.poll(() => page.locator("#approvals-badge").textContent()).toBe("1")
+    await expect.poll(() => card("Please approve me").count(), eventually).toBe(0)
+    await expect.poll(() => page.locator("#approvals-badge").textContent(), eventually).toBe("1")
     await card("Please fix me").getByLabel("What should change").fill("Add the launch link")
     await card("Please fix me").getByRole("button", { name: "Request changes" }).click()
-    await expect.poll(() => card("Please fix me").count()).toBe(0)
-    await expect.poll(() => page.locator("#approvals-badge").textContent()).toBe("")
+    await expect.poll(() => card("Please fix me").count(), eventually).toBe(0)
+    await expect.poll(() => page.locator("#approvals-badge").textContent(), eventually).toBe("")
     const a = json<{ approval_status: string }>(await server.request("GET", `/api/v1/posts/${first}`)).data
     const b = json<{ approval_status: string; approval_note: string }>(await server.request("GET", `/api/v1/posts/${second}`)).data
     expect(a.approval_status).toBe("approved")
     expect(b).toMatchObject({ approval_status: "changes_requested", approval_note: "Add the launch link" })
     // The posts list filters by approval.
     await page.goto("/posts?approval=changes_requested")
-    await expect.poll(() => page.locator("tbody tr").count()).toBe(1)
+    await expect.poll(() => page.locator("tbody tr").count(), eventually).toBe(1)
     expect(await page.locator("tbody").textContent()).toContain("Please fix me")
+    expect(errors).toEqual([])
+    await context.close()
+  })
+
+  it("a member sees no approvals: no badge, no inbox, no review controls, and the API refuses (403 forbidden)", async () => {
+    const created = await server.cli(["users", "create", "member@example.com", "--role", "member"])
+    expect(created.code).toBe(0)
+    const token = /set-password\?token=(\S+)/.exec(created.stdout)![1]!
+    expect((await server.request("POST", "/dashboard/api/password", { key: null, body: { token, password: owner.password } })).status).toBe(204)
+    const pending = json<{ id: string }>(
+      await server.request("POST", "/api/v1/posts", { body: { content: "waiting for a reviewer", draft: true, request_approval: true, account_ids: [1] } })
+    ).data.id
+    const { context, page, errors } = await newPage()
+    await page.goto("/sign-in")
+    await page.getByLabel("Email").fill("member@example.com")
+    await page.getByLabel("Password").fill(owner.password)
+    await page.getByRole("button", { name: "Sign in" }).click()
+    await page.waitForURL("**/posts")
+    expect(await page.locator("#nav-approvals").isHidden()).toBe(true)
+    await page.goto("/approvals")
+    await expect.poll(() => page.locator("main .notice").textContent(), eventually).toBe("Only owners and admins review posts.")
+    await page.goto(`/posts/${pending}`)
+    await expect.poll(() => page.locator("#post-approval").textContent(), eventually).toBe("pending")
+    expect(await page.getByRole("button", { name: "Approve" }).count()).toBe(0)
+    const { cookie, csrf } = await sessionOf(context)
+    const refused = await server.request("POST", `/api/v1/posts/${pending}/approve`, { key: null, headers: { cookie, "x-csrf-token": csrf }, body: {} })
+    expect(refused.status).toBe(403)
+    expect(json(refused).error?.code).toBe("forbidden")
     expect(errors).toEqual([])
     await context.close()
   })
@@ -299,7 +330,7 @@ describe.skipIf(skip !== undefined)("the dashboard in Chromium", () => {
     await Browsers.screenshot(page, "developer")
     page.once("dialog", (d) => void d.accept())
     await page.getByRole("button", { name: "Revoke ci robot" }).click()
-    await expect.poll(() => page.locator("tr", { hasText: "ci robot" }).locator(".status").textContent()).toBe("revoked")
+    await expect.poll(() => page.locator("tr", { hasText: "ci robot" }).locator(".status").textContent(), eventually).toBe("revoked")
     expect(await page.locator("output[data-secret]").count()).toBe(0)
     expect((await server.request("GET", "/api/v1/me", { key: secret })).status).toBe(401)
     expect(errors).toEqual([])
@@ -318,7 +349,7 @@ describe.skipIf(skip !== undefined)("the dashboard in Chromium", () => {
     expect(secret).toMatch(/^whsec_.{64}$/)
     const hook = page.locator("article", { hasText: receiver.url })
     await hook.getByRole("button", { name: "Send test" }).click()
-    await expect.poll(() => hook.locator(".notice").first().textContent()).toContain("Delivered")
+    await expect.poll(() => hook.locator(".notice").first().textContent(), eventually).toContain("Delivered")
     expect(receiver.received).toContainEqual(expect.objectContaining({ test: true }))
     // A real event: a post published now; its delivery, with the receiver's answer, reaches the log.
     const post = await server.request("POST", "/api/v1/posts", { body: { content: "for the webhook", account_ids: [1] } })
@@ -341,10 +372,10 @@ describe.skipIf(skip !== undefined)("the dashboard in Chromium", () => {
     const { context, page, errors } = await newPage()
     await signIn(page)
     await page.goto(new URL(started.verification_uri_complete).pathname + new URL(started.verification_uri_complete).search)
-    await expect.poll(() => page.locator("#device-client").textContent()).toBe("herald-cli on laptop")
+    await expect.poll(() => page.locator("#device-client").textContent(), eventually).toBe("herald-cli on laptop")
     await Browsers.screenshot(page, "device")
     await page.getByRole("button", { name: "Approve" }).click()
-    await expect.poll(() => page.locator("#device-status").textContent()).not.toBe("pending")
+    await expect.poll(() => page.locator("#device-status").textContent(), eventually).not.toBe("pending")
     const token = json<{ status: string; api_key?: string }>(
       await server.request("POST", "/api/v1/auth/device/token", { key: null, body: { device_code: started.device_code } })
     ).data
@@ -417,7 +448,7 @@ describe.skipIf(skip !== undefined)("the dashboard in Chromium", () => {
     // The first tab, back in front, checks its session and leaves for sign-in, keeping where it was.
     await page.evaluate("document.dispatchEvent(new Event('visibilitychange'))")
     await page.waitForURL(/\/sign-in\?next=%2Fcompose&reason=expired$/)
-    await expect.poll(() => page.locator("main .notice").textContent()).toBe("Your session has ended. Sign in again to continue.")
+    await expect.poll(() => page.locator("main .notice").textContent(), eventually).toBe("Your session has ended. Sign in again to continue.")
     await Browsers.screenshot(page, "sign-in-expired")
     // Signing in again returns to the page it left.
     await page.getByLabel("Email").fill(owner.email)
