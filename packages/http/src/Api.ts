@@ -9,7 +9,10 @@ import { AiGroup } from "./groups/Ai.js"
 import { AnalyticsGroup } from "./groups/Analytics.js"
 import { ApprovalsGroup } from "./groups/Approvals.js"
 import { CampaignsGroup } from "./groups/Campaigns.js"
+import { DashboardDeviceGroup } from "./groups/DashboardDevice.js"
+import { DashboardKeysGroup } from "./groups/DashboardKeys.js"
 import { DashboardSessionGroup, DashboardSignInGroup } from "./groups/DashboardSession.js"
+import { DashboardUsersGroup } from "./groups/DashboardUsers.js"
 import { BulkGroup } from "./groups/Bulk.js"
 import { ConnectionsGroup, OAuthCallbackGroup } from "./groups/Connections.js"
 import { DeviceLoginGroup } from "./groups/DeviceLogin.js"
@@ -46,6 +49,9 @@ export class Api extends HttpApi.make("herald")
   .add(BulkGroup)
   .add(DashboardSignInGroup)
   .add(DashboardSessionGroup)
+  .add(DashboardKeysGroup)
+  .add(DashboardDeviceGroup)
+  .add(DashboardUsersGroup)
   .annotateContext(OpenApi.annotations({
     title: "Herald — Social Publishing Service API",
     version: "1.0.0",

@@ -25,6 +25,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Envelope from "./Envelope.js"
+import * as KeyUsage from "./KeyUsage.js"
 import * as RateLimit from "./RateLimit.js"
 import * as SessionAuth from "./SessionAuth.js"
 
@@ -174,6 +175,7 @@ export const authenticate = (authorization: string | undefined) =>
       })
     }
     yield* RateLimit.consume(key.id)
+    yield* KeyUsage.markUsed(key.id, now)
     return { key, organization: org.value } satisfies Principal
   }).pipe(Effect.catchTag("PersistenceError", Effect.die))
 

@@ -31,7 +31,10 @@ import { AnalyticsLive } from "./groups/Analytics.js"
 import { ApprovalsLive } from "./groups/Approvals.js"
 import { BulkLive } from "./groups/Bulk.js"
 import { CampaignsLive } from "./groups/Campaigns.js"
+import { DashboardDeviceLive } from "./groups/DashboardDevice.js"
+import { DashboardKeysLive } from "./groups/DashboardKeys.js"
 import { DashboardSessionLive, DashboardSignInLive } from "./groups/DashboardSession.js"
+import { DashboardUsersLive } from "./groups/DashboardUsers.js"
 import { ConnectionsLive, OAuthCallbackLive } from "./groups/Connections.js"
 import { DeviceLoginLive } from "./groups/DeviceLogin.js"
 import { HealthLive, MigrationProbe, StoreProbe } from "./groups/Health.js"
@@ -78,7 +81,13 @@ export const moreHandlers = Layer.mergeAll(
 )
 
 /** The dashboard's /dashboard/api/* handlers. */
-export const dashboardHandlers = Layer.mergeAll(DashboardSignInLive, DashboardSessionLive)
+export const dashboardHandlers = Layer.mergeAll(
+  DashboardSignInLive,
+  DashboardSessionLive,
+  DashboardKeysLive,
+  DashboardDeviceLive,
+  DashboardUsersLive
+)
 
 export const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide(handlers),

@@ -13,6 +13,7 @@ import deviceLogin from "./migrations/0010_device_login.js"
 import metrics from "./migrations/0013_metrics.js"
 import mediaAltText from "./migrations/0014_media_alt_text.js"
 import usersSessions from "./migrations/0018_users_sessions.js"
+import apiKeyLastUsed from "./migrations/0019_api_key_last_used.js"
 
 /** Herald's own migrations table, so an embedding host's `effect_sql_migrations` never clashes. */
 export const table = "herald_migrations"
@@ -33,7 +34,8 @@ export const loader = Migrator.fromRecord({
   "0010_device_login": deviceLogin,
   "0013_metrics": metrics,
   "0014_media_alt_text": mediaAltText,
-  "0018_users_sessions": usersSessions
+  "0018_users_sessions": usersSessions,
+  "0019_api_key_last_used": apiKeyLastUsed
 })
 
 /** Applies pending migrations in one transaction; on Postgres concurrent runners wait on a table lock. */

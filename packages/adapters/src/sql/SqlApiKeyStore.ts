@@ -6,11 +6,13 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { ApiKeyRow, orPersistence } from "./internal/Rows.js"
+import { ApiKeyId } from "@herald/core/kernel/Ids"
+import { ApiKeyRow, Instant, orPersistence } from "./internal/Rows.js"
 
 export const make = Effect.gen(function*() {
   const sql = (yield* SqlClient.SqlClient).withoutTransforms()
   const decode = Schema.decodeUnknown(Schema.Array(ApiKeyRow))
+  const decodeLastUsed = Schema.decodeUnknown(Schema.Array(Schema.Struct({ id: ApiKeyId, last_used_at: Instant })))
 
   return ApiKeyStore.of({
     insert: (key) =>
@@ -41,6 +43,19 @@ export const make = Effect.gen(function*() {
         WHERE id = ${id} AND revoked_at IS NULL RETURNING id`.pipe(
         Effect.map((rows) => rows.length > 0),
         orPersistence("ApiKeyStore.revoke")
+      ),
+    markUsed: (id, at) =>
+      sql`UPDATE api_keys SET last_used_at = ${DateTime.toEpochMillis(at)}
+        WHERE id = ${id} AND (last_used_at IS NULL OR last_used_at < ${DateTime.toEpochMillis(at)})`.pipe(
+        Effect.asVoid,
+        orPersistence("ApiKeyStore.markUsed")
+      ),
+    lastUsed: (organizationId) =>
+      sql`SELECT id, last_used_at FROM api_keys
+        WHERE organization_id = ${organizationId} AND last_used_at IS NOT NULL`.pipe(
+        Effect.flatMap(decodeLastUsed),
+        Effect.map((rows) => new Map(rows.map((row) => [row.id, row.last_used_at] as const))),
+        orPersistence("ApiKeyStore.lastUsed")
       )
   })
 })

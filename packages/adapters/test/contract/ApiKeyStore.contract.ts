@@ -65,4 +65,24 @@ export const apiKeyStoreContract = (layer: StoresLayer) =>
         const error = yield* Effect.flip(store.insert(apiKey(org.id, { hash: key.hash })))
         expect(error._tag).toBe("PersistenceError")
       }).pipe(Effect.provide(layer)))
+
+    it.effect("records when a key was last used, only ever forward, per organization", () =>
+      Effect.gen(function*() {
+        const store = yield* ApiKeyStore
+        const org = yield* givenOrganization
+        const other = yield* givenOrganization
+        const used = apiKey(org.id)
+        const unused = apiKey(org.id)
+        const elsewhere = apiKey(other.id)
+        yield* Effect.forEach([used, unused, elsewhere], store.insert)
+        yield* store.markUsed(used.id, at(T0 + 500))
+        yield* store.markUsed(used.id, at(T0 + 100))
+        yield* store.markUsed(elsewhere.id, at(T0 + 50))
+        expect(yield* store.lastUsed(org.id)).toEqual(new Map([[used.id, at(T0 + 500)]]))
+        yield* store.markUsed(used.id, at(T0 + 900))
+        expect((yield* store.lastUsed(org.id)).get(used.id)).toEqual(at(T0 + 900))
+        expect((yield* store.lastUsed(other.id)).get(elsewhere.id)).toEqual(at(T0 + 50))
+        // The key itself reads the same as before.
+        expect(yield* store.findById(used.id)).toEqual(Option.some(used))
+      }).pipe(Effect.provide(layer)))
   })

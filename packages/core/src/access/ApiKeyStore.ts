@@ -14,4 +14,10 @@ export class ApiKeyStore extends Context.Tag("@herald/core/access/ApiKeyStore")<
   readonly list: (organizationId: Option.Option<OrganizationId>) => Effect.Effect<ReadonlyArray<ApiKey>, PersistenceError>
   /** Marks the key revoked; false when no such key, or it was revoked already. */
   readonly revoke: (id: ApiKeyId, at: DateTime.Utc) => Effect.Effect<boolean, PersistenceError>
+  /** Records that the key authenticated a request at `at` (never moves the instant back). */
+  readonly markUsed: (id: ApiKeyId, at: DateTime.Utc) => Effect.Effect<void, PersistenceError>
+  /** When each key of the organization last authenticated a request; keys never used are absent. */
+  readonly lastUsed: (
+    organizationId: OrganizationId
+  ) => Effect.Effect<ReadonlyMap<ApiKeyId, DateTime.Utc>, PersistenceError>
 }>() {}
