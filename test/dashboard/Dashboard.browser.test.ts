@@ -98,6 +98,9 @@ describe.skipIf(skip !== undefined)("the dashboard in Chromium", () => {
         args: ["--sandbox"],
         env: {
           HERALD_WEBHOOKS_ALLOW_PRIVATE: "true",
+          // The test's own polls use the bootstrap key; the pages use the cookie (never limited).
+          HERALD_RATE_LIMIT_PER_MINUTE: "100000",
+          HERALD_RATE_LIMIT_PER_HOUR: "100000",
           HERALD_SANDBOX_JOURNAL: path.join(work, "sandbox.jsonl")
         }
       }),
@@ -259,6 +262,45 @@ describe.skipIf(skip !== undefined)("the dashboard in Chromium", () => {
     expect(errors).toEqual([])
     await context.close()
   }, 120_000)
+
+  it("a failed destination shows its error, and Retry sends it again", async () => {
+    const created = await server.request("POST", "/api/v1/posts", { body: { content: "rejected [sandbox:fail]", account_ids: [1] } })
+    expect(created.status).toBe(201)
+    const postId = json<{ id: string }>(created).data.id
+    const { context, page, errors } = await newPage()
+    await signIn(page)
+    await page.goto(`/posts/${postId}`)
+    await expect.poll(() => page.locator("#post-status").textContent(), eventually).toBe("failed")
+    const row = page.locator("tbody tr").first()
+    expect(await row.locator("td.error").textContent()).toContain("the platform rejected the post")
+    await Browsers.screenshot(page, "post-failed")
+    await row.getByRole("button", { name: "Retry" }).click()
+    await expect.poll(() => page.locator("#flash").textContent(), eventually).toBe("Retrying 1 destination(s).")
+    // Sent to the platform again (and, the marker being permanent, failed again): two sends in the journal.
+    const destination = json<{ destinations: ReadonlyArray<{ id: string }> }>(await server.request("GET", `/api/v1/posts/${postId}`))
+      .data.destinations[0]!.id
+    await expect.poll(() => journal().filter((line) => line.destinationId === destination).length, { timeout: 30_000, interval: 250 })
+      .toBe(2)
+    await expect.poll(() => page.locator("#post-status").textContent(), eventually).toBe("failed")
+    expect(errors).toEqual([])
+    await context.close()
+  }, 60_000)
+
+  it("lists accounts with their health, and disconnects one", async () => {
+    const { context, page, errors } = await newPage()
+    await signIn(page)
+    await page.goto("/accounts")
+    const discord = page.locator("tr", { hasText: "Sandbox discord" })
+    await expect.poll(() => discord.locator(".status").textContent(), eventually).toBe("healthy")
+    await Browsers.screenshot(page, "accounts")
+    page.once("dialog", (d) => void d.accept())
+    await discord.getByRole("button", { name: "Disconnect" }).click()
+    await expect.poll(() => page.locator("tr", { hasText: "Sandbox discord" }).count(), eventually).toBe(0)
+    const accounts = json<{ accounts: ReadonlyArray<{ platform: string }> }>(await server.request("GET", "/api/v1/accounts")).data.accounts
+    expect(accounts.map((a) => a.platform)).not.toContain("discord")
+    expect(errors).toEqual([])
+    await context.close()
+  })
 
   it("approves a pending draft and requests changes on another, with the pending badge", async () => {
     const draft = async (content: string) =>

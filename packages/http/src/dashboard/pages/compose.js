@@ -170,7 +170,7 @@ export default async () => {
   const dropzone = h(
     "div",
     { class: "dropzone", id: "dropzone" },
-    h("p", {}, "Drop images or videos here, or ", h("label", { for: "media-file" }, "choose files"), ":"),
+    h("p", {}, "Drop images or videos here, or ", h("label", { for: "media-file" }, "choose files"), "."),
     fileInput
   )
   const upload = async (file) => {
