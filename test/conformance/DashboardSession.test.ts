@@ -7,6 +7,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
+import { type ChildProcess, spawn } from "node:child_process"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { probePostgres } from "../../packages/adapters/test/support/TestDatabases.js"
 import { insertAccounts } from "../support/AccountFixtures.js"
@@ -306,6 +307,18 @@ describe.each([
     const refused = await approve(member.cookie, member.body.csrf_token)
     expect(refused.status).toBe(403)
     expect(errorOf(refused).code).toBe("forbidden")
+    const sendBack = await session("POST", `/api/v1/posts/${postId}/request-changes`, member.cookie, {
+      body: { note: "shorter please" },
+      headers: { "x-csrf-token": member.body.csrf_token }
+    })
+    expect(sendBack.status).toBe(403)
+    expect(errorOf(sendBack).code).toBe("forbidden")
+    // The same member may still write posts through the browser (scope write is implicit).
+    const own = await session("POST", "/api/v1/posts", member.cookie, {
+      body: { content: "a member's draft", draft: true, account_ids: [account!.id] },
+      headers: { "x-csrf-token": member.body.csrf_token }
+    })
+    expect(own.status, own.text).toBe(201)
 
     // Promoted to admin, the same session may approve (the role is read on every request).
     const promoted = await server.cli(["users", "set-role", "member@example.com", "admin"])
@@ -390,5 +403,62 @@ describe("dashboard sessions behind HTTPS, and sign-in limits", () => {
     }
     expect(refused.length).toBeGreaterThan(0)
     expect(errorOf(refused[0]!).message).toContain("address")
+  })
+})
+
+describe(`dashboard sessions shared by two servers on one ${pg.available ? "Postgres" : "SQLite"} store`, () => {
+  let first: HeraldServer.HeraldServer
+  let second: ChildProcess | undefined
+  let secondUrl: string
+
+  beforeAll(async () => {
+    first = await HeraldServer.start({ postgres: pg.available, env: { HERALD_PUBLIC_URL: "" } })
+    second = spawn(process.execPath, [HeraldServer.bin, "serve", "--port", "0", ...first.storeArgs], {
+      env: { ...process.env, PORT: "", HERALD_DATA_DIR: "", HERALD_DATABASE_URL: "", HERALD_PUBLIC_URL: "" },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let output = ""
+    secondUrl = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`second server did not start:\n${output}`)), 90_000)
+      second!.stdout!.on("data", (chunk: Buffer) => {
+        output += chunk.toString("utf8")
+        const port = /Herald listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(output)?.[1]
+        if (port !== undefined) {
+          clearTimeout(timer)
+          resolve(`http://127.0.0.1:${port}`)
+        }
+      })
+      second!.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")))
+    })
+  }, 180_000)
+  afterAll(async () => {
+    if (second !== undefined && second.exitCode === null) {
+      const exited = new Promise<void>((resolve) => second!.once("exit", () => resolve()))
+      second.kill("SIGTERM")
+      await exited
+    }
+    await first?.stop()
+  })
+
+  it("a session opened on one process works on the other, and signing out on either ends it on both", async () => {
+    const token = await ownerToken(first)
+    const set = await first.request("POST", "/dashboard/api/password", { key: null, body: { token, password: ownerPassword } })
+    expect(set.status).toBe(204)
+    const signIn = await first.request("POST", "/dashboard/api/session", {
+      key: null,
+      body: { email: "owner@localhost", password: ownerPassword }
+    })
+    expect(signIn.status).toBe(200)
+    const cookie = cookieOf(signIn)
+    const csrf = (signIn.json as SessionBody).csrf_token
+    const onSecond = await fetch(`${secondUrl}/dashboard/api/session`, { headers: { cookie } })
+    expect(onSecond.status).toBe(200)
+    expect(((await onSecond.json()) as SessionBody).csrf_token).toBe(csrf)
+    const out = await fetch(`${secondUrl}/dashboard/api/session`, {
+      method: "DELETE",
+      headers: { cookie, "x-csrf-token": csrf, origin: secondUrl }
+    })
+    expect(out.status).toBe(204)
+    expect((await first.request("GET", "/dashboard/api/session", { key: null, headers: { cookie } })).status).toBe(401)
   })
 })

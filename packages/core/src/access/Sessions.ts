@@ -84,11 +84,12 @@ export const resolve = (token: string) =>
   Effect.gen(function*() {
     const crypto = yield* Crypto
     const store = yield* SessionStore
-    const found = yield* store.findByTokenHash(yield* crypto.sha256Hex(token))
+    const tokenHash = yield* crypto.sha256Hex(token)
+    const found = yield* store.findByTokenHash(tokenHash)
     if (Option.isNone(found)) return Option.none<SignedIn>()
     const session = found.value
     // The lookup is by hash; the constant-time comparison guards a store whose lookup is not exact.
-    if (!crypto.timingSafeEqual(session.tokenHash, yield* crypto.sha256Hex(token))) return Option.none<SignedIn>()
+    if (!crypto.timingSafeEqual(session.tokenHash, tokenHash)) return Option.none<SignedIn>()
     const now = yield* DateTime.now
     if (Session.state(session, now, yield* settings) !== "active") {
       yield* store.remove(session.id)

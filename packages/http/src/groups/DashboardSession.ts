@@ -14,8 +14,7 @@ import * as OpenApi from "@effect/platform/OpenApi"
 import { Role } from "@herald/core/access/Organization"
 import * as Sessions from "@herald/core/access/Sessions"
 import * as Users from "@herald/core/access/Users"
-import type { PersistenceError } from "@herald/core/kernel/Errors"
-import type { DomainError } from "@herald/core/kernel/Errors"
+import type { DomainError, PersistenceError } from "@herald/core/kernel/Errors"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
@@ -47,8 +46,6 @@ const Password = Schema.String.annotations({ message: () => "Expected a string" 
 const SignInBody = Schema.Struct({ email: Schema.String, password: Password })
 const PasswordBody = Schema.Struct({ token: Schema.String, password: Password })
 
-
-
 export const DashboardSignInGroup = HttpApiGroup.make("dashboardSignIn")
   .add(
     HttpApiEndpoint.post("signIn", "/session")
@@ -76,8 +73,6 @@ export const DashboardSessionGroup = HttpApiGroup.make("dashboardSession")
   .middleware(SessionAuth.SessionAuthentication)
   .prefix(basePath)
   .annotate(OpenApi.Exclude, true)
-
-
 
 export const userView = (user: Sessions.SignedIn["user"]) => ({
   id: user.id,
