@@ -83,5 +83,15 @@ describe("packed packages in a host app", () => {
     })
     expect(migrate).toBe("")
     expect(fs.existsSync(path.join(host, "cli-data/herald.db"))).toBe(true)
+
+    // The dashboard's files ship in the package, and the compiled server finds them there.
+    const found = run(process.execPath, [
+      "--input-type=module",
+      "-e",
+      "const d = await import('@herald/http/Dashboard'); const dir = d.directory(); " +
+        "console.log(dir); console.log([...d.readAssets(dir).keys()].sort().join(','))"
+    ], host)
+    expect(found).toContain(path.join(fs.realpathSync(http), "src/dashboard"))
+    expect(found).toContain("pages/compose.js")
   }, 240_000)
 })

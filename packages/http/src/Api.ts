@@ -15,7 +15,7 @@ import { DashboardSessionGroup, DashboardSignInGroup } from "./groups/DashboardS
 import { DashboardUsersGroup } from "./groups/DashboardUsers.js"
 import { BulkGroup } from "./groups/Bulk.js"
 import { ConnectionsGroup, OAuthCallbackGroup } from "./groups/Connections.js"
-import { DeviceLoginGroup, DeviceVerificationGroup } from "./groups/DeviceLogin.js"
+import { DeviceLoginGroup } from "./groups/DeviceLogin.js"
 import { HealthGroup } from "./groups/Health.js"
 import { MediaGroup, MediaUploadGroup } from "./groups/Media.js"
 import { MeGroup } from "./groups/Me.js"
@@ -44,7 +44,6 @@ export class Api extends HttpApi.make("herald")
   .add(ApprovalsGroup)
   .add(CampaignsGroup)
   .add(DeviceLoginGroup)
-  .add(DeviceVerificationGroup)
   .add(SocialConnectGroup)
   .add(QueueGroup)
   .add(BulkGroup)

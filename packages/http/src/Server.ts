@@ -24,6 +24,7 @@ import { createServer } from "node:http"
 import { Api } from "./Api.js"
 import * as ApiDocuments from "./ApiDocuments.js"
 import * as Auth from "./Auth.js"
+import * as Dashboard from "./Dashboard.js"
 import { AccountsLive } from "./groups/Accounts.js"
 import { AiLive } from "./groups/Ai.js"
 import { AnalyticsLive } from "./groups/Analytics.js"
@@ -35,7 +36,7 @@ import { DashboardKeysLive } from "./groups/DashboardKeys.js"
 import { DashboardSessionLive, DashboardSignInLive } from "./groups/DashboardSession.js"
 import { DashboardUsersLive } from "./groups/DashboardUsers.js"
 import { ConnectionsLive, OAuthCallbackLive } from "./groups/Connections.js"
-import { DeviceLoginLive, DeviceVerificationLive } from "./groups/DeviceLogin.js"
+import { DeviceLoginLive } from "./groups/DeviceLogin.js"
 import { HealthLive, MigrationProbe, StoreProbe } from "./groups/Health.js"
 import * as MediaHttp from "./groups/Media.js"
 import { MeLive } from "./groups/Me.js"
@@ -67,7 +68,6 @@ export const handlers = Layer.mergeAll(
   ApprovalsLive,
   CampaignsLive,
   DeviceLoginLive,
-  DeviceVerificationLive,
   SocialConnectLive
 )
 
@@ -98,6 +98,7 @@ export const ApiLive = HttpApiBuilder.api(Api).pipe(
 /** The HTTP application on an `HttpServer`; needs the stores, crypto, ids and rate limits. */
 export const app = HttpApiBuilder.serve().pipe(
   Layer.provide(ApiDocuments.layer({ openApiPath, docsPath })),
+  Layer.provide(Dashboard.layer),
   Layer.provide(RequestMiddleware.layer),
   Layer.provide(ApiLive),
   Layer.provide(Auth.layer),

@@ -1,15 +1,13 @@
 /**
  * Device login, the two endpoints that need no API key (`POST /auth/device`, `POST /auth/device/token`
- * under /api/v1), and the verification page `GET /device` they point a person to. Both endpoints are
- * rate-limited per client address (429 `rate_limit_exceeded`). Until a signed-in dashboard exists, the
- * page says how an operator approves the code: `herald device approve CODE`.
+ * under /api/v1), and where the verification page `GET /device` they point a person to is. Both endpoints are
+ * rate-limited per client address (429 `rate_limit_exceeded`). The page itself is the dashboard's
+ * (`Dashboard.pagePaths`): a signed-in owner or admin approves or denies the code there.
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
-import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as DeviceLogin from "@herald/core/access/DeviceLogin"
 import { DomainError } from "@herald/core/kernel/Errors"
@@ -103,14 +101,6 @@ export const DeviceLoginGroup = HttpApiGroup.make("deviceLogin")
   .addError(ApiGroup.errors.tooManyRequests)
   .addError(ApiGroup.errors.internal)
   .prefix(ApiGroup.basePath)
-
-export const DeviceVerificationGroup = HttpApiGroup.make("deviceVerification").add(
-  HttpApiEndpoint.get("page", "/device")
-    .setUrlParams(Schema.Struct({ code: Schema.optional(Schema.String) }))
-    .addSuccess(HttpApiSchema.Text({ contentType: "text/html" }))
-    .addError(HttpApiSchema.Text({ contentType: "text/html" }), { status: 404 })
-    .annotate(OpenApi.Summary, "The device login verification page (HTML): the request's client and how to approve it")
-)
 
 // settings
 
@@ -285,78 +275,4 @@ export const DeviceLoginLive = HttpApiBuilder.group(ApiGroup.apiOf(DeviceLoginGr
 const currentInterval = Effect.map(
   Effect.serviceOption(DeviceLogin.DeviceLoginSettings),
   (s) => Option.getOrElse(s, () => DeviceLogin.defaultSettings).intervalSeconds
-)
-
-// the verification page
-
-const escape = (text: string): string =>
-  text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;", "'": "&#39;" })[c]!)
-
-/** Paragraphs of already-escaped HTML. */
-const html = (status: number, title: string, paragraphs: ReadonlyArray<string>) =>
-  HttpServerResponse.text(
-    `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex"><title>${escape(title)} · Herald</title>
-<style>body{font-family:system-ui,sans-serif;max-width:40rem;margin:4rem auto;padding:0 1rem;line-height:1.5}
-code{background:#f3f3f3;padding:.1rem .3rem;border-radius:3px}</style>
-</head><body><h1>${escape(title)}</h1>
-${paragraphs.map((p) => `<p>${p}</p>`).join("\n")}
-</body></html>
-`,
-    {
-      status,
-      contentType: "text/html; charset=utf-8",
-      headers: { "cache-control": "no-store", "referrer-policy": "no-referrer", "x-frame-options": "DENY" }
-    }
-  )
-
-const codeForm = `<form method="get" action="${verificationPath}"><label>Code shown by the device: ` +
-  `<input name="code" autocomplete="off" placeholder="XXXX-XXXX" required></label> <button>Look up</button></form>`
-
-export const DeviceVerificationLive = HttpApiBuilder.group(
-  ApiGroup.apiOf(DeviceVerificationGroup),
-  "deviceVerification",
-  (handlers) =>
-    handlers.handle("page", ({ urlParams }) =>
-      Effect.gen(function*() {
-        if (urlParams.code === undefined || urlParams.code.trim() === "") {
-          return html(200, "Device login", ["A device asked to sign in to Herald.", codeForm])
-        }
-        const found = yield* DeviceLogin.lookup(urlParams.code)
-        if (Option.isNone(found)) {
-          return html(404, "Unknown code", [
-            `No device login request has the code <code>${escape(urlParams.code)}</code>. Check the code the ` +
-            "device shows, or start the login again on the device.",
-            codeForm
-          ])
-        }
-        const { authorization, state, userCode } = found.value
-        const client = Option.match(authorization.clientName, {
-          onNone: () => "A device",
-          onSome: (name) => `<strong>${escape(name)}</strong>`
-        })
-        switch (state) {
-          case "pending":
-            return html(200, "Approve this device?", [
-              `${client} asks for an API key of this Herald server with the code <code>${userCode}</code>. ` +
-              "Approve it only if you started this login and the device shows the same code.",
-              `An operator approves it on the server with <code>herald device approve ${userCode}</code> ` +
-              "(add <code>--org ID</code> when there are several organizations; see <code>herald orgs list</code>), " +
-              `or refuses it with <code>herald device deny ${userCode}</code>.`,
-              `The code expires at ${DateTime.formatIso(authorization.expiresAt)}.`
-            ])
-          case "authorized":
-          case "consumed":
-            return html(200, "Device approved", [
-              `The code <code>${userCode}</code> was approved. The device receives its key on its next poll.`
-            ])
-          case "denied":
-            return html(200, "Device denied", [`The code <code>${userCode}</code> was denied.`])
-          case "expired":
-            return html(200, "Code expired", [
-              `The code <code>${userCode}</code> has expired. Start the login again on the device.`
-            ])
-        }
-      }).pipe(Effect.orDie))
 )
