@@ -17,19 +17,14 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as DispatchBench from "./Dispatch.js"
+import type { Line } from "./Renditions.js"
 import * as RequestPath from "./RequestPath.js"
 import * as Startup from "./Startup.js"
 
 const scale = Number(process.env.BENCH_SCALE ?? "1")
 
-interface Row {
-  readonly benchmark: string
-  readonly store: string
-  readonly processes: string
-  readonly items: number
-  readonly seconds: number
-  readonly figure: string
-}
+/** One line of the table; every part of the bench reports in this shape. */
+type Row = Line
 
 const rows: Array<Row> = []
 const notes: Array<string> = []
