@@ -173,7 +173,7 @@ describe.each([
   })
 
   it.skipIf(skip)("the cookie works on /api/v1 with implicit scopes and no API-key rate limits or headers", async () => {
-    const { cookie } = await signedIn("owner@localhost", ownerPassword)
+    const { body: signedInBody, cookie } = await signedIn("owner@localhost", ownerPassword)
     // The key's budget is 3 a minute: a cookie client makes many more requests, none refused.
     for (let i = 0; i < 6; i++) {
       const res = await session("GET", "/api/v1/posts?limit=1", cookie)
@@ -185,6 +185,25 @@ describe.each([
     const me = await session("GET", "/api/v1/me", cookie)
     expect(me.status).toBe(200)
     expect((me.json as { data: { key: { scopes: Array<string> } } }).data.key.scopes).toEqual(["read", "write", "ai"])
+    // The ai scope is used, not only reported: the cookie is answered as a read/write/ai key is, where a
+    // key without ai is refused (this server has no AI provider, so both get the same misconfig answer).
+    const ask = { topic: "Our new oat-milk latte", platform: "x" }
+    const withAi = await server.request("POST", "/api/v1/ai/generate-caption", {
+      key: await server.createKey({ name: "ai", scopes: ["read", "write", "ai"] }),
+      body: ask
+    })
+    const withoutAi = await server.request("POST", "/api/v1/ai/generate-caption", {
+      key: await server.createKey({ name: "no ai", scopes: ["read", "write"] }),
+      body: ask
+    })
+    expect(withoutAi.status).toBe(403)
+    expect(errorOf(withoutAi).code).toBe("insufficient_scope")
+    const byCookie = await session("POST", "/api/v1/ai/generate-caption", cookie, {
+      body: ask,
+      headers: { "x-csrf-token": signedInBody.csrf_token }
+    })
+    expect(byCookie.status, byCookie.text).toBe(withAi.status)
+    expect(errorOf(byCookie).code).toBe(errorOf(withAi).code)
     // The key itself is still limited (the budget is per key, so a fresh one).
     const key = await server.createKey({ name: "limited" })
     const statuses: Array<number> = []

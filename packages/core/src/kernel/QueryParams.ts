@@ -1,6 +1,7 @@
 /**
  * Query parameters read leniently, the way the spec's list endpoints behave: a value that cannot be
- * read is ignored rather than refused. GET /posts and GET /campaigns read their paging through this.
+ * read is ignored rather than refused. GET /posts, GET /campaigns and GET /media read their paging
+ * through this.
  */
 
 /** Raw query parameters as the HTTP layer hands them over: one value or several per name. */

@@ -27,6 +27,7 @@ import { DomainError } from "../kernel/Errors.js"
 import { Event, type EventData } from "../webhooks/Event.js"
 import { EventStore } from "../webhooks/EventStore.js"
 import * as FieldCaps from "../kernel/FieldCaps.js"
+import * as QueryParams from "../kernel/QueryParams.js"
 import { IdGenerator } from "../kernel/IdGenerator.js"
 import { EventId, MediaId, OrganizationId } from "../kernel/Ids.js"
 import * as MediaFitting from "./MediaFitting.js"
@@ -621,8 +622,8 @@ export const importFromUrl = (organizationId: OrganizationId, raw: unknown) =>
 // list, get, delete
 // ---------------------------------------------------------------------------------------------------
 
-export const defaultPageSize = 20
-export const maxPageSize = 100
+export const defaultPageSize = QueryParams.defaultPageSize
+export const maxPageSize = QueryParams.maxPageSize
 
 export interface ListParams {
   readonly type?: string | undefined
@@ -652,14 +653,7 @@ export const list = (organizationId: OrganizationId, params: ListParams) =>
       }
       kind = typeRaw
     }
-    const limitNumber = params.limit !== undefined && /^-?\d+$/.test(params.limit.trim())
-      ? Number(params.limit.trim())
-      : undefined
-    const limit = limitNumber === undefined || limitNumber < 1 ? defaultPageSize : Math.min(limitNumber, maxPageSize)
-    const offsetRaw = params.offset?.trim()
-    const offset = offsetRaw !== undefined && /^\d+$/.test(offsetRaw) && Number.isSafeInteger(Number(offsetRaw))
-      ? Number(offsetRaw)
-      : 0
+    const { limit, offset } = QueryParams.pageParams({ limit: params.limit, offset: params.offset })
     const page = yield* (yield* MediaStore).list(organizationId, {
       ...(kind === undefined ? {} : { kind }),
       limit,
