@@ -220,6 +220,9 @@ describe.skipIf(skip !== undefined)("the dashboard in Chromium", () => {
     await page.getByLabel("Text for x (empty: the main text)").fill("x".repeat(281))
     await expect.poll(() => page.locator("#counters li[data-platform=x]").textContent(), eventually).toBe("x: 281 / 280 (too long)")
     await page.getByLabel("Text for x (empty: the main text)").fill("Launch day, the X cut")
+    // Settings read as words, with the API's key beside them.
+    await page.getByLabel("Reply settings", { exact: true }).selectOption("following")
+    expect(await page.getByText("settings.replySettings").count()).toBe(1)
     // The image, dropped on the drop zone (a DataTransfer made in the page, as a drag from the desktop gives).
     const image = Fixtures.png(120, 80)
     await page.locator("#dropzone").evaluate((zone, bytes) => {
@@ -236,12 +239,13 @@ describe.skipIf(skip !== undefined)("the dashboard in Chromium", () => {
     await page.getByRole("button", { name: "Schedule", exact: true }).click()
     await page.waitForURL(/\/posts\/[0-9a-f-]{36}$/)
     const postId = page.url().split("/").pop()!
-    const created = json<{ scheduled_for: string; timezone: string; media_ids: ReadonlyArray<string>; platform_content: Record<string, { content: string }> }>(
+    const created = json<{ scheduled_for: string; timezone: string; media_ids: ReadonlyArray<string>; platform_content: Record<string, { content: string; settings?: Record<string, unknown> }> }>(
       await server.request("GET", `/api/v1/posts/${postId}`)
     ).data
     expect(Date.parse(created.scheduled_for)).toBe(Math.floor(at.getTime() / 1000) * 1000)
     expect(created.timezone).toBe(timezoneId)
     expect(created.platform_content.x?.content).toBe("Launch day, the X cut")
+    expect(created.platform_content.x?.settings).toEqual({ replySettings: "following" })
     // The post's page refreshes itself until both destinations are published, with their links.
     await expect.poll(() => page.locator("#post-status").textContent(), { timeout: 60_000 }).toBe("published")
     await expect.poll(() => page.getByRole("link", { name: "Open post" }).count(), eventually).toBe(2)

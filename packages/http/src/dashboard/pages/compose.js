@@ -1,6 +1,6 @@
 import { v1 } from "../api.js"
 import { busy, checkbox, errorText, field, h, notice, render, replace, zone } from "../ui.js"
-import { accounts as loadAccounts, campaigns as loadCampaigns } from "./shared.js"
+import { accounts as loadAccounts, campaigns as loadCampaigns, settingLabel } from "./shared.js"
 
 // Counting as each platform counts (GET /platform-rules names the unit). X's weighted count is
 // approximated here (URLs 23, CJK and emoji 2): the server's count decides.
@@ -146,7 +146,11 @@ export default async () => {
       ? field("Content type", h("select", { "data-content-type": platform }, h("option", { value: "" }, `Default${rule.default_content_type ? ` (${rule.default_content_type})` : ""}`), rule.content_types.map((t) => h("option", { value: t.value }, t.value))))
       : null
     const settings = Object.entries(rule?.settings ?? {}).map(([name, setting]) =>
-      field(`${name}${setting.required ? " (required)" : ""}`, settingInput(name, setting), setting.description ?? (setting.type === "string_array" ? "Comma-separated" : undefined)))
+      field(
+        `${settingLabel(name)}${setting.required ? " (required)" : ""}`,
+        settingInput(name, setting),
+        [setting.description ?? (setting.type === "string_array" ? "Comma-separated" : undefined), `settings.${name}`].filter(Boolean).join(" · ")
+      ))
     const block = h(
       "details",
       { class: "card", "data-platform": platform },
