@@ -434,6 +434,72 @@ describe.skipIf(skip !== undefined)("the dashboard in Chromium", () => {
     await context.close()
   })
 
+  it("denies a device login: the device's poll reads denied and it never gets a key", async () => {
+    const started = json<{ device_code: string; verification_uri_complete: string }>(
+      await server.request("POST", "/api/v1/auth/device", { key: null, body: { client_name: "unknown tablet" } })
+    ).data
+    const { context, page, errors } = await newPage()
+    await signIn(page)
+    const link = new URL(started.verification_uri_complete)
+    await page.goto(link.pathname + link.search)
+    await expect.poll(() => page.locator("#device-client").textContent(), eventually).toBe("unknown tablet")
+    await page.getByRole("button", { name: "Deny" }).click()
+    await expect.poll(() => page.locator("#device-status").textContent(), eventually).toBe("denied")
+    expect(await page.getByRole("button", { name: "Approve" }).count()).toBe(0)
+    const poll = json<{ status: string; api_key?: string }>(
+      await server.request("POST", "/api/v1/auth/device/token", { key: null, body: { device_code: started.device_code } })
+    ).data
+    expect(poll).toEqual({ status: "denied" })
+    expect(errors).toEqual([])
+    await context.close()
+  })
+
+  it("adds a post to the queue: it lands on the queue's next opening", async () => {
+    const set = await server.cli(["queue", "set", "--org", server.orgId, "--timezone", "Asia/Tokyo", "--slots", "mon-sun 07:15"])
+    expect(set.code, set.stderr).toBe(0)
+    const next = json<{ forecast: ReadonlyArray<{ scheduled_for: string }> }>(await server.request("GET", "/api/v1/queue?count=1"))
+      .data.forecast[0]!.scheduled_for
+    const { context, page, errors } = await newPage()
+    await signIn(page)
+    await page.goto("/compose")
+    await page.getByLabel("Sandbox telegram (telegram)").check()
+    await page.getByLabel("Text", { exact: true }).fill("Queued from the dashboard")
+    await page.getByRole("button", { name: "Add to queue" }).click()
+    await page.waitForURL(/\/posts\/[0-9a-f-]{36}$/)
+    const post = json<{ status: string; scheduled_for: string }>(
+      await server.request("GET", `/api/v1/posts/${page.url().split("/").pop()!}`)
+    ).data
+    expect(post).toMatchObject({ status: "scheduled", scheduled_for: next })
+    expect(errors).toEqual([])
+    await context.close()
+  })
+
+  it("files a post under a campaign from the composer, and the posts list filters by that campaign", async () => {
+    const campaign = json<{ id: number }>(
+      await server.request("POST", "/api/v1/campaigns", { body: { name: "Autumn launch" } })
+    ).data
+    const { context, page, errors } = await newPage()
+    await signIn(page)
+    await page.goto("/compose")
+    // (discord was disconnected by the accounts scenario above)
+    await page.getByLabel("Sandbox linkedin (linkedin)").check()
+    await page.getByLabel("Text", { exact: true }).fill("Part of the autumn launch")
+    await page.getByLabel("Campaign").selectOption({ label: "Autumn launch" })
+    await page.getByRole("button", { name: "Save draft" }).click()
+    await page.waitForURL(/\/posts\/[0-9a-f-]{36}$/)
+    const postId = page.url().split("/").pop()!
+    expect(json<{ campaign_id: number | null }>(await server.request("GET", `/api/v1/posts/${postId}`)).data.campaign_id)
+      .toBe(campaign.id)
+    await page.goto("/posts")
+    await page.getByLabel("Campaign").selectOption({ label: "Autumn launch" })
+    await page.getByRole("button", { name: "Apply" }).click()
+    await page.waitForURL(new RegExp(`/posts\\?.*campaign_id=${campaign.id}(&|$)`))
+    await expect.poll(() => page.locator("main tbody tr").count(), eventually).toBe(1)
+    expect(await page.locator("main tbody a").getAttribute("href")).toBe(`/posts/${postId}`)
+    expect(errors).toEqual([])
+    await context.close()
+  })
+
   it("a cookie request to /api/v1/posts works with implicit scopes and no API-key rate-limit headers", async () => {
     const { context, page } = await newPage()
     await signIn(page)
