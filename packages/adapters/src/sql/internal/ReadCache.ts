@@ -4,7 +4,9 @@
  * another process is seen within that bound; the store that owns the cache empties it on each of its
  * own writes, so a change made through this process is seen at once. Reads inside a transaction
  * bypass it (they may see the transaction's own uncommitted writes), and a load that overlaps a write
- * is not kept (a generation count), so nothing older than the write can be stored after it.
+ * is not kept (a generation count), so nothing older than the write can be stored after it. A write
+ * made inside a transaction empties the cache before its commit; on Postgres another connection may
+ * still read the old row until then, so for `ttlMillis` after a write nothing loaded is kept.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Clock from "effect/Clock"
@@ -29,10 +31,13 @@ export const make = <K, V>(options?: {
   const maxEntries = options?.maxEntries ?? 10_000
   const entries = new Map<K, { readonly value: V; readonly at: number }>()
   let generation = 0
-  const invalidate = Effect.sync(() => {
-    generation++
-    entries.clear()
-  })
+  let invalidatedAt = Number.NEGATIVE_INFINITY
+  const invalidate = Effect.flatMap(Clock.currentTimeMillis, (now) =>
+    Effect.sync(() => {
+      generation++
+      invalidatedAt = now
+      entries.clear()
+    }))
   const get = <E, R>(key: K, load: Effect.Effect<V, E, R>): Effect.Effect<V, E, R> =>
     Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (transaction) =>
       transaction._tag === "Some" ? load : Effect.flatMap(Clock.currentTimeMillis, (now) => {
@@ -41,7 +46,7 @@ export const make = <K, V>(options?: {
         const started = generation
         return Effect.tap(load, (value) =>
           Effect.sync(() => {
-            if (generation !== started || options?.keep?.(value) === false) return
+            if (generation !== started || now - invalidatedAt < ttl || options?.keep?.(value) === false) return
             if (entries.size >= maxEntries) entries.clear()
             entries.set(key, { value, at: now })
           }))
