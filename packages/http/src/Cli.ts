@@ -25,6 +25,7 @@ import { parseArgs } from "node:util"
 import * as Admin from "./Admin.js"
 import * as Config from "./Config.js"
 import * as Health from "./groups/Health.js"
+import * as LogSink from "./LogSink.js"
 import * as RateLimit from "./RateLimit.js"
 import * as Server from "./Server.js"
 import * as Worker from "./Worker.js"
@@ -117,8 +118,11 @@ const subscriptionStatus = (raw: string) => oneOf(Organization.SubscriptionStatu
 
 const list = (raw: string): Array<string> => raw.split(",").map((s) => s.trim()).filter((s) => s !== "")
 
-/** Logs go to stderr, so stdout carries only what a command prints (a key, an id). */
-const quietLogger = Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.logfmtLogger))
+/**
+ * Logs go to stderr, so stdout carries only what a command prints (a key, an id): logfmt, one line
+ * per entry, written in batches once per turn of the event loop (LogSink.ts).
+ */
+const quietLogger = Logger.replace(Logger.defaultLogger, LogSink.logfmtToStderr)
 
 const iso = (value: Option.Option<DateTime.Utc>): string =>
   Option.match(value, { onNone: () => "-", onSome: DateTime.formatIso })
@@ -303,6 +307,7 @@ const boundShutdown = (): void => {
   const seconds = Number.isFinite(raw) && raw > 0 ? raw : 30
   const arm = () => {
     setTimeout(() => {
+      LogSink.stderr().flush()
       process.stderr.write(`herald: still stopping after ${seconds} s; exiting (in-flight claims expire with their lease)\n`)
       process.exit(1)
     }, seconds * 1000).unref()

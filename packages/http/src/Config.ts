@@ -58,6 +58,7 @@ export const variables: Readonly<Record<string, Variable>> = {
   HERALD_MEDIA_PENDING_GRACE_HOURS: { check: positiveNumber },
   HERALD_MEDIA_ALLOW_PRIVATE: { check: boolean },
   HERALD_WEBHOOKS_ALLOW_PRIVATE: { check: boolean },
+  HERALD_TRACING: { check: boolean },
   HERALD_HOUSEKEEPING_MINUTES: { check: positiveNumber },
   HERALD_WEBHOOK_HISTORY_DAYS: { check: positiveNumber },
   HERALD_WEBHOOK_HISTORY_MAX: { check: positiveNumber },

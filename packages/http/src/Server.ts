@@ -4,6 +4,7 @@
  * interactive reference at `/docs`, and the store behind them.
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -19,6 +20,7 @@ import type { Crypto } from "@herald/core/kernel/Crypto"
 import type { IdGenerator } from "@herald/core/kernel/IdGenerator"
 import * as Queues from "@herald/core/workflow/Queues"
 import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import { createServer } from "node:http"
 import { Api } from "./Api.js"
@@ -95,8 +97,23 @@ export const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide(dashboardHandlers)
 )
 
+/**
+ * Whether requests are traced (`HERALD_TRACING=true`): a server span per request (the platform's
+ * tracer middleware, with URL and header attributes) and the spans of the stores and SQL statements.
+ * Nothing in Herald exports spans, so by default they are not made: they cost a fifth of a small
+ * request's CPU. A host that installs a tracer (an OpenTelemetry layer) turns them on.
+ */
+export const tracingEnabled = (): boolean => (process.env.HERALD_TRACING ?? "").trim().toLowerCase() === "true"
+
+/** The tracing switch applied to a layer and every fiber it starts (the request fibers included). */
+export const tracing = (enabled: boolean) => <A, E, R>(layer: Layer.Layer<A, E, R>): Layer.Layer<A, E, R> =>
+  enabled
+    ? layer
+    : HttpMiddleware.withTracerDisabledWhen(Layer.locally(layer, FiberRef.currentTracerEnabled, false), () => true)
+
 /** The HTTP application on an `HttpServer`; needs the stores, crypto, ids and rate limits. */
 export const app = HttpApiBuilder.serve().pipe(
+  tracing(tracingEnabled()),
   Layer.provide(ApiDocuments.layer({ openApiPath, docsPath })),
   Layer.provide(Dashboard.layer),
   Layer.provide(RequestMiddleware.layer),

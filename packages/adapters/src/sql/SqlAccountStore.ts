@@ -1,13 +1,14 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { SocialAccount } from "@herald/core/accounts/Account"
 import { AccountStore } from "@herald/core/accounts/AccountStore"
-import { AccountId } from "@herald/core/kernel/Ids"
+import { AccountId, type OrganizationId } from "@herald/core/kernel/Ids"
 import * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Option from "effect/Option"
 import { CredentialCipher } from "../security/CredentialCipher.js"
+import * as ReadCache from "./internal/ReadCache.js"
 import { AccountRow, DbNumber, NewAccountRow, orPersistence } from "./internal/Rows.js"
 
 const InsertedId = Schema.Array(Schema.Struct({ id: Schema.compose(DbNumber, AccountId) }))
@@ -27,6 +28,11 @@ export const make = Effect.gen(function*() {
         : Effect.succeed(row))
   const decode = (rows: ReadonlyArray<Record<string, unknown>>) =>
     Effect.flatMap(open(rows), Schema.decodeUnknown(Schema.Array(AccountRow)))
+  // An organization's account list (GET /accounts, /me) is served from memory for up to 250 ms and
+  // emptied by this store's own writes: reading it cost a query, a credentials decryption per row and a
+  // Schema decode per row on every request (see ReadCache.ts for the bounds).
+  const lists = ReadCache.make<OrganizationId, ReadonlyArray<SocialAccount>>()
+  const written = <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.ensuring(self, lists.invalidate)
 
   return AccountStore.of({
     insert: (account) =>
@@ -36,7 +42,7 @@ export const make = Effect.gen(function*() {
           Effect.flatMap(Schema.decodeUnknown(InsertedId))
         )
         return new SocialAccount({ ...account, id: inserted[0]!.id })
-      }).pipe(orPersistence("AccountStore.insert")),
+      }).pipe(written, orPersistence("AccountStore.insert")),
     update: (account) =>
       Schema.encode(AccountRow)(account).pipe(
         Effect.flatMap(seal),
@@ -45,6 +51,7 @@ export const make = Effect.gen(function*() {
             WHERE id = ${account.id} AND organization_id = ${account.organizationId}`
         ),
         Effect.asVoid,
+        written,
         orPersistence("AccountStore.update")
       ),
     findById: (organizationId, id) =>
@@ -61,13 +68,17 @@ export const make = Effect.gen(function*() {
         orPersistence("AccountStore.findByPlatformAccountId")
       ),
     list: (organizationId) =>
-      sql`SELECT * FROM social_accounts WHERE organization_id = ${organizationId} ORDER BY id`.pipe(
-        Effect.flatMap(decode),
-        orPersistence("AccountStore.list")
+      lists.get(
+        organizationId,
+        sql`SELECT * FROM social_accounts WHERE organization_id = ${organizationId} ORDER BY id`.pipe(
+          Effect.flatMap(decode),
+          orPersistence("AccountStore.list")
+        )
       ),
     delete: (organizationId, id) =>
       sql`DELETE FROM social_accounts WHERE organization_id = ${organizationId} AND id = ${id} RETURNING id`.pipe(
         Effect.map((rows) => rows.length > 0),
+        written,
         orPersistence("AccountStore.delete")
       )
   })

@@ -6,26 +6,34 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import type { ApiKey } from "@herald/core/access/ApiKey"
 import { ApiKeyId } from "@herald/core/kernel/Ids"
+import * as ReadCache from "./internal/ReadCache.js"
 import { ApiKeyRow, Instant, orPersistence } from "./internal/Rows.js"
 
 export const make = Effect.gen(function*() {
   const sql = (yield* SqlClient.SqlClient).withoutTransforms()
   const decode = Schema.decodeUnknown(Schema.Array(ApiKeyRow))
   const decodeLastUsed = Schema.decodeUnknown(Schema.Array(Schema.Struct({ id: ApiKeyId, last_used_at: Instant })))
+  // Every authenticated request looks its key up by hash: served from memory for up to 250 ms, and
+  // emptied by this store's own writes (a revocation here is seen at once; see ReadCache.ts).
+  const byHash = ReadCache.make<string, Option.Option<ApiKey>>({ keep: Option.isSome })
 
   return ApiKeyStore.of({
     insert: (key) =>
       Schema.encode(ApiKeyRow)(key).pipe(
         Effect.flatMap((row) => sql`INSERT INTO api_keys ${sql.insert(row)}`),
-        Effect.asVoid,
+        Effect.zipRight(byHash.invalidate),
         orPersistence("ApiKeyStore.insert")
       ),
     findByHash: (hash) =>
-      sql`SELECT * FROM api_keys WHERE hash = ${hash}`.pipe(
-        Effect.flatMap(decode),
-        Effect.map(Arr.head),
-        orPersistence("ApiKeyStore.findByHash")
+      byHash.get(
+        hash,
+        sql`SELECT * FROM api_keys WHERE hash = ${hash}`.pipe(
+          Effect.flatMap(decode),
+          Effect.map(Arr.head),
+          orPersistence("ApiKeyStore.findByHash")
+        )
       ),
     findById: (id) =>
       sql`SELECT * FROM api_keys WHERE id = ${id}`.pipe(
@@ -41,6 +49,7 @@ export const make = Effect.gen(function*() {
     revoke: (id, at) =>
       sql`UPDATE api_keys SET revoked_at = ${DateTime.toEpochMillis(at)}
         WHERE id = ${id} AND revoked_at IS NULL RETURNING id`.pipe(
+        Effect.ensuring(byHash.invalidate),
         Effect.map((rows) => rows.length > 0),
         orPersistence("ApiKeyStore.revoke")
       ),

@@ -2,7 +2,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type * as Statement from "@effect/sql/Statement"
 import type { Destination } from "@herald/core/posts/Destination"
 import type { AccountId, PostId } from "@herald/core/kernel/Ids"
-import type { Post } from "@herald/core/posts/Post"
+import { type Post, PostStatus } from "@herald/core/posts/Post"
 import { PostStore } from "@herald/core/posts/PostStore"
 import type { PostQuery, PostRecord, PostSort } from "@herald/core/posts/PostStore"
 import * as Arr from "effect/Array"
@@ -165,6 +165,19 @@ export const make = Effect.gen(function*() {
       return { items, total: totalRows[0]?.count ?? 0 }
     })
 
+  const decodeStatusCounts = Schema.decodeUnknown(
+    Schema.Array(Schema.Struct({ status: PostStatus, count: CountRow.fields.count }))
+  )
+
+  const countByStatus = (q: PostQuery) =>
+    Effect.gen(function*() {
+      const rows = yield* sql`${listed(q)} SELECT l.derived_status AS status, COUNT(*) AS count
+        FROM listed l WHERE ${sql.and(filtersOf(q))} GROUP BY l.derived_status`.pipe(Effect.flatMap(decodeStatusCounts))
+      const counts = Object.fromEntries(PostStatus.literals.map((status) => [status, 0])) as Record<PostStatus, number>
+      for (const row of rows) counts[row.status] = row.count
+      return counts
+    })
+
   return PostStore.of({
     insert: (record) =>
       Effect.gen(function*() {
@@ -187,6 +200,7 @@ export const make = Effect.gen(function*() {
         orPersistence("PostStore.findMany")
       ),
     list: (query) => list(query).pipe(orPersistence("PostStore.list")),
+    countByStatus: (query) => countByStatus(query).pipe(orPersistence("PostStore.countByStatus")),
     update: (post) =>
       Effect.gen(function*() {
         const row = yield* encodePost(post)

@@ -45,13 +45,25 @@ export interface GroupCommit {
   readonly commits: () => number
 }
 
+/** Resumes on the next turn of the event loop, after pending I/O has been handled. */
+const nextTurn: Effect.Effect<void> = Effect.async<void>((resume) => {
+  const handle = setImmediate(() => resume(Effect.void))
+  return Effect.sync(() => clearImmediate(handle))
+})
+
 /**
  * Group commit over a client with one connection (SQLite). At most `maxGroup` programs share a
  * commit, so a long queue still commits in steps and answers the first callers early.
  */
-export const makeGroupCommit = (sql: SqlClient.SqlClient, options: { readonly maxGroup?: number } = {}) =>
+export const makeGroupCommit = (
+  sql: SqlClient.SqlClient,
+  options: { readonly maxGroup?: number; readonly gatherTurns?: number } = {}
+) =>
   Effect.gen(function*() {
     const maxGroup = options.maxGroup ?? 256
+    // Turns of the event loop a group waits, in all, for more members before its COMMIT. Without
+    // them a COMMIT (an fsync, blocking the loop) kept the next requests out: groups of one.
+    const gatherTurns = options.gatherTurns ?? 2
     const runtime = yield* Effect.runtime<never>()
     let queue: Array<Ticket> = []
     let running = false
@@ -69,7 +81,16 @@ export const makeGroupCommit = (sql: SqlClient.SqlClient, options: { readonly ma
           Effect.gen(function*() {
             // withTransaction provides the open transaction's connection to its program.
             const connection = Option.getOrThrow(yield* Effect.serviceOption(SqlClient.TransactionConnection))
-            while (queue.length > 0 && group.length < maxGroup) {
+            let turns = 0
+            while (group.length < maxGroup) {
+              if (queue.length === 0) {
+                // Before the COMMIT, let the event loop run a turn (or two): requests that arrived
+                // while the previous COMMIT blocked it reach the queue and share this one.
+                if (turns >= gatherTurns) break
+                turns++
+                yield* nextTurn
+                continue
+              }
               const ticket = queue.shift()!
               group.push(ticket)
               yield* Deferred.succeed(ticket.turn, connection)

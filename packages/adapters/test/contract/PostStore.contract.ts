@@ -220,6 +220,14 @@ export const postStoreContract = (layer: StoresLayer) =>
           sorted(settled)
         )
         expect((yield* store.list(query(org.id))).total).toBe(expected.size)
+        // The same counts in one grouped pass (what /me reports), filters applied.
+        const counts = yield* store.countByStatus(query(org.id))
+        expect(counts).toEqual(Object.fromEntries(all.map((status) => [
+          status,
+          [...expected.values()].filter((s) => s === status).length
+        ])))
+        const drafts = yield* store.countByStatus(query(org.id, { statuses: ["draft"] }))
+        expect(drafts).toEqual({ ...Object.fromEntries(all.map((status) => [status, 0])), draft: counts.draft })
       }).pipe(Effect.provide(layer)))
 
     it.effect("filters by platform, via destinations or, for drafts, via the targeted accounts", () =>

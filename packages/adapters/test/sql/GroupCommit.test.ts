@@ -57,6 +57,23 @@ describe("group commit (SQLite)", () => {
       expect(group.commits()).toBeGreaterThanOrEqual(1)
     }).pipe(Effect.scoped))
 
+  it.live("callers that arrive one event-loop turn apart (as HTTP requests do) still share a COMMIT", () =>
+    Effect.gen(function*() {
+      const { group, sql } = yield* setup
+      const turn = Effect.async<void>((resume) => void setImmediate(() => resume(Effect.void)))
+      // Each caller reaches the transactor one turn after the previous one, as requests whose bodies
+      // are read on separate turns do; without gathering, each formed a group of one.
+      const fibers = []
+      for (let i = 0; i < 20; i++) {
+        fibers.push(yield* Effect.fork(group.transactor.withTransaction(sql`INSERT INTO items (id, label) VALUES (${i}, 'x')`)))
+        yield* turn
+      }
+      for (const fiber of fibers) yield* Fiber.join(fiber)
+      const rows = yield* sql<{ n: number }>`SELECT COUNT(*) AS n FROM items`
+      expect(rows[0]!.n).toBe(20)
+      expect(group.commits()).toBeLessThanOrEqual(10)
+    }).pipe(Effect.scoped))
+
   it.live("a failing member is rolled back alone; the others of its group commit", () =>
     Effect.gen(function*() {
       const { group, sql, visibleToReader } = yield* setup

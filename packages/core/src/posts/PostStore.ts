@@ -59,6 +59,11 @@ export class PostStore extends Context.Tag("@herald/core/posts/PostStore")<PostS
    */
   readonly findMany: (ids: ReadonlyArray<PostId>) => Effect.Effect<ReadonlyArray<PostRecord>, PersistenceError>
   readonly list: (query: PostQuery) => Effect.Effect<PostPage, PersistenceError>
+  /**
+   * How many posts match the query's filters, per derived status (every status present, 0 when none),
+   * in one pass; sort and paging are ignored. `/me` reports it.
+   */
+  readonly countByStatus: (query: PostQuery) => Effect.Effect<Readonly<Record<PostStatus, number>>, PersistenceError>
   /** Replaces the post's own fields (not its destinations). */
   readonly update: (post: Post) => Effect.Effect<void, PersistenceError>
   /** Adds destinations (scheduling a draft). */

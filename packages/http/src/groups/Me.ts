@@ -81,15 +81,12 @@ export const me = Effect.gen(function*() {
     ...(Option.isSome(key.accountIds) ? { visibleAccountIds: key.accountIds.value } : {}),
     sort: "created_at",
     order: "desc",
-    limit: 1,
+    limit: 0,
     offset: 0
   }
-  const total = (yield* posts.list(base)).total
-  const counts = yield* Effect.forEach(
-    PostStatus.literals,
-    (status) => Effect.map(posts.list({ ...base, statuses: [status] }), (page) => [status, page.total] as const)
-  )
-  const byStatus = Object.fromEntries(counts) as Record<PostStatus, number>
+  // One grouped count: the total is the sum over the statuses (each post has exactly one).
+  const byStatus = yield* posts.countByStatus(base)
+  const total = PostStatus.literals.reduce((sum, status) => sum + byStatus[status], 0)
   return {
     key: {
       id: key.id,

@@ -317,10 +317,12 @@ export const PostsLive = HttpApiBuilder.group(ApiGroup.apiOf(PostsGroup), "posts
         const body = yield* jsonBody("POST /posts")
         const created = yield* Posts.create(caller, body).pipe(dieOnStorage)
         yield* logPost(created.record)
-        return toPostView(created.record, {
+        // Built in its wire shape (PostView's encoded and decoded sides are one type): answered
+        // without a second, per-field pass through the schema.
+        return yield* Envelope.respond(PostView, toPostView(created.record, {
           scheduledAtSent: created.scheduledAtSent,
           ...(created.record.post.isDraft ? { nextSteps: Posts.draftNextSteps } : {})
-        })
+        }), 201)
       }))
     .handle("get", ({ path }) =>
       Effect.gen(function*() {

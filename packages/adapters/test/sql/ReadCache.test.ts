@@ -1,0 +1,108 @@
+/**
+ * The key, organization and account-list reads that every authenticated request makes are served
+ * from memory for at most `ReadCache.defaultTtlMillis`: a change through this process's store is seen
+ * at once, a change another process makes (here: a raw UPDATE behind the store's back) within the bound.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as SqlClient from "@effect/sql/SqlClient"
+import { AccountStore } from "@herald/core/accounts/AccountStore"
+import { SocialAccount } from "@herald/core/accounts/Account"
+import { ApiKeyStore } from "@herald/core/access/ApiKeyStore"
+import { Organization } from "@herald/core/access/Organization"
+import { OrganizationStore } from "@herald/core/access/OrganizationStore"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as TestClock from "effect/TestClock"
+import * as ReadCache from "../../src/sql/internal/ReadCache.js"
+import * as SqlAccountStore from "../../src/sql/SqlAccountStore.js"
+import * as SqlApiKeyStore from "../../src/sql/SqlApiKeyStore.js"
+import * as SqlOrganizationStore from "../../src/sql/SqlOrganizationStore.js"
+import { apiKey, at, newAccount, organization, T0 } from "../contract/Fixtures.js"
+import { databasesUnderTest } from "../support/TestDatabases.js"
+
+const ttl = ReadCache.defaultTtlMillis
+
+const revokedOf = (key: Option.Option<{ readonly revokedAt: Option.Option<unknown> }>) =>
+  Option.isSome(key) && Option.isSome(key.value.revokedAt)
+
+for (const db of await databasesUnderTest()) {
+  describe.skipIf(db.layer === undefined)(`key, organization and account reads on ${db.label}`, () => {
+    if (db.layer === undefined) return
+    const layer = Layer.mergeAll(SqlApiKeyStore.layer, SqlOrganizationStore.layer, SqlAccountStore.layer).pipe(
+      Layer.provideMerge(db.layer)
+    )
+
+    it.effect("a revocation through the store is seen at once; one behind its back within the bound", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const keys = yield* ApiKeyStore
+        const orgs = yield* OrganizationStore
+        const org = organization()
+        yield* orgs.insert(org)
+        const first = apiKey(org.id)
+        const second = apiKey(org.id)
+        // Never "absent" from memory: a key is found the moment it is inserted.
+        expect(Option.isNone(yield* keys.findByHash(first.hash))).toBe(true)
+        yield* keys.insert(first)
+        yield* keys.insert(second)
+        expect(Option.isSome(yield* keys.findByHash(first.hash))).toBe(true)
+        yield* TestClock.adjust(ttl)
+        expect(revokedOf(yield* keys.findByHash(first.hash))).toBe(false)
+        expect(revokedOf(yield* keys.findByHash(second.hash))).toBe(false)
+
+        // Another process revokes `second`: served from memory for less than the bound, seen after it.
+        yield* sql`UPDATE api_keys SET revoked_at = ${T0 + 2} WHERE id = ${second.id}`
+        expect(revokedOf(yield* keys.findByHash(second.hash))).toBe(false)
+        yield* TestClock.adjust(ttl)
+        expect(revokedOf(yield* keys.findByHash(second.hash))).toBe(true)
+
+        // This process revokes `first`: seen at once.
+        yield* keys.revoke(first.id, at(T0 + 1))
+        expect(revokedOf(yield* keys.findByHash(first.hash))).toBe(true)
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("an organization's subscription change through the store is seen at once; behind its back within the bound", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const orgs = yield* OrganizationStore
+        const org = organization()
+        yield* orgs.insert(org)
+        const statusOf = Effect.map(orgs.findById(org.id), Option.map((o) => o.subscriptionStatus))
+        expect(yield* statusOf).toEqual(Option.some("active"))
+        yield* orgs.update(new Organization({ ...org, subscriptionStatus: "canceled" }))
+        expect(yield* statusOf).toEqual(Option.some("canceled"))
+        yield* TestClock.adjust(ttl)
+        expect(yield* statusOf).toEqual(Option.some("canceled"))
+        yield* sql`UPDATE organizations SET subscription_status = 'active' WHERE id = ${org.id}`
+        expect(yield* statusOf).toEqual(Option.some("canceled"))
+        yield* TestClock.adjust(ttl - 1)
+        expect(yield* statusOf).toEqual(Option.some("canceled"))
+        yield* TestClock.adjust(1)
+        expect(yield* statusOf).toEqual(Option.some("active"))
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("an account list: this process's insert, update and delete are seen at once; others' within the bound", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const orgs = yield* OrganizationStore
+        const accounts = yield* AccountStore
+        const org = organization()
+        yield* orgs.insert(org)
+        const names = Effect.map(accounts.list(org.id), (list) => list.map((a) => a.accountName))
+        expect(yield* names).toEqual([])
+        const a = yield* accounts.insert(newAccount(org.id, { accountName: "@a" }))
+        expect(yield* names).toEqual(["@a"])
+        yield* accounts.update(new SocialAccount({ ...a, accountName: "@a2" }))
+        expect(yield* names).toEqual(["@a2"])
+        yield* TestClock.adjust(ttl)
+        expect(yield* names).toEqual(["@a2"])
+        yield* sql`UPDATE social_accounts SET account_name = '@elsewhere' WHERE id = ${a.id}`
+        expect(yield* names).toEqual(["@a2"])
+        yield* TestClock.adjust(ttl)
+        expect(yield* names).toEqual(["@elsewhere"])
+        yield* accounts.delete(org.id, a.id)
+        expect(yield* names).toEqual([])
+      }).pipe(Effect.provide(layer)))
+  })
+}
