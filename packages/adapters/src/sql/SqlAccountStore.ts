@@ -8,6 +8,7 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Option from "effect/Option"
 import { CredentialCipher } from "../security/CredentialCipher.js"
+import * as FastRows from "./internal/FastRows.js"
 import { AccountRow, DbNumber, NewAccountRow, orPersistence } from "./internal/Rows.js"
 
 const InsertedId = Schema.Array(Schema.Struct({ id: Schema.compose(DbNumber, AccountId) }))
@@ -25,8 +26,8 @@ export const make = Effect.gen(function*() {
       typeof row.credentials === "string"
         ? Effect.map(cipher.value.open(row.credentials), (credentials) => ({ ...row, credentials }))
         : Effect.succeed(row))
-  const decode = (rows: ReadonlyArray<Record<string, unknown>>) =>
-    Effect.flatMap(open(rows), Schema.decodeUnknown(Schema.Array(AccountRow)))
+  const decodeRows = FastRows.decodeRows(FastRows.account, Schema.decodeUnknown(Schema.Array(AccountRow)))
+  const decode = (rows: ReadonlyArray<Record<string, unknown>>) => Effect.flatMap(open(rows), decodeRows)
 
   return AccountStore.of({
     insert: (account) =>
