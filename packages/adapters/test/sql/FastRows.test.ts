@@ -50,15 +50,13 @@ const sameValue = <A>(fast: A | undefined, schema: A) => {
 
 describe("FastRows", () => {
   it("decodes a destination, a post and an account as their schemas do (SQLite and Postgres columns)", () => {
-    const rows = [
-      [FastRows.destination, DestinationRow, Schema.encodeSync(DestinationRow)(destination), ["due_at", "attempts"]],
-      [FastRows.post, PostRow, Schema.encodeSync(PostRow)(post), ["campaign_id", "scheduled_for", "created_at"]],
-      [FastRows.account, AccountRow, Schema.encodeSync(AccountRow)(account), ["id", "recent_failures", "is_active"]]
-    ] as const
-    for (const [fast, schema, row, pgColumns] of rows) {
-      for (const variant of [row, asPg(row, pgColumns)]) {
-        sameValue<unknown>((fast as (row: unknown) => unknown)(variant), Schema.decodeUnknownSync(schema)(variant))
-      }
+    const cases: ReadonlyArray<readonly [(row: unknown) => unknown, (row: unknown) => unknown, Record<string, unknown>, ReadonlyArray<string>]> = [
+      [FastRows.destination, Schema.decodeUnknownSync(DestinationRow), Schema.encodeSync(DestinationRow)(destination), ["due_at", "attempts"]],
+      [FastRows.post, Schema.decodeUnknownSync(PostRow), Schema.encodeSync(PostRow)(post), ["campaign_id", "scheduled_for", "created_at"]],
+      [FastRows.account, Schema.decodeUnknownSync(AccountRow), Schema.encodeSync(AccountRow)(account), ["id", "recent_failures", "is_active"]]
+    ]
+    for (const [fast, decode, row, pgColumns] of cases) {
+      for (const variant of [row, asPg(row, pgColumns)]) sameValue(fast(variant), decode(variant))
     }
   })
 
