@@ -363,7 +363,10 @@ export const run = async (options: { readonly scale: number; readonly log?: (lin
   }
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "herald-bench-dispatch-"))
   const sqlite = (name: string): Database => ({ _tag: "Sqlite", filename: path.join(tmp, `${name}.db`) })
-  const pg = await probePostgres
+  // DISPATCH_ONLY=sqlite runs the SQLite rows alone (a quick A/B while working on the engine).
+  const pg = process.env.DISPATCH_ONLY === "sqlite"
+    ? { available: false as const, reason: "DISPATCH_ONLY=sqlite" }
+    : await probePostgres
   const loadAtStart = os.loadavg()[0]!
   try {
     log("(b) dispatch throughput, zero-latency sandbox, against graphile-worker no-op jobs")
