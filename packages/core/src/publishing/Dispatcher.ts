@@ -24,7 +24,9 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
+import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Redacted from "effect/Redacted"
@@ -1138,6 +1140,8 @@ const recordRound = (
         Effect.map((r): ReadonlyArray<Exit.Exit<Recorded, unknown>> => r.map(Exit.succeed)),
         Effect.catchAllCause(() => Effect.forEach(items, (p) => Effect.exit(recordWithRetry(p.claim, p.outcome, p.loaded))))
       )
+      // A line below the minimum level is not written: it is not built either (its annotations cost).
+      const quietInfo = LogLevel.lessThan(LogLevel.Info, yield* FiberRef.get(FiberRef.currentMinimumLogLevel))
       for (let i = 0; i < items.length; i++) {
         const { claim, outcome } = items[i]!
         const exit = exits[i]!
@@ -1149,7 +1153,9 @@ const recordRound = (
         }
         const recorded = exit.value
         settle(outbox, claim, recorded)
-        yield* Effect.annotateLogs(logOutcome(recorded, outcome), logAnnotations(claim.destination))
+        if (!(quietInfo && recorded === "published")) {
+          yield* Effect.annotateLogs(logOutcome(recorded, outcome), logAnnotations(claim.destination))
+        }
         if (recorded === "published" && outcome._tag === "Published" && outcome.result.followUps !== undefined) {
           followUps.push(
             yield* Effect.forkDaemon(
