@@ -94,6 +94,40 @@ describe("Dispatch in batches (SQLite + sandbox)", () => {
     )
   })
 
+  it.effect("a publish that does not answer within its client's timeout is interrupted and re-queued; the others of its batch are not held", () => {
+    let interrupted = 0
+    const slow: PlatformClient = {
+      platform: "x",
+      timeout: "10 seconds",
+      publish: (request) =>
+        request.main.content.startsWith("hangs")
+          ? Effect.never.pipe(Effect.onInterrupt(() => Effect.sync(() => (interrupted += 1))))
+          : Effect.succeed({ platformPostId: request.destinationId ?? "1", platformPostUrl: "https://x.com/i/status/1" })
+    }
+    return provide(
+      Effect.gen(function*() {
+        const hanging = yield* Engine.insertPost({ content: "hangs forever", platforms: ["x"] })
+        const quick = yield* Engine.insertPost({ content: "answers at once", platforms: ["x"] })
+        const round = yield* Effect.fork(Engine.runOnce)
+        // The quick one is recorded while the other still waits for its platform.
+        expect(yield* Engine.eventually(Effect.map(Engine.findPost(quick.post.id), (p) =>
+          p.destinations[0].status === "published"))).toBe(true)
+        yield* Engine.settle()
+        yield* TestClock.adjust("9 seconds")
+        yield* Engine.settle()
+        expect(Option.isNone(yield* Fiber.poll(round))).toBe(true)
+        expect(interrupted).toBe(0)
+        yield* TestClock.adjust("2 seconds")
+        expect(yield* Fiber.join(round)).toMatchObject({ claimed: 2, published: 1, requeued: 1 })
+        expect(interrupted).toBe(1)
+        const d = (yield* Engine.findPost(hanging.post.id)).destinations[0]
+        expect(d.status).toBe("queued")
+        expect(Option.getOrNull(d.error)).toBe("The platform did not answer within 10s")
+      }),
+      [slow]
+    )
+  })
+
   it.effect("the claim size doubles while claims come back full and falls back once the backlog is gone", () =>
     provide(Effect.gen(function*() {
       yield* Effect.forEach(Array.from({ length: 20 }, (_, i) => i), (i) =>

@@ -8,6 +8,7 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Option from "effect/Option"
 import { CredentialCipher } from "../security/CredentialCipher.js"
+import * as FastRows from "./internal/FastRows.js"
 import * as ReadCache from "./internal/ReadCache.js"
 import { AccountRow, DbNumber, NewAccountRow, orPersistence } from "./internal/Rows.js"
 
@@ -26,8 +27,8 @@ export const make = Effect.gen(function*() {
       typeof row.credentials === "string"
         ? Effect.map(cipher.value.open(row.credentials), (credentials) => ({ ...row, credentials }))
         : Effect.succeed(row))
-  const decode = (rows: ReadonlyArray<Record<string, unknown>>) =>
-    Effect.flatMap(open(rows), Schema.decodeUnknown(Schema.Array(AccountRow)))
+  const decodeRows = FastRows.decodeRows(FastRows.account, Schema.decodeUnknown(Schema.Array(AccountRow)))
+  const decode = (rows: ReadonlyArray<Record<string, unknown>>) => Effect.flatMap(open(rows), decodeRows)
   // An organization's account list (GET /accounts, /me) is served from memory for up to 250 ms and
   // emptied by this store's own writes: reading it cost a query, a credentials decryption per row and a
   // Schema decode per row on every request (see ReadCache.ts for the bounds).

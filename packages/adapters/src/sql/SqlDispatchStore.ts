@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as FastRows from "./internal/FastRows.js"
 import { DestinationRow, Instant, LeaseColumns, orPersistence } from "./internal/Rows.js"
 
 const ClaimedAt = Schema.Struct({ claimed_at: Schema.optional(Schema.NullOr(Instant)) })
@@ -18,7 +19,7 @@ const ClaimRows = Schema.Array(
 )
 
 /** A claimed row is a destination plus its lease columns. */
-const decodeClaims = (rows: ReadonlyArray<unknown>) =>
+const decodeClaimsBySchema = (rows: ReadonlyArray<unknown>) =>
   Schema.decodeUnknown(ClaimRows)(rows.map((row) => ({ destination: row, lease: row, claimed: row }))).pipe(
     Effect.map((decoded): ReadonlyArray<Claim> =>
       decoded.map(({ claimed, destination, lease }) => ({
@@ -29,6 +30,27 @@ const decodeClaims = (rows: ReadonlyArray<unknown>) =>
       }))
     )
   )
+
+/** The claim of one row without the schema (`FastRows`), or undefined: the schema decides. */
+const fastClaim = (row: unknown): Claim | undefined => {
+  const destination = FastRows.destination(row)
+  if (destination === undefined) return undefined
+  const r = row as { readonly lease_token?: unknown; readonly lease_expires_at?: unknown; readonly claimed_at?: unknown }
+  const expires = r.lease_expires_at
+  const claimedAt = r.claimed_at
+  if (typeof r.lease_token !== "string" || typeof expires !== "number" || !Number.isSafeInteger(expires)) return undefined
+  if (claimedAt !== undefined && claimedAt !== null && (typeof claimedAt !== "number" || !Number.isSafeInteger(claimedAt))) {
+    return undefined
+  }
+  return {
+    destination,
+    leaseToken: r.lease_token,
+    leaseExpiresAt: DateTime.unsafeMake(expires),
+    ...(claimedAt === undefined || claimedAt === null ? {} : { claimedAt: DateTime.unsafeMake(claimedAt) })
+  }
+}
+
+const decodeClaims = FastRows.decodeRows(fastClaim, decodeClaimsBySchema)
 
 const byDue = (a: Claim, b: Claim): number =>
   DateTime.toEpochMillis(a.destination.dueAt) - DateTime.toEpochMillis(b.destination.dueAt) ||

@@ -4,24 +4,18 @@ import * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import * as FastRows from "./internal/FastRows.js"
 import { EventRow, orPersistence } from "./internal/Rows.js"
 
 export const make = Effect.gen(function*() {
   const sql = (yield* SqlClient.SqlClient).withoutTransforms()
   const decode = Schema.decodeUnknown(Schema.Array(EventRow))
-  const encode = Schema.encode(Schema.Array(EventRow))
   // Ties on created_at keep the append order.
   const appendOrder = sql.onDialectOrElse({ pg: () => sql.literal("seq"), orElse: () => sql.literal("rowid") })
 
   return EventStore.of({
     append: (events) =>
-      events.length === 0 ? Effect.void : encode(events).pipe(
-        Effect.map((rows) =>
-          rows.map((row, i) => {
-            const postId = events[i]!.data["post_id"]
-            return { ...row, post_id: typeof postId === "string" ? postId : null }
-          })
-        ),
+      events.length === 0 ? Effect.void : Effect.try(() => events.map(FastRows.eventRow)).pipe(
         Effect.flatMap((rows) => sql`INSERT INTO events ${sql.insert(rows)}`),
         Effect.asVoid,
         orPersistence("EventStore.append")

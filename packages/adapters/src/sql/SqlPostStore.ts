@@ -10,6 +10,7 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import * as FastRows from "./internal/FastRows.js"
 import { CountRow, DestinationRow, encodePost, orPersistence, PostRow } from "./internal/Rows.js"
 import * as PostStatusSql from "./internal/PostStatusSql.js"
 import { visibleThrough } from "./internal/PostVisibilitySql.js"
@@ -35,8 +36,8 @@ const orderDestinations = (post: Post, destinations: ReadonlyArray<Destination>)
 
 export const make = Effect.gen(function*() {
   const sql = (yield* SqlClient.SqlClient).withoutTransforms()
-  const decodePosts = Schema.decodeUnknown(Schema.Array(PostRow))
-  const decodeDestinations = Schema.decodeUnknown(Schema.Array(DestinationRow))
+  const decodePosts = FastRows.decodeRows(FastRows.post, Schema.decodeUnknown(Schema.Array(PostRow)))
+  const decodeDestinations = FastRows.decodeRows(FastRows.destination, Schema.decodeUnknown(Schema.Array(DestinationRow)))
   const encodeDestinations = Schema.encode(Schema.Array(DestinationRow))
   const decodeCount = Schema.decodeUnknown(Schema.Array(CountRow))
 
