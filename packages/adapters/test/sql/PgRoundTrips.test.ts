@@ -9,6 +9,7 @@ import { IdGenerator } from "@herald/core/kernel/IdGenerator"
 import { PostStore } from "@herald/core/posts/PostStore"
 import { EventStore } from "@herald/core/webhooks/EventStore"
 import { AccountStore } from "@herald/core/accounts/AccountStore"
+import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -97,5 +98,19 @@ describe.skipIf(!pg.available)("round trips on Postgres", () => {
       expect(texts).toHaveLength(1)
       const listed = yield* (yield* EventStore).list(org.id)
       expect(listed.map((e) => e.id)).toEqual(events.map((e) => e.id))
+    }).pipe(Effect.provide(stores)))
+
+  it.effect("the claim's pick reads queued destinations in (due_at, id) order from an index, without sorting them", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      // Tiny tables would be scanned either way; the plan's shape is what is checked.
+      const plan = yield* sql.withTransaction(Effect.gen(function*() {
+        yield* sql`SET LOCAL enable_seqscan = off`
+        return yield* sql<{ "QUERY PLAN": string }>`EXPLAIN SELECT id FROM destinations
+          WHERE status = 'queued' AND due_at <= ${F.T0} ORDER BY due_at, id LIMIT 500 FOR UPDATE SKIP LOCKED`
+      }))
+      const text = plan.map((row) => row["QUERY PLAN"]).join("\n")
+      expect(text).toContain("destinations_due_order")
+      expect(text).not.toMatch(/\bSort\b/)
     }).pipe(Effect.provide(stores)))
 })
