@@ -227,12 +227,40 @@ const stopWorkers = async (workers: ReadonlyArray<W.WorkerProcess>) => {
   await Promise.all(workers.map((w) => w.exited))
 }
 
-const throughputWorkers = (processes: number, count: number) =>
+/** utime + stime of a process in milliseconds (Linux /proc), 0 when unreadable. */
+const cpuMsOf = (pid: number | undefined): number => {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    return (Number(fields[11]) + Number(fields[12])) * 10 // USER_HZ 100
+  } catch {
+    return 0
+  }
+}
+
+/**
+ * CPU milliseconds used so far by the Postgres backends connected to the current database, other than
+ * the one asking: what Postgres pays for the work (load-robust, unlike wall-clock rates).
+ */
+const pgBackendsCpu = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  Effect.map(
+    sql<{ pid: number }>`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`,
+    (rows) => rows.reduce((sum, row) => sum + cpuMsOf(row.pid), 0)
+  )).pipe(Effect.orElseSucceed(() => 0))
+
+/** CPU per destination, in the worker processes (Node) and in Postgres, as a figure. */
+const cpuFigure = (cpu: { readonly node: number; readonly postgres: number }) =>
+  `; CPU/destination node ${cpu.node.toFixed(2)} ms, postgres ${cpu.postgres.toFixed(2)} ms`
+
+export const throughputWorkers = (processes: number, count: number) =>
   withPg(async (url, runtime) => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "herald-bench-"))
     await runtime.runPromise(W.seed({ posts: count, platforms: ["telegram"], dueAt: farFuture() }))
     const workers = await startWorkers(url, dir, processes, ["--poll-ms", "50"])
     try {
+      await sleep(300)
+      const node0 = workers.reduce((sum, w) => sum + cpuMsOf(w.child.pid), 0)
+      const pg0 = await runtime.runPromise(pgBackendsCpu)
       const started = performance.now()
       await runtime.runPromise(releaseAt(Date.now()))
       const deadline = Date.now() + 600_000
@@ -243,7 +271,12 @@ const throughputWorkers = (processes: number, count: number) =>
         await sleep(20)
       }
       const seconds = (performance.now() - started) / 1000
-      return { seconds, rate: count / seconds, ok: counts.published === count, counts }
+      // Backends are read before the workers stop (their processes end with them).
+      const cpu = {
+        node: (workers.reduce((sum, w) => sum + cpuMsOf(w.child.pid), 0) - node0) / count,
+        postgres: ((await runtime.runPromise(pgBackendsCpu)) - pg0) / count
+      }
+      return { seconds, rate: count / seconds, ok: counts.published === count, counts, cpu }
     } finally {
       await stopWorkers(workers)
       fs.rmSync(dir, { recursive: true, force: true })
@@ -266,7 +299,7 @@ const journalLags = async (
   return { sent: sends.length, lags: lagsOf(sends.map((s) => s.at - dueOf(s))) }
 }
 
-const onTimeWorkers = (processes: number, count: number) =>
+export const onTimeWorkers = (processes: number, count: number) =>
   withPg(async (url, runtime) => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "herald-bench-"))
     await runtime.runPromise(W.seed({ posts: count, platforms: ["telegram"], dueAt: farFuture() }))
@@ -417,7 +450,7 @@ export const run = async (options: { readonly scale: number; readonly log?: (lin
         processes: "2 `herald worker` processes",
         items: count,
         seconds: two.seconds,
-        figure: `${perSecond(two.rate)} destinations`,
+        figure: `${perSecond(two.rate)} destinations${cpuFigure(two.cpu)}`,
         target: "≥ 2× graphile-worker",
         met: two.rate >= 2 * peer.rate
       })

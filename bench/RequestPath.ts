@@ -14,6 +14,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import * as HeraldServer from "./HeraldServer.js"
 import * as Load from "./Load.js"
+import * as RequestPathPg from "./RequestPathPg.js"
 
 export interface Side {
   readonly rps: number
@@ -117,6 +118,10 @@ export const run = async (options: {
   }
 }
 
+/** (a) on Postgres, its own row: `herald serve` and a node:http + pg peer on one fresh database. */
+export const runPostgres = (options: { readonly dir: string; readonly seconds: number; readonly rounds: number }) =>
+  RequestPathPg.run(options)
+
 // `npx tsx bench/RequestPath.ts [seconds] [rounds]`: this part alone.
 if (import.meta.url === `file://${process.argv[1]}`) {
   const os = await import("node:os")
@@ -133,6 +138,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       )
     line("POST /posts", r.posts.herald, r.posts.peer)
     line("GET /accounts", r.accounts.herald, r.accounts.peer)
+    const pgDir = path.join(dir, "pg")
+    console.log(`POST /posts on Postgres: ${RequestPathPg.describe(await runPostgres({ dir: pgDir, seconds: Number(process.argv[2] ?? "5"), rounds: Number(process.argv[3] ?? "2") }))}`)
     console.log(`RSS MiB (idle, after a, after c): herald ${r.rss.herald.map((x) => x.toFixed(0)).join(", ")} | peer ${r.rss.peer.map((x) => x.toFixed(0)).join(", ")}`)
   } finally {
     fs.rmSync(dir, { recursive: true, force: true })

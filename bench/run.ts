@@ -19,6 +19,7 @@ import * as path from "node:path"
 import * as DispatchBench from "./Dispatch.js"
 import type { Line } from "./Renditions.js"
 import * as RequestPath from "./RequestPath.js"
+import * as RequestPathPg from "./RequestPathPg.js"
 import * as Startup from "./Startup.js"
 
 const scale = Number(process.env.BENCH_SCALE ?? "1")
@@ -64,6 +65,15 @@ const main = async () => {
     }
     side("POST /posts (draft) vs node:http + better-sqlite3", requestPath.posts.herald, requestPath.posts.peer, 0.5)
     side("GET /accounts (authenticated) vs node:http, same JSON", requestPath.accounts.herald, requestPath.accounts.peer, 0.25)
+    const postsPg = await RequestPath.runPostgres({ dir: path.join(tmp, "request-path-pg"), seconds: Math.max(2, 5 * scale), rounds: 2 })
+    record({
+      benchmark: "POST /posts (draft) vs node:http + pg",
+      store: postsPg.available ? `postgres (synchronous_commit=${postsPg.synchronousCommit})` : "postgres",
+      processes: `herald serve / peer, ${postsPg.available ? postsPg.connections : 0} connections`,
+      items: postsPg.available ? postsPg.rounds : 0,
+      seconds: postsPg.available ? postsPg.seconds * postsPg.rounds : 0,
+      figure: RequestPathPg.describe(postsPg)
+    })
     const mib = (xs: ReadonlyArray<number>) => xs.map((x) => `${x.toFixed(0)}`).join(" / ")
     record({
       benchmark: "RSS MiB: idle / after POST / after GET",

@@ -15,6 +15,7 @@ import mediaAltText from "./migrations/0014_media_alt_text.js"
 import requestCounters from "./migrations/0016_request_counters.js"
 import usersSessions from "./migrations/0018_users_sessions.js"
 import apiKeyLastUsed from "./migrations/0019_api_key_last_used.js"
+import pgClaimOrder from "./migrations/0023_pg_claim_order.js"
 
 /** Herald's own migrations table, so an embedding host's `effect_sql_migrations` never clashes. */
 export const table = "herald_migrations"
@@ -37,7 +38,8 @@ export const loader = Migrator.fromRecord({
   "0014_media_alt_text": mediaAltText,
   "0016_request_counters": requestCounters,
   "0018_users_sessions": usersSessions,
-  "0019_api_key_last_used": apiKeyLastUsed
+  "0019_api_key_last_used": apiKeyLastUsed,
+  "0023_pg_claim_order": pgClaimOrder
 })
 
 /** Applies pending migrations in one transaction; on Postgres concurrent runners wait on a table lock. */

@@ -136,7 +136,14 @@ export const make = Effect.gen(function*() {
           orElse: () => sql.literal("")
         })
         // The pick is a materialized CTE so that it runs exactly once: as an `IN (subquery)` Postgres
-        // may rescan it under some plans, and with SKIP LOCKED each scan can pick other rows.
+        // may rescan it under some plans, and with SKIP LOCKED each scan can pick other rows. On
+        // Postgres the picked ids are handed over as one array (`= ANY`), which the primary key index
+        // answers row by row; `IN (SELECT …)` was planned as a hash join over a sequential scan of
+        // every destination (the planner does not know the CTE holds at most `limit` rows).
+        const picked = sql.onDialectOrElse({
+          pg: () => sql`id = ANY(ARRAY(SELECT id FROM picked))`,
+          orElse: () => sql`id IN (SELECT id FROM picked)`
+        })
         const rows = yield* sql`WITH picked AS MATERIALIZED (
             SELECT id FROM destinations
             WHERE status = 'queued' AND due_at <= ${at}
@@ -152,7 +159,7 @@ export const make = Effect.gen(function*() {
             leased_by = ${workerId},
             claimed_at = ${at},
             updated_at = ${at}
-          WHERE id IN (SELECT id FROM picked)
+          WHERE ${picked}
           RETURNING *`
         // RETURNING does not keep the subquery's order.
         return [...(yield* decodeClaims(rows))].sort(byDue)

@@ -6,7 +6,8 @@
  *
  * The fan-out of a whole append is ONE statement (`INSERT … SELECT` over the events just written,
  * joined to the subscriptions), however many events and subscriptions it covers: the dispatcher
- * appends a round's events at once. Delivery ids are random (v4) UUIDs made by the database, since
+ * appends a round's events at once. On Postgres the events' insert is a CTE of that same statement,
+ * so an append is one round trip and needs no savepoint inside the caller's transaction. Delivery ids are random (v4) UUIDs made by the database, since
  * how many deliveries an append makes is known only there.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -14,7 +15,9 @@ import { EventStore } from "@herald/core/webhooks/EventStore"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { orPersistence } from "./internal/Rows.js"
+import * as Schema from "effect/Schema"
+import type { Event } from "@herald/core/webhooks/Event"
+import { EventRow, orPersistence } from "./internal/Rows.js"
 import * as SqlEventStore from "./SqlEventStore.js"
 
 export const make = Effect.gen(function*() {
@@ -48,12 +51,41 @@ export const make = Effect.gen(function*() {
         orPersistence("EventStore.fanout")
       )
 
+  const encode = Schema.encode(Schema.Array(EventRow))
+
+  /**
+   * Postgres: the events and their deliveries in ONE statement, atomic by itself (no savepoint): the
+   * fan-out reads the events the CTE just inserted (RETURNING), in their append order (`seq`).
+   */
+  const appendPg = (events: ReadonlyArray<Event>) =>
+    Effect.gen(function*() {
+      const rows = (yield* encode(events)).map((row, i) => {
+        const postId = events[i]!.data["post_id"]
+        return { ...row, post_id: typeof postId === "string" ? postId : null }
+      })
+      const now = yield* Clock.currentTimeMillis
+      yield* sql`WITH e AS (INSERT INTO events ${sql.insert(rows)} RETURNING id, organization_id, type, seq)
+        INSERT INTO webhook_deliveries
+          (id, subscription_id, organization_id, event_id, event_type, status, attempts, next_attempt_at,
+           created_at, updated_at)
+        SELECT ${randomUuid}, s.id, e.organization_id, e.id, e.type, 'pending', 0,
+          CAST(${now} AS BIGINT), CAST(${now} AS BIGINT), CAST(${now} AS BIGINT)
+        FROM e
+        JOIN webhook_subscription_events se ON se.organization_id = e.organization_id AND se.event_type = e.type
+        JOIN webhook_subscriptions s ON s.id = se.subscription_id AND s.is_active = 1
+        ORDER BY e.seq, s.created_at, s.id`
+    })
+
   return EventStore.of({
     ...base,
     append: (events) =>
-      events.length === 0 ? Effect.void : sql.withTransaction(
-        Effect.zipRight(base.append(events), fanout(events.map((e) => e.id)))
-      ).pipe(orPersistence("EventStore.append"))
+      events.length === 0 ? Effect.void : sql.onDialectOrElse({
+        pg: () => appendPg(events).pipe(orPersistence("EventStore.append")),
+        orElse: () =>
+          sql.withTransaction(Effect.zipRight(base.append(events), fanout(events.map((e) => e.id)))).pipe(
+            orPersistence("EventStore.append")
+          )
+      })
   })
 })
 

@@ -181,12 +181,31 @@ export const make = Effect.gen(function*() {
 
   return PostStore.of({
     insert: (record) =>
-      Effect.gen(function*() {
-        const row = yield* encodePost(record.post)
-        yield* sql`INSERT INTO posts ${sql.insert(row)}`
-        yield* writeTargets(record.post)
-        yield* insertDestinations(record.destinations)
-      }).pipe(sql.withTransaction, orPersistence("PostStore.insert")),
+      sql.onDialectOrElse({
+        // Postgres: the post, its targets and its destinations in ONE statement (data-modifying CTEs),
+        // atomic by itself: one round trip instead of a savepoint and three or four statements.
+        pg: () =>
+          Effect.gen(function*() {
+            const row = yield* encodePost(record.post)
+            const accountIds = Arr.dedupe(record.post.accountIds)
+            const destinations = record.destinations.length === 0 ? [] : yield* encodeDestinations(record.destinations)
+            const targets = accountIds.length === 0 ? sql`` : sql`, targets AS (INSERT INTO post_targets ${
+              sql.insert(accountIds.map((accountId) => ({ post_id: record.post.id, account_id: accountId })))
+            })`
+            const written = destinations.length === 0 ? sql`` : sql`, written AS (INSERT INTO destinations ${
+              sql.insert(destinations.map((d) => ({ ...d })))
+            })`
+            yield* sql`WITH post AS (INSERT INTO posts ${sql.insert(row)} RETURNING id)${targets}${written}
+              SELECT id FROM post`
+          }),
+        orElse: () =>
+          Effect.gen(function*() {
+            const row = yield* encodePost(record.post)
+            yield* sql`INSERT INTO posts ${sql.insert(row)}`
+            yield* writeTargets(record.post)
+            yield* insertDestinations(record.destinations)
+          }).pipe(sql.withTransaction)
+      }).pipe(orPersistence("PostStore.insert")),
     findById: (organizationId, id) =>
       sql`SELECT * FROM posts WHERE organization_id = ${organizationId} AND id = ${id}`.pipe(
         Effect.flatMap(decodePosts),
