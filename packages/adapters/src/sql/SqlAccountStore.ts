@@ -15,7 +15,8 @@ import { AccountRow, DbNumber, NewAccountRow, orPersistence } from "./internal/R
 const InsertedId = Schema.Array(Schema.Struct({ id: Schema.compose(DbNumber, AccountId) }))
 
 export const make = Effect.gen(function*() {
-  const sql = (yield* SqlClient.SqlClient).withoutTransforms()
+  const client = yield* SqlClient.SqlClient
+  const sql = client.withoutTransforms()
   // With a cipher (optional service), the credentials column is sealed on write and opened on read.
   const cipher = yield* Effect.serviceOption(CredentialCipher)
   const seal = <R extends { readonly credentials: string | null }>(row: R) =>
@@ -32,8 +33,12 @@ export const make = Effect.gen(function*() {
   // An organization's account list (GET /accounts, /me) is served from memory for up to 250 ms and
   // emptied by this store's own writes: reading it cost a query, a credentials decryption per row and a
   // Schema decode per row on every request (see ReadCache.ts for the bounds).
-  const lists = ReadCache.make<OrganizationId, ReadonlyArray<SocialAccount>>()
-  const written = <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.ensuring(self, lists.invalidate)
+  // Only on SQLite, where data_version shows any other process's commit at once: on Postgres another
+  // process's new account must be usable at once (a post created right after the connect), so no cache.
+  const version = ReadCache.versionFor(client)
+  const lists = version === undefined ? undefined : ReadCache.make<OrganizationId, ReadonlyArray<SocialAccount>>({ version })
+  const written = <A, E, R>(self: Effect.Effect<A, E, R>) =>
+    lists === undefined ? self : Effect.ensuring(self, lists.invalidate)
 
   return AccountStore.of({
     insert: (account) =>
@@ -69,13 +74,13 @@ export const make = Effect.gen(function*() {
         orPersistence("AccountStore.findByPlatformAccountId")
       ),
     list: (organizationId) =>
-      lists.get(
-        organizationId,
-        sql`SELECT * FROM social_accounts WHERE organization_id = ${organizationId} ORDER BY id`.pipe(
+      Effect.suspend(() => {
+        const load = sql`SELECT * FROM social_accounts WHERE organization_id = ${organizationId} ORDER BY id`.pipe(
           Effect.flatMap(decode),
           orPersistence("AccountStore.list")
         )
-      ),
+        return lists === undefined ? load : lists.get(organizationId, load)
+      }),
     delete: (organizationId, id) =>
       sql`DELETE FROM social_accounts WHERE organization_id = ${organizationId} AND id = ${id} RETURNING id`.pipe(
         Effect.map((rows) => rows.length > 0),

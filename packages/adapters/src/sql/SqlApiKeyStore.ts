@@ -9,15 +9,17 @@ import * as Schema from "effect/Schema"
 import type { ApiKey } from "@herald/core/access/ApiKey"
 import { ApiKeyId } from "@herald/core/kernel/Ids"
 import * as ReadCache from "./internal/ReadCache.js"
+import { withVersion } from "./internal/ReadCache.js"
 import { ApiKeyRow, Instant, orPersistence } from "./internal/Rows.js"
 
 export const make = Effect.gen(function*() {
-  const sql = (yield* SqlClient.SqlClient).withoutTransforms()
+  const client = yield* SqlClient.SqlClient
+  const sql = client.withoutTransforms()
   const decode = Schema.decodeUnknown(Schema.Array(ApiKeyRow))
   const decodeLastUsed = Schema.decodeUnknown(Schema.Array(Schema.Struct({ id: ApiKeyId, last_used_at: Instant })))
   // Every authenticated request looks its key up by hash: served from memory for up to 250 ms, and
   // emptied by this store's own writes (a revocation here is seen at once; see ReadCache.ts).
-  const byHash = ReadCache.make<string, Option.Option<ApiKey>>({ keep: Option.isSome })
+  const byHash = ReadCache.make<string, Option.Option<ApiKey>>({ keep: Option.isSome, ...withVersion(client) })
 
   return ApiKeyStore.of({
     insert: (key) =>

@@ -8,15 +8,17 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as ReadCache from "./internal/ReadCache.js"
+import { withVersion } from "./internal/ReadCache.js"
 import { OrganizationRow, orPersistence, UserRow } from "./internal/Rows.js"
 
 export const make = Effect.gen(function*() {
-  const sql = (yield* SqlClient.SqlClient).withoutTransforms()
+  const client = yield* SqlClient.SqlClient
+  const sql = client.withoutTransforms()
   const decodeOrganizations = Schema.decodeUnknown(Schema.Array(OrganizationRow))
   const decodeUsers = Schema.decodeUnknown(Schema.Array(UserRow))
   // Every authenticated request reads its organization: served from memory for up to 250 ms, and
   // emptied by this store's own writes (see ReadCache.ts).
-  const byId = ReadCache.make<OrganizationId, Option.Option<Organization>>({ keep: Option.isSome })
+  const byId = ReadCache.make<OrganizationId, Option.Option<Organization>>({ keep: Option.isSome, ...withVersion(client) })
 
   return OrganizationStore.of({
     insert: (org) =>

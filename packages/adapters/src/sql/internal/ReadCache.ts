@@ -12,7 +12,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 
-/** How long another process's revocation or subscription change may go unseen by a server. */
+/** How long another process's revocation or subscription change may go unseen by a server (Postgres; SQLite checks data_version and sees it at once). */
 export const defaultTtlMillis = 250
 
 export interface ReadCache<K, V> {
@@ -26,10 +26,16 @@ export const make = <K, V>(options?: {
   readonly maxEntries?: number
   /** Which loaded values are kept (e.g. only rows found: a key created a moment ago is never "absent"). */
   readonly keep?: (value: V) => boolean
+  /**
+   * The database's change count as this connection sees it (`sqliteDataVersion`): an entry is
+   * served only while it is unchanged, so another process's commit is seen at once.
+   */
+  readonly version?: Effect.Effect<unknown>
 }): ReadCache<K, V> => {
+  const version = options?.version ?? Effect.succeed(undefined)
   const ttl = options?.ttlMillis ?? defaultTtlMillis
   const maxEntries = options?.maxEntries ?? 10_000
-  const entries = new Map<K, { readonly value: V; readonly at: number }>()
+  const entries = new Map<K, { readonly value: V; readonly at: number; readonly version: unknown }>()
   let generation = 0
   let invalidatedAt = Number.NEGATIVE_INFINITY
   const invalidate = Effect.flatMap(Clock.currentTimeMillis, (now) =>
@@ -40,16 +46,56 @@ export const make = <K, V>(options?: {
     }))
   const get = <E, R>(key: K, load: Effect.Effect<V, E, R>): Effect.Effect<V, E, R> =>
     Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (transaction) =>
-      transaction._tag === "Some" ? load : Effect.flatMap(Clock.currentTimeMillis, (now) => {
+      transaction._tag === "Some" ? load : Effect.flatMap(Effect.zip(Clock.currentTimeMillis, version), ([now, seen]) => {
         const hit = entries.get(key)
-        if (hit !== undefined && now >= hit.at && now - hit.at < ttl) return Effect.succeed(hit.value)
+        if (hit !== undefined && now >= hit.at && now - hit.at < ttl && hit.version === seen) {
+          return Effect.succeed(hit.value)
+        }
         const started = generation
         return Effect.tap(load, (value) =>
           Effect.sync(() => {
             if (generation !== started || now - invalidatedAt < ttl || options?.keep?.(value) === false) return
             if (entries.size >= maxEntries) entries.clear()
-            entries.set(key, { value, at: now })
+            entries.set(key, { value, at: now, version: seen })
           }))
       }))
   return { get, invalidate }
+}
+
+/**
+ * SQLite's `PRAGMA data_version` on the client's connection: it changes whenever another connection
+ * (another process) commits to the file, so a cache checked against it serves nothing stale. The
+ * value read is reused until the end of the current turn of the event loop (one query per turn for
+ * every cache on the client, not one per lookup), so another process's commit is seen from the next
+ * turn on. A failed read yields a fresh object, which matches no entry.
+ */
+export const sqliteDataVersion = (sql: SqlClient.SqlClient): Effect.Effect<unknown> => {
+  const known = dataVersions.get(sql)
+  if (known !== undefined) return known
+  let current: { readonly value: unknown } | undefined
+  const read = sql<{ readonly data_version: number }>`PRAGMA data_version`.pipe(
+    Effect.map((rows): unknown => rows[0]?.data_version),
+    Effect.orElseSucceed((): unknown => ({}))
+  )
+  const version = Effect.suspend(() =>
+    current !== undefined ? Effect.succeed(current.value) : Effect.map(read, (value) => {
+      current = { value }
+      setImmediate(() => (current = undefined))
+      return value
+    })
+  )
+  dataVersions.set(sql, version)
+  return version
+}
+
+const dataVersions = new WeakMap<SqlClient.SqlClient, Effect.Effect<unknown>>()
+
+/** The version check for the client's dialect: SQLite's data_version; none elsewhere (TTL only). */
+export const versionFor = (sql: SqlClient.SqlClient): Effect.Effect<unknown> | undefined =>
+  sql.onDialectOrElse({ sqlite: () => sqliteDataVersion(sql), orElse: () => undefined })
+
+/** `{ version }` for `make`'s options when the dialect has one, else nothing. */
+export const withVersion = (sql: SqlClient.SqlClient): { readonly version?: Effect.Effect<unknown> } => {
+  const version = versionFor(sql)
+  return version === undefined ? {} : { version }
 }
