@@ -53,8 +53,9 @@ export interface Results {
   readonly notes: ReadonlyArray<string>
 }
 
+/** Nearest rank: of 100 lags, p99 is the 99th smallest (the index `floor(q * n)` made it the largest). */
 const quantile = (sorted: ReadonlyArray<number>, q: number): number =>
-  sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!
+  sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!
 
 interface Lags {
   readonly p50: number

@@ -128,7 +128,10 @@ export interface Options {
   readonly batchSize?: number
   /** The smallest claim; default 50 (or the batch size when that is smaller). */
   readonly minBatchSize?: number
-  /** Publishes in flight at once; default the batch size. */
+  /**
+   * Publishes of one round in flight at once; default the batch size. While a backlog drains, up to
+   * 4 rounds overlap (the next claims while the last publishes and records), so up to 4 times this.
+   */
   readonly concurrency?: number
   /**
    * How long a claim stays exclusive without renewal; default 30 seconds. Claims in flight are renewed
