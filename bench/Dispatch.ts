@@ -342,7 +342,7 @@ const graphileConcurrency = 10
  * `count` no-op jobs added up front, then one graphile-worker runner in this process (concurrency 10,
  * its own batched job fetching left at its defaults): from its start until the last job succeeded.
  */
-const graphileNoop = async (count: number) => {
+export const graphileNoop = async (count: number) => {
   const db = await Effect.runPromise(createFreshPgDatabase())
   const silent = new GraphileLogger(() => () => {})
   try {
