@@ -29,6 +29,7 @@ import { Logger as GraphileLogger, makeWorkerUtils, run as runGraphile } from "g
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import pg from "pg"
 import { pathToFileURL } from "node:url"
 import { createFreshPgDatabase, probePostgres } from "../packages/adapters/test/support/TestDatabases.js"
 import * as W from "../test/engine/WorkerProcesses.js"
@@ -360,9 +361,14 @@ export const graphileNoop = async (count: number) => {
     let done = 0
     let finished: () => void = () => {}
     const allDone = new Promise<void>((resolve) => (finished = resolve))
+    // The runner's pool is ours, so that it is closed before the database is dropped: a pool of its own
+    // could still hold idle connections then, whose "terminated by administrator" error crashed the bench.
+    const pool = new pg.Pool({ connectionString: db.url, max: graphileConcurrency + 2 })
+    pool.on("error", () => {})
+    pool.on("connect", (client) => client.on("error", () => {}))
     const started = performance.now()
     const runner = await runGraphile({
-      connectionString: db.url,
+      pgPool: pool,
       concurrency: graphileConcurrency,
       noHandleSignals: true,
       pollInterval: 50,
@@ -376,6 +382,7 @@ export const graphileNoop = async (count: number) => {
     await Promise.race([allDone, sleep(600_000)])
     const seconds = (performance.now() - started) / 1000
     await runner.stop()
+    await pool.end()
     return { seconds, rate: count / seconds, ok: done === count, done }
   } finally {
     await Effect.runPromise(db.drop)
