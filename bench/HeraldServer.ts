@@ -86,3 +86,34 @@ export const start = async (options: {
   }
   return { child, base: `http://127.0.0.1:${port}/api/v1`, key, output: () => output, stop }
 }
+
+/**
+ * A peer server for a side-by-side bench: `node <script> ...args` started with NODE_OPTIONS cleared,
+ * ready once it prints "listening" (at most 20 s), its API base on 127.0.0.1:`port`.
+ */
+export const startPeer = async (options: {
+  readonly script: string
+  readonly args: ReadonlyArray<string>
+  readonly port: number
+  readonly env?: Record<string, string>
+}) => {
+  const child = spawn(process.execPath, [options.script, ...options.args], {
+    env: { ...process.env, ...options.env, NODE_OPTIONS: "" },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  let output = ""
+  child.stdout!.on("data", (c) => (output += String(c)))
+  child.stderr!.on("data", (c) => (output += String(c)))
+  const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()))
+  const deadline = Date.now() + 20_000
+  while (Date.now() < deadline && !output.includes("listening") && child.exitCode === null) await sleep(20)
+  if (!output.includes("listening")) throw new Error(`peer did not start:\n${output}`)
+  return {
+    child,
+    base: `http://127.0.0.1:${options.port}/api/v1`,
+    stop: async () => {
+      if (child.exitCode === null) child.kill("SIGTERM")
+      await exited
+    }
+  }
+}

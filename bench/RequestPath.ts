@@ -9,7 +9,6 @@
  * The loads alternate between Herald and the peer (`rounds` times) so that other work on the
  * machine hits both alike; figures are the mean over rounds.
  */
-import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as HeraldServer from "./HeraldServer.js"
@@ -42,25 +41,12 @@ const mean = (results: ReadonlyArray<Load.LoadResult>): Side => {
 
 const startPeer = async (source: string, file: string, accountsJson: string) => {
   const port = await HeraldServer.freePort()
-  const child = spawn(process.execPath, [path.join(import.meta.dirname, "peers/create-peer.mjs"), source, file, String(port)], {
-    env: { ...process.env, ACCOUNTS_JSON: accountsJson, NODE_OPTIONS: "" },
-    stdio: ["ignore", "pipe", "pipe"]
+  return HeraldServer.startPeer({
+    script: path.join(import.meta.dirname, "peers/create-peer.mjs"),
+    args: [source, file, String(port)],
+    port,
+    env: { ACCOUNTS_JSON: accountsJson }
   })
-  let output = ""
-  child.stdout.on("data", (c) => (output += String(c)))
-  child.stderr.on("data", (c) => (output += String(c)))
-  const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()))
-  const deadline = Date.now() + 20_000
-  while (Date.now() < deadline && !output.includes("listening") && child.exitCode === null) await HeraldServer.sleep(20)
-  if (!output.includes("listening")) throw new Error(`peer did not start:\n${output}`)
-  return {
-    child,
-    base: `http://127.0.0.1:${port}/api/v1`,
-    stop: async () => {
-      if (child.exitCode === null) child.kill("SIGTERM")
-      await exited
-    }
-  }
 }
 
 export const run = async (options: {

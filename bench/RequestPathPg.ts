@@ -10,7 +10,6 @@
  * statements per request (pg_stat_database xact/tup counters are not per statement; the backends'
  * CPU says what Postgres pays).
  */
-import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import pg from "pg"
@@ -64,25 +63,7 @@ const backendsCpu = async (client: pg.Client, database: string, application: str
 
 const startPeer = async (url: string) => {
   const port = await HeraldServer.freePort()
-  const child = spawn(process.execPath, [path.join(import.meta.dirname, "peers/create-peer-pg.mjs"), url, String(port)], {
-    env: { ...process.env, NODE_OPTIONS: "" },
-    stdio: ["ignore", "pipe", "pipe"]
-  })
-  let output = ""
-  child.stdout.on("data", (c) => (output += String(c)))
-  child.stderr.on("data", (c) => (output += String(c)))
-  const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()))
-  const deadline = Date.now() + 20_000
-  while (Date.now() < deadline && !output.includes("listening") && child.exitCode === null) await HeraldServer.sleep(20)
-  if (!output.includes("listening")) throw new Error(`peer did not start:\n${output}`)
-  return {
-    child,
-    base: `http://127.0.0.1:${port}/api/v1`,
-    stop: async () => {
-      if (child.exitCode === null) child.kill("SIGTERM")
-      await exited
-    }
-  }
+  return HeraldServer.startPeer({ script: path.join(import.meta.dirname, "peers/create-peer-pg.mjs"), args: [url, String(port)], port })
 }
 
 export const run = async (options: {
