@@ -9,7 +9,13 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as ApiKey from "@herald/core/access/ApiKey"
+import { AccountId } from "@herald/core/kernel/Ids"
+import * as Admin from "@herald/http/Admin"
 import * as SqlDatabase from "@herald/adapters/sql/SqlDatabase"
 import * as Server from "@herald/http/Server"
 import * as RateLimit from "@herald/http/RateLimit"
@@ -63,7 +69,7 @@ export interface HeraldServer {
   readonly label: "sqlite" | "postgres"
   readonly request: (method: string, path: string, options?: RequestOptions) => Promise<Response>
   readonly cli: (args: ReadonlyArray<string>) => Promise<CliResult>
-  /** `herald keys create`; returns the printed key. */
+  /** What `herald keys create` does, run in-process against the same store; returns the key. */
   readonly createKey: (options?: KeyOptions) => Promise<string>
   /** Runs a program against the server's store, from this process. */
   readonly withStore: <A, E>(program: Effect.Effect<A, E, StoreServices>) => Promise<A>
@@ -160,24 +166,28 @@ export const start = async (options: StartOptions = {}): Promise<HeraldServer> =
   const orgId = (me.json as { data?: { organization?: { id?: string } } } | undefined)?.data?.organization?.id
   if (me.status !== 200 || orgId === undefined) throw new Error(`GET /api/v1/me with the bootstrap key: ${me.text}`)
 
-  const createKey = async (opts: KeyOptions = {}): Promise<string> => {
-    const args = ["keys", "create", "--org", opts.org ?? orgId]
-    if (opts.scopes !== undefined) args.push("--scopes", opts.scopes.join(","))
-    if (opts.accounts !== undefined) args.push("--accounts", opts.accounts.join(","))
-    if (opts.expires !== undefined) args.push("--expires", opts.expires)
-    if (opts.name !== undefined) args.push("--name", opts.name)
-    const result = await cli(args)
-    const printed = result.stdout.trim()
-    if (result.code !== 0 || !/^pe_live_[0-9a-f]{32}$/.test(printed)) {
-      throw new Error(`herald keys create failed (${result.code}): ${result.stdout}${result.stderr}`)
-    }
-    return printed
-  }
-
   const withStore = <A, E>(program: Effect.Effect<A, E, StoreServices>): Promise<A> =>
     Effect.runPromise(
       Effect.scoped(program.pipe(Effect.provide(Server.services({ database, rateLimits: RateLimit.defaults, dataDir }))))
     )
+
+  // What `herald keys create` runs once it has parsed its arguments, run here against the same store:
+  // a process per key cost a second or more each, and the command itself is tested in Cli.test.ts.
+  const createKey = async (opts: KeyOptions = {}): Promise<string> => {
+    const expiresAt = opts.expires === undefined ? undefined : DateTime.make(opts.expires)
+    if (expiresAt !== undefined && Option.isNone(expiresAt)) throw new Error(`not an ISO instant: ${opts.expires}`)
+    const created = await withStore(Effect.gen(function*() {
+      const org = yield* Admin.resolveOrganization(opts.org ?? orgId)
+      return yield* Admin.createKey({
+        organizationId: org.id,
+        name: opts.name,
+        scopes: opts.scopes === undefined ? undefined : Schema.decodeUnknownSync(Schema.Array(ApiKey.Scope))(opts.scopes),
+        accountIds: opts.accounts === undefined ? undefined : Schema.decodeUnknownSync(Schema.Array(AccountId))(opts.accounts),
+        expiresAt: expiresAt === undefined ? undefined : DateTime.toUtc(expiresAt.value)
+      })
+    }))
+    return created.token
+  }
 
   const stop = async (): Promise<number | null> => {
     if (child.exitCode === null && child.signalCode === null) {
