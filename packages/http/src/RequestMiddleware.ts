@@ -6,7 +6,6 @@
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { HttpApiDecodeError } from "@effect/platform/HttpApiError"
-import type * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpServerError from "@effect/platform/HttpServerError"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
@@ -141,10 +140,16 @@ const respond = (outcome: Outcome, meta: Envelope.Meta, now: DateTime.Utc): Http
   }
 }
 
-/** The request middleware as a plain `HttpApp` transformer (exported for in-process use). */
+/**
+ * The request middleware as a plain `HttpApp` transformer (exported for in-process use and for the
+ * fast path's routes, which keep their requirements).
+ */
 export const make = Effect.gen(function*() {
   const ids = yield* IdGenerator
-  const handle = (app: HttpApp.Default, requestId: string): HttpApp.Default =>
+  const handle = <E, R>(
+    app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
+    requestId: string
+  ): Effect.Effect<HttpServerResponse.HttpServerResponse, never, R | HttpServerRequest.HttpServerRequest> =>
     Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
       const now = yield* DateTime.now
@@ -172,7 +177,10 @@ export const make = Effect.gen(function*() {
       )
       return HttpServerResponse.setHeader(response, "x-request-id", requestId)
     }).pipe(Effect.annotateLogs("request_id", requestId))
-  return (app: HttpApp.Default): HttpApp.Default => Effect.flatMap(ids.uuid, (requestId) => handle(app, requestId))
+  return <E, R>(
+    app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+  ): Effect.Effect<HttpServerResponse.HttpServerResponse, never, R | HttpServerRequest.HttpServerRequest> =>
+    Effect.flatMap(ids.uuid, (requestId) => handle(app, requestId))
 })
 
 export const layer = HttpApiBuilder.middleware(make)
