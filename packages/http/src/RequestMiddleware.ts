@@ -24,16 +24,17 @@ import * as InputLimits from "./InputLimits.js"
 
 /**
  * Fields a handler adds to its request's log line (e.g. `post_id`), so that one line ties a request id
- * to the resource it touched. The middleware gives each request a fresh map; children inherit it.
+ * to the resource it touched. Keyed by the request's `meta`, which `Envelope.currentMeta` already
+ * carries to the handler and its children: one FiberRef set per request instead of two.
  */
-const currentLogFields: FiberRef.FiberRef<Map<string, string> | undefined> = globalValue(
-  Symbol.for("@herald/http/RequestMiddleware/currentLogFields"),
-  () => FiberRef.unsafeMake<Map<string, string> | undefined>(undefined)
+const logFieldsOf: WeakMap<Envelope.Meta, Map<string, string>> = globalValue(
+  Symbol.for("@herald/http/RequestMiddleware/logFieldsOf"),
+  () => new WeakMap<Envelope.Meta, Map<string, string>>()
 )
 
 /** Adds `key=value` to the current request's log line (no effect outside a request). Never pass secrets. */
 export const annotateRequestLog = (key: string, value: string): Effect.Effect<void> =>
-  Effect.flatMap(FiberRef.get(currentLogFields), (fields) => Effect.sync(() => void fields?.set(key, value)))
+  Effect.flatMap(FiberRef.get(Envelope.currentMeta), (meta) => Effect.sync(() => void logFieldsOf.get(meta)?.set(key, value)))
 
 /** Seconds a 429 asks the caller to wait when it knows no window end. */
 export const defaultRetryAfterSeconds = 30
@@ -155,9 +156,9 @@ export const make = Effect.gen(function*() {
       const now = yield* DateTime.now
       const meta: Envelope.Meta = { request_id: requestId, timestamp: DateTime.formatIso(now) }
       const logFields = new Map<string, string>()
+      logFieldsOf.set(meta, logFields)
       const response = yield* InputLimits.guard(app).pipe(
         Effect.locally(Envelope.currentMeta, meta),
-        Effect.locally(currentLogFields, logFields),
         Effect.catchAllCause((cause) => {
           // Interrupted only: no failure of the input limits (or any other) is in it.
           if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
