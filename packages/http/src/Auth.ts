@@ -179,6 +179,19 @@ export const authenticate = (authorization: string | undefined) =>
     return { key, organization: org.value } satisfies Principal
   }).pipe(Effect.catchTag("PersistenceError", Effect.die))
 
+/**
+ * The API-key middleware's check of one request. The decoded bearer value cannot tell a missing
+ * header from an empty one: read the header. Without one, a session cookie authenticates (spec
+ * rule 4); a key always wins over a cookie.
+ */
+export const authenticateRequest = (request: HttpServerRequest.HttpServerRequest) =>
+  Effect.gen(function*() {
+    if (request.headers["authorization"] === undefined && SessionAuth.hasSessionCookie(request)) {
+      return yield* SessionAuth.authenticateApi(request)
+    }
+    return yield* authenticate(request.headers["authorization"])
+  })
+
 export const layer: Layer.Layer<
   Authentication,
   never,
@@ -190,16 +203,8 @@ export const layer: Layer.Layer<
       ApiKeyStore | OrganizationStore | Crypto | RequestCounters | RateLimit.RateLimits | SessionAuth.SessionRequirements
     >()
     return Authentication.of({
-      // The decoded bearer value cannot tell a missing header from an empty one: read the header.
-      // Without one, a session cookie authenticates (spec rule 4); a key always wins over a cookie.
       bearer: () =>
-        Effect.gen(function*() {
-          const request = yield* HttpServerRequest.HttpServerRequest
-          if (request.headers["authorization"] === undefined && SessionAuth.hasSessionCookie(request)) {
-            return yield* SessionAuth.authenticateApi(request)
-          }
-          return yield* authenticate(request.headers["authorization"])
-        }).pipe(Effect.provide(context))
+        HttpServerRequest.HttpServerRequest.pipe(Effect.flatMap(authenticateRequest), Effect.provide(context))
     })
   })
 ).pipe(Layer.provide(SessionAuth.layerSettingsFromEnv))

@@ -27,6 +27,7 @@ import { Api } from "./Api.js"
 import * as ApiDocuments from "./ApiDocuments.js"
 import * as Auth from "./Auth.js"
 import * as Dashboard from "./Dashboard.js"
+import * as FastPath from "./FastPath.js"
 import { AccountsLive } from "./groups/Accounts.js"
 import { AiLive } from "./groups/Ai.js"
 import { AnalyticsLive } from "./groups/Analytics.js"
@@ -112,7 +113,19 @@ export const tracing = (enabled: boolean) => <A, E, R>(layer: Layer.Layer<A, E, 
     : HttpMiddleware.withTracerDisabledWhen(Layer.locally(layer, FiberRef.currentTracerEnabled, false), () => true)
 
 /** The HTTP application on an `HttpServer`; needs the stores, crypto, ids and rate limits. */
-export const app = HttpApiBuilder.serve().pipe(
+/**
+ * `HttpApiBuilder.serve()` with the fast path's routes in front of the HttpApi app (unless
+ * `HERALD_FAST_PATH=off`).
+ */
+const serve = (fastPath: boolean) =>
+  HttpApiBuilder.httpApp.pipe(
+    Effect.flatMap((api) => fastPath ? Effect.map(FastPath.make, (wrap) => wrap(api)) : Effect.succeed(api)),
+    Effect.map((httpApp) => HttpServer.serve()(httpApp)),
+    Layer.unwrapEffect,
+    Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer])
+  )
+
+export const app = serve(FastPath.enabled()).pipe(
   tracing(tracingEnabled()),
   Layer.provide(ApiDocuments.layer({ openApiPath, docsPath })),
   Layer.provide(Dashboard.layer),

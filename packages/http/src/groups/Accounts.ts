@@ -55,19 +55,21 @@ const findVisible = (raw: string) =>
     return yield* Auth.visibleAccount(id)
   })
 
+/** `GET /accounts` (also answered by the fast path, `FastPath.ts`). */
+export const list = Effect.gen(function*() {
+  const { key, organization } = yield* Auth.requireScope("read")
+  const all = yield* (yield* AccountStore).list(organization.id).pipe(Effect.orDie)
+  const now = yield* DateTime.now
+  const visible = all.filter((account) => ApiKey.canUseAccount(key, account.id))
+  // Built in its wire shape: answered without a second pass through the schema.
+  return yield* Envelope.respond(AccountList, {
+    accounts: AccountView.withoutFacebookFlowDuplicates(visible).map((a) => AccountView.toAccount(a, now))
+  })
+})
+
 export const AccountsLive = HttpApiBuilder.group(ApiGroup.apiOf(AccountsGroup), "accounts", (handlers) =>
   handlers
-    .handle("list", () =>
-      Effect.gen(function*() {
-        const { key, organization } = yield* Auth.requireScope("read")
-        const all = yield* (yield* AccountStore).list(organization.id).pipe(Effect.orDie)
-        const now = yield* DateTime.now
-        const visible = all.filter((account) => ApiKey.canUseAccount(key, account.id))
-        // Built in its wire shape: answered without a second pass through the schema.
-        return yield* Envelope.respond(AccountList, {
-          accounts: AccountView.withoutFacebookFlowDuplicates(visible).map((a) => AccountView.toAccount(a, now))
-        })
-      }))
+    .handle("list", () => list)
     .handle("get", ({ path }) =>
       Effect.gen(function*() {
         const account = yield* findVisible(path.id)

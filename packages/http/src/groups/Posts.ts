@@ -295,6 +295,20 @@ const resultsOf = (record: PostRecord): PostResults => {
   }
 }
 
+/** `POST /posts` (also answered by the fast path, `FastPath.ts`). */
+export const create = Effect.gen(function*() {
+  const caller = yield* callerOf("write")
+  const body = yield* jsonBody("POST /posts")
+  const created = yield* Posts.create(caller, body).pipe(dieOnStorage)
+  yield* logPost(created.record)
+  // Built in its wire shape (PostView's encoded and decoded sides are one type): answered
+  // without a second, per-field pass through the schema.
+  return yield* Envelope.respond(PostView, toPostView(created.record, {
+    scheduledAtSent: created.scheduledAtSent,
+    ...(created.record.post.isDraft ? { nextSteps: Posts.draftNextSteps } : {})
+  }), 201)
+})
+
 export const PostsLive = HttpApiBuilder.group(ApiGroup.apiOf(PostsGroup), "posts", (handlers) =>
   handlers
     .handle("list", ({ urlParams }) =>
@@ -311,19 +325,7 @@ export const PostsLive = HttpApiBuilder.group(ApiGroup.apiOf(PostsGroup), "posts
           }
         }
       }))
-    .handleRaw("create", () =>
-      Effect.gen(function*() {
-        const caller = yield* callerOf("write")
-        const body = yield* jsonBody("POST /posts")
-        const created = yield* Posts.create(caller, body).pipe(dieOnStorage)
-        yield* logPost(created.record)
-        // Built in its wire shape (PostView's encoded and decoded sides are one type): answered
-        // without a second, per-field pass through the schema.
-        return yield* Envelope.respond(PostView, toPostView(created.record, {
-          scheduledAtSent: created.scheduledAtSent,
-          ...(created.record.post.isDraft ? { nextSteps: Posts.draftNextSteps } : {})
-        }), 201)
-      }))
+    .handleRaw("create", () => create)
     .handle("get", ({ path }) =>
       Effect.gen(function*() {
         const caller = yield* callerOf("read")

@@ -1,0 +1,70 @@
+/**
+ * The fast path against the HttpApi path, side by side in one run: two `herald serve --sandbox`
+ * servers, one with the fast path and one with `HERALD_FAST_PATH=off`, loaded AT THE SAME TIME with the
+ * same requests (16 keep-alive connections each), so that whatever else runs on the machine weighs on
+ * both alike. Prints each server's CPU time per request (utime + stime) per round and the ratio.
+ * `npx tsx bench/FastPathAB.ts [seconds] [rounds]`.
+ */
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import * as HeraldServer from "./HeraldServer.js"
+import { cpuSeconds } from "./Ladder.js"
+import * as Load from "./Load.js"
+
+const seconds = Number(process.argv[2] ?? "4")
+const rounds = Number(process.argv[3] ?? "3")
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), "herald-fastpath-"))
+
+const targetsOf = async (server: HeraldServer.HeraldServer): Promise<Array<[string, Load.Target]>> => {
+  const auth = { authorization: `Bearer ${server.key}` }
+  const accounts = await fetch(`${server.base}/accounts`, { headers: auth }).then((r) => r.json()) as {
+    data: { accounts: Array<{ id: number; platform: string }> }
+  }
+  const target = accounts.data.accounts.find((a) => a.platform === "telegram")!.id
+  return [
+    ["GET /accounts", { url: `${server.base}/accounts`, method: "GET", headers: auth }],
+    ["POST /posts", {
+      url: `${server.base}/posts`,
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json" },
+      body: (i) => JSON.stringify({ content: `bench post ${i}`, account_ids: [target], draft: true })
+    }]
+  ]
+}
+
+/** Microseconds of server CPU per answered request while `load` runs. */
+const measure = async (server: HeraldServer.HeraldServer, target: Load.Target) => {
+  const before = cpuSeconds(server.child.pid)
+  const t0 = performance.now()
+  const result = await Load.run(target, { connections: 16, seconds })
+  const cpu = cpuSeconds(server.child.pid) - before
+  return { result, cpuMicros: (cpu / (result.rps * ((performance.now() - t0) / 1000))) * 1e6 }
+}
+
+const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+
+const [fast, api] = await Promise.all([
+  HeraldServer.start({ dataDir: path.join(dir, "fast") }),
+  HeraldServer.start({ dataDir: path.join(dir, "api"), env: { HERALD_FAST_PATH: "off" } })
+])
+try {
+  const [fastTargets, apiTargets] = await Promise.all([targetsOf(fast), targetsOf(api)])
+  console.log(`load average ${os.loadavg().map((x) => x.toFixed(2)).join(" ")}`)
+  for (let t = 0; t < fastTargets.length; t++) {
+    const name = fastTargets[t]![0]
+    const ratios: Array<number> = []
+    for (let round = 0; round < rounds; round++) {
+      const [a, b] = await Promise.all([measure(fast, fastTargets[t]![1]), measure(api, apiTargets[t]![1])])
+      ratios.push(a.cpuMicros / b.cpuMicros)
+      console.log(
+        `${name.padEnd(14)} fast path ${a.cpuMicros.toFixed(0).padStart(5)} us/request (${Load.describe(a.result)})` +
+          `  HttpApi ${b.cpuMicros.toFixed(0).padStart(5)} us/request (${Load.describe(b.result)})`
+      )
+    }
+    console.log(`${name.padEnd(14)} CPU per request, fast path / HttpApi: median ${median(ratios).toFixed(2)}x`)
+  }
+} finally {
+  await Promise.all([fast.stop(), api.stop()])
+  fs.rmSync(dir, { recursive: true, force: true })
+}

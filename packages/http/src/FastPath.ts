@@ -1,0 +1,57 @@
+/**
+ * The hot routes, answered before the HttpApi router: authenticated `GET /api/v1/accounts` and
+ * `POST /api/v1/posts` run the same authentication, rate limit, input limits, use case and request
+ * middleware (envelope, error catalogue, headers, log line) as their HttpApi endpoints (whose
+ * handlers are these same effects), without the router and the endpoint's per-request machinery
+ * (security decoding, middleware and context provision). Every other request falls
+ * through to the HttpApi app unchanged. `HERALD_FAST_PATH=off` turns it off.
+ */
+import type * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as Effect from "effect/Effect"
+import * as ApiGroup from "./ApiGroup.js"
+import * as Auth from "./Auth.js"
+import * as Accounts from "./groups/Accounts.js"
+import * as Posts from "./groups/Posts.js"
+import * as RequestMiddleware from "./RequestMiddleware.js"
+
+/** Whether the fast path is on (the default); `HERALD_FAST_PATH=off` answers everything through HttpApi. */
+export const enabled = (): boolean => (process.env.HERALD_FAST_PATH ?? "").trim().toLowerCase() !== "off"
+
+const accountsPath = `${ApiGroup.basePath}/accounts`
+
+/** The exact path, with or without a query string (the HttpApi route ignores the query of this endpoint). */
+const isPath = (url: string, path: string): boolean =>
+  url.length === path.length ? url === path : url.startsWith(path) && url.charCodeAt(path.length) === 63 // "?"
+
+const postsPath = `${ApiGroup.basePath}/posts`
+
+/** An endpoint behind the API-key middleware, as the HttpApi group's `Authentication` runs it. */
+const authenticated = <A, E, R>(handler: Effect.Effect<A, E, R>) =>
+  Effect.flatMap(
+    HttpServerRequest.HttpServerRequest,
+    (request) =>
+      Effect.flatMap(
+        Auth.authenticateRequest(request),
+        (principal) => Effect.provideService(handler, Auth.CurrentKey, principal)
+      )
+  )
+
+/** Wraps the HttpApi app: the hot routes first, everything else to `app`. */
+export const make = Effect.gen(function*() {
+  const middleware = yield* RequestMiddleware.make
+  const listAccounts = middleware(authenticated(Accounts.list))
+  const createPost = middleware(authenticated(Posts.create))
+  type Requirements = Effect.Effect.Context<typeof listAccounts> | Effect.Effect.Context<typeof createPost>
+  return <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R | Requirements> =>
+    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request): HttpApp.Default<E, R | Requirements> => {
+      switch (request.method) {
+        case "GET":
+          return isPath(request.url, accountsPath) ? listAccounts : app
+        case "POST":
+          return isPath(request.url, postsPath) ? createPost : app
+        default:
+          return app
+      }
+    })
+})
