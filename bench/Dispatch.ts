@@ -404,7 +404,9 @@ export const run = async (options: { readonly scale: number; readonly log?: (lin
   }
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "herald-bench-dispatch-"))
   const sqlite = (name: string): Database => ({ _tag: "Sqlite", filename: path.join(tmp, `${name}.db`) })
-  // DISPATCH_ONLY=sqlite runs the SQLite rows alone (a quick A/B while working on the engine).
+  // DISPATCH_ONLY=sqlite runs the SQLite rows alone, DISPATCH_ONLY=postgres the Postgres rows and
+  // graphile-worker alone (a quick A/B while working on the engine or the Postgres stores).
+  const withSqlite = process.env.DISPATCH_ONLY !== "postgres"
   const pg = process.env.DISPATCH_ONLY === "sqlite"
     ? { available: false as const, reason: "DISPATCH_ONLY=sqlite" }
     : await probePostgres
@@ -413,18 +415,20 @@ export const run = async (options: { readonly scale: number; readonly log?: (lin
     log("(b) dispatch throughput, zero-latency sandbox, against graphile-worker no-op jobs")
     const count = n(5000)
     const perSecond = (rate: number) => `${rate.toFixed(0)}/s`
-    const lite = await throughputInProcess(sqlite("throughput"), count)
-    if (!lite.ok) notes.push(`sqlite throughput: expected ${count} published, got ${JSON.stringify(lite.counts)}`)
-    add({
-      benchmark: "dispatch throughput",
-      system: "Herald, SQLite (synchronous=FULL)",
-      processes: "1 (in-process)",
-      items: count,
-      seconds: lite.seconds,
-      figure: `${perSecond(lite.rate)} destinations`,
-      target: "≥ 5,000/s",
-      met: lite.rate >= 5000
-    })
+    const lite = withSqlite ? await throughputInProcess(sqlite("throughput"), count) : undefined
+    if (lite !== undefined) {
+      if (!lite.ok) notes.push(`sqlite throughput: expected ${count} published, got ${JSON.stringify(lite.counts)}`)
+      add({
+        benchmark: "dispatch throughput",
+        system: "Herald, SQLite (synchronous=FULL)",
+        processes: "1 (in-process)",
+        items: count,
+        seconds: lite.seconds,
+        figure: `${perSecond(lite.rate)} destinations`,
+        target: "≥ 5,000/s",
+        met: lite.rate >= 5000
+      })
+    }
     if (pg.available) {
       const peer = await graphileNoop(count)
       if (!peer.ok) notes.push(`graphile-worker: ${peer.done} of ${count} jobs succeeded`)
@@ -465,7 +469,9 @@ export const run = async (options: { readonly scale: number; readonly log?: (lin
       ratios.push(
         `Herald Postgres in-process / graphile-worker: ${(inProcess.rate / peer.rate).toFixed(2)}× ` +
           `(${perSecond(inProcess.rate)} vs ${perSecond(peer.rate)}); 2 worker processes: ${(two.rate / peer.rate).toFixed(2)}×`,
-        `Herald SQLite in-process / graphile-worker on Postgres: ${(lite.rate / peer.rate).toFixed(2)}×`
+        ...(lite === undefined ? [] : [
+          `Herald SQLite in-process / graphile-worker on Postgres: ${(lite.rate / peer.rate).toFixed(2)}×`
+        ])
       )
     } else {
       notes.push(`Postgres parts skipped: ${pg.reason}`)
@@ -475,17 +481,19 @@ export const run = async (options: { readonly scale: number; readonly log?: (lin
     // Light load first: measured right after the 10,000 burst in this same process, its p99 was 2-4x
     // what it is alone (80-127 ms vs 25-44 ms, see results.md, "Dispatch, session 12").
     const light = n(100)
-    const liteLight = await onTimeLightInProcess(sqlite("ontime-light"), light)
-    add({
-      benchmark: "on time, light load (1 due every 100 ms)",
-      system: "Herald, SQLite (synchronous=FULL)",
-      processes: "1 (in-process)",
-      items: liteLight.sent,
-      seconds: liteLight.lags.last / 1000,
-      figure: `p50 ${liteLight.lags.p50.toFixed(0)} ms, p99 ${liteLight.lags.p99.toFixed(0)} ms`,
-      target: "p99 ≤ 50 ms",
-      met: liteLight.sent === light && liteLight.lags.p99 <= 50
-    })
+    if (withSqlite) {
+      const liteLight = await onTimeLightInProcess(sqlite("ontime-light"), light)
+      add({
+        benchmark: "on time, light load (1 due every 100 ms)",
+        system: "Herald, SQLite (synchronous=FULL)",
+        processes: "1 (in-process)",
+        items: liteLight.sent,
+        seconds: liteLight.lags.last / 1000,
+        figure: `p50 ${liteLight.lags.p50.toFixed(0)} ms, p99 ${liteLight.lags.p99.toFixed(0)} ms`,
+        target: "p99 ≤ 50 ms",
+        met: liteLight.sent === light && liteLight.lags.p99 <= 50
+      })
+    }
     if (pg.available) {
       const pgLight = await onTimeLightWorkers(2, light)
       add({
@@ -500,17 +508,19 @@ export const run = async (options: { readonly scale: number; readonly log?: (lin
       })
     }
     const burst = n(10_000)
-    const liteBurst = await onTimeInProcess(sqlite("ontime"), burst)
-    add({
-      benchmark: `on time, ${burst} due in one second`,
-      system: "Herald, SQLite (synchronous=FULL)",
-      processes: "1 (in-process)",
-      items: liteBurst.sent,
-      seconds: liteBurst.lags.last / 1000,
-      figure: lagFigure(liteBurst.lags),
-      target: "all started within 2 s",
-      met: liteBurst.sent === burst && liteBurst.lags.last <= 2000
-    })
+    if (withSqlite) {
+      const liteBurst = await onTimeInProcess(sqlite("ontime"), burst)
+      add({
+        benchmark: `on time, ${burst} due in one second`,
+        system: "Herald, SQLite (synchronous=FULL)",
+        processes: "1 (in-process)",
+        items: liteBurst.sent,
+        seconds: liteBurst.lags.last / 1000,
+        figure: lagFigure(liteBurst.lags),
+        target: "all started within 2 s",
+        met: liteBurst.sent === burst && liteBurst.lags.last <= 2000
+      })
+    }
     if (pg.available) {
       const pgBurst = await onTimeWorkers(2, burst)
       add({

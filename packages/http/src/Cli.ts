@@ -348,7 +348,8 @@ const worker = (values: Values): void => {
       sandbox: values.sandbox === true,
       worker: workerOptions(values),
       dataDir: dataDir(values)
-    })
+    }),
+    { disablePrettyLogger: true }
   )
 }
 

@@ -18,8 +18,8 @@ const ClaimRows = Schema.Array(
   Schema.Struct({ destination: DestinationRow, lease: LeaseColumns, claimed: ClaimedAt })
 )
 
-/** A claimed row is a destination plus its lease columns. */
-const decodeClaimsBySchema = (rows: ReadonlyArray<unknown>) =>
+/** A claimed row is a destination plus its lease columns (exported for the test of `fastClaim`). */
+export const decodeClaimsBySchema = (rows: ReadonlyArray<unknown>) =>
   Schema.decodeUnknown(ClaimRows)(rows.map((row) => ({ destination: row, lease: row, claimed: row }))).pipe(
     Effect.map((decoded): ReadonlyArray<Claim> =>
       decoded.map(({ claimed, destination, lease }) => ({
@@ -31,22 +31,30 @@ const decodeClaimsBySchema = (rows: ReadonlyArray<unknown>) =>
     )
   )
 
+/**
+ * Epoch milliseconds as a driver hands them over: a number (SQLite) or an integer as text (node-postgres
+ * returns BIGINT as text); anything else is for the schema.
+ */
+const epochMillis = (value: unknown): number | undefined =>
+  typeof value === "number"
+    ? (Number.isSafeInteger(value) ? value : undefined)
+    : typeof value === "string" && /^-?\d{1,15}$/.test(value)
+    ? Number(value)
+    : undefined
+
 /** The claim of one row without the schema (`FastRows`), or undefined: the schema decides. */
-const fastClaim = (row: unknown): Claim | undefined => {
+export const fastClaim = (row: unknown): Claim | undefined => {
   const destination = FastRows.destination(row)
   if (destination === undefined) return undefined
   const r = row as { readonly lease_token?: unknown; readonly lease_expires_at?: unknown; readonly claimed_at?: unknown }
-  const expires = r.lease_expires_at
-  const claimedAt = r.claimed_at
-  if (typeof r.lease_token !== "string" || typeof expires !== "number" || !Number.isSafeInteger(expires)) return undefined
-  if (claimedAt !== undefined && claimedAt !== null && (typeof claimedAt !== "number" || !Number.isSafeInteger(claimedAt))) {
-    return undefined
-  }
+  const expires = epochMillis(r.lease_expires_at)
+  const claimedAt = r.claimed_at === undefined || r.claimed_at === null ? null : epochMillis(r.claimed_at)
+  if (typeof r.lease_token !== "string" || expires === undefined || claimedAt === undefined) return undefined
   return {
     destination,
     leaseToken: r.lease_token,
     leaseExpiresAt: DateTime.unsafeMake(expires),
-    ...(claimedAt === undefined || claimedAt === null ? {} : { claimedAt: DateTime.unsafeMake(claimedAt) })
+    ...(claimedAt === null ? {} : { claimedAt: DateTime.unsafeMake(claimedAt) })
   }
 }
 

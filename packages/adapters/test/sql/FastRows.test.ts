@@ -14,6 +14,7 @@ import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { randomUUID } from "node:crypto"
 import * as FastRows from "../../src/sql/internal/FastRows.js"
+import { decodeClaimsBySchema, fastClaim } from "../../src/sql/SqlDispatchStore.js"
 import { AccountRow, DestinationRow, EventRow, PostRow } from "../../src/sql/internal/Rows.js"
 import * as F from "../contract/Fixtures.js"
 
@@ -92,4 +93,21 @@ describe("FastRows", () => {
     const event = F.event(org, { type: "post.published", data: { post_id: post.id, n: 1 }, createdAt: DateTime.unsafeMake(F.T0) })
     expect(FastRows.eventRow(event)).toStrictEqual({ ...Schema.encodeSync(EventRow)(event), post_id: post.id })
   })
+
+  it.effect("decodes a claimed row as the schema does, on SQLite and on Postgres (int8 lease columns as text)", () =>
+    Effect.gen(function*() {
+      const row = {
+        ...Schema.encodeSync(DestinationRow)(destination),
+        lease_token: "batch:1",
+        lease_expires_at: F.T0 + 30_000,
+        claimed_at: F.T0
+      }
+      const pgColumns = ["due_at", "attempts", "lease_expires_at", "claimed_at", "created_at", "updated_at"]
+      for (const variant of [row, asPg(row, pgColumns), { ...row, claimed_at: null }]) {
+        const [schema] = yield* decodeClaimsBySchema([variant])
+        sameValue(fastClaim(variant), schema!)
+      }
+      expect(fastClaim({ ...row, lease_expires_at: "soon" })).toBeUndefined()
+      expect(fastClaim({ ...row, claimed_at: 1.5 })).toBeUndefined()
+    }))
 })
