@@ -94,6 +94,45 @@ describe("Dispatch in batches (SQLite + sandbox)", () => {
     )
   })
 
+  it.effect("no more publishes than `concurrency` are in flight at once; the rest start as slots free", () => {
+    let inFlight = 0
+    let most = 0
+    const started: Array<string> = []
+    const gates = new Map<string, Deferred.Deferred<void>>()
+    const gated: PlatformClient = {
+      platform: "x",
+      publish: (request) =>
+        Effect.suspend(() => {
+          inFlight += 1
+          most = Math.max(most, inFlight)
+          started.push(request.main.content)
+          const gate = Effect.runSync(Deferred.make<void>())
+          gates.set(request.main.content, gate)
+          return Deferred.await(gate)
+        }).pipe(
+          Effect.ensuring(Effect.sync(() => (inFlight -= 1))),
+          Effect.as({ platformPostId: request.destinationId ?? "1", platformPostUrl: "https://x.com/i/status/1" })
+        )
+    }
+    return provide(
+      Effect.gen(function*() {
+        yield* Effect.forEach([1, 2, 3, 4, 5], (i) => Engine.insertPost({ content: `p${i}`, platforms: ["x"] }))
+        const round = yield* Effect.fork(Dispatcher.runOnce({ ...Engine.worker, concurrency: 2 }, 5))
+        expect(yield* Engine.eventually(Effect.sync(() => started.length === 2))).toBe(true)
+        yield* Engine.settle()
+        expect(started.length).toBe(2)
+        // Each publish let go frees one slot for the next claim.
+        for (let opened = 0; opened < 5; opened++) {
+          expect(yield* Engine.eventually(Effect.sync(() => started.length === Math.min(5, opened + 2)))).toBe(true)
+          yield* Deferred.succeed(gates.get(started[opened]!)!, undefined)
+        }
+        expect(yield* Fiber.join(round)).toMatchObject({ claimed: 5, published: 5 })
+        expect(most).toBe(2)
+      }),
+      [gated]
+    )
+  })
+
   it.effect("a publish that does not answer within its client's timeout is interrupted and re-queued; the others of its batch are not held", () => {
     let interrupted = 0
     const slow: PlatformClient = {
