@@ -258,6 +258,11 @@ const makeEvent = (organizationId: OrganizationId, type: EventType, data: EventD
     return new Event({ id: id as EventId, organizationId, type, data, createdAt }, true)
   })
 
+/** `makeEvent` for a batch: the id generator looked up once, every event stamped with the batch's `now`. */
+const eventsAt = (ids: IdGenerator["Type"], createdAt: DateTime.Utc) =>
+(organizationId: OrganizationId, type: EventType, data: EventData): Effect.Effect<Event> =>
+  Effect.map(ids.uuid, (id) => new Event({ id: id as EventId, organizationId, type, data, createdAt }, true))
+
 const destinationData = (d: Destination) => ({
   post_id: d.postId,
   destination_id: d.id,
@@ -634,6 +639,7 @@ export const recordAll = (
     const eventStore = yield* EventStore
     const transactor = yield* Transactor
     const now = yield* DateTime.now
+    const event = eventsAt(yield* IdGenerator, now)
     const locks = [...new Set(pending.flatMap((p) => Option.toArray(needsLock(p))))].sort()
     const order = pending.map((p, i) => ({ p, i })).sort((a, b) =>
       a.p.claim.destination.accountId - b.p.claim.destination.accountId || a.i - b.i
@@ -663,7 +669,7 @@ export const recordAll = (
         switch (completion._tag) {
           case "Published": {
             events.push(
-              yield* makeEvent(d.organizationId, "post.published", {
+              yield* event(d.organizationId, "post.published", {
                 ...base,
                 published_at: DateTime.formatIso(completion.publishedAt),
                 platform_post_id: completion.platformPostId
@@ -673,7 +679,7 @@ export const recordAll = (
           }
           case "Failed": {
             events.push(
-              yield* makeEvent(d.organizationId, "post.failed", {
+              yield* event(d.organizationId, "post.failed", {
                 ...base,
                 error: completion.error,
                 attempts: d.attempts,
@@ -686,9 +692,12 @@ export const recordAll = (
             break
         }
         const accountKey = `${d.organizationId}:${d.accountId}`
-        const updated = yield* updateAccount(d, outcome, now, accountsNow.get(accountKey) ?? loaded.account)
-        if (Option.isSome(updated.account)) accountsNow.set(accountKey, updated.account.value)
-        events.push(...updated.events)
+        const before = accountsNow.get(accountKey) ?? loaded.account
+        if (touchesAccount(outcome, now, before)) {
+          const updated = yield* updateAccount(d, outcome, now)
+          if (Option.isSome(updated.account)) accountsNow.set(accountKey, updated.account.value)
+          events.push(...updated.events)
+        }
         const counts = outcome._tag === "Failed" && outcome.local !== true && isPermanent(outcome.kind)
         if (counts && Option.isSome(loaded.post)) {
           yield* countForBreaker(loaded.post.value)
@@ -765,19 +774,22 @@ const isFresh = (account: SocialAccount, now: DateTime.Utc, result: PublishResul
   Option.isSome(account.lastSuccessAt) &&
   DateTime.toEpochMillis(now) - DateTime.toEpochMillis(account.lastSuccessAt.value) < 60_000
 
+/** Whether this outcome changes the account's health (`updateAccount` then writes it). */
+const touchesAccount = (outcome: Outcome, now: DateTime.Utc, before: SocialAccount | undefined): boolean => {
+  if (outcome._tag === "Unknown" || outcome._tag === "Absent") return false
+  if (outcome._tag === "Failed") return outcome.local !== true && (outcome.kind === "auth" || isPermanent(outcome.kind))
+  return before === undefined || !isFresh(before, now, outcome.result)
+}
+
 /**
  * Account health follows publishes: last success, permanent failures, reconnection. Returns the events
  * and the account as written (none when nothing was written).
  */
-const updateAccount = (d: Destination, outcome: Outcome, now: DateTime.Utc, before: SocialAccount | undefined) =>
+const updateAccount = (d: Destination, outcome: Outcome, now: DateTime.Utc) =>
   Effect.gen(function*() {
     const events: Array<Event> = []
     const unchanged = { events, account: Option.none<SocialAccount>() }
     if (outcome._tag === "Unknown" || outcome._tag === "Absent") return unchanged
-    if (outcome._tag === "Failed" && outcome.local === true) return unchanged
-    const touches = outcome._tag === "Published" || outcome.kind === "auth" || isPermanent(outcome.kind)
-    if (!touches) return unchanged
-    if (outcome._tag === "Published" && before !== undefined && isFresh(before, now, outcome.result)) return unchanged
     const accounts = yield* AccountStore
     // Read inside the transaction, just before writing, so a concurrent reconnect is not overwritten
     // with stale credentials.
@@ -1024,11 +1036,16 @@ const claimBatch = (config: Resolved, limit: number) =>
         workerId: config.workerId
       })
       if (claims.length > 0) {
-        const events = yield* Effect.forEach(claims, (claim) =>
-          makeEvent(claim.destination.organizationId, "post.publishing", {
-            ...destinationData(claim.destination),
-            attempt: claim.destination.attempts
-          }))
+        const event = eventsAt(yield* IdGenerator, now)
+        const events: Array<Event> = []
+        for (const claim of claims) {
+          events.push(
+            yield* event(claim.destination.organizationId, "post.publishing", {
+              ...destinationData(claim.destination),
+              attempt: claim.destination.attempts
+            })
+          )
+        }
         yield* eventStore.append(events)
       }
       return claims
