@@ -94,6 +94,33 @@ describe("Dispatch in batches (SQLite + sandbox)", () => {
     )
   })
 
+  it.effect("an account that cannot be read re-queues its destinations unsent, once per account per round; the others publish", () =>
+    provide(Effect.gen(function*() {
+      const ok = yield* Engine.insertPost({ content: "its account reads", platforms: ["telegram"] })
+      const unread = yield* Effect.forEach([1, 2], (i) => Engine.insertPost({ content: `unread ${i}`, platforms: ["x"] }))
+      const broken = (yield* Engine.account("x")).id
+      let reads = 0
+      const failing = Effect.map(AccountStore, (accounts) => ({
+        ...accounts,
+        findById: (...args: Parameters<typeof accounts.findById>) => {
+          if (args[1] !== broken) return accounts.findById(...args)
+          reads += 1
+          return Effect.fail(new PersistenceError({ message: "disk busy", cause: "test" }))
+        }
+      }))
+      const summary = yield* Engine.runOnce.pipe(Effect.provideServiceEffect(AccountStore, failing))
+      expect(summary).toMatchObject({ claimed: 3, published: 1, requeued: 2 })
+      expect((yield* Engine.findPost(ok.post.id)).destinations[0].status).toBe("published")
+      for (const { post } of unread) {
+        const d = (yield* Engine.findPost(post.id)).destinations[0]
+        expect(d.status).toBe("queued")
+        expect(Option.getOrNull(d.error)).toBe("Storage was unavailable while preparing the publish")
+      }
+      // Read up front once, then again by each of its claims (a failed read is not kept).
+      expect(reads).toBe(3)
+      expect((yield* Engine.Sends).length).toBe(1)
+    })))
+
   it.effect("no more publishes than `concurrency` are in flight at once; the rest start as slots free", () => {
     let inFlight = 0
     let most = 0

@@ -1156,6 +1156,13 @@ const startPublishes = (
 ) =>
   Effect.gen(function*() {
     const cache: AccountCache = new Map()
+    // The round's accounts read up front, several at once (a round trip each on Postgres); one that
+    // fails to read is read again, and fails its claims, as each is prepared.
+    const distinct = new Map(claims.map((c) => [`${c.destination.organizationId}:${c.destination.accountId}`, c.destination]))
+    yield* Effect.forEach(distinct, ([key, d]) =>
+      services.accounts.findById(d.organizationId, d.accountId).pipe(
+        Effect.match({ onFailure: () => undefined, onSuccess: (account) => cache.set(key, account) })
+      ), { concurrency: 8, discard: true })
     let inFlight = 0
     let slot: Deferred.Deferred<void> | undefined
     const handOver = (pending: Pending) => {
