@@ -1184,7 +1184,7 @@ const startPublishes = (
         yield* Deferred.await(free)
       }
       const d = claim.destination
-      const prepared = yield* Effect.exit(prepareClaim(claim, config, services, cache, holds, preloaded))
+      const prepared = yield* Effect.exit(Effect.suspend(() => prepareClaim(claim, config, services, cache, holds, preloaded)))
       if (Exit.isFailure(prepared)) {
         if (Option.isSome(Cause.failureOption(prepared.cause))) {
           // Storage failed before anything was sent: safe to try again later.
