@@ -12,6 +12,7 @@ import { DispatchStore } from "@herald/core/publishing/DispatchStore"
 import { PersistenceError } from "@herald/core/kernel/Errors"
 import type { PlatformClient } from "@herald/core/platforms/Platforms"
 import * as Deferred from "effect/Deferred"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
@@ -120,6 +121,27 @@ describe("Dispatch in batches (SQLite + sandbox)", () => {
       expect(reads).toBe(3)
       expect((yield* Engine.Sends).length).toBe(1)
     })))
+
+  it.effect("a defect while preparing one claim loses that claim alone (its lease resolves it); the others publish", () => {
+    const broken: PlatformClient = {
+      platform: "x",
+      // Not a duration: decoding it throws while the claim is prepared.
+      timeout: "soon" as unknown as Duration.DurationInput,
+      publish: () => Effect.succeed({ platformPostId: "1", platformPostUrl: "https://x.com/i/status/1" })
+    }
+    return provide(
+      Effect.gen(function*() {
+        const ok = yield* Engine.insertPost({ content: "telegram is fine", platforms: ["telegram"] })
+        const bad = yield* Engine.insertPost({ content: "its client is broken", platforms: ["x"] })
+        const summary = yield* Engine.runOnce
+        expect(summary).toMatchObject({ claimed: 2, published: 1, lost: 1 })
+        expect((yield* Engine.findPost(ok.post.id)).destinations[0].status).toBe("published")
+        expect((yield* Engine.findPost(bad.post.id)).destinations[0].status).toBe("publishing")
+        expect(yield* Engine.eventTypes(bad.post.id)).toEqual(["post.publishing"])
+      }),
+      [broken]
+    )
+  })
 
   it.effect("no more publishes than `concurrency` are in flight at once; the rest start as slots free", () => {
     let inFlight = 0
