@@ -479,7 +479,7 @@ const makeDeadlines = Effect.gen(function*() {
   return deadlines
 })
 
-/** What the services of a round's publishes are, looked up once per round. */
+/** The services a round's publishes use, looked up once per round. */
 interface RoundServices {
   readonly posts: PostStore["Type"]
   readonly accounts: AccountStore["Type"]
