@@ -139,7 +139,7 @@ const throughputInProcess = async (database: Database, count: number) => {
   }
 }
 
-const onTimeInProcess = async (database: Database, count: number) => {
+export const onTimeInProcess = async (database: Database, count: number) => {
   const sends: Array<SandboxSend> = []
   const runtime = inProcessRuntime(database, sends)
   try {

@@ -12,6 +12,7 @@ import { DispatchStore } from "@herald/core/publishing/DispatchStore"
 import { PersistenceError } from "@herald/core/kernel/Errors"
 import type { PlatformClient } from "@herald/core/platforms/Platforms"
 import * as Deferred from "effect/Deferred"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
@@ -91,6 +92,93 @@ describe("Dispatch in batches (SQLite + sandbox)", () => {
         }
       }),
       [held]
+    )
+  })
+
+  it.effect("an account that cannot be read re-queues its destinations unsent, once per account per round; the others publish", () =>
+    provide(Effect.gen(function*() {
+      const ok = yield* Engine.insertPost({ content: "its account reads", platforms: ["telegram"] })
+      const unread = yield* Effect.forEach([1, 2], (i) => Engine.insertPost({ content: `unread ${i}`, platforms: ["x"] }))
+      const broken = (yield* Engine.account("x")).id
+      let reads = 0
+      const failing = Effect.map(AccountStore, (accounts) => ({
+        ...accounts,
+        findById: (...args: Parameters<typeof accounts.findById>) => {
+          if (args[1] !== broken) return accounts.findById(...args)
+          reads += 1
+          return Effect.fail(new PersistenceError({ message: "disk busy", cause: "test" }))
+        }
+      }))
+      const summary = yield* Engine.runOnce.pipe(Effect.provideServiceEffect(AccountStore, failing))
+      expect(summary).toMatchObject({ claimed: 3, published: 1, requeued: 2 })
+      expect((yield* Engine.findPost(ok.post.id)).destinations[0].status).toBe("published")
+      for (const { post } of unread) {
+        const d = (yield* Engine.findPost(post.id)).destinations[0]
+        expect(d.status).toBe("queued")
+        expect(Option.getOrNull(d.error)).toBe("Storage was unavailable while preparing the publish")
+      }
+      // Read up front once, then again by each of its claims (a failed read is not kept).
+      expect(reads).toBe(3)
+      expect((yield* Engine.Sends).length).toBe(1)
+    })))
+
+  it.effect("a defect while preparing one claim loses that claim alone (its lease resolves it); the others publish", () => {
+    const broken: PlatformClient = {
+      platform: "x",
+      // Not a duration: decoding it throws while the claim is prepared.
+      timeout: "soon" as unknown as Duration.DurationInput,
+      publish: () => Effect.succeed({ platformPostId: "1", platformPostUrl: "https://x.com/i/status/1" })
+    }
+    return provide(
+      Effect.gen(function*() {
+        const ok = yield* Engine.insertPost({ content: "telegram is fine", platforms: ["telegram"] })
+        const bad = yield* Engine.insertPost({ content: "its client is broken", platforms: ["x"] })
+        const summary = yield* Engine.runOnce
+        expect(summary).toMatchObject({ claimed: 2, published: 1, lost: 1 })
+        expect((yield* Engine.findPost(ok.post.id)).destinations[0].status).toBe("published")
+        expect((yield* Engine.findPost(bad.post.id)).destinations[0].status).toBe("publishing")
+        expect(yield* Engine.eventTypes(bad.post.id)).toEqual(["post.publishing"])
+      }),
+      [broken]
+    )
+  })
+
+  it.effect("no more publishes than `concurrency` are in flight at once; the rest start as slots free", () => {
+    let inFlight = 0
+    let most = 0
+    const started: Array<string> = []
+    const gates = new Map<string, Deferred.Deferred<void>>()
+    const gated: PlatformClient = {
+      platform: "x",
+      publish: (request) =>
+        Effect.suspend(() => {
+          inFlight += 1
+          most = Math.max(most, inFlight)
+          started.push(request.main.content)
+          const gate = Effect.runSync(Deferred.make<void>())
+          gates.set(request.main.content, gate)
+          return Deferred.await(gate)
+        }).pipe(
+          Effect.ensuring(Effect.sync(() => (inFlight -= 1))),
+          Effect.as({ platformPostId: request.destinationId ?? "1", platformPostUrl: "https://x.com/i/status/1" })
+        )
+    }
+    return provide(
+      Effect.gen(function*() {
+        yield* Effect.forEach([1, 2, 3, 4, 5], (i) => Engine.insertPost({ content: `p${i}`, platforms: ["x"] }))
+        const round = yield* Effect.fork(Dispatcher.runOnce({ ...Engine.worker, concurrency: 2 }, 5))
+        expect(yield* Engine.eventually(Effect.sync(() => started.length === 2))).toBe(true)
+        yield* Engine.settle()
+        expect(started.length).toBe(2)
+        // Each publish let go frees one slot for the next claim.
+        for (let opened = 0; opened < 5; opened++) {
+          expect(yield* Engine.eventually(Effect.sync(() => started.length === Math.min(5, opened + 2)))).toBe(true)
+          yield* Deferred.succeed(gates.get(started[opened]!)!, undefined)
+        }
+        expect(yield* Fiber.join(round)).toMatchObject({ claimed: 5, published: 5 })
+        expect(most).toBe(2)
+      }),
+      [gated]
     )
   })
 

@@ -129,6 +129,36 @@ describe("Dispatcher.buildRequest", () => {
     }))
 })
 
+describe("Dispatcher.requestWithoutMedia", () => {
+  const threaded = post({
+    platformContent: {
+      x: new PlatformContentEntry({ content: "x text", contentType: "Post", settings: { replySettings: "following" } })
+    },
+    threadPosts: [new ThreadPost({ content: "second" }), new ThreadPost({ content: "third", media_ids: [] })]
+  })
+  const media = MediaId.make("00000000-0000-4000-8000-000000000009")
+
+  it.effect("builds, without an effect, the request buildRequest builds when nothing carries media", () =>
+    Effect.gen(function*() {
+      for (const platform of ["x", "bluesky", "telegram"] as const) {
+        const built = yield* Dispatcher.buildRequest(threaded, destination(platform, 2), account(platform, "opaque"), 2)
+        const sync = Dispatcher.requestWithoutMedia(threaded, destination(platform, 2), account(platform, "opaque"), 2)
+        expect(sync).toBeDefined()
+        expect({ ...sync, credentials: Redacted.value(sync!.credentials) })
+          .toEqual({ ...built, credentials: Redacted.value(built.credentials) })
+      }
+    }))
+
+  it("leaves a post with media on the post or on a thread part to buildRequest", () => {
+    expect(Dispatcher.requestWithoutMedia(post({ mediaIds: [media] }), destination("x"), account("x"), 1)).toBeUndefined()
+    const threadMedia = post({ threadPosts: [new ThreadPost({ content: "second", media_ids: [media] })] })
+    expect(Dispatcher.requestWithoutMedia(threadMedia, destination("x"), account("x"), 1)).toBeUndefined()
+    // A platform without threads never sends the thread, so its media do not matter there.
+    expect(Dispatcher.requestWithoutMedia(threadMedia, destination("telegram"), account("telegram"), 1)?.thread)
+      .toEqual([])
+  })
+})
+
 describe("Dispatcher.abandonedOutcome", () => {
   it("found is published with the platform's id, absent is re-queued, unknown fails as unknown", () => {
     expect(Dispatcher.abandonedOutcome({ _tag: "Found", platformPostId: "9", platformPostUrl: "https://x.com/i/9" }))

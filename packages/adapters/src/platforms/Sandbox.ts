@@ -70,8 +70,13 @@ export interface SandboxMedium {
 }
 
 /** Reads each medium's bytes (as a real platform upload would) and notes their size and SHA-256. */
+const noMedia: ReadonlyArray<SandboxMedium> = []
+
+const hasMedia = (request: PublishRequest): boolean =>
+  request.main.media.length > 0 || request.thread.some((part) => part.media.length > 0)
+
 const readMedia = (request: PublishRequest): Effect.Effect<ReadonlyArray<SandboxMedium>, PublishError> =>
-  Effect.forEach([...request.main.media, ...request.thread.flatMap((part) => part.media)], (ref) =>
+  !hasMedia(request) ? Effect.succeed(noMedia) : Effect.forEach([...request.main.media, ...request.thread.flatMap((part) => part.media)], (ref) =>
     Stream.runFold(ref.bytes, { hash: crypto.createHash("sha256"), size: 0 }, (acc, chunk) => {
       acc.hash.update(chunk)
       return { hash: acc.hash, size: acc.size + chunk.length }
@@ -232,7 +237,8 @@ const texts = (request: PublishRequest): ReadonlyArray<string> => [
   ...request.thread.map((part) => part.content)
 ]
 
-const has = (request: PublishRequest, marker: string): boolean => texts(request).some((t) => t.includes(marker))
+const has = (request: PublishRequest, marker: string): boolean =>
+  request.main.content.includes(marker) || (request.thread.length > 0 && texts(request).some((t) => t.includes(marker)))
 
 const latencyOf = (options: SandboxOptions): Effect.Effect<Duration.Duration> => {
   const latency = options.latency
@@ -308,8 +314,9 @@ export const make = (platform: Platform, options: SandboxOptions = {}): Platform
         at,
         parts: 1 + request.thread.length
       }
-      const latency = yield* latencyOf(options)
-      if (Duration.toMillis(latency) > 0) yield* Effect.sleep(latency)
+      const latency = options.latency === undefined ? Duration.zero : yield* latencyOf(options)
+      const waits = Duration.toMillis(latency) > 0
+      if (waits) yield* Effect.sleep(latency)
 
       if (has(request, markers.auth)) {
         yield* note({ ...base, outcome: "auth", platformPostId: undefined })
@@ -342,7 +349,7 @@ export const make = (platform: Platform, options: SandboxOptions = {}): Platform
       }
       const post = fakePost(platform, request.account.accountName)
       // The platform has it from here on: the ledger first, then the test journal.
-      yield* remember(request, post, yield* DateTime.now)
+      yield* remember(request, post, waits ? yield* DateTime.now : at)
       yield* note({ ...base, outcome: "published", platformPostId: post.id })
       return { platformPostId: post.id, platformPostUrl: post.url }
     })

@@ -258,6 +258,11 @@ const makeEvent = (organizationId: OrganizationId, type: EventType, data: EventD
     return new Event({ id: id as EventId, organizationId, type, data, createdAt }, true)
   })
 
+/** `makeEvent` for a batch: the id generator looked up once, every event stamped with the batch's `now`. */
+const eventsAt = (ids: IdGenerator["Type"], createdAt: DateTime.Utc) =>
+(organizationId: OrganizationId, type: EventType, data: EventData): Effect.Effect<Event> =>
+  Effect.map(ids.uuid, (id) => new Event({ id: id as EventId, organizationId, type, data, createdAt }, true))
+
 const destinationData = (d: Destination) => ({
   post_id: d.postId,
   destination_id: d.id,
@@ -332,18 +337,54 @@ export const buildRequest = (
         thread.push({ content: part.content, media: yield* resolveMedia(post.organizationId, part.media_ids ?? [], { platform: destination.platform }) })
       }
     }
-    const request: PublishRequest = {
-      account,
-      credentials: parseCredentials(account),
-      main,
-      contentType: Option.fromNullable(override?.contentType),
-      settings: override?.settings ?? {},
-      thread,
-      destinationId: destination.id,
-      attempt
-    }
-    return request
+    return assemble(post, destination, account, attempt, main, thread)
   })
+
+const noMedia: ReadonlyArray<MediaRef> = []
+
+/**
+ * `buildRequest` without an effect, for the common post that carries no media (nothing to resolve);
+ * undefined when some part of the request has media.
+ */
+export const requestWithoutMedia = (
+  post: Post,
+  destination: Destination,
+  account: SocialAccount,
+  attempt: number
+): PublishRequest | undefined => {
+  if (post.mediaIds.length > 0) return undefined
+  const thread: Array<PublishPart> = []
+  if (threadPlatforms.includes(destination.platform)) {
+    for (const part of post.threadPosts) {
+      if (part.media_ids !== undefined && part.media_ids.length > 0) return undefined
+      thread.push({ content: part.content, media: noMedia })
+    }
+  }
+  const override = post.platformContent[destination.platform]
+  const main: PublishPart = { content: override?.content ?? post.content, media: noMedia }
+  return assemble(post, destination, account, attempt, main, thread)
+}
+
+const assemble = (
+  post: Post,
+  destination: Destination,
+  account: SocialAccount,
+  attempt: number,
+  main: PublishPart,
+  thread: Array<PublishPart>
+): PublishRequest => {
+  const override = post.platformContent[destination.platform]
+  return {
+    account,
+    credentials: parseCredentials(account),
+    main,
+    contentType: Option.fromNullable(override?.contentType),
+    settings: override?.settings ?? {},
+    thread,
+    destinationId: destination.id,
+    attempt
+  }
+}
 
 // ---------------------------------------------------------------------------------------------------
 // Publishing one claim
@@ -361,7 +402,7 @@ export interface Loaded {
  * Accounts read once per round: a batch often holds many destinations of one account. An account
  * found dead during the round is re-read fresh before it is updated, so the cache never writes.
  */
-type AccountCache = Map<string, Effect.Effect<Option.Option<SocialAccount>, PersistenceError>>
+type AccountCache = Map<string, Option.Option<SocialAccount>>
 
 /**
  * The posts of a round's claims, read in one go (`PostStore.findMany`); `undefined` when that read
@@ -379,17 +420,17 @@ const preloadPosts = (claims: ReadonlyArray<Claim>) =>
 
 /**
  * The publish timeouts of a round, kept by one watchdog fiber: each publish runs in a fiber of its
- * own, which the watchdog interrupts once its deadline has passed; the publish then fails with the
+ * own, which the watchdog interrupts once its deadline has passed; the publish then ends with the
  * timeout's error. (`Effect.timeoutFail` races two fibers and a sleep per publish, about a seventh
  * of the dispatcher's CPU per destination in the profile.) A publish that succeeded keeps its
- * success even when its deadline passed meanwhile: it reached the platform.
+ * success even when its deadline passed meanwhile: it reached the platform. Synchronous: the round
+ * registers each publish fiber as it forks it and asks, when the fiber has ended, whether the
+ * watchdog ended it.
  */
 interface Deadlines {
-  readonly within: <A, E, R>(
-    self: Effect.Effect<A, E, R>,
-    timeout: Duration.Duration,
-    onTimeout: () => PublishError
-  ) => Effect.Effect<A, E | PublishError, R>
+  readonly watch: (fiber: Fiber.RuntimeFiber<unknown, unknown>, at: number) => void
+  /** Stops watching `fiber`; true when the watchdog interrupted it. */
+  readonly forget: (fiber: Fiber.RuntimeFiber<unknown, unknown>) => boolean
 }
 
 const makeDeadlines = Effect.gen(function*() {
@@ -421,107 +462,123 @@ const makeDeadlines = Effect.gen(function*() {
   })
   yield* Effect.forkScoped(watchdog)
   const deadlines: Deadlines = {
-    within: (self, timeout, onTimeout) =>
-      Effect.gen(function*() {
-        const at = (yield* Clock.currentTimeMillis) + Duration.toMillis(timeout)
-        const fiber = yield* Effect.fork(self)
-        watched.set(fiber, at)
-        if (at < target && wake !== undefined) {
-          const signal = wake
-          wake = undefined
-          target = at
-          yield* Deferred.succeed(signal, undefined)
-        }
-        const forget = Effect.sync(() => {
-          watched.delete(fiber)
-          return expired.delete(fiber)
-        })
-        // An interrupted caller's publish is interrupted with it (a forked fiber is supervised).
-        const exit = yield* Fiber.await(fiber).pipe(Effect.onInterrupt(() => forget))
-        const timedOut = yield* forget
-        if (timedOut && Exit.isFailure(exit) && Exit.isInterrupted(exit)) return yield* Effect.fail(onTimeout())
-        return yield* exit
-      })
+    watch: (fiber, at) => {
+      watched.set(fiber, at)
+      if (at < target && wake !== undefined) {
+        const signal = wake
+        wake = undefined
+        target = at
+        Deferred.unsafeDone(signal, Exit.void)
+      }
+    },
+    forget: (fiber) => {
+      watched.delete(fiber)
+      return expired.delete(fiber)
+    }
   }
   return deadlines
 })
 
+/** The services a round's publishes use, looked up once per round. */
+interface RoundServices {
+  readonly posts: PostStore["Type"]
+  readonly accounts: AccountStore["Type"]
+  readonly platforms: Platforms["Type"]
+}
+
 /**
- * Sends one claimed destination to its platform. Every way the publish can end is an Outcome; it fails
- * only when storage fails before anything was sent (the caller re-queues it then).
+ * A claim made ready to send, or already decided without the platform. `send` is what the publish
+ * fiber runs: the request itself when the post has no media (built synchronously), otherwise the
+ * media resolution too, under the same deadline.
  */
-const publishClaim = (
+type Prepared =
+  | { readonly _tag: "Decided"; readonly outcome: Outcome; readonly loaded: Loaded }
+  | {
+    readonly _tag: "Send"
+    readonly send: Effect.Effect<PublishResult, PublishError | PersistenceError>
+    readonly timeout: Duration.Duration
+    /** The synchronous request still needs the hold checked before it is sent. */
+    readonly checkHold: boolean
+    readonly loaded: Loaded
+  }
+
+const notHeld = () =>
+  new PublishError({
+    kind: "transient",
+    message: "This worker could not keep its claim fresh (lease renewal or heartbeat failing), so the " +
+      "post was not sent; it will be tried again"
+  })
+
+const deletedPost: Loaded = { post: Option.none(), destinationCount: 1 }
+
+/**
+ * Gets one claim ready to send: its post (from the round's preload), its account (read once per
+ * account per round), its client and request. Fails only when storage fails before anything was sent.
+ */
+const prepareClaim = (
   claim: Claim,
   config: Resolved,
+  services: RoundServices,
   cache: AccountCache,
   holds: Holds,
-  preloaded: Preloaded,
-  deadlines: Deadlines
-) =>
-  Effect.gen(function*() {
-    const d = claim.destination
-    const posts = yield* PostStore
-    const accounts = yield* AccountStore
-    const platforms = yield* Platforms
-    const record = preloaded === undefined
-      ? yield* posts.findById(d.organizationId, d.postId)
-      : Option.filter(Option.fromNullable(preloaded.get(d.postId)), (r) => r.post.organizationId === d.organizationId)
-    if (Option.isNone(record)) {
-      return [localFailure("permanent", "The post was deleted before it could be published"), {
-        post: Option.none(),
-        destinationCount: 1
-      }] as const
+  preloaded: Preloaded
+): Effect.Effect<Prepared, PersistenceError> => {
+  const d = claim.destination
+  const fromPreload = preloaded === undefined ? undefined : preloaded.get(d.postId)
+  const withPost = (record: Option.Option<PostRecord>): Effect.Effect<Prepared, PersistenceError> => {
+    if (Option.isNone(record) || record.value.post.organizationId !== d.organizationId) {
+      return Effect.succeed({
+        _tag: "Decided",
+        outcome: localFailure("permanent", "The post was deleted before it could be published"),
+        loaded: deletedPost
+      })
     }
-    const loaded: Loaded = { post: Option.some(record.value.post), destinationCount: record.value.destinations.length }
+    const post = record.value.post
+    const loaded: Loaded = { post: Option.some(post), destinationCount: record.value.destinations.length }
     const cacheKey = `${d.organizationId}:${d.accountId}`
-    let cached = cache.get(cacheKey)
-    if (cached === undefined) {
-      cached = yield* Effect.cached(accounts.findById(d.organizationId, d.accountId))
-      cache.set(cacheKey, cached)
-    }
-    const account = yield* cached
-    if (Option.isNone(account) || !account.value.isActive) {
-      return [
-        localFailure("permanent", "The account is disconnected or inactive; reconnect it and retry"),
-        loaded
-      ] as const
-    }
-    const withAccount: Loaded = { ...loaded, account: account.value }
-    if (account.value.needsReconnection) {
-      return [
-        localFailure("auth", "The account needs reconnection before it can publish; reconnect it and retry"),
-        withAccount
-      ] as const
-    }
-    const client = platforms.get(d.platform)
-    if (Option.isNone(client)) {
-      return [
-        localFailure("permanent", `Publishing to ${d.platform} is not configured on this server`),
-        withAccount
-      ] as const
-    }
-    const timeout = client.value.timeout === undefined ? config.publishTimeout : Duration.decode(client.value.timeout)
-    const exit = yield* buildRequest(record.value.post, d, account.value, d.attempts).pipe(
-      Effect.flatMap((request) =>
-        Effect.flatMap(holds.stillHeld(claim), (held) =>
-          held
-            ? client.value.publish(request)
-            : new PublishError({
-              kind: "transient",
-              message: "This worker could not keep its claim fresh (lease renewal or heartbeat failing), so the " +
-                "post was not sent; it will be tried again"
-            }))
-      ),
-      (publish) =>
-        deadlines.within(publish, timeout, () =>
-          new PublishError({
-            kind: "transient",
-            message: `The platform did not answer within ${Duration.format(timeout)}`
-          })),
-      Effect.exit
-    )
-    return [outcomeOf(exit), withAccount] as const
-  })
+    const cached = cache.get(cacheKey)
+    const read = cached !== undefined
+      ? Effect.succeed(cached)
+      : Effect.tap(services.accounts.findById(d.organizationId, d.accountId), (account) => {
+        cache.set(cacheKey, account)
+      })
+    return Effect.map(read, (account): Prepared => {
+      if (Option.isNone(account) || !account.value.isActive) {
+        return {
+          _tag: "Decided",
+          outcome: localFailure("permanent", "The account is disconnected or inactive; reconnect it and retry"),
+          loaded
+        }
+      }
+      const withAccount: Loaded = { ...loaded, account: account.value }
+      if (account.value.needsReconnection) {
+        return {
+          _tag: "Decided",
+          outcome: localFailure("auth", "The account needs reconnection before it can publish; reconnect it and retry"),
+          loaded: withAccount
+        }
+      }
+      const client = services.platforms.get(d.platform)
+      if (Option.isNone(client)) {
+        return {
+          _tag: "Decided",
+          outcome: localFailure("permanent", `Publishing to ${d.platform} is not configured on this server`),
+          loaded: withAccount
+        }
+      }
+      const publish = client.value.publish
+      const timeout = client.value.timeout === undefined ? config.publishTimeout : Duration.decode(client.value.timeout)
+      const request = requestWithoutMedia(post, d, account.value, d.attempts)
+      if (request !== undefined) return { _tag: "Send", send: publish(request), timeout, checkHold: true, loaded: withAccount }
+      const send = Effect.flatMap(buildRequest(post, d, account.value, d.attempts), (request) =>
+        Effect.flatMap(holds.stillHeld(claim), (held) => held ? publish(request) : Effect.fail(notHeld())))
+      return { _tag: "Send", send, timeout, checkHold: false, loaded: withAccount }
+    })
+  }
+  if (fromPreload !== undefined) return withPost(Option.some(fromPreload))
+  if (preloaded !== undefined) return withPost(Option.none())
+  return Effect.flatMap(services.posts.findById(d.organizationId, d.postId), withPost)
+}
 
 const outcomeOf = (exit: Exit.Exit<PublishResult, PublishError | PersistenceError>): Outcome => {
   if (Exit.isSuccess(exit)) return { _tag: "Published", result: exit.value }
@@ -582,6 +639,7 @@ export const recordAll = (
     const eventStore = yield* EventStore
     const transactor = yield* Transactor
     const now = yield* DateTime.now
+    const event = eventsAt(yield* IdGenerator, now)
     const locks = [...new Set(pending.flatMap((p) => Option.toArray(needsLock(p))))].sort()
     const order = pending.map((p, i) => ({ p, i })).sort((a, b) =>
       a.p.claim.destination.accountId - b.p.claim.destination.accountId || a.i - b.i
@@ -611,7 +669,7 @@ export const recordAll = (
         switch (completion._tag) {
           case "Published": {
             events.push(
-              yield* makeEvent(d.organizationId, "post.published", {
+              yield* event(d.organizationId, "post.published", {
                 ...base,
                 published_at: DateTime.formatIso(completion.publishedAt),
                 platform_post_id: completion.platformPostId
@@ -621,7 +679,7 @@ export const recordAll = (
           }
           case "Failed": {
             events.push(
-              yield* makeEvent(d.organizationId, "post.failed", {
+              yield* event(d.organizationId, "post.failed", {
                 ...base,
                 error: completion.error,
                 attempts: d.attempts,
@@ -634,9 +692,12 @@ export const recordAll = (
             break
         }
         const accountKey = `${d.organizationId}:${d.accountId}`
-        const updated = yield* updateAccount(d, outcome, now, accountsNow.get(accountKey) ?? loaded.account)
-        if (Option.isSome(updated.account)) accountsNow.set(accountKey, updated.account.value)
-        events.push(...updated.events)
+        const before = accountsNow.get(accountKey) ?? loaded.account
+        if (touchesAccount(outcome, now, before)) {
+          const updated = yield* updateAccount(d, outcome, now)
+          if (Option.isSome(updated.account)) accountsNow.set(accountKey, updated.account.value)
+          events.push(...updated.events)
+        }
         const counts = outcome._tag === "Failed" && outcome.local !== true && isPermanent(outcome.kind)
         if (counts && Option.isSome(loaded.post)) {
           yield* countForBreaker(loaded.post.value)
@@ -713,19 +774,22 @@ const isFresh = (account: SocialAccount, now: DateTime.Utc, result: PublishResul
   Option.isSome(account.lastSuccessAt) &&
   DateTime.toEpochMillis(now) - DateTime.toEpochMillis(account.lastSuccessAt.value) < 60_000
 
+/** Whether this outcome changes the account's health (`updateAccount` then writes it). */
+const touchesAccount = (outcome: Outcome, now: DateTime.Utc, before: SocialAccount | undefined): boolean => {
+  if (outcome._tag === "Unknown" || outcome._tag === "Absent") return false
+  if (outcome._tag === "Failed") return outcome.local !== true && (outcome.kind === "auth" || isPermanent(outcome.kind))
+  return before === undefined || !isFresh(before, now, outcome.result)
+}
+
 /**
  * Account health follows publishes: last success, permanent failures, reconnection. Returns the events
  * and the account as written (none when nothing was written).
  */
-const updateAccount = (d: Destination, outcome: Outcome, now: DateTime.Utc, before: SocialAccount | undefined) =>
+const updateAccount = (d: Destination, outcome: Outcome, now: DateTime.Utc) =>
   Effect.gen(function*() {
     const events: Array<Event> = []
     const unchanged = { events, account: Option.none<SocialAccount>() }
     if (outcome._tag === "Unknown" || outcome._tag === "Absent") return unchanged
-    if (outcome._tag === "Failed" && outcome.local === true) return unchanged
-    const touches = outcome._tag === "Published" || outcome.kind === "auth" || isPermanent(outcome.kind)
-    if (!touches) return unchanged
-    if (outcome._tag === "Published" && before !== undefined && isFresh(before, now, outcome.result)) return unchanged
     const accounts = yield* AccountStore
     // Read inside the transaction, just before writing, so a concurrent reconnect is not overwritten
     // with stale credentials.
@@ -915,7 +979,7 @@ const resolveAbandoned = (config: Resolved) =>
  */
 interface Holds {
   readonly stillHeld: (claim: Claim) => Effect.Effect<boolean>
-  readonly release: (claim: Claim) => Effect.Effect<void>
+  readonly release: (claim: Claim) => void
 }
 
 const makeHolds = (claims: ReadonlyArray<Claim>, config: Resolved) =>
@@ -949,11 +1013,10 @@ const makeHolds = (claims: ReadonlyArray<Claim>, config: Resolved) =>
           if (!leased || Option.isNone(liveness)) return leased
           return (yield* liveness.value.lastBeatAt) + Duration.toMillis(config.deadAfter) - margin > now
         }),
-      release: (claim) =>
-        Effect.sync(() => {
-          inFlight.delete(claim.leaseToken)
-          until.delete(claim.leaseToken)
-        })
+      release: (claim) => {
+        inFlight.delete(claim.leaseToken)
+        until.delete(claim.leaseToken)
+      }
     }
     return holds
   })
@@ -973,11 +1036,16 @@ const claimBatch = (config: Resolved, limit: number) =>
         workerId: config.workerId
       })
       if (claims.length > 0) {
-        const events = yield* Effect.forEach(claims, (claim) =>
-          makeEvent(claim.destination.organizationId, "post.publishing", {
-            ...destinationData(claim.destination),
-            attempt: claim.destination.attempts
-          }))
+        const event = eventsAt(yield* IdGenerator, now)
+        const events: Array<Event> = []
+        for (const claim of claims) {
+          events.push(
+            yield* event(claim.destination.organizationId, "post.publishing", {
+              ...destinationData(claim.destination),
+              attempt: claim.destination.attempts
+            })
+          )
+        }
         yield* eventStore.append(events)
       }
       return claims
@@ -1051,11 +1119,11 @@ const makeOutbox = (claims: ReadonlyArray<Claim>): Outbox => ({
   wake: undefined
 })
 
-const wakeRecorder = (outbox: Outbox): Effect.Effect<void> => {
+const wakeRecorderNow = (outbox: Outbox): void => {
   const wake = outbox.wake
-  if (wake === undefined) return Effect.void
+  if (wake === undefined) return
   outbox.wake = undefined
-  return Deferred.succeed(wake, undefined)
+  Deferred.unsafeDone(wake, Exit.void)
 }
 
 const settle = (outbox: Outbox, claim: Claim, recorded: Recorded) => {
@@ -1069,40 +1137,107 @@ const settle = (outbox: Outbox, claim: Claim, recorded: Recorded) => {
 const recordFailed = (cause: Cause.Cause<unknown>) =>
   Effect.logError("Dispatcher: could not record a publish outcome; its lease will resolve it", cause)
 
-/** Publishes one claim and hands its outcome to the round's recorder. */
-const processClaim = (
-  claim: Claim,
+/**
+ * Starts a round's publishes from the round's own fiber, at most `concurrency` in flight: each claim
+ * is prepared in place (no fiber of its own), its publish forked into one fiber that the deadline
+ * watchdog watches, and its outcome handed to the recorder by that fiber's observer when it ends. A
+ * claim decided without the platform goes to the recorder at once. (A fiber per claim from
+ * `Effect.forEach`, another per publish for its deadline and the generator steps between them were
+ * most of the dispatcher's CPU per destination.)
+ */
+const startPublishes = (
+  claims: ReadonlyArray<Claim>,
   config: Resolved,
-  cache: AccountCache,
+  services: RoundServices,
   outbox: Outbox,
   holds: Holds,
   preloaded: Preloaded,
   deadlines: Deadlines
 ) =>
-  publishClaim(claim, config, cache, holds, preloaded, deadlines).pipe(
-    // Storage failed before anything was sent: safe to try again later.
-    Effect.catchTag("PersistenceError", () =>
-      Effect.succeed([
-        localFailure("transient", "Storage was unavailable while preparing the publish"),
-        { post: Option.none(), destinationCount: 1 } satisfies Loaded
-      ] as const)),
-    Effect.flatMap(([outcome, loaded]) =>
-      Effect.suspend(() => {
-        outbox.waiting.push({ claim, outcome, loaded })
-        return wakeRecorder(outbox)
-      })
-    ),
-    Effect.catchAllCause((cause) =>
-      recordFailed(cause).pipe(
-        Effect.zipRight(holds.release(claim)),
-        Effect.zipRight(Effect.suspend(() => {
+  Effect.gen(function*() {
+    const cache: AccountCache = new Map()
+    // The round's accounts read up front, several at once (a round trip each on Postgres); one that
+    // fails to read is read again, and fails its claims, as each is prepared.
+    const distinct = new Map(claims.map((c) => [`${c.destination.organizationId}:${c.destination.accountId}`, c.destination]))
+    yield* Effect.forEach(distinct, ([key, d]) =>
+      services.accounts.findById(d.organizationId, d.accountId).pipe(
+        Effect.match({ onFailure: () => undefined, onSuccess: (account) => cache.set(key, account) })
+      ), { concurrency: 8, discard: true })
+    let inFlight = 0
+    let slot: Deferred.Deferred<void> | undefined
+    const handOver = (pending: Pending) => {
+      outbox.waiting.push(pending)
+      wakeRecorderNow(outbox)
+    }
+    const ended = () => {
+      inFlight -= 1
+      const free = slot
+      if (free !== undefined) {
+        slot = undefined
+        Deferred.unsafeDone(free, Exit.void)
+      }
+    }
+    for (const claim of claims) {
+      while (inFlight >= config.concurrency) {
+        const free = yield* Deferred.make<void>()
+        slot = free
+        yield* Deferred.await(free)
+      }
+      const d = claim.destination
+      const prepared = yield* Effect.exit(Effect.suspend(() => prepareClaim(claim, config, services, cache, holds, preloaded)))
+      if (Exit.isFailure(prepared)) {
+        if (Option.isSome(Cause.failureOption(prepared.cause))) {
+          // Storage failed before anything was sent: safe to try again later.
+          handOver({
+            claim,
+            outcome: localFailure("transient", "Storage was unavailable while preparing the publish"),
+            loaded: deletedPost
+          })
+        } else {
+          yield* Effect.annotateLogs(recordFailed(prepared.cause), logAnnotations(d))
+          holds.release(claim)
           settle(outbox, claim, "lost")
-          return wakeRecorder(outbox)
-        }))
-      )
-    ),
-    Effect.annotateLogs(logAnnotations(claim.destination))
-  )
+          wakeRecorderNow(outbox)
+        }
+        continue
+      }
+      const ready = prepared.value
+      if (ready._tag === "Decided") {
+        handOver({ claim, outcome: ready.outcome, loaded: ready.loaded })
+        continue
+      }
+      const loaded = ready.loaded
+      if (ready.checkHold && !(yield* holds.stillHeld(claim))) {
+        handOver({ claim, outcome: outcomeOf(Exit.fail(notHeld())), loaded })
+        continue
+      }
+      const at = (yield* Clock.currentTimeMillis) + Duration.toMillis(ready.timeout)
+      // A child of the round's fiber: a stopped round stops its publishes.
+      const fiber = yield* Effect.fork(Effect.annotateLogs(ready.send, logAnnotations(d)))
+      inFlight += 1
+      deadlines.watch(fiber, at)
+      fiber.addObserver((exit) => {
+        const timedOut = deadlines.forget(fiber)
+        ended()
+        if (Exit.isFailure(exit) && Exit.isInterrupted(exit)) {
+          if (timedOut) {
+            const timeout = new PublishError({
+              kind: "transient",
+              message: `The platform did not answer within ${Duration.format(ready.timeout)}`
+            })
+            handOver({ claim, outcome: outcomeOf(Exit.fail(timeout)), loaded })
+          } else {
+            // The round itself was stopped: nothing is recorded, the lease resolves the claim.
+            holds.release(claim)
+            settle(outbox, claim, "lost")
+            wakeRecorderNow(outbox)
+          }
+          return
+        }
+        handOver({ claim, outcome: outcomeOf(exit), loaded })
+      })
+    }
+  })
 
 /**
  * Records a round's outcomes as they arrive, many per transaction when many are waiting (one
@@ -1148,7 +1283,7 @@ const recordRound = (
       for (let i = 0; i < items.length; i++) {
         const { claim, outcome } = items[i]!
         const exit = exits[i]!
-        yield* holds.release(claim)
+        holds.release(claim)
         if (Exit.isFailure(exit)) {
           settle(outbox, claim, "lost")
           yield* Effect.annotateLogs(recordFailed(exit.cause), logAnnotations(claim.destination))
@@ -1211,7 +1346,11 @@ const round = (options: Options, claimLimit?: number, onClaimed?: Deferred.Defer
 /** Publishes a round's claims and records their outcomes; what became of each, in claim order. */
 const publishAll = (claims: ReadonlyArray<Claim>, config: Resolved) =>
   Effect.scoped(Effect.gen(function*() {
-    const cache: AccountCache = new Map()
+    const services: RoundServices = {
+      posts: yield* PostStore,
+      accounts: yield* AccountStore,
+      platforms: yield* Platforms
+    }
     const outbox = makeOutbox(claims)
     const followUps: Array<Fiber.RuntimeFiber<void>> = []
     const holds = yield* makeHolds(claims, config)
@@ -1220,10 +1359,7 @@ const publishAll = (claims: ReadonlyArray<Claim>, config: Resolved) =>
     yield* Effect.addFinalizer(() => Fiber.interruptAll(followUps))
     const deadlines = yield* makeDeadlines
     const recording = yield* Effect.forkScoped(recordRound(outbox, config, holds, followUps))
-    yield* Effect.forEach(claims, (claim) => processClaim(claim, config, cache, outbox, holds, preloaded, deadlines), {
-      concurrency: config.concurrency,
-      discard: true
-    })
+    yield* startPublishes(claims, config, services, outbox, holds, preloaded, deadlines)
     yield* Fiber.join(recording)
     yield* Fiber.awaitAll(followUps)
     return outbox.results.map((r) => r ?? "lost")
