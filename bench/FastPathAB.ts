@@ -18,17 +18,14 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), "herald-fastpath-"))
 
 const targetsOf = async (server: HeraldServer.HeraldServer): Promise<Array<[string, Load.Target]>> => {
   const auth = { authorization: `Bearer ${server.key}` }
-  const accounts = await fetch(`${server.base}/accounts`, { headers: auth }).then((r) => r.json()) as {
-    data: { accounts: Array<{ id: number; platform: string }> }
-  }
-  const target = accounts.data.accounts.find((a) => a.platform === "telegram")!.id
+  const target = (await HeraldServer.draftAccount(server.base, server.key)).id
   return [
     ["GET /accounts", { url: `${server.base}/accounts`, method: "GET", headers: auth }],
     ["POST /posts", {
       url: `${server.base}/posts`,
       method: "POST",
       headers: { ...auth, "content-type": "application/json" },
-      body: (i) => JSON.stringify({ content: `bench post ${i}`, account_ids: [target], draft: true })
+      body: HeraldServer.draftBody(target)
     }]
   ]
 }

@@ -28,6 +28,22 @@ export interface HeraldServer {
   readonly stop: () => Promise<void>
 }
 
+/**
+ * The sandbox's Telegram account (every bench's drafts target it), read through `GET /accounts`;
+ * `text` is the answer as sent, for a peer seeded with the same accounts.
+ */
+export const draftAccount = async (base: string, key: string): Promise<{ readonly id: number; readonly text: string }> => {
+  const text = await (await fetch(`${base}/accounts`, { headers: { authorization: `Bearer ${key}` } })).text()
+  const accounts = JSON.parse(text) as { data: { accounts: Array<{ id: number; platform: string }> } }
+  const id = accounts.data.accounts.find((a) => a.platform === "telegram")?.id
+  if (id === undefined) throw new Error("no sandbox telegram account")
+  return { id, text }
+}
+
+/** The body of the i-th draft a bench creates on `accountId` (the same for Herald and its peers). */
+export const draftBody = (accountId: number) => (i: number): string =>
+  JSON.stringify({ content: `bench post ${i}`, account_ids: [accountId], draft: true })
+
 /** Resident set size of a process in MiB (Linux /proc), NaN when unreadable. */
 export const rssMiB = (pid: number | undefined): number => {
   try {

@@ -41,10 +41,7 @@ export const run = async (options: {
   try {
     const auth = { authorization: `Bearer ${server.key}` }
     const root = server.base.replace(/\/api\/v1$/, "")
-    const accounts = await fetch(`${server.base}/accounts`, { headers: auth }).then((r) => r.json()) as {
-      data: { accounts: Array<{ id: number; platform: string }> }
-    }
-    const target = accounts.data.accounts.find((a) => a.platform === "telegram")!.id
+    const target = (await HeraldServer.draftAccount(server.base, server.key)).id
     const targets: Array<[string, Load.Target]> = [
       ["GET /health/live", { url: `${root}/health/live`, method: "GET" }],
       ["GET 404", { url: `${server.base}/nothing`, method: "GET", headers: auth }],
@@ -54,7 +51,7 @@ export const run = async (options: {
         url: `${server.base}/posts`,
         method: "POST",
         headers: { ...auth, "content-type": "application/json" },
-        body: (i) => JSON.stringify({ content: `bench post ${i}`, account_ids: [target], draft: true })
+        body: HeraldServer.draftBody(target)
       }]
     ]
     const steps: Array<Step> = []

@@ -59,11 +59,7 @@ export const run = async (options: {
   const herald = await HeraldServer.start({ dataDir: path.join(options.dir, "herald") })
   try {
     const headers = { authorization: `Bearer ${herald.key}`, "content-type": "application/json" }
-    const accountsRes = await fetch(`${herald.base}/accounts`, { headers })
-    const accountsText = await accountsRes.text()
-    const accounts = JSON.parse(accountsText) as { data: { accounts: Array<{ id: number; platform: string }> } }
-    const target = accounts.data.accounts.find((a) => a.platform === "telegram")?.id
-    if (target === undefined) throw new Error("no sandbox telegram account")
+    const { id: target, text: accountsText } = await HeraldServer.draftAccount(herald.base, herald.key)
     const accountsJson = path.join(options.dir, "accounts.json")
     fs.writeFileSync(accountsJson, accountsText)
     // The peer's database: a consistent copy of Herald's (schema, indexes, organization, key, accounts).
@@ -71,7 +67,7 @@ export const run = async (options: {
     try {
       await HeraldServer.sleep(1000)
       const rss = { herald: [HeraldServer.rssMiB(herald.child.pid)], peer: [HeraldServer.rssMiB(peer.child.pid)] }
-      const body = (i: number) => JSON.stringify({ content: `bench post ${i}`, account_ids: [target], draft: true })
+      const body = HeraldServer.draftBody(target)
       const load = (base: string, what: "posts" | "accounts") =>
         Load.run(
           what === "posts"

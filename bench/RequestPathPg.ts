@@ -87,15 +87,11 @@ export const run = async (options: {
     })
     try {
       const headers = { authorization: `Bearer ${herald.key}`, "content-type": "application/json" }
-      const accounts = await (await fetch(`${herald.base}/accounts`, { headers })).json() as {
-        data: { accounts: Array<{ id: number; platform: string }> }
-      }
-      const target = accounts.data.accounts.find((a) => a.platform === "telegram")?.id
-      if (target === undefined) throw new Error("no sandbox telegram account")
+      const target = (await HeraldServer.draftAccount(herald.base, herald.key)).id
       const peer = await startPeer(db.url)
       try {
         await HeraldServer.sleep(500)
-        const body = (i: number) => JSON.stringify({ content: `bench post ${i}`, account_ids: [target], draft: true })
+        const body = HeraldServer.draftBody(target)
         const runs = { herald: [] as Array<PgSide>, peer: [] as Array<PgSide> }
         const measure = async (base: string, pid: number | undefined, application: string) => {
           const cpu0 = cpuOf(pid)

@@ -18,16 +18,13 @@ const server = await HeraldServer.start({
   nodeArgs: ["--cpu-prof", `--cpu-prof-dir=${profDir}`]
 })
 const headers = { authorization: `Bearer ${server.key}`, "content-type": "application/json" }
-const accounts = await fetch(`${server.base}/accounts`, { headers }).then((r) => r.json()) as {
-  data: { accounts: Array<{ id: number; platform: string }> }
-}
-const target = accounts.data.accounts.find((a) => a.platform === "telegram")!.id
+const target = (await HeraldServer.draftAccount(server.base, server.key)).id
 const only = process.env.PROFILE_ONLY
 const posts = only === "accounts" ? undefined : await Load.run({
   url: `${server.base}/posts`,
   method: "POST",
   headers,
-  body: (i) => JSON.stringify({ content: `bench post ${i}`, account_ids: [target], draft: true })
+  body: HeraldServer.draftBody(target)
 }, { connections: 32, seconds })
 if (posts !== undefined) console.log(`POST /posts: ${Load.describe(posts)}`)
 const reads = only === "posts" ? undefined : await Load.run({ url: `${server.base}/accounts`, method: "GET", headers }, { connections: 32, seconds })
