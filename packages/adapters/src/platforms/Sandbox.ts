@@ -69,12 +69,12 @@ export interface SandboxMedium {
   readonly sha256: string
 }
 
-/** Reads each medium's bytes (as a real platform upload would) and notes their size and SHA-256. */
 const noMedia: ReadonlyArray<SandboxMedium> = []
 
 const hasMedia = (request: PublishRequest): boolean =>
   request.main.media.length > 0 || request.thread.some((part) => part.media.length > 0)
 
+/** Reads each medium's bytes (as a real platform upload would) and notes their size and SHA-256. */
 const readMedia = (request: PublishRequest): Effect.Effect<ReadonlyArray<SandboxMedium>, PublishError> =>
   !hasMedia(request) ? Effect.succeed(noMedia) : Effect.forEach([...request.main.media, ...request.thread.flatMap((part) => part.media)], (ref) =>
     Stream.runFold(ref.bytes, { hash: crypto.createHash("sha256"), size: 0 }, (acc, chunk) => {
