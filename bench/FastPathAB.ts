@@ -9,33 +9,23 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as HeraldServer from "./HeraldServer.js"
-import { cpuSeconds } from "./Ladder.js"
+import * as Ladder from "./Ladder.js"
 import * as Load from "./Load.js"
 
 const seconds = Number(process.argv[2] ?? "4")
 const rounds = Number(process.argv[3] ?? "3")
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "herald-fastpath-"))
 
-const targetsOf = async (server: HeraldServer.HeraldServer): Promise<Array<[string, Load.Target]>> => {
-  const auth = { authorization: `Bearer ${server.key}` }
-  const target = (await HeraldServer.draftAccount(server.base, server.key)).id
-  return [
-    ["GET /accounts", { url: `${server.base}/accounts`, method: "GET", headers: auth }],
-    ["POST /posts", {
-      url: `${server.base}/posts`,
-      method: "POST",
-      headers: { ...auth, "content-type": "application/json" },
-      body: HeraldServer.draftBody(target)
-    }]
-  ]
-}
+/** The two routes the fast path answers, as the ladder loads them. */
+const targetsOf = async (server: HeraldServer.HeraldServer): Promise<Array<[string, Load.Target]>> =>
+  (await Ladder.targetsOf(server)).filter(([name]) => name === "GET /accounts" || name === "POST /posts")
 
 /** Microseconds of server CPU per answered request while `load` runs. */
 const measure = async (server: HeraldServer.HeraldServer, target: Load.Target) => {
-  const before = cpuSeconds(server.child.pid)
+  const before = Ladder.cpuSeconds(server.child.pid)
   const t0 = performance.now()
   const result = await Load.run(target, { connections: 16, seconds })
-  const cpu = cpuSeconds(server.child.pid) - before
+  const cpu = Ladder.cpuSeconds(server.child.pid) - before
   return { result, cpuMicros: (cpu / (result.rps * ((performance.now() - t0) / 1000))) * 1e6 }
 }
 

@@ -26,6 +26,25 @@ export interface Step {
   readonly cpuMicros: number
 }
 
+/** The routes the ladder loads, each as a load target on `server` (also used by `FastPathAB.ts`). */
+export const targetsOf = async (server: HeraldServer.HeraldServer): Promise<Array<[string, Load.Target]>> => {
+  const auth = { authorization: `Bearer ${server.key}` }
+  const root = server.base.replace(/\/api\/v1$/, "")
+  const target = (await HeraldServer.draftAccount(server.base, server.key)).id
+  return [
+    ["GET /health/live", { url: `${root}/health/live`, method: "GET" }],
+    ["GET 404", { url: `${server.base}/nothing`, method: "GET", headers: auth }],
+    ["GET /me", { url: `${server.base}/me`, method: "GET", headers: auth }],
+    ["GET /accounts", { url: `${server.base}/accounts`, method: "GET", headers: auth }],
+    ["POST /posts", {
+      url: `${server.base}/posts`,
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json" },
+      body: HeraldServer.draftBody(target)
+    }]
+  ]
+}
+
 export const run = async (options: {
   readonly dir: string
   readonly seconds: number
@@ -39,21 +58,7 @@ export const run = async (options: {
     ...(options.nodeArgs ? { nodeArgs: options.nodeArgs } : {})
   })
   try {
-    const auth = { authorization: `Bearer ${server.key}` }
-    const root = server.base.replace(/\/api\/v1$/, "")
-    const target = (await HeraldServer.draftAccount(server.base, server.key)).id
-    const targets: Array<[string, Load.Target]> = [
-      ["GET /health/live", { url: `${root}/health/live`, method: "GET" }],
-      ["GET 404", { url: `${server.base}/nothing`, method: "GET", headers: auth }],
-      ["GET /me", { url: `${server.base}/me`, method: "GET", headers: auth }],
-      ["GET /accounts", { url: `${server.base}/accounts`, method: "GET", headers: auth }],
-      ["POST /posts", {
-        url: `${server.base}/posts`,
-        method: "POST",
-        headers: { ...auth, "content-type": "application/json" },
-        body: HeraldServer.draftBody(target)
-      }]
-    ]
+    const targets = await targetsOf(server)
     const steps: Array<Step> = []
     for (const [name, target] of targets) {
       if (options.only !== undefined && !options.only.some((o) => name.includes(o))) continue
