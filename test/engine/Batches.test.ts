@@ -255,6 +255,36 @@ describe("Dispatch in batches (SQLite + sandbox)", () => {
       yield* Fiber.interrupt(loop2)
       expect(limits.every((l) => l === 2)).toBe(true)
     })))
+  it.effect("while a backlog is claimed, the claims go ahead of recording; every outcome is then recorded once", () =>
+    provide(Effect.gen(function*() {
+      const posts = yield* Effect.forEach(Array.from({ length: 20 }, (_, i) => i), (i) =>
+        Engine.insertPost({ content: `backlog ${i}`, platforms: ["telegram"] }))
+      const store = yield* DispatchStore
+      const steps: Array<string> = []
+      const spying = DispatchStore.of({
+        ...store,
+        claimDue: (options) => Effect.tap(store.claimDue(options), (claims) => Effect.sync(() => steps.push(`claim ${claims.length}`))),
+        completeAll: (items) => Effect.tap(store.completeAll(items), () => Effect.sync(() => steps.push(`record ${items.length}`)))
+      })
+      const loop = yield* Effect.fork(
+        Dispatcher.run({ ...Engine.worker, batchSize: 4, minBatchSize: 4, pollInterval: "1 hour" }).pipe(
+          Effect.provideService(DispatchStore, spying)
+        )
+      )
+      expect(yield* Engine.eventually(Effect.map(Engine.Sends, (s) => s.length === 20))).toBe(true)
+      expect(yield* Engine.eventually(Effect.sync(() =>
+        steps.filter((s) => s.startsWith("record")).reduce((n, s) => n + Number(s.split(" ")[1]), 0) === 20
+      ))).toBe(true)
+      yield* Fiber.interrupt(loop)
+      // Five full claims back to back, and the short one that ends the backlog, before any recording
+      // (before, each round's recording came between the claims).
+      expect(steps.slice(0, 6)).toEqual(["claim 4", "claim 4", "claim 4", "claim 4", "claim 4", "claim 0"])
+      for (const { post } of posts) {
+        expect((yield* Engine.findPost(post.id)).destinations[0].status).toBe("published")
+        expect(yield* Engine.eventTypes(post.id)).toEqual(["post.publishing", "post.published"])
+      }
+      expect((yield* Engine.Sends).length).toBe(20)
+    })))
 })
 
 describe("ClaimSize", () => {

@@ -121,7 +121,7 @@ export const postStoreContract = (layer: StoresLayer) =>
         yield* store.insert({ post: elsewhere, destinations: [] })
         const found = yield* store.findMany([full.id, PostId.make(randomUUID()), elsewhere.id, full.id])
         expect([...found].sort((x, y) => (x.post.id < y.post.id ? -1 : 1))).toEqual(
-          [{ post: full, destinations: [dA, dB] }, { post: elsewhere, destinations: [] }].sort((x, y) =>
+          [{ post: full, destinationCount: 2 }, { post: elsewhere, destinationCount: 0 }].sort((x, y) =>
             x.post.id < y.post.id ? -1 : 1
           )
         )

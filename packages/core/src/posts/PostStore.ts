@@ -14,6 +14,12 @@ export interface PostRecord {
   readonly destinations: ReadonlyArray<Destination>
 }
 
+/** A post and how many destinations it has (`findMany`). */
+export interface PostCount {
+  readonly post: Post
+  readonly destinationCount: number
+}
+
 export type PostSort = "created_at" | "scheduled_for" | "updated_at" | "published_at"
 
 /** The post-list query. Absent fields do not filter. Status filters on the derived status. */
@@ -54,10 +60,12 @@ export class PostStore extends Context.Tag("@herald/core/posts/PostStore")<PostS
     id: PostId
   ) => Effect.Effect<Option.Option<PostRecord>, PersistenceError>
   /**
-   * The posts (with destinations) of the given ids across organizations, in two queries however many:
-   * for the engine's batches, which check each post's organization themselves. Missing ids are absent.
+   * The posts of the given ids across organizations, each with how many destinations it has, in one
+   * query however many: for the engine's batches, which check each post's organization themselves and
+   * need only the count of its destinations (more than one: settlements are serialized). Missing ids
+   * are absent.
    */
-  readonly findMany: (ids: ReadonlyArray<PostId>) => Effect.Effect<ReadonlyArray<PostRecord>, PersistenceError>
+  readonly findMany: (ids: ReadonlyArray<PostId>) => Effect.Effect<ReadonlyArray<PostCount>, PersistenceError>
   readonly list: (query: PostQuery) => Effect.Effect<PostPage, PersistenceError>
   /**
    * How many posts match the query's filters, per derived status (every status present, 0 when none),

@@ -35,6 +35,7 @@ import { SocialAccount } from "../accounts/Account.js"
 import { AccountStore } from "../accounts/AccountStore.js"
 import * as CircuitBreaker from "./CircuitBreaker.js"
 import * as ClaimSize from "./ClaimSize.js"
+import * as ClaimsFirst from "./ClaimsFirst.js"
 import type { Destination } from "../posts/Destination.js"
 import * as DestinationLifecycle from "../posts/DestinationLifecycle.js"
 import { type Claim, type Completion, DispatchStore } from "./DispatchStore.js"
@@ -58,7 +59,7 @@ import type { Post } from "../posts/Post.js"
 import type { Platform } from "../platforms/Platform.js"
 import { threadPlatforms } from "../platforms/PlatformRules.js"
 import * as PostLifecycle from "../posts/PostLifecycle.js"
-import { type PostRecord, PostStore } from "../posts/PostStore.js"
+import { type PostCount, PostStore } from "../posts/PostStore.js"
 import * as Processes from "./Processes.js"
 import { Transactor } from "../kernel/Transactor.js"
 import { UsageCounters } from "../access/UsageCounters.js"
@@ -408,7 +409,7 @@ type AccountCache = Map<string, Option.Option<SocialAccount>>
  * The posts of a round's claims, read in one go (`PostStore.findMany`); `undefined` when that read
  * failed, and each claim reads its own post then.
  */
-type Preloaded = ReadonlyMap<string, PostRecord> | undefined
+type Preloaded = ReadonlyMap<string, PostCount> | undefined
 
 const preloadPosts = (claims: ReadonlyArray<Claim>) =>
   Effect.flatMap(PostStore, (posts) => posts.findMany(claims.map((c) => c.destination.postId))).pipe(
@@ -525,7 +526,7 @@ const prepareClaim = (
 ): Effect.Effect<Prepared, PersistenceError> => {
   const d = claim.destination
   const fromPreload = preloaded === undefined ? undefined : preloaded.get(d.postId)
-  const withPost = (record: Option.Option<PostRecord>): Effect.Effect<Prepared, PersistenceError> => {
+  const withPost = (record: Option.Option<PostCount>): Effect.Effect<Prepared, PersistenceError> => {
     if (Option.isNone(record) || record.value.post.organizationId !== d.organizationId) {
       return Effect.succeed({
         _tag: "Decided",
@@ -534,7 +535,7 @@ const prepareClaim = (
       })
     }
     const post = record.value.post
-    const loaded: Loaded = { post: Option.some(post), destinationCount: record.value.destinations.length }
+    const loaded: Loaded = { post: Option.some(post), destinationCount: record.value.destinationCount }
     const cacheKey = `${d.organizationId}:${d.accountId}`
     const cached = cache.get(cacheKey)
     const read = cached !== undefined
@@ -577,7 +578,10 @@ const prepareClaim = (
   }
   if (fromPreload !== undefined) return withPost(Option.some(fromPreload))
   if (preloaded !== undefined) return withPost(Option.none())
-  return Effect.flatMap(services.posts.findById(d.organizationId, d.postId), withPost)
+  return Effect.flatMap(
+    services.posts.findById(d.organizationId, d.postId),
+    (record) => withPost(Option.map(record, (r) => ({ post: r.post, destinationCount: r.destinations.length })))
+  )
 }
 
 const outcomeOf = (exit: Exit.Exit<PublishResult, PublishError | PersistenceError>): Outcome => {
@@ -1107,17 +1111,29 @@ interface Outbox {
   readonly index: ReadonlyMap<string, number>
   /** Claims whose outcome is neither recorded nor given up yet. */
   remaining: number
+  /** Claims whose publish has not ended yet (handed over or given up). */
+  unpublished: number
+  /** Called once every publish of the round has ended. */
+  readonly onPublished: () => void
   /** Completed when an outcome arrives while the recorder waits for one. */
   wake: Deferred.Deferred<void> | undefined
 }
 
-const makeOutbox = (claims: ReadonlyArray<Claim>): Outbox => ({
+const makeOutbox = (claims: ReadonlyArray<Claim>, onPublished: () => void): Outbox => ({
   waiting: [],
   results: new Array(claims.length),
   index: new Map(claims.map((c, i) => [c.leaseToken, i])),
   remaining: claims.length,
+  unpublished: claims.length,
+  onPublished,
   wake: undefined
 })
+
+/** One claim's publish has ended (its outcome handed over, or the claim given up). */
+const publishEnded = (outbox: Outbox): void => {
+  outbox.unpublished -= 1
+  if (outbox.unpublished === 0) outbox.onPublished()
+}
 
 const wakeRecorderNow = (outbox: Outbox): void => {
   const wake = outbox.wake
@@ -1152,7 +1168,9 @@ const startPublishes = (
   outbox: Outbox,
   holds: Holds,
   preloaded: Preloaded,
-  deadlines: Deadlines
+  deadlines: Deadlines,
+  /** Called once the round's reads are done, before its publishes start. */
+  onRead: () => void
 ) =>
   Effect.gen(function*() {
     const cache: AccountCache = new Map()
@@ -1163,10 +1181,12 @@ const startPublishes = (
       services.accounts.findById(d.organizationId, d.accountId).pipe(
         Effect.match({ onFailure: () => undefined, onSuccess: (account) => cache.set(key, account) })
       ), { concurrency: 8, discard: true })
+    onRead()
     let inFlight = 0
     let slot: Deferred.Deferred<void> | undefined
     const handOver = (pending: Pending) => {
       outbox.waiting.push(pending)
+      publishEnded(outbox)
       wakeRecorderNow(outbox)
     }
     const ended = () => {
@@ -1197,6 +1217,7 @@ const startPublishes = (
           yield* Effect.annotateLogs(recordFailed(prepared.cause), logAnnotations(d))
           holds.release(claim)
           settle(outbox, claim, "lost")
+          publishEnded(outbox)
           wakeRecorderNow(outbox)
         }
         continue
@@ -1230,6 +1251,7 @@ const startPublishes = (
             // The round itself was stopped: nothing is recorded, the lease resolves the claim.
             holds.release(claim)
             settle(outbox, claim, "lost")
+            publishEnded(outbox)
             wakeRecorderNow(outbox)
           }
           return
@@ -1249,7 +1271,8 @@ const recordRound = (
   outbox: Outbox,
   config: Resolved,
   holds: Holds,
-  followUps: Array<Fiber.RuntimeFiber<void>>
+  followUps: Array<Fiber.RuntimeFiber<void>>,
+  claimsFirst: ClaimsFirst.ClaimsFirst
 ) =>
   Effect.gen(function*() {
     const maxBatch = config.batchSize
@@ -1265,6 +1288,9 @@ const recordRound = (
         if (armed) yield* Deferred.await(wake)
         continue
       }
+      // A claim of the loop under way goes first: its batch starts publishing sooner, and what
+      // arrives meanwhile shares this transaction.
+      yield* claimsFirst.clear
       // Publishes that ended together finish their own steps before they hand over: give them the
       // turn (twice in a row with nothing new means none is coming) so they share this transaction.
       let idle = 0
@@ -1318,16 +1344,41 @@ interface Claimed {
   readonly expired: number
 }
 
-const round = (options: Options, claimLimit?: number, onClaimed?: Deferred.Deferred<Option.Option<Claimed>>) =>
+/** How a round of `run` tells its loop where it is, and gives way to the loop's next claim. */
+interface InLoop {
+  /** Completed once the round has claimed (none: the round failed first). */
+  readonly onClaimed: Deferred.Deferred<Option.Option<Claimed>>
+  /** Completed once every publish of the round has ended (or the round ended without them). */
+  readonly published: Deferred.Deferred<void>
+  readonly claimsFirst: ClaimsFirst.ClaimsFirst
+  /**
+   * Ends this round's claim (`ClaimsFirst.begin`, called by the loop before the round starts, so
+   * that no recorder slips in between two rounds' claims): from the sweep to the reads of the
+   * claimed batch's posts and accounts; ended at the latest when the round ends.
+   */
+  readonly claimed: () => void
+}
+
+const round = (options: Options, claimLimit?: number, inLoop?: InLoop) =>
   Effect.gen(function*() {
     const config = resolve(options)
     const limit = Math.min(config.claimSize.max, Math.max(1, claimLimit ?? config.claimSize.min))
-    const abandoned = yield* resolveAbandoned(config)
-    const claims = yield* claimBatch(config, limit)
-    if (onClaimed !== undefined) {
-      yield* Deferred.succeed(onClaimed, Option.some({ limit, claimed: claims.length, expired: abandoned.resolved }))
-    }
-    const results = claims.length === 0 ? [] : yield* publishAll(claims, config)
+    const claimed = inLoop?.claimed ?? (() => {})
+    const body = Effect.gen(function*() {
+      const abandoned = yield* resolveAbandoned(config)
+      const claims = yield* claimBatch(config, limit)
+      if (inLoop !== undefined) {
+        yield* Deferred.succeed(inLoop.onClaimed, Option.some({ limit, claimed: claims.length, expired: abandoned.resolved }))
+      }
+      if (claims.length === 0) claimed()
+      const results = claims.length === 0
+        ? []
+        : yield* publishAll(claims, config, inLoop?.claimsFirst ?? ClaimsFirst.none, claimed, () => {
+          if (inLoop !== undefined) Deferred.unsafeDone(inLoop.published, Exit.void)
+        })
+      return { abandoned, claims, results }
+    })
+    const { abandoned, claims, results } = yield* Effect.ensuring(body, Effect.sync(claimed))
     const count = (r: Recorded) => results.filter((x) => x === r).length
     const summary: RoundSummary = {
       limit,
@@ -1344,32 +1395,55 @@ const round = (options: Options, claimLimit?: number, onClaimed?: Deferred.Defer
   }).pipe(Effect.withSpan("Dispatcher.runOnce"))
 
 /** Publishes a round's claims and records their outcomes; what became of each, in claim order. */
-const publishAll = (claims: ReadonlyArray<Claim>, config: Resolved) =>
+const publishAll = (
+  claims: ReadonlyArray<Claim>,
+  config: Resolved,
+  claimsFirst: ClaimsFirst.ClaimsFirst,
+  onRead: () => void,
+  onPublished: () => void
+) =>
   Effect.scoped(Effect.gen(function*() {
     const services: RoundServices = {
       posts: yield* PostStore,
       accounts: yield* AccountStore,
       platforms: yield* Platforms
     }
-    const outbox = makeOutbox(claims)
+    const outbox = makeOutbox(claims, onPublished)
     const followUps: Array<Fiber.RuntimeFiber<void>> = []
     const holds = yield* makeHolds(claims, config)
     const preloaded = yield* preloadPosts(claims)
     // Follow-ups outlive the recorder, never the round: a stopped round still waits for them.
     yield* Effect.addFinalizer(() => Fiber.interruptAll(followUps))
     const deadlines = yield* makeDeadlines
-    const recording = yield* Effect.forkScoped(recordRound(outbox, config, holds, followUps))
-    yield* startPublishes(claims, config, services, outbox, holds, preloaded, deadlines)
+    const recording = yield* Effect.forkScoped(recordRound(outbox, config, holds, followUps, claimsFirst))
+    yield* startPublishes(claims, config, services, outbox, holds, preloaded, deadlines, onRead)
     yield* Fiber.join(recording)
     yield* Fiber.awaitAll(followUps)
     return outbox.results.map((r) => r ?? "lost")
   }))
 
 /**
- * Rounds in flight at once while a backlog drains: one publishing and recording while the next
- * claims and starts its publishes. Each round bounds its own publishes by `concurrency`.
+ * While a backlog drains the loop claims the next round as soon as the last one has claimed, while
+ * earlier rounds publish and record. At most this many rounds have publishes in flight (each round
+ * bounds its own by `concurrency`): a round's slot frees when its publishes end, not when they are
+ * recorded.
  */
-const roundsInFlight = 4
+const roundsPublishing = 4
+
+/**
+ * Claimed destinations not yet recorded, in batches of `batchSize`: the bound on outcomes held in
+ * memory while claims go ahead of recording (`ClaimsFirst`); 16,000 at the default batch size, about
+ * 20 MB. Their leases are renewed by their rounds until recorded.
+ */
+const unrecordedBatches = 32
+
+/** A round of the loop in flight. */
+interface Running {
+  readonly fiber: Fiber.RuntimeFiber<Option.Option<RoundSummary>>
+  readonly published: Deferred.Deferred<void>
+  /** What it claimed (its limit until known). */
+  claimed: number
+}
 
 /** How long to sleep before the next round: until the next due instant, at most the poll interval. */
 const nextWait = (config: Resolved) =>
@@ -1411,36 +1485,49 @@ export const run = (options: Options) =>
     // long as its slowest publish, and the bound on noticing a death must not depend on it.
     yield* Effect.fork(sweepLoop(config))
     let limit = config.claimSize.min
+    const claimsFirst = ClaimsFirst.make()
     // Rounds run in their own fibers that nobody interrupts: stopping the loop waits for every round
     // in flight, so no claimed destination is abandoned to its lease (each publish is bounded by its
     // timeout). Only a killed process leaves leases to run out.
-    const rounds: Array<Fiber.RuntimeFiber<Option.Option<RoundSummary>>> = []
+    const rounds: Array<Running> = []
+    const unrecorded = () => rounds.reduce((n, r) => n + (r.fiber.unsafePoll() === null ? r.claimed : 0), 0)
     const loop = Effect.gen(function*() {
       while (true) {
         if (Option.isSome(signal)) yield* signal.value.clear
         const claimed = yield* Deferred.make<Option.Option<Claimed>>()
-        const fiber = yield* Effect.forkDaemon(round(options, limit, claimed).pipe(
+        const published = yield* Deferred.make<void>()
+        // Recorders of earlier rounds wait from here to the reads of this round's batch.
+        const claiming = claimsFirst.begin()
+        const fiber = yield* Effect.forkDaemon(round(options, limit, { onClaimed: claimed, published, claimsFirst, claimed: claiming }).pipe(
           Effect.map(Option.some),
           Effect.catchAllCause((cause) =>
             Effect.logError("Dispatcher: round failed", cause).pipe(Effect.as(Option.none<RoundSummary>()))
           ),
-          Effect.ensuring(Deferred.succeed(claimed, Option.none()))
+          Effect.ensuring(Effect.sync(claiming)),
+          Effect.ensuring(Effect.zipRight(Deferred.succeed(claimed, Option.none()), Deferred.succeed(published, undefined)))
         ))
-        rounds.push(fiber)
-        // A backlog: the next round claims as soon as this one has claimed, while this one publishes
-        // and records (claims come fast when many are due at once), at most `roundsInFlight` at once.
+        const running: Running = { fiber, published, claimed: limit }
+        rounds.push(running)
+        // A backlog: the next round claims as soon as this one has claimed (claims come fast when many
+        // are due at once), within the bounds above.
         const early = yield* Deferred.await(claimed)
         if (Option.isSome(early) && (ClaimSize.full(early.value.limit, early.value.claimed) ||
           early.value.expired >= config.batchSize)) {
+          running.claimed = early.value.claimed
           limit = ClaimSize.next(early.value.limit, early.value.claimed, config.claimSize)
-          while (rounds.length >= roundsInFlight) {
-            yield* Fiber.await(rounds[0]!)
+          while (true) {
+            const publishing = yield* Effect.filter(rounds, (r) => Effect.map(Deferred.isDone(r.published), (done) => !done))
+            if (publishing.length < roundsPublishing) break
+            yield* Deferred.await(publishing[0]!.published)
+          }
+          while (rounds.length > 0 && (rounds[0]!.fiber.unsafePoll() !== null || unrecorded() + limit > config.batchSize * unrecordedBatches)) {
+            yield* Fiber.await(rounds[0]!.fiber)
             rounds.shift()
           }
           continue
         }
         // Otherwise every round in flight ends before the loop sleeps, as one round did before.
-        const results = yield* Effect.forEach(rounds, Fiber.join)
+        const results = yield* Effect.forEach(rounds, (r) => Fiber.join(r.fiber))
         rounds.length = 0
         const last = results[results.length - 1]!
         if (Option.isNone(last)) {
@@ -1454,7 +1541,7 @@ export const run = (options: Options) =>
         yield* Effect.raceFirst(Effect.sleep(wait), wake)
       }
     })
-    return yield* loop.pipe(Effect.onInterrupt(() => Effect.suspend(() => Fiber.awaitAll(rounds))))
+    return yield* loop.pipe(Effect.onInterrupt(() => Effect.suspend(() => Fiber.awaitAll(rounds.map((r) => r.fiber)))))
   }).pipe(Effect.withSpan("Dispatcher.run"))
 
 // ---------------------------------------------------------------------------------------------------
