@@ -255,16 +255,18 @@ describe("Dispatch in batches (SQLite + sandbox)", () => {
       yield* Fiber.interrupt(loop2)
       expect(limits.every((l) => l === 2)).toBe(true)
     })))
-  it.effect("while a backlog is claimed, the claims go ahead of recording; every outcome is then recorded once", () =>
+  it.effect("while a backlog is claimed, the claims go ahead of recording and do not sweep; every outcome is then recorded once", () =>
     provide(Effect.gen(function*() {
       const posts = yield* Effect.forEach(Array.from({ length: 20 }, (_, i) => i), (i) =>
         Engine.insertPost({ content: `backlog ${i}`, platforms: ["telegram"] }))
       const store = yield* DispatchStore
       const steps: Array<string> = []
+      let sweeps = 0
       const spying = DispatchStore.of({
         ...store,
         claimDue: (options) => Effect.tap(store.claimDue(options), (claims) => Effect.sync(() => steps.push(`claim ${claims.length}`))),
-        completeAll: (items) => Effect.tap(store.completeAll(items), () => Effect.sync(() => steps.push(`record ${items.length}`)))
+        completeAll: (items) => Effect.tap(store.completeAll(items), () => Effect.sync(() => steps.push(`record ${items.length}`))),
+        takeOverAbandoned: (options) => Effect.zipRight(Effect.sync(() => (sweeps += 1)), store.takeOverAbandoned(options))
       })
       const loop = yield* Effect.fork(
         Dispatcher.run({ ...Engine.worker, batchSize: 4, minBatchSize: 4, pollInterval: "1 hour" }).pipe(
@@ -279,6 +281,8 @@ describe("Dispatch in batches (SQLite + sandbox)", () => {
       // Five full claims back to back, and the short one that ends the backlog, before any recording
       // (before, each round's recording came between the claims).
       expect(steps.slice(0, 6)).toEqual(["claim 4", "claim 4", "claim 4", "claim 4", "claim 4", "claim 0"])
+      // The loop's own sweep and the first round's; the rounds that continued the backlog did not sweep.
+      expect(sweeps).toBe(2)
       for (const { post } of posts) {
         expect((yield* Engine.findPost(post.id)).destinations[0].status).toBe("published")
         expect(yield* Engine.eventTypes(post.id)).toEqual(["post.publishing", "post.published"])

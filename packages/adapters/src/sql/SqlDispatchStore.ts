@@ -148,6 +148,11 @@ export const make = Effect.gen(function*() {
         // Postgres the picked ids are handed over as one array (`= ANY`), which the primary key index
         // answers row by row; `IN (SELECT …)` was planned as a hash join over a sequential scan of
         // every destination (the planner does not know the CTE holds at most `limit` rows).
+        // Ties of due_at: by id on Postgres (its index is `(due_at, id)`); on SQLite in insertion order,
+        // which `destinations_due (due_at)` holds after due_at (its entries end with the rowid), so the
+        // claim reads `limit` index entries instead of sorting every due row (10,000 due in the same
+        // second: ~2 ms per claim).
+        const order = sql.onDialectOrElse({ pg: () => sql.literal("due_at, id"), orElse: () => sql.literal("due_at, rowid") })
         const picked = sql.onDialectOrElse({
           pg: () => sql`id = ANY(ARRAY(SELECT id FROM picked))`,
           orElse: () => sql`id IN (SELECT id FROM picked)`
@@ -155,7 +160,7 @@ export const make = Effect.gen(function*() {
         const rows = yield* sql`WITH picked AS MATERIALIZED (
             SELECT id FROM destinations
             WHERE status = 'queued' AND due_at <= ${at}
-            ORDER BY due_at, id
+            ORDER BY ${order}
             LIMIT ${limit}
             ${lock}
           )

@@ -1344,6 +1344,8 @@ interface Claimed {
   readonly expired: number
 }
 
+const noneAbandoned = { resolved: 0, found: 0, absent: 0 }
+
 /** How a round of `run` tells its loop where it is, and gives way to the loop's next claim. */
 interface InLoop {
   /** Completed once the round has claimed (none: the round failed first). */
@@ -1357,6 +1359,12 @@ interface InLoop {
    * claimed batch's posts and accounts; ended at the latest when the round ends.
    */
   readonly claimed: () => void
+  /**
+   * Whether the round sweeps for abandoned claims first. Not while a backlog of due work is claimed
+   * round after round: the loop's own sweep (`sweepLoop`) runs every poll interval anyway, and the
+   * sweep's query reads every claim in flight (5 ms a round with 10,000 in flight).
+   */
+  readonly sweep: boolean
 }
 
 const round = (options: Options, claimLimit?: number, inLoop?: InLoop) =>
@@ -1365,7 +1373,7 @@ const round = (options: Options, claimLimit?: number, inLoop?: InLoop) =>
     const limit = Math.min(config.claimSize.max, Math.max(1, claimLimit ?? config.claimSize.min))
     const claimed = inLoop?.claimed ?? (() => {})
     const body = Effect.gen(function*() {
-      const abandoned = yield* resolveAbandoned(config)
+      const abandoned = inLoop === undefined || inLoop.sweep ? yield* resolveAbandoned(config) : noneAbandoned
       const claims = yield* claimBatch(config, limit)
       if (inLoop !== undefined) {
         yield* Deferred.succeed(inLoop.onClaimed, Option.some({ limit, claimed: claims.length, expired: abandoned.resolved }))
@@ -1485,6 +1493,8 @@ export const run = (options: Options) =>
     // long as its slowest publish, and the bound on noticing a death must not depend on it.
     yield* Effect.fork(sweepLoop(config))
     let limit = config.claimSize.min
+    // Whether the next round sweeps (no: it continues a backlog that the last claim found).
+    let sweep = true
     const claimsFirst = ClaimsFirst.make()
     // Rounds run in their own fibers that nobody interrupts: stopping the loop waits for every round
     // in flight, so no claimed destination is abandoned to its lease (each publish is bounded by its
@@ -1498,7 +1508,7 @@ export const run = (options: Options) =>
         const published = yield* Deferred.make<void>()
         // Recorders of earlier rounds wait from here to the reads of this round's batch.
         const claiming = claimsFirst.begin()
-        const fiber = yield* Effect.forkDaemon(round(options, limit, { onClaimed: claimed, published, claimsFirst, claimed: claiming }).pipe(
+        const fiber = yield* Effect.forkDaemon(round(options, limit, { onClaimed: claimed, published, claimsFirst, claimed: claiming, sweep }).pipe(
           Effect.map(Option.some),
           Effect.catchAllCause((cause) =>
             Effect.logError("Dispatcher: round failed", cause).pipe(Effect.as(Option.none<RoundSummary>()))
@@ -1514,6 +1524,7 @@ export const run = (options: Options) =>
         if (Option.isSome(early) && (ClaimSize.full(early.value.limit, early.value.claimed) ||
           early.value.expired >= config.batchSize)) {
           running.claimed = early.value.claimed
+          sweep = !ClaimSize.full(early.value.limit, early.value.claimed)
           limit = ClaimSize.next(early.value.limit, early.value.claimed, config.claimSize)
           while (true) {
             const publishing = yield* Effect.filter(rounds, (r) => Effect.map(Deferred.isDone(r.published), (done) => !done))
@@ -1527,6 +1538,7 @@ export const run = (options: Options) =>
           continue
         }
         // Otherwise every round in flight ends before the loop sleeps, as one round did before.
+        sweep = true
         const results = yield* Effect.forEach(rounds, (r) => Fiber.join(r.fiber))
         rounds.length = 0
         const last = results[results.length - 1]!
