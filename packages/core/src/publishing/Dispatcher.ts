@@ -304,6 +304,20 @@ const parseCredentials = (account: SocialAccount): Credentials => {
   return Redacted.make(record)
 }
 
+/**
+ * An account's credentials parsed once per account read: a round reads each account once and sends
+ * many destinations with it (a JSON parse per destination showed in the dispatch profile).
+ */
+const parsedCredentials = new WeakMap<SocialAccount, Credentials>()
+
+const credentialsOf = (account: SocialAccount): Credentials => {
+  const known = parsedCredentials.get(account)
+  if (known !== undefined) return known
+  const credentials = parseCredentials(account)
+  parsedCredentials.set(account, credentials)
+  return credentials
+}
+
 const resolveMedia = (organizationId: OrganizationId, ids: ReadonlyArray<MediaId>, target: MediaTarget) =>
   Effect.gen(function*() {
     if (ids.length === 0) return [] as ReadonlyArray<MediaRef>
@@ -377,7 +391,7 @@ const assemble = (
   const override = post.platformContent[destination.platform]
   return {
     account,
-    credentials: parseCredentials(account),
+    credentials: credentialsOf(account),
     main,
     contentType: Option.fromNullable(override?.contentType),
     settings: override?.settings ?? {},
