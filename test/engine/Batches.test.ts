@@ -18,6 +18,7 @@ import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
 import * as Engine from "./EngineHarness.js"
+import * as W from "./WorkerProcesses.js"
 
 const provide = <A, E>(self: Effect.Effect<A, E, Engine.EngineServices>, clients?: ReadonlyArray<PlatformClient>) =>
   Effect.provide(self, Engine.layer(clients === undefined ? {} : { clients }))
@@ -289,6 +290,34 @@ describe("Dispatch in batches (SQLite + sandbox)", () => {
       }
       expect((yield* Engine.Sends).length).toBe(20)
     })))
+  it.effect("claims stop going ahead once 32 batches are claimed and not yet recorded; they resume as recording catches up", () => {
+    const gate = Effect.runSync(Deferred.make<void>())
+    return provide(Effect.gen(function*() {
+      yield* Effect.forEach(Array.from({ length: 160 }, (_, i) => i), (i) =>
+        Engine.insertPost({ content: `backlog ${i}`, platforms: ["telegram"] }), { discard: true })
+      const store = yield* DispatchStore
+      let claimed = 0
+      const held = DispatchStore.of({
+        ...store,
+        claimDue: (options) => Effect.tap(store.claimDue(options), (claims) => Effect.sync(() => (claimed += claims.length))),
+        // Recording is held until the gate opens.
+        completeAll: (items) => Effect.zipRight(Deferred.await(gate), store.completeAll(items))
+      })
+      const loop = yield* Effect.fork(
+        Dispatcher.run({ ...Engine.worker, batchSize: 4, minBatchSize: 4, pollInterval: "1 hour" }).pipe(
+          Effect.provideService(DispatchStore, held)
+        )
+      )
+      expect(yield* Engine.eventually(Effect.sync(() => claimed === 128))).toBe(true)
+      yield* Engine.settle("200 millis")
+      // 32 x 4 claimed, none recorded: the loop waits for the oldest round's recording.
+      expect(claimed).toBe(128)
+      yield* Deferred.succeed(gate, undefined)
+      expect(yield* Engine.eventually(Effect.map(Engine.Sends, (s) => s.length === 160))).toBe(true)
+      expect(yield* Engine.eventually(Effect.map(W.statusCounts, (c) => c["published"] === 160))).toBe(true)
+      yield* Fiber.interrupt(loop)
+    }))
+  })
 })
 
 describe("ClaimSize", () => {
