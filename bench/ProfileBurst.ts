@@ -51,8 +51,12 @@ if (process.env.SQL_TIMES === "1") {
   const Database = createRequire(path.resolve("packages/adapters/package.json"))("better-sqlite3")
   const prepare = Database.prototype.prepare
   Database.prototype.prepare = function(this: unknown, text: string) {
+    const started = performance.now()
     const statement = prepare.call(this, text)
     const key = text.replace(/\s+/g, " ").replace(/\?(, \?)+/g, "?..").slice(0, 90)
+    if (measuring) {
+      const e = sqlTimes.get(`prepare: ${key}`) ?? { n: 0, ms: 0 }; e.n++; e.ms += performance.now() - started; sqlTimes.set(`prepare: ${key}`, e)
+    }
     for (const method of ["all", "run", "get"]) {
       const call = statement[method]
       statement[method] = function(this: unknown, ...args: Array<unknown>) {
