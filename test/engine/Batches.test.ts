@@ -318,6 +318,29 @@ describe("Dispatch in batches (SQLite + sandbox)", () => {
       yield* Fiber.interrupt(loop)
     }))
   })
+  it.effect("under the loop too, a publish that does not answer within its timeout is interrupted and re-queued", () => {
+    let interrupted = 0
+    const slow: PlatformClient = {
+      platform: "x",
+      timeout: "10 seconds",
+      publish: () => Effect.never.pipe(Effect.onInterrupt(() => Effect.sync(() => (interrupted += 1))))
+    }
+    return provide(
+      Effect.gen(function*() {
+        const hanging = yield* Engine.insertPost({ content: "hangs forever", platforms: ["x"] })
+        const loop = yield* Effect.fork(Dispatcher.run({ ...Engine.worker, pollInterval: "1 hour" }))
+        expect(yield* Engine.eventually(Effect.map(Engine.findPost(hanging.post.id), (p) =>
+          p.destinations[0].status === "publishing"))).toBe(true)
+        yield* Engine.settle()
+        yield* TestClock.adjust("11 seconds")
+        expect(yield* Engine.eventually(Effect.map(Engine.findPost(hanging.post.id), (p) =>
+          p.destinations[0].status === "queued"))).toBe(true)
+        expect(interrupted).toBe(1)
+        yield* Fiber.interrupt(loop)
+      }),
+      [slow]
+    )
+  })
 })
 
 describe("ClaimSize", () => {

@@ -1520,16 +1520,22 @@ export const run = (options: Options) =>
         if (Option.isSome(signal)) yield* signal.value.clear
         const claimed = yield* Deferred.make<Option.Option<Claimed>>()
         const published = yield* Deferred.make<void>()
-        // Recorders of earlier rounds wait from here to the reads of this round's batch.
-        const claiming = claimsFirst.begin()
-        const fiber = yield* Effect.forkDaemon(round(options, limit, { onClaimed: claimed, published, claimsFirst, claimed: claiming, sweep }).pipe(
-          Effect.map(Option.some),
-          Effect.catchAllCause((cause) =>
-            Effect.logError("Dispatcher: round failed", cause).pipe(Effect.as(Option.none<RoundSummary>()))
-          ),
-          Effect.ensuring(Effect.sync(claiming)),
-          Effect.ensuring(Effect.zipRight(Deferred.succeed(claimed, Option.none()), Deferred.succeed(published, undefined)))
-        ))
+        // Recorders of earlier rounds wait from here to the reads of this round's batch; the claim is
+        // marked and its round forked in one step, so that a stopped loop cannot leave it marked.
+        const fiber = yield* Effect.uninterruptibleMask((restore) =>
+          Effect.suspend(() => {
+            const claiming = claimsFirst.begin()
+            const inLoop: InLoop = { onClaimed: claimed, published, claimsFirst, claimed: claiming, sweep }
+            return Effect.forkDaemon(restore(round(options, limit, inLoop)).pipe(
+              Effect.map(Option.some),
+              Effect.catchAllCause((cause) =>
+                Effect.logError("Dispatcher: round failed", cause).pipe(Effect.as(Option.none<RoundSummary>()))
+              ),
+              Effect.ensuring(Effect.sync(claiming)),
+              Effect.ensuring(Effect.zipRight(Deferred.succeed(claimed, Option.none()), Deferred.succeed(published, undefined)))
+            ))
+          })
+        )
         const running: Running = { fiber, published, claimed: limit }
         rounds.push(running)
         // A backlog: the next round claims as soon as this one has claimed (claims come fast when many
