@@ -9,6 +9,7 @@ import { AccountStore } from "@herald/core/accounts/AccountStore"
 import * as ClaimSize from "@herald/core/publishing/ClaimSize"
 import * as Dispatcher from "@herald/core/publishing/Dispatcher"
 import { DispatchStore } from "@herald/core/publishing/DispatchStore"
+import { PostStore } from "@herald/core/posts/PostStore"
 import { PersistenceError } from "@herald/core/kernel/Errors"
 import type { PlatformClient } from "@herald/core/platforms/Platforms"
 import * as Deferred from "effect/Deferred"
@@ -340,6 +341,45 @@ describe("Dispatch in batches (SQLite + sandbox)", () => {
       }),
       [slow]
     )
+  })
+  it.effect("claims whose recording waits for the next claim keep their leases renewed; none is taken over or sent twice", () => {
+    const gate = Effect.runSync(Deferred.make<void>())
+    return provide(Effect.gen(function*() {
+      const posts = yield* Effect.forEach([1, 2, 3, 4], (i) => Engine.insertPost({ content: `p${i}`, platforms: ["telegram"] }))
+      const postStore = yield* PostStore
+      let reads = 0
+      // The second round's read of its posts (part of its claim) is held: the first round's outcomes
+      // wait for it, unrecorded.
+      const held = PostStore.of({
+        ...postStore,
+        findMany: (ids) => Effect.suspend(() => (reads += 1) === 2 ? Effect.zipRight(Deferred.await(gate), postStore.findMany(ids)) : postStore.findMany(ids))
+      })
+      const loop = yield* Effect.fork(
+        Dispatcher.run({ ...Engine.worker, batchSize: 2, minBatchSize: 2, leaseFor: "30 seconds", renewEvery: "5 seconds", pollInterval: "10 seconds" }).pipe(
+          Effect.provideService(PostStore, held)
+        )
+      )
+      expect(yield* Engine.eventually(Effect.map(Engine.Sends, (s) => s.length === 2))).toBe(true)
+      expect(yield* Engine.eventually(Effect.sync(() => reads === 2))).toBe(true)
+      const first = yield* Effect.forEach(posts, (p) => Engine.findPost(p.post.id))
+      const claimedAll = first.filter((p) => p.destinations[0].status === "publishing")
+      expect(claimedAll.length).toBe(4)
+      // A minute of test clock: the leases (30 s) would have run out and the sweep taken them over.
+      for (let i = 0; i < 60; i++) {
+        yield* TestClock.adjust("1 second")
+        yield* Engine.settle("5 millis")
+      }
+      for (const { post } of posts) {
+        expect((yield* Engine.findPost(post.id)).destinations[0].status).toBe("publishing")
+      }
+      yield* Deferred.succeed(gate, undefined)
+      expect(yield* Engine.eventually(Effect.map(W.statusCounts, (c) => c["published"] === 4))).toBe(true)
+      yield* Fiber.interrupt(loop)
+      expect((yield* Engine.Sends).length).toBe(4)
+      for (const { post } of posts) {
+        expect(yield* Engine.eventTypes(post.id)).toEqual(["post.publishing", "post.published"])
+      }
+    }))
   })
 })
 
