@@ -250,6 +250,12 @@ export const make = Effect.gen(function*() {
         })
         // Exclusive like claimDue: rows another sweeper has locked are skipped (Postgres); SQLite has
         // one writer. The status is checked again in the UPDATE in case a completion won the race.
+        // On Postgres the picked ids go over as one array, as in claimDue: `IN (SELECT …)` was planned
+        // as a hash join over a sequential scan of every destination (EXPLAIN, 5,000 destinations).
+        const picked = sql.onDialectOrElse({
+          pg: () => sql`id = ANY(ARRAY(SELECT id FROM picked))`,
+          orElse: () => sql`id IN (SELECT id FROM picked)`
+        })
         const rows = yield* sql`WITH picked AS MATERIALIZED (
             SELECT id FROM destinations
             WHERE status = 'publishing' AND (
@@ -265,7 +271,7 @@ export const make = Effect.gen(function*() {
             lease_expires_at = ${expires},
             leased_by = ${workerId},
             updated_at = ${at}
-          WHERE id IN (SELECT id FROM picked) AND status = 'publishing'
+          WHERE ${picked} AND status = 'publishing'
           RETURNING *`
         return [...(yield* decodeClaims(rows))].sort((a, b) =>
           DateTime.toEpochMillis(a.leaseExpiresAt) - DateTime.toEpochMillis(b.leaseExpiresAt) || byDue(a, b)
