@@ -1,13 +1,15 @@
 import * as PgClient from "@effect/sql-pg/PgClient"
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import * as SqlClient from "@effect/sql/SqlClient"
-import type { SqlError } from "@effect/sql/SqlError"
+import { SqlError } from "@effect/sql/SqlError"
 import type { MigrationError } from "@effect/sql/Migrator"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import Pg from "pg"
+import * as PgPrepared from "./internal/PgPrepared.js"
 import * as Migrations from "./Migrations.js"
 
 /**
@@ -48,11 +50,36 @@ export interface PgOptions {
   readonly maxConnections?: number
 }
 
-/** Postgres, for many processes on one database. */
+/**
+ * Postgres, for many processes on one database. The pool is @effect/sql-pg's own but for its client
+ * class, which sends the statements the stores mark as prepared (`PgPrepared`) named; like
+ * `PgClient.layer`, it answers a first query before the layer is built (5 s at most).
+ */
 export const layerPg = (options: PgOptions): Layer.Layer<SqlClient.SqlClient, SqlError> =>
-  PgClient.layer({
-    url: typeof options.url === "string" ? Redacted.make(options.url) : options.url,
-    maxConnections: options.maxConnections ?? 10,
+  PgClient.layerFromPool({
+    acquire: Effect.acquireRelease(
+      Effect.gen(function*() {
+        const pool = new Pg.Pool({
+          connectionString: Redacted.value(typeof options.url === "string" ? Redacted.make(options.url) : options.url),
+          max: options.maxConnections ?? 10,
+          application_name: "herald",
+          Client: PgPrepared.PreparingClient
+        })
+        pool.on("error", () => {})
+        yield* Effect.tryPromise({
+          try: () => pool.query("SELECT 1"),
+          catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to connect" })
+        }).pipe(
+          Effect.timeoutFail({
+            duration: "5 seconds",
+            onTimeout: () => new SqlError({ cause: new Error("Connection timed out"), message: "PgClient: Connection timed out" })
+          }),
+          Effect.tapError(() => Effect.promise(() => pool.end()))
+        )
+        return pool
+      }),
+      (pool) => Effect.promise(() => pool.end()).pipe(Effect.interruptible, Effect.timeoutOption(1000))
+    ),
     applicationName: "herald"
   })
 

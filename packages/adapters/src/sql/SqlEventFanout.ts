@@ -58,9 +58,20 @@ export const make = Effect.gen(function*() {
   const appendPg = (events: ReadonlyArray<Event>) =>
     Effect.gen(function*() {
       // The rows as `SqlEventStore` writes them: an event is valid already, nothing to check again.
-      const rows = events.map(FastRows.eventRow)
+      // All of them as ONE JSON parameter, inserted in their order (WITH ORDINALITY): 6 bind parameters
+      // per event cost Node their building and binding, and Postgres parsing 3,000 per 500 events. Every
+      // text is well-formed: ids are checked ids, and `data` is JSON.stringify's own output.
+      const rows = JSON.stringify(events.map(FastRows.eventRow))
       const now = yield* Clock.currentTimeMillis
-      yield* sql`WITH e AS (INSERT INTO events ${sql.insert(rows)} RETURNING id, organization_id, type, seq)
+      yield* sql`WITH e AS (
+          INSERT INTO events (id, organization_id, type, data, created_at, post_id)
+          SELECT id, organization_id, type, data, created_at, post_id
+          FROM ROWS FROM (json_to_recordset(CAST(${rows} AS JSON)) AS (
+            id TEXT, organization_id TEXT, type TEXT, data TEXT, created_at BIGINT, post_id TEXT
+          )) WITH ORDINALITY AS r(id, organization_id, type, data, created_at, post_id, n)
+          ORDER BY n
+          RETURNING id, organization_id, type, seq
+        )
         INSERT INTO webhook_deliveries
           (id, subscription_id, organization_id, event_id, event_type, status, attempts, next_attempt_at,
            created_at, updated_at)

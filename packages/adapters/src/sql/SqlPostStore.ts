@@ -11,6 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as FastRows from "./internal/FastRows.js"
+import * as PgPrepared from "./internal/PgPrepared.js"
 import { CountRow, DestinationRow, encodePost, orPersistence, PostRow } from "./internal/Rows.js"
 import * as PostStatusSql from "./internal/PostStatusSql.js"
 import { visibleThrough } from "./internal/PostVisibilitySql.js"
@@ -195,7 +196,8 @@ export const make = Effect.gen(function*() {
             const written = destinations.length === 0 ? sql`` : sql`, written AS (INSERT INTO destinations ${
               sql.insert(destinations.map((d) => ({ ...d })))
             })`
-            yield* sql`WITH post AS (INSERT INTO posts ${sql.insert(row)} RETURNING id)${targets}${written}
+            // Prepared (`PgPrepared`): one shape per count of targets and destinations, columns named.
+            yield* sql`${sql.literal(PgPrepared.marker)} WITH post AS (INSERT INTO posts ${sql.insert(row)} RETURNING id)${targets}${written}
               SELECT id FROM post`
           }),
         orElse: () =>

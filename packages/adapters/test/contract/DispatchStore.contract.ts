@@ -163,6 +163,33 @@ export const dispatchStoreContract = (layer: StoresLayer, concurrentLayer: Store
           .toEqual([true])
       }).pipe(Effect.provide(layer)))
 
+    it.effect("completeAll writes any text as given: quotes, backslashes, JSON-like text, line breaks, non-ASCII", () =>
+      Effect.gen(function*() {
+        const store = yield* DispatchStore
+        const org = yield* givenOrganization
+        yield* givenDestinations(org.id, [{ dueAt: at(T0 - 2) }, { dueAt: at(T0 - 1) }, { dueAt: at(T0) }])
+        const [published, failed, broken] = yield* claim(T0, 3)
+        const id = `"quoted" \\ {"json": [1, null]} 'single' ${"\n"}line — ünïcode 🚀 $1 %s`
+        const error = `refused: {"error":{"message":"bad \\"token\\"","code":190}}\r\n\ttab — 日本語 🙅`
+        // A lone surrogate is not valid UTF-8: the write must still succeed.
+        const lone = `x\uD800y`
+        const written = yield* store.completeAll([
+          { claim: published!, completion: { _tag: "Published", platformPostId: id, platformPostUrl: `https://x.com/${id}`, publishedAt: at(T0 + 1) } },
+          { claim: failed!, completion: { _tag: "Failed", error, failedAt: at(T0 + 2) } },
+          { claim: broken!, completion: { _tag: "Failed", error: lone, failedAt: at(T0 + 3) } }
+        ])
+        expect(written).toEqual([true, true, true])
+        const p = yield* reload(published!.destination)
+        expect([p.platformPostId, p.platformPostUrl]).toEqual([Option.some(id), Option.some(`https://x.com/${id}`)])
+        expect((yield* reload(failed!.destination)).error).toEqual(Option.some(error))
+        // What the pg driver makes of it as a bind parameter (U+FFFD), also through the JSON parameter.
+        const sql = yield* SqlClient.SqlClient
+        const stored = (yield* reload(broken!.destination)).error
+        if (sql.onDialectOrElse({ pg: () => true, orElse: () => false })) {
+          expect(stored).toEqual(Option.some(Buffer.from(lone).toString("utf8")))
+        } else expect(Option.isSome(stored)).toBe(true)
+      }).pipe(Effect.provide(layer)))
+
     it.effect("Published records the platform post and clears the lease and error", () =>
       Effect.gen(function*() {
         const store = yield* DispatchStore

@@ -25,6 +25,17 @@ export const eventStoreContract = (layer: StoresLayer) =>
         expect(yield* store.list(org.id, { limit: 2 })).toEqual(sameInstant.slice(0, 2))
       }).pipe(Effect.provide(layer)))
 
+    it.effect("one append of many events keeps their order and their data as given", () =>
+      Effect.gen(function*() {
+        const store = yield* EventStore
+        const org = yield* givenOrganization
+        const tricky = `"quoted" \\ {"json": [1, null]} 'single' ${"\n"}line — ünïcode 🚀 \uD800 $1`
+        const events = Array.from({ length: 300 }, (_, i) =>
+          event(org.id, { createdAt: at(T0), type: "post.published", data: { n: i, text: tricky, nested: { a: [i, null, tricky] } } }))
+        yield* store.append(events)
+        expect(yield* store.list(org.id, { limit: 300 })).toEqual(events)
+      }).pipe(Effect.provide(layer)))
+
     it.effect("lists the events that name a post, and finds by id", () =>
       Effect.gen(function*() {
         const store = yield* EventStore
