@@ -193,7 +193,7 @@ export const make = Effect.gen(function*() {
         // atomic by itself: one round trip instead of a savepoint and three or four statements.
         pg: () =>
           Effect.gen(function*() {
-            const row = yield* encodePost(record.post)
+            const row = FastRows.postRow(record.post) ?? (yield* encodePost(record.post))
             const accountIds = Arr.dedupe(record.post.accountIds)
             const destinations = record.destinations.length === 0 ? [] : yield* encodeDestinations(record.destinations)
             const targets = accountIds.length === 0 ? sql`` : sql`, targets AS (INSERT INTO post_targets ${
