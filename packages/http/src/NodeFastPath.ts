@@ -25,6 +25,7 @@ import * as Inspectable from "effect/Inspectable"
 import * as Option from "effect/Option"
 import type * as Stream from "effect/Stream"
 import * as Runtime from "effect/Runtime"
+import * as RuntimeFlags from "effect/RuntimeFlags"
 import * as Http from "node:http"
 
 /** Answers a request itself (true) or leaves it to the platform (false). */
@@ -171,7 +172,9 @@ export const make = <R>(
   routeOf: (method: string, url: string) => Effect.Effect<HttpServerResponse.HttpServerResponse, never, R | HttpServerRequest.HttpServerRequest> | undefined
 ): Effect.Effect<Listener, never, R> =>
   Effect.map(Effect.runtime<R>(), (runtime) => {
-    const runFork = Runtime.runFork(runtime)
+    // The request's fiber starts with the request in its context and interruption off (what
+    // `provideService` and `uninterruptible` would set on it, without their per-request steps).
+    const runtimeFlags = RuntimeFlags.disable(runtime.runtimeFlags, RuntimeFlags.Interruption)
     return (nodeRequest, nodeResponse) => {
       const method = nodeRequest.method
       const url = nodeRequest.url
@@ -179,7 +182,11 @@ export const make = <R>(
       const route = routeOf(method, url)
       if (route === undefined) return false
       const request = new NodeRequest(nodeRequest, url)
-      const fiber = runFork(Effect.uninterruptible(Effect.provideService(route, HttpServerRequest.HttpServerRequest, request)))
+      const fiber = Runtime.runFork(Runtime.make({
+        context: Context.add(runtime.context, HttpServerRequest.HttpServerRequest, request),
+        runtimeFlags,
+        fiberRefs: runtime.fiberRefs
+      }))(route)
       fiber.addObserver((exit) => {
         if (Exit.isSuccess(exit)) write(nodeResponse, exit.value)
         else failed(nodeResponse)
