@@ -188,8 +188,13 @@ export const make = <R>(
         fiberRefs: runtime.fiberRefs
       }))(route)
       fiber.addObserver((exit) => {
-        if (Exit.isSuccess(exit)) write(nodeResponse, exit.value)
-        else failed(nodeResponse)
+        if (Exit.isFailure(exit)) return failed(nodeResponse)
+        try {
+          write(nodeResponse, exit.value)
+        } catch {
+          // Node refused the head (a header it cannot send): the platform answers 500 then too.
+          failed(nodeResponse)
+        }
       })
       return true
     }
