@@ -37,9 +37,6 @@ export class NodeListener extends Context.Tag("@herald/http/NodeFastPath/NodeLis
   Option.Option<Listener>
 >() {}
 
-/** The platform's default for bodies read without `InputLimits` (10 MiB, as its node server sets). */
-const maxBodySize = Option.some(10 * 1024 * 1024)
-
 /**
  * A node request as the platform's `HttpServerRequest`, with the platform's node semantics
  * (headers as node parsed them, `method` upper-cased, cookies parsed once, bodies read from the
@@ -79,9 +76,8 @@ class NodeRequest extends Inspectable.Class implements HttpServerRequest.HttpSer
     return Option.fromNullable(this.remoteAddressOverride ?? this.source.socket.remoteAddress)
   }
   get text(): Effect.Effect<string, HttpServerError.RequestError> {
-    return this.textEffect ??= Effect.runSync(Effect.cached(
-      NodeStream.toString(() => this.source, { onFailure: this.decodeError, maxBytes: Option.getOrUndefined(maxBodySize) })
-    ))
+    return this.textEffect ??= Effect.runSync(Effect.cached(Effect.flatMap(IncomingMessage.MaxBodySize, (maxBodySize) =>
+      NodeStream.toString(() => this.source, { onFailure: this.decodeError, maxBytes: Option.getOrUndefined(maxBodySize) }))))
   }
   get json(): Effect.Effect<unknown, HttpServerError.RequestError> {
     return Effect.tryMap(this.text, { try: (text) => (text === "" ? null : JSON.parse(text)) as unknown, catch: this.decodeError })
@@ -91,10 +87,11 @@ class NodeRequest extends Inspectable.Class implements HttpServerRequest.HttpSer
       Effect.try({ try: () => UrlParams.fromInput(new URLSearchParams(text)), catch: this.decodeError }))
   }
   get arrayBuffer(): Effect.Effect<ArrayBuffer, HttpServerError.RequestError> {
-    return Effect.map(
-      NodeStream.toUint8Array(() => this.source, { onFailure: this.decodeError, maxBytes: Option.getOrUndefined(maxBodySize) }),
-      (bytes) => bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer
-    )
+    return Effect.flatMap(IncomingMessage.MaxBodySize, (maxBodySize) =>
+      Effect.map(
+        NodeStream.toUint8Array(() => this.source, { onFailure: this.decodeError, maxBytes: Option.getOrUndefined(maxBodySize) }),
+        (bytes) => bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer
+      ))
   }
   get stream(): Stream.Stream<Uint8Array, HttpServerError.RequestError> {
     return NodeStream.fromReadable<HttpServerError.RequestError>(() => this.source, this.decodeError)
