@@ -197,9 +197,12 @@ export const make = <R>(
     }
   })
 
+/** Answers nothing: every request goes to the platform. */
+export const none: Listener = () => false
+
 /** A node:http server whose `request` event goes to `listener` first. */
 export class Server extends Http.Server {
-  listener: Listener = () => false
+  listener: Listener = none
 
   override emit(event: string, ...args: Array<unknown>): boolean {
     if (event === "request" && this.listener(args[0] as Http.IncomingMessage, args[1] as Http.ServerResponse)) return true

@@ -219,10 +219,16 @@ export const listen = <E, R>(options: {
 }) =>
   Layer.unwrapEffect(Effect.sync(() => {
     const server = new NodeFastPath.Server()
-    return Layer.effectDiscard(
+    return Layer.scopedDiscard(
       Effect.gen(function*() {
         const listener = yield* NodeFastPath.NodeListener
-        if (Option.isSome(listener)) server.listener = listener.value
+        // Taken off before the app is released (the platform's handler is still attached then).
+        if (Option.isSome(listener)) {
+          yield* Effect.acquireRelease(
+            Effect.sync(() => (server.listener = listener.value)),
+            () => Effect.sync(() => (server.listener = NodeFastPath.none))
+          )
+        }
         yield* HttpServer.addressWith((address) =>
           options.onListening(address._tag === "TcpAddress" ? address.port : 0)
         )
