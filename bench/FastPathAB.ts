@@ -3,7 +3,9 @@
  * servers, one with the fast path and one with `HERALD_FAST_PATH=off`, loaded AT THE SAME TIME with the
  * same requests (16 keep-alive connections each), so that whatever else runs on the machine weighs on
  * both alike. Prints each server's CPU time per request (utime + stime) per round and the ratio.
- * `npx tsx bench/FastPathAB.ts [seconds] [rounds]`.
+ * `npx tsx bench/FastPathAB.ts [seconds] [rounds]`. With `AB_BASELINE=<checkout>` (built), the second
+ * server is that checkout's `herald serve` (fast path as it has it) instead of `HERALD_FAST_PATH=off`:
+ * this build against a baseline commit, side by side.
  */
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -31,9 +33,13 @@ const measure = async (server: HeraldServer.HeraldServer, target: Load.Target) =
 
 const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 
+const baseline = process.env.AB_BASELINE
+const other = baseline === undefined ? "HttpApi" : "baseline"
 const [fast, api] = await Promise.all([
   HeraldServer.start({ dataDir: path.join(dir, "fast") }),
-  HeraldServer.start({ dataDir: path.join(dir, "api"), env: { HERALD_FAST_PATH: "off" } })
+  baseline === undefined
+    ? HeraldServer.start({ dataDir: path.join(dir, "api"), env: { HERALD_FAST_PATH: "off" } })
+    : HeraldServer.start({ dataDir: path.join(dir, "api"), repoRoot: baseline })
 ])
 try {
   const [fastTargets, apiTargets] = await Promise.all([targetsOf(fast), targetsOf(api)])
@@ -46,10 +52,10 @@ try {
       ratios.push(a.cpuMicros / b.cpuMicros)
       console.log(
         `${name.padEnd(14)} fast path ${a.cpuMicros.toFixed(0).padStart(5)} us/request (${Load.describe(a.result)})` +
-          `  HttpApi ${b.cpuMicros.toFixed(0).padStart(5)} us/request (${Load.describe(b.result)})`
+          `  ${other} ${b.cpuMicros.toFixed(0).padStart(5)} us/request (${Load.describe(b.result)})`
       )
     }
-    console.log(`${name.padEnd(14)} CPU per request, fast path / HttpApi: median ${median(ratios).toFixed(2)}x`)
+    console.log(`${name.padEnd(14)} CPU per request, fast path / ${other}: median ${median(ratios).toFixed(2)}x`)
   }
 } finally {
   await Promise.all([fast.stop(), api.stop()])

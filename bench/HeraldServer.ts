@@ -59,21 +59,24 @@ export const start = async (options: {
   readonly dataDir: string
   readonly nodeArgs?: ReadonlyArray<string>
   readonly env?: Record<string, string>
+  /** Another checkout's built CLI (an A/B against a baseline build); this one by default. */
+  readonly repoRoot?: string
 }): Promise<HeraldServer> => {
+  const root = options.repoRoot ?? repoRoot
   fs.mkdirSync(options.dataDir, { recursive: true })
   const port = await freePort()
   const child = spawn(
     process.execPath,
     [
       ...(options.nodeArgs ?? []),
-      path.join(repoRoot, "packages/http/bin/herald.mjs"),
+      path.join(root, "packages/http/bin/herald.mjs"),
       "serve",
       "--sandbox",
       "--port",
       String(port)
     ],
     {
-      cwd: repoRoot,
+      cwd: root,
       env: {
         ...process.env,
         HERALD_DATA_DIR: options.dataDir,

@@ -12,10 +12,16 @@ export const make: Crypto["Type"] = Crypto.of({
   hmacSha256Base64: (key, text) =>
     Effect.sync(() => NodeCrypto.createHmac("sha256", key).update(text, "utf8").digest("base64")),
   timingSafeEqual: (a, b) => {
-    // Compare fixed-length digests, so neither the content nor the length of `a` leaks through timing.
-    const x = NodeCrypto.createHash("sha256").update(a, "utf8").digest()
-    const y = NodeCrypto.createHash("sha256").update(b, "utf8").digest()
-    return NodeCrypto.timingSafeEqual(x, y)
+    const x = Buffer.from(a, "utf8")
+    const y = Buffer.from(b, "utf8")
+    // Equal lengths (a presented hash against a stored one, on every authenticated request): compared
+    // in constant time as they are. Otherwise as fixed-length digests, so that no prefix of `a` is
+    // compared against `b` (timingSafeEqual itself refuses buffers of different lengths).
+    if (x.length === y.length) return NodeCrypto.timingSafeEqual(x, y)
+    return NodeCrypto.timingSafeEqual(
+      NodeCrypto.createHash("sha256").update(x).digest(),
+      NodeCrypto.createHash("sha256").update(y).digest()
+    )
   }
 })
 

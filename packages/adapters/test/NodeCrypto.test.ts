@@ -35,6 +35,10 @@ describe("NodeCrypto", () => {
       expect(crypto.timingSafeEqual("sha256=abc", "sha256=abd")).toBe(false)
       expect(crypto.timingSafeEqual("sha256=abc", "sha256=abcd")).toBe(false)
       expect(crypto.timingSafeEqual("", "")).toBe(true)
+      // Compared as UTF-8 bytes: as many characters is not as many bytes.
+      expect(crypto.timingSafeEqual("é", "é")).toBe(true)
+      expect(crypto.timingSafeEqual("éa", "ab")).toBe(false)
+      expect(crypto.timingSafeEqual("", "a")).toBe(false)
     }).pipe(Effect.provide(NodeCrypto.layer)))
 })
 

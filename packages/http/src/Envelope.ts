@@ -53,7 +53,16 @@ export const respond = <A>(
   data: A,
   status = 200
 ): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
-  Effect.map(FiberRef.get(currentMeta), (meta) => HttpServerResponse.unsafeJson({ data, error: null, meta }, { status }))
+  Effect.map(FiberRef.get(currentMeta), (meta) => {
+    // The JSON text as the body, not its UTF-8 bytes: the same headers and bytes on the wire
+    // without an encoding pass here (node writes the text with the head in one write).
+    const text = JSON.stringify({ data, error: null, meta })
+    return HttpServerResponse.raw(text, {
+      status,
+      contentType: "application/json",
+      contentLength: Buffer.byteLength(text, "utf8")
+    })
+  })
 
 export const ErrorObject = Schema.Struct({
   message: Schema.String,

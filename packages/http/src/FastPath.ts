@@ -8,6 +8,7 @@
  */
 import type * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import * as ApiGroup from "./ApiGroup.js"
 import * as Auth from "./Auth.js"
@@ -37,21 +38,35 @@ const authenticated = <A, E, R>(handler: Effect.Effect<A, E, R>) =>
       )
   )
 
-/** Wraps the HttpApi app: the hot routes first, everything else to `app`. */
+/** The hot routes: the effect answering `method url`, or undefined for every other request. */
+export type RouteOf<R> = (
+  method: string,
+  url: string
+) => Effect.Effect<HttpServerResponse.HttpServerResponse, never, R | HttpServerRequest.HttpServerRequest> | undefined
+
+/**
+ * The hot routes (`routeOf`, also answered below the platform by `NodeFastPath`) and `wrap`, which
+ * puts them in front of the HttpApi app: everything else goes to `app`.
+ */
 export const make = Effect.gen(function*() {
   const middleware = yield* RequestMiddleware.make
   const listAccounts = middleware(authenticated(Accounts.list))
   const createPost = middleware(authenticated(Posts.create))
   type Requirements = Effect.Effect.Context<typeof listAccounts> | Effect.Effect.Context<typeof createPost>
-  return <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R | Requirements> =>
-    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request): HttpApp.Default<E, R | Requirements> => {
-      switch (request.method) {
-        case "GET":
-          return isPath(request.url, accountsPath) ? listAccounts : app
-        case "POST":
-          return isPath(request.url, postsPath) ? createPost : app
-        default:
-          return app
-      }
-    })
+  const routeOf: RouteOf<Requirements> = (method, url) => {
+    switch (method) {
+      case "GET":
+        return isPath(url, accountsPath) ? listAccounts : undefined
+      case "POST":
+        return isPath(url, postsPath) ? createPost : undefined
+      default:
+        return undefined
+    }
+  }
+  const wrap = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R | Requirements> =>
+    Effect.flatMap(
+      HttpServerRequest.HttpServerRequest,
+      (request): HttpApp.Default<E, R | Requirements> => routeOf(request.method, request.url) ?? app
+    )
+  return { routeOf, wrap }
 })

@@ -22,12 +22,13 @@ import * as Queues from "@herald/core/workflow/Queues"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
-import { createServer } from "node:http"
+import * as Option from "effect/Option"
 import { Api } from "./Api.js"
 import * as ApiDocuments from "./ApiDocuments.js"
 import * as Auth from "./Auth.js"
 import * as Dashboard from "./Dashboard.js"
 import * as FastPath from "./FastPath.js"
+import * as NodeFastPath from "./NodeFastPath.js"
 import { AccountsLive } from "./groups/Accounts.js"
 import { AiLive } from "./groups/Ai.js"
 import { AnalyticsLive } from "./groups/Analytics.js"
@@ -112,20 +113,27 @@ export const tracing = (enabled: boolean) => <A, E, R>(layer: Layer.Layer<A, E, 
     ? layer
     : HttpMiddleware.withTracerDisabledWhen(Layer.locally(layer, FiberRef.currentTracerEnabled, false), () => true)
 
-/** The HTTP application on an `HttpServer`; needs the stores, crypto, ids and rate limits. */
 /**
  * `HttpApiBuilder.serve()` with the fast path's routes in front of the HttpApi app (unless
- * `HERALD_FAST_PATH=off`).
+ * `HERALD_FAST_PATH=off`), and, unless requests are traced, the same routes answered at node's
+ * `request` event (`NodeFastPath`; a traced request keeps the platform's server span).
  */
-const serve = (fastPath: boolean) =>
+const serve = (fastPath: boolean, belowPlatform: boolean) =>
   HttpApiBuilder.httpApp.pipe(
-    Effect.flatMap((api) => fastPath ? Effect.map(FastPath.make, (wrap) => wrap(api)) : Effect.succeed(api)),
-    Effect.map((httpApp) => HttpServer.serve()(httpApp)),
+    Effect.flatMap((api) =>
+      Effect.gen(function*() {
+        if (!fastPath) return Layer.merge(HttpServer.serve()(api), Layer.succeed(NodeFastPath.NodeListener, Option.none()))
+        const { routeOf, wrap } = yield* FastPath.make
+        const listener = belowPlatform ? Option.some(yield* NodeFastPath.make(routeOf)) : Option.none()
+        return Layer.merge(HttpServer.serve()(wrap(api)), Layer.succeed(NodeFastPath.NodeListener, listener))
+      })
+    ),
     Layer.unwrapEffect,
     Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer])
   )
 
-export const app = serve(FastPath.enabled()).pipe(
+/** The HTTP application on an `HttpServer`; needs the stores, crypto, ids and rate limits. */
+export const app = serve(FastPath.enabled(), !tracingEnabled()).pipe(
   tracing(tracingEnabled()),
   Layer.provide(ApiDocuments.layer({ openApiPath, docsPath })),
   Layer.provide(Dashboard.layer),
@@ -209,9 +217,24 @@ export const listen = <E, R>(options: {
   readonly host: string
   readonly onListening: (port: number) => Effect.Effect<void, E, R>
 }) =>
-  Layer.effectDiscard(
-    HttpServer.addressWith((address) => options.onListening(address._tag === "TcpAddress" ? address.port : 0))
-  ).pipe(
-    Layer.provide(app),
-    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: options.port, host: options.host }))
-  )
+  Layer.unwrapEffect(Effect.sync(() => {
+    const server = new NodeFastPath.Server()
+    return Layer.scopedDiscard(
+      Effect.gen(function*() {
+        const listener = yield* NodeFastPath.NodeListener
+        // Taken off before the app is released (the platform's handler is still attached then).
+        if (Option.isSome(listener)) {
+          yield* Effect.acquireRelease(
+            Effect.sync(() => (server.listener = listener.value)),
+            () => Effect.sync(() => (server.listener = NodeFastPath.none))
+          )
+        }
+        yield* HttpServer.addressWith((address) =>
+          options.onListening(address._tag === "TcpAddress" ? address.port : 0)
+        )
+      })
+    ).pipe(
+      Layer.provide(app),
+      Layer.provideMerge(NodeHttpServer.layer(() => server, { port: options.port, host: options.host }))
+    )
+  }))

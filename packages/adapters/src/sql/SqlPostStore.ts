@@ -9,6 +9,7 @@ import * as Arr from "effect/Array"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as FastRows from "./internal/FastRows.js"
 import * as PgPrepared from "./internal/PgPrepared.js"
@@ -50,16 +51,22 @@ export const make = Effect.gen(function*() {
         Effect.asVoid
       )
 
+  const insertTargets = (post: Post) => {
+    const accountIds = Arr.dedupe(post.accountIds)
+    return accountIds.length === 0 ? Effect.void : sql`INSERT INTO post_targets ${
+      sql.insert(accountIds.map((accountId) => ({ post_id: post.id, account_id: accountId })))
+    }`.pipe(Effect.asVoid)
+  }
+
   const writeTargets = (post: Post) =>
-    Effect.gen(function*() {
-      yield* sql`DELETE FROM post_targets WHERE post_id = ${post.id}`
-      const accountIds = Arr.dedupe(post.accountIds)
-      if (accountIds.length > 0) {
-        yield* sql`INSERT INTO post_targets ${
-          sql.insert(accountIds.map((accountId) => ({ post_id: post.id, account_id: accountId })))
-        }`
-      }
-    })
+    Effect.zipRight(sql`DELETE FROM post_targets WHERE post_id = ${post.id}`, insertTargets(post))
+
+  /** `self` in the open transaction if there is one (its failure fails that one), else in its own. */
+  const inTransaction = <A, E, R>(self: Effect.Effect<A, E, R>) =>
+    Effect.flatMap(
+      Effect.serviceOption(SqlClient.TransactionConnection),
+      (open) => Option.isSome(open) ? self : sql.withTransaction(self)
+    )
 
   /** Every post's destinations in one query, grouped by post. */
   const destinationsOf = (postIds: ReadonlyArray<PostId>) =>
@@ -187,7 +194,7 @@ export const make = Effect.gen(function*() {
         // atomic by itself: one round trip instead of a savepoint and three or four statements.
         pg: () =>
           Effect.gen(function*() {
-            const row = yield* encodePost(record.post)
+            const row = FastRows.postRow(record.post) ?? (yield* encodePost(record.post))
             const accountIds = Arr.dedupe(record.post.accountIds)
             const destinations = record.destinations.length === 0 ? [] : yield* encodeDestinations(record.destinations)
             const targets = accountIds.length === 0 ? sql`` : sql`, targets AS (INSERT INTO post_targets ${
@@ -200,13 +207,15 @@ export const make = Effect.gen(function*() {
             yield* sql`${sql.literal(PgPrepared.marker)} WITH post AS (INSERT INTO posts ${sql.insert(row)} RETURNING id)${targets}${written}
               SELECT id FROM post`
           }),
+        // SQLite: a new post has no targets to clear; inside the caller's transaction (a create's),
+        // no savepoint of its own: a failure here fails that transaction, which rolls back all of it.
         orElse: () =>
           Effect.gen(function*() {
-            const row = yield* encodePost(record.post)
+            const row = FastRows.postRow(record.post) ?? (yield* encodePost(record.post))
             yield* sql`INSERT INTO posts ${sql.insert(row)}`
-            yield* writeTargets(record.post)
+            yield* insertTargets(record.post)
             yield* insertDestinations(record.destinations)
-          }).pipe(sql.withTransaction)
+          }).pipe(inTransaction)
       }).pipe(orPersistence("PostStore.insert")),
     findById: (organizationId, id) =>
       sql`SELECT * FROM posts WHERE organization_id = ${organizationId} AND id = ${id}`.pipe(

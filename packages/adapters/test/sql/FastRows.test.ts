@@ -3,9 +3,9 @@
  * leave every row they do not recognise to the schema (same value, same error).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { AccountId, CampaignId, MediaId, OrganizationId } from "@herald/core/kernel/Ids"
+import { AccountId, ApiKeyId, CampaignId, MediaId, OrganizationId } from "@herald/core/kernel/Ids"
 import { Metrics } from "@herald/core/posts/Destination"
-import { PlatformContentEntry } from "@herald/core/posts/Post"
+import { Approval, PlatformContentEntry, ThreadPost } from "@herald/core/posts/Post"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -15,7 +15,7 @@ import * as Schema from "effect/Schema"
 import { randomUUID } from "node:crypto"
 import * as FastRows from "../../src/sql/internal/FastRows.js"
 import { decodeClaimsBySchema, fastClaim } from "../../src/sql/SqlDispatchStore.js"
-import { AccountRow, DestinationRow, EventRow, PostRow } from "../../src/sql/internal/Rows.js"
+import { AccountRow, DestinationRow, encodePost, EventRow, PostRow } from "../../src/sql/internal/Rows.js"
 import * as F from "../contract/Fixtures.js"
 
 const org = OrganizationId.make(randomUUID())
@@ -93,6 +93,22 @@ describe("FastRows", () => {
     const event = F.event(org, { type: "post.published", data: { post_id: post.id, n: 1 }, createdAt: DateTime.unsafeMake(F.T0) })
     expect(FastRows.eventRow(event)).toStrictEqual({ ...Schema.encodeSync(EventRow)(event), post_id: post.id })
   })
+
+  it.effect("encodes a post row as encodePost does, and leaves nested values to it", () =>
+    Effect.gen(function*() {
+      const plain = [
+        post,
+        F.post(org),
+        F.post(org, { isDraft: true, createdStatus: "draft", useQueue: true, createdByKey: Option.some(ApiKeyId.make(randomUUID())), idempotencyKey: Option.some("k") })
+      ]
+      for (const p of plain) expect(FastRows.postRow(p)).toStrictEqual(yield* encodePost(p))
+      const nested = [
+        F.post(org, { platformContent: { x: new PlatformContentEntry({ content: "x" }) } }),
+        F.post(org, { threadPosts: [new ThreadPost({ content: "t" })] }),
+        F.post(org, { approval: Option.some(new Approval({ status: "pending", note: Option.none(), consumed: false })) })
+      ]
+      for (const p of nested) expect(FastRows.postRow(p)).toBeUndefined()
+    }))
 
   it.effect("decodes a claimed row as the schema does, on SQLite and on Postgres (int8 lease columns as text)", () =>
     Effect.gen(function*() {

@@ -231,3 +231,39 @@ export const eventRow = (event: Event) => {
     post_id: typeof postId === "string" ? postId : null
   }
 }
+
+const optionOrNull = <A, B>(option: Option.Option<A>, f: (a: A) => B): B | null =>
+  Option.isSome(option) ? f(option.value) : null
+
+/**
+ * `encodePost`'s row (`PostRow`'s encoding plus `approval_status`) for the post a create writes
+ * most: no per-platform content, no thread, no approval; anything else answers `undefined` and goes
+ * to the schema. A `Post` is valid by construction, so there is nothing to check.
+ */
+export const postRow = (post: Post) => {
+  if (Object.keys(post.platformContent).length > 0 || post.threadPosts.length > 0 || Option.isSome(post.approval)) {
+    return undefined
+  }
+  return {
+    id: post.id,
+    organization_id: post.organizationId,
+    created_by_key: Option.getOrNull(post.createdByKey),
+    content: post.content,
+    account_ids: JSON.stringify(post.accountIds),
+    platform_content: "{}",
+    media_ids: JSON.stringify(post.mediaIds),
+    scheduled_for: optionOrNull(post.scheduledFor, DateTime.toEpochMillis),
+    timezone: Option.getOrNull(post.timezone),
+    campaign_id: Option.getOrNull(post.campaignId),
+    is_draft: post.isDraft ? 1 : 0,
+    created_status: post.createdStatus,
+    approval: null,
+    idempotency_key: Option.getOrNull(post.idempotencyKey),
+    request_hash: Option.getOrNull(post.requestHash),
+    thread_posts: "[]",
+    use_queue: post.useQueue ? 1 : 0,
+    created_at: DateTime.toEpochMillis(post.createdAt),
+    updated_at: DateTime.toEpochMillis(post.updatedAt),
+    approval_status: null
+  }
+}
