@@ -79,6 +79,7 @@ const traced = Layer.mergeAll(
     completeAll: (items) => Effect.suspend(() => { const s = since(); return Effect.tap(d.completeAll(items), () => note(`${s}-${since()} completeAll ${items.length} (sent ${sent})`)) })
   }))),
   Layer.effect(Transactor, Effect.map(Transactor, (t) => Transactor.of({
+    ...t,
     withTransaction: (self) => Effect.suspend(() => {
       const n = ++transactions; const queued = since(); let running = ""
       return Effect.tap(t.withTransaction(Effect.zipRight(Effect.sync(() => { running = since() }), self)), () =>

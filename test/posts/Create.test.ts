@@ -6,6 +6,7 @@ import * as CircuitBreaker from "@herald/core/publishing/CircuitBreaker"
 import { DomainError } from "@herald/core/kernel/Errors"
 import { EventStore } from "@herald/core/webhooks/EventStore"
 import { PostStore } from "@herald/core/posts/PostStore"
+import { Transactor } from "@herald/core/kernel/Transactor"
 import * as Posts from "@herald/core/posts/Posts"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -111,6 +112,26 @@ for (const db of await databasesUnderTest()) {
             offset: 0
           })
           expect(page.total).toBe(0)
+        }))
+
+      it.effect("a plain draft is one atomic write (no BEGIN/COMMIT on Postgres); any other create is a transaction", () =>
+        Effect.gen(function*() {
+          const w = yield* world
+          const tx = yield* Transactor
+          const calls: Array<string> = []
+          const spy = Transactor.of({
+            withTransaction: (self) => Effect.suspend(() => (calls.push("transaction"), tx.withTransaction(self))),
+            withAtomicWrite: (self) => Effect.suspend(() => (calls.push("atomic write"), tx.withAtomicWrite(self)))
+          })
+          const create = (body: Record<string, unknown>) =>
+            Posts.create(w.caller, body).pipe(Effect.provideService(Transactor, spy))
+          const draft = yield* create({ content: "idea", draft: true, account_ids: [w.accounts.x.id], idempotency_key: "k1" })
+          yield* create({ content: "review", draft: true, request_approval: true, account_ids: [w.accounts.x.id] })
+          yield* create({ content: "later", account_ids: [w.accounts.x.id], scheduled_for: inMinutes(30) })
+          expect(calls).toEqual(["atomic write", "transaction", "transaction"])
+          const stored = yield* Posts.get(w.caller, draft.record.post.id)
+          expect(stored.post.accountIds).toEqual([w.accounts.x.id])
+          expect(stored.post.idempotencyKey).toEqual(Option.some("k1"))
         }))
 
       it.effect("account_ids is required unless draft", () =>

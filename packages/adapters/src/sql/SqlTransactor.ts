@@ -21,11 +21,17 @@ import * as Runtime from "effect/Runtime"
 
 const failed = (cause: unknown) => new PersistenceError({ message: "transaction failed", cause })
 
-/** One transaction per program: what Postgres uses, and what nested calls use everywhere. */
-export const makeSingle = (sql: SqlClient.SqlClient): Transactor["Type"] =>
-  Transactor.of({
-    withTransaction: (self) => sql.withTransaction(self).pipe(Effect.catchTag("SqlError", (cause) => Effect.fail(failed(cause))))
-  })
+/**
+ * One transaction per program: what Postgres uses, and what nested calls use everywhere. A program
+ * of one atomic write runs as it is: a single statement outside a transaction is committed on its
+ * own (durably, at the server's `synchronous_commit`), so BEGIN and COMMIT would only add two round
+ * trips; inside an open transaction it is part of that one.
+ */
+export const makeSingle = (sql: SqlClient.SqlClient): Transactor["Type"] => {
+  const withTransaction: Transactor["Type"]["withTransaction"] = (self) =>
+    sql.withTransaction(self).pipe(Effect.catchTag("SqlError", (cause) => Effect.fail(failed(cause))))
+  return Transactor.of({ withTransaction, withAtomicWrite: (self) => self })
+}
 
 type Connection = Context.Tag.Service<typeof SqlClient.TransactionConnection>
 
@@ -152,14 +158,14 @@ export const makeGroupCommit = (
         })
       ) as Effect.Effect<A, E | PersistenceError, R>
 
-    const transactor = Transactor.of({
-      withTransaction: (self) =>
-        // Already inside a transaction: a savepoint of it, as before.
-        Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (open) =>
-          Option.isSome(open)
-            ? sql.withTransaction(self).pipe(Effect.catchTag("SqlError", (cause) => Effect.fail(failed(cause))))
-            : join(self))
-    })
+    const withTransaction: Transactor["Type"]["withTransaction"] = (self) =>
+      // Already inside a transaction: a savepoint of it, as before.
+      Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (open) =>
+        Option.isSome(open)
+          ? sql.withTransaction(self).pipe(Effect.catchTag("SqlError", (cause) => Effect.fail(failed(cause))))
+          : join(self))
+    // A lone write still joins a group: here the COMMIT (an fsync) is the cost, and groups share it.
+    const transactor = Transactor.of({ withTransaction, withAtomicWrite: withTransaction })
     return { transactor, commits: () => commits } satisfies GroupCommit
   })
 

@@ -8,4 +8,12 @@ import type { PersistenceError } from "./Errors.js"
  */
 export class Transactor extends Context.Tag("@herald/core/kernel/Transactor")<Transactor, {
   readonly withTransaction: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | PersistenceError, R>
+  /**
+   * Runs a program whose only storage access is ONE store write that is atomic by itself (a port
+   * method that says so, e.g. `PostStore.insert`), with the same durability as `withTransaction`.
+   * The caller vouches for the shape; the store decides what it costs: where such a write is its
+   * own transaction (Postgres: one statement, committed on its own), no BEGIN and COMMIT are sent
+   * around it; where commits are grouped (SQLite) it is `withTransaction`.
+   */
+  readonly withAtomicWrite: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | PersistenceError, R>
 }>() {}

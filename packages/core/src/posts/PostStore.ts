@@ -54,6 +54,10 @@ export interface PostPage {
 }
 
 export class PostStore extends Context.Tag("@herald/core/posts/PostStore")<PostStore, {
+  /**
+   * The post, its targets and its destinations, all or nothing by itself (outside a transaction too:
+   * `Transactor.withAtomicWrite` relies on it).
+   */
   readonly insert: (record: PostRecord) => Effect.Effect<void, PersistenceError>
   readonly findById: (
     organizationId: OrganizationId,

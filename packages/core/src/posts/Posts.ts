@@ -581,7 +581,12 @@ export const create = (
     const posts = yield* PostStore
     const eventStore = yield* EventStore
     const allocator = useQueue ? yield* Effect.serviceOption(QueueAllocator) : Option.none()
-    const record = yield* transactor.withTransaction(Effect.gen(function*() {
+    // A draft with no approval request and no campaign writes the post alone: no event, no posting
+    // limit, no queue opening, no campaign hold. That one `PostStore.insert` is atomic by itself, and
+    // the store may then skip BEGIN/COMMIT (Postgres); every other create is a full transaction.
+    const onlyInsert = isDraft && !useQueue && Option.isNone(post.approval) && Option.isNone(post.campaignId)
+    const atomically = onlyInsert ? transactor.withAtomicWrite : transactor.withTransaction
+    const record = yield* atomically(Effect.gen(function*() {
       if (Option.isSome(post.campaignId)) yield* requireCampaign(organizationId, post.campaignId.value)
       // The queue's opening is claimed in the transaction that inserts the post (Queues.allocate).
       let queued = post
