@@ -66,6 +66,31 @@ const startPeer = async (url: string) => {
   return HeraldServer.startPeer({ script: path.join(import.meta.dirname, "peers/create-peer-pg.mjs"), args: [url, String(port)], port })
 }
 
+/** Loads one server with drafts; its CPU per request and that of its Postgres backends. */
+const measureSide = async (side: {
+  readonly admin: pg.Client
+  readonly database: string
+  readonly application: string
+  readonly base: string
+  readonly pid: number | undefined
+  readonly headers: Record<string, string>
+  readonly body: (i: number) => string
+  readonly connections: number
+  readonly seconds: number
+}): Promise<PgSide> => {
+  const cpu0 = cpuOf(side.pid)
+  const pg0 = await backendsCpu(side.admin, side.database, side.application)
+  const r = await Load.run({ url: `${side.base}/posts`, method: "POST", headers: side.headers, body: side.body }, {
+    connections: side.connections,
+    seconds: side.seconds
+  })
+  // Warm-up requests are included in the CPU; divide by every request sent.
+  const sent = r.requests + Math.max(0, r.rps * 1)
+  const cpuMs = (cpuOf(side.pid) - cpu0) / sent
+  const pgCpuMs = ((await backendsCpu(side.admin, side.database, side.application)) - pg0) / sent
+  return { rps: r.rps, p50: r.p50, p99: r.p99, failures: r.failures, cpuMs, pgCpuMs }
+}
+
 export const run = async (options: {
   readonly dir: string
   readonly seconds: number
@@ -93,19 +118,8 @@ export const run = async (options: {
         await HeraldServer.sleep(500)
         const body = HeraldServer.draftBody(target)
         const runs = { herald: [] as Array<PgSide>, peer: [] as Array<PgSide> }
-        const measure = async (base: string, pid: number | undefined, application: string) => {
-          const cpu0 = cpuOf(pid)
-          const pg0 = await backendsCpu(admin, db.name, application)
-          const r = await Load.run({ url: `${base}/posts`, method: "POST", headers, body }, {
-            connections,
-            seconds: options.seconds
-          })
-          // Warm-up requests are included in the CPU; divide by every request sent.
-          const sent = r.requests + Math.max(0, r.rps * 1)
-          const cpuMs = (cpuOf(pid) - cpu0) / sent
-          const pgCpuMs = ((await backendsCpu(admin, db.name, application)) - pg0) / sent
-          return { rps: r.rps, p50: r.p50, p99: r.p99, failures: r.failures, cpuMs, pgCpuMs } satisfies PgSide
-        }
+        const measure = (base: string, pid: number | undefined, application: string) =>
+          measureSide({ admin, database: db.name, application, base, pid, headers, body, connections, seconds: options.seconds })
         for (let round = 0; round < options.rounds; round++) {
           runs.herald.push(await measure(herald.base, herald.child.pid, "herald"))
           runs.peer.push(await measure(peer.base, peer.child.pid, "create-peer-pg"))
@@ -159,12 +173,85 @@ export const describe = (r: PgResult): string =>
         : "")
     : `skipped: ${r.reason}`
 
-// `node --import tsx bench/RequestPathPg.ts [seconds] [rounds]`: this row alone.
+/**
+ * A/B of Herald builds on this row: this checkout's server and `baseline`'s (another checkout, built),
+ * each on its own fresh database, loaded alternately `rounds` times (no peer). Prints CPU per create of
+ * each, the robust figure on a loaded machine.
+ */
+export const runAB = async (options: {
+  readonly dir: string
+  readonly seconds: number
+  readonly rounds: number
+  readonly baseline: string
+  readonly connections?: number
+}): Promise<string> => {
+  const probe = await probePostgres
+  if (!probe.available) return `skipped: ${probe.reason}`
+  const connections = options.connections ?? 32
+  const sides: Array<{ name: string; repoRoot?: string; runs: Array<PgSide> }> = [
+    { name: "this build", runs: [] },
+    { name: `baseline ${options.baseline}`, repoRoot: options.baseline, runs: [] }
+  ]
+  const started: Array<{ stop: () => Promise<void> }> = []
+  try {
+    const loaded = []
+    for (const [i, side] of sides.entries()) {
+      const db = await Effect.runPromise(createFreshPgDatabase())
+      started.push({ stop: () => Effect.runPromise(db.drop) })
+      const admin = new pg.Client({ connectionString: db.url, application_name: "bench-observer" })
+      await admin.connect()
+      started.push({ stop: () => admin.end() })
+      const herald = await HeraldServer.start({
+        dataDir: path.join(options.dir, `herald-pg-${i}`),
+        env: { HERALD_DATABASE_URL: db.url },
+        ...(side.repoRoot === undefined ? {} : { repoRoot: side.repoRoot })
+      })
+      started.push({ stop: () => herald.stop() })
+      const target = (await HeraldServer.draftAccount(herald.base, herald.key)).id
+      const headers = { authorization: `Bearer ${herald.key}`, "content-type": "application/json" }
+      loaded.push({ side, admin, database: db.name, herald, headers, body: HeraldServer.draftBody(target) })
+    }
+    await HeraldServer.sleep(500)
+    for (let round = 0; round < options.rounds; round++) {
+      for (const l of loaded) {
+        l.side.runs.push(await measureSide({
+          admin: l.admin,
+          database: l.database,
+          application: "herald",
+          base: l.herald.base,
+          pid: l.herald.child.pid,
+          headers: l.headers,
+          body: l.body,
+          connections,
+          seconds: options.seconds
+        }))
+      }
+    }
+    return sides.map((side) => {
+      const m = mean(side.runs)
+      return `${side.name}: ${m.rps.toFixed(0)} req/s, CPU/request node ${m.cpuMs.toFixed(2)} ms, postgres ${
+        m.pgCpuMs.toFixed(2)
+      } ms (per round: ${side.runs.map((r) => `${r.cpuMs.toFixed(2)}/${r.pgCpuMs.toFixed(2)}`).join(", ")})`
+    }).join("\n")
+  } finally {
+    for (const s of started.reverse()) await s.stop()
+  }
+}
+
+// `node --import tsx bench/RequestPathPg.ts [seconds] [rounds]`: this row alone. With
+// `AB_BASELINE=<checkout>` (built): this build against that one instead of the peer (`runAB`).
 if (import.meta.url === `file://${process.argv[1]}`) {
   const os = await import("node:os")
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "herald-request-path-pg-"))
+  const seconds = Number(process.argv[2] ?? "5")
+  const rounds = Number(process.argv[3] ?? "2")
+  const baseline = process.env.AB_BASELINE
   try {
-    console.log(`POST /posts on Postgres: ${describe(await run({ dir, seconds: Number(process.argv[2] ?? "5"), rounds: Number(process.argv[3] ?? "2") }))}`)
+    console.log(
+      baseline === undefined
+        ? `POST /posts on Postgres: ${describe(await run({ dir, seconds, rounds }))}`
+        : `POST /posts on Postgres, A/B:\n${await runAB({ dir, seconds, rounds, baseline })}`
+    )
   } finally {
     fs.rmSync(dir, { recursive: true, force: true })
   }
