@@ -148,3 +148,31 @@ describe("request middleware", () => {
     expect(body.error).toMatchObject({ code: "not_found", retryable: false })
   })
 })
+
+describe("the request's log line", () => {
+  it("carries request_id, the handler's fields and duration_ms, and leaves none of them on the fiber", async () => {
+    const HttpServerRequest = await import("@effect/platform/HttpServerRequest")
+    const HttpServerResponse = await import("@effect/platform/HttpServerResponse")
+    const HashMap = await import("effect/HashMap")
+    const lines: Array<{ readonly message: unknown; readonly annotations: Record<string, unknown> }> = []
+    const logger = Logger.make(({ annotations, message }) => {
+      lines.push({ message, annotations: Object.fromEntries(HashMap.toEntries(annotations)) })
+    })
+    const program = Effect.gen(function*() {
+      const wrap = yield* RequestMiddleware.make
+      const app = wrap(Effect.as(RequestMiddleware.annotateRequestLog("post_id", "p1"), HttpServerResponse.text("ok")))
+      const request = HttpServerRequest.fromWeb(new Request("http://localhost/api/v1/accounts"))
+      yield* Effect.provideService(app, HttpServerRequest.HttpServerRequest, request)
+      yield* Effect.log("after")
+    }).pipe(
+      Effect.annotateLogs("outer", "kept"),
+      Effect.provide(IdGenerator.layerSequential),
+      Effect.provide(Logger.replace(Logger.defaultLogger, logger))
+    )
+    await Effect.runPromise(program)
+    expect(lines).toHaveLength(2)
+    expect(Object.keys(lines[0]!.annotations).sort()).toEqual(["duration_ms", "outer", "post_id", "request_id"])
+    expect(lines[0]!.annotations["post_id"]).toBe("p1")
+    expect(lines[1]!.annotations).toEqual({ outer: "kept" })
+  })
+})
