@@ -6,9 +6,12 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpServer from "@effect/platform/HttpServer"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { DomainError } from "@herald/core/kernel/Errors"
 import * as IdGenerator from "@herald/core/kernel/IdGenerator"
 import * as Effect from "effect/Effect"
+import * as HashMap from "effect/HashMap"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
@@ -151,9 +154,6 @@ describe("request middleware", () => {
 
 describe("the request's log line", () => {
   it("carries request_id, the handler's fields and duration_ms, and leaves none of them on the fiber", async () => {
-    const HttpServerRequest = await import("@effect/platform/HttpServerRequest")
-    const HttpServerResponse = await import("@effect/platform/HttpServerResponse")
-    const HashMap = await import("effect/HashMap")
     const lines: Array<{ readonly message: unknown; readonly annotations: Record<string, unknown> }> = []
     const logger = Logger.make(({ annotations, message }) => {
       lines.push({ message, annotations: Object.fromEntries(HashMap.toEntries(annotations)) })
