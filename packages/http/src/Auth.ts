@@ -229,14 +229,17 @@ export const layerKeyRequired: Layer.Layer<
   })
 )
 
+/** Fails with 403 `insufficient_scope` unless `principal`'s key carries `scope`. */
+export const checkScope = (principal: Principal, scope: ApiKey.Scope): Effect.Effect<Principal, DomainError> =>
+  ApiKey.hasScope(principal.key, scope)
+    ? Effect.succeed(principal)
+    : DomainError.fail("insufficient_scope", `This API key lacks the '${scope}' scope`, {
+      required_scope: scope
+    })
+
 /** Fails with 403 `insufficient_scope` unless the caller's key carries `scope`. */
 export const requireScope = (scope: ApiKey.Scope): Effect.Effect<Principal, DomainError, CurrentKey> =>
-  Effect.flatMap(CurrentKey, (principal) =>
-    ApiKey.hasScope(principal.key, scope)
-      ? Effect.succeed(principal)
-      : DomainError.fail("insufficient_scope", `This API key lacks the '${scope}' scope`, {
-        required_scope: scope
-      }))
+  Effect.flatMap(CurrentKey, (principal) => checkScope(principal, scope))
 
 /** The accounts a restricted key is limited to; None for a key that sees every account. */
 export const visibleAccountIds: Effect.Effect<Option.Option<ReadonlyArray<AccountId>>, never, CurrentKey> =

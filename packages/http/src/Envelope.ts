@@ -64,6 +64,20 @@ export const respond = <A>(
     })
   })
 
+/**
+ * `respond` for data already in its JSON text (`dataJson`, e.g. assembled from memoised parts): the
+ * same text as `JSON.stringify({ data, error: null, meta })` of the parsed data, and the same response.
+ */
+export const respondJson = (dataJson: string, status = 200): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
+  Effect.map(FiberRef.get(currentMeta), (meta) => {
+    const text = `{"data":${dataJson},"error":null,"meta":${JSON.stringify(meta)}}`
+    return HttpServerResponse.raw(text, {
+      status,
+      contentType: "application/json",
+      contentLength: Buffer.byteLength(text, "utf8")
+    })
+  })
+
 export const ErrorObject = Schema.Struct({
   message: Schema.String,
   code: ErrorCode,

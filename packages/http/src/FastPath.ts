@@ -27,16 +27,16 @@ const isPath = (url: string, path: string): boolean =>
 
 const postsPath = `${ApiGroup.basePath}/posts`
 
-/** An endpoint behind the API-key middleware, as the HttpApi group's `Authentication` runs it. */
-const authenticated = <A, E, R>(handler: Effect.Effect<A, E, R>) =>
+/** A handler of the authenticated caller, behind the API-key check the HttpApi group's `Authentication` runs. */
+const authenticatedAs = <A, E, R>(handler: (principal: Auth.Principal) => Effect.Effect<A, E, R>) =>
   Effect.flatMap(
     HttpServerRequest.HttpServerRequest,
-    (request) =>
-      Effect.flatMap(
-        Auth.authenticateRequest(request),
-        (principal) => Effect.provideService(handler, Auth.CurrentKey, principal)
-      )
+    (request) => Effect.flatMap(Auth.authenticateRequest(request), handler)
   )
+
+/** An endpoint behind the API-key middleware, with the caller in `CurrentKey`. */
+const authenticated = <A, E, R>(handler: Effect.Effect<A, E, R>) =>
+  authenticatedAs((principal) => Effect.provideService(handler, Auth.CurrentKey, principal))
 
 /** The hot routes: the effect answering `method url`, or undefined for every other request. */
 export type RouteOf<R> = (
@@ -50,7 +50,7 @@ export type RouteOf<R> = (
  */
 export const make = Effect.gen(function*() {
   const middleware = yield* RequestMiddleware.make
-  const listAccounts = middleware(authenticated(Accounts.list))
+  const listAccounts = middleware(authenticatedAs(Accounts.listFor))
   const createPost = middleware(authenticated(Posts.create))
   type Requirements = Effect.Effect.Context<typeof listAccounts> | Effect.Effect.Context<typeof createPost>
   const routeOf: RouteOf<Requirements> = (method, url) => {

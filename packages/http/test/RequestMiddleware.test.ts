@@ -6,9 +6,12 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpServer from "@effect/platform/HttpServer"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { DomainError } from "@herald/core/kernel/Errors"
 import * as IdGenerator from "@herald/core/kernel/IdGenerator"
 import * as Effect from "effect/Effect"
+import * as HashMap from "effect/HashMap"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
@@ -146,5 +149,30 @@ describe("request middleware", () => {
     expect(res.status).toBe(404)
     const body = (await res.json()) as ErrorBody
     expect(body.error).toMatchObject({ code: "not_found", retryable: false })
+  })
+})
+
+describe("the request's log line", () => {
+  it("carries request_id, the handler's fields and duration_ms, and leaves none of them on the fiber", async () => {
+    const lines: Array<{ readonly message: unknown; readonly annotations: Record<string, unknown> }> = []
+    const logger = Logger.make(({ annotations, message }) => {
+      lines.push({ message, annotations: Object.fromEntries(HashMap.toEntries(annotations)) })
+    })
+    const program = Effect.gen(function*() {
+      const wrap = yield* RequestMiddleware.make
+      const app = wrap(Effect.as(RequestMiddleware.annotateRequestLog("post_id", "p1"), HttpServerResponse.text("ok")))
+      const request = HttpServerRequest.fromWeb(new Request("http://localhost/api/v1/accounts"))
+      yield* Effect.provideService(app, HttpServerRequest.HttpServerRequest, request)
+      yield* Effect.log("after")
+    }).pipe(
+      Effect.annotateLogs("outer", "kept"),
+      Effect.provide(IdGenerator.layerSequential),
+      Effect.provide(Logger.replace(Logger.defaultLogger, logger))
+    )
+    await Effect.runPromise(program)
+    expect(lines).toHaveLength(2)
+    expect(Object.keys(lines[0]!.annotations).sort()).toEqual(["duration_ms", "outer", "post_id", "request_id"])
+    expect(lines[0]!.annotations["post_id"]).toBe("p1")
+    expect(lines[1]!.annotations).toEqual({ outer: "kept" })
   })
 })
