@@ -68,17 +68,17 @@ export const makeMemory = (): RequestCounters["Type"] => {
     }
   }
   const increment: RequestCounters["Type"]["increment"] = (key, windowEnd, amount) =>
-      Effect.sync(() => {
-        const end = DateTime.toEpochMillis(windowEnd)
-        let windows = counts.get(key)
-        if (windows === undefined) {
-          windows = new Map()
-          counts.set(key, windows)
-        }
-        const total = (windows.get(end) ?? 0) + amount
-        windows.set(end, total)
-        return total
-      })
+    Effect.sync(() => {
+      const end = DateTime.toEpochMillis(windowEnd)
+      let windows = counts.get(key)
+      if (windows === undefined) {
+        windows = new Map()
+        counts.set(key, windows)
+      }
+      const total = (windows.get(end) ?? 0) + amount
+      windows.set(end, total)
+      return total
+    })
   return RequestCounters.of({
     increment,
     incrementWithin: incrementWithinOf(increment),
