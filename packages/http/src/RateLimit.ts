@@ -51,18 +51,26 @@ export const consume = (keyId: ApiKeyId): Effect.Effect<void, DomainError, RateL
     const counters = yield* RequestCounters
     const now = yield* DateTime.now
     const minuteEnd = windowEnd(now, minuteMillis)
-    const perMinute = yield* counters.increment(`rate:key:${keyId}:minute`, minuteEnd, 1)
+    const hourEnd = windowEnd(now, hourMillis)
+    // One step for both windows (one statement on Postgres): the hour counts the request only when
+    // the minute's new total is within its limit.
+    const totals = yield* counters.incrementWithin(
+      { key: `rate:key:${keyId}:minute`, windowEnd: minuteEnd },
+      limits.perMinute,
+      { key: `rate:key:${keyId}:hour`, windowEnd: hourEnd },
+      1
+    )
     // A key's first request of a minute also clears windows that ended over a day ago (the port
     // allows purging ended windows), so the counter table does not grow without end.
-    if (perMinute === 1) {
+    if (totals.firstTotal === 1) {
       yield* Effect.forkDaemon(
         counters.purge(DateTime.unsafeMake(DateTime.toEpochMillis(now) - purgeAfterMillis)).pipe(Effect.ignore)
       )
     }
-    if (perMinute > limits.perMinute) return yield* Effect.fail(exceeded(limits.perMinute, minuteEnd, "minute"))
-    const hourEnd = windowEnd(now, hourMillis)
-    const perHour = yield* counters.increment(`rate:key:${keyId}:hour`, hourEnd, 1)
-    if (perHour > limits.perHour) return yield* Effect.fail(exceeded(limits.perHour, hourEnd, "hour"))
+    if (totals.firstTotal > limits.perMinute || totals.thenTotal === undefined) {
+      return yield* Effect.fail(exceeded(limits.perMinute, minuteEnd, "minute"))
+    }
+    if (totals.thenTotal > limits.perHour) return yield* Effect.fail(exceeded(limits.perHour, hourEnd, "hour"))
   }).pipe(Effect.catchTag("PersistenceError", Effect.die))
 
 /**
@@ -74,6 +82,11 @@ export const charge = (keyId: ApiKeyId, amount: number): Effect.Effect<void, nev
   amount <= 0 ? Effect.void : Effect.gen(function*() {
     const counters = yield* RequestCounters
     const now = yield* DateTime.now
-    yield* counters.increment(`rate:key:${keyId}:minute`, windowEnd(now, minuteMillis), amount)
-    yield* counters.increment(`rate:key:${keyId}:hour`, windowEnd(now, hourMillis), amount)
+    // The same step as `consume`, with no minute limit: the hour is charged all of it.
+    yield* counters.incrementWithin(
+      { key: `rate:key:${keyId}:minute`, windowEnd: windowEnd(now, minuteMillis) },
+      Number.MAX_SAFE_INTEGER,
+      { key: `rate:key:${keyId}:hour`, windowEnd: windowEnd(now, hourMillis) },
+      amount
+    )
   }).pipe(Effect.catchTag("PersistenceError", Effect.die))

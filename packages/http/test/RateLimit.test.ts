@@ -1,6 +1,6 @@
 import { it } from "@effect/vitest"
 import { ApiKeyId } from "@herald/core/kernel/Ids"
-import { RequestCounters } from "@herald/core/access/RequestCounters"
+import { RequestCounters, incrementWithinOf } from "@herald/core/access/RequestCounters"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -13,14 +13,16 @@ import * as RateLimit from "../src/RateLimit.js"
 const memory = () => {
   const counts = new Map<string, number>()
   const purges: Array<number> = []
+  const increment: RequestCounters["Type"]["increment"] = (key, end, amount) =>
+    Effect.sync(() => {
+      const k = `${key}@${DateTime.toEpochMillis(end)}`
+      const n = (counts.get(k) ?? 0) + amount
+      counts.set(k, n)
+      return n
+    })
   const layer = Layer.succeed(RequestCounters, RequestCounters.of({
-    increment: (key, end, amount) =>
-      Effect.sync(() => {
-        const k = `${key}@${DateTime.toEpochMillis(end)}`
-        const n = (counts.get(k) ?? 0) + amount
-        counts.set(k, n)
-        return n
-      }),
+    increment,
+    incrementWithin: incrementWithinOf(increment),
     purge: (before) => Effect.sync(() => void purges.push(DateTime.toEpochMillis(before)))
   }))
   return { counts, purges, layer }

@@ -11,6 +11,9 @@ import { ApiKeyStore } from "@herald/core/access/ApiKeyStore"
 import { Organization } from "@herald/core/access/Organization"
 import { OrganizationStore } from "@herald/core/access/OrganizationStore"
 import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Either from "effect/Either"
+import * as Fiber from "effect/Fiber"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -159,4 +162,61 @@ describe("on SQLite, another connection's commit is seen from the next event-loo
       yield* nextTurn
       expect((yield* accounts.list(org.id)).map((a) => a.accountName)).toEqual(["@new"])
     }).pipe(Effect.scoped))
+})
+
+describe("loads in flight", () => {
+  /** A load that counts its runs and waits for `release`. */
+  const gatedLoad = Effect.gen(function*() {
+    const release = yield* Deferred.make<void>()
+    let runs = 0
+    const load = (value: string) =>
+      Effect.zipRight(Effect.sync(() => void runs++), Effect.as(Deferred.await(release), value))
+    return { release, load, runs: () => runs }
+  })
+
+  it.effect("misses of one key while its load is in flight share that load", () =>
+    Effect.gen(function*() {
+      const cache = ReadCache.make<string, string>()
+      const gate = yield* gatedLoad
+      const fibers = yield* Effect.forEach(
+        Array.from({ length: 5 }),
+        () => Effect.fork(cache.get("k", gate.load("v"))),
+        { concurrency: "unbounded" }
+      )
+      yield* Effect.yieldNow()
+      yield* Deferred.succeed(gate.release, undefined)
+      const values = yield* Effect.forEach(fibers, Fiber.join)
+      expect(values).toEqual(["v", "v", "v", "v", "v"])
+      expect(gate.runs()).toBe(1)
+    }))
+
+  it.effect("a read after invalidate does not wait for a load begun before it", () =>
+    Effect.gen(function*() {
+      const cache = ReadCache.make<string, string>()
+      const gate = yield* gatedLoad
+      const before = yield* Effect.fork(cache.get("k", gate.load("old")))
+      yield* Effect.yieldNow()
+      yield* cache.invalidate
+      // Not blocked on the gate: its own load runs and answers.
+      expect(yield* cache.get("k", Effect.succeed("new"))).toBe("new")
+      yield* Deferred.succeed(gate.release, undefined)
+      expect(yield* Fiber.join(before)).toBe("old")
+      // The old load, begun before the write, was not kept either.
+      expect(yield* cache.get("k", Effect.succeed("fresh"))).toBe("fresh")
+    }))
+
+  it.effect("a failed load is not shared: a waiting caller runs its own", () =>
+    Effect.gen(function*() {
+      const cache = ReadCache.make<string, string>()
+      const gate = yield* gatedLoad
+      const failing = yield* Effect.fork(
+        Effect.either(cache.get("k", Effect.zipRight(Deferred.await(gate.release), Effect.fail("boom" as const))))
+      )
+      yield* Effect.yieldNow()
+      const waiting = yield* Effect.fork(cache.get("k", Effect.succeed("own")))
+      yield* Effect.yieldNow()
+      yield* Deferred.succeed(gate.release, undefined)
+      expect(Either.isLeft(yield* Fiber.join(failing))).toBe(true)
+      expect(yield* Fiber.join(waiting)).toBe("own")
+    }))
 })

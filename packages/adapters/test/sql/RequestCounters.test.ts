@@ -53,6 +53,54 @@ for (const db of await databasesUnderTest()) {
         }
       }).pipe(Effect.provide(layer)))
 
+    it.effect("incrementWithin counts in `then` only the part within `first`'s limit", () =>
+      Effect.gen(function*() {
+        const counters = yield* RequestCounters
+        const minute = { key: "k:minute", windowEnd: at(T0 + 60_000) }
+        const hour = { key: "k:hour", windowEnd: at(T0 + 3_600_000) }
+        expect(yield* counters.incrementWithin(minute, 2, hour, 1)).toEqual({ firstTotal: 1, thenTotal: 1 })
+        expect(yield* counters.incrementWithin(minute, 2, hour, 1)).toEqual({ firstTotal: 2, thenTotal: 1 + 1 })
+        // Refused by the first limit: not counted in `then`.
+        expect(yield* counters.incrementWithin(minute, 2, hour, 1)).toEqual({ firstTotal: 3, thenTotal: undefined })
+        expect(yield* counters.increment("k:hour", hour.windowEnd, 0)).toBe(2)
+        // A later window of `first` starts afresh; `then` goes on from where it was.
+        const next = { key: "k:minute", windowEnd: at(T0 + 120_000) }
+        expect(yield* counters.incrementWithin(next, 2, hour, 1)).toEqual({ firstTotal: 1, thenTotal: 3 })
+        // An amount straddling the limit counts only its part within it.
+        expect(yield* counters.incrementWithin(next, 4, hour, 5)).toEqual({ firstTotal: 6, thenTotal: 6 })
+        expect(yield* counters.increment("k:minute", next.windowEnd, 0)).toBe(6)
+      }).pipe(Effect.provide(layer)))
+
+    it.live("300 concurrent incrementWithin over three keys: exact running totals, refused ones not counted", () =>
+      Effect.gen(function*() {
+        const counters = yield* RequestCounters
+        const keys = ["a", "b", "c"] as const
+        const calls = Array.from({ length: 300 }, (_, i) => {
+          const k = keys[i % 3]!
+          // Two minute windows share the hour window, so a batch may add to one `then` row twice.
+          const minuteEnd = at(T0 + 60_000 * (1 + (i % 2)))
+          return Effect.map(
+            counters.incrementWithin({ key: `${k}:minute`, windowEnd: minuteEnd }, 40, {
+              key: `${k}:hour`,
+              windowEnd: at(T0 + 3_600_000)
+            }, 1),
+            (totals) => [i % 3, i % 2, totals] as const
+          )
+        })
+        const results = yield* Effect.all(calls, { concurrency: "unbounded" })
+        for (const k of [0, 1, 2]) {
+          for (const m of [0, 1]) {
+            const firsts = results.filter(([key, minute]) => key === k && minute === m).map(([, , t]) => t.firstTotal)
+            expect([...firsts].sort((x, y) => x - y)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1))
+          }
+          const mine = results.filter(([key]) => key === k).map(([, , t]) => t)
+          for (const t of mine) expect(t.thenTotal === undefined).toBe(t.firstTotal > 40)
+          const thens = mine.flatMap((t) => t.thenTotal === undefined ? [] : [t.thenTotal])
+          expect([...thens].sort((x, y) => x - y)).toEqual(Array.from({ length: 80 }, (_, i) => i + 1))
+          expect(yield* counters.increment(`${keys[k]}:hour`, at(T0 + 3_600_000), 0)).toBe(80)
+        }
+      }).pipe(Effect.provide(layer)))
+
     if (db.label === "postgres") {
       it.live("the table is UNLOGGED (no WAL, so no flush per counted request)", () =>
         Effect.gen(function*() {
@@ -81,6 +129,29 @@ for (const db of await databasesUnderTest()) {
             { concurrency: "unbounded" }
           )
           expect([...totals].sort((x, y) => x - y)).toEqual(Array.from({ length: 400 }, (_, i) => i + 1))
+        }).pipe(Effect.scoped))
+
+      it.live("incrementWithin from two instances (two processes): the limit is shared exactly", () =>
+        Effect.gen(function*() {
+          const database = yield* Effect.acquireRelease(createFreshPgDatabase().pipe(Effect.orDie), (d) => d.drop)
+          const instance = () =>
+            Effect.map(
+              Layer.build(SqlRequestCounters.layer.pipe(
+                Layer.provide(SqlDatabase.layer({ _tag: "Postgres", url: database.url, maxConnections: 3 }))
+              )),
+              Context.get(RequestCounters)
+            )
+          const a = yield* instance()
+          const b = yield* instance()
+          const minute = { key: "s:minute", windowEnd: at(T0 + 60_000) }
+          const hour = { key: "s:hour", windowEnd: at(T0 + 3_600_000) }
+          const totals = yield* Effect.all(
+            Array.from({ length: 200 }, (_, i) => (i % 2 === 0 ? a : b).incrementWithin(minute, 150, hour, 1)),
+            { concurrency: "unbounded" }
+          )
+          expect(totals.map((t) => t.firstTotal).sort((x, y) => x - y)).toEqual(Array.from({ length: 200 }, (_, i) => i + 1))
+          const thens = totals.flatMap((t) => t.thenTotal === undefined ? [] : [t.thenTotal]).sort((x, y) => x - y)
+          expect(thens).toEqual(Array.from({ length: 150 }, (_, i) => i + 1))
         }).pipe(Effect.scoped))
     }
   })

@@ -10,7 +10,10 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Clock from "effect/Clock"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as FiberId from "effect/FiberId"
 
 /** How long another process's revocation or subscription change may go unseen by a server (Postgres; SQLite checks data_version and sees it at once). */
 export const defaultTtlMillis = 250
@@ -36,6 +39,10 @@ export const make = <K, V>(options?: {
   const ttl = options?.ttlMillis ?? defaultTtlMillis
   const maxEntries = options?.maxEntries ?? 10_000
   const entries = new Map<K, { readonly value: V; readonly at: number; readonly version: unknown }>()
+  // Loads in flight by key: a miss that finds one of the same generation and version waits for it
+  // instead of sending the same query again (every request in flight misses at once when an entry
+  // expires). `invalidate` forgets them, so a read after a write never waits for a load begun before it.
+  const loading = new Map<K, { readonly generation: number; readonly version: unknown; readonly done: Deferred.Deferred<V> }>()
   let generation = 0
   let invalidatedAt = Number.NEGATIVE_INFINITY
   const invalidate = Effect.flatMap(Clock.currentTimeMillis, (now) =>
@@ -43,6 +50,7 @@ export const make = <K, V>(options?: {
       generation++
       invalidatedAt = now
       entries.clear()
+      loading.clear()
     }))
   const get = <E, R>(key: K, load: Effect.Effect<V, E, R>): Effect.Effect<V, E, R> =>
     Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (transaction) =>
@@ -52,12 +60,29 @@ export const make = <K, V>(options?: {
           return Effect.succeed(hit.value)
         }
         const started = generation
-        return Effect.tap(load, (value) =>
-          Effect.sync(() => {
-            if (generation !== started || now - invalidatedAt < ttl || options?.keep?.(value) === false) return
-            if (entries.size >= maxEntries) entries.clear()
-            entries.set(key, { value, at: now, version: seen })
-          }))
+        const inFlight = loading.get(key)
+        if (inFlight !== undefined && inFlight.generation === started && inFlight.version === seen) {
+          // A failed or interrupted load is not shared: the caller then runs its own.
+          return Effect.catchAllCause(Deferred.await(inFlight.done), () => load)
+        }
+        const done = Deferred.unsafeMake<V>(FiberId.none)
+        const mine = { generation: started, version: seen, done }
+        loading.set(key, mine)
+        return load.pipe(
+          Effect.tap((value) =>
+            Effect.sync(() => {
+              if (generation !== started || now - invalidatedAt < ttl || options?.keep?.(value) === false) return
+              if (entries.size >= maxEntries) entries.clear()
+              entries.set(key, { value, at: now, version: seen })
+            })
+          ),
+          Effect.onExit((exit) =>
+            Effect.suspend(() => {
+              if (loading.get(key) === mine) loading.delete(key)
+              return Exit.isSuccess(exit) ? Deferred.succeed(done, exit.value) : Deferred.interrupt(done)
+            })
+          )
+        )
       }))
   return { get, invalidate }
 }
