@@ -42,28 +42,39 @@ export const exceeded = (limit: number, resetAt: DateTime.Utc, window: "minute" 
   })
 
 /**
- * Counts one request of the key. The minute window is checked first; a request refused by it is not
- * counted against the hour, so a client that waits out the minute keeps its hourly budget.
+ * Counts one request of the key at `now`. The minute window is checked first; a request refused by it
+ * is not counted against the hour, so a client that waits out the minute keeps its hourly budget.
  */
-export const consume = (keyId: ApiKeyId): Effect.Effect<void, DomainError, RateLimits | RequestCounters> =>
-  Effect.gen(function*() {
-    const limits = yield* RateLimits
-    const counters = yield* RequestCounters
-    const now = yield* DateTime.now
+export const consumeAt = (
+  keyId: ApiKeyId,
+  now: DateTime.Utc
+): Effect.Effect<void, DomainError, RateLimits | RequestCounters> =>
+  // Both services in one context read: this runs on every authenticated request.
+  Effect.contextWithEffect((context: Context.Context<RateLimits | RequestCounters>) => {
+    const limits = Context.get(context, RateLimits)
+    const counters = Context.get(context, RequestCounters)
     const minuteEnd = windowEnd(now, minuteMillis)
-    const perMinute = yield* counters.increment(`rate:key:${keyId}:minute`, minuteEnd, 1)
-    // A key's first request of a minute also clears windows that ended over a day ago (the port
-    // allows purging ended windows), so the counter table does not grow without end.
-    if (perMinute === 1) {
-      yield* Effect.forkDaemon(
-        counters.purge(DateTime.unsafeMake(DateTime.toEpochMillis(now) - purgeAfterMillis)).pipe(Effect.ignore)
-      )
-    }
-    if (perMinute > limits.perMinute) return yield* Effect.fail(exceeded(limits.perMinute, minuteEnd, "minute"))
-    const hourEnd = windowEnd(now, hourMillis)
-    const perHour = yield* counters.increment(`rate:key:${keyId}:hour`, hourEnd, 1)
-    if (perHour > limits.perHour) return yield* Effect.fail(exceeded(limits.perHour, hourEnd, "hour"))
+    return Effect.flatMap(counters.increment(`rate:key:${keyId}:minute`, minuteEnd, 1), (perMinute) => {
+      // A key's first request of a minute also clears windows that ended over a day ago (the port
+      // allows purging ended windows), so the counter table does not grow without end.
+      const purge = perMinute === 1
+        ? Effect.forkDaemon(
+          counters.purge(DateTime.unsafeMake(DateTime.toEpochMillis(now) - purgeAfterMillis)).pipe(Effect.ignore)
+        )
+        : Effect.void
+      return Effect.zipRight(purge, perMinute > limits.perMinute
+        ? Effect.fail(exceeded(limits.perMinute, minuteEnd, "minute"))
+        : Effect.suspend(() => {
+          const hourEnd = windowEnd(now, hourMillis)
+          return Effect.flatMap(counters.increment(`rate:key:${keyId}:hour`, hourEnd, 1), (perHour) =>
+            perHour > limits.perHour ? Effect.fail(exceeded(limits.perHour, hourEnd, "hour")) : Effect.void)
+        }))
+    })
   }).pipe(Effect.catchTag("PersistenceError", Effect.die))
+
+/** Counts one request of the key now (`consumeAt`). */
+export const consume = (keyId: ApiKeyId): Effect.Effect<void, DomainError, RateLimits | RequestCounters> =>
+  Effect.flatMap(DateTime.now, (now) => consumeAt(keyId, now))
 
 /**
  * Charges `amount` more requests to the key's current windows, without refusing anything: the work

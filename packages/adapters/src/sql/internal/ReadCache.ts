@@ -10,6 +10,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 
 /** How long another process's revocation or subscription change may go unseen by a server (Postgres; SQLite checks data_version and sees it at once). */
@@ -32,7 +33,6 @@ export const make = <K, V>(options?: {
    */
   readonly version?: Effect.Effect<unknown>
 }): ReadCache<K, V> => {
-  const version = options?.version ?? Effect.succeed(undefined)
   const ttl = options?.ttlMillis ?? defaultTtlMillis
   const maxEntries = options?.maxEntries ?? 10_000
   const entries = new Map<K, { readonly value: V; readonly at: number; readonly version: unknown }>()
@@ -44,21 +44,32 @@ export const make = <K, V>(options?: {
       invalidatedAt = now
       entries.clear()
     }))
-  const get = <E, R>(key: K, load: Effect.Effect<V, E, R>): Effect.Effect<V, E, R> =>
-    Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (transaction) =>
-      transaction._tag === "Some" ? load : Effect.flatMap(Effect.zip(Clock.currentTimeMillis, version), ([now, seen]) => {
-        const hit = entries.get(key)
-        if (hit !== undefined && now >= hit.at && now - hit.at < ttl && hit.version === seen) {
-          return Effect.succeed(hit.value)
-        }
-        const started = generation
-        return Effect.tap(load, (value) =>
-          Effect.sync(() => {
-            if (generation !== started || now - invalidatedAt < ttl || options?.keep?.(value) === false) return
-            if (entries.size >= maxEntries) entries.clear()
-            entries.set(key, { value, at: now, version: seen })
-          }))
+  // One context read and one clock read per lookup (the transaction check, the time and, on SQLite,
+  // the data version), not a chain of service lookups and zips: every authenticated request runs
+  // two or three of these.
+  const lookup = <E, R>(key: K, load: Effect.Effect<V, E, R>, now: number, seen: unknown): Effect.Effect<V, E, R> => {
+    const hit = entries.get(key)
+    if (hit !== undefined && now >= hit.at && now - hit.at < ttl && hit.version === seen) {
+      return Effect.succeed(hit.value)
+    }
+    const started = generation
+    return Effect.tap(load, (value) =>
+      Effect.sync(() => {
+        if (generation !== started || now - invalidatedAt < ttl || options?.keep?.(value) === false) return
+        if (entries.size >= maxEntries) entries.clear()
+        entries.set(key, { value, at: now, version: seen })
       }))
+  }
+  const get = <E, R>(key: K, load: Effect.Effect<V, E, R>): Effect.Effect<V, E, R> =>
+    Effect.contextWithEffect((context: Context.Context<never>) =>
+      Context.getOption(context, SqlClient.TransactionConnection)._tag === "Some"
+        ? load
+        : Effect.clockWith((clock) => {
+          const now = clock.unsafeCurrentTimeMillis()
+          return options?.version === undefined
+            ? lookup(key, load, now, undefined)
+            : Effect.flatMap(options.version, (seen) => lookup(key, load, now, seen))
+        }))
   return { get, invalidate }
 }
 
