@@ -17,7 +17,8 @@ import * as Effect from "effect/Effect"
 export const defaultTtlMillis = 250
 
 export interface ReadCache<K, V> {
-  readonly get: <E, R>(key: K, load: Effect.Effect<V, E, R>) => Effect.Effect<V, E, R>
+  /** The entry for `key`, or `load()` (made only on a miss: building a statement costs more than a hit). */
+  readonly get: <E, R>(key: K, load: () => Effect.Effect<V, E, R>) => Effect.Effect<V, E, R>
   /** Forgets every entry (and any load in flight). */
   readonly invalidate: Effect.Effect<void>
 }
@@ -47,23 +48,23 @@ export const make = <K, V>(options?: {
   // One context read and one clock read per lookup (the transaction check, the time and, on SQLite,
   // the data version), not a chain of service lookups and zips: every authenticated request runs
   // two or three of these.
-  const lookup = <E, R>(key: K, load: Effect.Effect<V, E, R>, now: number, seen: unknown): Effect.Effect<V, E, R> => {
+  const lookup = <E, R>(key: K, load: () => Effect.Effect<V, E, R>, now: number, seen: unknown): Effect.Effect<V, E, R> => {
     const hit = entries.get(key)
     if (hit !== undefined && now >= hit.at && now - hit.at < ttl && hit.version === seen) {
       return Effect.succeed(hit.value)
     }
     const started = generation
-    return Effect.tap(load, (value) =>
+    return Effect.tap(load(), (value) =>
       Effect.sync(() => {
         if (generation !== started || now - invalidatedAt < ttl || options?.keep?.(value) === false) return
         if (entries.size >= maxEntries) entries.clear()
         entries.set(key, { value, at: now, version: seen })
       }))
   }
-  const get = <E, R>(key: K, load: Effect.Effect<V, E, R>): Effect.Effect<V, E, R> =>
+  const get = <E, R>(key: K, load: () => Effect.Effect<V, E, R>): Effect.Effect<V, E, R> =>
     Effect.contextWithEffect((context: Context.Context<never>) =>
       Context.getOption(context, SqlClient.TransactionConnection)._tag === "Some"
-        ? load
+        ? load()
         : Effect.clockWith((clock) => {
           const now = clock.unsafeCurrentTimeMillis()
           return options?.version === undefined
