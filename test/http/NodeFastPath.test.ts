@@ -25,8 +25,19 @@ const hot = Effect.gen(function*() {
   )
 })
 
+/** A route given the request as an argument: it runs without the request in its context. */
+const given = (request: HttpServerRequest.HttpServerRequest) =>
+  Effect.map(Effect.serviceOption(HttpServerRequest.HttpServerRequest), (inContext) =>
+    HttpServerResponse.text(`${request.method} ${request.url} ${request.headers["x-probe"]} in context: ${inContext._tag}`))
+
 const routeOf: FastPath.RouteOf<never> = (method, url) =>
-  method === "GET" && url.startsWith("/hot") ? hot : method === "GET" && url === "/dies" ? Effect.die("boom") : undefined
+  method === "GET" && url.startsWith("/hot")
+    ? hot
+    : method === "GET" && url === "/given"
+    ? given
+    : method === "GET" && url === "/dies"
+    ? Effect.die("boom")
+    : undefined
 
 describe("NodeFastPath", () => {
   const server = new NodeFastPath.Server()
@@ -51,6 +62,12 @@ describe("NodeFastPath", () => {
     const text = await res.text()
     expect(res.headers.get("content-length")).toBe(String(Buffer.byteLength(text)))
     expect(JSON.parse(text)).toEqual({ method: "GET", url: "/hot?x=1", header: "p", cookie: "v" })
+  })
+
+  it("gives a route that is a function of the request the request, without adding it to the context", async () => {
+    const res = await fetch(`${base}/given`, { headers: { "x-probe": "p" } })
+    expect(res.status).toBe(200)
+    expect(await res.text()).toBe("GET /given p in context: None")
   })
 
   it("leaves every other request to the server's own listener", async () => {

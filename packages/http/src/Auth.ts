@@ -151,9 +151,11 @@ export const authenticate = (authorization: string | undefined) =>
     if (token === undefined || !ApiKey.isWellFormedKey(token)) {
       return yield* new AuthFailure({ code: "invalid_api_key", message: "Invalid API key" })
     }
-    const crypto = yield* Crypto
+    // The services in one context read (this runs on every authenticated request).
+    const services = yield* Effect.context<Crypto | ApiKeyStore | OrganizationStore>()
+    const crypto = Context.get(services, Crypto)
     const hash = yield* crypto.sha256Hex(token)
-    const found = yield* (yield* ApiKeyStore).findByHash(hash)
+    const found = yield* Context.get(services, ApiKeyStore).findByHash(hash)
     // The lookup is by hash; the constant-time comparison guards a store whose lookup is not exact.
     if (Option.isNone(found) || !crypto.timingSafeEqual(found.value.hash, hash)) {
       return yield* new AuthFailure({ code: "invalid_api_key", message: "Invalid API key" })
@@ -166,7 +168,7 @@ export const authenticate = (authorization: string | undefined) =>
       case "expired":
         return yield* new AuthFailure({ code: "api_key_expired", message: "This API key has expired" })
     }
-    const org = yield* (yield* OrganizationStore).findById(key.organizationId)
+    const org = yield* Context.get(services, OrganizationStore).findById(key.organizationId)
     if (Option.isNone(org)) return yield* new AuthFailure({ code: "invalid_api_key", message: "Invalid API key" })
     if (!Organization.hasAccess(org.value, now)) {
       return yield* new SubscriptionRequired({
@@ -174,7 +176,7 @@ export const authenticate = (authorization: string | undefined) =>
         subscriptionStatus: reportedStatus(org.value)
       })
     }
-    yield* RateLimit.consume(key.id)
+    yield* RateLimit.consumeAt(key.id, now)
     yield* KeyUsage.markUsed(key.id, now)
     return { key, organization: org.value } satisfies Principal
   }).pipe(Effect.catchTag("PersistenceError", Effect.die))

@@ -28,31 +28,49 @@ const isPath = (url: string, path: string): boolean =>
 const postsPath = `${ApiGroup.basePath}/posts`
 
 /** A handler of the authenticated caller, behind the API-key check the HttpApi group's `Authentication` runs. */
-const authenticatedAs = <A, E, R>(handler: (principal: Auth.Principal) => Effect.Effect<A, E, R>) =>
-  Effect.flatMap(
-    HttpServerRequest.HttpServerRequest,
-    (request) => Effect.flatMap(Auth.authenticateRequest(request), handler)
-  )
+const authenticatedAs = <A, E, R>(
+  request: HttpServerRequest.HttpServerRequest,
+  handler: (principal: Auth.Principal) => Effect.Effect<A, E, R>
+) => Effect.flatMap(Auth.authenticateRequest(request), handler)
 
 /** An endpoint behind the API-key middleware, with the caller in `CurrentKey`. */
 const authenticated = <A, E, R>(handler: Effect.Effect<A, E, R>) =>
-  authenticatedAs((principal) => Effect.provideService(handler, Auth.CurrentKey, principal))
+  Effect.flatMap(
+    HttpServerRequest.HttpServerRequest,
+    (request) => authenticatedAs(request, (principal) => Effect.provideService(handler, Auth.CurrentKey, principal))
+  )
 
-/** The hot routes: the effect answering `method url`, or undefined for every other request. */
-export type RouteOf<R> = (
-  method: string,
-  url: string
-) => Effect.Effect<HttpServerResponse.HttpServerResponse, never, R | HttpServerRequest.HttpServerRequest> | undefined
+/**
+ * A hot route's answer: an effect reading the request from its context, or a function of the request
+ * whose effect does not need it there (run without adding the request to the runtime's context).
+ */
+export type Route<R> =
+  | Effect.Effect<HttpServerResponse.HttpServerResponse, never, R | HttpServerRequest.HttpServerRequest>
+  | ((request: HttpServerRequest.HttpServerRequest) => Effect.Effect<HttpServerResponse.HttpServerResponse, never, R>)
+
+/** The hot routes: the route answering `method url`, or undefined for every other request. */
+export type RouteOf<R> = (method: string, url: string) => Route<R> | undefined
+
+/** The route's effect for `request`, with the request in its context. */
+export const runRoute = <R>(
+  route: Route<R>,
+  request: HttpServerRequest.HttpServerRequest
+): Effect.Effect<HttpServerResponse.HttpServerResponse, never, R | HttpServerRequest.HttpServerRequest> =>
+  typeof route === "function" ? route(request) : route
 
 /**
  * The hot routes (`routeOf`, also answered below the platform by `NodeFastPath`) and `wrap`, which
  * puts them in front of the HttpApi app: everything else goes to `app`.
  */
 export const make = Effect.gen(function*() {
+  const middlewareFor = yield* RequestMiddleware.makeForRequest
   const middleware = yield* RequestMiddleware.make
-  const listAccounts = middleware(authenticatedAs(Accounts.listFor))
+  const listAccounts = (request: HttpServerRequest.HttpServerRequest) =>
+    middlewareFor(request, authenticatedAs(request, Accounts.listFor))
   const createPost = middleware(authenticated(Posts.create))
-  type Requirements = Effect.Effect.Context<typeof listAccounts> | Effect.Effect.Context<typeof createPost>
+  type AccountsRequirements = Effect.Effect.Context<ReturnType<typeof listAccounts>>
+  // The request itself is not a requirement: it is given (to `GET /accounts` as an argument).
+  type Requirements = Exclude<AccountsRequirements | Effect.Effect.Context<typeof createPost>, HttpServerRequest.HttpServerRequest>
   const routeOf: RouteOf<Requirements> = (method, url) => {
     switch (method) {
       case "GET":
@@ -66,7 +84,10 @@ export const make = Effect.gen(function*() {
   const wrap = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R | Requirements> =>
     Effect.flatMap(
       HttpServerRequest.HttpServerRequest,
-      (request): HttpApp.Default<E, R | Requirements> => routeOf(request.method, request.url) ?? app
+      (request): HttpApp.Default<E, R | Requirements> => {
+        const route = routeOf(request.method, request.url)
+        return route === undefined ? app : runRoute(route, request)
+      }
     )
   return { routeOf, wrap }
 })

@@ -265,8 +265,14 @@ const hasNoBody = (method: string) => method === "GET" || method === "HEAD" || m
 export const guard = <A, E, R>(
   app: Effect.Effect<A, E, R>
 ): Effect.Effect<A, E | DomainError, R | HttpServerRequest.HttpServerRequest> =>
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => guardRequest(request, app))
+
+/** `guard` of the given request (for a request with a body, `app` gets the request with its body read, in its context). */
+export const guardRequest = <A, E, R>(
+  request: HttpServerRequest.HttpServerRequest,
+  app: Effect.Effect<A, E, R>
+): Effect.Effect<A, E | DomainError, R> =>
   Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
     const badUrl = urlError(request.url)
     if (badUrl !== undefined) return yield* Effect.fail(badUrl)
     if (hasNoBody(request.method) || !request.url.startsWith("/api/v1/")) return yield* app

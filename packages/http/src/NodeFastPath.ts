@@ -27,6 +27,7 @@ import type * as Stream from "effect/Stream"
 import * as Runtime from "effect/Runtime"
 import * as RuntimeFlags from "effect/RuntimeFlags"
 import * as Http from "node:http"
+import type * as FastPath from "./FastPath.js"
 
 /** Answers a request itself (true) or leaves it to the platform (false). */
 export type Listener = (request: Http.IncomingMessage, response: Http.ServerResponse) => boolean
@@ -166,12 +167,15 @@ const failed = (nodeResponse: Http.ServerResponse): void => {
  * effect that makes it. Like the platform's handler, a request runs uninterruptibly to its end.
  */
 export const make = <R>(
-  routeOf: (method: string, url: string) => Effect.Effect<HttpServerResponse.HttpServerResponse, never, R | HttpServerRequest.HttpServerRequest> | undefined
+  routeOf: FastPath.RouteOf<R>
 ): Effect.Effect<Listener, never, R> =>
   Effect.map(Effect.runtime<R>(), (runtime) => {
-    // The request's fiber starts with the request in its context and interruption off (what
-    // `provideService` and `uninterruptible` would set on it, without their per-request steps).
+    // The request's fiber starts with interruption off and, for a route that reads it there, the
+    // request in its context (what `uninterruptible` and `provideService` would set on it, without
+    // their per-request steps). A route given the request as an argument runs on the runtime's own
+    // context: no copy of its services per request.
     const runtimeFlags = RuntimeFlags.disable(runtime.runtimeFlags, RuntimeFlags.Interruption)
+    const runPlain = Runtime.runFork(Runtime.make({ context: runtime.context, runtimeFlags, fiberRefs: runtime.fiberRefs }))
     return (nodeRequest, nodeResponse) => {
       const method = nodeRequest.method
       const url = nodeRequest.url
@@ -179,7 +183,7 @@ export const make = <R>(
       const route = routeOf(method, url)
       if (route === undefined) return false
       const request = new NodeRequest(nodeRequest, url)
-      const fiber = Runtime.runFork(Runtime.make({
+      const fiber = typeof route === "function" ? runPlain(route(request)) : Runtime.runFork(Runtime.make({
         context: Context.add(runtime.context, HttpServerRequest.HttpServerRequest, request),
         runtimeFlags,
         fiberRefs: runtime.fiberRefs

@@ -42,36 +42,51 @@ export const exceeded = (limit: number, resetAt: DateTime.Utc, window: "minute" 
   })
 
 /**
- * Counts one request of the key. The minute window is checked first; a request refused by it is not
- * counted against the hour, so a client that waits out the minute keeps its hourly budget.
+ * Counts one request of the key at `now`. The minute window is checked first; a request refused by it
+ * is not counted against the hour, so a client that waits out the minute keeps its hourly budget.
  */
-export const consume = (keyId: ApiKeyId): Effect.Effect<void, DomainError, RateLimits | RequestCounters> =>
-  Effect.gen(function*() {
-    const limits = yield* RateLimits
-    const counters = yield* RequestCounters
-    const now = yield* DateTime.now
+export const consumeAt = (
+  keyId: ApiKeyId,
+  now: DateTime.Utc
+): Effect.Effect<void, DomainError, RateLimits | RequestCounters> =>
+  // Both services in one context read: this runs on every authenticated request.
+  Effect.contextWithEffect((context: Context.Context<RateLimits | RequestCounters>) => {
+    const limits = Context.get(context, RateLimits)
+    const counters = Context.get(context, RequestCounters)
     const minuteEnd = windowEnd(now, minuteMillis)
     const hourEnd = windowEnd(now, hourMillis)
     // One step for both windows (one statement on Postgres): the hour counts the request only when
     // the minute's new total is within its limit.
-    const totals = yield* counters.incrementWithin(
-      { key: `rate:key:${keyId}:minute`, windowEnd: minuteEnd },
-      limits.perMinute,
-      { key: `rate:key:${keyId}:hour`, windowEnd: hourEnd },
-      1
+    return Effect.flatMap(
+      counters.incrementWithin(
+        { key: `rate:key:${keyId}:minute`, windowEnd: minuteEnd },
+        limits.perMinute,
+        { key: `rate:key:${keyId}:hour`, windowEnd: hourEnd },
+        1
+      ),
+      (totals) => {
+        // A key's first request of a minute also clears windows that ended over a day ago (the port
+        // allows purging ended windows), so the counter table does not grow without end.
+        const purge = totals.firstTotal === 1
+          ? Effect.forkDaemon(
+            counters.purge(DateTime.unsafeMake(DateTime.toEpochMillis(now) - purgeAfterMillis)).pipe(Effect.ignore)
+          )
+          : Effect.void
+        return Effect.zipRight(
+          purge,
+          totals.firstTotal > limits.perMinute || totals.thenTotal === undefined
+            ? Effect.fail(exceeded(limits.perMinute, minuteEnd, "minute"))
+            : totals.thenTotal > limits.perHour
+            ? Effect.fail(exceeded(limits.perHour, hourEnd, "hour"))
+            : Effect.void
+        )
+      }
     )
-    // A key's first request of a minute also clears windows that ended over a day ago (the port
-    // allows purging ended windows), so the counter table does not grow without end.
-    if (totals.firstTotal === 1) {
-      yield* Effect.forkDaemon(
-        counters.purge(DateTime.unsafeMake(DateTime.toEpochMillis(now) - purgeAfterMillis)).pipe(Effect.ignore)
-      )
-    }
-    if (totals.firstTotal > limits.perMinute || totals.thenTotal === undefined) {
-      return yield* Effect.fail(exceeded(limits.perMinute, minuteEnd, "minute"))
-    }
-    if (totals.thenTotal > limits.perHour) return yield* Effect.fail(exceeded(limits.perHour, hourEnd, "hour"))
   }).pipe(Effect.catchTag("PersistenceError", Effect.die))
+
+/** Counts one request of the key now (`consumeAt`). */
+export const consume = (keyId: ApiKeyId): Effect.Effect<void, DomainError, RateLimits | RequestCounters> =>
+  Effect.flatMap(DateTime.now, (now) => consumeAt(keyId, now))
 
 /**
  * Charges `amount` more requests to the key's current windows, without refusing anything: the work

@@ -143,22 +143,22 @@ const respond = (outcome: Outcome, meta: Envelope.Meta, now: DateTime.Utc): Http
 }
 
 /**
- * The request middleware as a plain `HttpApp` transformer (exported for in-process use and for the
- * fast path's routes, which keep their requirements).
+ * The request middleware for a request given as an argument (the fast path's routes, which then run
+ * without the request in their context unless they read it themselves).
  */
-export const make = Effect.gen(function*() {
+export const makeForRequest = Effect.gen(function*() {
   const ids = yield* IdGenerator
   const handle = <E, R>(
+    request: HttpServerRequest.HttpServerRequest,
     app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
     requestId: string
-  ): Effect.Effect<HttpServerResponse.HttpServerResponse, never, R | HttpServerRequest.HttpServerRequest> =>
+  ): Effect.Effect<HttpServerResponse.HttpServerResponse, never, R> =>
     Effect.gen(function*() {
-      const request = yield* HttpServerRequest.HttpServerRequest
       const now = yield* DateTime.now
       const meta: Envelope.Meta = { request_id: requestId, timestamp: DateTime.formatIso(now) }
       const logFields = new Map<string, string>()
       logFieldsOf.set(meta, logFields)
-      const response = yield* InputLimits.guard(app).pipe(
+      const response = yield* InputLimits.guardRequest(request, app).pipe(
         Effect.locally(Envelope.currentMeta, meta),
         Effect.catchAllCause((cause) => {
           // Interrupted only: no failure of the input limits (or any other) is in it.
@@ -183,9 +183,23 @@ export const make = Effect.gen(function*() {
       return HttpServerResponse.setHeader(response, "x-request-id", requestId)
     }).pipe(Effect.annotateLogs("request_id", requestId))
   return <E, R>(
+    request: HttpServerRequest.HttpServerRequest,
+    app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+  ): Effect.Effect<HttpServerResponse.HttpServerResponse, never, R> =>
+    Effect.flatMap(ids.uuid, (requestId) => handle(request, app, requestId))
+})
+
+/**
+ * The request middleware as a plain `HttpApp` transformer (exported for in-process use and for the
+ * fast path's `POST /posts`, which keeps its requirements).
+ */
+export const make = Effect.map(
+  makeForRequest,
+  (handle) =>
+  <E, R>(
     app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
   ): Effect.Effect<HttpServerResponse.HttpServerResponse, never, R | HttpServerRequest.HttpServerRequest> =>
-    Effect.flatMap(ids.uuid, (requestId) => handle(app, requestId))
-})
+    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => handle(request, app))
+)
 
 export const layer = HttpApiBuilder.middleware(make)

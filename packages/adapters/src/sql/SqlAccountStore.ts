@@ -83,15 +83,15 @@ export const make = Effect.gen(function*() {
         Effect.map(Arr.head),
         orPersistence("AccountStore.findByPlatformAccountId")
       ),
-    list: (organizationId) =>
-      Effect.suspend(() => {
-        const load = sql`${sql.literal(PgPrepared.marker)} SELECT ${sql.literal(columns)} FROM social_accounts
+    list: (organizationId) => {
+      const load = () =>
+        sql`${sql.literal(PgPrepared.marker)} SELECT ${sql.literal(columns)} FROM social_accounts
           WHERE organization_id = ${organizationId} ORDER BY id`.pipe(
           Effect.flatMap(decode),
           orPersistence("AccountStore.list")
         )
-        return lists === undefined ? load : lists.get(organizationId, load)
-      }),
+      return lists === undefined ? Effect.suspend(load) : lists.get(organizationId, load)
+    },
     delete: (organizationId, id) =>
       sql`DELETE FROM social_accounts WHERE organization_id = ${organizationId} AND id = ${id} RETURNING id`.pipe(
         Effect.map((rows) => rows.length > 0),

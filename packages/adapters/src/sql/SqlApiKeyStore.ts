@@ -31,11 +31,12 @@ export const make = Effect.gen(function*() {
     findByHash: (hash) =>
       byHash.get(
         hash,
-        sql`SELECT * FROM api_keys WHERE hash = ${hash}`.pipe(
-          Effect.flatMap(decode),
-          Effect.map(Arr.head),
-          orPersistence("ApiKeyStore.findByHash")
-        )
+        () =>
+          sql`SELECT * FROM api_keys WHERE hash = ${hash}`.pipe(
+            Effect.flatMap(decode),
+            Effect.map(Arr.head),
+            orPersistence("ApiKeyStore.findByHash")
+          )
       ),
     findById: (id) =>
       sql`SELECT * FROM api_keys WHERE id = ${id}`.pipe(

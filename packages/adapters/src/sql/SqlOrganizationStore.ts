@@ -37,11 +37,12 @@ export const make = Effect.gen(function*() {
     findById: (id) =>
       byId.get(
         id,
-        sql`SELECT * FROM organizations WHERE id = ${id}`.pipe(
-          Effect.flatMap(decodeOrganizations),
-          Effect.map(Arr.head),
-          orPersistence("OrganizationStore.findById")
-        )
+        () =>
+          sql`SELECT * FROM organizations WHERE id = ${id}`.pipe(
+            Effect.flatMap(decodeOrganizations),
+            Effect.map(Arr.head),
+            orPersistence("OrganizationStore.findById")
+          )
       ),
     list: sql`SELECT * FROM organizations ORDER BY created_at, id`.pipe(
       Effect.flatMap(decodeOrganizations),

@@ -180,7 +180,7 @@ describe("loads in flight", () => {
       const gate = yield* gatedLoad
       const fibers = yield* Effect.forEach(
         Array.from({ length: 5 }),
-        () => Effect.fork(cache.get("k", gate.load("v"))),
+        () => Effect.fork(cache.get("k", () => gate.load("v"))),
         { concurrency: "unbounded" }
       )
       yield* Effect.yieldNow()
@@ -194,15 +194,15 @@ describe("loads in flight", () => {
     Effect.gen(function*() {
       const cache = ReadCache.make<string, string>()
       const gate = yield* gatedLoad
-      const before = yield* Effect.fork(cache.get("k", gate.load("old")))
+      const before = yield* Effect.fork(cache.get("k", () => gate.load("old")))
       yield* Effect.yieldNow()
       yield* cache.invalidate
       // Not blocked on the gate: its own load runs and answers.
-      expect(yield* cache.get("k", Effect.succeed("new"))).toBe("new")
+      expect(yield* cache.get("k", () => Effect.succeed("new"))).toBe("new")
       yield* Deferred.succeed(gate.release, undefined)
       expect(yield* Fiber.join(before)).toBe("old")
       // The old load, begun before the write, was not kept either.
-      expect(yield* cache.get("k", Effect.succeed("fresh"))).toBe("fresh")
+      expect(yield* cache.get("k", () => Effect.succeed("fresh"))).toBe("fresh")
     }))
 
   it.effect("a failed load is not shared: a waiting caller runs its own", () =>
@@ -210,10 +210,10 @@ describe("loads in flight", () => {
       const cache = ReadCache.make<string, string>()
       const gate = yield* gatedLoad
       const failing = yield* Effect.fork(
-        Effect.either(cache.get("k", Effect.zipRight(Deferred.await(gate.release), Effect.fail("boom" as const))))
+        Effect.either(cache.get("k", () => Effect.zipRight(Deferred.await(gate.release), Effect.fail("boom" as const))))
       )
       yield* Effect.yieldNow()
-      const waiting = yield* Effect.fork(cache.get("k", Effect.succeed("own")))
+      const waiting = yield* Effect.fork(cache.get("k", () => Effect.succeed("own")))
       yield* Effect.yieldNow()
       yield* Deferred.succeed(gate.release, undefined)
       expect(Either.isLeft(yield* Fiber.join(failing))).toBe(true)

@@ -10,6 +10,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -19,7 +20,8 @@ import * as FiberId from "effect/FiberId"
 export const defaultTtlMillis = 250
 
 export interface ReadCache<K, V> {
-  readonly get: <E, R>(key: K, load: Effect.Effect<V, E, R>) => Effect.Effect<V, E, R>
+  /** The entry for `key`, or `load()` (made only on a miss: building a statement costs more than a hit). */
+  readonly get: <E, R>(key: K, load: () => Effect.Effect<V, E, R>) => Effect.Effect<V, E, R>
   /** Forgets every entry (and any load in flight). */
   readonly invalidate: Effect.Effect<void>
 }
@@ -35,7 +37,6 @@ export const make = <K, V>(options?: {
    */
   readonly version?: Effect.Effect<unknown>
 }): ReadCache<K, V> => {
-  const version = options?.version ?? Effect.succeed(undefined)
   const ttl = options?.ttlMillis ?? defaultTtlMillis
   const maxEntries = options?.maxEntries ?? 10_000
   const entries = new Map<K, { readonly value: V; readonly at: number; readonly version: unknown }>()
@@ -52,38 +53,49 @@ export const make = <K, V>(options?: {
       entries.clear()
       loading.clear()
     }))
-  const get = <E, R>(key: K, load: Effect.Effect<V, E, R>): Effect.Effect<V, E, R> =>
-    Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (transaction) =>
-      transaction._tag === "Some" ? load : Effect.flatMap(Effect.zip(Clock.currentTimeMillis, version), ([now, seen]) => {
-        const hit = entries.get(key)
-        if (hit !== undefined && now >= hit.at && now - hit.at < ttl && hit.version === seen) {
-          return Effect.succeed(hit.value)
-        }
-        const started = generation
-        const inFlight = loading.get(key)
-        if (inFlight !== undefined && inFlight.generation === started && inFlight.version === seen) {
-          // A failed or interrupted load is not shared: the caller then runs its own.
-          return Effect.catchAllCause(Deferred.await(inFlight.done), () => load)
-        }
-        const done = Deferred.unsafeMake<V>(FiberId.none)
-        const mine = { generation: started, version: seen, done }
-        loading.set(key, mine)
-        return load.pipe(
-          Effect.tap((value) =>
-            Effect.sync(() => {
-              if (generation !== started || now - invalidatedAt < ttl || options?.keep?.(value) === false) return
-              if (entries.size >= maxEntries) entries.clear()
-              entries.set(key, { value, at: now, version: seen })
-            })
-          ),
-          Effect.onExit((exit) =>
-            Effect.suspend(() => {
-              if (loading.get(key) === mine) loading.delete(key)
-              return Exit.isSuccess(exit) ? Deferred.succeed(done, exit.value) : Deferred.interrupt(done)
-            })
-          )
-        )
-      }))
+  const lookup = <E, R>(key: K, load: () => Effect.Effect<V, E, R>, now: number, seen: unknown): Effect.Effect<V, E, R> => {
+    const hit = entries.get(key)
+    if (hit !== undefined && now >= hit.at && now - hit.at < ttl && hit.version === seen) {
+      return Effect.succeed(hit.value)
+    }
+    const started = generation
+    const inFlight = loading.get(key)
+    if (inFlight !== undefined && inFlight.generation === started && inFlight.version === seen) {
+      // A failed or interrupted load is not shared: the caller then runs its own.
+      return Effect.catchAllCause(Deferred.await(inFlight.done), () => load())
+    }
+    const done = Deferred.unsafeMake<V>(FiberId.none)
+    const mine = { generation: started, version: seen, done }
+    loading.set(key, mine)
+    return load().pipe(
+      Effect.tap((value) =>
+        Effect.sync(() => {
+          if (generation !== started || now - invalidatedAt < ttl || options?.keep?.(value) === false) return
+          if (entries.size >= maxEntries) entries.clear()
+          entries.set(key, { value, at: now, version: seen })
+        })
+      ),
+      Effect.onExit((exit) =>
+        Effect.suspend(() => {
+          if (loading.get(key) === mine) loading.delete(key)
+          return Exit.isSuccess(exit) ? Deferred.succeed(done, exit.value) : Deferred.interrupt(done)
+        })
+      )
+    )
+  }
+  // One context read and one clock read per lookup (the transaction check, the time and, on SQLite,
+  // the data version), not a chain of service lookups and zips: every authenticated request runs
+  // two or three of these.
+  const get = <E, R>(key: K, load: () => Effect.Effect<V, E, R>): Effect.Effect<V, E, R> =>
+    Effect.contextWithEffect((context: Context.Context<never>) =>
+      Context.getOption(context, SqlClient.TransactionConnection)._tag === "Some"
+        ? load()
+        : Effect.clockWith((clock) => {
+          const now = clock.unsafeCurrentTimeMillis()
+          return options?.version === undefined
+            ? lookup(key, load, now, undefined)
+            : Effect.flatMap(options.version, (seen) => lookup(key, load, now, seen))
+        }))
   return { get, invalidate }
 }
 
