@@ -110,19 +110,21 @@ for (const db of await databasesUnderTest()) {
           expect(rows[0]?.relpersistence).toBe("u")
         }).pipe(Effect.provide(layer)))
 
+      /** Two instances on one fresh database, each with its own pool (two processes), built in the test's scope. */
+      const twoInstances = Effect.gen(function*() {
+        const database = yield* Effect.acquireRelease(createFreshPgDatabase().pipe(Effect.orDie), (d) => d.drop)
+        const instance = Effect.map(
+          Layer.build(SqlRequestCounters.layer.pipe(
+            Layer.provide(SqlDatabase.layer({ _tag: "Postgres", url: database.url, maxConnections: 3 }))
+          )),
+          Context.get(RequestCounters)
+        )
+        return [yield* instance, yield* instance] as const
+      })
+
       it.live("two instances on separate pools (two processes) share each window exactly", () =>
         Effect.gen(function*() {
-          const database = yield* Effect.acquireRelease(createFreshPgDatabase().pipe(Effect.orDie), (d) => d.drop)
-          // Each instance has its own pool, built in this test's scope.
-          const instance = () =>
-            Effect.map(
-              Layer.build(SqlRequestCounters.layer.pipe(
-                Layer.provide(SqlDatabase.layer({ _tag: "Postgres", url: database.url, maxConnections: 3 }))
-              )),
-              Context.get(RequestCounters)
-            )
-          const a = yield* instance()
-          const b = yield* instance()
+          const [a, b] = yield* twoInstances
           const window = at(T0 + 60_000)
           const totals = yield* Effect.all(
             Array.from({ length: 400 }, (_, i) => (i % 2 === 0 ? a : b).increment("shared", window, 1)),
@@ -133,16 +135,7 @@ for (const db of await databasesUnderTest()) {
 
       it.live("incrementWithin from two instances (two processes): the limit is shared exactly", () =>
         Effect.gen(function*() {
-          const database = yield* Effect.acquireRelease(createFreshPgDatabase().pipe(Effect.orDie), (d) => d.drop)
-          const instance = () =>
-            Effect.map(
-              Layer.build(SqlRequestCounters.layer.pipe(
-                Layer.provide(SqlDatabase.layer({ _tag: "Postgres", url: database.url, maxConnections: 3 }))
-              )),
-              Context.get(RequestCounters)
-            )
-          const a = yield* instance()
-          const b = yield* instance()
+          const [a, b] = yield* twoInstances
           const minute = { key: "s:minute", windowEnd: at(T0 + 60_000) }
           const hour = { key: "s:hour", windowEnd: at(T0 + 3_600_000) }
           const totals = yield* Effect.all(
