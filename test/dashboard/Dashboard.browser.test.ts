@@ -20,7 +20,7 @@ import * as Fixtures from "../support/MediaFixtures.js"
 // The callbacks given to `evaluate` run in the page; these are the few DOM names they use (the tests
 // compile without the DOM library).
 declare const document: {
-  readonly activeElement: { readonly textContent: string | null } | null
+  readonly activeElement: { readonly textContent: string | null; readonly id: string } | null
   readonly documentElement: { readonly scrollWidth: number }
 }
 declare class DataTransfer {
@@ -186,9 +186,13 @@ describe.skipIf(skip !== undefined)("the dashboard in Chromium", () => {
     expect(page.url()).toContain("/sign-in")
     await signIn(page)
     await expect.poll(() => page.locator("#who-email").textContent(), eventually).toContain(owner.email)
-    // Keyboard: the first Tab reaches the skip link, which moves focus to the content.
+    // Keyboard, once the page has rendered its data: the first Tab reaches the skip link (rendering does
+    // not take focus), and following it moves focus to the content.
+    await page.locator("main h1", { hasText: "Posts" }).waitFor()
     await page.keyboard.press("Tab")
     expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Skip to content")
+    await page.keyboard.press("Enter")
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id), eventually).toBe("main")
     await Browsers.screenshot(page, "posts")
 
     const narrow = await context.newPage()

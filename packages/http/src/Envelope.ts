@@ -43,6 +43,13 @@ export const ok = <A, I, R>(data: Schema.Schema<A, I, R>) =>
   )
 
 /**
+ * A JSON text as the body, not its UTF-8 bytes: the same headers and bytes on the wire without an
+ * encoding pass (node writes the text with the head in one write).
+ */
+const jsonText = (text: string, status: number): HttpServerResponse.HttpServerResponse =>
+  HttpServerResponse.raw(text, { status, contentType: "application/json", contentLength: Buffer.byteLength(text, "utf8") })
+
+/**
  * The success envelope as a finished response, for hot handlers whose data is built in its wire
  * shape: the schema's type and encoded forms must be one (`Schema<A, A>`), so HttpApi's encoding
  * pass over the data (a validation of what the handler just built) can be skipped. The endpoint still
@@ -53,30 +60,18 @@ export const respond = <A>(
   data: A,
   status = 200
 ): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
-  Effect.map(FiberRef.get(currentMeta), (meta) => {
-    // The JSON text as the body, not its UTF-8 bytes: the same headers and bytes on the wire
-    // without an encoding pass here (node writes the text with the head in one write).
-    const text = JSON.stringify({ data, error: null, meta })
-    return HttpServerResponse.raw(text, {
-      status,
-      contentType: "application/json",
-      contentLength: Buffer.byteLength(text, "utf8")
-    })
-  })
+  Effect.map(FiberRef.get(currentMeta), (meta) =>
+    jsonText(JSON.stringify({ data, error: null, meta }), status)
+  )
 
 /**
  * `respond` for data already in its JSON text (`dataJson`, e.g. assembled from memoised parts): the
  * same text as `JSON.stringify({ data, error: null, meta })` of the parsed data, and the same response.
  */
 export const respondJson = (dataJson: string, status = 200): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
-  Effect.map(FiberRef.get(currentMeta), (meta) => {
-    const text = `{"data":${dataJson},"error":null,"meta":${JSON.stringify(meta)}}`
-    return HttpServerResponse.raw(text, {
-      status,
-      contentType: "application/json",
-      contentLength: Buffer.byteLength(text, "utf8")
-    })
-  })
+  Effect.map(FiberRef.get(currentMeta), (meta) =>
+    jsonText(`{"data":${dataJson},"error":null,"meta":${JSON.stringify(meta)}}`, status)
+  )
 
 export const ErrorObject = Schema.Struct({
   message: Schema.String,

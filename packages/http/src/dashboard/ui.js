@@ -30,12 +30,21 @@ export const replace = (el, ...children) => {
   return el
 }
 
-/** Replaces the page's content and moves focus to its heading (a page change for screen readers). */
+let rendered = false
+
+/**
+ * Replaces the page's content. Every dashboard page is a full page load, which starts focus at the top
+ * of the document (so the first Tab reaches the skip link) and announces the title: the first render
+ * leaves focus alone, since moving it would skip the skip link and could take focus from a control the
+ * user reached while the page's data loaded. A later render in the same document is a page change
+ * within it, and moves focus to the new heading for screen readers.
+ */
 export const render = (title, ...children) => {
   const main = document.getElementById("main")
   document.title = `${title} · Herald`
   replace(main, h("h1", { tabindex: "-1" }, title), children)
-  main.querySelector("h1").focus({ preventScroll: true })
+  if (rendered) main.querySelector("h1").focus({ preventScroll: true })
+  rendered = true
 }
 
 export const zone = () => Intl.DateTimeFormat().resolvedOptions().timeZone
