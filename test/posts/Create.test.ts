@@ -1,6 +1,7 @@
 /**
  * Posts.create over real stores, on SQLite and (where one answers) Postgres.
  */
+import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, layer } from "@effect/vitest"
 import * as CircuitBreaker from "@herald/core/publishing/CircuitBreaker"
 import { DomainError } from "@herald/core/kernel/Errors"
@@ -11,6 +12,7 @@ import * as Posts from "@herald/core/posts/Posts"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as TestClock from "effect/TestClock"
 import { databasesUnderTest } from "../../packages/adapters/test/support/TestDatabases.js"
 import { eventsOf, inMinutes, NOW, servicesOn, world } from "./PostsFixture.js"
 
@@ -132,6 +134,60 @@ for (const db of await databasesUnderTest()) {
           const stored = yield* Posts.get(w.caller, draft.record.post.id)
           expect(stored.post.accountIds).toEqual([w.accounts.x.id])
           expect(stored.post.idempotencyKey).toEqual(Option.some("k1"))
+        }))
+
+      it.effect("a draft after a disconnect, a deletion or a new account behind the store's back (another process) gets today's answer", () =>
+        Effect.gen(function*() {
+          const w = yield* world
+          const sql = yield* SqlClient.SqlClient
+          const store = yield* PostStore
+          // Past the account inserts of `world` (a list loaded within the TTL of a write is not kept).
+          yield* TestClock.adjust("1 second")
+          const calls: Array<string> = []
+          const spy = PostStore.of({
+            ...store,
+            insert: (record) => Effect.suspend(() => (calls.push("insert"), store.insert(record))),
+            insertChecked: (record, expected) =>
+              Effect.suspend(() => (calls.push("insertChecked"), store.insertChecked(record, expected)))
+          })
+          const draft = (ids: ReadonlyArray<number>) =>
+            Posts.create(w.caller, { content: "idea", draft: true, account_ids: ids }).pipe(
+              Effect.provideService(PostStore, spy)
+            )
+          const { x, linkedin } = w.accounts
+          const orgId = w.caller.key.organizationId
+          const postCount = Effect.map(
+            sql<{ readonly n: number | string }>`SELECT COUNT(*) AS n FROM posts WHERE organization_id = ${orgId}`,
+            (rows) => Number(rows[0]?.n)
+          )
+          yield* draft([x.id, linkedin.id])
+          yield* draft([x.id, linkedin.id])
+          // Postgres: the second create's accounts come from memory, and its insert checks them again.
+          expect(calls).toEqual(db.label === "sqlite" ? ["insert", "insert"] : ["insert", "insertChecked"])
+          // SQLite keeps a list only while data_version is unchanged, which another connection's commit
+          // changes (ReadCache.test.ts); a raw write on this connection is not another process there.
+          if (db.label === "sqlite") return
+
+          yield* sql`UPDATE social_accounts SET is_active = 0 WHERE id = ${linkedin.id}`
+          const inactive = yield* domainError(draft([x.id, linkedin.id]))
+          expect(inactive.code).toBe("invalid_accounts")
+          expect(inactive.message).toBe(`Invalid account_ids: inactive (reconnect them first): ${linkedin.id}`)
+          expect(inactive.details).toEqual({ invalid_account_ids: [linkedin.id], not_found: [], inactive: [linkedin.id] })
+          expect(yield* postCount).toBe(2)
+
+          const [added] = yield* sql<{ readonly id: number | string }>`INSERT INTO social_accounts (organization_id,
+            platform, platform_account_id, account_name, avatar_url, is_active, connection_flow, needs_reconnection,
+            recent_failures, created_at, updated_at)
+            VALUES (${orgId}, 'bluesky', 'elsewhere', '@new', '', 1, 'direct', 0, 0, 0, 0) RETURNING id`
+          const addedId = Number(added!.id)
+          const created = yield* draft([addedId, x.id])
+          expect(created.record.post.accountIds).toEqual([addedId, x.id])
+          expect((yield* Posts.get(w.caller, created.record.post.id)).post.accountIds).toEqual([addedId, x.id])
+
+          yield* sql`DELETE FROM social_accounts WHERE id = ${addedId}`
+          const gone = yield* domainError(draft([x.id, addedId]))
+          expect(gone.details).toEqual({ invalid_account_ids: [addedId], not_found: [addedId], inactive: [] })
+          expect(yield* postCount).toBe(3)
         }))
 
       it.effect("account_ids is required unless draft", () =>

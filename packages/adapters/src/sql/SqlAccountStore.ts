@@ -46,8 +46,22 @@ export const make = Effect.gen(function*() {
   // process's new account must be usable at once (a post created right after the connect), so no cache.
   const version = ReadCache.versionFor(client)
   const lists = version === undefined ? undefined : ReadCache.make<OrganizationId, ReadonlyArray<SocialAccount>>({ version })
+  // `listForWrite` on Postgres: the same list kept in memory for the writes that re-validate what they
+  // used (`PostStore.insertChecked`), so a stale entry costs a re-run, never a wrong answer.
+  const forWrite = version === undefined
+    ? ReadCache.make<OrganizationId, ReadonlyArray<SocialAccount>>()
+    : undefined
+  const forgetForWrite = forWrite === undefined ? Effect.void : forWrite.invalidate
   const written = <A, E, R>(self: Effect.Effect<A, E, R>) =>
-    lists === undefined ? self : Effect.ensuring(self, lists.invalidate)
+    Effect.ensuring(self, lists === undefined ? forgetForWrite : lists.invalidate)
+  const load = (organizationId: OrganizationId) =>
+    sql`${sql.literal(PgPrepared.marker)} SELECT ${sql.literal(columns)} FROM social_accounts
+      WHERE organization_id = ${organizationId} ORDER BY id`.pipe(
+      Effect.flatMap(decode),
+      orPersistence("AccountStore.list")
+    )
+  const list = (organizationId: OrganizationId) =>
+    lists === undefined ? Effect.suspend(() => load(organizationId)) : lists.get(organizationId, () => load(organizationId))
 
   return AccountStore.of({
     insert: (account) =>
@@ -83,15 +97,21 @@ export const make = Effect.gen(function*() {
         Effect.map(Arr.head),
         orPersistence("AccountStore.findByPlatformAccountId")
       ),
-    list: (organizationId) => {
-      const load = () =>
-        sql`${sql.literal(PgPrepared.marker)} SELECT ${sql.literal(columns)} FROM social_accounts
-          WHERE organization_id = ${organizationId} ORDER BY id`.pipe(
-          Effect.flatMap(decode),
-          orPersistence("AccountStore.list")
+    list,
+    // SQLite: `list` itself (its cache checks data_version: as fresh as a read). Postgres: from memory
+    // when there (not fresh); a load this call made itself is fresh, a load it shared is not (it may
+    // have begun before another process's change that this caller must see).
+    listForWrite: (organizationId) => {
+      if (forWrite === undefined) return Effect.map(list(organizationId), (accounts) => ({ accounts, fresh: true }))
+      return Effect.suspend(() => {
+        let fresh = false
+        return Effect.map(
+          forWrite.get(organizationId, () => Effect.suspend(() => ((fresh = true), load(organizationId)))),
+          (accounts) => ({ accounts, fresh })
         )
-      return lists === undefined ? Effect.suspend(load) : lists.get(organizationId, load)
+      })
     },
+    forgetListsForWrite: forgetForWrite,
     delete: (organizationId, id) =>
       sql`DELETE FROM social_accounts WHERE organization_id = ${organizationId} AND id = ${id} RETURNING id`.pipe(
         Effect.map((rows) => rows.length > 0),

@@ -178,6 +178,23 @@ export const make = Effect.gen(function*() {
     Schema.Array(Schema.Struct({ status: PostStatus, count: CountRow.fields.count }))
   )
 
+  /** The post, its targets and its destinations as separate statements (SQLite; the caller's transaction). */
+  const insertSeparately = (record: PostRecord) =>
+    Effect.gen(function*() {
+      const row = FastRows.postRow(record.post) ?? (yield* encodePost(record.post))
+      yield* sql`INSERT INTO posts ${sql.insert(row)}`
+      yield* insertTargets(record.post)
+      yield* insertDestinations(record.destinations)
+    })
+
+  /** `(columns) SELECT values FROM <from>`: an insert of one row for each row of `from` (none: nothing). */
+  const selected = (row: Record<string, unknown>, from: string) => {
+    const columns = Object.keys(row)
+    return sql`(${sql.literal(columns.join(", "))}) SELECT ${sql.csv(columns.map((c) => sql`${row[c]}`))} FROM ${
+      sql.literal(from)
+    }`
+  }
+
   const countByStatus = (q: PostQuery) =>
     Effect.gen(function*() {
       const rows = yield* sql`${listed(q)} SELECT l.derived_status AS status, COUNT(*) AS count
@@ -187,36 +204,72 @@ export const make = Effect.gen(function*() {
       return counts
     })
 
+  const insertOne = (record: PostRecord) =>
+    sql.onDialectOrElse({
+      // Postgres: the post, its targets and its destinations in ONE statement (data-modifying CTEs),
+      // atomic by itself: one round trip instead of a savepoint and three or four statements.
+      pg: () =>
+        Effect.gen(function*() {
+          const row = FastRows.postRow(record.post) ?? (yield* encodePost(record.post))
+          const accountIds = Arr.dedupe(record.post.accountIds)
+          const destinations = record.destinations.length === 0 ? [] : yield* encodeDestinations(record.destinations)
+          const targets = accountIds.length === 0 ? sql`` : sql`, targets AS (INSERT INTO post_targets ${
+            sql.insert(accountIds.map((accountId) => ({ post_id: record.post.id, account_id: accountId })))
+          })`
+          const written = destinations.length === 0 ? sql`` : sql`, written AS (INSERT INTO destinations ${
+            sql.insert(destinations.map((d) => ({ ...d })))
+          })`
+          // Prepared (`PgPrepared`): one shape per count of targets and destinations, columns named.
+          yield* sql`${sql.literal(PgPrepared.marker)} WITH post AS (INSERT INTO posts ${sql.insert(row)} RETURNING id)${targets}${written}
+            SELECT id FROM post`
+        }),
+      // SQLite: a new post has no targets to clear; inside the caller's transaction (a create's),
+      // no savepoint of its own: a failure here fails that transaction, which rolls back all of it.
+      orElse: () => insertSeparately(record).pipe(inTransaction)
+    }).pipe(orPersistence("PostStore.insert"))
+
   return PostStore.of({
-    insert: (record) =>
-      sql.onDialectOrElse({
-        // Postgres: the post, its targets and its destinations in ONE statement (data-modifying CTEs),
-        // atomic by itself: one round trip instead of a savepoint and three or four statements.
+    insert: insertOne,
+    insertChecked: (record, expected) => {
+      const accounts = Arr.dedupeWith(expected, (a, b) => a.id === b.id)
+      if (accounts.length === 0) return Effect.as(insertOne(record), true)
+      const organizationId = record.post.organizationId
+      const matching = sql.or(accounts.map((a) => sql`(id = ${a.id} AND platform = ${a.platform})`))
+      return sql.onDialectOrElse({
+        // Postgres: the check and the writes in ONE statement. The post is inserted from the check's
+        // row (none unless every account matched), its targets and destinations from the post's
+        // (none unless it was inserted): a miss stores nothing and returns no row.
         pg: () =>
           Effect.gen(function*() {
             const row = FastRows.postRow(record.post) ?? (yield* encodePost(record.post))
             const accountIds = Arr.dedupe(record.post.accountIds)
             const destinations = record.destinations.length === 0 ? [] : yield* encodeDestinations(record.destinations)
-            const targets = accountIds.length === 0 ? sql`` : sql`, targets AS (INSERT INTO post_targets ${
-              sql.insert(accountIds.map((accountId) => ({ post_id: record.post.id, account_id: accountId })))
-            })`
-            const written = destinations.length === 0 ? sql`` : sql`, written AS (INSERT INTO destinations ${
-              sql.insert(destinations.map((d) => ({ ...d })))
-            })`
-            // Prepared (`PgPrepared`): one shape per count of targets and destinations, columns named.
-            yield* sql`${sql.literal(PgPrepared.marker)} WITH post AS (INSERT INTO posts ${sql.insert(row)} RETURNING id)${targets}${written}
-              SELECT id FROM post`
+            const targets = accountIds.map((accountId, i) =>
+              sql`, ${sql.literal(`t${i}`)} AS (INSERT INTO post_targets (post_id, account_id) SELECT id, ${accountId} FROM post)`
+            )
+            const written = destinations.map((d, i) =>
+              sql`, ${sql.literal(`d${i}`)} AS (INSERT INTO destinations ${selected(d, "post")})`
+            )
+            // Prepared (`PgPrepared`): one shape per count of accounts, targets and destinations.
+            const rows = yield* sql`${sql.literal(PgPrepared.marker)} WITH ok AS (SELECT 1 FROM social_accounts
+              WHERE organization_id = ${organizationId} AND is_active <> 0 AND (${matching})
+              HAVING COUNT(*) = ${sql.literal(String(accounts.length))}),
+              post AS (INSERT INTO posts ${selected(row, "ok")} RETURNING id)${sql.join("", false)(targets)}${
+              sql.join("", false)(written)
+            } SELECT id FROM post`
+            return rows.length === 1
           }),
-        // SQLite: a new post has no targets to clear; inside the caller's transaction (a create's),
-        // no savepoint of its own: a failure here fails that transaction, which rolls back all of it.
+        // SQLite: the check, then the writes, in one transaction (writes are serialized on the file).
         orElse: () =>
           Effect.gen(function*() {
-            const row = FastRows.postRow(record.post) ?? (yield* encodePost(record.post))
-            yield* sql`INSERT INTO posts ${sql.insert(row)}`
-            yield* insertTargets(record.post)
-            yield* insertDestinations(record.destinations)
+            const found = yield* sql<{ readonly n: number }>`SELECT COUNT(*) AS n FROM social_accounts
+              WHERE organization_id = ${organizationId} AND is_active <> 0 AND (${matching})`
+            if (Number(found[0]?.n) !== accounts.length) return false
+            yield* insertSeparately(record)
+            return true
           }).pipe(inTransaction)
-      }).pipe(orPersistence("PostStore.insert")),
+      }).pipe(orPersistence("PostStore.insertChecked"))
+    },
     findById: (organizationId, id) =>
       sql`SELECT * FROM posts WHERE organization_id = ${organizationId} AND id = ${id}`.pipe(
         Effect.flatMap(decodePosts),

@@ -1,3 +1,4 @@
+import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
 import { AccountStore } from "@herald/core/accounts/AccountStore"
 import type { SocialAccount } from "@herald/core/accounts/Account"
@@ -126,6 +127,63 @@ export const postStoreContract = (layer: StoresLayer) =>
           )
         )
         expect(yield* store.findMany([])).toEqual([])
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("insertChecked stores only while every expected account is in the organization, active, on its platform", () =>
+      Effect.gen(function*() {
+        const store = yield* PostStore
+        const accounts = yield* AccountStore
+        const sql = yield* SqlClient.SqlClient
+        const org = yield* givenOrganization
+        const other = yield* givenOrganization
+        const x = yield* accounts.insert(newAccount(org.id, { platform: "x" }))
+        const li = yield* accounts.insert(newAccount(org.id, { platform: "linkedin" }))
+        const off = yield* accounts.insert(newAccount(org.id, { platform: "x", isActive: false }))
+        const elsewhere = yield* accounts.insert(newAccount(other.id, { platform: "x" }))
+        const gone = yield* accounts.insert(newAccount(org.id, { platform: "x" }))
+        yield* accounts.delete(org.id, gone.id)
+        const expect_ = (...xs: ReadonlyArray<SocialAccount>) => xs.map((a) => ({ id: a.id, platform: a.platform }))
+        // Stored: a scheduled post with its targets and destinations, and a draft.
+        const scheduled = post(org.id, { accountIds: [x.id, li.id] })
+        const record = {
+          post: scheduled,
+          destinations: [destination({ post: scheduled, account: x }), destination({ post: scheduled, account: li })]
+        }
+        expect(yield* store.insertChecked(record, expect_(x, li, x))).toBe(true)
+        expect(yield* store.findById(org.id, scheduled.id)).toEqual(Option.some(record))
+        const draft = post(org.id, { isDraft: true, createdStatus: "draft", accountIds: [x.id] })
+        expect(yield* store.insertChecked({ post: draft, destinations: [] }, expect_(x))).toBe(true)
+        expect(yield* store.findById(org.id, draft.id)).toEqual(Option.some({ post: draft, destinations: [] }))
+        expect((yield* store.list(query(org.id, { accountId: x.id }))).total).toBe(2)
+        // No expected account: a plain insert.
+        const bare = post(org.id, { isDraft: true, createdStatus: "draft" })
+        expect(yield* store.insertChecked({ post: bare, destinations: [] }, [])).toBe(true)
+        // Missed: nothing stored, not the post, its targets or its destinations.
+        const misses: ReadonlyArray<[string, ReadonlyArray<SocialAccount>, ReadonlyArray<{ id: AccountId; platform: Platform }>]> = [
+          ["inactive", [x, off], expect_(x, off)],
+          ["another organization's", [x, elsewhere], expect_(x, elsewhere)],
+          ["deleted", [gone], expect_(gone)],
+          ["another platform", [x], [{ id: x.id, platform: "linkedin" }]]
+        ]
+        for (const [label, targets, expected] of misses) {
+          const missed = post(org.id, { content: label, accountIds: targets.map((a) => a.id) })
+          const stored = yield* store.insertChecked(
+            { post: missed, destinations: targets.map((account) => destination({ post: missed, account })) },
+            expected
+          )
+          expect([label, stored]).toEqual([label, false])
+          expect(yield* store.findById(org.id, missed.id)).toEqual(Option.none())
+        }
+        // A disconnect written behind the store's back (another process): the next insert sees it.
+        yield* sql`UPDATE social_accounts SET is_active = 0 WHERE id = ${li.id}`
+        const late = post(org.id, { isDraft: true, createdStatus: "draft", accountIds: [x.id, li.id] })
+        expect(yield* store.insertChecked({ post: late, destinations: [] }, expect_(x, li))).toBe(false)
+        expect(yield* store.findById(org.id, late.id)).toEqual(Option.none())
+        const counts = yield* sql<{ readonly n: number | string }>`SELECT COUNT(*) AS n FROM post_targets WHERE post_id IN (
+          SELECT id FROM posts WHERE organization_id = ${org.id})`
+        expect(Number(counts[0]?.n)).toBe(3)
+        const dests = yield* sql<{ readonly n: number | string }>`SELECT COUNT(*) AS n FROM destinations WHERE organization_id = ${org.id}`
+        expect(Number(dests[0]?.n)).toBe(2)
       }).pipe(Effect.provide(layer)))
 
     it.effect("updates the post's own fields and retargets drafts", () =>

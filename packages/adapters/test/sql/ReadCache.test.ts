@@ -113,6 +113,32 @@ for (const db of await databasesUnderTest()) {
         yield* accounts.delete(org.id, a.id)
         expect(yield* names).toEqual([])
       }).pipe(Effect.provide(layer)))
+
+    it.effect("listForWrite: fresh when this call read it; on Postgres served from memory (not fresh) until a write or forget", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const orgs = yield* OrganizationStore
+        const accounts = yield* AccountStore
+        const org = organization()
+        yield* orgs.insert(org)
+        const a = yield* accounts.insert(newAccount(org.id, { accountName: "@a" }))
+        yield* TestClock.adjust(ttl)
+        const read = Effect.map(accounts.listForWrite(org.id), (l) => ({ names: l.accounts.map((x) => x.accountName), fresh: l.fresh }))
+        const cached = db.label !== "sqlite"
+        expect(yield* read).toEqual({ names: ["@a"], fresh: true })
+        expect(yield* read).toEqual({ names: ["@a"], fresh: !cached })
+        // Behind the store's back (another process): `list` sees it, a kept list does not (the write re-validates).
+        yield* sql`UPDATE social_accounts SET account_name = '@elsewhere' WHERE id = ${a.id}`
+        if (cached) {
+          expect((yield* accounts.list(org.id)).map((x) => x.accountName)).toEqual(["@elsewhere"])
+          expect(yield* read).toEqual({ names: ["@a"], fresh: false })
+          yield* accounts.forgetListsForWrite
+          expect(yield* read).toEqual({ names: ["@elsewhere"], fresh: true })
+        }
+        // This process's write empties it at once.
+        yield* accounts.update(new SocialAccount({ ...a, accountName: "@a3" }))
+        expect(yield* read).toEqual({ names: ["@a3"], fresh: true })
+      }).pipe(Effect.provide(layer)))
   })
 }
 

@@ -6,6 +6,17 @@ import type { PersistenceError } from "../kernel/Errors.js"
 import type { AccountId, OrganizationId } from "../kernel/Ids.js"
 import type { Platform } from "../platforms/Platform.js"
 
+/**
+ * An organization's account list for a write that re-validates the accounts it used itself
+ * (`PostStore.insertChecked`). `fresh`: read from the database by this call, as `list` reads
+ * it; otherwise it may be served from memory and be stale (another process's disconnect unseen): it
+ * may then decide only a success, checked again by the write, never an error.
+ */
+export interface AccountList {
+  readonly accounts: ReadonlyArray<SocialAccount>
+  readonly fresh: boolean
+}
+
 /** A new account: everything but the integer id, which the store assigns. */
 export type NewAccount = Omit<SocialAccount, "id">
 
@@ -24,4 +35,11 @@ export class AccountStore extends Context.Tag("@herald/core/accounts/AccountStor
   /** Every account of the organization, by id ascending. */
   readonly list: (organizationId: OrganizationId) => Effect.Effect<ReadonlyArray<SocialAccount>, PersistenceError>
   readonly delete: (organizationId: OrganizationId, id: AccountId) => Effect.Effect<boolean, PersistenceError>
+  /**
+   * `list` for a write that re-validates what it used (see `AccountList`): the store may serve it from
+   * memory (Postgres, where `list` reads every time), emptied by this store's own writes.
+   */
+  readonly listForWrite: (organizationId: OrganizationId) => Effect.Effect<AccountList, PersistenceError>
+  /** Drops what `listForWrite` keeps in memory: a write's re-validation found it stale. */
+  readonly forgetListsForWrite: Effect.Effect<void>
 }>() {}

@@ -48,6 +48,12 @@ export interface PostQuery {
   readonly offset: number
 }
 
+/** An account a write expects as the checks saw it: in the post's organization, active, on this platform. */
+export interface ExpectedAccount {
+  readonly id: AccountId
+  readonly platform: Platform
+}
+
 export interface PostPage {
   readonly items: ReadonlyArray<PostRecord>
   readonly total: number
@@ -59,6 +65,17 @@ export class PostStore extends Context.Tag("@herald/core/posts/PostStore")<PostS
    * `Transactor.withAtomicWrite` relies on it).
    */
   readonly insert: (record: PostRecord) => Effect.Effect<void, PersistenceError>
+  /**
+   * `insert`, but only while every `expected` account is still in the post's organization, active,
+   * with the platform given, checked by the write itself (on Postgres in the same statement): true
+   * when stored; false when an account no longer is, and then nothing is stored. Atomic by itself
+   * like `insert`. For a create that checked its accounts on a list possibly stale
+   * (`AccountStore.listForWrite`): on false it runs again from a fresh read.
+   */
+  readonly insertChecked: (
+    record: PostRecord,
+    expected: ReadonlyArray<ExpectedAccount>
+  ) => Effect.Effect<boolean, PersistenceError>
   readonly findById: (
     organizationId: OrganizationId,
     id: PostId

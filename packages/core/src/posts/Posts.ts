@@ -5,6 +5,7 @@
  * caller (HTTP, an embedding host) gets the same rules.
  */
 import * as Context from "effect/Context"
+import * as Data from "effect/Data"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -349,6 +350,21 @@ const resolveAccounts = (
   caller: Caller,
   ids: ReadonlyArray<number>
 ): Effect.Effect<ReadonlyArray<SocialAccount>, DomainError | PersistenceError, AccountStore> =>
+  Effect.map(resolveAccountsFrom(caller, ids, "fresh"), (resolved) => resolved.accounts)
+
+/**
+ * `resolveAccounts`, on `AccountStore.listForWrite` when `source` is "for write": `fresh` false when
+ * the list may be stale (the caller then decides no error on it and has the write re-validate).
+ */
+const resolveAccountsFrom = (
+  caller: Caller,
+  ids: ReadonlyArray<number>,
+  source: "fresh" | "for write"
+): Effect.Effect<
+  { readonly accounts: ReadonlyArray<SocialAccount>; readonly fresh: boolean },
+  DomainError | PersistenceError,
+  AccountStore
+> =>
   Effect.gen(function*() {
     if (ids.length > maxAccountsPerPost) {
       return yield* DomainError.fail(
@@ -358,8 +374,12 @@ const resolveAccounts = (
       )
     }
     const unique = dedupe(ids)
-    if (unique.length === 0) return []
-    const all = yield* (yield* AccountStore).list(caller.key.organizationId)
+    if (unique.length === 0) return { accounts: [], fresh: true }
+    const store = yield* AccountStore
+    const listed = source === "fresh"
+      ? { accounts: yield* store.list(caller.key.organizationId), fresh: true }
+      : yield* store.listForWrite(caller.key.organizationId)
+    const all = listed.accounts
     const byId = new Map(all.map((a) => [a.id as number, a]))
     const bad: Array<number> = []
     const inactive: Array<number> = []
@@ -381,7 +401,7 @@ const resolveAccounts = (
         inactive
       })
     }
-    return found
+    return { accounts: found, fresh: listed.fresh }
   })
 
 const requireAccounts = (ids: ReadonlyArray<number> | null | undefined) =>
@@ -491,6 +511,38 @@ export const create = (
   caller: Caller,
   raw: unknown
 ): Effect.Effect<Created, DomainError | PersistenceError, CreateRequirements> =>
+  Effect.suspend(() => {
+    // A create that checked its accounts on a list possibly stale (`AccountStore.listForWrite`) runs
+    // again from a fresh read when anything after that read fails, or when the insert's own check of
+    // the accounts misses: every error answer, and every post stored, rests on accounts as they are.
+    const attempt = { stale: false }
+    return createOnce(caller, raw, attempt).pipe(
+      Effect.catchIf(
+        (e): e is DomainError | StaleAccounts => e instanceof StaleAccounts || (attempt.stale && e instanceof DomainError),
+        (e) =>
+          Effect.zipRight(
+            e instanceof StaleAccounts ? Effect.flatMap(AccountStore, (store) => store.forgetListsForWrite) : Effect.void,
+            createOnce(caller, raw, undefined)
+          )
+      ),
+      // The fresh run never checks on a stale list, so it never fails with StaleAccounts.
+      Effect.catchIf((e): e is StaleAccounts => e instanceof StaleAccounts, (e) => Effect.die(e))
+    )
+  }).pipe(Effect.withSpan("Posts.create", { captureStackTrace: false }))
+
+/** A create's insert found an account it checked on a possibly stale list changed: run it again fresh. */
+class StaleAccounts extends Data.TaggedError("StaleAccounts")<{ readonly reason: "insert-check-missed" }> {}
+
+/**
+ * One run of `create`. With `attempt` (a draft that is only an insert), its accounts come from
+ * `AccountStore.listForWrite`; `attempt.stale` says when that list may be stale, and the insert then
+ * re-validates them (`PostStore.insertChecked`). Without it, today's fresh read and plain insert.
+ */
+const createOnce = (
+  caller: Caller,
+  raw: unknown,
+  attempt: { stale: boolean } | undefined
+): Effect.Effect<Created, DomainError | PersistenceError | StaleAccounts, CreateRequirements> =>
   Effect.gen(function*() {
     const rawBody = yield* objectBody(raw)
     yield* checkFieldNames(rawBody)
@@ -525,7 +577,12 @@ export const create = (
     }
     const timezone = yield* checkTimezone(body.timezone)
     const accountIds = isDraft ? (body.account_ids ?? []) : yield* requireAccounts(body.account_ids)
-    const accounts = yield* resolveAccounts(caller, accountIds)
+    // A draft with no approval request and no campaign is only an insert (`onlyInsert` below): its
+    // accounts may come from a list kept in memory, the insert checking them again.
+    const insertOnly = isDraft && body.request_approval !== true && (body.campaign_id === undefined || body.campaign_id === null)
+    const resolved = yield* resolveAccountsFrom(caller, accountIds, attempt !== undefined && insertOnly ? "for write" : "fresh")
+    if (attempt !== undefined && !resolved.fresh) attempt.stale = true
+    const accounts = resolved.accounts
     if (body.campaign_id !== undefined && body.campaign_id !== null) {
       yield* requireCampaign(organizationId, body.campaign_id)
     }
@@ -616,13 +673,18 @@ export const create = (
         )
       }
       if (!isDraft) yield* PostingLimits.consume(PostingLimits.subjectOf(caller.key), mode)
-      yield* posts.insert(record)
+      if (!resolved.fresh) {
+        const stored = yield* posts.insertChecked(record, accounts.map((a) => ({ id: a.id, platform: a.platform })))
+        if (!stored) return yield* Effect.fail(new StaleAccounts({ reason: "insert-check-missed" }))
+      } else {
+        yield* posts.insert(record)
+      }
       if (events.length > 0) yield* eventStore.append(events)
       return record
     }))
     if (mode === "immediate" && !isDraft) yield* Dispatcher.poke
     return { record, scheduledAtSent: body.scheduled_at !== undefined && body.scheduled_at !== null }
-  }).pipe(Effect.withSpan("Posts.create", { captureStackTrace: false }))
+  })
 
 // ---------------------------------------------------------------------------------------------------
 // get, results, list
