@@ -25,6 +25,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
+import * as HashMap from "effect/HashMap"
 import * as Layer from "effect/Layer"
 import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
@@ -1079,6 +1080,21 @@ const logAnnotations = (d: Destination) => ({
   attempt: d.attempts
 })
 
+/**
+ * `Effect.annotateLogs(send, logAnnotations(d))` for the body of a fiber of its own (a publish): the
+ * annotations are written once, not written and restored around `send` (every fiber-ref write copies
+ * the fiber's refs and compares the old and new maps by hash): 3.4 instead of 6.6-7.0 us a publish,
+ * measured in isolation. Only for a fiber that ends with `send`: nothing after it sees the annotations.
+ */
+const annotatedFiber = <A, E, R>(send: Effect.Effect<A, E, R>, d: Destination): Effect.Effect<A, E, R> =>
+  Effect.zipRight(FiberRef.update(FiberRef.currentLogAnnotations, (current) => withDestination(current, d)), send)
+
+/** `annotations` with `logAnnotations(d)` added, built in one step. */
+const withDestination = (annotations: HashMap.HashMap<string, unknown>, d: Destination) =>
+  HashMap.mutate(annotations, (draft) => {
+    for (const [key, value] of Object.entries(logAnnotations(d))) HashMap.set(draft, key, value)
+  })
+
 /** One line per recorded outcome; `error` is the message stored on the destination (clients scrub it). */
 const logOutcome = (recorded: Recorded, outcome: Outcome) => {
   const error = outcome._tag === "Published" ? undefined : outcome.message
@@ -1248,7 +1264,7 @@ const startPublishes = (
       }
       const at = (yield* Clock.currentTimeMillis) + Duration.toMillis(ready.timeout)
       // A child of the round's fiber: a stopped round stops its publishes.
-      const fiber = yield* Effect.fork(Effect.annotateLogs(ready.send, logAnnotations(d)))
+      const fiber = yield* Effect.fork(annotatedFiber(ready.send, d))
       inFlight += 1
       deadlines.watch(fiber, at)
       fiber.addObserver((exit) => {
@@ -1320,28 +1336,37 @@ const recordRound = (
       )
       // A line below the minimum level is not written: it is not built either (its annotations cost).
       const quietInfo = LogLevel.lessThan(LogLevel.Info, yield* FiberRef.get(FiberRef.currentMinimumLogLevel))
-      for (let i = 0; i < items.length; i++) {
-        const { claim, outcome } = items[i]!
-        const exit = exits[i]!
-        holds.release(claim)
-        if (Exit.isFailure(exit)) {
-          settle(outbox, claim, "lost")
-          yield* Effect.annotateLogs(recordFailed(exit.cause), logAnnotations(claim.destination))
-          continue
-        }
-        const recorded = exit.value
-        settle(outbox, claim, recorded)
-        if (!(quietInfo && recorded === "published")) {
-          yield* Effect.annotateLogs(logOutcome(recorded, outcome), logAnnotations(claim.destination))
-        }
-        if (recorded === "published" && outcome._tag === "Published" && outcome.result.followUps !== undefined) {
-          followUps.push(
-            yield* Effect.forkDaemon(
-              Effect.annotateLogs(runFollowUps(claim, config, outcome.result), logAnnotations(claim.destination))
-            )
-          )
-        }
-      }
+      // Each outcome's line carries its destination's annotations, written over the previous member's
+      // and restored once after the batch, not written and restored around every line (`annotatedFiber`).
+      const annotations = yield* FiberRef.get(FiberRef.currentLogAnnotations)
+      yield* Effect.ensuring(
+        Effect.gen(function*() {
+          for (let i = 0; i < items.length; i++) {
+            const { claim, outcome } = items[i]!
+            const exit = exits[i]!
+            holds.release(claim)
+            if (Exit.isFailure(exit)) {
+              settle(outbox, claim, "lost")
+              yield* Effect.annotateLogs(recordFailed(exit.cause), logAnnotations(claim.destination))
+              continue
+            }
+            const recorded = exit.value
+            settle(outbox, claim, recorded)
+            if (!(quietInfo && recorded === "published")) {
+              yield* FiberRef.set(FiberRef.currentLogAnnotations, withDestination(annotations, claim.destination))
+              yield* logOutcome(recorded, outcome)
+            }
+            if (recorded === "published" && outcome._tag === "Published" && outcome.result.followUps !== undefined) {
+              followUps.push(
+                yield* Effect.forkDaemon(
+                  Effect.annotateLogs(runFollowUps(claim, config, outcome.result), logAnnotations(claim.destination))
+                )
+              )
+            }
+          }
+        }),
+        FiberRef.set(FiberRef.currentLogAnnotations, annotations)
+      )
     }
   })
 
