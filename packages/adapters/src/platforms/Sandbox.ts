@@ -37,6 +37,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Random from "effect/Random"
 import * as Redacted from "effect/Redacted"
+import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
@@ -124,6 +125,47 @@ export const readLedger = (file: string): ReadonlyArray<LedgerEntry> => {
     }
   })
 }
+
+/**
+ * Where the sandbox appends its lines (ledger, journal). Each line is one whole `write` on a file opened
+ * with O_APPEND, so lines of several processes never interleave mid-line, and a line is in the file
+ * when `append` returns; a process killed mid-write leaves at most a cut last line, which readers skip.
+ */
+export interface LineFiles {
+  readonly append: (file: string, line: string) => void
+}
+
+/** Opens, writes and closes the file per line (`appendFileSync`): for clients made outside a scope. */
+const appendPerLine: LineFiles = { append: (file, line) => fs.appendFileSync(file, line) }
+
+const writeWhole = (fd: number, line: string): void => {
+  const bytes = Buffer.from(line, "utf8")
+  let offset = 0
+  // A regular file takes the whole line in one write(); the loop only covers a short write.
+  while (offset < bytes.length) offset += fs.writeSync(fd, bytes, offset, bytes.length - offset)
+}
+
+/**
+ * Files opened once, on their first line (a file nothing was written to is not created), with O_APPEND,
+ * and closed when the scope closes.
+ */
+export const openLineFiles: Effect.Effect<LineFiles, never, Scope.Scope> = Effect.acquireRelease(
+  Effect.sync(() => new Map<string, number>()),
+  (fds) =>
+    Effect.sync(() => {
+      for (const fd of fds.values()) fs.closeSync(fd)
+      fds.clear()
+    })
+).pipe(Effect.map((fds): LineFiles => ({
+  append: (file, line) => {
+    let fd = fds.get(file)
+    if (fd === undefined) {
+      fd = fs.openSync(file, "a")
+      fds.set(file, fd)
+    }
+    writeWhole(fd, line)
+  }
+})))
 
 const digits = (n: number): string => {
   let out = String(1 + crypto.randomInt(9))
@@ -251,8 +293,11 @@ const latencyOf = (options: SandboxOptions): Effect.Effect<Duration.Duration> =>
   return Effect.succeed(Duration.decode(latency as Duration.DurationInput))
 }
 
-/** A sandbox client standing in for `platform`. */
-export const make = (platform: Platform, options: SandboxOptions = {}): PlatformClient => {
+/**
+ * A sandbox client standing in for `platform`. Its ledger and journal lines go through `files`: by
+ * default each line opens and closes its file; `makeAllScoped` keeps them open.
+ */
+export const make = (platform: Platform, options: SandboxOptions = {}, files: LineFiles = appendPerLine): PlatformClient => {
   // Without an attempt number (a caller other than the dispatcher), flakiness is remembered here.
   const flakySeen = new Set<string>()
   // What this process published, by destination and attempt.
@@ -289,14 +334,14 @@ export const make = (platform: Platform, options: SandboxOptions = {}): Platform
         platformPostUrl: post.url,
         at: DateTime.toEpochMillis(at)
       }
-      fs.appendFileSync(options.ledger, JSON.stringify(entry) + "\n")
+      files.append(options.ledger, JSON.stringify(entry) + "\n")
     })
 
   const note = (send: SandboxSend) =>
     Effect.gen(function*() {
       if (options.journal !== undefined) {
         const line = JSON.stringify({ ...send, at: DateTime.toEpochMillis(send.at) }) + "\n"
-        yield* Effect.sync(() => fs.appendFileSync(options.journal!, line))
+        yield* Effect.sync(() => files.append(options.journal!, line))
       }
       if (options.onSend !== undefined) yield* options.onSend(send)
     })
@@ -383,8 +428,15 @@ export const make = (platform: Platform, options: SandboxOptions = {}): Platform
 }
 
 /** A sandbox client for every platform of the spec. */
-export const makeAll = (options: SandboxOptions = {}): ReadonlyArray<PlatformClient> =>
-  platforms.map((platform) => make(platform, options))
+export const makeAll = (options: SandboxOptions = {}, files: LineFiles = appendPerLine): ReadonlyArray<PlatformClient> =>
+  platforms.map((platform) => make(platform, options, files))
+
+/**
+ * A sandbox client for every platform, sharing one open file per ledger and journal for the life of the
+ * scope (instead of an open, write and close per line).
+ */
+export const makeAllScoped = (options: SandboxOptions = {}): Effect.Effect<ReadonlyArray<PlatformClient>, never, Scope.Scope> =>
+  Effect.map(openLineFiles, (files) => makeAll(options, files))
 
 const avatarUrl = (platform: Platform): string => `https://sandbox.herald.invalid/avatars/${platform}.png`
 
