@@ -321,83 +321,109 @@ export const make = (platform: Platform, options: SandboxOptions = {}, files: Li
         : { _tag: "Found", platformPostId: entry.platformPostId, platformPostUrl: entry.platformPostUrl }
     })
 
-  const remember = (request: PublishRequest, post: { readonly id: string; readonly url: string }, at: DateTime.Utc) =>
-    Effect.sync(() => {
-      if (request.destinationId === undefined || request.attempt === undefined) return
-      published.set(attemptKey(request.destinationId, request.attempt), post)
-      if (options.ledger === undefined) return
-      const entry: LedgerEntry = {
-        platform,
-        destinationId: request.destinationId,
-        attempt: request.attempt,
-        platformPostId: post.id,
-        platformPostUrl: post.url,
-        at: DateTime.toEpochMillis(at)
-      }
-      files.append(options.ledger, JSON.stringify(entry) + "\n")
-    })
+  const remember = (request: PublishRequest, post: { readonly id: string; readonly url: string }, at: DateTime.Utc): void => {
+    if (request.destinationId === undefined || request.attempt === undefined) return
+    published.set(attemptKey(request.destinationId, request.attempt), post)
+    if (options.ledger === undefined) return
+    const entry: LedgerEntry = {
+      platform,
+      destinationId: request.destinationId,
+      attempt: request.attempt,
+      platformPostId: post.id,
+      platformPostUrl: post.url,
+      at: DateTime.toEpochMillis(at)
+    }
+    files.append(options.ledger, JSON.stringify(entry) + "\n")
+  }
 
-  const note = (send: SandboxSend) =>
-    Effect.gen(function*() {
-      if (options.journal !== undefined) {
-        const line = JSON.stringify({ ...send, at: DateTime.toEpochMillis(send.at) }) + "\n"
-        yield* Effect.sync(() => files.append(options.journal!, line))
-      }
-      if (options.onSend !== undefined) yield* options.onSend(send)
-    })
+  const journal = (send: SandboxSend): void => {
+    if (options.journal === undefined) return
+    files.append(options.journal, JSON.stringify({ ...send, at: DateTime.toEpochMillis(send.at) }) + "\n")
+  }
 
-  const publish = (request: PublishRequest): Effect.Effect<PublishResult, PublishError> =>
-    Effect.gen(function*() {
-      const at = yield* DateTime.now
-      const media = yield* readMedia(request)
-      const base = {
-        ...(media.length === 0 ? {} : { media }),
-        platform,
-        destinationId: request.destinationId,
-        attempt: request.attempt,
-        accountId: request.account.id,
-        at,
-        parts: 1 + request.thread.length
-      }
-      const latency = options.latency === undefined ? Duration.zero : yield* latencyOf(options)
-      const waits = Duration.toMillis(latency) > 0
-      if (waits) yield* Effect.sleep(latency)
+  /** The journal line, then `onSend`. */
+  const note = (send: SandboxSend): Effect.Effect<void> => {
+    const onSend = options.onSend
+    return onSend === undefined
+      ? Effect.sync(() => journal(send))
+      : Effect.zipRight(Effect.sync(() => journal(send)), onSend(send))
+  }
 
-      if (has(request, markers.auth)) {
-        yield* note({ ...base, outcome: "auth", platformPostId: undefined })
-        return yield* new PublishError({
-          kind: "auth",
-          message: `Sandbox ${platform}: the access token was revoked (${markers.auth})`
-        })
-      }
-      if (has(request, markers.fail)) {
-        yield* note({ ...base, outcome: "failed", platformPostId: undefined })
-        return yield* new PublishError({
+  /**
+   * The platform's answer once its latency has passed: `at` is when the call reached it, `now` when it
+   * answers. Few steps of its own: with no latency and no media it is all of a publish.
+   */
+  const answer = (
+    request: PublishRequest,
+    media: ReadonlyArray<SandboxMedium>,
+    at: DateTime.Utc,
+    now: DateTime.Utc
+  ): Effect.Effect<PublishResult, PublishError> => {
+    const base = {
+      ...(media.length === 0 ? {} : { media }),
+      platform,
+      destinationId: request.destinationId,
+      attempt: request.attempt,
+      accountId: request.account.id,
+      at,
+      parts: 1 + request.thread.length
+    }
+    if (has(request, markers.auth)) {
+      return Effect.zipRight(
+        note({ ...base, outcome: "auth", platformPostId: undefined }),
+        new PublishError({ kind: "auth", message: `Sandbox ${platform}: the access token was revoked (${markers.auth})` })
+      )
+    }
+    if (has(request, markers.fail)) {
+      return Effect.zipRight(
+        note({ ...base, outcome: "failed", platformPostId: undefined }),
+        new PublishError({
           kind: "permanent",
           message: `Sandbox ${platform}: the platform rejected the post (${markers.fail})`
         })
+      )
+    }
+    if (has(request, markers.flaky)) {
+      const firstAttempt = request.attempt !== undefined
+        ? request.attempt <= 1
+        : !flakySeen.has(`${request.destinationId ?? request.account.id}:${request.main.content}`)
+      if (request.attempt === undefined) {
+        flakySeen.add(`${request.destinationId ?? request.account.id}:${request.main.content}`)
       }
-      if (has(request, markers.flaky)) {
-        const firstAttempt = request.attempt !== undefined
-          ? request.attempt <= 1
-          : !flakySeen.has(`${request.destinationId ?? request.account.id}:${request.main.content}`)
-        if (request.attempt === undefined) {
-          flakySeen.add(`${request.destinationId ?? request.account.id}:${request.main.content}`)
-        }
-        if (firstAttempt) {
-          yield* note({ ...base, outcome: "flaky", platformPostId: undefined })
-          return yield* new PublishError({
+      if (firstAttempt) {
+        return Effect.zipRight(
+          note({ ...base, outcome: "flaky", platformPostId: undefined }),
+          new PublishError({
             kind: "transient",
             message: `Sandbox ${platform}: temporary outage (${markers.flaky}); a retry will succeed`
           })
-        }
+        )
       }
-      const post = fakePost(platform, request.account.accountName)
-      // The platform has it from here on: the ledger first, then the test journal.
-      yield* remember(request, post, waits ? yield* DateTime.now : at)
-      yield* note({ ...base, outcome: "published", platformPostId: post.id })
-      return { platformPostId: post.id, platformPostUrl: post.url }
+    }
+    const post = fakePost(platform, request.account.accountName)
+    const result: PublishResult = { platformPostId: post.id, platformPostUrl: post.url }
+    const send: SandboxSend = { ...base, outcome: "published", platformPostId: post.id }
+    // The platform has it from here on: the ledger first, then the test journal.
+    const recorded = Effect.sync(() => {
+      remember(request, post, now)
+      journal(send)
+      return result
     })
+    const onSend = options.onSend
+    return onSend === undefined ? recorded : Effect.zipLeft(recorded, Effect.suspend(() => onSend(send)))
+  }
+
+  const publish = (request: PublishRequest): Effect.Effect<PublishResult, PublishError> =>
+    options.latency === undefined && !hasMedia(request)
+      ? Effect.flatMap(DateTime.now, (at) => answer(request, noMedia, at, at))
+      : Effect.gen(function*() {
+        const at = yield* DateTime.now
+        const media = yield* readMedia(request)
+        const latency = yield* latencyOf(options)
+        const waits = Duration.toMillis(latency) > 0
+        if (waits) yield* Effect.sleep(latency)
+        return yield* answer(request, media, at, waits ? yield* DateTime.now : at)
+      })
 
   return {
     platform,
