@@ -566,13 +566,7 @@ const prepareClaim = (
     const post = record.value.post
     const loaded: Loaded = { post: Option.some(post), destinationCount: record.value.destinationCount }
     const cacheKey = `${d.organizationId}:${d.accountId}`
-    const cached = cache.get(cacheKey)
-    const read = cached !== undefined
-      ? Effect.succeed(cached)
-      : Effect.tap(services.accounts.findById(d.organizationId, d.accountId), (account) => {
-        cache.set(cacheKey, account)
-      })
-    return Effect.map(read, (account): Prepared => {
+    const decide = (account: Option.Option<SocialAccount>): Prepared => {
       if (Option.isNone(account) || !account.value.isActive) {
         return {
           _tag: "Decided",
@@ -603,6 +597,13 @@ const prepareClaim = (
       const send = Effect.flatMap(buildRequest(post, d, account.value, d.attempts), (request) =>
         Effect.flatMap(holds.stillHeld(claim), (held) => held ? publish(request) : Effect.fail(notHeld())))
       return { _tag: "Send", send, timeout, checkHold: false, loaded: withAccount }
+    }
+    // The round's accounts were read up front: one already read is decided in this step.
+    const cached = cache.get(cacheKey)
+    if (cached !== undefined) return Effect.succeed(decide(cached))
+    return Effect.map(services.accounts.findById(d.organizationId, d.accountId), (account) => {
+      cache.set(cacheKey, account)
+      return decide(account)
     })
   }
   if (fromPreload !== undefined) return withPost(Option.some(fromPreload))
@@ -1041,7 +1042,7 @@ const makeHolds = (claims: ReadonlyArray<Claim>, config: Resolved) =>
     const holds: Holds = {
       stillHeld: (claim) =>
         Effect.gen(function*() {
-          const now = DateTime.toEpochMillis(yield* DateTime.now)
+          const now = yield* Clock.currentTimeMillis
           const leased = (until.get(claim.leaseToken) ?? 0) - margin > now
           if (!leased || Option.isNone(liveness)) return leased
           return (yield* liveness.value.lastBeatAt) + Duration.toMillis(config.deadAfter) - margin > now
