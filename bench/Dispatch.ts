@@ -200,11 +200,18 @@ const withPg = async <A>(f: (url: string, runtime: ManagedRuntime.ManagedRuntime
  * (through tsx, as the tests do) when the benchmark was started with `--conditions=herald-source`.
  */
 const workerEnv = (): NodeJS.ProcessEnv => {
+  // The workers' HERALD_LOG_LEVEL: warning (the test helpers' setting) unless BENCH_WORKER_LOG_LEVEL
+  // says otherwise (`info`, a worker's default, measures the cost of a log line per publish).
+  const level = process.env.BENCH_WORKER_LOG_LEVEL
+  const logLevel = level === undefined || level === "" ? {} : { HERALD_LOG_LEVEL: level }
   const current = process.env.NODE_OPTIONS ?? ""
   const sources = [...process.execArgv, current].join(" ").includes("herald-source")
-  if (!sources || current.includes("tsx")) return {}
+  if (!sources || current.includes("tsx")) return logLevel
   const tsx = pathToFileURL(path.join(W.repoRoot, "node_modules/tsx/dist/esm/index.mjs")).href
-  return { NODE_OPTIONS: `${current.includes("herald-source") ? current : `${current} --conditions=herald-source`} --import=${tsx}`.trim() }
+  return {
+    ...logLevel,
+    NODE_OPTIONS: `${current.includes("herald-source") ? current : `${current} --conditions=herald-source`} --import=${tsx}`.trim()
+  }
 }
 
 const startWorkers = async (url: string, dir: string, count: number, args: ReadonlyArray<string> = []) => {

@@ -7,9 +7,11 @@ import { type Platform, platforms } from "@herald/core/platforms/Platform"
 import type { PublishRequest } from "@herald/core/platforms/Platforms"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as Scope from "effect/Scope"
 import * as TestClock from "effect/TestClock"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -114,6 +116,41 @@ describe("Sandbox platform", () => {
         ["failed", null, 1]
       ])
       expect(lines[0]!.destinationId).toBe("00000000-0000-4000-8000-0000000000aa")
+    }))
+
+  it.effect("the scoped sandbox opens its ledger and journal once, on their first line, and closes them with its scope", () =>
+    Effect.gen(function*() {
+      const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "herald-sandbox-")))
+      const ledger = path.join(dir, "ledger.jsonl")
+      const journal = path.join(dir, "sends.jsonl")
+      // This process's descriptors open on `file`.
+      const openOn = (file: string) =>
+        fs.readdirSync("/proc/self/fd").filter((fd) => {
+          try {
+            return fs.readlinkSync(`/proc/self/fd/${fd}`) === file
+          } catch {
+            return false
+          }
+        }).length
+      const scope = yield* Scope.make()
+      const clients = yield* Scope.extend(Sandbox.makeAllScoped({ ledger, journal }), scope)
+      const client = (platform: Platform) => clients.find((c) => c.platform === platform)!
+      // Nothing written yet: no file created.
+      expect([fs.existsSync(ledger), fs.existsSync(journal)]).toEqual([false, false])
+      const one = yield* client("x").publish(request("x", "one", 1))
+      // Each line is in the file when the publish returns.
+      expect(Sandbox.readLedger(ledger).map((e) => e.platformPostId)).toEqual([one.platformPostId])
+      const two = yield* client("telegram").publish(request("telegram", "two", 1))
+      yield* Effect.flip(client("x").publish(request("x", `three ${Sandbox.markers.fail}`, 2)))
+      expect(Sandbox.readLedger(ledger).map((e) => e.platformPostId)).toEqual([one.platformPostId, two.platformPostId])
+      const lines = fs.readFileSync(journal, "utf8").split("\n")
+      expect(lines.slice(0, -1).map((l) => (JSON.parse(l) as { outcome: string }).outcome)).toEqual(["published", "published", "failed"])
+      expect(lines.at(-1)).toBe("")
+      // One descriptor per file, shared by every platform's client, for the life of the scope.
+      expect([openOn(ledger), openOn(journal)]).toEqual([1, 1])
+      yield* Scope.close(scope, Exit.void)
+      expect([openOn(ledger), openOn(journal)]).toEqual([0, 0])
+      fs.rmSync(dir, { recursive: true, force: true })
     }))
 
   it("metrics are plausible and stable for a post", () => {

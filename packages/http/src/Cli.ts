@@ -347,7 +347,8 @@ const worker = (values: Values): void => {
       database: databaseConfig(values),
       sandbox: values.sandbox === true,
       worker: workerOptions(values),
-      dataDir: dataDir(values)
+      dataDir: dataDir(values),
+      logLevel: Worker.logLevelFrom(process.env.HERALD_LOG_LEVEL)
     }),
     { disablePrettyLogger: true }
   )

@@ -19,6 +19,11 @@ export const nonNegativeInteger: Check = test((v) => integer.test(v) && Number.i
 export const positiveNumber: Check = test((v) => decimal.test(v) && Number(v) > 0, "a positive number")
 export const port: Check = test((v) => integer.test(v) && Number(v) <= 65535, "a port number (0-65535)")
 export const host: Check = test((v) => !/\s/.test(v), "a host name or address")
+/** `HERALD_LOG_LEVEL` (read by `herald worker`). */
+export const logLevel: Check = test(
+  (v) => ["debug", "info", "warning", "error", "none"].includes(v.toLowerCase()),
+  "one of debug, info, warning, error, none"
+)
 export const boolean: Check = test((v) => ["true", "false"].includes(v.toLowerCase()), "true or false")
 
 const parsesAs = (value: string, protocols: ReadonlyArray<string>): boolean => {
@@ -74,6 +79,7 @@ export const variables: Readonly<Record<string, Variable>> = {
   HERALD_SIGN_IN_LIMIT_PER_MINUTE: { check: positiveInteger },
   HERALD_SIGN_IN_FAILURES_PER_HOUR: { check: positiveInteger },
   HERALD_SANDBOX_LATENCY_MS: { check: nonNegativeInteger },
+  HERALD_LOG_LEVEL: { check: logLevel },
   HERALD_AI_BASE_URL: { check: httpUrl },
   HERALD_AI_TIMEOUT_SECONDS: { check: positiveNumber },
   HERALD_BLUESKY_SERVICE_URL: { check: httpUrl }

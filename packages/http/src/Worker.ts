@@ -26,7 +26,9 @@ import * as Webhooks from "@herald/core/webhooks/Webhooks"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as FiberRef from "effect/FiberRef"
 import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
 import * as crypto from "node:crypto"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -137,7 +139,8 @@ export const layer = (options: WorkerOptions = {}) =>
         hostname: os.hostname(),
         pid: process.pid
       })
-      yield* Effect.logInfo(`Dispatcher started (worker ${workerId})`)
+      // Written whatever HERALD_LOG_LEVEL says: it is how supervisors (and the tests) see the process up.
+      yield* Effect.locally(Effect.logInfo(`Dispatcher started (worker ${workerId})`), FiberRef.currentMinimumLogLevel, LogLevel.All)
       yield* Effect.forkScoped(
         Dispatcher.run(dispatcherOptions(workerId, options)).pipe(Effect.provideService(Processes.Liveness, liveness))
       )
@@ -263,7 +266,22 @@ export interface WorkerConfig {
   readonly worker?: WorkerOptions
   /** Where the generated credentials key lives when HERALD_SECRET is not set. */
   readonly dataDir?: string
+  /** Lines below this level are not written, nor built (`HERALD_LOG_LEVEL`; default Info). */
+  readonly logLevel?: LogLevel.LogLevel
 }
+
+/** `HERALD_LOG_LEVEL` values, case-insensitive (checked at start-up by `Config`). */
+export const logLevels: Readonly<Record<string, LogLevel.LogLevel>> = {
+  debug: LogLevel.Debug,
+  info: LogLevel.Info,
+  warning: LogLevel.Warning,
+  error: LogLevel.Error,
+  none: LogLevel.None
+}
+
+/** The worker's minimum log level from `HERALD_LOG_LEVEL`: Info when unset, blank or unknown. */
+export const logLevelFrom = (value: string | undefined): LogLevel.LogLevel =>
+  logLevels[value?.trim().toLowerCase() ?? ""] ?? LogLevel.Info
 
 /** Everything a standalone worker runs on: the migrated database, the stores, ids and platforms. */
 export const layerStandalone = (config: WorkerConfig) =>
@@ -290,12 +308,16 @@ export const layerStandalone = (config: WorkerConfig) =>
  * `herald serve`'s go: logfmt on stderr, written once per turn of the event loop (`LogSink`). The
  * default logger formatted and wrote every line synchronously through `console.log`: one line per
  * publish outcome was 15% of a worker's CPU while draining a backlog (5.1% `consoleCall`, 5.9%
- * `writeUtf8String` self time). Run it with `disablePrettyLogger`, or both loggers print.
+ * `writeUtf8String` self time). Run it with `disablePrettyLogger`, or both loggers print. Lines below
+ * `config.logLevel` (HERALD_LOG_LEVEL) are dropped before they are formatted; the dispatcher does not
+ * even build its per-publish line then. The start line is written at every level.
  */
 export const run = (config: WorkerConfig) =>
-  Layer.launch(layerStandalone(config)).pipe(
-    Effect.provide(Logger.replace(Logger.defaultLogger, LogSink.logfmtToStderr))
-  )
+  Layer.launch(layerStandalone(config)).pipe(Effect.provide(logging(config.logLevel ?? LogLevel.Info)))
+
+/** The worker's logging: logfmt on stderr through the batching sink, lines below `level` dropped. */
+export const logging = (level: LogLevel.LogLevel): Layer.Layer<never> =>
+  Layer.merge(Logger.replace(Logger.defaultLogger, LogSink.logfmtToStderr), Logger.minimumLogLevel(level))
 
 /**
  * Reads `herald worker` flags: `--sandbox`, `--batch-size N`, `--concurrency N`, `--lease-seconds N`,

@@ -34,9 +34,9 @@ export const make = (clients: ReadonlyArray<PlatformClient>): Platforms["Type"] 
 export const layer = (clients: ReadonlyArray<PlatformClient>): Layer.Layer<Platforms> =>
   Layer.succeed(Platforms, make(clients))
 
-/** Every platform through the sandbox. */
+/** Every platform through the sandbox; its ledger and journal files stay open while the layer lives. */
 export const layerSandbox = (options: Sandbox.SandboxOptions = {}): Layer.Layer<Platforms> =>
-  layer(Sandbox.makeAll(options))
+  Layer.scoped(Platforms, Effect.map(Sandbox.makeAllScoped(options), make))
 
 export interface LiveOptions {
   readonly telegram?: Telegram.Options

@@ -37,6 +37,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Random from "effect/Random"
 import * as Redacted from "effect/Redacted"
+import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
@@ -124,6 +125,47 @@ export const readLedger = (file: string): ReadonlyArray<LedgerEntry> => {
     }
   })
 }
+
+/**
+ * Where the sandbox appends its lines (ledger, journal). Each line is one whole `write` on a file opened
+ * with O_APPEND, so lines of several processes never interleave mid-line, and a line is in the file
+ * when `append` returns; a process killed mid-write leaves at most a cut last line, which readers skip.
+ */
+export interface LineFiles {
+  readonly append: (file: string, line: string) => void
+}
+
+/** Opens, writes and closes the file per line (`appendFileSync`): for clients made outside a scope. */
+const appendPerLine: LineFiles = { append: (file, line) => fs.appendFileSync(file, line) }
+
+const writeWhole = (fd: number, line: string): void => {
+  const bytes = Buffer.from(line, "utf8")
+  let offset = 0
+  // A regular file takes the whole line in one write(); the loop only covers a short write.
+  while (offset < bytes.length) offset += fs.writeSync(fd, bytes, offset, bytes.length - offset)
+}
+
+/**
+ * Files opened once, on their first line (a file nothing was written to is not created), with O_APPEND,
+ * and closed when the scope closes.
+ */
+export const openLineFiles: Effect.Effect<LineFiles, never, Scope.Scope> = Effect.acquireRelease(
+  Effect.sync(() => new Map<string, number>()),
+  (fds) =>
+    Effect.sync(() => {
+      for (const fd of fds.values()) fs.closeSync(fd)
+      fds.clear()
+    })
+).pipe(Effect.map((fds): LineFiles => ({
+  append: (file, line) => {
+    let fd = fds.get(file)
+    if (fd === undefined) {
+      fd = fs.openSync(file, "a")
+      fds.set(file, fd)
+    }
+    writeWhole(fd, line)
+  }
+})))
 
 const digits = (n: number): string => {
   let out = String(1 + crypto.randomInt(9))
@@ -251,8 +293,11 @@ const latencyOf = (options: SandboxOptions): Effect.Effect<Duration.Duration> =>
   return Effect.succeed(Duration.decode(latency as Duration.DurationInput))
 }
 
-/** A sandbox client standing in for `platform`. */
-export const make = (platform: Platform, options: SandboxOptions = {}): PlatformClient => {
+/**
+ * A sandbox client standing in for `platform`. Its ledger and journal lines go through `files`: by
+ * default each line opens and closes its file; `makeAllScoped` keeps them open.
+ */
+export const make = (platform: Platform, options: SandboxOptions = {}, files: LineFiles = appendPerLine): PlatformClient => {
   // Without an attempt number (a caller other than the dispatcher), flakiness is remembered here.
   const flakySeen = new Set<string>()
   // What this process published, by destination and attempt.
@@ -276,83 +321,109 @@ export const make = (platform: Platform, options: SandboxOptions = {}): Platform
         : { _tag: "Found", platformPostId: entry.platformPostId, platformPostUrl: entry.platformPostUrl }
     })
 
-  const remember = (request: PublishRequest, post: { readonly id: string; readonly url: string }, at: DateTime.Utc) =>
-    Effect.sync(() => {
-      if (request.destinationId === undefined || request.attempt === undefined) return
-      published.set(attemptKey(request.destinationId, request.attempt), post)
-      if (options.ledger === undefined) return
-      const entry: LedgerEntry = {
-        platform,
-        destinationId: request.destinationId,
-        attempt: request.attempt,
-        platformPostId: post.id,
-        platformPostUrl: post.url,
-        at: DateTime.toEpochMillis(at)
-      }
-      fs.appendFileSync(options.ledger, JSON.stringify(entry) + "\n")
-    })
+  const remember = (request: PublishRequest, post: { readonly id: string; readonly url: string }, at: DateTime.Utc): void => {
+    if (request.destinationId === undefined || request.attempt === undefined) return
+    published.set(attemptKey(request.destinationId, request.attempt), post)
+    if (options.ledger === undefined) return
+    const entry: LedgerEntry = {
+      platform,
+      destinationId: request.destinationId,
+      attempt: request.attempt,
+      platformPostId: post.id,
+      platformPostUrl: post.url,
+      at: DateTime.toEpochMillis(at)
+    }
+    files.append(options.ledger, JSON.stringify(entry) + "\n")
+  }
 
-  const note = (send: SandboxSend) =>
-    Effect.gen(function*() {
-      if (options.journal !== undefined) {
-        const line = JSON.stringify({ ...send, at: DateTime.toEpochMillis(send.at) }) + "\n"
-        yield* Effect.sync(() => fs.appendFileSync(options.journal!, line))
-      }
-      if (options.onSend !== undefined) yield* options.onSend(send)
-    })
+  const journal = (send: SandboxSend): void => {
+    if (options.journal === undefined) return
+    files.append(options.journal, JSON.stringify({ ...send, at: DateTime.toEpochMillis(send.at) }) + "\n")
+  }
 
-  const publish = (request: PublishRequest): Effect.Effect<PublishResult, PublishError> =>
-    Effect.gen(function*() {
-      const at = yield* DateTime.now
-      const media = yield* readMedia(request)
-      const base = {
-        ...(media.length === 0 ? {} : { media }),
-        platform,
-        destinationId: request.destinationId,
-        attempt: request.attempt,
-        accountId: request.account.id,
-        at,
-        parts: 1 + request.thread.length
-      }
-      const latency = options.latency === undefined ? Duration.zero : yield* latencyOf(options)
-      const waits = Duration.toMillis(latency) > 0
-      if (waits) yield* Effect.sleep(latency)
+  /** The journal line, then `onSend`. */
+  const note = (send: SandboxSend): Effect.Effect<void> => {
+    const onSend = options.onSend
+    return onSend === undefined
+      ? Effect.sync(() => journal(send))
+      : Effect.zipRight(Effect.sync(() => journal(send)), onSend(send))
+  }
 
-      if (has(request, markers.auth)) {
-        yield* note({ ...base, outcome: "auth", platformPostId: undefined })
-        return yield* new PublishError({
-          kind: "auth",
-          message: `Sandbox ${platform}: the access token was revoked (${markers.auth})`
-        })
-      }
-      if (has(request, markers.fail)) {
-        yield* note({ ...base, outcome: "failed", platformPostId: undefined })
-        return yield* new PublishError({
+  /**
+   * The platform's answer once its latency has passed: `at` is when the call reached it, `now` when it
+   * answers. Few steps of its own: with no latency and no media it is all of a publish.
+   */
+  const answer = (
+    request: PublishRequest,
+    media: ReadonlyArray<SandboxMedium>,
+    at: DateTime.Utc,
+    now: DateTime.Utc
+  ): Effect.Effect<PublishResult, PublishError> => {
+    const base = {
+      ...(media.length === 0 ? {} : { media }),
+      platform,
+      destinationId: request.destinationId,
+      attempt: request.attempt,
+      accountId: request.account.id,
+      at,
+      parts: 1 + request.thread.length
+    }
+    if (has(request, markers.auth)) {
+      return Effect.zipRight(
+        note({ ...base, outcome: "auth", platformPostId: undefined }),
+        new PublishError({ kind: "auth", message: `Sandbox ${platform}: the access token was revoked (${markers.auth})` })
+      )
+    }
+    if (has(request, markers.fail)) {
+      return Effect.zipRight(
+        note({ ...base, outcome: "failed", platformPostId: undefined }),
+        new PublishError({
           kind: "permanent",
           message: `Sandbox ${platform}: the platform rejected the post (${markers.fail})`
         })
+      )
+    }
+    if (has(request, markers.flaky)) {
+      const firstAttempt = request.attempt !== undefined
+        ? request.attempt <= 1
+        : !flakySeen.has(`${request.destinationId ?? request.account.id}:${request.main.content}`)
+      if (request.attempt === undefined) {
+        flakySeen.add(`${request.destinationId ?? request.account.id}:${request.main.content}`)
       }
-      if (has(request, markers.flaky)) {
-        const firstAttempt = request.attempt !== undefined
-          ? request.attempt <= 1
-          : !flakySeen.has(`${request.destinationId ?? request.account.id}:${request.main.content}`)
-        if (request.attempt === undefined) {
-          flakySeen.add(`${request.destinationId ?? request.account.id}:${request.main.content}`)
-        }
-        if (firstAttempt) {
-          yield* note({ ...base, outcome: "flaky", platformPostId: undefined })
-          return yield* new PublishError({
+      if (firstAttempt) {
+        return Effect.zipRight(
+          note({ ...base, outcome: "flaky", platformPostId: undefined }),
+          new PublishError({
             kind: "transient",
             message: `Sandbox ${platform}: temporary outage (${markers.flaky}); a retry will succeed`
           })
-        }
+        )
       }
-      const post = fakePost(platform, request.account.accountName)
-      // The platform has it from here on: the ledger first, then the test journal.
-      yield* remember(request, post, waits ? yield* DateTime.now : at)
-      yield* note({ ...base, outcome: "published", platformPostId: post.id })
-      return { platformPostId: post.id, platformPostUrl: post.url }
+    }
+    const post = fakePost(platform, request.account.accountName)
+    const result: PublishResult = { platformPostId: post.id, platformPostUrl: post.url }
+    const send: SandboxSend = { ...base, outcome: "published", platformPostId: post.id }
+    // The platform has it from here on: the ledger first, then the test journal.
+    const recorded = Effect.sync(() => {
+      remember(request, post, now)
+      journal(send)
+      return result
     })
+    const onSend = options.onSend
+    return onSend === undefined ? recorded : Effect.zipLeft(recorded, Effect.suspend(() => onSend(send)))
+  }
+
+  const publish = (request: PublishRequest): Effect.Effect<PublishResult, PublishError> =>
+    options.latency === undefined && !hasMedia(request)
+      ? Effect.flatMap(DateTime.now, (at) => answer(request, noMedia, at, at))
+      : Effect.gen(function*() {
+        const at = yield* DateTime.now
+        const media = yield* readMedia(request)
+        const latency = yield* latencyOf(options)
+        const waits = Duration.toMillis(latency) > 0
+        if (waits) yield* Effect.sleep(latency)
+        return yield* answer(request, media, at, waits ? yield* DateTime.now : at)
+      })
 
   return {
     platform,
@@ -383,8 +454,15 @@ export const make = (platform: Platform, options: SandboxOptions = {}): Platform
 }
 
 /** A sandbox client for every platform of the spec. */
-export const makeAll = (options: SandboxOptions = {}): ReadonlyArray<PlatformClient> =>
-  platforms.map((platform) => make(platform, options))
+export const makeAll = (options: SandboxOptions = {}, files: LineFiles = appendPerLine): ReadonlyArray<PlatformClient> =>
+  platforms.map((platform) => make(platform, options, files))
+
+/**
+ * A sandbox client for every platform, sharing one open file per ledger and journal for the life of the
+ * scope (instead of an open, write and close per line).
+ */
+export const makeAllScoped = (options: SandboxOptions = {}): Effect.Effect<ReadonlyArray<PlatformClient>, never, Scope.Scope> =>
+  Effect.map(openLineFiles, (files) => makeAll(options, files))
 
 const avatarUrl = (platform: Platform): string => `https://sandbox.herald.invalid/avatars/${platform}.png`
 
