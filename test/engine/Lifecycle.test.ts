@@ -286,6 +286,33 @@ describe("Dispatcher lifecycle (SQLite + sandbox)", () => {
       expect(yield* Engine.eventTypes(b.post.id)).toEqual(["post.published"])
     })))
 
+  it.effect("rounds that read the account before either recorded: the second finds it fresh and leaves its row", () =>
+    provide(Effect.gen(function*() {
+      const a = yield* Engine.insertPost({ content: "a", platforms: ["x"] })
+      const b = yield* Engine.insertPost({ content: "b", platforms: ["x"] })
+      // Both rounds read the account before any success was recorded (rounds of the loop overlap).
+      const before = yield* Engine.account("x")
+      expect(Option.isNone(before.lastSuccessAt)).toBe(true)
+      const store = yield* DispatchStore
+      const claims = yield* store.claimDue({ now: yield* DateTime.now, limit: 10, leaseFor: "1 minute", workerId: "w" })
+      const pending = (postId: string, id: string) => ({
+        claim: claims.find((c) => c.destination.postId === postId)!,
+        outcome: {
+          _tag: "Published" as const,
+          result: { platformPostId: id, platformPostUrl: `https://x.com/i/status/${id}` }
+        },
+        loaded: { post: Option.none(), destinationCount: 1, account: before }
+      })
+      expect(yield* Dispatcher.recordAll([pending(a.post.id, "1")])).toEqual(["published"])
+      const first = yield* Engine.account("x")
+      yield* TestClock.adjust("10 seconds")
+      expect(yield* Dispatcher.recordAll([pending(b.post.id, "2")])).toEqual(["published"])
+      // The first success, under a minute old, stands: the account row was not written again.
+      const second = yield* Engine.account("x")
+      expect(DateTime.toEpochMillis(second.updatedAt)).toBe(DateTime.toEpochMillis(first.updatedAt))
+      expect(second.lastSuccessAt).toEqual(first.lastSuccessAt)
+      expect(Option.isSome(second.lastSuccessAt)).toBe(true)
+    })))
   it.effect("on time: the loop sleeps until the due instant, not until a poll", () =>
     provide(Effect.gen(function*() {
       const now = yield* DateTime.now

@@ -817,7 +817,8 @@ const touchesAccount = (outcome: Outcome, now: DateTime.Utc, before: SocialAccou
 
 /**
  * Account health follows publishes: last success, permanent failures, reconnection. Returns the events
- * and the account as written (none when nothing was written).
+ * and the account as this transaction leaves it (none when it was not found or the outcome is not
+ * the account's).
  */
 const updateAccount = (d: Destination, outcome: Outcome, now: DateTime.Utc) =>
   Effect.gen(function*() {
@@ -830,6 +831,9 @@ const updateAccount = (d: Destination, outcome: Outcome, now: DateTime.Utc) =>
     const current = yield* accounts.findById(d.organizationId, d.accountId)
     if (Option.isNone(current)) return unchanged
     const account = current.value
+    // Rounds in flight together read the account before any of them wrote it: the first to record
+    // writes it, the others find it fresh here and leave the row (and its lock) alone.
+    if (outcome._tag === "Published" && isFresh(account, now, outcome.result)) return { events, account: current }
     let next: SocialAccount | undefined
     if (outcome._tag === "Published") {
       const renewed = outcome.result.renewedCredentials
