@@ -44,6 +44,7 @@ import type { PersistenceError } from "../kernel/Errors.js"
 import { Event, type EventData, type EventType } from "../webhooks/Event.js"
 import { EventStore } from "../webhooks/EventStore.js"
 import { IdGenerator } from "../kernel/IdGenerator.js"
+import { unchecked } from "../kernel/Unchecked.js"
 import { type EventId, type MediaId, type OrganizationId, type PostId } from "../kernel/Ids.js"
 import {
   type Credentials,
@@ -251,20 +252,20 @@ type Recorded = "published" | "requeued" | "failed" | "lost"
 // Events
 // ---------------------------------------------------------------------------------------------------
 
-// The engine's own events are made of values it already holds typed: the class constructor's checks
-// (a schema validation per event) showed in the dispatch profile, so they are skipped here.
+// The engine's own events are made of values it already holds typed: the class constructor (a schema
+// validation per event, then copies) showed in the dispatch profiles, so it is skipped here.
 const makeEvent = (organizationId: OrganizationId, type: EventType, data: EventData) =>
   Effect.gen(function*() {
     const ids = yield* IdGenerator
     const id = yield* ids.uuid
     const createdAt = yield* DateTime.now
-    return new Event({ id: id as EventId, organizationId, type, data, createdAt }, true)
+    return unchecked(Event, { id: id as EventId, organizationId, type, data, createdAt })
   })
 
 /** `makeEvent` for a batch: the id generator looked up once, every event stamped with the batch's `now`. */
 const eventsAt = (ids: IdGenerator["Type"], createdAt: DateTime.Utc) =>
 (organizationId: OrganizationId, type: EventType, data: EventData): Effect.Effect<Event> =>
-  Effect.map(ids.uuid, (id) => new Event({ id: id as EventId, organizationId, type, data, createdAt }, true))
+  Effect.map(ids.uuid, (id) => unchecked(Event, { id: id as EventId, organizationId, type, data, createdAt }))
 
 const destinationData = (d: Destination) => ({
   post_id: d.postId,
@@ -1045,11 +1046,10 @@ const makeHolds = (claims: ReadonlyArray<Claim>, config: Resolved) =>
     const margin = Duration.toMillis(config.renewEvery)
     const holds: Holds = {
       stillHeld: (claim) =>
-        Effect.gen(function*() {
-          const now = yield* Clock.currentTimeMillis
+        Effect.flatMap(Clock.currentTimeMillis, (now) => {
           const leased = (until.get(claim.leaseToken) ?? 0) - margin > now
-          if (!leased || Option.isNone(liveness)) return leased
-          return (yield* liveness.value.lastBeatAt) + Duration.toMillis(config.deadAfter) - margin > now
+          if (!leased || Option.isNone(liveness)) return Effect.succeed(leased)
+          return Effect.map(liveness.value.lastBeatAt, (beat) => beat + Duration.toMillis(config.deadAfter) - margin > now)
         }),
       release: (claim) => {
         inFlight.delete(claim.leaseToken)

@@ -14,6 +14,7 @@ import { Post, PostStatus } from "@herald/core/posts/Post"
 import { platforms } from "@herald/core/platforms/Platform"
 import type { Platform } from "@herald/core/platforms/Platform"
 import type { Event } from "@herald/core/webhooks/Event"
+import { unchecked } from "@herald/core/kernel/Unchecked"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -123,7 +124,7 @@ const tryFast = <A>(decode: (row: Row) => A) => (row: unknown): A | undefined =>
 
 /** `DestinationRow`'s decoding, without the schema. */
 export const destination = tryFast((r): Destination =>
-  new Destination({
+  unchecked(Destination, {
     id: uuid<DestinationId>(r["id"]),
     postId: uuid<PostId>(r["post_id"]),
     organizationId: uuid<OrganizationId>(r["organization_id"]),
@@ -142,7 +143,7 @@ export const destination = tryFast((r): Destination =>
     metricsFetchedAt: optionalInstant(r["metrics_fetched_at"]),
     createdAt: instant(r["created_at"]),
     updatedAt: instant(r["updated_at"])
-  }, true)
+  })
 )
 
 const postStatus = oneOf(PostStatus.literals)
@@ -153,7 +154,7 @@ const postStatus = oneOf(PostStatus.literals)
  */
 export const post = tryFast((r): Post => {
   if (r["platform_content"] !== "{}" || r["approval"] !== null || r["thread_posts"] !== "[]") return fail()
-  return new Post({
+  return unchecked(Post, {
     id: uuid<PostId>(r["id"]),
     organizationId: uuid<OrganizationId>(r["organization_id"]),
     createdByKey: r["created_by_key"] === null ? Option.none() : Option.some(uuid(r["created_by_key"])),
@@ -175,14 +176,14 @@ export const post = tryFast((r): Post => {
     useQueue: bool(r["use_queue"]),
     createdAt: instant(r["created_at"]),
     updatedAt: instant(r["updated_at"])
-  }, true)
+  })
 })
 
 const connectionFlow = oneOf(ConnectionFlow.literals)
 
 /** `AccountRow`'s decoding, without the schema. */
 export const account = tryFast((r): SocialAccount =>
-  new SocialAccount({
+  unchecked(SocialAccount, {
     id: positiveInt(r["id"]) as AccountId,
     organizationId: uuid<OrganizationId>(r["organization_id"]),
     platform: platform(r["platform"]),
@@ -198,7 +199,7 @@ export const account = tryFast((r): SocialAccount =>
     credentials: r["credentials"] === null ? Option.none() : Option.some(Redacted.make(string(r["credentials"]))),
     createdAt: instant(r["created_at"]),
     updatedAt: instant(r["updated_at"])
-  }, true)
+  })
 )
 
 /**
