@@ -280,10 +280,11 @@ export const make = Effect.gen(function*() {
     findMany: (ids) =>
       ids.length === 0 ? Effect.succeed([]) : Effect.gen(function*() {
         // The count rides along as one more column (the post's decoders ignore it): the engine's
-        // batches need no destination rows, which were most of this read.
+        // batches need no destination rows, which were most of this read. Ids are deduplicated by a
+        // Set: `Array.dedupe` compares every pair with `Equal.equals` (125,000 calls for a batch of 500).
         const rows = yield* sql<{ readonly destination_count: unknown }>`SELECT p.*,
             (SELECT COUNT(*) FROM destinations d WHERE d.post_id = p.id) AS destination_count
-          FROM posts p WHERE p.id IN ${sql.in(Arr.dedupe(ids))}`
+          FROM posts p WHERE p.id IN ${sql.in([...new Set(ids)])}`
         const posts = yield* decodePosts(rows)
         return posts.map((post, i): PostCount => ({ post, destinationCount: Number(rows[i]!.destination_count) }))
       }).pipe(orPersistence("PostStore.findMany")),

@@ -1471,17 +1471,18 @@ const round = (options: Options, claimLimit?: number, inLoop?: InLoop) =>
       return { abandoned, claims, results }
     })
     const { abandoned, claims, results } = yield* Effect.ensuring(body, Effect.sync(claimed))
-    const count = (r: Recorded) => results.filter((x) => x === r).length
+    const counts: Record<Recorded, number> = { published: 0, requeued: 0, failed: 0, lost: 0 }
+    for (const r of results) counts[r] += 1
     const summary: RoundSummary = {
       limit,
       claimed: claims.length,
-      published: count("published"),
-      requeued: count("requeued"),
-      failed: count("failed"),
+      published: counts.published,
+      requeued: counts.requeued,
+      failed: counts.failed,
       expired: abandoned.resolved,
       settledFound: abandoned.found,
       settledAbsent: abandoned.absent,
-      lost: count("lost")
+      lost: counts.lost
     }
     return summary
   }).pipe(Effect.withSpan("Dispatcher.runOnce"))
