@@ -262,10 +262,21 @@ const makeEvent = (organizationId: OrganizationId, type: EventType, data: EventD
     return unchecked(Event, { id: id as EventId, organizationId, type, data, createdAt })
   })
 
-/** `makeEvent` for a batch: the id generator looked up once, every event stamped with the batch's `now`. */
-const eventsAt = (ids: IdGenerator["Type"], createdAt: DateTime.Utc) =>
-(organizationId: OrganizationId, type: EventType, data: EventData): Effect.Effect<Event> =>
-  Effect.map(ids.uuid, (id) => unchecked(Event, { id: id as EventId, organizationId, type, data, createdAt }))
+/**
+ * `makeEvent` for a batch, without an effect per event: the batch's `count` ids are made in one step,
+ * every event is stamped with the batch's `now`, and each call takes the next id.
+ */
+const eventsAt = (count: number, createdAt: DateTime.Utc) =>
+  Effect.map(
+    Effect.flatMap(IdGenerator, (ids) => Effect.replicateEffect(ids.uuid, count)),
+    (ids) => {
+      let next = 0
+      return (organizationId: OrganizationId, type: EventType, data: EventData): Event => {
+        if (next >= ids.length) throw new Error(`Dispatcher: a batch made more than its ${count} events`)
+        return unchecked(Event, { id: ids[next++] as EventId, organizationId, type, data, createdAt })
+      }
+    }
+  )
 
 const destinationData = (d: Destination) => ({
   post_id: d.postId,
@@ -674,7 +685,6 @@ export const recordAll = (
     const eventStore = yield* EventStore
     const transactor = yield* Transactor
     const now = yield* DateTime.now
-    const event = eventsAt(yield* IdGenerator, now)
     const locks = [...new Set(pending.flatMap((p) => Option.toArray(needsLock(p))))].sort()
     const order = pending.map((p, i) => ({ p, i })).sort((a, b) =>
       a.p.claim.destination.accountId - b.p.claim.destination.accountId || a.i - b.i
@@ -687,6 +697,11 @@ export const recordAll = (
       // Every fenced write of the batch in one statement; a lost claim is refused alone.
       const written = yield* dispatch.completeAll(
         order.map(({ p }, k) => ({ claim: p.claim, completion: completions[k]! }))
+      )
+      // One event for each written completion that is not a re-queue.
+      const event = yield* eventsAt(
+        completions.filter((c, k) => written[k] === true && c._tag !== "Requeued").length,
+        now
       )
       // Accounts as this transaction left them: a batch of one account's publishes writes it once.
       const accountsNow = new Map<string, SocialAccount>()
@@ -704,7 +719,7 @@ export const recordAll = (
         switch (completion._tag) {
           case "Published": {
             events.push(
-              yield* event(d.organizationId, "post.published", {
+              event(d.organizationId, "post.published", {
                 ...base,
                 published_at: DateTime.formatIso(completion.publishedAt),
                 platform_post_id: completion.platformPostId
@@ -714,7 +729,7 @@ export const recordAll = (
           }
           case "Failed": {
             events.push(
-              yield* event(d.organizationId, "post.failed", {
+              event(d.organizationId, "post.failed", {
                 ...base,
                 error: completion.error,
                 attempts: d.attempts,
@@ -1074,16 +1089,13 @@ const claimBatch = (config: Resolved, limit: number) =>
         workerId: config.workerId
       })
       if (claims.length > 0) {
-        const event = eventsAt(yield* IdGenerator, now)
-        const events: Array<Event> = []
-        for (const claim of claims) {
-          events.push(
-            yield* event(claim.destination.organizationId, "post.publishing", {
-              ...destinationData(claim.destination),
-              attempt: claim.destination.attempts
-            })
-          )
-        }
+        const event = yield* eventsAt(claims.length, now)
+        const events = claims.map((claim) =>
+          event(claim.destination.organizationId, "post.publishing", {
+            ...destinationData(claim.destination),
+            attempt: claim.destination.attempts
+          })
+        )
         yield* eventStore.append(events)
       }
       return claims
@@ -1248,6 +1260,7 @@ const startPublishes = (
     onRead()
     const annotations = yield* FiberRef.get(FiberRef.currentLogAnnotations)
     outbox.annotationsBase = annotations
+    const clock = yield* Effect.clock
     let inFlight = 0
     let slot: Deferred.Deferred<void> | undefined
     const handOver = (pending: Pending) => {
@@ -1298,7 +1311,7 @@ const startPublishes = (
         handOver({ claim, outcome: outcomeOf(Exit.fail(notHeld())), loaded })
         continue
       }
-      const at = (yield* Clock.currentTimeMillis) + Duration.toMillis(ready.timeout)
+      const at = clock.unsafeCurrentTimeMillis() + Duration.toMillis(ready.timeout)
       // A child of the round's fiber: a stopped round stops its publishes.
       const annotated = withDestination(annotations, d)
       outbox.annotated.set(claim, annotated)
