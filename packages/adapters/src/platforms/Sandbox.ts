@@ -179,7 +179,20 @@ const alnum = (n: number, alphabet = "abcdefghijklmnopqrstuvwxyz234567"): string
   return out
 }
 
-const slug = (name: string): string => name.toLowerCase().replace(/[^a-z0-9]+/g, "_").replace(/^_|_$/g, "") || "sandbox"
+const slugOf = (name: string): string => name.toLowerCase().replace(/[^a-z0-9]+/g, "_").replace(/^_|_$/g, "") || "sandbox"
+
+/** Slugs by account name: every publish makes a post URL from its account's (two regex passes each). */
+const slugs = new Map<string, string>()
+
+const slug = (name: string): string => {
+  let known = slugs.get(name)
+  if (known === undefined) {
+    if (slugs.size >= 1024) slugs.clear()
+    known = slugOf(name)
+    slugs.set(name, known)
+  }
+  return known
+}
 
 /** A post id and URL shaped like the platform's own. */
 export const fakePost = (platform: Platform, handle: string): { readonly id: string; readonly url: string } => {
@@ -359,24 +372,28 @@ export const make = (platform: Platform, options: SandboxOptions = {}, files: Li
     at: DateTime.Utc,
     now: DateTime.Utc
   ): Effect.Effect<PublishResult, PublishError> => {
-    const base = {
-      ...(media.length === 0 ? {} : { media }),
-      platform,
-      destinationId: request.destinationId,
-      attempt: request.attempt,
-      accountId: request.account.id,
-      at,
-      parts: 1 + request.thread.length
+    const sendOf = (outcome: SandboxSend["outcome"], platformPostId: string | undefined): SandboxSend => {
+      const send: SandboxSend = {
+        platform,
+        destinationId: request.destinationId,
+        attempt: request.attempt,
+        accountId: request.account.id,
+        at,
+        parts: 1 + request.thread.length,
+        outcome,
+        platformPostId
+      }
+      return media.length === 0 ? send : { media, ...send }
     }
     if (has(request, markers.auth)) {
       return Effect.zipRight(
-        note({ ...base, outcome: "auth", platformPostId: undefined }),
+        note(sendOf("auth", undefined)),
         new PublishError({ kind: "auth", message: `Sandbox ${platform}: the access token was revoked (${markers.auth})` })
       )
     }
     if (has(request, markers.fail)) {
       return Effect.zipRight(
-        note({ ...base, outcome: "failed", platformPostId: undefined }),
+        note(sendOf("failed", undefined)),
         new PublishError({
           kind: "permanent",
           message: `Sandbox ${platform}: the platform rejected the post (${markers.fail})`
@@ -392,7 +409,7 @@ export const make = (platform: Platform, options: SandboxOptions = {}, files: Li
       }
       if (firstAttempt) {
         return Effect.zipRight(
-          note({ ...base, outcome: "flaky", platformPostId: undefined }),
+          note(sendOf("flaky", undefined)),
           new PublishError({
             kind: "transient",
             message: `Sandbox ${platform}: temporary outage (${markers.flaky}); a retry will succeed`
@@ -402,7 +419,7 @@ export const make = (platform: Platform, options: SandboxOptions = {}, files: Li
     }
     const post = fakePost(platform, request.account.accountName)
     const result: PublishResult = { platformPostId: post.id, platformPostUrl: post.url }
-    const send: SandboxSend = { ...base, outcome: "published", platformPostId: post.id }
+    const send = sendOf("published", post.id)
     // The platform has it from here on: the ledger first, then the test journal.
     const recorded = Effect.sync(() => {
       remember(request, post, now)
