@@ -120,6 +120,20 @@ const untilDrained = async (runtime: ManagedRuntime.ManagedRuntime<W.StoresServi
   }
 }
 
+/**
+ * A throughput run's set-up: `warmUpOf(count)` posts dispatched (untimed) by whoever runs the
+ * dispatcher, then `count` more seeded and made due at one instant ahead (`dueInstant`), returned.
+ */
+const warmUpThenRelease = async (runtime: ManagedRuntime.ManagedRuntime<W.StoresServices, never>, count: number) => {
+  await runtime.runPromise(W.seed({ posts: warmUpOf(count), platforms: ["telegram"] }))
+  await untilDrained(runtime)
+  await runtime.runPromise(W.seed({ posts: count, platforms: ["telegram"], dueAt: farFuture() }))
+  const due = dueInstant()
+  await runtime.runPromise(releaseAt(due.wall))
+  beforeDue(due, "the queued destinations")
+  return due
+}
+
 /** A run whose set-up overran its due instant would time part of the set-up: refused. */
 const beforeDue = (due: { readonly monotonic: number }, what: string) => {
   if (performance.now() >= due.monotonic) throw new Error(`${what} were not ready by the due instant (${dueAhead} ms after their set-up began)`)
@@ -154,12 +168,7 @@ const throughputInProcess = async (database: Database, count: number) => {
   const warm = warmUpOf(count)
   try {
     const fiber = runtime.runFork(Dispatcher.run({ ...worker, pollInterval: "50 millis" }))
-    await runtime.runPromise(W.seed({ posts: warm, platforms: ["telegram"] }))
-    await untilDrained(runtime)
-    await runtime.runPromise(W.seed({ posts: count, platforms: ["telegram"], dueAt: farFuture() }))
-    const due = dueInstant()
-    await runtime.runPromise(releaseAt(due.wall))
-    beforeDue(due, "the queued destinations")
+    const due = await warmUpThenRelease(runtime, count)
     await sleep(due.monotonic - performance.now())
     await untilDrained(runtime)
     const seconds = (performance.now() - due.monotonic) / 1000
@@ -313,12 +322,7 @@ export const throughputWorkers = (processes: number, count: number) =>
     const warm = warmUpOf(count)
     const workers = await startWorkers(url, dir, processes, ["--poll-ms", "50"])
     try {
-      await runtime.runPromise(W.seed({ posts: warm, platforms: ["telegram"] }))
-      await untilDrained(runtime)
-      await runtime.runPromise(W.seed({ posts: count, platforms: ["telegram"], dueAt: farFuture() }))
-      const due = dueInstant()
-      await runtime.runPromise(releaseAt(due.wall))
-      beforeDue(due, "the queued destinations")
+      const due = await warmUpThenRelease(runtime, count)
       // CPU is counted from just before the due instant: not the workers' polls while they wait for it.
       await sleep(due.monotonic - performance.now() - 50)
       const node0 = workers.reduce((sum, w) => sum + cpuMsOf(w.child.pid), 0)
