@@ -1,5 +1,7 @@
 /**
- * `npm run bench`: the project's figures, printed as a table and written to bench/results.md.
+ * `npm run bench`: the project's figures, printed as a table and written to bench/results.md (the table
+ * replaces the file's first block; the sections below it are kept, and this run's dispatch and start-up
+ * sections are appended).
  *
  * (a, b, d) dispatch, side by side with graphile-worker (bench/Dispatch.ts, appended to results.md under
  *     its own heading): throughput through the zero-latency sandbox, and 10,000 destinations due in one
@@ -119,7 +121,12 @@ const write = () => {
     ...notes.map((note) => `- ${note}`),
     ""
   ].join("\n")
-  fs.writeFileSync(path.join(import.meta.dirname, "results.md"), md)
+  // The table replaces the file's first block; the sections below it (each session's own figures,
+  // and the dispatch and start-up sections this run appends after it) are kept.
+  const file = path.join(import.meta.dirname, "results.md")
+  const previous = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : ""
+  const sections = previous.indexOf("\n## ")
+  fs.writeFileSync(file, sections === -1 ? md : `${md}${previous.slice(sections)}`)
   console.log("\nwritten to bench/results.md")
 }
 
