@@ -179,20 +179,7 @@ const alnum = (n: number, alphabet = "abcdefghijklmnopqrstuvwxyz234567"): string
   return out
 }
 
-const slugOf = (name: string): string => name.toLowerCase().replace(/[^a-z0-9]+/g, "_").replace(/^_|_$/g, "") || "sandbox"
-
-/** Slugs by account name: every publish makes a post URL from its account's (two regex passes each). */
-const slugs = new Map<string, string>()
-
-const slug = (name: string): string => {
-  let known = slugs.get(name)
-  if (known === undefined) {
-    if (slugs.size >= 1024) slugs.clear()
-    known = slugOf(name)
-    slugs.set(name, known)
-  }
-  return known
-}
+const slug = (name: string): string => name.toLowerCase().replace(/[^a-z0-9]+/g, "_").replace(/^_|_$/g, "") || "sandbox"
 
 /** A post id and URL shaped like the platform's own. */
 export const fakePost = (platform: Platform, handle: string): { readonly id: string; readonly url: string } => {
