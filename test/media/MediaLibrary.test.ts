@@ -12,7 +12,7 @@ import * as SqlStores from "@herald/adapters/sql/SqlStores"
 import { BlobStore } from "@herald/core/media/BlobStore"
 import { DomainError } from "@herald/core/kernel/Errors"
 import { EventStore } from "@herald/core/webhooks/EventStore"
-import type { OrganizationId } from "@herald/core/kernel/Ids"
+import type { MediaId, OrganizationId } from "@herald/core/kernel/Ids"
 import * as MediaLibrary from "@herald/core/media/MediaLibrary"
 import { OrganizationStore } from "@herald/core/access/OrganizationStore"
 import * as Posts from "@herald/core/posts/Posts"
@@ -171,6 +171,40 @@ describe("MediaLibrary", () => {
       yield* TestClock.adjust("1 hour")
       expect(codeOf(yield* Effect.exit(MediaLibrary.complete(org, second)))).toBe("success")
     }).pipe(Effect.provide(services({ hour: 1, day: 100 }))))
+
+  it.effect("a post that names no medium is held to the platforms' rules; one that names an unknown medium is refused", () =>
+    Effect.gen(function*() {
+      const org = yield* newOrg
+      const postMedia = yield* Posts.PostMedia
+      const check = (platforms: ReadonlyArray<"instagram" | "x">, mediaIds: ReadonlyArray<string>, mode: "draft" | "publish") =>
+        Effect.exit(postMedia.check({
+          organizationId: org,
+          mediaIds: mediaIds as ReadonlyArray<MediaId>,
+          threadMediaIds: [],
+          platforms,
+          platformContent: {},
+          mode
+        }))
+      // No medium: no store read, but Instagram still cannot publish without one.
+      const instagram = yield* check(["instagram"], [], "publish")
+      expect(codeOf(instagram)).toBe("validation_error")
+      expect(JSON.stringify(instagram)).toContain("instagram requires")
+      expect(codeOf(yield* check(["instagram"], [], "draft"))).toBe("success")
+      expect(codeOf(yield* check(["x"], [], "publish"))).toBe("success")
+      expect(MediaLibrary.carriesMedia({ organizationId: org, mediaIds: [], threadMediaIds: [], platforms: [], platformContent: {}, threadParts: [[], []] }))
+        .toBe(false)
+      // A medium named: the library looks it up (in the post or only in a thread post).
+      expect(codeOf(yield* check(["x"], ["00000000-0000-4000-8000-000000000000"], "publish"))).toBe("file_not_uploaded")
+      const threadOnly = yield* Effect.exit(postMedia.check({
+        organizationId: org,
+        mediaIds: [],
+        threadMediaIds: ["00000000-0000-4000-8000-000000000001" as MediaId],
+        platforms: ["x"],
+        platformContent: {},
+        mode: "publish"
+      }))
+      expect(codeOf(threadOnly)).toBe("file_not_uploaded")
+    }).pipe(Effect.provide(services({ hour: 10, day: 10 }))))
 
   it.effect("events: media.uploaded at complete (once) and media.deleted at delete, with the bytes removed", () =>
     Effect.gen(function*() {

@@ -800,6 +800,24 @@ export interface PostMediaInput {
   readonly threadParts?: ReadonlyArray<ReadonlyArray<MediaId>>
 }
 
+/** Whether a post names any medium, in its own media or a thread post's. */
+export const carriesMedia = (input: PostMediaInput): boolean =>
+  input.mediaIds.length > 0 || input.threadMediaIds.length > 0 ||
+  (input.threadParts !== undefined && input.threadParts.some((part) => part.length > 0))
+
+/**
+ * `checkPostMedia` of a post that names no medium: only the platforms' rules (a platform that cannot
+ * post without media refuses it), with nothing to look up, so it needs no service.
+ */
+export const checkWithoutMedia = (input: PostMediaInput): Effect.Effect<void, DomainError> =>
+  input.platforms.length === 0 ? Effect.void : MediaRules.check({
+    platforms: input.platforms,
+    platformContent: input.platformContent,
+    media: [],
+    ...(input.threadParts === undefined ? {} : { threadMedia: input.threadParts.map(() => []) }),
+    mode: input.mode ?? "draft"
+  })
+
 const toMedium = (media: Media): MediaRules.PostMedium => ({
   kind: media.kind,
   mimeType: media.mimeType,
@@ -815,6 +833,7 @@ const toMedium = (media: Media): MediaRules.PostMedium => ({
  */
 export const checkPostMedia = (input: PostMediaInput, publicUrlsRequired = true) =>
   Effect.gen(function*() {
+    if (!carriesMedia(input)) return yield* checkWithoutMedia(input)
     const all = [...new Set([...input.mediaIds, ...input.threadMediaIds])]
     if (all.length === 0 && input.platforms.length === 0) return
     const found = all.length === 0 ? [] : yield* (yield* MediaStore).findByIds(input.organizationId, all)
@@ -1059,14 +1078,17 @@ export type FinalizeServices =
 export const layerPostMedia: Layer.Layer<Posts.PostMedia, never, FinalizeServices> = Layer.effect(
   Posts.PostMedia,
   Effect.gen(function*() {
-    const context = yield* Effect.context<FinalizeServices>()
+    const finalize = yield* Effect.context<FinalizeServices>()
     const budget = yield* Effect.serviceOption(MediaBudget)
+    const context = Option.isSome(budget) ? Context.add(finalize, MediaBudget, budget.value) : finalize
     const publicUrlsRequired = Option.getOrElse(yield* Effect.serviceOption(PublicUrlsRequired), () => true)
     return Posts.PostMedia.of({
-      check: (input) => {
-        const checked = checkPostMedia(input, publicUrlsRequired).pipe(Effect.provide(context))
-        return Option.isSome(budget) ? Effect.provideService(checked, MediaBudget, budget.value) : checked
-      }
+      // Most posts name no medium: their check provides nothing (each provide copies the request's
+      // whole context, ~70 services, which showed in the create path's profile).
+      check: (input) =>
+        carriesMedia(input)
+          ? Effect.provide(checkPostMedia(input, publicUrlsRequired), context)
+          : checkWithoutMedia(input)
     })
   })
 )
