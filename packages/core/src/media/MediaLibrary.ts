@@ -42,6 +42,7 @@ import * as PostingLimits from "../posts/PostingLimits.js"
 import * as Posts from "../posts/Posts.js"
 import { Transactor } from "../kernel/Transactor.js"
 import { UsageCounters } from "../access/UsageCounters.js"
+import * as Spans from "../kernel/Spans.js"
 
 // ---------------------------------------------------------------------------------------------------
 // Ports and settings
@@ -874,7 +875,7 @@ export const checkPostMedia = (input: PostMediaInput, publicUrlsRequired = true)
       ...(input.threadParts === undefined ? {} : { threadMedia: input.threadParts.map(mediaOf) }),
       mode: input.mode ?? "draft"
     })
-  }).pipe(Effect.withSpan("MediaLibrary.checkPostMedia"))
+  }).pipe(Spans.withSpan("MediaLibrary.checkPostMedia"))
 
 // ---------------------------------------------------------------------------------------------------
 // Dispatch: bytes for the platform clients

@@ -37,6 +37,7 @@ import { Transactor } from "../kernel/Transactor.js"
 import { UsageCounters } from "../access/UsageCounters.js"
 import * as QueryParams from "../kernel/QueryParams.js"
 import { firstParam, listParam, pageParams, positiveInt, type RawParams } from "../kernel/QueryParams.js"
+import * as Spans from "../kernel/Spans.js"
 
 // ---------------------------------------------------------------------------------------------------
 // Constants
@@ -528,7 +529,7 @@ export const create = (
       // The fresh run never checks on a stale list, so it never fails with StaleAccounts.
       Effect.catchIf((e): e is StaleAccounts => e instanceof StaleAccounts, (e) => Effect.die(e))
     )
-  }).pipe(Effect.withSpan("Posts.create", { captureStackTrace: false }))
+  }).pipe(Spans.withSpan("Posts.create"))
 
 /** A create's insert found an account it checked on a possibly stale list changed: run it again fresh. */
 class StaleAccounts extends Data.TaggedError("StaleAccounts")<{ readonly reason: "insert-check-missed" }> {}
@@ -701,7 +702,7 @@ export const get = (
     const found = yield* (yield* PostStore).findById(caller.key.organizationId, id.value)
     if (Option.isNone(found) || !isVisible(found.value, caller)) return yield* DomainError.notFound("Post")
     return found.value
-  }).pipe(Effect.withSpan("Posts.get", { captureStackTrace: false }))
+  }).pipe(Spans.withSpan("Posts.get"))
 
 export const defaultPageSize = QueryParams.defaultPageSize
 export const maxPageSize = QueryParams.maxPageSize
@@ -779,7 +780,7 @@ export const list = (
       offset: query.offset,
       hasMore: query.offset + page.items.length < page.total
     }
-  }).pipe(Effect.withSpan("Posts.list", { captureStackTrace: false }))
+  }).pipe(Spans.withSpan("Posts.list"))
 
 // ---------------------------------------------------------------------------------------------------
 // update (PATCH)
@@ -983,7 +984,7 @@ export const update = (
       return yield* Effect.map((yield* PostStore).findById(post.organizationId, post.id), Option.getOrElse(() => next))
     }))
     return { record, scheduledAtSent: body.scheduled_at !== undefined && body.scheduled_at !== null, changed }
-  }).pipe(Effect.withSpan("Posts.update", { captureStackTrace: false }))
+  }).pipe(Spans.withSpan("Posts.update"))
 
 /** The platforms of a post's targets: its destinations', else its accounts' (a draft). */
 const platformsOf = (
@@ -1028,7 +1029,7 @@ export const remove = (
       yield* (yield* EventStore).append([event])
       return locked
     }))
-  }).pipe(Effect.withSpan("Posts.remove", { captureStackTrace: false }))
+  }).pipe(Spans.withSpan("Posts.remove"))
 
 // ---------------------------------------------------------------------------------------------------
 // schedule (a draft)
@@ -1137,4 +1138,4 @@ export const schedule = (
     }))
     if (publishNow) yield* Dispatcher.poke
     return record
-  }).pipe(Effect.withSpan("Posts.schedule", { captureStackTrace: false }))
+  }).pipe(Spans.withSpan("Posts.schedule"))
