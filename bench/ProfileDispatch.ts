@@ -6,7 +6,9 @@
  *
  * N destinations (default 3000) are seeded, made due at once, then drained by rounds back to back with
  * the adaptive claim size. Only the drain is profiled (inspector), written to PROFILE when set; open
- * it in Chrome DevTools or summarise the self time per function. Not part of `npm run bench`.
+ * it in Chrome DevTools or summarise the self time per function. REPEAT=k drains k backlogs in the
+ * same process and reports only the last (a warm dispatcher); HEAP=file writes a sampling heap
+ * profile of that drain. Not part of `npm run bench`.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Registry from "@herald/adapters/platforms/Registry"
@@ -30,20 +32,39 @@ const store = process.env.STORE ?? "sqlite"
 const batchSize = Number(process.env.BATCH ?? "500")
 const worker: Dispatcher.Options = { workerId: `profile:${process.pid}`, batchSize }
 
+// One log line per publish is part of the cost measured, but not of the terminal's: it goes nowhere.
+const runtimeOf = (database: Parameters<typeof W.storesLayer>[0]) =>
+  ManagedRuntime.make(Layer.mergeAll(
+    W.storesLayer(database),
+    Registry.layerSandbox({}),
+    process.env.LOGS === "1" ? Layer.empty : Logger.minimumLogLevel(LogLevel.Warning)
+  ))
+
 const drain = async (database: Parameters<typeof W.storesLayer>[0]) => {
-  // One log line per publish is part of the cost measured, but not of the terminal's: it goes nowhere.
-  const quiet = process.env.LOGS === "1" ? Layer.empty : Logger.minimumLogLevel(LogLevel.Warning)
-  const runtime = ManagedRuntime.make(Layer.mergeAll(W.storesLayer(database), Registry.layerSandbox({}), quiet))
+  const runtime = runtimeOf(database)
   try {
+    // REPEAT=k drains k backlogs in this process and reports (and profiles) only the last: a warm dispatcher.
+    for (let repeat = Number(process.env.REPEAT ?? "1"); repeat > 0; repeat--) await drainOnce(runtime, repeat === 1)
+  } finally {
+    await runtime.dispose()
+  }
+}
+
+const drainOnce = async (runtime: ReturnType<typeof runtimeOf>, last: boolean) => {
+  {
     await runtime.runPromise(W.seed({ posts: count, platforms: ["telegram"], dueAt: DateTime.unsafeMake(Date.now() + 86_400_000) }))
     await runtime.runPromise(
       Effect.flatMap(SqlClient.SqlClient, (sql) => sql`UPDATE destinations SET due_at = ${Date.now()} WHERE status = 'queued'`)
     )
     const session = new Session()
     session.connect()
-    if (process.env.PROFILE !== undefined) {
+    if (last && process.env.PROFILE !== undefined) {
       await session.post("Profiler.enable")
       await session.post("Profiler.start")
+    }
+    // HEAP=file: a sampling heap profile of the same drain (every allocation kept, sampled every 4 KiB).
+    if (last && process.env.HEAP !== undefined) {
+      await session.post("HeapProfiler.startSampling", { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true })
     }
     const started = performance.now()
     const cpu = process.cpuUsage()
@@ -57,11 +78,16 @@ const drain = async (database: Parameters<typeof W.storesLayer>[0]) => {
     }
     const seconds = (performance.now() - started) / 1000
     const used = process.cpuUsage(cpu)
-    if (process.env.PROFILE !== undefined) {
+    if (last && process.env.PROFILE !== undefined) {
       const { profile } = await session.post("Profiler.stop")
       fs.writeFileSync(process.env.PROFILE, JSON.stringify(profile))
     }
+    if (last && process.env.HEAP !== undefined) {
+      const { profile } = await session.post("HeapProfiler.stopSampling")
+      fs.writeFileSync(process.env.HEAP, JSON.stringify(profile))
+    }
     session.disconnect()
+    if (!last) return
     const counts = await runtime.runPromise(W.statusCounts)
     // CPU time of this process says more than wall time on a busy machine.
     const cpuMs = (used.user + used.system) / 1000
@@ -70,8 +96,6 @@ const drain = async (database: Parameters<typeof W.storesLayer>[0]) => {
         `${(cpuMs / total).toFixed(3)} ms CPU each`,
       counts
     )
-  } finally {
-    await runtime.dispose()
   }
 }
 
