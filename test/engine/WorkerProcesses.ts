@@ -3,6 +3,7 @@
  * them, seeding due work, and reading back what happened (store rows, events, the sandbox's sends).
  */
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as NodeIdGenerator from "@herald/adapters/NodeIdGenerator"
 import * as Sandbox from "@herald/adapters/platforms/Sandbox"
 import * as SqlDatabase from "@herald/adapters/sql/SqlDatabase"
 import * as SqlStores from "@herald/adapters/sql/SqlStores"
@@ -27,10 +28,8 @@ import * as path from "node:path"
 
 export const repoRoot = path.resolve(import.meta.dirname, "../..")
 
-export const layerIds: Layer.Layer<IdGenerator> = Layer.succeed(
-  IdGenerator,
-  IdGenerator.of({ uuid: Effect.sync(() => crypto.randomUUID()) })
-)
+/** The servers' own ids (time-ordered), so that seeded rows sit in their indexes as the API's would. */
+export const layerIds: Layer.Layer<IdGenerator> = NodeIdGenerator.layer
 
 export type StoresServices = SqlStores.Stores | SqlClient.SqlClient | IdGenerator
 
@@ -85,9 +84,11 @@ export const seed = (options: SeedOptions) =>
     const dueAt = options.dueAt ?? now
     const mixedPosts: Array<string> = []
     const records: Array<PostRecord> = []
+    const ids = yield* IdGenerator
     for (let i = 0; i < options.posts; i++) {
       const mixed = options.failEvery !== undefined && options.failEvery > 0 && i % options.failEvery === 0
-      const record = makeRecord(organizationId, options.platforms.map((p) => accounts.get(p)!), {
+      const newIds = yield* Effect.replicateEffect(ids.uuid, 1 + options.platforms.length)
+      const record = makeRecord(organizationId, options.platforms.map((p) => accounts.get(p)!), newIds, {
         content: `bench post ${i}`,
         dueAt,
         now,
@@ -111,9 +112,10 @@ export const seed = (options: SeedOptions) =>
 const makeRecord = (
   organizationId: OrganizationId,
   accounts: ReadonlyArray<SocialAccount>,
+  ids: ReadonlyArray<string>,
   input: { content: string; dueAt: DateTime.Utc; now: DateTime.Utc; failOn?: Platform }
 ): PostRecord => {
-  const postId = PostId.make(crypto.randomUUID())
+  const postId = PostId.make(ids[0]!)
   const platformContent: PlatformContent = input.failOn === undefined
     ? {}
     : { [input.failOn]: new PlatformContentEntry({ content: `${input.content} ${Sandbox.markers.fail}` }) }
@@ -139,9 +141,9 @@ const makeRecord = (
     createdAt: input.now,
     updatedAt: input.now
   })
-  const destinations = accounts.map((account) =>
+  const destinations = accounts.map((account, i) =>
     Destination.queued({
-      id: DestinationId.make(crypto.randomUUID()),
+      id: DestinationId.make(ids[1 + i]!),
       post: { id: postId, organizationId },
       account,
       dueAt: input.dueAt,

@@ -1,11 +1,17 @@
 import { IdGenerator } from "@herald/core/kernel/IdGenerator"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as NodeCrypto from "node:crypto"
+import { v7 } from "uuid"
 
-/** Random v4 UUIDs from Node's `crypto.randomUUID`. */
+/**
+ * Time-ordered UUIDs (version 7, RFC 9562: the creation millisecond, then 74 random bits), from the
+ * `uuid` package. Every id is a primary key, and a random (v4) key lands on a random page of its
+ * index: each insert touched another page of every id index (posts, targets, destinations, events,
+ * deliveries), so a group commit wrote and synced one page per row. In creation order, a batch's
+ * rows share the index's last page. An id's millisecond is no secret: the rows carry `created_at`.
+ */
 export const make: IdGenerator["Type"] = IdGenerator.of({
-  uuid: Effect.sync(() => NodeCrypto.randomUUID())
+  uuid: Effect.sync(() => v7())
 })
 
 export const layer: Layer.Layer<IdGenerator> = Layer.succeed(IdGenerator, make)

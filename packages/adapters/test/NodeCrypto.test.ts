@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Crypto } from "@herald/core/kernel/Crypto"
 import { IdGenerator } from "@herald/core/kernel/IdGenerator"
 import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import * as NodeCrypto from "../src/NodeCrypto.js"
 import * as NodeIdGenerator from "../src/NodeIdGenerator.js"
 
@@ -43,12 +44,20 @@ describe("NodeCrypto", () => {
 })
 
 describe("NodeIdGenerator", () => {
-  it.effect("gives distinct v4 UUIDs", () =>
+  it.effect("gives distinct v7 UUIDs that sort in creation order and carry the creation millisecond", () =>
     Effect.gen(function*() {
       const ids = yield* IdGenerator
-      const a = yield* ids.uuid
-      const b = yield* ids.uuid
-      expect(a).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
-      expect(a).not.toBe(b)
+      const before = Date.now()
+      const made = yield* Effect.replicateEffect(ids.uuid, 1000)
+      const after = Date.now()
+      for (const id of made) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+      expect(new Set(made).size).toBe(made.length)
+      // Text order is creation order (the index of each id table appends instead of scattering).
+      expect([...made].sort()).toEqual(made)
+      const millis = parseInt(made[0]!.replaceAll("-", "").slice(0, 12), 16)
+      expect(millis).toBeGreaterThanOrEqual(before)
+      expect(millis).toBeLessThanOrEqual(after)
+      // Schema.UUID (every id's schema) accepts them.
+      expect(made.every(Schema.is(Schema.UUID))).toBe(true)
     }).pipe(Effect.provide(NodeIdGenerator.layer)))
 })
