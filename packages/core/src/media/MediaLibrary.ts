@@ -834,7 +834,6 @@ const toMedium = (media: Media): MediaRules.PostMedium => ({
  */
 export const checkPostMedia = (input: PostMediaInput, publicUrlsRequired = true) =>
   Effect.gen(function*() {
-    if (!carriesMedia(input)) return yield* checkWithoutMedia(input)
     const all = [...new Set([...input.mediaIds, ...input.threadMediaIds])]
     if (all.length === 0 && input.platforms.length === 0) return
     const found = all.length === 0 ? [] : yield* (yield* MediaStore).findByIds(input.organizationId, all)
