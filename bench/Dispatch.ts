@@ -163,18 +163,26 @@ const worker: Dispatcher.Options = { workerId: `bench:${process.pid}` }
  * at a time, which no deployment runs: the loop claims the next round while earlier ones publish and
  * record.)
  */
-const throughputInProcess = async (database: Database, count: number) => {
+export const throughputInProcess = async (database: Database, count: number) => {
   const runtime = inProcessRuntime(database, [])
   const warm = warmUpOf(count)
   try {
     const fiber = runtime.runFork(Dispatcher.run({ ...worker, pollInterval: "50 millis" }))
     const due = await warmUpThenRelease(runtime, count)
+    await sleep(due.monotonic - performance.now() - 50)
+    const node0 = process.cpuUsage()
+    const pg0 = await runtime.runPromise(pgBackendsCpu)
     await sleep(due.monotonic - performance.now())
     await untilDrained(runtime)
     const seconds = (performance.now() - due.monotonic) / 1000
+    const node = process.cpuUsage(node0)
+    const cpu = {
+      node: (node.user + node.system) / 1000 / count,
+      postgres: ((await runtime.runPromise(pgBackendsCpu)) - pg0) / count
+    }
     await runtime.runPromise(Fiber.interrupt(fiber))
     const counts = await runtime.runPromise(W.statusCounts)
-    return { seconds, rate: count / seconds, ok: counts.published === warm + count, counts }
+    return { seconds, rate: count / seconds, ok: counts.published === warm + count, counts, cpu }
   } finally {
     await runtime.dispose()
   }
@@ -298,7 +306,7 @@ const pgBackendsCpu = Effect.flatMap(SqlClient.SqlClient, (sql) =>
     (rows) => rows.reduce((sum, row) => sum + cpuMsOf(row.pid), 0)
   )).pipe(Effect.orElseSucceed(() => 0))
 
-/** CPU per destination, in the worker processes (Node) and in Postgres, as a figure. */
+/** CPU per destination in the dispatching process(es) (Node; in process, the bench's own, its polling included) and in Postgres. */
 const cpuFigure = (cpu: { readonly node: number; readonly postgres: number }) =>
   `; CPU/destination node ${cpu.node.toFixed(2)} ms, postgres ${cpu.postgres.toFixed(2)} ms`
 
@@ -526,7 +534,7 @@ export const run = async (options: { readonly scale: number; readonly log?: (lin
         processes: "1 (in-process)",
         items: count,
         seconds: inProcess.seconds,
-        figure: `${perSecond(inProcess.rate)} destinations`,
+        figure: `${perSecond(inProcess.rate)} destinations${cpuFigure(inProcess.cpu)}`,
         target: "≥ 2× graphile-worker",
         met: inProcess.rate >= 2 * peer.rate
       })

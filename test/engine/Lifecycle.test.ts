@@ -313,6 +313,38 @@ describe("Dispatcher lifecycle (SQLite + sandbox)", () => {
       expect(second.lastSuccessAt).toEqual(first.lastSuccessAt)
       expect(Option.isSome(second.lastSuccessAt)).toBe(true)
     })))
+  it.effect("a batch offers its account's success to the store once, whether or not the store writes it", () =>
+    provide(Effect.gen(function*() {
+      const posts = yield* Effect.forEach([1, 2, 3], (i) => Engine.insertPost({ content: `p${i}`, platforms: ["x"] }))
+      // Read by the round before another round recorded a success: the batch believes it stale.
+      const before = yield* Engine.account("x")
+      const accounts = yield* AccountStore
+      // The other round's success, under a minute old: the store leaves the row alone.
+      expect(Option.isSome(yield* accounts.recordSuccess(before.organizationId, before.id, yield* DateTime.now))).toBe(true)
+      const written = yield* Engine.account("x")
+      yield* TestClock.adjust("10 seconds")
+      let offered = 0
+      const counting = AccountStore.of({
+        ...accounts,
+        recordSuccess: (...args) => Effect.zipRight(Effect.sync(() => (offered += 1)), accounts.recordSuccess(...args))
+      })
+      const store = yield* DispatchStore
+      const claims = yield* store.claimDue({ now: yield* DateTime.now, limit: 10, leaseFor: "1 minute", workerId: "w" })
+      const pending = claims.map((claim, i) => ({
+        claim,
+        outcome: { _tag: "Published" as const, result: { platformPostId: `${i}`, platformPostUrl: `https://x.com/i/status/${i}` } },
+        loaded: { post: Option.none(), destinationCount: 1, account: before }
+      }))
+      expect(pending.length).toBe(posts.length)
+      expect(yield* Dispatcher.recordAll(pending).pipe(Effect.provideService(AccountStore, counting))).toEqual([
+        "published",
+        "published",
+        "published"
+      ])
+      expect(offered).toBe(1)
+      expect((yield* Engine.account("x")).updatedAt).toEqual(written.updatedAt)
+    })))
+
   it.effect("on time: the loop sleeps until the due instant, not until a poll", () =>
     provide(Effect.gen(function*() {
       const now = yield* DateTime.now

@@ -3,6 +3,7 @@ import { SocialAccount } from "@herald/core/accounts/Account"
 import { AccountStore } from "@herald/core/accounts/AccountStore"
 import { AccountId, type OrganizationId } from "@herald/core/kernel/Ids"
 import * as Arr from "effect/Array"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
@@ -22,6 +23,9 @@ const InsertedId = Schema.Array(Schema.Struct({ id: Schema.compose(DbNumber, Acc
 const columns = "id, organization_id, platform, platform_account_id, account_name, avatar_url, is_active, " +
   "connection_flow, needs_reconnection, token_expires_at, last_success_at, recent_failures, credentials, created_at, " +
   "updated_at"
+
+/** A success under this old on a healthy account is not written again (`recordSuccess`). */
+const successPrecisionMillis = 60_000
 
 export const make = Effect.gen(function*() {
   const client = yield* SqlClient.SqlClient
@@ -52,8 +56,8 @@ export const make = Effect.gen(function*() {
     ? ReadCache.make<OrganizationId, ReadonlyArray<SocialAccount>>()
     : undefined
   const forgetForWrite = forWrite === undefined ? Effect.void : forWrite.invalidate
-  const written = <A, E, R>(self: Effect.Effect<A, E, R>) =>
-    Effect.ensuring(self, lists === undefined ? forgetForWrite : lists.invalidate)
+  const invalidate = lists === undefined ? forgetForWrite : lists.invalidate
+  const written = <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.ensuring(self, invalidate)
   const load = (organizationId: OrganizationId) =>
     sql`${sql.literal(PgPrepared.marker)} SELECT ${sql.literal(columns)} FROM social_accounts
       WHERE organization_id = ${organizationId} ORDER BY id`.pipe(
@@ -83,6 +87,30 @@ export const make = Effect.gen(function*() {
         written,
         orPersistence("AccountStore.update")
       ),
+    recordSuccess: (organizationId, id, now) => {
+      const at = DateTime.toEpochMillis(now)
+      // The freshness rule of the dispatcher (`isFresh`), on the row as it is now.
+      const stale = sql`(last_success_at IS NULL OR last_success_at <= ${at - successPrecisionMillis}
+        OR recent_failures <> 0 OR needs_reconnection <> 0)`
+      return sql.onDialectOrElse({
+        // SKIP LOCKED: a row another transaction holds is left to it rather than waited for.
+        pg: () =>
+          sql`UPDATE social_accounts SET last_success_at = ${at}, recent_failures = 0, updated_at = ${at}
+            WHERE id = (SELECT id FROM social_accounts WHERE organization_id = ${organizationId} AND id = ${id}
+              AND ${stale} FOR UPDATE SKIP LOCKED)
+            RETURNING ${sql.literal(columns)}`,
+        // One writer at a time: nothing to skip.
+        orElse: () =>
+          sql`UPDATE social_accounts SET last_success_at = ${at}, recent_failures = 0, updated_at = ${at}
+            WHERE organization_id = ${organizationId} AND id = ${id} AND ${stale}
+            RETURNING ${sql.literal(columns)}`
+      }).pipe(
+        Effect.flatMap(decode),
+        Effect.map(Arr.head),
+        Effect.tap((account) => Option.isSome(account) ? invalidate : Effect.void),
+        orPersistence("AccountStore.recordSuccess")
+      )
+    },
     findById: (organizationId, id) =>
       sql`${sql.literal(PgPrepared.marker)} SELECT ${sql.literal(columns)} FROM social_accounts
         WHERE organization_id = ${organizationId} AND id = ${id}`.pipe(

@@ -47,7 +47,7 @@ for (const db of await databasesUnderTest()) {
     const layer = storesOn(db.layer)
     organizationStoreContract(layer)
     apiKeyStoreContract(layer)
-    accountStoreContract(layer)
+    accountStoreContract(layer, { rowLocks: db.label === "postgres" })
     eventStoreContract(layer)
     postStoreContract(layer)
     analyticsStoreContract(layer)

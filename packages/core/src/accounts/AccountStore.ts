@@ -1,4 +1,5 @@
 import * as Context from "effect/Context"
+import type * as DateTime from "effect/DateTime"
 import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import type { SocialAccount } from "./Account.js"
@@ -23,6 +24,18 @@ export type NewAccount = Omit<SocialAccount, "id">
 export class AccountStore extends Context.Tag("@herald/core/accounts/AccountStore")<AccountStore, {
   readonly insert: (account: NewAccount) => Effect.Effect<SocialAccount, PersistenceError>
   readonly update: (account: SocialAccount) => Effect.Effect<void, PersistenceError>
+  /**
+   * A publish's success on the account: last success `now`, recent failures cleared, unless the row
+   * already says as much (healthy, last success under a minute before `now`), or, on Postgres, another
+   * transaction holds the row. That writer's change stands: waiting for it would queue every recording
+   * transaction of a burst on the one account behind each other's commits. The account as written, or
+   * none when nothing was written.
+   */
+  readonly recordSuccess: (
+    organizationId: OrganizationId,
+    id: AccountId,
+    now: DateTime.Utc
+  ) => Effect.Effect<Option.Option<SocialAccount>, PersistenceError>
   readonly findById: (
     organizationId: OrganizationId,
     id: AccountId

@@ -705,6 +705,8 @@ export const recordAll = (
       )
       // Accounts as this transaction left them: a batch of one account's publishes writes it once.
       const accountsNow = new Map<string, SocialAccount>()
+      // Accounts whose success this batch offered the store, written or not (fresh, or another's).
+      const successOffered = new Set<string>()
       // Posts of several destinations that a member of this batch settled (finished, not re-queued).
       const settling = new Map<string, Destination>()
       for (const [k, { i, p }] of order.entries()) {
@@ -743,8 +745,10 @@ export const recordAll = (
         }
         const accountKey = `${d.organizationId}:${d.accountId}`
         const before = accountsNow.get(accountKey) ?? loaded.account
-        if (touchesAccount(outcome, now, before)) {
+        const success = isPlainSuccess(outcome)
+        if (!(success && successOffered.has(accountKey)) && touchesAccount(outcome, now, before)) {
           const updated = yield* updateAccount(d, outcome, now)
+          if (success) successOffered.add(accountKey)
           if (Option.isSome(updated.account)) accountsNow.set(accountKey, updated.account.value)
           events.push(...updated.events)
         }
@@ -824,6 +828,10 @@ const isFresh = (account: SocialAccount, now: DateTime.Utc, result: PublishResul
   Option.isSome(account.lastSuccessAt) &&
   DateTime.toEpochMillis(now) - DateTime.toEpochMillis(account.lastSuccessAt.value) < 60_000
 
+/** A publish that brought no new credentials: on the account it writes only the success. */
+const isPlainSuccess = (outcome: Outcome): boolean =>
+  outcome._tag === "Published" && outcome.result.renewedCredentials === undefined
+
 /** Whether this outcome changes the account's health (`updateAccount` then writes it). */
 const touchesAccount = (outcome: Outcome, now: DateTime.Utc, before: SocialAccount | undefined): boolean => {
   if (outcome._tag === "Unknown" || outcome._tag === "Absent") return false
@@ -842,14 +850,17 @@ const updateAccount = (d: Destination, outcome: Outcome, now: DateTime.Utc) =>
     const unchanged = { events, account: Option.none<SocialAccount>() }
     if (outcome._tag === "Unknown" || outcome._tag === "Absent") return unchanged
     const accounts = yield* AccountStore
+    // A success without new credentials touches three columns, decided on the row as it is then: rounds
+    // in flight together read the account before any of them wrote it, and the first to record writes
+    // it; the others find it fresh, or (Postgres) held by that first writer, and leave it alone.
+    if (isPlainSuccess(outcome)) {
+      return { events, account: yield* accounts.recordSuccess(d.organizationId, d.accountId, now) }
+    }
     // Read inside the transaction, just before writing, so a concurrent reconnect is not overwritten
     // with stale credentials.
     const current = yield* accounts.findById(d.organizationId, d.accountId)
     if (Option.isNone(current)) return unchanged
     const account = current.value
-    // Rounds in flight together read the account before any of them wrote it: the first to record
-    // writes it, the others find it fresh here and leave the row (and its lock) alone.
-    if (outcome._tag === "Published" && isFresh(account, now, outcome.result)) return { events, account: current }
     let next: SocialAccount | undefined
     if (outcome._tag === "Published") {
       const renewed = outcome.result.renewedCredentials
