@@ -60,6 +60,7 @@ const drainOnce = async (runtime: ReturnType<typeof runtimeOf>, last: boolean) =
     session.connect()
     if (last && process.env.PROFILE !== undefined) {
       await session.post("Profiler.enable")
+      await session.post("Profiler.setSamplingInterval", { interval: Number(process.env.PROFILE_US ?? "1000") })
       await session.post("Profiler.start")
     }
     // HEAP=file: a sampling heap profile of the same drain (every allocation kept, sampled every 4 KiB).

@@ -34,10 +34,10 @@ describe("Dispatch in batches (SQLite + sandbox)", () => {
       // fails the batch's transaction; the dispatcher then records each member on its own.
       const failing = Effect.map(AccountStore, (accounts) => ({
         ...accounts,
-        update: (account: Parameters<typeof accounts.update>[0]) =>
-          account.id === broken
+        recordSuccess: (...args: Parameters<typeof accounts.recordSuccess>) =>
+          args[1] === broken
             ? Effect.fail(new PersistenceError({ message: "disk full", cause: "test" }))
-            : accounts.update(account)
+            : accounts.recordSuccess(...args)
       }))
       const round = yield* Effect.fork(Engine.runOnce.pipe(Effect.provideServiceEffect(AccountStore, failing)))
       // The failing member is retried (100, 200, 400 ms of test clock) before it is given up.
