@@ -204,4 +204,21 @@ describe("Sandbox findPublished", () => {
       expect((yield* Sandbox.make("x").findPublished!(lookup("x", 1)))._tag).toBe("Unknown")
       expect((yield* publisher.findPublished!(lookup("x", 2)))._tag).toBe("Unknown")
     }))
+
+  it.effect("keeps only its latest publishes in memory; an older one is asked of the ledger", () =>
+    Effect.gen(function*() {
+      const alone = Sandbox.make("x", { remembered: 2 })
+      const ledger = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "herald-ledger-")), "ledger.jsonl")
+      const ledgered = Sandbox.make("x", { remembered: 2, ledger })
+      for (const attempt of [1, 2, 3]) {
+        yield* alone.publish(request("x", "hello", attempt))
+        yield* ledgered.publish(request("x", "hello", attempt))
+      }
+      // The oldest of three is forgotten: without a ledger the client can no longer tell.
+      expect((yield* alone.findPublished!(lookup("x", 1)))._tag).toBe("Unknown")
+      expect((yield* alone.findPublished!(lookup("x", 2)))._tag).toBe("Found")
+      expect((yield* alone.findPublished!(lookup("x", 3)))._tag).toBe("Found")
+      // With one, the ledger still knows it.
+      expect((yield* ledgered.findPublished!(lookup("x", 1)))._tag).toBe("Found")
+    }))
 })

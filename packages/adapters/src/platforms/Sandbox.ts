@@ -101,6 +101,12 @@ export interface SandboxOptions {
    * the publish answers; shared by every process so that any of them can answer `findPublished`.
    */
   readonly ledger?: string
+  /**
+   * How many of its own publishes a client keeps in memory for `findPublished` (default 10,000; the
+   * oldest go first). A long-running sandbox (`herald serve --sandbox` for a demo of days) must not
+   * grow without end; a lookup that finds nothing here asks the ledger, as after a restart.
+   */
+  readonly remembered?: number
 }
 
 /** One post the sandbox published, as its ledger keeps it. */
@@ -300,8 +306,9 @@ const latencyOf = (options: SandboxOptions): Effect.Effect<Duration.Duration> =>
 export const make = (platform: Platform, options: SandboxOptions = {}, files: LineFiles = appendPerLine): PlatformClient => {
   // Without an attempt number (a caller other than the dispatcher), flakiness is remembered here.
   const flakySeen = new Set<string>()
-  // What this process published, by destination and attempt.
+  // What this process published lately, by destination and attempt, oldest first.
   const published = new Map<string, { readonly id: string; readonly url: string }>()
+  const keep = Math.max(1, options.remembered ?? 10_000)
   const attemptKey = (destinationId: string, attempt: number) => `${destinationId}:${attempt}`
 
   const findPublished = (lookup: PublishedLookup): Effect.Effect<PublishedAnswer, PublishError> =>
@@ -324,6 +331,7 @@ export const make = (platform: Platform, options: SandboxOptions = {}, files: Li
   const remember = (request: PublishRequest, post: { readonly id: string; readonly url: string }, at: DateTime.Utc): void => {
     if (request.destinationId === undefined || request.attempt === undefined) return
     published.set(attemptKey(request.destinationId, request.attempt), post)
+    if (published.size > keep) published.delete(published.keys().next().value!)
     if (options.ledger === undefined) return
     const entry: LedgerEntry = {
       platform,
@@ -393,6 +401,7 @@ export const make = (platform: Platform, options: SandboxOptions = {}, files: Li
         : !flakySeen.has(`${request.destinationId ?? request.account.id}:${request.main.content}`)
       if (request.attempt === undefined) {
         flakySeen.add(`${request.destinationId ?? request.account.id}:${request.main.content}`)
+        if (flakySeen.size > keep) flakySeen.delete(flakySeen.values().next().value!)
       }
       if (firstAttempt) {
         return Effect.zipRight(
