@@ -341,8 +341,8 @@ const cpuFigure = (cpu: { readonly node: number; readonly postgres: number }) =>
  * Whether any destination is still queued or publishing: two probes of the partial indexes on those
  * statuses, so that the bench's own polling (every 20 ms) costs Postgres next to nothing. Counting
  * every destination by status each time (`W.statusCounts`, ~2 ms of Postgres CPU per poll at 5,000
- * rows) took a quarter as much Postgres CPU as the workers' own statements, on the cores they share;
- * graphile-worker's side is timed by its in-process events, without polling.
+ * rows) took a quarter as much Postgres CPU as the workers' own statements, on the cores they share.
+ * graphile-worker's jobs table is probed the same way, at the same interval.
  */
 const pending = Effect.flatMap(SqlClient.SqlClient, (sql) =>
   sql<{ pending: boolean | number }>`SELECT EXISTS (SELECT 1 FROM destinations WHERE status = 'queued')
@@ -436,7 +436,9 @@ const graphileConcurrency = 10
 
 /**
  * `count` no-op jobs added up front, then one graphile-worker runner in this process (concurrency 10,
- * its own batched job fetching left at its defaults): from its start until the last job succeeded.
+ * its own batched job fetching left at its defaults): from its start until its jobs table is empty,
+ * probed every 20 ms as Herald's destinations are (until session 18: until the last `job:success`
+ * event, which comes before that job's completion is written).
  * A warm-up run of `warmUpOf(count)` jobs comes first, in this process, with a runner of its own.
  */
 export const graphileNoop = async (count: number) => {
@@ -463,6 +465,15 @@ export const graphileNoop = async (count: number) => {
     pool.on("error", () => {})
     pool.on("connect", (client) => client.on("error", () => {}))
     pools.push(pool)
+    // Jobs left in its table, probed as Herald's destinations are (`untilDrained`): graphile-worker
+    // deletes a job when it records its completion. Its `job:success` event is no end mark: it is
+    // emitted before that completion is even sent, and the worker does not wait for it before taking
+    // the next job (worker.js: `safeEmit(ctx, "job:success", …)`, then `completeJob(job)` unawaited).
+    const probe = new pg.Pool({ connectionString: db.url, max: 1 })
+    probe.on("error", () => {})
+    pools.push(probe)
+    const left = async () =>
+      (await probe.query<{ left: boolean }>("SELECT EXISTS (SELECT 1 FROM graphile_worker._private_jobs) AS left")).rows[0]!.left
     const started = performance.now()
     const runner = await runGraphile({
       pgPool: pool,
@@ -473,25 +484,31 @@ export const graphileNoop = async (count: number) => {
       taskList: { noop: async () => {} }
     })
     runners.push(runner)
+    let lastSuccess = NaN
     runner.events.on("job:success", () => {
       done += 1
-      if (done === jobs) finished()
+      if (done === jobs) {
+        lastSuccess = (performance.now() - started) / 1000
+        finished()
+      }
     })
     // A bound on a stuck run; cleared once the jobs are done (a pending timer kept the process alive
     // for ten minutes after the bench had printed its results).
     let bound: NodeJS.Timeout | undefined
-    await Promise.race([allDone, new Promise<void>((resolve) => (bound = setTimeout(resolve, 600_000)))])
-    clearTimeout(bound)
+    const deadline = Date.now() + 600_000
+    while (Date.now() < deadline && (await left())) await sleep(20)
     const seconds = (performance.now() - started) / 1000
+    await Promise.race([allDone, new Promise<void>((resolve) => (bound = setTimeout(resolve, 10_000)))])
+    clearTimeout(bound)
     await runner.stop()
-    return { seconds, done }
+    return { seconds, done, lastSuccess }
   }
   try {
     await utils.migrate()
     // A warm-up run first, as for Herald, in this process; then the timed run, from its runner's start.
     await runJobs(warmUpOf(count), (k) => ({ warm: k }))
-    const { done, seconds } = await runJobs(count, (n) => ({ n }))
-    return { seconds, rate: count / seconds, ok: done === count, done }
+    const { done, lastSuccess, seconds } = await runJobs(count, (n) => ({ n }))
+    return { seconds, rate: count / seconds, ok: done === count, done, lastSuccess }
   } finally {
     await utils.release()
     for (const runner of runners) await runner.stop().catch(() => {})
@@ -566,7 +583,7 @@ export const run = async (options: { readonly scale: number; readonly log?: (lin
         processes: "1 (in-process)",
         items: count,
         seconds: peer.seconds,
-        figure: `${perSecond(peer.rate)} jobs${of(runs.peer)}`
+        figure: `${perSecond(peer.rate)} jobs${of(runs.peer)}; its last job:success event ${peer.lastSuccess.toFixed(2)} s`
       })
       // The in-process loop as `herald serve` runs it; then the standalone worker, one process as
       // graphile-worker's runner is one; then two. On a 2-core machine one worker and Postgres already
@@ -699,7 +716,7 @@ export const markdown = (results: Results, machine: string): string => {
     "that the set-up is not timed) until every destination is",
     "recorded with its events; graphile-worker runs the same number of no-op jobs on the same Postgres",
     `server (its own fresh database, concurrency ${graphileConcurrency}), all due when its runner starts, from that start`,
-    "until the last job succeeded. Each throughput run follows an untimed warm-up run of a fifth as many in",
+    "until its jobs table is empty (each side's end probed every 20 ms). Each throughput run follows an untimed warm-up run of a fifth as many in",
     "the same process(es) (a dispatcher runs for days: the figure is its rate once compiled). The Postgres",
     "throughput rows are the median of interleaved rounds (graphile-worker, Herald in process, one worker,",
     "two workers; each run's rate in brackets), and ratios are of medians.",
