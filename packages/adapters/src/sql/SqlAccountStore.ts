@@ -1,6 +1,6 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { SocialAccount } from "@herald/core/accounts/Account"
-import { AccountStore } from "@herald/core/accounts/AccountStore"
+import { AccountStore, successPrecisionMillis } from "@herald/core/accounts/AccountStore"
 import { AccountId, type OrganizationId } from "@herald/core/kernel/Ids"
 import * as Arr from "effect/Array"
 import * as DateTime from "effect/DateTime"
@@ -23,9 +23,6 @@ const InsertedId = Schema.Array(Schema.Struct({ id: Schema.compose(DbNumber, Acc
 const columns = "id, organization_id, platform, platform_account_id, account_name, avatar_url, is_active, " +
   "connection_flow, needs_reconnection, token_expires_at, last_success_at, recent_failures, credentials, created_at, " +
   "updated_at"
-
-/** A success under this old on a healthy account is not written again (`recordSuccess`). */
-const successPrecisionMillis = 60_000
 
 export const make = Effect.gen(function*() {
   const client = yield* SqlClient.SqlClient

@@ -18,6 +18,12 @@ export interface AccountList {
   readonly fresh: boolean
 }
 
+/**
+ * How old a healthy account's last success may be before a publish writes it again: at high volume a
+ * write per publish would cost more than the publish, so `lastSuccessAt` is precise to this much.
+ */
+export const successPrecisionMillis = 60_000
+
 /** A new account: everything but the integer id, which the store assigns. */
 export type NewAccount = Omit<SocialAccount, "id">
 

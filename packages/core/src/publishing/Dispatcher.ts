@@ -33,7 +33,7 @@ import * as Queue from "effect/Queue"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import { SocialAccount } from "../accounts/Account.js"
-import { AccountStore } from "../accounts/AccountStore.js"
+import { AccountStore, successPrecisionMillis } from "../accounts/AccountStore.js"
 import * as CircuitBreaker from "./CircuitBreaker.js"
 import * as ClaimSize from "./ClaimSize.js"
 import * as ClaimsFirst from "./ClaimsFirst.js"
@@ -818,15 +818,15 @@ const completionOf = (outcome: Outcome, d: Destination, now: DateTime.Utc): Comp
 }
 
 /**
- * A healthy account whose last success is under a minute old is not rewritten on every publish: at
- * high volume that write would cost more than the publish. `lastSuccessAt` is precise to a minute.
+ * A healthy account whose last success is under a minute old is not rewritten on every publish
+ * (`successPrecisionMillis`); the store applies the same rule to the row itself (`recordSuccess`).
  */
 const isFresh = (account: SocialAccount, now: DateTime.Utc, result: PublishResult): boolean =>
   result.renewedCredentials === undefined &&
   account.recentFailures === 0 &&
   !account.needsReconnection &&
   Option.isSome(account.lastSuccessAt) &&
-  DateTime.toEpochMillis(now) - DateTime.toEpochMillis(account.lastSuccessAt.value) < 60_000
+  DateTime.toEpochMillis(now) - DateTime.toEpochMillis(account.lastSuccessAt.value) < successPrecisionMillis
 
 /** A publish that brought no new credentials: on the account it writes only the success. */
 const isPlainSuccess = (outcome: Outcome): boolean =>
