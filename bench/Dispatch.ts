@@ -176,7 +176,7 @@ const worker: Dispatcher.Options = { workerId: `bench:${process.pid}` }
  * at a time, which no deployment runs: the loop claims the next round while earlier ones publish and
  * record.)
  */
-export const throughputInProcess = async (database: Database, count: number) => {
+const throughputInProcess = async (database: Database, count: number) => {
   const runtime = inProcessRuntime(database, [])
   const warm = warmUpOf(count)
   try {

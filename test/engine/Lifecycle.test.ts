@@ -313,6 +313,23 @@ describe("Dispatcher lifecycle (SQLite + sandbox)", () => {
       expect(second.lastSuccessAt).toEqual(first.lastSuccessAt)
       expect(Option.isSome(second.lastSuccessAt)).toBe(true)
     })))
+  it.effect("a success clears an account's recent permanent failures at once, however fresh its last success", () =>
+    provide(Effect.gen(function*() {
+      const accounts = yield* AccountStore
+      const before = yield* Engine.account("threads")
+      // Failing enough for the health report's `recent_permanent_failures`, with a success seconds ago.
+      yield* accounts.update(new SocialAccount({
+        ...before,
+        recentFailures: 3,
+        lastSuccessAt: Option.some(DateTime.subtract(yield* DateTime.now, { seconds: 5 }))
+      }))
+      yield* Engine.insertPost({ content: "this one lands", platforms: ["threads"] })
+      expect(yield* Engine.runOnce).toMatchObject({ claimed: 1, published: 1 })
+      const after = yield* Engine.account("threads")
+      expect(after.recentFailures).toBe(0)
+      expect(after.lastSuccessAt).toEqual(Option.some(yield* DateTime.now))
+    })))
+
   it.effect("a batch offers its account's success to the store once, whether or not the store writes it", () =>
     provide(Effect.gen(function*() {
       const posts = yield* Effect.forEach([1, 2, 3], (i) => Engine.insertPost({ content: `p${i}`, platforms: ["x"] }))

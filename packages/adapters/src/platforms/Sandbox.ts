@@ -103,8 +103,9 @@ export interface SandboxOptions {
   readonly ledger?: string
   /**
    * How many of its own publishes a client keeps in memory for `findPublished` (default 10,000; the
-   * oldest go first). A long-running sandbox (`herald serve --sandbox` for a demo of days) must not
-   * grow without end; a lookup that finds nothing here asks the ledger, as after a restart.
+   * oldest go first), and as many flaky markers seen. A long-running sandbox (`herald serve --sandbox`
+   * for a demo of days) must not grow without end; a lookup that finds nothing here asks the ledger,
+   * as after a restart.
    */
   readonly remembered?: number
 }
