@@ -8,7 +8,8 @@
  * the adaptive claim size. Only the drain is profiled (inspector), written to PROFILE when set; open
  * it in Chrome DevTools or summarise the self time per function. REPEAT=k drains k backlogs in the
  * same process and reports only the last (a warm dispatcher); HEAP=file writes a sampling heap
- * profile of that drain. Not part of `npm run bench`.
+ * profile of that drain. THREADS=1 prints the CPU time of each of this process's threads over that
+ * drain (Linux /proc): the main thread's against V8's helper threads (GC). Not part of `npm run bench`.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Registry from "@herald/adapters/platforms/Registry"
@@ -40,6 +41,18 @@ const runtimeOf = (database: Parameters<typeof W.storesLayer>[0]) =>
     process.env.LOGS === "1" ? Layer.empty : Logger.minimumLogLevel(LogLevel.Warning)
   ))
 
+/** CPU ticks (1/100 s) per thread of this process, from /proc (Linux). */
+const threadTimes = () => {
+  const times = new Map<string, { name: string; ticks: number }>()
+  for (const tid of fs.readdirSync("/proc/self/task")) {
+    const stat = fs.readFileSync(`/proc/self/task/${tid}/stat`, "utf8")
+    const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"))
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    times.set(tid, { name, ticks: Number(fields[11]) + Number(fields[12]) })
+  }
+  return times
+}
+
 const drain = async (database: Parameters<typeof W.storesLayer>[0]) => {
   const runtime = runtimeOf(database)
   try {
@@ -67,6 +80,7 @@ const drainOnce = async (runtime: ReturnType<typeof runtimeOf>, last: boolean) =
     if (last && process.env.HEAP !== undefined) {
       await session.post("HeapProfiler.startSampling", { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true })
     }
+    const threadsBefore = threadTimes()
     const started = performance.now()
     const cpu = process.cpuUsage()
     let total = 0
@@ -79,6 +93,14 @@ const drainOnce = async (runtime: ReturnType<typeof runtimeOf>, last: boolean) =
     }
     const seconds = (performance.now() - started) / 1000
     const used = process.cpuUsage(cpu)
+    const threadsAfter = threadTimes()
+    if (last && process.env.THREADS === "1") {
+      for (const [tid, t] of threadsAfter) {
+        const before = threadsBefore.get(tid)
+        const d = t.ticks - (before?.ticks ?? 0)
+        if (d > 0) console.log(`thread ${tid} ${t.name}: ${d * 10} ms`)
+      }
+    }
     if (last && process.env.PROFILE !== undefined) {
       const { profile } = await session.post("Profiler.stop")
       fs.writeFileSync(process.env.PROFILE, JSON.stringify(profile))

@@ -18,8 +18,14 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
+import { EventStore } from "@herald/core/webhooks/EventStore"
+import * as Exit from "effect/Exit"
+import { postgresLayer, probePostgres } from "../../packages/adapters/test/support/TestDatabases.js"
 import * as Engine from "./EngineHarness.js"
 import * as W from "./WorkerProcesses.js"
+
+const pg = await probePostgres
+if (!pg.available) console.warn(`[skip] dispatch in batches on Postgres: ${pg.reason}`)
 
 const provide = <A, E>(self: Effect.Effect<A, E, Engine.EngineServices>, clients?: ReadonlyArray<PlatformClient>) =>
   Effect.provide(self, Engine.layer(clients === undefined ? {} : { clients }))
@@ -381,6 +387,54 @@ describe("Dispatch in batches (SQLite + sandbox)", () => {
       }
     }))
   })
+})
+
+describe.skipIf(!pg.available)("Dispatch in batches (Postgres + sandbox)", () => {
+  it.effect("the loop's next claim begins while the previous claim's transaction still writes its events", () =>
+    Effect.gen(function*() {
+      const posts = yield* Effect.forEach(Array.from({ length: 12 }, (_, i) => i), (i) =>
+        Engine.insertPost({ content: `backlog ${i}`, platforms: ["telegram"] }))
+      const store = yield* DispatchStore
+      const events = yield* EventStore
+      let claims = 0
+      const second = yield* Deferred.make<void>()
+      const counting = DispatchStore.of({
+        ...store,
+        claimDue: (options) =>
+          Effect.tap(store.claimDue(options), () =>
+            Effect.sync(() => {
+              claims += 1
+              if (claims === 2) Deferred.unsafeDone(second, Exit.void)
+            }))
+      })
+      // The first claim's events are held (5 s at most) until a second claim has answered.
+      let held = false
+      let overlapped: boolean | undefined
+      const holding = EventStore.of({
+        ...events,
+        append: (appended) => {
+          if (held || !appended.some((e) => e.type === "post.publishing")) return events.append(appended)
+          held = true
+          return Effect.race(Deferred.await(second), Engine.settle("5 seconds")).pipe(
+            Effect.zipRight(Effect.map(Deferred.isDone(second), (done) => (overlapped = done))),
+            Effect.zipRight(events.append(appended))
+          )
+        }
+      })
+      const loop = yield* Effect.fork(
+        Dispatcher.run({ ...Engine.worker, batchSize: 4, minBatchSize: 4, pollInterval: "1 hour" }).pipe(
+          Effect.provideService(DispatchStore, counting),
+          Effect.provideService(EventStore, holding)
+        )
+      )
+      expect(yield* Engine.eventually(Effect.map(W.statusCounts, (c) => c["published"] === 12), "10 seconds")).toBe(true)
+      yield* Fiber.interrupt(loop)
+      expect(overlapped).toBe(true)
+      expect((yield* Engine.Sends).length).toBe(12)
+      for (const { post } of posts) {
+        expect(yield* Engine.eventTypes(post.id)).toEqual(["post.publishing", "post.published"])
+      }
+    }).pipe(Effect.provide(Engine.layer({ database: postgresLayer }))))
 })
 
 describe("ClaimSize", () => {

@@ -166,6 +166,8 @@ export const make = Effect.gen(function*() {
     }).pipe(orPersistence("DispatchStore.completeAll"))
 
   return DispatchStore.of({
+    claimsOverlap: sql.onDialectOrElse({ pg: () => true, orElse: () => false }),
+
     claimDue: ({ leaseFor, limit, now, workerId }) =>
       Effect.gen(function*() {
         if (limit <= 0) return []

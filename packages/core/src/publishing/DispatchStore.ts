@@ -43,6 +43,13 @@ export class DispatchStore extends Context.Tag("@herald/core/publishing/Dispatch
     readonly workerId: string
   }) => Effect.Effect<ReadonlyArray<Claim>, PersistenceError>
   /**
+   * Whether a claim may begin while another claim's transaction is still open, each taking rows the
+   * other does not (Postgres: the open claim's rows are locked, and `SKIP LOCKED` passes them by).
+   * False where transactions take turns on one writer (SQLite): there a claim waits for the previous
+   * one to commit, so the dispatcher's loop does not start it earlier.
+   */
+  readonly claimsOverlap: boolean
+  /**
    * Records the outcome, fenced by the claim: only if the destination is still `publishing` under
    * the same lease token and attempt number. False means the claim was lost and nothing was written.
    */

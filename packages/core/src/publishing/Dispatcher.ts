@@ -1085,8 +1085,11 @@ const makeHolds = (claims: ReadonlyArray<Claim>, config: Resolved) =>
     return holds
   })
 
-/** Claims a batch and writes its `post.publishing` events in the claim's transaction. */
-const claimBatch = (config: Resolved, limit: number) =>
+/**
+ * Claims a batch and writes its `post.publishing` events in the claim's transaction. `onClaimed` is
+ * told how many were claimed as soon as the claim's statement answers, inside that transaction.
+ */
+const claimBatch = (config: Resolved, limit: number, onClaimed: (claimed: number) => Effect.Effect<void>) =>
   Effect.gen(function*() {
     const dispatch = yield* DispatchStore
     const eventStore = yield* EventStore
@@ -1099,6 +1102,7 @@ const claimBatch = (config: Resolved, limit: number) =>
         leaseFor: config.leaseFor,
         workerId: config.workerId
       })
+      yield* onClaimed(claims.length)
       if (claims.length > 0) {
         const event = yield* eventsAt(claims.length, now)
         const events = claims.map((claim) =>
@@ -1456,7 +1460,10 @@ const noneAbandoned = { resolved: 0, found: 0, absent: 0 }
 
 /** How a round of `run` tells its loop where it is, and gives way to the loop's next claim. */
 interface InLoop {
-  /** Completed once the round has claimed (none: the round failed first). */
+  /**
+   * Completed once the round's claim has answered, committed or, where claims overlap, not yet (none:
+   * the round failed first).
+   */
   readonly onClaimed: Deferred.Deferred<Option.Option<Claimed>>
   /** Completed once every publish of the round has ended (or the round ended without them). */
   readonly published: Deferred.Deferred<void>
@@ -1480,12 +1487,18 @@ const round = (options: Options, claimLimit?: number, inLoop?: InLoop) =>
     const config = resolve(options)
     const limit = Math.min(config.claimSize.max, Math.max(1, claimLimit ?? config.claimSize.min))
     const claimed = inLoop?.claimed ?? (() => {})
+    const dispatch = yield* DispatchStore
     const body = Effect.gen(function*() {
       const abandoned = inLoop === undefined || inLoop.sweep ? yield* resolveAbandoned(config) : noneAbandoned
-      const claims = yield* claimBatch(config, limit)
-      if (inLoop !== undefined) {
-        yield* Deferred.succeed(inLoop.onClaimed, Option.some({ limit, claimed: claims.length, expired: abandoned.resolved }))
-      }
+      const toLoop = (claimed: number) =>
+        inLoop === undefined
+          ? Effect.void
+          : Effect.asVoid(Deferred.succeed(inLoop.onClaimed, Option.some({ limit, claimed, expired: abandoned.resolved })))
+      // Where claims overlap (Postgres), the loop's next claim begins as soon as this one's statement
+      // has answered, while this transaction still writes its events and commits (its rows stay
+      // locked, so the next claim passes them by); elsewhere once this claim has committed.
+      const claims = yield* claimBatch(config, limit, dispatch.claimsOverlap ? toLoop : () => Effect.void)
+      yield* toLoop(claims.length)
       if (claims.length === 0) claimed()
       const results = claims.length === 0
         ? []
