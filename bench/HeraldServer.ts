@@ -68,7 +68,9 @@ export const start = async (options: {
   const child = spawn(
     process.execPath,
     [
-      ...(options.nodeArgs ?? []),
+      // BENCH_HERALD_NODE_ARGS: Node flags for every Herald server a bench starts (e.g. `--cpu-prof
+      // --cpu-prof-dir=/tmp/p`, which NODE_OPTIONS does not allow), unless the bench passes its own.
+      ...(options.nodeArgs ?? (process.env.BENCH_HERALD_NODE_ARGS ?? "").split(" ").filter((arg) => arg !== "")),
       path.join(root, "packages/http/bin/herald.mjs"),
       "serve",
       "--sandbox",
