@@ -5,7 +5,9 @@ import { DispatchStore, type Claim } from "@herald/core/publishing/DispatchStore
 import type { OrganizationId } from "@herald/core/kernel/Ids"
 import { PostStore } from "@herald/core/posts/PostStore"
 import { ProcessInfo, ProcessStore } from "@herald/core/publishing/Processes"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import { accountValue, at, destination, givenOrganization, post, T0, type StoresLayer } from "./Fixtures.js"
 
@@ -402,6 +404,37 @@ export const dispatchStoreContract = (layer: StoresLayer, concurrentLayer: Store
         yield* claim(T0 + 10, 1)
         expect(yield* store.nextDueAt).toEqual(Option.some(at(T0 + 20)))
       }).pipe(Effect.provide(layer)))
+
+    it.live("claims overlap only where an open claim's rows are passed by: a claim beside it takes the next rows at once", () =>
+      Effect.gen(function*() {
+        const store = yield* DispatchStore
+        const sql = yield* SqlClient.SqlClient
+        // Postgres: row locks and SKIP LOCKED; SQLite: one writer, a second claim would wait its turn.
+        expect(store.claimsOverlap).toBe(sql.onDialectOrElse({ pg: () => true, orElse: () => false }))
+        if (!store.claimsOverlap) return
+        const org = yield* givenOrganization
+        const [d1, d2, d3, d4] = yield* givenDestinations(org.id, [
+          { dueAt: at(T0 - 4) },
+          { dueAt: at(T0 - 3) },
+          { dueAt: at(T0 - 2) },
+          { dueAt: at(T0 - 1) }
+        ])
+        const claimedFirst = yield* Deferred.make<ReadonlyArray<Claim>>()
+        const commit = yield* Deferred.make<void>()
+        const first = yield* Effect.fork(sql.withTransaction(Effect.gen(function*() {
+          yield* Deferred.succeed(claimedFirst, yield* claim(T0, 2, "first"))
+          yield* Deferred.await(commit)
+        })))
+        const held = yield* Deferred.await(claimedFirst)
+        // The first claim's transaction is still open: the second claim passes its rows by, unblocked.
+        const beside = yield* claim(T0, 10, "second").pipe(Effect.timeout("5 seconds"))
+        yield* Deferred.succeed(commit, undefined)
+        yield* Fiber.join(first)
+        expect(held.map((c) => c.destination.id)).toEqual([d1!.id, d2!.id])
+        expect(beside.map((c) => c.destination.id)).toEqual([d3!.id, d4!.id])
+        expect(yield* leaseOf(d1!)).toMatchObject({ by: "first" })
+        expect(yield* leaseOf(d3!)).toMatchObject({ by: "second" })
+      }).pipe(Effect.provide(concurrentLayer)), 30_000)
 
     it.live("8 concurrent claimers take each of 2000 due destinations exactly once", () =>
       Effect.gen(function*() {
