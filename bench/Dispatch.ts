@@ -32,6 +32,7 @@ import pg from "pg"
 import { pathToFileURL } from "node:url"
 import { createFreshPgDatabase, probePostgres } from "../packages/adapters/test/support/TestDatabases.js"
 import * as W from "../test/engine/WorkerProcesses.js"
+import * as HeraldServer from "./HeraldServer.js"
 
 export interface Row {
   readonly benchmark: string
@@ -277,6 +278,7 @@ const workerEnv = (): NodeJS.ProcessEnv => {
 }
 
 const startWorkers = async (url: string, dir: string, count: number, args: ReadonlyArray<string> = []) => {
+  HeraldServer.requireFreshBuild({ nodeOptions: workerEnv().NODE_OPTIONS ?? process.env.NODE_OPTIONS ?? "" })
   const workers = Array.from(
     { length: count },
     (_, i) =>
@@ -522,6 +524,8 @@ export const graphileNoop = async (count: number) => {
 export const run = async (options: { readonly scale: number; readonly log?: (line: string) => void }): Promise<Results> => {
   const n = (base: number) => Math.max(10, Math.round(base * options.scale))
   const log = options.log ?? ((line: string) => console.log(line))
+  // The in-process rows run this process's modules: the compiled dist/ unless it runs the sources.
+  HeraldServer.requireFreshBuild({ nodeOptions: [...process.execArgv, process.env.NODE_OPTIONS ?? ""].join(" ") })
   const rows: Array<Row> = []
   const ratios: Array<string> = []
   const notes: Array<string> = []

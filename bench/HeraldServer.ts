@@ -18,6 +18,38 @@ export const freePort = () =>
     })
   })
 
+/** The newest modification time (ms) of any file under `dir`. */
+const newestUnder = (dir: string): number => {
+  let newest = 0
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name)
+    newest = Math.max(newest, entry.isDirectory() ? newestUnder(full) : fs.statSync(full).mtimeMs)
+  }
+  return newest
+}
+
+const freshRoots = new Set<string>()
+
+/**
+ * Refuses to bench a build older than the sources. The `herald` processes a bench starts run the CLI
+ * bundle (`packages/http/dist/bin/herald.mjs`), and the in-process parts the compiled `dist/`, unless
+ * Node runs the sources (`--conditions=herald-source` in `nodeOptions`, by default NODE_OPTIONS).
+ * `tsc -b` alone rebuilds `dist/` but not the bundle, and a bench on a stale bundle measures the code
+ * as it was, silently; `npm run build` makes both, the bundle last, so a bundle newer than every
+ * source file means both are current.
+ */
+export const requireFreshBuild = (options: { readonly root?: string; readonly nodeOptions?: string } = {}): void => {
+  const root = options.root ?? repoRoot
+  if ((options.nodeOptions ?? process.env.NODE_OPTIONS ?? "").includes("herald-source") || freshRoots.has(root)) return
+  const bundle = path.join(root, "packages/http/dist/bin/herald.mjs")
+  const built = fs.existsSync(bundle) ? fs.statSync(bundle).mtimeMs : 0
+  const stale = ["core", "adapters", "http"].find((pkg) => newestUnder(path.join(root, "packages", pkg, "src")) > built)
+  if (stale !== undefined) {
+    throw new Error(`packages/${stale}/src changed after the last build of ${root}: run \`npm run build\` first`)
+  }
+  freshRoots.add(root)
+}
+
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
 export interface HeraldServer {
@@ -63,6 +95,7 @@ export const start = async (options: {
   readonly repoRoot?: string
 }): Promise<HeraldServer> => {
   const root = options.repoRoot ?? repoRoot
+  requireFreshBuild({ root })
   fs.mkdirSync(options.dataDir, { recursive: true })
   const port = await freePort()
   const child = spawn(
