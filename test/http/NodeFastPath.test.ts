@@ -9,6 +9,7 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type * as FastPath from "@herald/http/FastPath"
 import * as NodeFastPath from "@herald/http/NodeFastPath"
 import * as Effect from "effect/Effect"
+import type * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 
@@ -92,5 +93,63 @@ describe("NodeFastPath", () => {
     } finally {
       server.listener = listener
     }
+  })
+})
+
+/**
+ * When responses are written, read off node's calls on stand-ins for node's request and response:
+ * a response finished within its request event waits for the end of the turn, with the turn's
+ * others; one finished later is written when it finishes.
+ */
+describe("NodeFastPath: when responses are written", () => {
+  const written: Array<string> = []
+  const nodeRequest = (url: string) => ({ method: "GET", url, headers: {}, socket: {} }) as unknown as Http.IncomingMessage
+  const nodeResponse = (name: string) => {
+    const response = {
+      writableEnded: false,
+      headersSent: false,
+      writeHead: (status: number) => {
+        response.headersSent = true
+        written.push(`${name} head ${status}`)
+      },
+      end: (body?: Uint8Array | string) => {
+        response.writableEnded = true
+        written.push(`${name} end ${typeof body === "string" ? body : new TextDecoder().decode(body)}`)
+      }
+    }
+    return response as unknown as Http.ServerResponse
+  }
+  const nextCheck = () => new Promise<void>((resolve) => setImmediate(resolve))
+
+  it("writes the responses finished within their request events together, in order, at the end of the turn", async () => {
+    written.length = 0
+    const listener = Effect.runSync(NodeFastPath.make<never>((_method, url) => Effect.succeed(HttpServerResponse.text(url))))
+    expect(listener(nodeRequest("/a"), nodeResponse("a"))).toBe(true)
+    expect(listener(nodeRequest("/b"), nodeResponse("b"))).toBe(true)
+    await Promise.resolve()
+    expect(written).toEqual([])
+    await nextCheck()
+    expect(written).toEqual(["a head 200", "a end /a", "b head 200", "b end /b"])
+  })
+
+  it("writes a response finished after its request event as soon as it finishes", async () => {
+    written.length = 0
+    let release = () => {}
+    const gate = new Promise<void>((resolve) => (release = resolve))
+    const listener = Effect.runSync(NodeFastPath.make<never>((_method, url) =>
+      Effect.as(Effect.promise(() => gate), HttpServerResponse.text(url))
+    ))
+    listener(nodeRequest("/later"), nodeResponse("later"))
+    await nextCheck()
+    expect(written).toEqual([])
+    // Released in a check phase: the fiber finishes in that callback's microtasks, before the check
+    // phase queued next. A response held for the end of its turn would not be written by then.
+    const seen = await new Promise<Array<string>>((resolve) =>
+      setImmediate(() => {
+        release()
+        setImmediate(() => resolve([...written]))
+      })
+    )
+    expect(seen).toEqual(["later head 200", "later end /later"])
   })
 })
