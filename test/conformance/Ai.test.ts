@@ -40,9 +40,7 @@ const aiCredits = async (server: HeraldServer.HeraldServer, key?: string) => {
 
 /** A new organization on `plan` and a key for it with the given scopes. */
 const orgWithKey = async (server: HeraldServer.HeraldServer, plan: string, scopes = ["read", "write", "ai"]) => {
-  const created = await server.cli(["orgs", "create", `AI ${plan} ${Math.random().toString(36).slice(2, 8)}`, "--plan", plan, "--status", "active"])
-  expect(created.code, created.stderr).toBe(0)
-  const orgId = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/.exec(created.stdout + created.stderr)![0]
+  const orgId = await server.createOrg({ name: `AI ${plan} ${Math.random().toString(36).slice(2, 8)}`, plan, status: "active" })
   return server.createKey({ org: orgId, scopes })
 }
 

@@ -14,6 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as ApiKey from "@herald/core/access/ApiKey"
+import * as Organization from "@herald/core/access/Organization"
 import { AccountId } from "@herald/core/kernel/Ids"
 import * as Admin from "@herald/http/Admin"
 import * as SqlDatabase from "@herald/adapters/sql/SqlDatabase"
@@ -56,6 +57,12 @@ export interface KeyOptions {
   readonly name?: string
 }
 
+export interface OrgOptions {
+  readonly name: string
+  readonly plan?: string
+  readonly status?: string
+}
+
 export type StoreServices = Layer.Layer.Success<ReturnType<typeof Server.services>>
 
 export interface HeraldServer {
@@ -71,6 +78,8 @@ export interface HeraldServer {
   readonly cli: (args: ReadonlyArray<string>) => Promise<CliResult>
   /** What `herald keys create` does, run in-process against the same store; returns the key. */
   readonly createKey: (options?: KeyOptions) => Promise<string>
+  /** What `herald orgs create` does, run in-process against the same store; returns the organization's id. */
+  readonly createOrg: (options: OrgOptions) => Promise<string>
   /** Runs a program against the server's store, from this process. */
   readonly withStore: <A, E>(program: Effect.Effect<A, E, StoreServices>) => Promise<A>
   /** Everything the server wrote to stdout and stderr so far. */
@@ -189,6 +198,17 @@ export const start = async (options: StartOptions = {}): Promise<HeraldServer> =
     return created.token
   }
 
+  // `herald orgs create` likewise (the command is tested in Cli.test.ts): a process per organization
+  // cost about 3.5 s each on a slow machine.
+  const createOrg = async (opts: OrgOptions): Promise<string> => {
+    const org = await withStore(Admin.createOrganization({
+      name: opts.name,
+      plan: opts.plan === undefined ? undefined : Schema.decodeUnknownSync(Organization.Plan)(opts.plan),
+      status: opts.status === undefined ? undefined : Schema.decodeUnknownSync(Organization.SubscriptionStatus)(opts.status)
+    }))
+    return org.id
+  }
+
   const stop = async (): Promise<number | null> => {
     if (child.exitCode === null && child.signalCode === null) {
       const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
@@ -210,6 +230,7 @@ export const start = async (options: StartOptions = {}): Promise<HeraldServer> =
     request,
     cli,
     createKey,
+    createOrg,
     withStore,
     output: () => output,
     stop
