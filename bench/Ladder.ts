@@ -13,10 +13,16 @@ import * as HeraldServer from "./HeraldServer.js"
 import * as Load from "./Load.js"
 
 /** CPU seconds (user + system) a process has used so far (Linux /proc). */
-export const cpuSeconds = (pid: number | undefined): number => {
+/** Seconds of user and system CPU the process has used (utime, stime from /proc/<pid>/stat). */
+export const cpuTimes = (pid: number | undefined): { readonly user: number; readonly system: number } => {
   const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-  return (Number(fields[11]) + Number(fields[12])) / 100
+  return { user: Number(fields[11]) / 100, system: Number(fields[12]) / 100 }
+}
+
+export const cpuSeconds = (pid: number | undefined): number => {
+  const { system, user } = cpuTimes(pid)
+  return user + system
 }
 
 export interface Step {

@@ -12,7 +12,9 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as HeraldServer from "./HeraldServer.js"
+import * as Ladder from "./Ladder.js"
 import * as Load from "./Load.js"
+import * as RequestPath from "./RequestPath.js"
 
 const baseline = process.env.AB_BASELINE
 if (baseline === undefined) throw new Error("AB_BASELINE=<a built checkout> is required")
@@ -20,24 +22,17 @@ const what = process.env.WHAT ?? "accounts"
 const rounds = Number(process.env.ROUNDS ?? "3")
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "herald-ab-"))
 
-const cpuMillis = (pid: number) => {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
-  return { user: Number(fields[11]) * 10, system: Number(fields[12]) * 10 }
-}
-
 const current = await HeraldServer.start({ dataDir: path.join(dir, "current") })
 const base = await HeraldServer.start({ dataDir: path.join(dir, "baseline"), repoRoot: baseline })
 try {
   const { text, id } = await HeraldServer.draftAccount(current.base, current.key)
   const baseTarget = (await HeraldServer.draftAccount(base.base, base.key)).id
   fs.writeFileSync(path.join(dir, "accounts.json"), text)
-  const port = await HeraldServer.freePort()
-  const peer = await HeraldServer.startPeer({
-    script: path.join(import.meta.dirname, "peers/create-peer.mjs"),
-    args: [path.join(dir, "current", "herald.db"), path.join(dir, "peer.db"), String(port)],
-    port,
-    env: { ACCOUNTS_JSON: path.join(dir, "accounts.json") }
-  })
+  const peer = await RequestPath.startPeer(
+    path.join(dir, "current", "herald.db"),
+    path.join(dir, "peer.db"),
+    path.join(dir, "accounts.json")
+  )
   try {
     const sides = [
       { name: "this build", base: current.base, pid: current.child.pid!, key: current.key, account: id },
@@ -56,10 +51,10 @@ try {
             body: HeraldServer.draftBody(side.account)
           }
         await Load.run(target, { connections: 32, seconds: 1, warmupSeconds: 0 })
-        const before = cpuMillis(side.pid)
+        const before = Ladder.cpuTimes(side.pid)
         const result = await Load.run(target, { connections: 32, seconds: 4, warmupSeconds: 0 })
-        const after = cpuMillis(side.pid)
-        const per = (ms: number) => ((ms * 1000) / result.requests).toFixed(1)
+        const after = Ladder.cpuTimes(side.pid)
+        const per = (seconds: number) => ((seconds * 1e6) / result.requests).toFixed(1)
         rates.set(side.name, [...(rates.get(side.name) ?? []), result.rps])
         console.log(
           `${side.name.padEnd(10)} ${Load.describe(result)}; CPU per request: user ${per(after.user - before.user)} µs, ` +

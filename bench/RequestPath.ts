@@ -39,7 +39,8 @@ const mean = (results: ReadonlyArray<Load.LoadResult>): Side => {
   return { rps: avg((r) => r.rps), p50: avg((r) => r.p50), p99: avg((r) => r.p99), failures }
 }
 
-const startPeer = async (source: string, file: string, accountsJson: string) => {
+/** The hand-written peer on a copy of Herald's database `source`, answering `accountsJson` for `GET /accounts`. */
+export const startPeer = async (source: string, file: string, accountsJson: string) => {
   const port = await HeraldServer.freePort()
   return HeraldServer.startPeer({
     script: path.join(import.meta.dirname, "peers/create-peer.mjs"),

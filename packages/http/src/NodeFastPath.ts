@@ -163,6 +163,9 @@ const failed = (nodeResponse: Http.ServerResponse): void => {
   nodeResponse.end()
 }
 
+/** What a route's fiber ended with. */
+type Answer = Exit.Exit<HttpServerResponse.HttpServerResponse, unknown>
+
 /**
  * The responses finished within their request events in this turn of the event loop, written
  * together at its end (`setImmediate` runs right after the poll phase that delivered the requests).
@@ -173,23 +176,19 @@ const failed = (nodeResponse: Http.ServerResponse): void => {
  * turn's requests, which are answered in the same turn either way.
  */
 const turnWriter = () => {
-  let pending: Array<Http.ServerResponse> = []
-  let answers: Array<Exit.Exit<HttpServerResponse.HttpServerResponse, unknown>> = []
+  let pending: Array<readonly [Http.ServerResponse, Answer]> = []
   const flush = () => {
-    const responses = pending
-    const exits = answers
+    const turn = pending
     pending = []
-    answers = []
-    for (let i = 0; i < responses.length; i++) answer(responses[i]!, exits[i]!)
+    for (const [nodeResponse, exit] of turn) answer(nodeResponse, exit)
   }
-  return (nodeResponse: Http.ServerResponse, exit: Exit.Exit<HttpServerResponse.HttpServerResponse, unknown>) => {
+  return (nodeResponse: Http.ServerResponse, exit: Answer) => {
     if (pending.length === 0) setImmediate(flush)
-    pending.push(nodeResponse)
-    answers.push(exit)
+    pending.push([nodeResponse, exit])
   }
 }
 
-const answer = (nodeResponse: Http.ServerResponse, exit: Exit.Exit<HttpServerResponse.HttpServerResponse, unknown>) => {
+const answer = (nodeResponse: Http.ServerResponse, exit: Answer) => {
   if (Exit.isFailure(exit)) return failed(nodeResponse)
   try {
     write(nodeResponse, exit.value)
