@@ -3,11 +3,11 @@
  * as its own process (`herald worker`). Any number of workers may share one Postgres database; claims
  * are exclusive and leased, so each destination is sent at most once per attempt.
  */
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as AiProviders from "@herald/adapters/ai/AiProviders"
 import * as NodeCrypto from "@herald/adapters/NodeCrypto"
 import * as NodeIdGenerator from "@herald/adapters/NodeIdGenerator"
 import * as ConnectionsConfig from "@herald/adapters/oauth/Config"
+import * as PlatformTransport from "@herald/adapters/platforms/PlatformTransport"
 import * as Registry from "@herald/adapters/platforms/Registry"
 import * as Sandbox from "@herald/adapters/platforms/Sandbox"
 import * as CredentialCipher from "@herald/adapters/security/CredentialCipher"
@@ -186,7 +186,7 @@ export const defaultSandboxLedger = (database: SqlDatabase.DatabaseConfig, dataD
     : undefined
 
 /** The OAuth providers configured in the environment (HERALD_<PLATFORM>_CLIENT_ID, …). */
-export const layerOAuthProviders = ConnectionsConfig.layerProviders().pipe(Layer.provide(FetchHttpClient.layer))
+export const layerOAuthProviders = ConnectionsConfig.layerProviders().pipe(Layer.provide(PlatformTransport.layer))
 
 /**
  * Every platform through the sandbox, or the real clients where they exist; X publishes refused as
@@ -197,7 +197,7 @@ export const layerPlatforms = (sandbox: boolean, sandboxLedger?: string) =>
     ? Registry.layerSandbox(sandboxOptionsFromEnv(process.env, sandboxLedger))
     : PublishAuthRetry.layer(["x"]).pipe(
       Layer.provide(Layer.merge(
-        Registry.layerLive(ConnectionsConfig.platformOptionsFromEnv()).pipe(Layer.provide(FetchHttpClient.layer)),
+        Registry.layerLive(ConnectionsConfig.platformOptionsFromEnv()).pipe(Layer.provide(PlatformTransport.layer)),
         layerOAuthProviders
       ))
     )

@@ -19,7 +19,6 @@
  *
  * Stored credentials used: `access_token`.
  */
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { Metrics } from "@herald/core/posts/Destination"
@@ -183,11 +182,12 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
     const maxInterruptions = Math.max(0, options.maxInterruptions ?? 5)
     const resumeDelay = options.resumeDelay ?? "1 second"
 
-    /** Sends a request; `308 Resume Incomplete` is an answer here, never a redirect to follow. */
+    /**
+     * Sends a request; `308 Resume Incomplete` is an answer here, never a redirect to follow (the
+     * platform transport, `PlatformTransport`, follows none).
+     */
     const call = (token: string, request: HttpClientRequest.HttpClientRequest) =>
-      send(http, request.pipe(HttpClientRequest.bearerToken(token)), label).pipe(
-        Effect.provideService(FetchHttpClient.RequestInit, { redirect: "manual" })
-      )
+      send(http, request.pipe(HttpClientRequest.bearerToken(token)), label)
 
     const classified = (token: string, response: RawResponse) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.fail(classify(response, now, [token])))

@@ -1,4 +1,3 @@
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import { SocialAccount } from "@herald/core/accounts/Account"
 import { AccountId, MediaId, OrganizationId } from "@herald/core/kernel/Ids"
 import type { MediaKind } from "@herald/core/media/Media"
@@ -9,8 +8,10 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
+import * as PlatformTransport from "../../src/platforms/PlatformTransport.js"
 
-export const HttpLive = FetchHttpClient.layer
+/** The transport the server and the workers use for platform calls. */
+export const HttpLive = PlatformTransport.layer
 
 export const account = (platform: Platform): SocialAccount =>
   new SocialAccount({

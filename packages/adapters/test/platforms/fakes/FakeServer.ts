@@ -2,6 +2,13 @@
  * A real HTTP server on 127.0.0.1 (random port) that records every request it receives and answers
  * through a handler. Multipart and JSON bodies are parsed before the handler runs, so tests can
  * assert what arrived on the wire.
+ *
+ * Every request with a body must carry `Content-Length` equal to the bytes received, never
+ * `Transfer-Encoding: chunked`: the platforms' upload endpoints expect the length (TikTok's chunk `PUT`
+ * refuses a request without it). A fake may add its own checks (`check`, e.g. against the platform's
+ * published API description). A request that breaks a rule is answered `400` and recorded in
+ * `violations`, and `close` then fails, so a test whose client broke a rule fails even when the client
+ * swallowed the refusal; a test that breaks one on purpose takes it with `takeViolations`.
  */
 import * as Effect from "effect/Effect"
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http"
@@ -30,10 +37,45 @@ export interface Reply {
 
 export type Handler = (request: Recorded) => Reply | Promise<Reply>
 
+/** What is wrong with a request (empty when nothing is), and with the reply the fake is about to send. */
+export interface Check {
+  readonly request: (request: Recorded) => ReadonlyArray<string>
+  readonly reply?: (request: Recorded, reply: Reply) => ReadonlyArray<string>
+}
+
+export interface Violation {
+  readonly method: string
+  readonly path: string
+  readonly problems: ReadonlyArray<string>
+}
+
 export interface FakeServer {
   readonly url: string
   readonly requests: Array<Recorded>
+  /** Requests that broke a rule (and replies that broke the description), in order. */
+  readonly violations: Array<Violation>
+  /** Returns the violations so far and forgets them (for a test that sends a bad request on purpose). */
+  readonly takeViolations: () => ReadonlyArray<Violation>
+  /** Stops the server; fails when a violation was recorded and not taken. */
   readonly close: () => Promise<void>
+}
+
+export interface StartOptions {
+  readonly check?: Check
+}
+
+/** `Content-Length` present and equal to the bytes received, and no chunked transfer coding. */
+export const contentLengthProblems = (headers: IncomingHttpHeaders, received: number): ReadonlyArray<string> => {
+  const problems: Array<string> = []
+  const encoding = headers["transfer-encoding"]
+  if (encoding !== undefined) problems.push(`Transfer-Encoding: ${encoding} (the body must be sent with its length)`)
+  const declared = headers["content-length"]
+  if (declared === undefined) {
+    if (received > 0) problems.push(`no Content-Length on a body of ${received} bytes`)
+  } else if (Number(declared) !== received) {
+    problems.push(`Content-Length ${declared} but ${received} bytes received`)
+  }
+  return problems
 }
 
 const parse = async (
@@ -60,9 +102,10 @@ const parse = async (
   return { json, form }
 }
 
-export const start = (handler: Handler): Promise<FakeServer> =>
+export const start = (handler: Handler, options: StartOptions = {}): Promise<FakeServer> =>
   new Promise((resolve, reject) => {
     const requests: Array<Recorded> = []
+    const violations: Array<Violation> = []
     const server: Server = createServer((req, res) => {
       const chunks: Array<Buffer> = []
       req.on("data", (chunk: Buffer) => chunks.push(chunk))
@@ -82,7 +125,21 @@ export const start = (handler: Handler): Promise<FakeServer> =>
             form
           }
           requests.push(recorded)
-          const reply = await handler(recorded)
+          const problems = [
+            ...(method === "GET" || method === "HEAD" ? [] : contentLengthProblems(req.headers, body.byteLength)),
+            ...(options.check?.request(recorded) ?? [])
+          ]
+          let reply: Reply
+          if (problems.length > 0) {
+            violations.push({ method, path: url.pathname, problems })
+            reply = { status: 400, body: { fake_violation: problems } }
+          } else {
+            reply = await handler(recorded)
+            const wrong = options.check?.reply?.(recorded, reply) ?? []
+            if (wrong.length > 0) {
+              violations.push({ method, path: url.pathname, problems: wrong.map((p) => `reply ${reply.status}: ${p}`) })
+            }
+          }
           if (reply.drop === true) {
             req.socket.destroy()
             return
@@ -110,18 +167,29 @@ export const start = (handler: Handler): Promise<FakeServer> =>
       resolve({
         url: `http://127.0.0.1:${port}`,
         requests,
+        violations,
+        takeViolations: () => violations.splice(0, violations.length),
         close: () =>
-          new Promise<void>((done) => {
+          new Promise<void>((done, fail) => {
             server.closeAllConnections()
-            server.close(() => done())
+            server.close(() =>
+              violations.length === 0
+                ? done()
+                : fail(
+                  new Error(
+                    `the fake at ${port} received requests that break the platform's rules:\n` +
+                      violations.map((v) => `  ${v.method} ${v.path}: ${v.problems.join("; ")}`).join("\n")
+                  )
+                )
+            )
           })
       })
     })
   })
 
 /** Starts a fake for the length of the enclosing scope. */
-export const scoped = (handler: Handler) =>
-  Effect.acquireRelease(Effect.promise(() => start(handler)), (server) => Effect.promise(() => server.close()))
+export const scoped = (handler: Handler, options: StartOptions = {}) =>
+  Effect.acquireRelease(Effect.promise(() => start(handler, options)), (server) => Effect.promise(() => server.close()))
 
 /** Reads a form field that holds a file as bytes. */
 export const fileBytes = async (form: FormData | undefined, name: string): Promise<Uint8Array | undefined> => {
