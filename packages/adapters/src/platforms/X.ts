@@ -180,6 +180,31 @@ export const checkMedia = (media: ReadonlyArray<MediaRef>): PublishError | undef
   return undefined
 }
 
+/**
+ * The post lookup's field-selection parameter as X's current description names it (`post.fields`; the
+ * docs still show `tweet.fields`).
+ */
+export const fieldsParameter = "post.fields"
+
+/**
+ * A post's `public_metrics` as Herald's metrics. X's current description names reposts `repost_count`;
+ * answers in the older shape say `retweet_count`: either is read.
+ */
+export const metricsOf = (post: unknown): Metrics => {
+  const publicMetrics = field(post, "public_metrics")
+  const count = (key: string) => Math.max(0, Math.floor(numberField(publicMetrics, key) ?? 0))
+  const reposts = numberField(publicMetrics, "repost_count") !== undefined ? count("repost_count") : count("retweet_count")
+  return new Metrics({
+    views: count("impression_count"),
+    likes: count("like_count"),
+    comments: count("reply_count"),
+    shares: reposts + count("quote_count"),
+    impressions: count("impression_count"),
+    saves: count("bookmark_count"),
+    clicks: 0
+  })
+}
+
 const categoryOf = (media: MediaRef): "tweet_image" | "tweet_gif" | "tweet_video" =>
   media.kind === "video" ? "tweet_video" : media.mimeType === "image/gif" ? "tweet_gif" : "tweet_image"
 
@@ -262,10 +287,11 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
     /** An image in one multipart request. */
     const uploadSimple = (token: string, media: MediaRef) =>
       Effect.gen(function*() {
+        // X's description closes this form to `media`, `media_category` and `additional_owners`: the
+        // type travels as the file part's Content-Type.
         const form = MediaBytes.multipart([
           MediaBytes.file("media", media),
-          MediaBytes.field("media_category", "tweet_image"),
-          MediaBytes.field("media_type", media.mimeType)
+          MediaBytes.field("media_category", "tweet_image")
         ])
         const response = yield* classified(
           token,
@@ -336,8 +362,8 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
       replySettings: string | undefined
     ): Effect.Effect<string, PublishError> =>
       Effect.gen(function*() {
-        const body: Record<string, unknown> = {}
-        if (part.content !== "" || mediaIds.length === 0) body["text"] = part.content
+        // Always sent, "" for a media post without text: X's backend refuses an absent `text`.
+        const body: Record<string, unknown> = { text: part.content }
         if (mediaIds.length > 0) body["media"] = { media_ids: mediaIds }
         if (replyTo !== undefined) body["reply"] = { in_reply_to_tweet_id: replyTo }
         if (replySettings !== undefined) body["reply_settings"] = replySettings
@@ -428,23 +454,13 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
           token,
           "read",
           HttpClientRequest.get(`${api}/2/tweets`).pipe(
-            HttpClientRequest.setUrlParams({ ids: platformPostId, "tweet.fields": "public_metrics" })
+            HttpClientRequest.setUrlParams({ ids: platformPostId, [fieldsParameter]: "public_metrics" })
           )
         )
         const data = field(response.body, "data")
         const post = Array.isArray(data) ? data.find((p) => stringField(p, "id") === platformPostId) : undefined
         if (post === undefined) return yield* publishError("permanent", "X: the post no longer exists")
-        const publicMetrics = field(post, "public_metrics")
-        const count = (key: string) => Math.max(0, Math.floor(numberField(publicMetrics, key) ?? 0))
-        return new Metrics({
-          views: count("impression_count"),
-          likes: count("like_count"),
-          comments: count("reply_count"),
-          shares: count("retweet_count") + count("quote_count"),
-          impressions: count("impression_count"),
-          saves: count("bookmark_count"),
-          clicks: 0
-        })
+        return metricsOf(post)
       })
 
     /** Up to 100 posts in one `GET /2/tweets?ids=` (X's limit); posts not found are left out. */
@@ -459,7 +475,7 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
           token,
           "read",
           HttpClientRequest.get(`${api}/2/tweets`).pipe(
-            HttpClientRequest.setUrlParams({ ids: platformPostIds.join(","), "tweet.fields": "public_metrics" })
+            HttpClientRequest.setUrlParams({ ids: platformPostIds.join(","), [fieldsParameter]: "public_metrics" })
           )
         )
         const data = field(response.body, "data")
@@ -467,17 +483,7 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         for (const post of Array.isArray(data) ? data : []) {
           const id = stringField(post, "id")
           if (id === undefined || !platformPostIds.includes(id)) continue
-          const publicMetrics = field(post, "public_metrics")
-          const count = (key: string) => Math.max(0, Math.floor(numberField(publicMetrics, key) ?? 0))
-          found.set(id, new Metrics({
-            views: count("impression_count"),
-            likes: count("like_count"),
-            comments: count("reply_count"),
-            shares: count("retweet_count") + count("quote_count"),
-            impressions: count("impression_count"),
-            saves: count("bookmark_count"),
-            clicks: 0
-          }))
+          found.set(id, metricsOf(post))
         }
         return found
       })

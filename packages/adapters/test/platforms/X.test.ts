@@ -176,7 +176,7 @@ describe("X adapter against the API v2 fake", () => {
       fake.failNext("POST /2/media/upload/{id}/finalize", {
         status: 200,
         body: {
-          data: { id: "1", processing_info: { state: "failed", error: { code: 1, message: "Unsupported video" } } }
+          data: { id: "1", processing_info: { state: "failed" } }
         }
       })
       const error = yield* client.publish(
@@ -185,7 +185,7 @@ describe("X adapter against the API v2 fake", () => {
         })
       ).pipe(Effect.flip)
       expect(error.kind).toBe("media")
-      expect(error.message).toContain("Unsupported video")
+      expect(error.message).toContain("processing failed")
       expect(tweets(fake)).toHaveLength(0)
     }))
 
@@ -302,6 +302,64 @@ describe("X adapter against the API v2 fake", () => {
       expect(metrics).toMatchObject({ views: 120, impressions: 120, likes: 5, comments: 3, shares: 3, saves: 4 })
       const gone = yield* client.metrics!(Redacted.make(stored), "1").pipe(Effect.flip)
       expect(gone.kind).toBe("permanent")
+    }))
+
+  it.scopedLive("a media post without text sends text \"\" (the description's backend refuses an absent text)", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      yield* client.publish(xRequest(part("", [media({ kind: "image", mimeType: "image/png", bytes: bytesOf(500, 4) })])))
+      const [medium] = [...fake.media.values()]
+      expect(tweets(fake)[0]!.json).toEqual({ text: "", media: { media_ids: [medium!.id] } })
+    }))
+
+  it.scopedLive("the one-request image upload sends only media and media_category, the type on the file part", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      yield* client.publish(xRequest(part("pic", [media({ kind: "image", mimeType: "image/webp", bytes: bytesOf(700, 5) })])))
+      const upload = fake.server.requests.find((r) => r.path === "/2/media/upload")!
+      expect([...upload.form!.keys()].sort()).toEqual(["media", "media_category"])
+      expect((upload.form!.get("media") as File).type).toBe("image/webp")
+    }))
+
+  it.scopedLive("metrics ask post.fields (the description's name, not tweet.fields)", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const published = yield* client.publish(xRequest(part("fields")))
+      yield* client.metrics!(Redacted.make(stored), published.platformPostId)
+      const lookup = fake.server.requests.find((r) => r.method === "GET" && r.path === "/2/tweets")!
+      expect(lookup.query.get("post.fields")).toBe("public_metrics")
+      expect(lookup.query.has("tweet.fields")).toBe(false)
+    }))
+
+  it("metrics read reposts as repost_count (the description) or retweet_count (the older answer)", () => {
+    const base = { reply_count: 3, like_count: 5, quote_count: 1, bookmark_count: 4, impression_count: 120 }
+    expect(X.metricsOf({ public_metrics: { ...base, repost_count: 7 } }).shares).toBe(8)
+    expect(X.metricsOf({ public_metrics: { ...base, retweet_count: 6 } }).shares).toBe(7)
+  })
+
+  it.scopedLive("the fake refuses a request that breaks X's description, and the test would fail on it", () =>
+    Effect.gen(function*() {
+      const { fake } = yield* setup
+      const send = (path: string, body: unknown, query = "") =>
+        Effect.promise(() =>
+          fetch(`${fake.server.url}${path}${query}`, {
+            method: "POST",
+            headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+            body: JSON.stringify(body)
+          }).then((r) => r.status)
+        )
+      // An unknown field, a reply_settings value outside the enum, a media_category outside the enum.
+      expect(yield* send("/2/tweets", { text: "a", hidden: true })).toBe(400)
+      expect(yield* send("/2/tweets", { text: "a", reply_settings: "everyone" })).toBe(400)
+      expect(yield* send("/2/media/upload/initialize", { media_type: "video/mp4", total_bytes: 1, media_category: "reel" }))
+        .toBe(400)
+      expect(yield* send("/2/tweets", { text: "a" }, "?tweet.fields=id")).toBe(400)
+      const violations = fake.server.takeViolations()
+      expect(violations).toHaveLength(4)
+      expect(violations[0]!.problems.join(" ")).toContain("additional properties")
+      expect(violations[1]!.problems.join(" ")).toContain("allowed values")
+      expect(violations[3]!.problems.join(" ")).toContain("tweet.fields is not in the description")
+      expect(fake.posts).toHaveLength(0)
     }))
 
   it.scopedLive("metricsBatch: several posts in one GET /2/tweets?ids=, posts not found left out", () =>

@@ -1,11 +1,16 @@
 /**
- * An X API v2 fake (reference §1, §13): `POST /2/tweets`, the v2 media upload (simple, chunked with
+ * An X API v2 fake (reference §1, §13), checked against X's published OpenAPI description
+ * (`specs/x-openapi.json`, `ApiDescription`): every request is validated against it and every answer
+ * conforms to its response schemas. Beyond the description: `POST /2/tweets`, the v2 media upload (simple, chunked with
  * `processing_info` that advances on each `STATUS` poll), alt-text metadata and post lookup, with
  * X's error bodies (problem JSON `{title, detail, type, status}` and `{errors:[…]}`) and rate-limit
  * headers. Failures are injected by text: `#fail-dup`, `#fail-long`, `#fail-429`, `#fail-500`,
  * `#fail-media-ids`; or with `failNext` for a route.
  */
+import * as ApiDescription from "./ApiDescription.js"
 import * as FakeServer from "./FakeServer.js"
+
+export const description = () => ApiDescription.load({ file: "x-openapi.json" })
 
 export const accessToken = "ZmFrZS14LWFjY2Vzcy10b2tlbi1hYmNkZWZnaGlqa2xtbm9wcXJzdHV2d3h5ejoxNzY3MjI1NjAwOjE6MTphdDox"
 export const username = "herald_hq"
@@ -137,11 +142,13 @@ export const start = async (options: StartOptions = {}): Promise<XFake> => {
       const body = (request.json ?? {}) as Record<string, unknown>
       const text = typeof body["text"] === "string" ? body["text"] : undefined
       const ids = ((body["media"] as { media_ids?: Array<string> } | undefined)?.media_ids) ?? []
-      if (text === undefined && ids.length === 0) {
+      // The description defaults `text` to "" "so it is always sent: the backend's `tweet_text` variable
+      // is non-null and rejects an absent value" (CreatePostsRequest.text).
+      if (text === undefined) {
         return {
           status: 400,
           body: {
-            errors: [{ message: "Requires one of the following fields: text, media.media_ids" }],
+            errors: [{ message: "Requires the field text (an empty string with media)" }],
             title: "Invalid Request",
             detail: "One or more parameters to your request was invalid.",
             type: "https://api.twitter.com/2/problems/invalid-request"
@@ -197,7 +204,7 @@ export const start = async (options: StartOptions = {}): Promise<XFake> => {
       const m: Medium = {
         id: String(nextMedia),
         category: String(request.form?.get("media_category") ?? "tweet_image"),
-        mimeType: String(request.form?.get("media_type") ?? file.type),
+        mimeType: file.type,
         totalBytes: bytes.byteLength,
         segments: new Map([[0, bytes]]),
         finalized: true,
@@ -263,7 +270,7 @@ export const start = async (options: StartOptions = {}): Promise<XFake> => {
       const m = media.get(body.id ?? "")
       if (m === undefined) return problem(400, "Invalid Request", "Media id not found")
       m.altText = body.metadata?.alt_text?.text
-      return created(200, { id: m.id, associated_metadata: true })
+      return created(200, { id: m.id, associated_metadata: { alt_text: { text: m.altText ?? "" } } })
     }
 
     if (route === "GET /2/tweets") {
@@ -273,7 +280,7 @@ export const start = async (options: StartOptions = {}): Promise<XFake> => {
         text: p.text ?? "",
         edit_history_tweet_ids: [p.id],
         public_metrics: {
-          retweet_count: 2,
+          repost_count: 2,
           reply_count: 3,
           like_count: 5,
           quote_count: 1,
@@ -293,7 +300,7 @@ export const start = async (options: StartOptions = {}): Promise<XFake> => {
               resource_type: "tweet",
               parameter: "ids",
               resource_id: ids[0],
-              type: "https://api.twitter.com/2/problems/resource-not-found"
+              type: "https://api.x.com/2/problems/resource-not-found"
             }]
           }
         }
@@ -302,7 +309,7 @@ export const start = async (options: StartOptions = {}): Promise<XFake> => {
     return problem(404, "Not Found Error", `No route for ${request.method} ${path}`)
   }
 
-  const server = await FakeServer.start(handler)
+  const server = await FakeServer.start(handler, { check: description().check })
   const fake: XFake = {
     server,
     posts,
