@@ -40,9 +40,17 @@ export interface Options {
    * The stored webhook URL keeps its real origin.
    */
   readonly baseUrl?: string
+  /** The `User-Agent` every request carries; `userAgent` unless set. */
+  readonly userAgent?: string
 }
 
 export const defaultBaseUrl = "https://discord.com"
+
+/**
+ * Discord requires `User-Agent: DiscordBot ($url, $versionNumber)` naming the client library, and may
+ * block other agents at its edge (https://discord.com/developers/docs/reference#user-agent).
+ */
+export const userAgent = "DiscordBot (https://www.npmjs.com/package/@herald/adapters, 0.1.0)"
 
 const webhookPattern =
   /^https:\/\/(?:(?:canary|ptb)\.)?discord(?:app)?\.com\/api(?:\/v\d+)?\/webhooks\/(\d+)\/([\w-]+)$/
@@ -178,7 +186,9 @@ interface SentMessage {
 
 export const make = (options: Options = {}): Effect.Effect<PlatformClient, never, HttpClient.HttpClient> =>
   Effect.gen(function*() {
-    const client = HttpClient.withTracerDisabledWhen(yield* HttpClient.HttpClient, () => true)
+    const client = HttpClient.withTracerDisabledWhen(yield* HttpClient.HttpClient, () => true).pipe(
+      HttpClient.mapRequest(HttpClientRequest.setHeader("user-agent", options.userAgent ?? userAgent))
+    )
     const origin = trimSlash(options.baseUrl ?? defaultBaseUrl)
     const apiUrl = (webhook: Webhook) => `${origin}/api/v10/webhooks/${webhook.id}/${webhook.token}`
 
@@ -262,7 +272,8 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
             } else {
               const payload = {
                 ...base,
-                attachments: files.map((file, i) => ({ id: i, filename: file.filename, ...descriptionOf(file) }))
+                // Snowflake-typed in Discord's description: the index as a string.
+                attachments: files.map((file, i) => ({ id: String(i), filename: file.filename, ...descriptionOf(file) }))
               }
               // Files stream from the store into the form as it is sent; none is held whole.
               const form = MediaBytes.multipart([

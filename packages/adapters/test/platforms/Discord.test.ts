@@ -116,8 +116,8 @@ describe("Discord adapter against the webhook fake", () => {
         attachments: ReadonlyArray<Record<string, unknown>>
       }
       expect(payload.attachments).toEqual([
-        { id: 0, filename: "a.png", description: "A red kite" },
-        { id: 1, filename: "b.jpg" }
+        { id: "0", filename: "a.png", description: "A red kite" },
+        { id: "1", filename: "b.jpg" }
       ])
     }))
 
@@ -139,7 +139,7 @@ describe("Discord adapter against the webhook fake", () => {
       expect(JSON.parse(String(received.form!.get("payload_json")))).toEqual({
         content: "Two pictures",
         allowed_mentions: { parse: [] },
-        attachments: [{ id: 0, filename: "a.png" }, { id: 1, filename: "b.jpg" }]
+        attachments: [{ id: "0", filename: "a.png" }, { id: "1", filename: "b.jpg" }]
       })
       const files = fake.posted[0]!.files
       expect(files.map((f) => [f.field, f.filename])).toEqual([["files[0]", "a.png"], ["files[1]", "b.jpg"]])
@@ -198,10 +198,12 @@ describe("Discord adapter against the webhook fake", () => {
 
   it.scopedLive("content over 2000 characters is too_long with Discord's field message", () =>
     Effect.gen(function*() {
-      const { client } = yield* setup
+      const { client, fake } = yield* setup
       const error = yield* publishFails(client, "z".repeat(2001))
       expect(error.kind).toBe("too_long")
       expect(error.message).toBe("Discord: Invalid Form Body (code 50035): content: Must be 2000 or fewer in length.")
+      // Refused by the description's maxLength, as Discord refuses it.
+      expect(fake.server.takeViolations()[0]!.problems.join(" ")).toContain("content must NOT have more than 2000")
     }))
 
   it.scopedLive("413 is kind media", () =>
@@ -310,5 +312,40 @@ describe("Discord adapter against the webhook fake", () => {
       const { client, fake } = yield* setup
       yield* client.publish(request({ platform: "discord", credentials: stored, main: part("Title\nbody") }))
       expect(fake.posted[0]!.payload["thread_name"]).toBeUndefined()
+    }))
+
+  it.scopedLive("every request carries User-Agent: DiscordBot ($url, $versionNumber)", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      yield* client.connectWithCredentials!({ webhook_url: DiscordFake.webhookUrl })
+      yield* client.publish(request({
+        platform: "discord",
+        credentials: stored,
+        main: part("ua", [media({ kind: "image", mimeType: "image/png", bytes: bytesOf(50, 1) })])
+      }))
+      expect(fake.server.requests.map((r) => r.method)).toEqual(["GET", "POST"])
+      for (const sent of fake.server.requests) expect(sent.headers["user-agent"]).toBe(Discord.userAgent)
+      expect(Discord.userAgent).toMatch(/^DiscordBot \(https:\/\/[^,]+, \d+\.\d+\.\d+\)$/)
+    }))
+
+  it.scopedLive("the fake refuses what breaks Discord's description or its written rules", () =>
+    Effect.gen(function*() {
+      const { fake } = yield* setup
+      const url = `${fake.server.url}/api/v10/webhooks/${DiscordFake.hookId}/${DiscordFake.hookToken}?wait=true`
+      const post = (headers: Record<string, string>, body: string) =>
+        Effect.promise(() => fetch(url, { method: "POST", headers, body }).then((r) => r.json() as Promise<unknown>))
+      const json = { "content-type": "application/json" }
+      // fetch's own agent, not DiscordBot (…).
+      expect(yield* post(json, JSON.stringify({ content: "hi" }))).toMatchObject({ code: 50035 })
+      const ua = { ...json, "user-agent": Discord.userAgent }
+      // A field outside the schema's types and an attachment id that is not a snowflake string.
+      expect(yield* post(ua, JSON.stringify({ content: 42 }))).toMatchObject({ code: 50035 })
+      expect(yield* post(ua, JSON.stringify({ content: "hi", attachments: [{ id: 0 }] }))).toMatchObject({ code: 50035 })
+      const violations = fake.server.takeViolations().map((v) => v.problems.join(" "))
+      expect(violations).toHaveLength(3)
+      expect(violations[0]).toContain("User-Agent")
+      expect(violations[1]).toContain("body/content must be string")
+      expect(violations[2]).toContain("body/attachments/0/id must be string")
+      expect(fake.posted).toHaveLength(0)
     }))
 })

@@ -1,9 +1,61 @@
 /**
- * A Discord webhook fake: `GET|POST /api/v{n}/webhooks/{id}/{token}` with Discord's error bodies
+ * A Discord webhook fake: `GET|POST /api/v10/webhooks/{id}/{token}` with Discord's error bodies
  * (reference §4): 10015 unknown webhook, 50027 invalid token, 50035 invalid form body, 429 with
  * `retry_after` and the rate-limit headers, 204 without `wait=true`.
+ *
+ * Every request is checked against Discord's published OpenAPI description
+ * (`specs/discord-openapi.json`, `ApiDescription`), and every answer conforms to its response schemas.
+ * Rules the description does not carry are checked here:
+ * - `User-Agent: DiscordBot ($url, $versionNumber)` on every request
+ *   (https://discord.com/developers/docs/reference#user-agent);
+ * - a multipart body is `payload_json` (the JSON body, validated as one) plus files named `files[n]`
+ *   (https://discord.com/developers/docs/reference#uploading-files).
  */
+import * as ApiDescription from "./ApiDescription.js"
 import * as FakeServer from "./FakeServer.js"
+
+export const description = () => ApiDescription.load({ file: "discord-openapi.json", basePath: "/api/v10" })
+
+/** https://discord.com/developers/docs/reference#user-agent */
+const userAgentPattern = /^DiscordBot \([^,()]+, [^,()]+\)/
+
+/** What breaks Discord's description or its written rules in a request. */
+export const problemsOf = (request: FakeServer.Recorded): ReadonlyArray<string> => {
+  const problems: Array<string> = []
+  const agent = request.headers["user-agent"] ?? ""
+  if (!userAgentPattern.test(agent)) {
+    problems.push(`User-Agent "${agent}" is not "DiscordBot ($url, $versionNumber)"`)
+  }
+  const type = request.headers["content-type"] ?? ""
+  if (!type.startsWith("multipart/form-data") || request.form === undefined) {
+    return [...problems, ...description().problemsOf(request)]
+  }
+  for (const [name, value] of request.form.entries()) {
+    if (name === "payload_json") {
+      if (typeof value !== "string") problems.push("payload_json must be a text field")
+    } else if (!/^files\[\d+\]$/.test(name) || typeof value === "string") {
+      problems.push(`form field ${name}: only payload_json and files[n] file parts are allowed`)
+    }
+  }
+  const raw = request.form.get("payload_json")
+  let payload: unknown = {}
+  try {
+    payload = typeof raw === "string" ? JSON.parse(raw) : {}
+  } catch {
+    return [...problems, "payload_json is not JSON"]
+  }
+  const text = JSON.stringify(payload)
+  return [
+    ...problems,
+    ...description().problemsOf({
+      ...request,
+      headers: { ...request.headers, "content-type": "application/json" },
+      body: Buffer.from(text),
+      json: payload,
+      form: undefined
+    }).map((p) => `payload_json: ${p}`)
+  ]
+}
 
 export interface Hook {
   readonly id: string
@@ -50,7 +102,27 @@ export const rateLimited: FakeServer.Reply = {
     "x-ratelimit-bucket": "abcd1234",
     "x-ratelimit-scope": "shared"
   },
-  body: { message: "You are being rate limited.", retry_after: 0.53, global: false }
+  body: { message: "You are being rate limited.", code: 0, retry_after: 0.53, global: false }
+}
+
+/**
+ * Discord's answer to a body its schema refuses: 50035 Invalid Form Body, the field errors keyed by
+ * path as Discord nests them (a length over the limit is BASE_TYPE_MAX_LENGTH).
+ */
+export const invalidFormBody = (problems: ReadonlyArray<string>): FakeServer.Reply => {
+  const errors: Record<string, unknown> = {}
+  // The summary of a union ("must match a schema in anyOf") says nothing its branches did not.
+  const specific = problems.filter((p) => !/must match (a|exactly one) schema in (anyOf|oneOf)/.test(p))
+  for (const problem of new Set(specific.length > 0 ? specific : problems)) {
+    const tooLong = /body\/([\w/]+) must NOT have more than (\d+) characters/.exec(problem)
+    const key = tooLong?.[1]?.replace(/\//g, ".") ?? "_errors"
+    const error = tooLong === null
+      ? { code: "BASE_TYPE_INVALID", message: problem }
+      : { code: "BASE_TYPE_MAX_LENGTH", message: `Must be ${tooLong[2]} or fewer in length.` }
+    if (key === "_errors") errors["_errors"] = [...((errors["_errors"] as Array<unknown>) ?? []), error]
+    else errors[key] = { _errors: [error] }
+  }
+  return { status: 400, body: { message: "Invalid Form Body", code: 50035, errors } }
 }
 
 export const start = async (): Promise<DiscordFake> => {
@@ -151,15 +223,45 @@ export const start = async (): Promise<DiscordFake> => {
         type: 0,
         content,
         channel_id: channelId,
-        author: { id: hook.id, username: hook.name, bot: true },
-        attachments: files.map((f, i) => ({ id: String(i), filename: f.filename, size: f.bytes.length })),
+        author: {
+          id: hook.id,
+          username: hook.name,
+          avatar: hook.avatar,
+          discriminator: "0000",
+          public_flags: 0,
+          flags: 0,
+          bot: true,
+          global_name: null,
+          primary_guild: null
+        },
+        attachments: files.map((f, i) => ({
+          id: String(1300000000000000000n + BigInt(i)),
+          filename: f.filename,
+          size: f.bytes.length,
+          url: `https://cdn.discordapp.com/attachments/${channelId}/${i}/${f.filename}`,
+          proxy_url: `https://media.discordapp.net/attachments/${channelId}/${i}/${f.filename}`
+        })),
         embeds: [],
+        mentions: [],
+        mention_roles: [],
+        mention_everyone: false,
+        pinned: false,
+        tts: false,
+        flags: 0,
+        components: [],
+        edited_timestamp: null,
         timestamp: "2026-01-01T00:00:00.000000+00:00",
         webhook_id: hook.id
       }
     }
   }
 
-  const server = await FakeServer.start(handler)
+  const server = await FakeServer.start(handler, {
+    check: {
+      request: problemsOf,
+      refusal: invalidFormBody,
+      ...(description().check.reply === undefined ? {} : { reply: description().check.reply })
+    }
+  })
   return { server, hook, posted, failNext: (reply) => queued.push(reply) }
 }

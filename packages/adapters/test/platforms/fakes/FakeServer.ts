@@ -41,6 +41,8 @@ export type Handler = (request: Recorded) => Reply | Promise<Reply>
 export interface Check {
   readonly request: (request: Recorded) => ReadonlyArray<string>
   readonly reply?: (request: Recorded, reply: Reply) => ReadonlyArray<string>
+  /** The platform's answer to a request that breaks its rules; a `400` naming the problems unless set. */
+  readonly refusal?: (problems: ReadonlyArray<string>, request: Recorded) => Reply
 }
 
 export interface Violation {
@@ -132,7 +134,7 @@ export const start = (handler: Handler, options: StartOptions = {}): Promise<Fak
           let reply: Reply
           if (problems.length > 0) {
             violations.push({ method, path: url.pathname, problems })
-            reply = { status: 400, body: { fake_violation: problems } }
+            reply = options.check?.refusal?.(problems, recorded) ?? { status: 400, body: { fake_violation: problems } }
           } else {
             reply = await handler(recorded)
             const wrong = options.check?.reply?.(recorded, reply) ?? []
