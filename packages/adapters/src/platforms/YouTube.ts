@@ -337,8 +337,14 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
                 token,
                 HttpClientRequest.post(`${api}/youtube/v3/commentThreads`).pipe(
                   HttpClientRequest.setUrlParam("part", "snippet"),
+                  // The thread names its channel (the connected one) and its video, or YouTube refuses it
+                  // (`channelOrVideoIdMissing`).
                   HttpClientRequest.bodyUnsafeJson({
-                    snippet: { videoId: id, topLevelComment: { snippet: { textOriginal: comment } } }
+                    snippet: {
+                      channelId: request.account.platformAccountId,
+                      videoId: id,
+                      topLevelComment: { snippet: { textOriginal: comment } }
+                    }
                   })
                 )
               )

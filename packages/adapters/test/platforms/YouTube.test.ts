@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import { SocialAccount } from "@herald/core/accounts/Account"
 import type { PublishError } from "@herald/core/platforms/Platforms"
 import * as Effect from "effect/Effect"
 import * as Logger from "effect/Logger"
@@ -8,7 +9,7 @@ import * as YouTubeOAuth from "../../src/oauth/YouTube.js"
 import * as YouTube from "../../src/platforms/YouTube.js"
 import * as YouTubeOAuthFake from "../oauth/fakes/YouTubeOAuthFake.js"
 import * as YouTubeApiFake from "./fakes/YouTubeApiFake.js"
-import { HttpLive, media, part, request, withFollowUps } from "./fixtures.js"
+import { account, HttpLive, media, part, request, withFollowUps } from "./fixtures.js"
 
 const token = YouTubeApiFake.accessToken
 const unit = YouTubeApiFake.chunkUnit
@@ -30,11 +31,17 @@ const clip = (options: Partial<Parameters<typeof YouTubeApiFake.mp4>[0]> = {}) =
   return { bytes, ref: media({ kind: "video", mimeType: "video/mp4", bytes, filename: "clip.mp4" }) }
 }
 
+/** A channel account: its platform account id is the channel id (from `channels?mine=true` at connect). */
+const channel = new SocialAccount({ ...account("youtube"), platformAccountId: YouTubeApiFake.channelId })
+
 const ytRequest = (
   content: string,
   video: ReturnType<typeof clip>["ref"],
   settings: Readonly<Record<string, unknown>> = { title: "My video" }
-) => request({ platform: "youtube", credentials: { access_token: token, refresh_token: "1//refresh" }, main: part(content, [video]), settings })
+) => ({
+  ...request({ platform: "youtube", credentials: { access_token: token, refresh_token: "1//refresh" }, main: part(content, [video]), settings }),
+  account: channel
+})
 
 const puts = (fake: YouTubeApiFake.YouTubeFake) =>
   fake.server.requests.filter((r) => r.method === "PUT").map((r) => r.headers["content-range"])
@@ -213,6 +220,14 @@ describe("YouTube adapter against the Data API fake", () => {
       expect(fake.videos[0]!.comments).toEqual(["Thanks for watching"])
       const comment = fake.server.requests.find((r) => r.path === "/youtube/v3/commentThreads")!
       expect(comment.query.get("part")).toBe("snippet")
+      // The channel and the video: without channelId YouTube refuses the thread (channelOrVideoIdMissing).
+      expect(comment.json).toEqual({
+        snippet: {
+          channelId: YouTubeApiFake.channelId,
+          videoId: fake.videos[0]!.id,
+          topLevelComment: { snippet: { textOriginal: "Thanks for watching" } }
+        }
+      })
       fake.failNext("POST /commentThreads", YouTubeApiFake.quotaExceeded)
       const result = yield* client.publish(ytRequest("", clip({ size: 1000 }).ref, { title: "t", firstComment: "again" }))
       expect(result.platformPostId).toBe(fake.videos[1]!.id)
@@ -290,4 +305,34 @@ describe("YouTube quota reset", () => {
     // 2026-01-15T07:30:00Z is 23:30 PST: 30 minutes to midnight.
     expect(YouTube.secondsUntilQuotaReset(Date.parse("2026-01-15T07:30:00Z"))).toBe(1800)
   })
+
+  it.scopedLive("the fake refuses what breaks the Data API description", () =>
+    Effect.gen(function*() {
+      const { fake } = yield* setup
+      const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+        Effect.promise(() =>
+          fetch(`${fake.server.url}${path}`, {
+            method: "POST",
+            headers: { authorization: `Bearer ${token}`, "content-type": "application/json", ...headers },
+            body: JSON.stringify(body)
+          }).then((r) => r.status)
+        )
+      // commentThreads.insert without its required part; a video whose privacyStatus is outside the enum;
+      // an upload session without X-Upload-Content-Length.
+      expect(yield* post("/youtube/v3/commentThreads", { snippet: { channelId: "UC1", videoId: "v" } })).toBe(400)
+      expect(
+        yield* post(
+          "/upload/youtube/v3/videos?uploadType=resumable&part=snippet,status",
+          { snippet: { title: "t" }, status: { privacyStatus: "friends" } },
+          { "x-upload-content-length": "10", "x-upload-content-type": "video/mp4" }
+        )
+      ).toBe(400)
+      expect(yield* post("/upload/youtube/v3/videos?uploadType=resumable&part=snippet", { snippet: { title: "t" } }))
+        .toBe(400)
+      const problems = fake.server.takeViolations().map((v) => v.problems.join(" "))
+      expect(problems[0]).toContain("query parameter part is required")
+      expect(problems[1]).toContain("metadata/status/privacyStatus must be equal to one of the allowed values")
+      expect(problems[2]).toContain("x-upload-content-length is required")
+      expect(fake.sessions.size).toBe(0)
+    }))
 })

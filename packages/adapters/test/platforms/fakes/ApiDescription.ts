@@ -104,6 +104,8 @@ export interface ApiDescription {
   readonly check: FakeServer.Check
   /** The problems of one request (empty when it conforms), for tests of the check itself. */
   readonly problemsOf: (request: FakeServer.Recorded) => ReadonlyArray<string>
+  /** Validates a JSON value against the schema at a JSON pointer of the description (`/components/schemas/Video`). */
+  readonly validate: (at: string, data: unknown, what: string) => ReadonlyArray<string>
 }
 
 const cache = new Map<string, ApiDescription>()
@@ -357,6 +359,10 @@ export const fromDocument = (
   return {
     doc,
     check: { request: requestProblems, reply: replyProblems },
-    problemsOf: requestProblems
+    problemsOf: requestProblems,
+    validate: (at, data, what) => {
+      const fn = validator(strictAjv, at)
+      return fn(data) ? [] : errorsOf(fn, what)
+    }
   }
 }

@@ -12,8 +12,51 @@
  * `interruptNext` keeps only part of the next chunk and answers 503 (the client must ask where the
  * session stands); `expireAfter` makes a later `PUT` find its session gone (404); `failNext` queues a
  * reply for a route (`POST /upload`, `PUT /upload`, `POST /commentThreads`).
+ *
+ * Requests are checked against Google's description of the Data API (`specs/youtube-openapi.json`,
+ * converted from the discovery document): `videos`, `commentThreads` and the upload session's opening
+ * `POST` (the `videos.insert` parameters, its JSON metadata against the `Video` schema). The
+ * description carries neither the resumable protocol nor the upload's limits; the fake encodes them
+ * from Google's pages: https://developers.google.com/youtube/v3/guides/using_resumable_upload_protocol
+ * (the session, `Content-Range`, 308 with `Range`, chunks in multiples of 256 KiB) and
+ * https://developers.google.com/youtube/v3/docs/videos#properties (title at most 100 characters,
+ * description at most 5000 bytes, no `<` or `>` in either, tags at most 500 characters in all).
+ * A comment thread names its channel and video: without `snippet.channelId` the API answers
+ * `channelOrVideoIdMissing` (https://developers.google.com/youtube/v3/docs/commentThreads/insert#errors).
  */
+import * as ApiDescription from "./ApiDescription.js"
 import * as FakeServer from "./FakeServer.js"
+
+/** The channel the fake's token belongs to (as the OAuth fake's account `g-1`). */
+export const channelId = "UCherald0000000000000001"
+
+export const description = () => ApiDescription.load({ file: "youtube-openapi.json" })
+
+const isSession = (request: FakeServer.Recorded) =>
+  request.path === "/upload/youtube/v3/videos" && request.query.has("upload_id")
+
+/** The description's rules for a request; the upload session's `PUT`s are the fake's own. */
+export const problemsOf = (request: FakeServer.Recorded): ReadonlyArray<string> => {
+  if (isSession(request)) return []
+  if (request.path !== "/upload/youtube/v3/videos") return description().problemsOf(request)
+  // The media upload endpoint of `videos.insert`: its parameters, and the metadata as a Video.
+  const problems = [
+    ...description().problemsOf({
+      ...request,
+      path: "/youtube/v3/videos",
+      headers: { ...request.headers, "content-type": "application/octet-stream" },
+      body: Buffer.alloc(0),
+      json: undefined
+    }).filter((p) => p !== "a request body is required"),
+    ...(request.json === undefined
+      ? ["the metadata must be JSON"]
+      : description().validate("/components/schemas/Video", request.json, "metadata"))
+  ]
+  for (const header of ["x-upload-content-length", "x-upload-content-type"]) {
+    if (request.headers[header] === undefined) problems.push(`header ${header} is required for a resumable session`)
+  }
+  return problems
+}
 
 export const accessToken = "ya29.a0fakeYouTubeAccessTokenQWERTYUIOPasdfghjklZXCVBNM0123456789"
 export const chunkUnit = 256 * 1024
@@ -127,7 +170,7 @@ export const start = async (): Promise<YouTubeFake> => {
         kind: "youtube#video",
         etag: `etag-${id}`,
         id,
-        snippet: { ...metadata.snippet, channelId: "UCfakeChannel0000000000" },
+        snippet: { ...metadata.snippet, channelId },
         status: {
           uploadStatus: rejected ? "rejected" : "uploaded",
           ...(rejected ? { rejectionReason: "duplicate" } : {}),
@@ -173,6 +216,15 @@ export const start = async (): Promise<YouTubeFake> => {
       if (title.includes("#fail-uploadlimit")) return uploadLimitExceeded
       if (title.includes("#fail-rate")) return userRateLimited
       if (title.includes("#fail-title") || title === "" || [...title].length > 100 || /[<>]/.test(title)) return invalidTitle
+      const snippet = (request.json as { snippet?: { description?: unknown; tags?: unknown } } | undefined)?.snippet
+      const text = typeof snippet?.description === "string" ? snippet.description : ""
+      if (Buffer.byteLength(text) > 5000 || /[<>]/.test(text)) {
+        return googleError(400, "The request metadata specifies an invalid video description.", "invalidDescription", "youtube.video")
+      }
+      const tags = Array.isArray(snippet?.tags) ? snippet.tags.map(String) : []
+      if (tags.reduce((n, t) => n + t.length, 0) > 500) {
+        return googleError(400, "The request metadata specifies invalid video keywords.", "invalidTags", "youtube.video")
+      }
       if (title.includes("#fail-category")) return invalidCategory
       if (title.includes("#fail-500")) return backendError
       const id = `upload-${++next}`
@@ -246,20 +298,37 @@ export const start = async (): Promise<YouTubeFake> => {
     }
 
     if (request.path === "/youtube/v3/commentThreads" && request.method === "POST") {
-      const snippet = (request.json as { snippet?: { videoId?: string; topLevelComment?: { snippet?: { textOriginal?: string } } } })
-        ?.snippet
+      const snippet = (request.json as {
+        snippet?: { channelId?: string; videoId?: string; topLevelComment?: { snippet?: { textOriginal?: string } } }
+      })?.snippet
+      if (snippet?.channelId === undefined) {
+        return googleError(
+          400,
+          "The comment thread must specify a channelId and a videoId.",
+          "channelOrVideoIdMissing",
+          "youtube.commentThread"
+        )
+      }
+      if (snippet.channelId !== channelId) {
+        return googleError(403, "The comment thread could not be created.", "forbidden", "youtube.commentThread")
+      }
       const video = videos.find((v) => v.id === snippet?.videoId)
       if (video === undefined) return googleError(404, "The video identified by the videoId parameter could not be found.", "videoNotFound", "youtube.commentThread")
       const text = snippet?.topLevelComment?.snippet?.textOriginal ?? ""
       if (text === "") return googleError(400, "The comment is empty.", "commentTextRequired", "youtube.commentThread")
       video.comments.push(text)
-      return { status: 200, body: { kind: "youtube#commentThread", id: `Ug${++next}`, snippet: { videoId: video.id } } }
+      return {
+        status: 200,
+        body: { kind: "youtube#commentThread", id: `Ug${++next}`, snippet: { channelId, videoId: video.id } }
+      }
     }
 
     return googleError(404, "Not Found", "notFound")
   }
 
-  const server = await FakeServer.start(handler)
+  const server = await FakeServer.start(handler, {
+    check: { request: problemsOf, ...(description().check.reply === undefined ? {} : { reply: description().check.reply }) }
+  })
   const fake: YouTubeFake = {
     server,
     sessions,
