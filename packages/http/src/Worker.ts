@@ -189,13 +189,14 @@ export const defaultSandboxLedger = (database: SqlDatabase.DatabaseConfig, dataD
 export const layerOAuthProviders = ConnectionsConfig.layerProviders().pipe(Layer.provide(PlatformTransport.layer))
 
 /**
- * Every platform through the sandbox, or the real clients where they exist; X publishes refused as
- * `auth` renew the token once and retry (`PublishAuthRetry`) before the account is marked.
+ * Every platform through the sandbox, or the real clients where they exist; publishes refused as
+ * `auth` on a platform whose tokens renew renew the token once and retry (`PublishAuthRetry`) before
+ * the account is marked.
  */
 export const layerPlatforms = (sandbox: boolean, sandboxLedger?: string) =>
   sandbox
     ? Registry.layerSandbox(sandboxOptionsFromEnv(process.env, sandboxLedger))
-    : PublishAuthRetry.layer(["x"]).pipe(
+    : PublishAuthRetry.layer(PublishAuthRetry.refreshablePlatforms).pipe(
       Layer.provide(Layer.merge(
         Registry.layerLive(ConnectionsConfig.platformOptionsFromEnv()).pipe(Layer.provide(PlatformTransport.layer)),
         layerOAuthProviders

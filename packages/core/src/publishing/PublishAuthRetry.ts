@@ -24,6 +24,21 @@ import * as Redacted from "effect/Redacted"
 
 type Requirements = AccountStore | Transactor | EventStore | IdGenerator | Connections.OAuthProviders
 
+/**
+ * The OAuth platforms whose grants carry a refresh token (or, on Instagram and Threads, a long-lived
+ * token that renews itself): a publish refused as `auth` is worth one renewal there. Facebook Page
+ * tokens never expire and have nothing to renew.
+ */
+export const refreshablePlatforms: ReadonlyArray<Platform> = [
+  "x",
+  "youtube",
+  "linkedin",
+  "pinterest",
+  "tiktok",
+  "threads",
+  "instagram"
+]
+
 /** The registry below, with the publishes of `platforms` retried once after a token renewal. */
 export const decorate = (
   platforms: ReadonlyArray<Platform>
