@@ -236,4 +236,34 @@ describe("Pinterest adapter against the API v5 fake", () => {
     expect(Pinterest.apiOrigin("https://api-sandbox.pinterest.com/v5/")).toBe("https://api-sandbox.pinterest.com")
     expect(Pinterest.apiOrigin(undefined)).toBe("https://api.pinterest.com")
   })
+
+  it.scopedLive("the fake refuses what breaks Pinterest's description", () =>
+    Effect.gen(function*() {
+      const { fake } = yield* setup
+      const post = (body: unknown) =>
+        Effect.promise(() =>
+          fetch(`${fake.server.url}/v5/pins`, {
+            method: "POST",
+            headers: { authorization: `Bearer ${fake.accessToken}`, "content-type": "application/json" },
+            body: JSON.stringify(body)
+          }).then((r) => r.status)
+        )
+      // A board id that is not digits; a title over 100 characters; a source_type outside the enumeration.
+      expect(yield* post({ board_id: "my-board", media_source: { source_type: "image_url", url: "https://cdn.example.com/a.jpg" } }))
+        .toBe(400)
+      expect(
+        yield* post({
+          board_id: "1",
+          title: "t".repeat(101),
+          media_source: { source_type: "image_url", url: "https://cdn.example.com/a.jpg" }
+        })
+      ).toBe(400)
+      expect(yield* post({ board_id: "1", media_source: { source_type: "gif_url", url: "https://cdn.example.com/a.gif" } }))
+        .toBe(400)
+      const problems = fake.server.takeViolations().map((v) => v.problems.join(" "))
+      expect(problems[0]).toContain("body/board_id must match pattern")
+      expect(problems[1]).toContain("title must NOT have more than 100 characters")
+      expect(problems).toHaveLength(3)
+      expect(fake.pins).toHaveLength(0)
+    }))
 })

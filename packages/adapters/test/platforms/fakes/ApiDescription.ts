@@ -9,7 +9,10 @@
  *
  * OpenAPI 3.0 files are normalised in memory for a JSON Schema validator: `nullable` becomes a `null`
  * type (or an `anyOf` with `null` where there is no `type`), and draft-04 boolean `exclusiveMinimum`/
- * `exclusiveMaximum` become numbers. OpenAPI 3.1 files are JSON Schema 2020-12 already.
+ * `exclusiveMaximum` become numbers. OpenAPI 3.1 files are JSON Schema 2020-12 already. In both, a
+ * `oneOf` whose branches are all enumerations is read as `anyOf`: generated descriptions (Pinterest's
+ * `metric_types`) list overlapping enumerations there, which a strict `oneOf` would refuse for every
+ * value the two share.
  */
 import { Ajv, type ValidateFunction } from "ajv"
 import { Ajv2020 } from "ajv/dist/2020.js"
@@ -28,6 +31,22 @@ const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormat
 /** Reads a vendored description from `test/platforms/specs/`. */
 export const read = (file: string): Record<string, Json> =>
   JSON.parse(readFileSync(new URL(`../specs/${file}`, import.meta.url), "utf8")) as Record<string, Json>
+
+const isEnumeration = (u: Json): boolean => isObject(u) && Array.isArray(u["enum"]) && u["$ref"] === undefined
+
+/** A `oneOf` of enumerations as `anyOf` (see above), everywhere in a document. */
+export const enumerationUnions = (node: Json): Json => {
+  if (Array.isArray(node)) return node.map(enumerationUnions)
+  if (!isObject(node)) return node
+  const out: Record<string, Json> = {}
+  for (const [key, value] of Object.entries(node)) out[key] = enumerationUnions(value)
+  const oneOf = out["oneOf"]
+  if (Array.isArray(oneOf) && oneOf.length > 1 && oneOf.every(isEnumeration)) {
+    delete out["oneOf"]
+    out["anyOf"] = oneOf
+  }
+  return out
+}
 
 /** OpenAPI 3.0 schema dialect → JSON Schema: `nullable`, boolean exclusive bounds. */
 export const normalise30 = (node: Json): Json => {
@@ -117,7 +136,7 @@ export const load = (options: Options): ApiDescription => {
   if (hit !== undefined) return { ...hit, check: withOptions(hit, options) }
   const raw = read(options.file)
   const is31 = String(raw["openapi"] ?? "").startsWith("3.1")
-  const doc = (is31 ? raw : normalise30(raw)) as Record<string, Json>
+  const doc = enumerationUnions(is31 ? raw : normalise30(raw)) as Record<string, Json>
   const made = fromDocument(doc, is31, options.basePath ?? "", options.extraQuery ?? [])
   cache.set(key, made)
   return { ...made, check: withOptions(made, options) }

@@ -9,9 +9,20 @@
  * Injected by description: `#fail-rate` 429 with Pinterest's rate-limit headers, `#fail-500` a 500,
  * `#fail-url` the media error "Unable to reach the URL". `trial` makes every pin creation answer code 29,
  * as production does for Trial-access apps; `failVideo` makes the media processing fail.
+ *
+ * Every `/v5` request is checked against Pinterest's published OpenAPI description
+ * (`specs/pinterest-openapi.json`, `ApiDescription`), and every answer conforms to its response
+ * schemas. The upload to `upload_url` is Amazon S3's POST-policy form, which the description does not
+ * carry: every `upload_parameters` field, then `file` last
+ * (https://developers.pinterest.com/docs/content/content-creation/#Creating%20video%20Pins).
  */
 import { randomBytes } from "node:crypto"
+import * as ApiDescription from "./ApiDescription.js"
 import * as FakeServer from "./FakeServer.js"
+
+export const description = () => ApiDescription.load({ file: "pinterest-openapi.json", basePath: "/v5" })
+
+const isUpload = (request: FakeServer.Recorded) => request.path === "/s3upload"
 
 export const clientId = "1484365"
 export const clientSecret = "pinterest-client-secret-0123456789abcdef"
@@ -248,7 +259,7 @@ export const start = async (): Promise<PinterestFake> => {
         status: 201,
         body: {
           id,
-          created_at: "2026-11-23T00:00:00",
+          created_at: "2026-11-23T00:00:00Z",
           board_id: body["board_id"],
           title: body["title"] ?? "",
           description,
@@ -261,7 +272,8 @@ export const start = async (): Promise<PinterestFake> => {
     return pinterestError(404, 404, `Unknown path ${request.path}`)
   }
 
-  const server = await FakeServer.start(handler)
+  const checked = ApiDescription.load({ file: "pinterest-openapi.json", basePath: "/v5", outside: isUpload })
+  const server = await FakeServer.start(handler, { check: checked.check })
   const fake: PinterestFake = {
     server,
     pins,
