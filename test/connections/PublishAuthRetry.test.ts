@@ -19,7 +19,6 @@ import * as CredentialCipher from "@herald/adapters/security/CredentialCipher"
 import * as SqlStores from "@herald/adapters/sql/SqlStores"
 import { Organization } from "@herald/core/access/Organization"
 import { OrganizationStore } from "@herald/core/access/OrganizationStore"
-import { SocialAccount } from "@herald/core/accounts/Account"
 import { AccountStore } from "@herald/core/accounts/AccountStore"
 import * as Connections from "@herald/core/accounts/Connections"
 import { OrganizationId } from "@herald/core/kernel/Ids"
@@ -194,7 +193,7 @@ const providers = (platform: OAuthPlatform, validToken: string, refreshes: { cou
         : Either.right({
           platform,
           authorizeUrl: () => "https://example.invalid/authorize",
-          exchange: () => Effect.die("not used"),
+          exchangeCode: () => Effect.die("not used"),
           refresh: (credentials) =>
             Effect.sync(() => {
               refreshes.count++
@@ -211,7 +210,7 @@ const providers = (platform: OAuthPlatform, validToken: string, refreshes: { cou
                 tokenExpiresAt: Option.some(DateTime.unsafeMake(Date.now() + 3_600_000))
               }
             })
-        } as Connections.OAuthProvider)
+        } satisfies Connections.OAuthProvider)
   })
 
 describe("a publish refused as auth renews the token once, on every platform whose tokens renew", () => {

@@ -299,7 +299,7 @@ describe("Telegram adapter against the Bot API fake", () => {
 
   it.scopedLive("text over 4096 characters and a caption over 1024 are too_long", () =>
     Effect.gen(function*() {
-      const { client } = yield* setup
+      const { client, fake } = yield* setup
       const text = yield* publishFails(
         client,
         request({ platform: "telegram", credentials: stored, main: part("a".repeat(4097)) })
@@ -312,6 +312,11 @@ describe("Telegram adapter against the Bot API fake", () => {
         main: part("c".repeat(1025), [media({ kind: "image", mimeType: "image/png", bytes: bytesOf(10, 9) })])
       }))
       expect(caption.kind).toBe("too_long")
+      // Both refused by the reference's lengths (text 1-4096, caption 0-1024 characters).
+      expect(fake.server.takeViolations().map((v) => v.problems.join(" "))).toEqual([
+        expect.stringContaining("sendMessage/text must NOT have more than 4096 characters"),
+        expect.stringContaining("sendPhoto/caption must NOT have more than 1024 characters")
+      ])
     }))
 
   it.scopedLive("a chat upgraded to a supergroup is followed once and the new chat id is returned to store", () =>
@@ -361,5 +366,27 @@ describe("Telegram adapter against the Bot API fake", () => {
       const error = yield* publishFails(client, request({ platform: "telegram", credentials: stored, main: part("x") }))
       expect(error.kind).toBe("permanent")
       expect(error.message).toBe("Telegram: Bad Request: invalid token [redacted] in request")
+    }))
+
+  it.scopedLive("the fake refuses what breaks the Bot API reference", () =>
+    Effect.gen(function*() {
+      const { fake } = yield* setup
+      const call = (method: string, body: unknown) =>
+        Effect.promise(() =>
+          fetch(`${fake.server.url}/bot${token}/${method}`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify(body)
+          }).then((r) => r.json() as Promise<{ ok: boolean; description: string }>)
+        )
+      // A parameter the method does not have; a required one missing; a reply_parameters of the wrong type.
+      expect((yield* call("sendMessage", { chat_id: "@herald_news", text: "hi", reply_to: 5 })).ok).toBe(false)
+      expect((yield* call("sendPhoto", { chat_id: "@herald_news", caption: "no photo" })).ok).toBe(false)
+      expect((yield* call("sendMessage", { chat_id: "@herald_news", text: "hi", reply_parameters: 5 })).ok).toBe(false)
+      const problems = fake.server.takeViolations().map((v) => v.problems.join(" "))
+      expect(problems[0]).toContain("must NOT have additional properties")
+      expect(problems[1]).toContain("must have required property 'photo'")
+      expect(problems[2]).toContain("sendMessage/reply_parameters must be object")
+      expect(fake.sent).toHaveLength(0)
     }))
 })

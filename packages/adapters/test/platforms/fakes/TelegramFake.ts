@@ -1,9 +1,11 @@
 /**
  * A Telegram Bot API fake: `/bot{token}/{method}` with the Bot API's envelope and error bodies
  * (reference §3). Accepts JSON and multipart; keeps the messages it created so replies to unknown
- * messages fail as Telegram's do.
+ * messages fail as Telegram's do. Every request is checked against the Bot API reference
+ * (`TelegramDescription`) and every answer conforms to it.
  */
 import * as FakeServer from "./FakeServer.js"
+import * as TelegramDescription from "./TelegramDescription.js"
 
 export interface Chat {
   id: number
@@ -76,6 +78,16 @@ const params = (request: FakeServer.Recorded): Record<string, unknown> => {
   return { ...fromQuery, ...(typeof request.json === "object" && request.json !== null ? request.json : {}) }
 }
 
+/** Telegram's answer to parameters the reference refuses: 400 with what is wrong, as the Bot API words it. */
+const refusal = (problems: ReadonlyArray<string>): FakeServer.Reply => {
+  const text = problems.join("; ")
+  return /\/caption must NOT have more than/.test(text)
+    ? apiError(400, "Bad Request: message caption is too long")
+    : /\/text must NOT have more than/.test(text)
+    ? apiError(400, "Bad Request: message is too long")
+    : apiError(400, `Bad Request: ${text}`)
+}
+
 export const start = async (): Promise<TelegramFake> => {
   const bot: Bot = { id: 7012345678, username: "herald_test_bot", token: botToken }
   const chats: Array<Chat> = [
@@ -129,19 +141,48 @@ export const start = async (): Promise<TelegramFake> => {
         return ok({ id: bot.id, is_bot: true, first_name: "Herald", username: bot.username })
       case "getChat": {
         const chat = findChat(p["chat_id"])
-        return chat === undefined ? apiError(400, "Bad Request: chat not found") : ok(chatJson(chat))
+        // ChatFullInfo: the chat and the fields the reference requires of it.
+        return chat === undefined ? apiError(400, "Bad Request: chat not found") : ok({
+          ...chatJson(chat),
+          accent_color_id: 0,
+          max_reaction_count: 11,
+          accepted_gift_types: {
+            unlimited_gifts: false,
+            limited_gifts: false,
+            unique_gifts: false,
+            premium_subscription: false,
+            gifts_from_channels: false
+          }
+        })
       }
       case "getChatMember": {
         const chat = findChat(p["chat_id"])
         if (chat === undefined) return apiError(400, "Bad Request: chat not found")
         if (Number(p["user_id"]) !== bot.id) return apiError(400, "Bad Request: user not found")
-        return ok({
-          user: { id: bot.id, is_bot: true, first_name: "Herald" },
-          status: chat.botStatus,
-          ...(chat.type === "channel" && chat.botStatus === "administrator"
-            ? { can_post_messages: chat.canPostMessages }
-            : {})
-        })
+        const user = { id: bot.id, is_bot: true, first_name: "Herald" }
+        // ChatMember: one shape per status (ChatMemberAdministrator, ChatMemberOwner, …).
+        if (chat.botStatus === "administrator") {
+          return ok({
+            status: "administrator",
+            user,
+            can_be_edited: false,
+            is_anonymous: false,
+            can_manage_chat: true,
+            can_delete_messages: true,
+            can_manage_video_chats: false,
+            can_restrict_members: false,
+            can_promote_members: false,
+            can_change_info: false,
+            can_invite_users: true,
+            can_post_stories: false,
+            can_edit_stories: false,
+            can_delete_stories: false,
+            ...(chat.type === "channel" ? { can_post_messages: chat.canPostMessages } : {})
+          })
+        }
+        if (chat.botStatus === "creator") return ok({ status: "creator", user, is_anonymous: false })
+        if (chat.botStatus === "kicked") return ok({ status: "kicked", user, until_date: 0 })
+        return ok({ status: chat.botStatus, user })
       }
       case "sendMessage":
       case "sendPhoto":
@@ -203,7 +244,7 @@ export const start = async (): Promise<TelegramFake> => {
     }
   }
 
-  const server = await FakeServer.start(handler)
+  const server = await FakeServer.start(handler, { check: { ...TelegramDescription.load().check, refusal } })
   const fake: TelegramFake = {
     server,
     failWhen: undefined,
