@@ -4,7 +4,7 @@
  * round trip, Facebook logins granting several Pages, reconnect, disconnect, the refresh sweep (X's
  * refresh tokens, Threads' self-renewing long-lived token), and dead tokens turning accounts broken.
  */
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as PlatformTransport from "@herald/adapters/platforms/PlatformTransport"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
 import * as NodeCrypto from "@herald/adapters/NodeCrypto"
@@ -131,7 +131,7 @@ const servicesFor = (f: Fakes) => {
     Layer.provideMerge(TestDatabases.sqlite)
   )
   return Layer.mergeAll(platforms, providers, settings, NodeCrypto.layer).pipe(
-    Layer.provide(FetchHttpClient.layer),
+    Layer.provide(PlatformTransport.layer),
     Layer.provideMerge(stores),
     Layer.orDie
   )
@@ -684,7 +684,7 @@ describe("Meta connect links", () => {
         expect(instagram).toMatchObject({ code: "misconfig" })
         expect((instagram as DomainError).message).toContain("HERALD_INSTAGRAM_CLIENT_ID and HERALD_INSTAGRAM_CLIENT_SECRET")
         expect((instagram as DomainError).message).toContain("/oauth/callback/instagram")
-        const bare = yield* ConnectionsConfig.makeProviders({}).pipe(Effect.provide(FetchHttpClient.layer))
+        const bare = yield* ConnectionsConfig.makeProviders({}).pipe(Effect.provide(PlatformTransport.layer))
         for (const platform of ["facebook", "instagram", "threads"] as const) {
           const answer = bare.get(platform)
           expect(answer._tag).toBe("Left")
