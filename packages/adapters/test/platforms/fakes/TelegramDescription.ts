@@ -145,7 +145,7 @@ export const load = (): TelegramDescription => {
     const params: Record<string, unknown> = {}
     const attached = new Set<string>()
     const files: Array<string> = []
-    const entries: Array<[string, FormDataEntryValue]> = request.form !== undefined
+    const entries: Array<[string, string | File]> = request.form !== undefined
       ? [...request.form.entries()]
       : [...request.query.entries()]
     for (const [name, value] of entries) {
