@@ -1,10 +1,10 @@
 /**
  * The media library's `UrlFetcher` over node:http and node:https, behind the SSRF guard.
  *
- * Every hop is checked with `AddressGuard.resolveAndCheck` and connected to its checked addresses only
- * (so DNS rebinding cannot slip through); redirects are followed by hand, at most `maxRedirects`, each
- * target checked again, so a redirect to a private, loopback, link-local or metadata address is
- * refused like the URL itself. The whole exchange (every hop, and the body until its last byte) is
+ * Every hop goes through `GuardedAgent`: its host is resolved once, every address checked, and the
+ * connection made to the checked addresses only (so DNS rebinding cannot slip through); redirects are
+ * followed by hand, at most `maxRedirects`, each target a new guarded request, so a redirect to a
+ * private, loopback, link-local or metadata address is refused like the URL itself. The whole exchange (every hop, and the body until its last byte) is
  * bounded by one deadline; the size cap is the caller's (`BlobStore.put` stops pulling at it).
  */
 import * as NodeStream from "@effect/platform-node/NodeStream"
@@ -19,6 +19,7 @@ import * as Stream from "effect/Stream"
 import * as Http from "node:http"
 import * as Https from "node:https"
 import * as AddressGuard from "../net/AddressGuard.js"
+import * as GuardedAgent from "../net/GuardedAgent.js"
 
 export interface ImporterOptions {
   /** Private and local targets allowed (`HERALD_MEDIA_ALLOW_PRIVATE=true`); metadata addresses never. */
@@ -73,10 +74,10 @@ const lastSegment = (url: URL): string | undefined => {
   }
 }
 
-/** One GET to a checked target; the response is released (connection destroyed) with the scope. */
+/** One GET through the guarded agents; the response is released (connection destroyed) with the scope. */
 const get = (
-  target: AddressGuard.CheckedTarget,
-  options: ImporterOptions
+  target: { readonly url: URL; readonly hostname: string; readonly port: number },
+  agents: GuardedAgent.GuardedAgents
 ): Effect.Effect<Http.IncomingMessage, UrlFetchError, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.async<{ readonly req: Http.ClientRequest; readonly res: Http.IncomingMessage }, UrlFetchError>((resume) => {
@@ -87,11 +88,8 @@ const get = (
         port: target.port,
         path: `${target.url.pathname}${target.url.search}`,
         headers: { Host: target.url.host, "User-Agent": "Herald media import", Accept: "*/*" },
-        agent: false,
-        lookup: AddressGuard.lookupFor(target)
+        agent: secure ? agents.https : agents.http
       }
-      if (secure && !target.isLiteral) base.servername = target.hostname
-      if (secure && options.ca !== undefined) base.ca = options.ca
       let req: Http.ClientRequest
       try {
         req = secure ? Https.request(base) : Http.request(base)
@@ -99,7 +97,14 @@ const get = (
         resume(Effect.fail(fail("network", describe(error))))
         return
       }
-      req.on("error", (error) => resume(Effect.fail(fail("network", describe(error)))))
+      req.on("error", (error) => {
+        const refused = GuardedAgent.refusalIn(error)
+        resume(Effect.fail(
+          refused === undefined
+            ? fail("network", describe(error))
+            : fail(refused.reason === "unresolvable" ? "network" : "refused", refused.message)
+        ))
+      })
       req.on("response", (res) => resume(Effect.succeed({ req, res })))
       req.end()
       return Effect.sync(() => req.destroy())
@@ -117,6 +122,7 @@ export const make = (options: ImporterOptions): UrlFetcher["Type"] => {
     allowPlainHttp: options.allowPlainHttp ?? true,
     ...(options.resolve === undefined ? {} : { resolve: options.resolve })
   }
+  const agents = GuardedAgent.make({ ...guard, ...(options.ca === undefined ? {} : { ca: options.ca }) })
   const timeout = Duration.decode(options.timeout ?? defaultTimeout)
   const maxRedirects = options.maxRedirects ?? defaultMaxRedirects
 
@@ -128,10 +134,10 @@ export const make = (options: ImporterOptions): UrlFetcher["Type"] => {
       const hops = Effect.gen(function*() {
         let current = raw
         for (let hop = 0;; hop++) {
-          const target = yield* AddressGuard.resolveAndCheck(current, guard).pipe(
-            Effect.mapError((refused) => fail(refused.reason === "unresolvable" ? "network" : "refused", refused.message))
+          const target = yield* AddressGuard.parseUrl(current, guard).pipe(
+            Effect.mapError((refused) => fail("refused", refused.message))
           )
-          const res = yield* get(target, options)
+          const res = yield* get(target, agents)
           const status = res.statusCode ?? 0
           const location = res.headers.location
           if (status >= 300 && status < 400 && location !== undefined) {

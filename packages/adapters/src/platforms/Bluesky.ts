@@ -9,8 +9,12 @@
  * Stored credentials: `identifier` (what the user typed), `handle`, `app_password`, `did`,
  * `access_jwt`, `refresh_jwt`, `service` (where sessions are created and refreshed) and `pds`
  * (where records are written, from the DID document).
+ *
+ * Every call goes through `GuardedAgent`: a `service` or PDS that did not come from the operator is
+ * resolved once per connection and connected to only if every address is public (unless the operator
+ * allows private networks), and no redirect is ever followed, so neither a DNS answer that changes
+ * after a check nor a 3xx can lead the app password or the session tokens elsewhere.
  */
-import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpBody from "@effect/platform/HttpBody"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { Metrics } from "@herald/core/posts/Destination"
@@ -35,6 +39,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
 import * as AddressGuard from "../net/AddressGuard.js"
+import * as GuardedAgent from "../net/GuardedAgent.js"
 import * as LinkCard from "./BlueskyLinkCard.js"
 import * as RichText from "./BlueskyRichText.js"
 import * as MediaBytes from "./internal/MediaBytes.js"
@@ -63,12 +68,15 @@ export interface Options {
   /**
    * Operator switch (`HERALD_BLUESKY_ALLOW_PRIVATE=true`): a user-supplied `service`, or the PDS a
    * DID document names, may be on a private or local address (a self-hosted PDS on a private
-   * network). Off: they pass the same address guard as webhooks. The host of `service` above is the
-   * operator's own and is never checked.
+   * network). Off: they pass the same address guard as webhooks. The origins of `service`,
+   * `videoService` and `appView` above are the operator's own and are not range-checked (exact
+   * scheme, host and port: another port on the same host is checked like any user address).
    */
   readonly allowPrivate?: boolean
   /** How the guard resolves host names (tests); the system resolver by default. */
   readonly resolve?: AddressGuard.Resolver
+  /** Extra trusted CA certificates (PEM), for a self-hosted PDS behind a private CA. */
+  readonly ca?: string
   /** Pause between video job polls; 2 seconds. */
   readonly videoPollInterval?: Duration.DurationInput
   /** Polls before a video job counts as stuck (transient); 150. */
@@ -148,6 +156,9 @@ export const classify = (
     return publishError("rate_limit", message, retryAfter)
   }
   if (response.status >= 500) return publishError("transient", message)
+  if (response.status >= 300 && response.status < 400) {
+    return publishError("permanent", `${message} (a redirect; Bluesky calls never follow one)`)
+  }
   if (response.status === 401 || response.status === 403 || (name !== undefined && authErrors.has(name))) {
     return publishError("auth", message)
   }
@@ -202,14 +213,6 @@ const pdsFromDidDoc = (didDoc: unknown): string | undefined => {
 }
 
 export const allowPrivateEnv = "HERALD_BLUESKY_ALLOW_PRIVATE"
-
-const hostOf = (url: string): string | undefined => {
-  try {
-    return new URL(url).hostname.toLowerCase()
-  } catch {
-    return undefined
-  }
-}
 
 const originOf = (url: string): string => {
   try {
@@ -273,42 +276,53 @@ export const checkMedia = (media: ReadonlyArray<MediaRef>): PublishError | undef
   return undefined
 }
 
-export const make = (options: Options = {}): Effect.Effect<PlatformClient, never, HttpClient.HttpClient> =>
+const refusedEndpoint = (url: string, what: string, refused: AddressGuard.AddressRefused): PublishError =>
+  publishError(
+    "auth",
+    `Bluesky: the ${what} ${originOf(url)} is not allowed: ${refused.message}` +
+      ` (a self-hosted PDS on a private network needs ${allowPrivateEnv}=true on the server)`
+  )
+
+export const make = (options: Options = {}): Effect.Effect<PlatformClient> =>
   Effect.gen(function*() {
-    const client = yield* HttpClient.HttpClient
     const defaultServiceUrl = trimSlash(options.service ?? defaultService)
     const videoService = trimSlash(options.videoService ?? defaultVideoService)
     const appView = trimSlash(options.appView ?? defaultAppView)
     const pollInterval = options.videoPollInterval ?? Duration.seconds(2)
-    const trustedHost = hostOf(defaultServiceUrl)
+    const trustedOrigins = [defaultServiceUrl, videoService, appView]
+    const trusted = new Set(trustedOrigins.flatMap((o) => GuardedAgent.originKey(o) ?? []))
     const guardOptions: AddressGuard.GuardOptions = {
       allowPrivate: options.allowPrivate === true,
       allowPlainHttp: options.allowInsecureService === true,
       ...(options.resolve === undefined ? {} : { resolve: options.resolve })
     }
+    const client = yield* GuardedAgent.httpClient({
+      ...guardOptions,
+      trustedOrigins,
+      ...(options.ca === undefined ? {} : { ca: options.ca })
+    })
 
     /**
-     * A service or PDS endpoint that did not come from the operator must not lead Herald (with the
-     * user's password or tokens) to a private, loopback or metadata address.
+     * An early, explained refusal of a service or PDS endpoint that did not come from the operator,
+     * before any credential is used. The connection itself is checked again by the guarded agent,
+     * which is what keeps a changed DNS answer out.
      */
     const guardEndpoint = (url: string, what: string): Effect.Effect<void, PublishError> =>
-      hostOf(url) === trustedHost
+      trusted.has(GuardedAgent.originKey(url) ?? "")
         ? Effect.void
         : AddressGuard.resolveAndCheck(url, guardOptions).pipe(
           Effect.asVoid,
-          Effect.mapError((refused) =>
-            publishError(
-              "auth",
-              `Bluesky: the ${what} ${originOf(url)} is not allowed: ${refused.message}` +
-                ` (a self-hosted PDS on a private network needs ${allowPrivateEnv}=true on the server)`
-            )
-          )
+          Effect.mapError((refused) => refusedEndpoint(url, what, refused))
         )
     const maxPolls = options.videoMaxPolls ?? 150
 
+    /** A refusal by the guarded agent says which endpoint was refused, as the early check does. */
+    const sendGuarded = (request: HttpClientRequest.HttpClientRequest) =>
+      send(client, request, "Bluesky", (refused) => refusedEndpoint(request.url, "endpoint", refused))
+
     const xrpc = (request: HttpClientRequest.HttpClientRequest): Effect.Effect<unknown, XrpcFailure | PublishError> =>
       Effect.flatMap(
-        send(client, request, "Bluesky"),
+        sendGuarded(request),
         (response) =>
           response.status >= 200 && response.status < 300
             ? Effect.succeed(response.body)
@@ -591,14 +605,12 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         if (token === undefined) return yield* unexpected("getServiceAuth")
         const session = yield* Ref.get(scope.current)
         const secrets = [...scope.secrets(), token]
-        const uploaded = yield* send(
-          client,
+        const uploaded = yield* sendGuarded(
           HttpClientRequest.post(`${videoService}/xrpc/app.bsky.video.uploadVideo`).pipe(
             HttpClientRequest.setUrlParams({ did: session.did, name: media.filename }),
             HttpClientRequest.bearerToken(token),
             HttpClientRequest.setBody(MediaBytes.body(media))
-          ),
-          "Bluesky"
+          )
         )
         // A video uploaded before answers 409 already_exists with its job id.
         const alreadyExists = uploaded.status === 409 && stringField(uploaded.body, "jobId") !== undefined

@@ -2,8 +2,9 @@
  * The `WebhookTransport` port over node:http and node:https (global fetch ignores per-request lookups,
  * so it cannot be pinned to a checked address).
  *
- * Each send: checks the target with the SSRF guard, connects only to the checked addresses (the URL's
- * host still goes into `Host` and the TLS server name), never follows a redirect (a 3xx comes back as
+ * Each send: checks the URL's scheme, then connects through `GuardedAgent`, which resolves the host once,
+ * checks every address and connects only to the checked ones (the URL's host still goes into `Host`
+ * and the TLS server name); never follows a redirect (a 3xx comes back as
  * the answer, which the deliverer counts as a failure), bounds the whole exchange (DNS, connect, TLS,
  * request, answer) by one timeout, and keeps at most the first 2 KB of the answer, closing the
  * connection as soon as it has them.
@@ -20,6 +21,7 @@ import * as Layer from "effect/Layer"
 import * as Http from "node:http"
 import * as Https from "node:https"
 import * as AddressGuard from "../net/AddressGuard.js"
+import * as GuardedAgent from "../net/GuardedAgent.js"
 
 export interface TransportOptions {
   /** Allow private and local targets and plain http (`HERALD_WEBHOOKS_ALLOW_PRIVATE=true`). */
@@ -88,10 +90,16 @@ const describeNetworkError = (error: unknown): string => {
   return "the connection failed"
 }
 
+interface Target {
+  readonly url: URL
+  readonly hostname: string
+  readonly port: number
+}
+
 const exchange = (
-  target: AddressGuard.CheckedTarget,
+  target: Target,
   request: WebhookRequest,
-  options: TransportOptions
+  agents: GuardedAgent.GuardedAgents
 ): Effect.Effect<Answer, Failure> =>
   Effect.async<Answer, Failure>((resume) => {
     let settled = false
@@ -113,16 +121,12 @@ const exchange = (
       port: target.port,
       path: `${target.url.pathname}${target.url.search}`,
       headers,
-      // One connection per delivery: nothing pooled outlives the exchange or its timeout.
-      agent: false,
-      // Literal IPs skip lookup in node:net; they were checked as they are.
-      lookup: AddressGuard.lookupFor(target)
+      // Not pooled (the agents keep no connection alive): nothing outlives the exchange or its timeout.
+      agent: secure ? agents.https : agents.http
     }
     if (target.url.username !== "") {
       base.auth = `${decodeURIComponent(target.url.username)}:${decodeURIComponent(target.url.password)}`
     }
-    if (secure && !target.isLiteral) base.servername = target.hostname
-    if (secure && options.ca !== undefined) base.ca = typeof options.ca === "string" ? options.ca : [...options.ca]
 
     let req: Http.ClientRequest
     try {
@@ -131,7 +135,14 @@ const exchange = (
       settle(Effect.fail({ reason: "network", message: describeNetworkError(error) }))
       return
     }
-    req.on("error", (error) => settle(Effect.fail({ reason: "network", message: describeNetworkError(error) })))
+    req.on("error", (error) => {
+      const refused = GuardedAgent.refusalIn(error)
+      settle(Effect.fail(
+        refused === undefined
+          ? { reason: "network", message: describeNetworkError(error) }
+          : { reason: refused.reason === "unresolvable" ? "network" : refused.reason, message: refused.message }
+      ))
+    })
     req.on("response", (res) => {
       const status = res.statusCode ?? 0
       const chunks: Array<Buffer> = []
@@ -168,17 +179,18 @@ export const make = (options: TransportOptions): WebhookTransport["Type"] => {
   const guard: AddressGuard.GuardOptions = options.resolve === undefined
     ? { allowPrivate: options.allowPrivate }
     : { allowPrivate: options.allowPrivate, resolve: options.resolve }
+  const agents = GuardedAgent.make({ ...guard, ...(options.ca === undefined ? {} : { ca: options.ca }) })
   return WebhookTransport.of({
     send: (request: WebhookRequest): Effect.Effect<WebhookResponse, WebhookSendError> =>
       Effect.gen(function*() {
         const start = yield* Clock.currentTimeMillis
         const timeout = effectiveTimeout(request.timeout, options.timeout)
-        const result = yield* AddressGuard.resolveAndCheck(request.url, guard).pipe(
+        const result = yield* AddressGuard.parseUrl(request.url, guard).pipe(
           Effect.mapError((refused): Failure => ({
             reason: refused.reason === "unresolvable" ? "network" : refused.reason,
             message: refused.message
           })),
-          Effect.flatMap((target) => exchange(target, request, options)),
+          Effect.flatMap((target) => exchange(target, request, agents)),
           Effect.timeoutFail({
             duration: timeout,
             onTimeout: (): Failure => ({

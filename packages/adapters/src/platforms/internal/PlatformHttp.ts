@@ -9,6 +9,8 @@ import { PublishError, type PublishErrorKind } from "@herald/core/platforms/Plat
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
+import type { AddressRefused } from "../../net/AddressGuard.js"
+import { refusalIn } from "../../net/GuardedAgent.js"
 
 export interface RawResponse {
   readonly status: number
@@ -30,12 +32,14 @@ const parseJson = (text: string): unknown => {
 /**
  * Sends a request and reads the whole body. A transport failure becomes a `transient` error whose
  * message names the platform only: the client's own error text carries the URL, and Telegram and
- * Discord URLs carry the token.
+ * Discord URLs carry the token. A client over `GuardedAgent` that refused the address fails with
+ * `refused`'s error instead (a permanent one by default), since retrying cannot help.
  */
 export const send = (
   client: HttpClient.HttpClient,
   request: HttpClientRequest.HttpClientRequest,
-  platformLabel: string
+  platformLabel: string,
+  refused?: (refusal: AddressRefused) => PublishError
 ): Effect.Effect<RawResponse, PublishError> =>
   client.execute(request).pipe(
     Effect.flatMap((response) =>
@@ -46,11 +50,18 @@ export const send = (
         body: parseJson(text)
       }))
     ),
-    Effect.catchAll(() =>
-      Effect.fail(
+    Effect.catchAll((error) => {
+      const refusal = refusalIn(error)
+      if (refusal !== undefined) {
+        return Effect.fail(
+          refused?.(refusal) ??
+            new PublishError({ kind: "permanent", message: `${platformLabel}: ${refusal.message}` })
+        )
+      }
+      return Effect.fail(
         new PublishError({ kind: "transient", message: `${platformLabel}: network error, the request did not complete` })
       )
-    )
+    })
   )
 
 const patterns: ReadonlyArray<readonly [RegExp, string]> = [
