@@ -76,7 +76,9 @@ describe.each([
         HERALD_FACEBOOK_API_URL: facebook.server.url,
         HERALD_TELEGRAM_API_URL: telegram.server.url,
         HERALD_DISCORD_API_URL: discord.server.url,
-        HERALD_BLUESKY_SERVICE_URL: bluesky.entryway.url
+        HERALD_BLUESKY_SERVICE_URL: bluesky.entryway.url,
+        // The fake's PDS is another loopback port, which only the operator switch lets through.
+        HERALD_BLUESKY_ALLOW_PRIVATE: "true"
       }
     })
   }, 120_000)

@@ -97,7 +97,9 @@ describe.each([
         HERALD_X_API_URL: x.server.url,
         HERALD_TELEGRAM_API_URL: telegram.server.url,
         HERALD_DISCORD_API_URL: discord.server.url,
-        HERALD_BLUESKY_SERVICE_URL: bluesky.entryway.url
+        HERALD_BLUESKY_SERVICE_URL: bluesky.entryway.url,
+        // The fake's PDS is another loopback port, which only the operator switch lets through.
+        HERALD_BLUESKY_ALLOW_PRIVATE: "true"
       }
     })
     doc = (await server.request("GET", "/api/v1/openapi.json", { key: null })).json as Doc

@@ -97,7 +97,8 @@ const servicesFor = (f: Fakes) => {
       Effect.all([
         Telegram.make({ baseUrl: f.telegram.server.url }),
         Discord.make({ baseUrl: f.discord.server.url }),
-        Bluesky.make({ service: f.bluesky.entryway.url, allowInsecureService: true }),
+        // The fake's PDS is another loopback port: the operator switch lets it through the address guard.
+        Bluesky.make({ service: f.bluesky.entryway.url, allowInsecureService: true, allowPrivate: true }),
         X.make({ apiUrl: f.xApi.server.url })
       ]),
       Registry.make

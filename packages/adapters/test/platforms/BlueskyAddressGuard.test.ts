@@ -1,7 +1,9 @@
 /**
  * The Bluesky `service` a user gives at connect, and the PDS endpoint a DID document names, pass the
- * webhook address guard; `allowPrivate` (HERALD_BLUESKY_ALLOW_PRIVATE) lets a self-hosted PDS on a
- * private network through. The operator's configured service host is trusted as it is.
+ * webhook address guard on every connection; `allowPrivate` (HERALD_BLUESKY_ALLOW_PRIVATE) lets a
+ * self-hosted PDS on a private network through. The operator's configured origins are trusted as they
+ * are (exact scheme, host and port). No redirect is followed, and a DNS answer that changes after the
+ * check never decides where a connection goes.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -9,6 +11,7 @@ import type { ResolvedAddress } from "../../src/net/AddressGuard.js"
 import * as ConnectionsConfig from "../../src/oauth/Config.js"
 import * as Bluesky from "../../src/platforms/Bluesky.js"
 import * as BlueskyFake from "./fakes/BlueskyFake.js"
+import * as FakeServer from "./fakes/FakeServer.js"
 import { HttpLive, part, request } from "./fixtures.js"
 
 const addresses: Record<string, string> = {
@@ -101,15 +104,94 @@ describe("Bluesky service and PDS address guard", () => {
       expect(fake.pds.requests.length + fake.entryway.requests.length).toBe(before)
     }))
 
-  it.scopedLive("a PDS on a public address named by the DID document is used", () =>
+  it.scopedLive("a PDS named by host is connected to at the address the guard checked, not a second lookup", () =>
     Effect.gen(function*() {
-      // The guard sees "localhost" as public here; the HTTP client still reaches the loopback fake.
-      const { client, fake } = yield* setup(false, resolverOf({ localhost: "93.184.216.34" }))
-      const pdsUrl = fake.pds.url.replace("127.0.0.1", "localhost")
+      // "pds.test" exists only in the guard's resolver: the connection must use the checked answer.
+      const lookups: Array<string> = []
+      const resolve = (host: string) => {
+        lookups.push(host)
+        return resolverOf({ "pds.test": "127.0.0.1" })(host)
+      }
+      const { client, fake } = yield* setup(true, resolve)
+      const pdsUrl = fake.pds.url.replace("127.0.0.1", "pds.test")
       fake.setPdsEndpoint(pdsUrl)
       const identity = yield* client.connectWithCredentials!(login)
       expect(identity.credentials["pds"]).toBe(pdsUrl)
       expect(identity.avatarUrl).toBe(fake.account.avatar)
+      expect(fake.pds.requests.map((r) => r.headers["host"])).toEqual([new URL(pdsUrl).host])
+      expect(lookups.every((h) => h === "pds.test")).toBe(true)
+    }))
+
+  it.scopedLive("DNS rebinding: a service that resolves public at the check and to loopback later never gets the password", () =>
+    Effect.gen(function*() {
+      // The first answer (the early check) is public; every later one is the loopback address of the fake.
+      let calls = 0
+      const rebinding = async (host: string): Promise<ReadonlyArray<ResolvedAddress>> => {
+        if (host !== "localhost") throw new Error("ENOTFOUND")
+        calls++
+        return [{ address: calls === 1 ? "93.184.216.34" : "127.0.0.1", family: 4 }]
+      }
+      const { client, fake } = yield* setup(false, rebinding)
+      const error = yield* Effect.flip(client.connectWithCredentials!({
+        ...login,
+        service: fake.entryway.url.replace("127.0.0.1", "localhost")
+      }))
+      expect(error.kind).toBe("auth")
+      expect(error.message).toContain("loopback")
+      expect(error.message).not.toContain(BlueskyFake.appPassword)
+      expect(calls).toBeGreaterThanOrEqual(2)
+      expect(fake.entryway.requests).toHaveLength(0)
+      expect(fake.pds.requests).toHaveLength(0)
+      expect(fake.counts.logins).toBe(0)
+    }))
+
+  it.scopedLive("a redirect from createSession is not followed: the password is not sent on", () =>
+    Effect.gen(function*() {
+      const elsewhere = yield* FakeServer.scoped(() => ({ status: 200, body: {} }))
+      const { client, fake } = yield* setup(false)
+      // 307 would make a client that follows it POST the same body (the password) to the new place.
+      fake.failNext("com.atproto.server.createSession", {
+        status: 307,
+        headers: { location: `${elsewhere.url}/xrpc/com.atproto.server.createSession` }
+      })
+      const error = yield* Effect.flip(client.connectWithCredentials!(login))
+      expect(error.kind).toBe("permanent")
+      expect(error.message).toContain("redirect")
+      expect(error.message).not.toContain(BlueskyFake.appPassword)
+      expect(elsewhere.requests).toHaveLength(0)
+
+      fake.failNext("com.atproto.server.createSession", {
+        status: 302,
+        headers: { location: "http://169.254.169.254/latest/meta-data/iam/security-credentials/" }
+      })
+      const metadata = yield* Effect.flip(client.connectWithCredentials!(login))
+      expect(metadata.kind).toBe("permanent")
+      expect(metadata.message).toContain("HTTP 302")
+    }))
+
+  it.scopedLive("a redirect from getProfile is not followed: the access token is not sent on", () =>
+    Effect.gen(function*() {
+      const elsewhere = yield* FakeServer.scoped(() => ({ status: 200, body: { handle: "evil.example" } }))
+      const { client, fake } = yield* setup(false)
+      fake.failNext("app.bsky.actor.getProfile", {
+        status: 302,
+        headers: { location: `${elsewhere.url}/latest/meta-data/` }
+      })
+      const identity = yield* client.connectWithCredentials!(login)
+      // The profile only adds the avatar: the account connects without it, and nothing went elsewhere.
+      expect(identity.avatarUrl).toBe("")
+      expect(identity.accountName).toBe("herald.bsky.social")
+      expect(elsewhere.requests).toHaveLength(0)
+    }))
+
+  it.scopedLive("another port on the operator's service host is a user address like any other", () =>
+    Effect.gen(function*() {
+      const elsewhere = yield* FakeServer.scoped(() => ({ status: 200, body: {} }))
+      const { client } = yield* setup(false)
+      const error = yield* Effect.flip(client.connectWithCredentials!({ ...login, service: elsewhere.url }))
+      expect(error.kind).toBe("auth")
+      expect(error.message).toContain("loopback")
+      expect(elsewhere.requests).toHaveLength(0)
     }))
 
   it("HERALD_BLUESKY_ALLOW_PRIVATE=true (any case) turns the switch on; anything else leaves it off", () => {
