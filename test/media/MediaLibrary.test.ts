@@ -1,7 +1,8 @@
 /**
  * The media library's use cases over SQLite and a real blob directory, with the TestClock: upload URLs
  * expire, the budget's hour and day windows (counted at complete, import and auto-finalize, never at
- * presign), events in the outbox, imports whose bytes decide or contradict the answer's type.
+ * presign), events in the outbox, imports whose bytes decide or contradict the answer's type, and
+ * images whose header declares more pixels than allowed refused as their bytes arrive.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as FileBlobStore from "@herald/adapters/media/FileBlobStore"
@@ -29,6 +30,7 @@ import * as path from "node:path"
 import { organization } from "../../packages/adapters/test/contract/Fixtures.js"
 import { sqlite } from "../../packages/adapters/test/support/TestDatabases.js"
 import * as Fixtures from "../support/MediaFixtures.js"
+import * as PixelBomb from "./support/PixelBomb.js"
 
 /** What the fake fetcher answers for each URL. */
 const answers = new Map<string, { readonly contentType?: string; readonly bytes: Uint8Array; readonly filename?: string }>()
@@ -254,5 +256,54 @@ describe("MediaLibrary", () => {
       expect(listed.items.map((m) => m.id).sort()).toEqual([gif.id, doc.id].sort())
       const events = yield* (yield* EventStore).list(org)
       expect(events.map((e) => e.type)).toEqual(["media.uploaded", "media.uploaded"])
+    }).pipe(Effect.provide(services(MediaLibrary.defaultBudget))))
+
+  it.effect("an image declaring too many pixels is file_too_large at upload, at complete and at import; nothing is kept", () =>
+    Effect.gen(function*() {
+      const org = yield* newOrg
+      const blobStore = yield* BlobStore
+      const failureOf = <A, E>(exit: Exit.Exit<A, E>) =>
+        Exit.isFailure(exit) && exit.cause._tag === "Fail" && exit.cause.error instanceof DomainError
+          ? exit.cause.error
+          : undefined
+      const send = (bytes: Uint8Array, filename = "bomb.png") =>
+        Effect.gen(function*() {
+          const p = yield* MediaLibrary.presign(org, { filename, content_type: "image/png", file_size: bytes.length })
+          const exit = yield* Effect.exit(MediaLibrary.receiveUpload({
+            id: p.media.id,
+            token: p.token,
+            contentType: Option.some("image/png"),
+            contentLength: Option.some(bytes.length),
+            body: Stream.make(bytes)
+          }))
+          return { id: p.media.id, exit }
+        })
+
+      // 40,000 x 6,700 in 100 bytes: 268 million pixels, refused before anything decodes it.
+      const bomb = PixelBomb.header(40_000, 6_700)
+      expect(bomb.length).toBeLessThan(200)
+      const refused = yield* send(bomb)
+      expect(codeOf(refused.exit)).toBe("file_too_large")
+      expect(failureOf(refused.exit)?.message).toContain("40,000 x 6,700 pixels")
+      expect(failureOf(refused.exit)?.message).toContain("64,000,000 pixels")
+      expect(failureOf(refused.exit)?.details).toMatchObject({ width: 40_000, height: 6_700, max_pixels: 64_000_000 })
+      const pending = yield* MediaLibrary.get(org, refused.id)
+      expect(pending.status).toBe("pending_upload")
+      expect(yield* blobStore.exists(pending.storageKey)).toBe(false)
+      // Finalizing finds no bytes: nothing was kept to publish later.
+      expect(codeOf(yield* Effect.exit(MediaLibrary.complete(org, refused.id)))).toBe("file_not_uploaded")
+
+      // Few pixels but a side over 20,000 is refused too; exactly at both limits is taken.
+      expect(codeOf((yield* send(PixelBomb.header(20_001, 10))).exit)).toBe("file_too_large")
+      const atLimit = yield* send(PixelBomb.header(8_000, 8_000), "limit.png")
+      expect(codeOf(atLimit.exit)).toBe("success")
+
+      // A URL import is held to the same limit, and leaves nothing behind.
+      answers.set("https://example.com/bomb.png", { contentType: "image/png", bytes: PixelBomb.header(50_000, 50_000) })
+      const imported = yield* Effect.exit(MediaLibrary.importFromUrl(org, { url: "https://example.com/bomb.png" }))
+      expect(codeOf(imported)).toBe("file_too_large")
+      const listed = (yield* MediaLibrary.list(org, {})).items
+      expect(listed.filter((m) => m.status === "ready" || Option.isSome(m.sourceUrl))).toHaveLength(0)
+      expect(yield* (yield* EventStore).list(org)).toHaveLength(0)
     }).pipe(Effect.provide(services(MediaLibrary.defaultBudget))))
 })

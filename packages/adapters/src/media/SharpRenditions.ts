@@ -6,11 +6,16 @@
  *
  * sharp is imported on the first rendition, not with this module: loading it (and libvips) cost
  * ~130 ms and ~18 MB of RSS at every `herald serve` start, and most starts render nothing.
+ *
+ * Memory is bounded whatever the image: the decoder refuses more than `MediaRules.maxImagePixels`
+ * (a header that lies about its size included), reads sequentially, and the only step that holds
+ * pixels in memory (a pad or crop) works on a copy scaled down to at most `maxWorkingPixels`. At most
+ * `defaultConcurrency` renditions run at once in a process.
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { ImageRenditions, type Profile, type Rendered, RenditionError } from "@herald/core/media/MediaFitting"
-import { ratioValue } from "@herald/core/media/MediaRules"
+import { maxImagePixels, ratioValue } from "@herald/core/media/MediaRules"
 import * as os from "node:os"
 import type { Sharp } from "sharp"
 
@@ -24,6 +29,19 @@ const loadSharp: Effect.Effect<SharpFunction> = Effect.promise(() =>
 )
 
 const white = { r: 255, g: 255, b: 255, alpha: 1 }
+
+/**
+ * The largest picture a pad or crop holds in memory, as raw RGBA (4 bytes a pixel): 24 MP, about
+ * 96 MB for the picture and as much for the padded canvas. Larger sources are scaled down to it
+ * first, in libvips' streaming pipeline; no platform takes more pixels than this in one image.
+ */
+export const maxWorkingPixels = 24_000_000
+
+/** Renditions at once in a process by default: each may hold a few hundred MB at its peak. */
+export const defaultConcurrency = Math.max(1, Math.min(2, os.availableParallelism()))
+
+/** Every decoder: refuses more pixels than an upload may have, and reads the file front to back. */
+const input = { limitInputPixels: maxImagePixels, sequentialRead: true } as const
 
 /** Encoder quality of the first attempt; later attempts lower it a little as they downscale. */
 const startQuality = 88
@@ -61,12 +79,15 @@ const encode = (image: Sharp, profile: Profile, quality: number): Sharp => {
 }
 
 const renderPromise = async (sharp: SharpFunction, source: Uint8Array, profile: Profile): Promise<Rendered> => {
-  const meta = await sharp(source).metadata()
+  const meta = await sharp(source, input).metadata()
+  if ((meta.width ?? 0) * (meta.height ?? 0) > maxImagePixels) {
+    throw new Refused(`the image has more than ${maxImagePixels} pixels`)
+  }
   if ((meta.pages ?? 1) > 1) throw new Refused("an animated image cannot be converted to a still")
   // Orientation first: every later step sees the picture the way it is meant to be seen. libvips
   // streams `rotate()` then `resize()` in one pipeline; only a pad or crop needs the pixels in memory.
   const swapped = (meta.orientation ?? 1) >= 5
-  let image = (): Sharp => sharp(source).rotate()
+  let image = (): Sharp => sharp(source, input).rotate()
   let box: Box = swapped
     ? { width: meta.height ?? 1, height: meta.width ?? 1 }
     : { width: meta.width ?? 1, height: meta.height ?? 1 }
@@ -75,9 +96,21 @@ const renderPromise = async (sharp: SharpFunction, source: Uint8Array, profile: 
     const max = ratioValue(profile.aspect.range.max)
     const ratio = box.width / box.height
     if (ratio < min || ratio > max) {
-      const oriented = await image().ensureAlpha().raw().toBuffer({ resolveWithObject: true })
+      // The canvas a pad makes (or the picture a crop cuts from) is kept under maxWorkingPixels.
+      const canvas = ratio < min
+        ? profile.aspect.fit === "pad" ? box.height * Math.ceil(box.height * min) : box.width * box.width / min
+        : profile.aspect.fit === "pad"
+        ? box.width * Math.ceil(box.width / max)
+        : box.height * box.height * max
+      const shrink = Math.min(1, Math.sqrt(maxWorkingPixels / Math.max(canvas, box.width * box.height)))
+      const working = shrink < 1
+        ? image().resize(Math.max(1, Math.floor(box.width * shrink)), Math.max(1, Math.floor(box.height * shrink)), {
+          fit: "fill"
+        })
+        : image()
+      const oriented = await working.ensureAlpha().raw().toBuffer({ resolveWithObject: true })
       const raw = { width: oriented.info.width, height: oriented.info.height, channels: oriented.info.channels }
-      const orientedImage = () => sharp(oriented.data, { raw })
+      const orientedImage = () => sharp(oriented.data, { raw, ...input })
       box = { width: raw.width, height: raw.height }
       const target = ratio < min
         ? profile.aspect.fit === "pad"
@@ -102,7 +135,7 @@ const renderPromise = async (sharp: SharpFunction, source: Uint8Array, profile: 
           height: target.height
         }).raw().toBuffer({ resolveWithObject: true })
       const fittedRaw = { width: fitted.info.width, height: fitted.info.height, channels: fitted.info.channels }
-      image = () => sharp(fitted.data, { raw: fittedRaw })
+      image = () => sharp(fitted.data, { raw: fittedRaw, ...input })
       box = { width: fittedRaw.width, height: fittedRaw.height }
     }
   }
@@ -133,10 +166,10 @@ export const render = (source: Uint8Array, profile: Profile): Effect.Effect<Rend
     })).pipe(Effect.withSpan("SharpRenditions.render", { attributes: { profile: profile.key } }))
 
 /**
- * At most `concurrency` renditions at once (default: the machine's parallelism), so that many
+ * At most `concurrency` renditions at once (`defaultConcurrency` unless given), so that many
  * publishes starting together do not each decode a large photo at the same time.
  */
-export const make = (concurrency = os.availableParallelism()) =>
+export const make = (concurrency = defaultConcurrency) =>
   Effect.map(Effect.makeSemaphore(Math.max(1, concurrency)), (semaphore) =>
     ImageRenditions.of({ render: (source, profile) => semaphore.withPermits(1)(render(source, profile)) }))
 

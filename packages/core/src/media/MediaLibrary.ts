@@ -372,7 +372,8 @@ const unspecificTypes = new Set(["", "application/octet-stream", "binary/octet-s
 /**
  * Stores the bytes of a presigned upload. The token is the credential (no API key). A `Content-Type`
  * naming another type than the one declared is `file_type_mismatch`; more bytes than the kind's cap
- * are `file_too_large` (the stream stops being read there). The medium stays `pending_upload` until
+ * are `file_too_large` (the stream stops being read there), and so is an image whose header declares
+ * more pixels than `MediaRules.maxImagePixels` (its bytes are removed). The medium stays `pending_upload` until
  * complete; bytes may be sent again until then.
  */
 export const receiveUpload = <E>(upload: IncomingUpload<E>) =>
@@ -415,6 +416,14 @@ export const receiveUpload = <E>(upload: IncomingUpload<E>) =>
       yield* removeBlobQuietly(media.storageKey)
       return yield* DomainError.fail("upload_failed", "The upload had no bytes; send the file as the request body")
     }
+    if (media.kind === "image") {
+      // A few KB can declare gigapixels: refused as the bytes arrive, not when a rendition is made.
+      const probe = yield* MediaProbe
+      const head = yield* (yield* BlobStore).head(media.storageKey, probe.headBytes)
+      yield* checkProbedPixels(yield* probe.inspect(head)).pipe(
+        Effect.tapError(() => removeBlobQuietly(media.storageKey))
+      )
+    }
     const updated = new Media({ ...media, size, updatedAt: yield* DateTime.now })
     const written = yield* store.update(updated, "pending_upload")
     if (!written) {
@@ -430,6 +439,14 @@ export const receiveUpload = <E>(upload: IncomingUpload<E>) =>
 export const notUploadedMessage = (id: string) =>
   `Media ${id} has no uploaded file yet: upload the file first (PUT its bytes to the upload_url returned by ` +
   "POST /media/upload), then call POST /media/{id}/complete or create the post"
+
+/** `file_too_large` when the header gives an image's pixel size and it is over the limit. */
+const checkProbedPixels = (probe: Option.Option<Probe>): Either.Either<void, DomainError> =>
+  Option.match(probe, {
+    onNone: () => Either.void,
+    onSome: (p) =>
+      Option.isSome(p.width) && Option.isSome(p.height) ? MediaRules.checkPixels(p.width.value, p.height.value) : Either.void
+  })
 
 /** What the bytes are, checked against `declared` (`file_type_mismatch`) or, with none, against the supported types. */
 const inspectStored = (key: string, declared: MediaRules.MediaType | undefined) =>
@@ -448,6 +465,7 @@ const inspectStored = (key: string, declared: MediaRules.MediaType | undefined) 
         )),
         onSome: (mime) => MediaRules.checkType(mime, "").pipe(Either.map((t) => t.mimeType))
       })
+    if (MediaRules.kindOf(mimeType) === "image") yield* checkProbedPixels(inspected)
     return { mimeType, probe: inspected }
   })
 

@@ -131,6 +131,27 @@ export const fileTooLarge = (kind: MediaKind, size?: number): DomainError =>
     { kind, max_bytes: maxBytes(kind), ...(size === undefined ? {} : { size }) }
   )
 
+/**
+ * Pixels an image may have: 64,000,000 in all (a 50 MP phone or a 45 MP camera photo passes; a
+ * "pixel bomb" of a few KB that decodes to gigabytes does not) and 20,000 on either side. Checked
+ * from the header when the bytes arrive, and again as the decoder's own limit when a rendition is made.
+ */
+export const maxImagePixels = 64_000_000
+export const maxImageSide = 20_000
+
+const grouped = (n: number): string => n.toLocaleString("en-US")
+
+/** `file_too_large` for an image whose pixel size is over `maxImagePixels` or `maxImageSide`. */
+export const checkPixels = (width: number, height: number): Either.Either<void, DomainError> =>
+  width * height <= maxImagePixels && width <= maxImageSide && height <= maxImageSide
+    ? Either.void
+    : Either.left(DomainError.of(
+      "file_too_large",
+      `The image is too large: ${grouped(width)} x ${grouped(height)} pixels; images may have at most ` +
+        `${grouped(maxImagePixels)} pixels and ${grouped(maxImageSide)} pixels on a side`,
+      { kind: "image", width, height, max_pixels: maxImagePixels, max_side: maxImageSide }
+    ))
+
 /** `file_too_large` when `size` is over the cap of `kind`. */
 export const checkSize = (kind: MediaKind, size: number): Either.Either<number, DomainError> =>
   size > maxBytes(kind) ? Either.left(fileTooLarge(kind, size)) : Either.right(size)
