@@ -79,7 +79,8 @@ const encode = (image: Sharp, profile: Profile, quality: number): Sharp => {
 }
 
 const renderPromise = async (sharp: SharpFunction, source: Uint8Array, profile: Profile): Promise<Rendered> => {
-  const meta = await sharp(source, input).metadata()
+  // The header alone (no pixels decoded), so that an oversized image is refused with its reason.
+  const meta = await sharp(source, { limitInputPixels: false }).metadata()
   if ((meta.width ?? 0) * (meta.height ?? 0) > maxImagePixels) {
     throw new Refused(`the image has more than ${maxImagePixels} pixels`)
   }
@@ -161,7 +162,12 @@ export const render = (source: Uint8Array, profile: Profile): Effect.Effect<Rend
       try: () => renderPromise(sharp, source, profile),
       catch: (cause) =>
         new RenditionError({
-          message: cause instanceof Refused ? cause.message : "the image could not be decoded"
+          message: cause instanceof Refused
+            ? cause.message
+            // The decoder's own limit, for a header that understated the pixels.
+            : cause instanceof Error && /pixel limit/i.test(cause.message)
+            ? `the image has more than ${maxImagePixels} pixels`
+            : "the image could not be decoded"
         })
     })).pipe(Effect.withSpan("SharpRenditions.render", { attributes: { profile: profile.key } }))
 
