@@ -33,7 +33,7 @@ const white = { r: 255, g: 255, b: 255, alpha: 1 }
 /**
  * The largest picture a pad or crop holds in memory, as raw RGBA (4 bytes a pixel): 24 MP, about
  * 96 MB for the picture and as much for the padded canvas. Larger sources are scaled down to it
- * first, in libvips' streaming pipeline; no platform takes more pixels than this in one image.
+ * first, in libvips' streaming pipeline (so a padded or cropped rendition is at most this size).
  */
 export const maxWorkingPixels = 24_000_000
 
