@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { probePostgres } from "../../packages/adapters/test/support/TestDatabases.js"
 import { validate } from "../support/JsonSchema.js"
 import * as Fixtures from "../support/MediaFixtures.js"
+import * as PixelBomb from "../media/support/PixelBomb.js"
 
 const pg = await probePostgres
 if (!pg.available) console.warn(`[skip] Media conformance on Postgres skipped: ${pg.reason}`)
@@ -153,6 +154,20 @@ describe.each([
     const again = await server.request("POST", `/api/v1/media/${id}/complete`)
     expect(again.json.error.code).toBe("file_not_uploaded")
     expect((await server.request("GET", `/api/v1/media/${id}`)).json.data["status"]).toBe("pending_upload")
+  })
+
+  it.skipIf(skip)("a PNG of a few bytes declaring 40,000 x 6,700 pixels: the PUT is 400 file_too_large naming the limit; nothing kept", async () => {
+    const bomb = PixelBomb.header(40_000, 6_700)
+    const p = await presign("bomb.png", "image/png", bomb.length)
+    expect(p.status, p.text).toBe(201)
+    const put = await server.put(String(p.json.data["upload_url"]), bomb, "image/png")
+    expect([put.status, put.json.error.code]).toEqual([400, "file_too_large"])
+    expect(put.json.error.message).toContain("64,000,000 pixels")
+    expect(put.json.error.details).toMatchObject({ width: 40_000, height: 6_700, max_pixels: 64_000_000 })
+    const id = String(p.json.data.id)
+    expect((await server.request("GET", `/api/v1/media/${id}`)).json.data["status"]).toBe("pending_upload")
+    const done = await server.request("POST", `/api/v1/media/${id}/complete`)
+    expect(done.json.error.code).toBe("file_not_uploaded")
   })
 
   it.skipIf(skip)("the upload URL: tampered, missing or wrong-type is refused; oversize is file_too_large", async () => {
