@@ -1,5 +1,6 @@
 /**
- * The SSRF guard for outbound requests to user-supplied URLs (webhooks, media imports).
+ * The SSRF guard for outbound requests to user-supplied URLs (webhooks, media imports, link cards, a
+ * Bluesky service or PDS); `GuardedAgent` applies it to every connection those requests make.
  *
  * A target is checked once: the URL is parsed (WHATWG, which already turns `2130706433`, `0177.0.0.1`
  * and `0x7f.1` into `127.0.0.1`), a host name is resolved, and every resolved address must be a public
@@ -19,6 +20,16 @@ export class AddressRefused extends Data.TaggedError("AddressRefused")<{
   readonly reason: RefusalReason
   readonly message: string
 }> {}
+
+/** The refusal behind a failed request, wherever the client wrapped it (`cause` chains). */
+export const refusalIn = (error: unknown): AddressRefused | undefined => {
+  let current: unknown = error
+  for (let depth = 0; depth < 8 && current !== undefined && current !== null; depth++) {
+    if (current instanceof AddressRefused) return current
+    current = typeof current === "object" && "cause" in current ? (current as { readonly cause: unknown }).cause : undefined
+  }
+  return undefined
+}
 
 export interface ResolvedAddress {
   readonly address: string

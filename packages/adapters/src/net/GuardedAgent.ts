@@ -47,14 +47,7 @@ export const originKey = (raw: string): string | undefined => {
 }
 
 /** The refusal behind a failed request, wherever the client wrapped it (`cause` chains). */
-export const refusalIn = (error: unknown): AddressGuard.AddressRefused | undefined => {
-  let current: unknown = error
-  for (let depth = 0; depth < 8 && current !== undefined && current !== null; depth++) {
-    if (current instanceof AddressGuard.AddressRefused) return current
-    current = typeof current === "object" && "cause" in current ? (current as { readonly cause: unknown }).cause : undefined
-  }
-  return undefined
-}
+export const refusalIn = AddressGuard.refusalIn
 
 /** What node's agents pass to `createConnection`: called with the socket, or with the error alone. */
 type Callback = (err: Error | null, stream?: Stream.Duplex) => void

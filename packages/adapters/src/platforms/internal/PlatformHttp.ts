@@ -9,8 +9,7 @@ import { PublishError, type PublishErrorKind } from "@herald/core/platforms/Plat
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
-import type { AddressRefused } from "../../net/AddressGuard.js"
-import { refusalIn } from "../../net/GuardedAgent.js"
+import { type AddressRefused, refusalIn } from "../../net/AddressGuard.js"
 
 export interface RawResponse {
   readonly status: number
