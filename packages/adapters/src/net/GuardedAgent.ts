@@ -35,12 +35,16 @@ export interface GuardedAgents {
   readonly https: Https.Agent
 }
 
-/** `https://host:443`, the form `trustedOrigins` are compared in; undefined when it does not parse. */
+/**
+ * `https://host:443` (an IPv6 host without brackets), the form `trustedOrigins` are compared in;
+ * undefined when it does not parse.
+ */
 export const originKey = (raw: string): string | undefined => {
   try {
     const url = new URL(raw)
     const port = url.port === "" ? (url.protocol === "https:" ? "443" : url.protocol === "http:" ? "80" : "") : url.port
-    return `${url.protocol}//${url.hostname.toLowerCase()}:${port}`
+    const host = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname
+    return `${url.protocol}//${host.toLowerCase()}:${port}`
   } catch {
     return undefined
   }

@@ -68,6 +68,8 @@ describe("GuardedAgent", () => {
       const refused = yield* get(agents, `${other.url}/x`)
       expect(GuardedAgent.refusalIn("error" in refused ? refused.error : undefined)?.reason).toBe("refused_address")
       expect(other.requests).toHaveLength(0)
+      expect(GuardedAgent.originKey("HTTP://Example.COM")).toBe("http://example.com:80")
+      expect(GuardedAgent.originKey("https://[::1]:8443/x")).toBe("https://::1:8443")
     }))
 
   it.scopedLive("the HttpClient answers a redirect as it is and never follows it", () =>
