@@ -6,6 +6,7 @@
  * printed; the bound asserted is generous), while `/health` keeps answering, and nothing is stored.
  * Then a fuzz run over the write endpoints with random JSON and hostile strings: never a 5xx.
  */
+import * as fs from "node:fs"
 import * as Http from "node:http"
 import * as FastCheck from "effect/FastCheck"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -100,10 +101,11 @@ describe.each([
     method: string,
     path: string,
     body: string | undefined,
-    expected: { readonly status: number; readonly code: string }
+    expected: { readonly status: number; readonly code: string },
+    options: { readonly key?: null } = {}
   ) => {
     const [res, health] = await Promise.all([
-      server.request(method, path, body === undefined ? {} : { rawBody: body }),
+      server.request(method, path, body === undefined ? options : { ...options, rawBody: body }),
       server.request("GET", "/health", { key: null })
     ])
     expect(health.status).toBe(200)
@@ -208,6 +210,96 @@ describe.each([
     expect(await totals()).toEqual(before)
   })
 
+  /** The server process's resident memory now, in bytes (Linux /proc). */
+  const residentBytes = (): number => {
+    const status = fs.readFileSync(`/proc/${server.pid}/status`, "utf8")
+    return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? Number.NaN) * 1024
+  }
+
+  /**
+   * Sends `total` bytes of a JSON string to `path` in 1 MB writes (backpressure respected, nothing held
+   * here), with or without a Content-Length; resolves with the status once the answer arrives. A
+   * server that stops reading (or drops the connection) ends the sending.
+   */
+  const sendHuge = (path: string, total: number, announce: boolean) =>
+    new Promise<number>((resolve, reject) => {
+      const chunk = Buffer.alloc(1_000_000, "a")
+      let answered = false
+      const req = Http.request(`${server.baseUrl}${path}`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          ...(announce ? { "content-length": String(total + 2) } : { "transfer-encoding": "chunked" })
+        }
+      }, (res) => {
+        answered = true
+        res.resume()
+        resolve(res.statusCode ?? 0)
+      })
+      req.on("error", (e) => (answered ? undefined : reject(e)))
+      const pump = async () => {
+        if (!req.write("\"")) await new Promise((r) => req.once("drain", r))
+        for (let sent = 0; sent < total && !answered && !req.destroyed; sent += chunk.length) {
+          if (!req.write(chunk)) {
+            await new Promise<void>((r) => {
+              req.once("drain", () => r())
+              req.once("close", () => r())
+            })
+          }
+        }
+        if (!req.destroyed) req.end("\"")
+      }
+      pump().catch(() => undefined)
+    })
+
+  it.skipIf(skip)("150 MB to the sign-in endpoint, announced or streamed: 413 while the server's memory stays bounded", async () => {
+    const baseline = residentBytes()
+    let peak = baseline
+    const sampler = setInterval(() => {
+      try {
+        peak = Math.max(peak, residentBytes())
+      } catch {
+        // the process is gone: the assertions below say so
+      }
+    }, 10)
+    const healthTimes: Array<number> = []
+    const healthFailures: Array<string> = []
+    let sending = true
+    const healthLoop = (async () => {
+      while (sending) {
+        const started = Date.now()
+        const status = await server.request("GET", "/health", { key: null }).then((r) => String(r.status), String)
+        if (status !== "200") healthFailures.push(status)
+        healthTimes.push(Date.now() - started)
+        await new Promise((r) => setTimeout(r, 50))
+      }
+    })()
+    const answers: Array<string> = []
+    try {
+      for (const path of ["/dashboard/api/session", "/dashboard/api/password", "/api/v1/auth/device/token"]) {
+        for (const announce of [true, false]) {
+          const answer = await sendHuge(path, 150_000_000, announce).then(String, String)
+          answers.push(`${path} ${announce ? "announced" : "streamed"}: ${answer}`)
+        }
+      }
+    } finally {
+      sending = false
+      clearInterval(sampler)
+      await healthLoop
+    }
+    const grewMb = (peak - baseline) / 1_048_576
+    console.log(
+      `[input limits on ${label}] 150 MB bodies: resident ${Math.round(baseline / 1_048_576)} MB before, ` +
+        `peak ${Math.round(peak / 1_048_576)} MB (+${grewMb.toFixed(1)}); /health max ${Math.max(...healthTimes)} ms`
+    )
+    // Before the limits covered /dashboard/api, one such body took the server from 141 MB to 1.2 GB.
+    expect(grewMb).toBeLessThan(100)
+    expect(healthFailures).toEqual([])
+    expect(Math.max(...healthTimes)).toBeLessThan(2_000)
+    expect(answers.filter((a) => !a.endsWith(": 413"))).toEqual([])
+    expect((await server.request("GET", "/health", { key: null })).status).toBe(200)
+  }, 120_000)
+
   it.skipIf(skip)("3,000-deep nesting and 100,000 nested arrays: 400 validation_error (max_depth 32)", async () => {
     const before = await totals()
     const deepObject = nested(3_000, "{\"a\":", "}")
@@ -222,6 +314,20 @@ describe.each([
     ]
     for (const [name, method, path, body] of cases) {
       const answer = await hostile(name, method, path, body, { status: 400, code: "validation_error" })
+      expect(answer.error?.details?.["max_depth"]).toBe(32)
+    }
+    // Without a key or a session: sign-in, password set, device flow, the dashboard's own API.
+    const unauthenticated: ReadonlyArray<readonly [string, string, string, string]> = [
+      ["sign-in 100000 arrays", "POST", "/dashboard/api/session", nested(100_000, "[", "]", "")],
+      ["sign-in 100000 objects", "POST", "/dashboard/api/session", `{"email":"a@b.co","password":${nested(100_000, "{\"a\":", "}")}}`],
+      ["password set 100000 arrays", "POST", "/dashboard/api/password", nested(100_000, "[", "]", "")],
+      ["device approve 100000 arrays", "POST", "/dashboard/api/device/ABCD-EFGH/approve", nested(100_000, "[", "]", "")],
+      ["device start 100000 arrays", "POST", "/api/v1/auth/device", nested(100_000, "[", "]", "")],
+      ["device token 100000 arrays", "POST", "/api/v1/auth/device/token", nested(100_000, "[", "]", "")],
+      ["no such route 100000 arrays", "POST", "/no/such/route", nested(100_000, "[", "]", "")]
+    ]
+    for (const [name, method, path, body] of unauthenticated) {
+      const answer = await hostile(name, method, path, body, { status: 400, code: "validation_error" }, { key: null })
       expect(answer.error?.details?.["max_depth"]).toBe(32)
     }
     // 32 levels are fine.
@@ -249,6 +355,26 @@ describe.each([
     for (const [name, method, path, body, field] of cases) {
       const answer = await hostile(name, method, path, body, { status: 400, code: "validation_error" })
       expect(answer.error?.details?.["validation_errors"]).toEqual([{ path: field, message: expect.stringContaining("U+0000") }])
+    }
+    const unauthenticated: ReadonlyArray<readonly [string, string, string, string, string, string?]> = [
+      ["sign-in email NUL", "POST", "/dashboard/api/session", json({ email: "owner\u0000@example.com", password: "x".repeat(12) }), "email"],
+      ["sign-in password NUL", "POST", "/dashboard/api/session", json({ email: "owner@example.com", password: "pw\u0000" }), "password"],
+      ["password set token NUL", "POST", "/dashboard/api/password", json({ token: "t\u0000", password: "x".repeat(12) }), "token"],
+      ["device token NUL", "POST", "/api/v1/auth/device/token", json({ device_code: "\u0000" }), "device_code"],
+      ["sign-in raw NUL", "POST", "/dashboard/api/session", "{\"email\":\"a\u0000@b.co\"}", ""],
+      ["form %00", "POST", "/dashboard/api/session", "email=a%00%40b.co&password=x", "", "application/x-www-form-urlencoded"]
+    ]
+    for (const [name, method, path, body, field, contentType] of unauthenticated) {
+      const [res, health] = await Promise.all([
+        server.request(method, path, { key: null, rawBody: body, ...(contentType === undefined ? {} : { headers: { "content-type": contentType } }) }),
+        server.request("GET", "/health", { key: null })
+      ])
+      expect(health.status).toBe(200)
+      expect([name, res.status], res.text).toEqual([name, 400])
+      const envelope = res.json as Envelope
+      expect(envelope.error?.code).toBe("validation_error")
+      expect(envelope.error?.details?.["validation_errors"]).toEqual([{ path: field, message: expect.stringContaining("U+0000") }])
+      expect(res.text).not.toContain("owner")
     }
     // An escaped backslash before "u0000" is no NUL.
     const fine = await server.request("POST", "/api/v1/posts", { body: { content: "\\u0000", draft: true } })

@@ -68,6 +68,8 @@ export type StoreServices = Layer.Layer.Success<ReturnType<typeof Server.service
 export interface HeraldServer {
   readonly baseUrl: string
   readonly port: number
+  /** The server process's id (to read its memory from /proc). */
+  readonly pid: number
   /** The key printed on first start. */
   readonly key: string
   /** The organization created on first start; keys are created for it unless told otherwise. */
@@ -223,6 +225,7 @@ export const start = async (options: StartOptions = {}): Promise<HeraldServer> =
   return {
     baseUrl,
     port,
+    pid: child.pid!,
     key,
     orgId,
     storeArgs,

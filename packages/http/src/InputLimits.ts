@@ -3,13 +3,15 @@
  *
  * - A URL (path or query) holding `%00` is refused with 400 `validation_error`: no store ever sees
  *   U+0000 (Postgres cannot hold it in text, SQLite would), so every store answers alike.
- * - A body under `/api/v1` is read here, at most `maxBodyBytes` (1 MiB): a longer one is refused with
- *   413 `validation_error` while it streams in (from its Content-Length alone when it announces one),
- *   never buffered whole. Media bytes never come this way: they go to the signed upload URL
- *   (`/uploads/media/{id}`, outside `/api/v1`), which keeps its own cap.
+ * - Every request body is read here, whatever the route (`/api/v1`, `/dashboard/api`, the device
+ *   flow, OAuth callbacks, paths no route answers), at most `maxBodyBytes` (1 MiB): a longer one is
+ *   refused with 413 `validation_error` while it streams in (from its Content-Length alone when it
+ *   announces one), never buffered whole. The one exception is the signed upload URL
+ *   (`/uploads/media/{id}`): media bytes stream from there to the blob store under its own cap.
  * - A JSON body is scanned once, without recursion and before any parsing, for nesting deeper than
  *   `maxDepth` (32), a container with more than `maxMembers` (1,000) members, and the escape
- *   `\u0000` in any string or key: each a 400 `validation_error`.
+ *   `\u0000` in any string or key: each a 400 `validation_error`. A body of any type holding a raw
+ *   U+0000, and a form body holding `%00`, are refused alike.
  *
  * The body read here is handed on to the handlers (the request's `text`, `json`... answer from it).
  */
@@ -22,7 +24,7 @@ import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import type * as Http from "node:http"
 
-/** The most bytes a request body under `/api/v1` may carry. */
+/** The most bytes a request body may carry (media bytes to the upload URL aside). */
 export const maxBodyBytes = 1_048_576
 
 /** The deepest nesting of arrays and objects a JSON body may have. */
@@ -62,7 +64,7 @@ const isHex0 = (text: string, i: number) => text.charCodeAt(i) === 48 // "0"
 
 /**
  * One pass over JSON text (valid or not): the first nesting deeper than `maxDepth`, container with
- * more than `maxMembers` members, or `\u0000` escape in a string. Linear, no recursion, no parsing.
+ * more than `maxMembers` members, or `\u0000` escape in a string (or raw U+0000 anywhere). Linear, no recursion, no parsing.
  */
 export const scanJson = (text: string): ShapeProblem | undefined => {
   // commas[d]: separators seen in the container open at depth d.
@@ -73,6 +75,8 @@ export const scanJson = (text: string): ShapeProblem | undefined => {
   const n = text.length
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i)
+    // A raw U+0000 is invalid JSON anyway; it is named for what it is.
+    if (c === 0) nul = true
     if (inString) {
       if (c === 92 /* \ */) {
         if (
@@ -258,9 +262,18 @@ const formTypes = ["multipart/", "application/x-www-form-urlencoded"]
 
 const hasNoBody = (method: string) => method === "GET" || method === "HEAD" || method === "OPTIONS"
 
+/** The signed upload URL: its handler streams the bytes to the blob store under the media cap. */
+export const streamsItsBody = (url: string): boolean => url.startsWith("/uploads/media/")
+
+/** The problem of a body that is not JSON: a raw U+0000, or `%00` in a form body. */
+const formNul = (text: string, contentType: string): ShapeProblem | undefined =>
+  text.includes("\u0000") || (contentType.startsWith("application/x-www-form-urlencoded") && /%00/i.test(text))
+    ? { _tag: "Nul" }
+    : undefined
+
 /**
  * Applies the limits around `app`: the URL check on every request; the body read, size and scan on
- * bodies under `/api/v1`, whose handlers then read the body from memory.
+ * every body but the upload URL's, whose handlers then read the body from memory.
  */
 export const guard = <A, E, R>(
   app: Effect.Effect<A, E, R>
@@ -275,12 +288,10 @@ export const guardRequest = <A, E, R>(
   Effect.gen(function*() {
     const badUrl = urlError(request.url)
     if (badUrl !== undefined) return yield* Effect.fail(badUrl)
-    if (hasNoBody(request.method) || !request.url.startsWith("/api/v1/")) return yield* app
+    if (hasNoBody(request.method) || streamsItsBody(request.url)) return yield* app
     const text = yield* readBody(request)
     const contentType = (request.headers["content-type"] ?? "").toLowerCase()
-    if (!formTypes.some((t) => contentType.startsWith(t))) {
-      const problem = scanJson(text)
-      if (problem !== undefined) return yield* Effect.fail(shapeError(problem, text))
-    }
+    const problem = formTypes.some((t) => contentType.startsWith(t)) ? formNul(text, contentType) : scanJson(text)
+    if (problem !== undefined) return yield* Effect.fail(shapeError(problem, text))
     return yield* Effect.provideService(app, HttpServerRequest.HttpServerRequest, withBody(request, text))
   })
