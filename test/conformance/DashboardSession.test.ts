@@ -8,6 +8,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import { type ChildProcess, spawn } from "node:child_process"
+import * as Http from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { probePostgres } from "../../packages/adapters/test/support/TestDatabases.js"
 import { insertAccounts } from "../support/AccountFixtures.js"
@@ -380,7 +381,8 @@ describe("dashboard sessions behind HTTPS, and sign-in limits", () => {
       env: {
         HERALD_PUBLIC_URL: publicUrl,
         HERALD_SIGN_IN_LIMIT_PER_MINUTE: "6",
-        HERALD_SIGN_IN_FAILURES_PER_HOUR: "3"
+        HERALD_SIGN_IN_FAILURES_PER_HOUR: "3",
+        HERALD_SIGN_IN_ACCOUNT_FAILURES_PER_HOUR: "6"
       }
     })
     const token = await ownerToken(server)
@@ -404,8 +406,8 @@ describe("dashboard sessions behind HTTPS, and sign-in limits", () => {
     expect(res.headers.get("set-cookie")).toMatch(/; Secure$|; Secure;/)
   })
 
-  it("sign-in is limited per account (failures) and per address (attempts)", async () => {
-    // Per account: 3 failures an hour; then even the right password is refused.
+  it("sign-in is limited per account and address (failures) and per address (attempts)", async () => {
+    // Per account from this address: 3 failures an hour; then even the right password is refused here.
     for (let i = 0; i < 3; i++) expect((await signIn("owner@localhost", `wrong ${i} password`)).status).toBe(401)
     const locked = await signIn("owner@localhost", ownerPassword)
     expect(locked.status).toBe(429)
@@ -423,6 +425,79 @@ describe("dashboard sessions behind HTTPS, and sign-in limits", () => {
     expect(refused.length).toBeGreaterThan(0)
     expect(errorOf(refused[0]!).message).toContain("address")
   })
+  /** A sign-in sent from `address` (any of 127.0.0.0/8 reaches the server on loopback). */
+  const signInFrom = (address: string, email: string, password: string, cookie?: string) =>
+    new Promise<{ status: number; headers: Http.IncomingHttpHeaders; body: string }>((resolve, reject) => {
+      const payload = JSON.stringify({ email, password })
+      const req = Http.request(`${server.baseUrl}/dashboard/api/session`, {
+        method: "POST",
+        localAddress: address,
+        headers: {
+          "content-type": "application/json",
+          "content-length": Buffer.byteLength(payload),
+          ...(cookie === undefined ? {} : { cookie })
+        }
+      }, (res) => {
+        let body = ""
+        res.on("data", (chunk: Buffer) => (body += chunk.toString("utf8")))
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }))
+      })
+      req.on("error", reject)
+      req.end(payload)
+    })
+
+  it("a stranger's failures never lock the owner out; a spread guessing run slows unknown browsers, never a known one", async () => {
+    const email = "target@example.com"
+    const password = "the target's own passphrase"
+    const created = await server.cli(["users", "create", email, "--role", "admin"])
+    expect(created.code, created.stderr).toBe(0)
+    const token = created.stdout.trim().split("token=")[1]!
+    const set = await server.request("POST", "/dashboard/api/password", { key: null, body: { token, password } })
+    expect(set.status, set.text).toBe(204)
+
+    // The owner signs in at home: the answer makes this browser known to the account.
+    const home = await signInFrom("127.0.0.3", email, password)
+    expect(home.status, home.body).toBe(200)
+    const deviceCookie = [home.headers["set-cookie"] ?? []].flat().find((c) => c.startsWith("herald_device="))
+    expect(deviceCookie).toMatch(/^herald_device=\d+\.[0-9a-f]{64};/)
+    const attributes = deviceCookie!.split(/;\s*/).slice(1).map((a) => a.toLowerCase()).sort()
+    expect(attributes).toEqual(["httponly", "max-age=7776000", "path=/dashboard/api/session", "samesite=strict", "secure"])
+    const known = deviceCookie!.split(";")[0]!
+
+    // A stranger guesses from 127.0.0.2: three failures, then that address is refused for the account,
+    // even with the right password (guessing from one address stops there).
+    for (let i = 0; i < 3; i++) expect((await signInFrom("127.0.0.2", email, `guess ${i}`)).status).toBe(401)
+    const stopped = await signInFrom("127.0.0.2", email, password)
+    expect(stopped.status).toBe(429)
+    expect(JSON.parse(stopped.body).error.message).toContain("from this address")
+    expect(Number(stopped.headers["retry-after"])).toBeGreaterThan(0)
+    // The owner, at another address and in a browser the account does not know, is not locked out.
+    expect((await signInFrom("127.0.0.4", email, password)).status).toBe(200)
+
+    // Guesses spread over more addresses reach the account's 6 failures an hour.
+    for (const address of ["127.0.0.5", "127.0.0.6", "127.0.0.7"]) {
+      expect((await signInFrom(address, email, "spread guess")).status).toBe(401)
+    }
+    // Away from a minute's end, so that the next attempts share one window.
+    const toMinuteEnd = 60_000 - (Date.now() % 60_000)
+    if (toMinuteEnd < 10_000) await sleep(toMinuteEnd + 200)
+    // Now a browser the account does not know gets one attempt a minute (all of them together)...
+    expect((await signInFrom("127.0.0.8", email, "one more guess")).status).toBe(401)
+    const slowed = await signInFrom("127.0.0.9", email, password)
+    expect(slowed.status, slowed.body).toBe(429)
+    expect(JSON.parse(slowed.body).error.message).toContain("one attempt a minute")
+    expect(Number(slowed.headers["retry-after"])).toBeLessThanOrEqual(60)
+    // ... a forged known-device cookie, or another account's, counts for nothing ...
+    const forged = known.replace(/[0-9a-f]{8}$/, "00000000")
+    expect((await signInFrom("127.0.0.10", email, password, forged)).status).toBe(429)
+    const other = await signInFrom("127.0.0.11", "owner@localhost", ownerPassword)
+    expect(other.status, other.body).toBe(200)
+    const othersDevice = [other.headers["set-cookie"] ?? []].flat().find((c) => c.startsWith("herald_device="))!.split(";")[0]!
+    expect((await signInFrom("127.0.0.11", email, password, othersDevice)).status).toBe(429)
+    // ... while the owner's known browser signs in at once, from any address.
+    expect((await signInFrom("127.0.0.12", email, password, known)).status).toBe(200)
+    expect((await signInFrom("127.0.0.13", email, "a wrong one", known)).status).toBe(401)
+  }, 120_000)
 })
 
 describe(`dashboard sessions shared by two servers on one ${pg.available ? "Postgres" : "SQLite"} store`, () => {

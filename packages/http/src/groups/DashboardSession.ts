@@ -113,7 +113,9 @@ export const DashboardSignInLive = HttpApiBuilder.group(
           )
           yield* RequestMiddleware.annotateRequestLog("user_id", signedIn.user.id)
           const body = yield* sessionView(signedIn, token)
-          return yield* SessionAuth.withSessionCookie(HttpServerResponse.unsafeJson(body), request, token)
+          const response = yield* SessionAuth.withSessionCookie(HttpServerResponse.unsafeJson(body), request, token)
+          // This browser is now known to the account: its sign-ins are never slowed.
+          return yield* SignInLimits.withKnownDevice(response, email, yield* SessionAuth.isSecure(request))
         }).pipe(dieOnStorage))
       .handle("setPassword", ({ payload }) =>
         Effect.gen(function*() {
