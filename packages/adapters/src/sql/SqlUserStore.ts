@@ -66,33 +66,41 @@ export const make = Effect.gen(function*() {
         orPersistence("UserStore.setPasswordHash")
       ),
     insertPasswordToken: (token) =>
-      sql`INSERT INTO password_tokens ${
-        sql.insert({
-          token_hash: token.tokenHash,
-          user_id: token.userId,
-          expires_at: millis(token.expiresAt),
-          created_at: millis(token.createdAt)
-        })
-      }`.pipe(
-        // Tokens past their expiry are of no use to anyone: each new token clears them.
-        Effect.zipRight(sql`DELETE FROM password_tokens WHERE expires_at <= ${millis(token.createdAt)}`),
-        Effect.asVoid,
-        orPersistence("UserStore.insertPasswordToken")
-      ),
+      sql.withTransaction(
+        sql`INSERT INTO password_tokens ${
+          sql.insert({
+            token_hash: token.tokenHash,
+            user_id: token.userId,
+            expires_at: millis(token.expiresAt),
+            created_at: millis(token.createdAt)
+          })
+        }`.pipe(
+          // The newest token of a user is the only one: earlier ones (and one issued in the same
+          // millisecond) stop working. Tokens past their expiry are of no use to anyone: each new
+          // token clears them too.
+          Effect.zipRight(sql`DELETE FROM password_tokens
+            WHERE (user_id = ${token.userId} AND token_hash <> ${token.tokenHash}
+                AND created_at <= ${millis(token.createdAt)})
+              OR expires_at <= ${millis(token.createdAt)}`)
+        )
+      ).pipe(Effect.asVoid, orPersistence("UserStore.insertPasswordToken")),
     consumePasswordToken: (hash, now) =>
-      // DELETE ... RETURNING takes the row once: a concurrent taker finds nothing to delete.
-      sql`DELETE FROM password_tokens WHERE token_hash = ${hash} RETURNING user_id, expires_at`.pipe(
-        Effect.flatMap((rows) =>
-          Effect.map(
-            decodeTaken(rows),
-            (taken) =>
-              Option.filter(Arr.head(taken), (row) => DateTime.lessThan(now, row.expires_at)).pipe(
-                Option.map((row) => row.user_id)
-              )
-          )
-        ),
-        orPersistence("UserStore.consumePasswordToken")
-      )
+      sql.withTransaction(
+        // DELETE ... RETURNING takes the row once: a concurrent taker finds nothing to delete.
+        sql`DELETE FROM password_tokens WHERE token_hash = ${hash} RETURNING user_id, expires_at`.pipe(
+          Effect.flatMap(decodeTaken),
+          Effect.map((taken) =>
+            Option.filter(Arr.head(taken), (row) => DateTime.lessThan(now, row.expires_at)).pipe(
+              Option.map((row) => row.user_id)
+            )
+          ),
+          // A token used ends every other token of its user.
+          Effect.tap(Option.match({
+            onNone: () => Effect.void,
+            onSome: (userId) => sql`DELETE FROM password_tokens WHERE user_id = ${userId}`
+          }))
+        )
+      ).pipe(orPersistence("UserStore.consumePasswordToken"))
   })
 })
 

@@ -81,6 +81,40 @@ export const userStoreContract = (layer: StoresLayer, concurrent: StoresLayer) =
         expect(Exit.isFailure(duplicate)).toBe(true)
       }).pipe(Effect.provide(layer)))
 
+    it.effect("only the newest token of a user works; taking one ends every other", () =>
+      Effect.gen(function*() {
+        const store = yield* UserStore
+        const org = yield* givenOrganization
+        const someone = user(org.id, { email: "n@acme.test" })
+        const other = user(org.id, { email: "o@acme.test" })
+        yield* store.insert(someone)
+        yield* store.insert(other)
+        const first = hashOf()
+        const second = hashOf()
+        const othersToken = hashOf()
+        yield* store.insertPasswordToken({ tokenHash: first, userId: someone.id, expiresAt: at(T0 + 5000), createdAt: at(T0) })
+        yield* store.insertPasswordToken({ tokenHash: othersToken, userId: other.id, expiresAt: at(T0 + 5000), createdAt: at(T0 + 5) })
+        yield* store.insertPasswordToken({ tokenHash: second, userId: someone.id, expiresAt: at(T0 + 5000), createdAt: at(T0 + 10) })
+        // The first link, unexpired, stopped working when the second was issued.
+        expect(yield* store.consumePasswordToken(first, at(T0 + 20))).toEqual(Option.none())
+        expect(yield* store.consumePasswordToken(second, at(T0 + 20))).toEqual(Option.some(someone.id))
+        // Another user's token is untouched by either.
+        expect(yield* store.consumePasswordToken(othersToken, at(T0 + 20))).toEqual(Option.some(other.id))
+        // Issued in the same millisecond, the later one still replaces the earlier.
+        const a = hashOf()
+        const b = hashOf()
+        yield* store.insertPasswordToken({ tokenHash: a, userId: someone.id, expiresAt: at(T0 + 5000), createdAt: at(T0 + 30) })
+        yield* store.insertPasswordToken({ tokenHash: b, userId: someone.id, expiresAt: at(T0 + 5000), createdAt: at(T0 + 30) })
+        expect(yield* store.consumePasswordToken(a, at(T0 + 40))).toEqual(Option.none())
+        // Taking a token ends the others: an earlier one that survived (inserted out of order) is gone.
+        const late = hashOf()
+        yield* store.insertPasswordToken({ tokenHash: late, userId: someone.id, expiresAt: at(T0 + 5000), createdAt: at(T0 + 50) })
+        yield* store.insertPasswordToken({ tokenHash: a, userId: someone.id, expiresAt: at(T0 + 5000), createdAt: at(T0 + 45) })
+        expect(yield* store.consumePasswordToken(late, at(T0 + 60))).toEqual(Option.some(someone.id))
+        expect(yield* store.consumePasswordToken(a, at(T0 + 60))).toEqual(Option.none())
+        expect(yield* store.consumePasswordToken(b, at(T0 + 60))).toEqual(Option.none())
+      }).pipe(Effect.provide(layer)))
+
     it.effect("two concurrent takers of one token: exactly one gets it", () =>
       Effect.gen(function*() {
         const store = yield* UserStore

@@ -33,10 +33,12 @@ export class UserStore extends Context.Tag("@herald/core/access/UserStore")<User
   /** False when there is no such user. */
   readonly setRole: (id: UserId, role: Role) => Effect.Effect<boolean, PersistenceError>
   readonly setPasswordHash: (id: UserId, hash: string) => Effect.Effect<boolean, PersistenceError>
+  /** Stores the token and removes every earlier token of its user: only the newest one works. */
   readonly insertPasswordToken: (token: PasswordToken) => Effect.Effect<void, PersistenceError>
   /**
    * Takes the token once: removes it and returns its user when it exists and has not expired at
-   * `now`; None otherwise. Two concurrent takers cannot both succeed.
+   * `now`, removing every other token of that user too; None otherwise. Two concurrent takers cannot
+   * both succeed.
    */
   readonly consumePasswordToken: (hash: string, now: DateTime.Utc) => Effect.Effect<Option.Option<UserId>, PersistenceError>
 }>() {}

@@ -73,7 +73,10 @@ export const create = (options: {
     return user
   }).pipe(Effect.withSpan("Users.create"))
 
-/** A one-time password-set token for the user (shown once; the store keeps its SHA-256). */
+/**
+ * A one-time password-set token for the user (shown once; the store keeps its SHA-256). It replaces
+ * every earlier token of the user: only the newest link issued works.
+ */
 export const issuePasswordToken = (userId: UserId) =>
   Effect.gen(function*() {
     const crypto = yield* Crypto
@@ -89,8 +92,9 @@ export const issuePasswordToken = (userId: UserId) =>
   })
 
 /**
- * Sets the password of the token's user and takes the token. A bad password leaves the token
- * usable; an unknown, used or expired token is 400 `invalid_token`. Every session of the user ends.
+ * Sets the password of the token's user and takes the token, and with it every other token of the
+ * user. A bad password leaves the token usable; an unknown, used, replaced or expired token is 400
+ * `invalid_token`. Every session of the user ends.
  */
 export const setPassword = (token: string, password: Redacted.Redacted<string>) =>
   Effect.gen(function*() {
