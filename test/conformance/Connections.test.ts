@@ -177,6 +177,36 @@ describe.each([
     })
   })
 
+  it.skipIf(skip)("a credential of the wrong type is never quoted back: object, array, number or too long", async () => {
+    const secret = "7012345678:AAH3kq-Zx8vJ_SECRET_VALUE_0000000"
+    const cases: ReadonlyArray<readonly [string, Record<string, unknown>]> = [
+      ["bot_token", { platform: "telegram", bot_token: { token: secret }, channel: "@herald_news" }],
+      ["bot_token", { platform: "telegram", bot_token: [secret], channel: "@herald_news" }],
+      ["bot_token", { platform: "telegram", bot_token: secret.repeat(100), channel: "@herald_news" }],
+      ["app_password", { platform: "bluesky", handle: "herald.bsky.social", app_password: { value: secret } }],
+      ["app_password", { platform: "bluesky", handle: "herald.bsky.social", app_password: [secret, 1] }],
+      ["webhook_url", { platform: "discord", webhook_url: { url: `https://discord.com/api/webhooks/1/${secret}` } }]
+    ]
+    for (const [field, sent] of cases) {
+      const res = await server.request("POST", "/api/v1/accounts/connect-credential", { body: sent })
+      expect([field, res.status], res.text).toEqual([field, 400])
+      const error = body(res).error!
+      expect(error.code).toBe("validation_error")
+      const issues = error.details?.["validation_errors"] as ReadonlyArray<{ path: string; message: string }>
+      expect(issues.length).toBeGreaterThan(0)
+      expect(issues.map((i) => i.path)).toEqual(issues.map(() => field))
+      expect(res.text).not.toContain("SECRET_VALUE")
+    }
+    // A body that is not an object at all (it could be anything) is not quoted either.
+    const whole = await server.request("POST", "/api/v1/accounts/connect-credential", { body: [secret] })
+    expect(whole.status).toBe(400)
+    expect(whole.text).not.toContain("SECRET_VALUE")
+    // Other fields still say what they got, so a caller can see the mistake.
+    const platform = await server.request("POST", "/api/v1/accounts/connect-credential", { body: { platform: "myspace" } })
+    expect(platform.text).toContain("myspace")
+    expect(server.output()).not.toContain("SECRET_VALUE")
+  })
+
   it.skipIf(skip)("connect-link for X, followed through X's consent to the callback page: the account appears", async () => {
     const response = await server.request("POST", "/api/v1/accounts/connect-link", { body: { platform: "x" } })
     expect(response.status).toBe(200)

@@ -308,6 +308,16 @@ describe.each([
     })
     expect(wrong.status).toBe(400)
     expect(body(wrong).error!.code).toBe("validation_error")
+    for (const [platform, sent] of [
+      ["telegram", { bot_token: { token: "7012345678:SECRET_VALUE" }, channel: "@herald_news" }],
+      ["bluesky", { handle: "h", app_password: { password: "SECRET_VALUE" } }],
+      ["discord", { webhook_url: ["https://discord.com/api/webhooks/1/SECRET_VALUE"] }]
+    ] as const) {
+      const mistyped = await server.request("POST", `/api/v1/auth/social-connect/${platform}`, { body: sent })
+      expect([platform, mistyped.status]).toEqual([platform, 400])
+      expect(body(mistyped).error!.code).toBe("validation_error")
+      expect(mistyped.text).not.toContain("SECRET_VALUE")
+    }
     const missing = await server.request("POST", "/api/v1/auth/social-connect/bluesky", { body: { handle: "h" } })
     expect(missing.status).toBe(400)
     expect(body(missing).error).toMatchObject({

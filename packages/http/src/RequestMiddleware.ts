@@ -42,9 +42,42 @@ export const defaultRetryAfterSeconds = 30
 
 const pathOf = (path: ReadonlyArray<PropertyKey>): string => path.map(String).join(".")
 
+/**
+ * Fields whose values are credentials (or carry one, as a Discord webhook URL does): a schema
+ * message about them never quotes the value, whatever its type.
+ */
+export const credentialFields: ReadonlySet<string> = new Set([
+  "password",
+  "token",
+  "bot_token",
+  "app_password",
+  "webhook_url",
+  "device_code",
+  "code",
+  "client_secret",
+  "secret",
+  "access_token",
+  "refresh_token",
+  "api_key"
+])
+
+/**
+ * A schema issue's message as the caller sees it: without the offending value (`, actual ...`) when
+ * the issue is about a credential field or anything inside one, or about the whole body (which may
+ * hold credentials). Other values are quoted, clipped by `Envelope.clip`.
+ */
+export const issueMessage = (path: ReadonlyArray<PropertyKey>, message: string): string => {
+  if (path.length > 0 && !path.some((segment) => credentialFields.has(String(segment)))) return message
+  const actual = message.indexOf(", actual ")
+  return actual < 0 ? message : message.slice(0, actual)
+}
+
 const validationError = (error: HttpApiDecodeError): DomainError =>
   DomainError.of("validation_error", "The request did not match the expected schema", {
-    validation_errors: error.issues.map((issue) => ({ path: pathOf(issue.path), message: issue.message }))
+    validation_errors: error.issues.map((issue) => ({
+      path: pathOf(issue.path),
+      message: issueMessage(issue.path, issue.message)
+    }))
   })
 
 const isRequestDecodeError = (u: unknown): boolean =>
