@@ -114,7 +114,8 @@ export const make = (options: Options): Effect.Effect<BlobStore["Type"], Persist
   Effect.gen(function*() {
     const root = Path.resolve(options.directory)
     yield* Effect.tryPromise({
-      try: () => Fs.mkdir(root, { recursive: true }),
+      // Owner-only directories and files: media may be unpublished drafts.
+      try: () => Fs.mkdir(root, { recursive: true, mode: 0o700 }),
       catch: persistence("blob store: cannot create its directory")
     })
     const staleAfter = Duration.toMillis(Duration.decode(options.staleTemporaryAfter ?? Duration.days(1)))
@@ -148,12 +149,12 @@ export const make = (options: Options): Effect.Effect<BlobStore["Type"], Persist
         const directory = Path.dirname(target)
         const temporary = Path.join(directory, `${temporaryPrefix}${randomBytes(12).toString("hex")}`)
         yield* Effect.tryPromise({
-          try: () => Fs.mkdir(directory, { recursive: true }),
+          try: () => Fs.mkdir(directory, { recursive: true, mode: 0o700 }),
           catch: persistence("blob store: cannot create a directory")
         })
         const write = Effect.acquireUseRelease(
           Effect.tryPromise({
-            try: () => Fs.open(temporary, "wx"),
+            try: () => Fs.open(temporary, "wx", 0o600),
             catch: persistence("blob store: cannot create a file")
           }),
           (handle) =>

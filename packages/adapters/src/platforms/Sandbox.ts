@@ -143,7 +143,7 @@ export interface LineFiles {
 }
 
 /** Opens, writes and closes the file per line (`appendFileSync`): for clients made outside a scope. */
-const appendPerLine: LineFiles = { append: (file, line) => fs.appendFileSync(file, line) }
+const appendPerLine: LineFiles = { append: (file, line) => fs.appendFileSync(file, line, { mode: 0o600 }) }
 
 const writeWhole = (fd: number, line: string): void => {
   const bytes = Buffer.from(line, "utf8")
@@ -167,7 +167,7 @@ export const openLineFiles: Effect.Effect<LineFiles, never, Scope.Scope> = Effec
   append: (file, line) => {
     let fd = fds.get(file)
     if (fd === undefined) {
-      fd = fs.openSync(file, "a")
+      fd = fs.openSync(file, "a", 0o600)
       fds.set(file, fd)
     }
     writeWhole(fd, line)

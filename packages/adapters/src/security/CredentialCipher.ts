@@ -60,7 +60,8 @@ export const loadRootKey = (source: KeySource): Effect.Effect<Uint8Array, Cipher
         return new Uint8Array(Buffer.from(Redacted.value(source.secret), "utf8"))
       }
       const file = path.join(source.dataDir, keyFileName)
-      fs.mkdirSync(source.dataDir, { recursive: true })
+      // Owner-only, as everything Herald writes under the data dir.
+      fs.mkdirSync(source.dataDir, { recursive: true, mode: 0o700 })
       try {
         fs.writeFileSync(file, crypto.randomBytes(32).toString("hex") + "\n", { mode: 0o600, flag: "wx" })
       } catch (error) {

@@ -23,11 +23,32 @@ export interface SqliteOptions {
   readonly synchronous?: SqliteSynchronous
 }
 
-/** The embedded default: one SQLite file in WAL mode, its directory created if missing. */
+/** Owner-only: the store holds sessions, key hashes and encrypted platform credentials. */
+const privateDirMode = 0o700
+const privateFileMode = 0o600
+
+/**
+ * The database file, its directory created if missing (0700), and the file itself created 0600
+ * before SQLite opens it (SQLite gives its `-wal` and `-shm` files the database file's mode). A file
+ * left readable by others (made by an earlier version under the default umask) is narrowed to 0600.
+ */
+export const preparePrivateFile = (filename: string): void => {
+  fs.mkdirSync(path.dirname(filename), { recursive: true, mode: privateDirMode })
+  fs.closeSync(fs.openSync(filename, "a", privateFileMode))
+  for (const file of [filename, `${filename}-wal`, `${filename}-shm`]) {
+    try {
+      if ((fs.statSync(file).mode & 0o077) !== 0) fs.chmodSync(file, privateFileMode)
+    } catch {
+      // Missing, or not ours to change: SQLite reports what matters when it opens the file.
+    }
+  }
+}
+
+/** The embedded default: one SQLite file in WAL mode, created owner-only (`preparePrivateFile`). */
 export const layerSqlite = (options: SqliteOptions): Layer.Layer<SqlClient.SqlClient, SqlError> => {
   const client = Layer.unwrapEffect(
     Effect.sync(() => {
-      if (options.filename !== ":memory:") fs.mkdirSync(path.dirname(options.filename), { recursive: true })
+      if (options.filename !== ":memory:") preparePrivateFile(options.filename)
       // The config is given, not read, so the layer's ConfigError cannot occur.
       return SqliteClient.layer({ filename: options.filename }).pipe(Layer.orDie)
     })
