@@ -209,6 +209,31 @@ describe.skipIf(skip !== undefined)("the dashboard in Chromium", () => {
     await context.close()
   })
 
+  it("a `next` that names another site is refused: sign-in and a signed-in visit land on this site's posts", async () => {
+    const { context, page, errors } = await newPage()
+    // Nothing may leave for evil.example: any request there fails at once instead of resolving.
+    const left: Array<string> = []
+    await context.route((url) => url.hostname.endsWith("evil.example"), (route) => {
+      left.push(route.request().url())
+      return route.abort()
+    })
+    await page.goto("/sign-in?next=/%5Cevil.example/")
+    await page.getByLabel("Email").fill(owner.email)
+    await page.getByLabel("Password").fill(owner.password)
+    await page.getByRole("button", { name: "Sign in" }).click()
+    await page.waitForURL(`${server.baseUrl}/posts`, eventually)
+    // Signed in, the page goes on to `next` at once.
+    for (const next of ["/%09/evil.example/", "/%5Cevil.example/", "//evil.example/", "/.//evil.example/"]) {
+      await page.goto(`/sign-in?next=${next}`)
+      await page.waitForURL(`${server.baseUrl}/posts`, eventually)
+    }
+    await page.goto("/sign-in?next=%2Fcompose")
+    await page.waitForURL(`${server.baseUrl}/compose`, eventually)
+    expect(left).toEqual([])
+    expect(errors).toEqual([])
+    await context.close()
+  })
+
   it("composes and schedules a post with an image to two sandbox accounts, and watches it publish", async () => {
     const { context, page, errors } = await newPage()
     await signIn(page)

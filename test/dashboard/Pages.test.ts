@@ -50,6 +50,52 @@ describe("dashboard pages", () => {
     expect(await css.text()).toContain(":focus-visible")
   })
 
+  it("the sign-in page goes on only to a path of this site: hostile `next` values fall back to /posts", async () => {
+    // The module the sign-in page imports, as served, evaluated here with the same WHATWG URL.
+    const served = await get("/dashboard/assets/next.js")
+    expect(served.status).toBe(200)
+    const source = await served.text()
+    const module = (await import(`data:text/javascript;base64,${Buffer.from(source).toString("base64")}`)) as {
+      readonly safeNext: (next: unknown, origin: string) => string
+    }
+    const signInPage = await (await get("/dashboard/assets/pages/sign-in.js")).text()
+    expect(signInPage).toContain("safeNext(query.get(\"next\"), location.origin)")
+    const origin = server.baseUrl
+    // As the page reads them: URLSearchParams decodes the query once.
+    const nextOf = (query: string) => new URLSearchParams(query).get("next")
+    for (const query of [
+      "next=/%5Cevil.example/",
+      "next=/%09/evil.example/",
+      "next=/%0A/evil.example/",
+      "next=/%0D/evil.example/",
+      "next=/%00/evil.example/",
+      "next=//evil.example/",
+      "next=/%2F/evil.example/",
+      "next=/\\/evil.example/",
+      "next=/.//evil.example/",
+      "next=/%2e//evil.example/",
+      "next=/posts/../..//evil.example",
+      "next=https://evil.example/",
+      "next=http:/evil.example/",
+      "next=javascript:alert(1)",
+      "next=evil.example",
+      "next=",
+      ""
+    ]) {
+      const landing = module.safeNext(nextOf(query), origin)
+      expect([query, landing]).toEqual([query, "/posts"])
+      expect(new URL(landing, origin).origin).toBe(origin)
+    }
+    for (const [query, path] of [
+      ["next=%2Fcompose", "/compose"],
+      ["next=/posts/3f1c2d4e-0000-4000-8000-000000000001", "/posts/3f1c2d4e-0000-4000-8000-000000000001"],
+      ["next=%2Fcalendar%3Fweek%3D2026-11-23", "/calendar?week=2026-11-23"],
+      ["next=/device?code=BCDF-GHJK#top", "/device?code=BCDF-GHJK#top"]
+    ] as const) {
+      expect(module.safeNext(nextOf(query), origin)).toBe(path)
+    }
+  })
+
   it("answers 404 for anything that is not one of its files", async () => {
     for (const p of [
       "/dashboard/assets/nope.js",

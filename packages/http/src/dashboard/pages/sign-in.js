@@ -1,4 +1,5 @@
 import { api } from "../api.js"
+import { safeNext } from "../next.js"
 import { busy, field, h, notice, render } from "../ui.js"
 
 const reasons = {
@@ -6,12 +7,9 @@ const reasons = {
   "signed-out": "You are signed out."
 }
 
-/** Only a path of this site: never an absolute URL (no open redirect). */
-const safeNext = (next) => (typeof next === "string" && next.startsWith("/") && !next.startsWith("//") ? next : "/posts")
-
 export default async ({ session }) => {
   const query = new URLSearchParams(location.search)
-  const next = safeNext(query.get("next"))
+  const next = safeNext(query.get("next"), location.origin)
   if (session !== null && query.get("reason") === null) {
     location.replace(next)
     return
