@@ -127,7 +127,10 @@ describe.each([
   it.skipIf(skip)("sign-in sets an HttpOnly SameSite=Lax cookie; GET session answers the same user and CSRF token", async () => {
     const res = await signIn("  Owner@LOCALHOST ", ownerPassword)
     expect(res.status, res.text).toBe(200)
-    const setCookie = res.headers.get("set-cookie")!
+    const cookies = res.headers.getSetCookie()
+    // The session cookie, and the known-device cookie of the sign-in limits.
+    expect(cookies.map((c) => c.split("=")[0]).sort()).toEqual(["herald_device", "herald_session"])
+    const setCookie = cookies.find((c) => c.startsWith("herald_session="))!
     expect(setCookie).toMatch(/^herald_session=[0-9a-f]{64}; /)
     expect(setCookie).toContain("HttpOnly")
     expect(setCookie).toContain("SameSite=Lax")
@@ -351,17 +354,25 @@ describe.each([
     expect(lastOwner.code).toBe(1)
     expect(lastOwner.stderr).toContain("only owner")
 
-    // A reset link sets a new password and signs the user out everywhere.
-    const reset = await server.cli(["users", "reset-password", "member@example.com"])
-    expect(reset.code, reset.stderr).toBe(0)
-    const resetToken = reset.stdout.trim().split("token=")[1]!
+    // A reset link sets a new password and signs the user out everywhere. Only the newest link works:
+    // an earlier one, still unexpired, is refused once a newer one was issued (and after it was used).
+    const resetLink = async () => {
+      const reset = await server.cli(["users", "reset-password", "member@example.com"])
+      expect(reset.code, reset.stderr).toBe(0)
+      return reset.stdout.trim().split("token=")[1]!
+    }
+    const olderToken = await resetLink()
+    const resetToken = await resetLink()
     const newPassword = "a brand new passphrase"
     expect((await session("POST", "/dashboard/api/password", null, { body: { token: resetToken, password: newPassword } }))
       .status).toBe(204)
+    const older = await session("POST", "/dashboard/api/password", null, { body: { token: olderToken, password: "the older link's pick" } })
+    expect(older.status).toBe(400)
+    expect(errorOf(older).code).toBe("invalid_token")
     expect((await session("GET", "/dashboard/api/session", member.cookie)).status).toBe(401)
     expect((await signIn("member@example.com", memberPassword)).status).toBe(401)
     expect((await signIn("member@example.com", newPassword)).status).toBe(200)
-  }, 180_000)
+  }, 300_000)
 
   it.skipIf(skip)("no password ever reaches the server's output", async () => {
     await signIn("owner@localhost", "a wrong password 1234")

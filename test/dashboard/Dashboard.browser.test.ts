@@ -232,7 +232,7 @@ describe.skipIf(skip !== undefined)("the dashboard in Chromium", () => {
     expect(left).toEqual([])
     expect(errors).toEqual([])
     await context.close()
-  })
+  }, 120_000)
 
   it("composes and schedules a post with an image to two sandbox accounts, and watches it publish", async () => {
     const { context, page, errors } = await newPage()
