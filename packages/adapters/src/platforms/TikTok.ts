@@ -4,13 +4,20 @@
  * Bearer token; the day-long token is renewed in the background by the refresh sweep.
  *
  * A post is one video:
- * 1. `creator_info/query` first, as TikTok requires: the privacy levels this creator may use (a
- *    `settings.privacyLevel` outside them is refused with the allowed ones named), whether comments,
- *    duets and stitches are disabled on the account (then they are disabled on the post too), and the
- *    longest video allowed (checked against the MP4 header before anything is uploaded).
- * 2. `video/init` with `FILE_UPLOAD`: one chunk when the file fits in `chunkSize` (64 MB, TikTok's
- *    single-chunk maximum), else chunks of `chunkSize` with the remainder in the last one
- *    (`total_chunk_count = floor(size / chunk_size)`, as TikTok counts them).
+ * 1. `creator_info/query` first, as TikTok requires: the privacy levels this creator may use (there is
+ *    no default: `settings.privacyLevel` must be given, and one outside them is refused with the allowed
+ *    ones named), whether comments, duets and stitches are disabled on the account (then they are
+ *    disabled on the post too), and the longest video allowed (checked against the MP4 header before
+ *    anything is uploaded).
+ * 2. `video/init` with `FILE_UPLOAD`. TikTok's content-sharing guidelines
+ *    (developers.tiktok.com/doc/content-sharing-guidelines) want every interaction off unless the user
+ *    turned it on: comments, duets and stitches are allowed only when `allowComments`, `allowDuet`,
+ *    `allowStitch` are `true`. The commercial-content disclosure (`brandContent`: a paid partnership,
+ *    `brandOrganic`: the creator's own business) and `aiGenerated` go out as `brand_content_toggle`,
+ *    `brand_organic_toggle` and `is_aigc`, false unless set. One chunk when the file fits in
+ *    `chunkSize` (10,000,000 bytes), else chunks of `chunkSize` with the remainder in the last one
+ *    (`total_chunk_count = floor(size / chunk_size)`, the media transfer guide's rule,
+ *    developers.tiktok.com/doc/content-posting-api-media-transfer-guide).
  * 3. `PUT {upload_url}` per chunk with `Content-Range` (206 until the last, then 201).
  * 4. `status/fetch` until `PUBLISH_COMPLETE` (`FAILED` is a failure with TikTok's `fail_reason`).
  * The URL is `https://www.tiktok.com/@{username}/video/{id}` from `publicaly_available_post_id` (TikTok's
@@ -52,7 +59,7 @@ import {
 export interface Options {
   /** `https://open.tiktokapis.com` unless a fake is used (shared with the OAuth calls). */
   readonly apiUrl?: string
-  /** Chunk size for files larger than it, clamped to TikTok's 5–64 MB; 64 MB. */
+  /** Chunk size for files larger than it, clamped to TikTok's 5–64 MB; 10,000,000 bytes. */
   readonly chunkSize?: number
   /** Pause between `status/fetch` polls; 5 seconds. */
   readonly pollInterval?: Duration.DurationInput
@@ -61,8 +68,14 @@ export interface Options {
 }
 
 export const defaultApiUrl = "https://open.tiktokapis.com"
+/**
+ * TikTok's chunk bounds, "at least 5 MB but no greater than 64 MB", read strictly whichever MB is meant
+ * (5 MiB and 64,000,000 bytes).
+ */
 export const minChunk = 5 * 1024 * 1024
-export const maxChunk = 64 * 1024 * 1024
+export const maxChunk = 64_000_000
+/** The chunk size used: well inside the bounds, so the last chunk (at most twice it) stays under 128 MB. */
+export const defaultChunk = 10_000_000
 
 export const privacyLevels = ["PUBLIC_TO_EVERYONE", "MUTUAL_FOLLOW_FRIENDS", "FOLLOWER_OF_CREATOR", "SELF_ONLY"] as const
 
@@ -167,7 +180,7 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
   Effect.gen(function*() {
     const http = HttpClient.withTracerDisabledWhen(yield* HttpClient.HttpClient, () => true)
     const api = trimSlash(options.apiUrl ?? defaultApiUrl)
-    const chunkSize = options.chunkSize ?? maxChunk
+    const chunkSize = options.chunkSize ?? defaultChunk
     const interval = options.pollInterval ?? "5 seconds"
     const maxPolls = Math.max(1, options.maxPolls ?? 120)
 
@@ -181,7 +194,8 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
           HttpClientRequest.post(`${api}${path}`).pipe(
             HttpClientRequest.bearerToken(token),
             HttpClientRequest.acceptJson,
-            HttpClientRequest.bodyUnsafeJson(body)
+            // TikTok documents this exact Content-Type for its JSON endpoints.
+            HttpClientRequest.bodyText(JSON.stringify(body), "application/json; charset=UTF-8")
           ),
           label
         )
@@ -206,7 +220,15 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         const settings = request.settings
 
         const creator = creatorInfoOf({ data: yield* call(token, "/v2/post/publish/creator_info/query/", {}) })
-        const requested = typeof settings["privacyLevel"] === "string" ? settings["privacyLevel"] : "PUBLIC_TO_EVERYONE"
+        const requested = typeof settings["privacyLevel"] === "string" ? settings["privacyLevel"] : undefined
+        if (requested === undefined) {
+          // TikTok's guidelines forbid a default: the user picks from the creator's options.
+          return yield* publishError(
+            "permanent",
+            "TikTok: settings.privacyLevel is required (TikTok allows no default); this account allows " +
+              (creator.privacyLevels.length > 0 ? creator.privacyLevels.join(", ") : "no level at the moment")
+          )
+        }
         if (creator.privacyLevels.length > 0 && !creator.privacyLevels.includes(requested)) {
           return yield* publishError(
             "permanent",
@@ -230,10 +252,13 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
           post_info: {
             title: request.main.content,
             privacy_level: requested,
-            disable_comment: creator.commentDisabled || settings["allowComments"] === false,
-            disable_duet: creator.duetDisabled || settings["allowDuet"] === false,
-            disable_stitch: creator.stitchDisabled || settings["allowStitch"] === false,
-            video_cover_timestamp_ms: cover ?? 1000
+            disable_comment: creator.commentDisabled || settings["allowComments"] !== true,
+            disable_duet: creator.duetDisabled || settings["allowDuet"] !== true,
+            disable_stitch: creator.stitchDisabled || settings["allowStitch"] !== true,
+            video_cover_timestamp_ms: cover ?? 1000,
+            brand_content_toggle: settings["brandContent"] === true,
+            brand_organic_toggle: settings["brandOrganic"] === true,
+            is_aigc: settings["aiGenerated"] === true
           },
           source_info: {
             source: "FILE_UPLOAD",

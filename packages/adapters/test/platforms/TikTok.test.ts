@@ -16,6 +16,8 @@ const setup = Effect.gen(function*() {
     Effect.promise(() => TikTokApiFake.start()),
     (f) => Effect.promise(() => f.server.close())
   )
+  // Every request must keep TikTok's documented rules (the fake's rulebook), whatever the test checks.
+  yield* Effect.addFinalizer(() => Effect.sync(() => fake.rules.expectNone()))
   const client = yield* TikTok.make({ apiUrl: fake.server.url, chunkSize: 5 * mb, pollInterval: "5 millis", maxPolls: 10 })
     .pipe(Effect.provide(HttpLive))
   return { fake, client }
@@ -31,7 +33,13 @@ const tkRequest = (
   content: string,
   video = clip().ref,
   settings: Readonly<Record<string, unknown>> = {}
-) => request({ platform: "tiktok", credentials: { access_token: token }, main: part(content, [video]), settings })
+) =>
+  request({
+    platform: "tiktok",
+    credentials: { access_token: token },
+    main: part(content, [video]),
+    settings: { privacyLevel: "PUBLIC_TO_EVERYONE", ...settings }
+  })
 
 const same = (a: Uint8Array, b: Uint8Array) => Buffer.from(a).equals(Buffer.from(b))
 const expectNoSecret = (error: PublishError, token: string) => expect(error.message).not.toContain(token)
@@ -138,7 +146,7 @@ describe("TikTok adapter against the Content Posting fake", () => {
       const { client, fake } = yield* setup
       const video = clip()
       const result = yield* client.publish(
-        tkRequest(fake.accessToken, "My clip #fyp", video.ref, { allowDuet: false, videoCoverTimestamp: 2500 })
+        tkRequest(fake.accessToken, "My clip #fyp", video.ref, { allowComments: true, allowDuet: false, videoCoverTimestamp: 2500 })
       )
       const paths = fake.server.requests.map((r) => `${r.method} ${r.path.startsWith("/upload/") ? "/upload/{id}" : r.path}`)
       expect(paths).toEqual([
@@ -155,8 +163,12 @@ describe("TikTok adapter against the Content Posting fake", () => {
         privacy_level: "PUBLIC_TO_EVERYONE",
         disable_comment: false,
         disable_duet: true,
-        disable_stitch: false,
-        video_cover_timestamp_ms: 2500
+        // Not asked for: off, as TikTok's content-sharing guidelines require.
+        disable_stitch: true,
+        video_cover_timestamp_ms: 2500,
+        brand_content_toggle: false,
+        brand_organic_toggle: false,
+        is_aigc: false
       })
       expect(upload.sourceInfo).toEqual({ video_size: 4000, chunk_size: 4000, total_chunk_count: 1 })
       expect(same(upload.received, video.bytes)).toBe(true)
@@ -193,6 +205,108 @@ describe("TikTok adapter against the Content Posting fake", () => {
       expect(error.kind).toBe("permanent")
       expect(error.message).toContain("PUBLIC_TO_EVERYONE, MUTUAL_FOLLOW_FRIENDS, SELF_ONLY")
       expect(fake.uploads).toHaveLength(1)
+    }))
+
+  it.scopedLive("no privacy level: refused before init, naming the creator's options; nothing uploaded", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const error = yield* Effect.flip(client.publish(request({
+        platform: "tiktok",
+        credentials: { access_token: fake.accessToken },
+        main: part("no level", [clip().ref]),
+        settings: { allowComments: true }
+      })))
+      expect(error.kind).toBe("permanent")
+      expect(error.message).toContain("settings.privacyLevel is required")
+      expect(error.message).toContain("PUBLIC_TO_EVERYONE, MUTUAL_FOLLOW_FRIENDS, SELF_ONLY")
+      expect(fake.uploads).toHaveLength(0)
+      expect(fake.server.requests.map((r) => r.path)).toEqual(["/v2/post/publish/creator_info/query/"])
+    }))
+
+  it.scopedLive("interactions only when asked; commercial disclosure and AI flag as brand_*_toggle and is_aigc", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      yield* client.publish(tkRequest(fake.accessToken, "none asked"))
+      expect(fake.uploads[0]!.postInfo).toMatchObject({
+        disable_comment: true,
+        disable_duet: true,
+        disable_stitch: true,
+        brand_content_toggle: false,
+        brand_organic_toggle: false,
+        is_aigc: false
+      })
+      yield* client.publish(tkRequest(fake.accessToken, "all asked", clip().ref, {
+        allowComments: true,
+        allowDuet: true,
+        allowStitch: true,
+        brandContent: true,
+        brandOrganic: true,
+        aiGenerated: true
+      }))
+      expect(fake.uploads[1]!.postInfo).toMatchObject({
+        disable_comment: false,
+        disable_duet: false,
+        disable_stitch: false,
+        brand_content_toggle: true,
+        brand_organic_toggle: true,
+        is_aigc: true
+      })
+    }))
+
+  it("chunk plan: 10,000,000-byte chunks, the remainder in the last; a file over 64 MB is never one chunk", () => {
+    expect(TikTok.defaultChunk).toBe(10_000_000)
+    // The media transfer guide's own example.
+    expect(TikTok.chunkPlan(50_000_123, TikTok.defaultChunk)).toEqual({ chunkSize: 10_000_000, count: 5 })
+    expect(TikTok.chunkPlan(100 * mb, TikTok.defaultChunk)).toEqual({ chunkSize: 10_000_000, count: 10 })
+    expect(TikTok.chunkPlan(128 * mb - 1, TikTok.defaultChunk).count).toBe(13)
+    expect(TikTok.chunkPlan(9_000_000, TikTok.defaultChunk)).toEqual({ chunkSize: 9_000_000, count: 1 })
+    expect(TikTok.chunkPlan(200 * mb, 100 * mb)).toEqual({ chunkSize: 64_000_000, count: 3 })
+  })
+
+  it.scopedLive("the fake refuses requests that break TikTok's documented rules, naming the page", () =>
+    Effect.gen(function*() {
+      const { fake } = yield* setup
+      const init = (body: unknown, contentType = "application/json; charset=UTF-8") =>
+        Effect.promise(() =>
+          fetch(`${fake.server.url}/v2/post/publish/video/init/`, {
+            method: "POST",
+            headers: { authorization: `Bearer ${fake.accessToken}`, "content-type": contentType },
+            body: JSON.stringify(body)
+          }).then(async (r) => ({ status: r.status, body: await r.json() as { error: { code: string; message: string } } }))
+        )
+      const postInfo = { title: "t", privacy_level: "SELF_ONLY", brand_content_toggle: false, brand_organic_toggle: false }
+      const size = 100_000_000
+      // One chunk of a 100 MB file (what a 64 MiB chunk size gave): several are required.
+      const single = yield* init({
+        post_info: postInfo,
+        source_info: { source: "FILE_UPLOAD", video_size: size, chunk_size: size, total_chunk_count: 1 }
+      })
+      expect(single.status).toBe(400)
+      expect(single.body.error.code).toBe("invalid_params")
+      expect(single.body.error.message).toContain("content-posting-api-media-transfer-guide")
+      const badCount = yield* init({
+        post_info: postInfo,
+        source_info: { source: "FILE_UPLOAD", video_size: size, chunk_size: 10_000_000, total_chunk_count: 11 }
+      })
+      expect(badCount.body.error.message).toContain("rounded down")
+      const noPrivacy = yield* init({
+        post_info: { title: "t", brand_content_toggle: false, brand_organic_toggle: false },
+        source_info: { source: "FILE_UPLOAD", video_size: 4000, chunk_size: 4000, total_chunk_count: 1 }
+      })
+      expect(noPrivacy.body.error.message).toContain("privacy_level is required")
+      const plainJson = yield* init({
+        post_info: postInfo,
+        source_info: { source: "FILE_UPLOAD", video_size: 4000, chunk_size: 4000, total_chunk_count: 1 }
+      }, "application/json")
+      expect(plainJson.body.error.message).toContain("charset=UTF-8")
+      const branded = yield* init({
+        post_info: { ...postInfo, brand_content_toggle: true },
+        source_info: { source: "FILE_UPLOAD", video_size: 4000, chunk_size: 4000, total_chunk_count: 1 }
+      })
+      expect(branded.body.error.message).toContain("content-sharing-guidelines")
+      expect(fake.rules.violations).toHaveLength(5)
+      expect(() => fake.rules.expectNone()).toThrow(/documented platform rules/)
+      fake.rules.violations.length = 0
     }))
 
   it.scopedLive("a video longer than max_video_post_duration_sec is a media error before init", () =>

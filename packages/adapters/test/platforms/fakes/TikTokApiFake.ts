@@ -8,12 +8,31 @@
  * `video/query` (scope `video.list`) answers `videoCounts` for the asked fields of published videos.
  * Bodies are `{data, error:{code,message,log_id}}`.
  *
+ * TikTok publishes no machine-readable description, so the documented rules the client relies on are
+ * encoded here (`rules`, each with its page): the Direct Post request (headers, required fields, enums,
+ * lengths, booleans, branded content never private), the creator's privacy options, and the media
+ * transfer guide's chunk rules (sizes, count, sequence, `Content-Type`/`Content-Range`, a declared
+ * `Content-Length` matching the chunk). A request that breaks one is answered `invalid_params` and
+ * recorded in `rules.violations`.
+ *
  * Injected by caption: `#fail-rate` 429 rate_limit_exceeded, `#fail-spam` spam_risk_too_many_posts,
  * `#fail-500` internal_error, `#fail-processing` FAILED with file_format_check_failed. `unaudited` makes
  * every non-SELF_ONLY init fail as TikTok does for unaudited apps; `creator` sets what creator_info says.
  */
 import { createHash, randomBytes } from "node:crypto"
+import { lengthMatches, Rulebook } from "./DocumentedRules.js"
 import * as FakeServer from "./FakeServer.js"
+
+const directPost = "https://developers.tiktok.com/doc/content-posting-api-reference-direct-post"
+const mediaTransfer = "https://developers.tiktok.com/doc/content-posting-api-media-transfer-guide"
+const sharingGuidelines = "https://developers.tiktok.com/doc/content-sharing-guidelines"
+const creatorInfo = "https://developers.tiktok.com/doc/content-posting-api-reference-query-creator-info"
+/** TikTok's "MB", read strictly: at least 5 MiB, at most 64,000,000 bytes (128,000,000 for the last chunk). */
+const minChunk = 5 * 1024 * 1024
+const maxChunk = 64_000_000
+const maxLastChunk = 128_000_000
+const privacyLevels = ["PUBLIC_TO_EVERYONE", "MUTUAL_FOLLOW_FRIENDS", "FOLLOWER_OF_CREATOR", "SELF_ONLY"]
+const videoTypes = ["video/mp4", "video/quicktime", "video/webm"]
 
 export const clientKey = "awfaketiktokclientkey"
 export const clientSecret = "tiktok-client-secret-0123456789"
@@ -54,6 +73,8 @@ export interface TikTokFake {
   readonly videoQueryFailures: Array<FakeServer.Reply>
   unaudited: boolean
   processingPolls: number
+  /** The documented rules checked on every request, and the requests that broke them. */
+  readonly rules: Rulebook
 }
 
 /** What `video/query` answers for every published video. */
@@ -76,6 +97,7 @@ export const invalidToken = tiktokError(
 )
 
 export const start = async (): Promise<TikTokFake> => {
+  const rules = new Rulebook()
   const uploads: Array<Upload> = []
   const tokens = new Map<string, ReadonlyArray<string>>()
   const codes = new Map<string, { scopes: ReadonlyArray<string>; challenge: string }>()
@@ -127,17 +149,27 @@ export const start = async (): Promise<TikTokFake> => {
       const target = uploads.find((u) => u.publishId === upload[1])
       if (target === undefined) return tiktokError(404, "invalid_params", "Upload URL not found")
       const range = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(request.headers["content-range"] ?? "")
-      if (range === null) return tiktokError(400, "invalid_params", "Content-Range is required")
+      const headerBroken = rules.first(request, [
+        [range !== null, { rule: "Content-Range: bytes {FIRST_BYTE}-{LAST_BYTE}/{TOTAL_BYTE_LENGTH} is required", source: mediaTransfer }],
+        [
+          videoTypes.includes((request.headers["content-type"] ?? "").split(";")[0]!.trim()),
+          { rule: "Content-Type is the video's MIME type (video/mp4, video/quicktime or video/webm)", source: mediaTransfer }
+        ],
+        [lengthMatches(request), { rule: "Content-Length is the byte size of this chunk", source: mediaTransfer }]
+      ])
+      if (headerBroken !== undefined || range === null) return tiktokError(400, "invalid_params", headerBroken ?? "")
       const [first, last, total] = [Number(range[1]), Number(range[2]), Number(range[3])]
       const { chunk_size, total_chunk_count, video_size } = target.sourceInfo
       const index = target.chunks.length
       const expectedLast = index === total_chunk_count - 1 ? video_size - 1 : first + chunk_size - 1
-      if (
-        total !== video_size || first !== target.received.length || first !== index * chunk_size ||
-        last !== expectedLast || request.body.length !== last - first + 1
-      ) {
-        return tiktokError(400, "invalid_file_upload", "The chunk does not match the declared chunk plan")
-      }
+      const chunkBroken = rules.first(request, [
+        [
+          total === video_size && first === target.received.length && first === index * chunk_size &&
+          last === expectedLast && request.body.length === last - first + 1,
+          { rule: "File chunks must be uploaded sequentially, each as declared at init", source: mediaTransfer }
+        ]
+      ])
+      if (chunkBroken !== undefined) return tiktokError(400, "invalid_file_upload", chunkBroken)
       const out = new Uint8Array(target.received.length + request.body.length)
       out.set(target.received)
       out.set(request.body, target.received.length)
@@ -210,6 +242,65 @@ export const start = async (): Promise<TikTokFake> => {
       }
       if (title.includes("#fail-500")) return tiktokError(500, "internal_error", "Something went wrong. Please try again later.")
       const privacy = postInfo["privacy_level"]
+      const size = Number(sourceInfo["video_size"])
+      const chunk = Number(sourceInfo["chunk_size"])
+      const count = Number(sourceInfo["total_chunk_count"])
+      const bools = ["disable_comment", "disable_duet", "disable_stitch", "brand_content_toggle", "brand_organic_toggle", "is_aigc"]
+      const broken = rules.first(request, [
+        [
+          /^application\/json; ?charset=UTF-8$/i.test(request.headers["content-type"] ?? ""),
+          { rule: "Content-Type: application/json; charset=UTF-8", source: directPost }
+        ],
+        [
+          typeof privacy === "string" && privacyLevels.includes(privacy),
+          { rule: "post_info.privacy_level is required, one of " + privacyLevels.join(", "), source: directPost }
+        ],
+        [title.length <= 2200, { rule: "post_info.title is at most 2200 UTF-16 runes", source: directPost }],
+        [
+          bools.every((key) => postInfo[key] === undefined || typeof postInfo[key] === "boolean"),
+          { rule: `post_info.${bools.join(", ")} are booleans`, source: directPost }
+        ],
+        [
+          typeof postInfo["brand_content_toggle"] === "boolean" && typeof postInfo["brand_organic_toggle"] === "boolean",
+          { rule: "post_info.brand_content_toggle and brand_organic_toggle are required", source: directPost }
+        ],
+        [
+          !(postInfo["brand_content_toggle"] === true && privacy === "SELF_ONLY"),
+          { rule: "Branded content cannot be posted with privacy SELF_ONLY", source: sharingGuidelines }
+        ],
+        [
+          postInfo["video_cover_timestamp_ms"] === undefined ||
+          (typeof postInfo["video_cover_timestamp_ms"] === "number" && Number.isInteger(postInfo["video_cover_timestamp_ms"])),
+          { rule: "post_info.video_cover_timestamp_ms is an int32", source: directPost }
+        ],
+        [
+          sourceInfo["source"] === "FILE_UPLOAD",
+          { rule: "source_info.source is FILE_UPLOAD (PULL_FROM_URL needs a verified domain)", source: directPost }
+        ],
+        [
+          [size, chunk, count].every((n) => Number.isInteger(n) && n > 0),
+          { rule: "source_info.video_size, chunk_size and total_chunk_count are required for FILE_UPLOAD", source: directPost }
+        ],
+        [
+          count === Math.floor(size / chunk),
+          { rule: "total_chunk_count = video_size / chunk_size rounded down", source: mediaTransfer }
+        ],
+        [
+          size >= minChunk || chunk === size,
+          { rule: "A video of less than 5 MB is uploaded whole (chunk_size = video_size)", source: mediaTransfer }
+        ],
+        [
+          size < minChunk || (chunk >= minChunk && chunk <= maxChunk),
+          { rule: "Each chunk is at least 5 MB and at most 64 MB", source: mediaTransfer }
+        ],
+        [size <= maxChunk || count >= 2, { rule: "A video over 64 MB is uploaded in several chunks", source: mediaTransfer }],
+        [
+          size - (count - 1) * chunk <= maxLastChunk,
+          { rule: "The final chunk holds the trailing bytes, at most 128 MB", source: mediaTransfer }
+        ],
+        [count >= 1 && count <= 1000, { rule: "Between 1 and 1000 chunks", source: mediaTransfer }]
+      ])
+      if (broken !== undefined) return tiktokError(400, "invalid_params", broken)
       if (fake.unaudited && privacy !== "SELF_ONLY") {
         return tiktokError(
           403,
@@ -218,17 +309,9 @@ export const start = async (): Promise<TikTokFake> => {
         )
       }
       if (typeof privacy !== "string" || !fake.creator.privacy_level_options.includes(privacy)) {
+        rules.check(request, false, { rule: "privacy_level is one of creator_info's privacy_level_options", source: creatorInfo })
         return tiktokError(400, "privacy_level_option_mismatch", "privacy_level is not one of the creator's options.")
       }
-      if (sourceInfo["source"] !== "FILE_UPLOAD") return tiktokError(400, "invalid_params", "source must be FILE_UPLOAD")
-      const size = Number(sourceInfo["video_size"])
-      const chunk = Number(sourceInfo["chunk_size"])
-      const count = Number(sourceInfo["total_chunk_count"])
-      const valid = count === 1
-        ? chunk === size && size <= 64 * mb
-        : size >= 5 * mb && chunk >= 5 * mb && chunk <= 64 * mb && count === Math.floor(size / chunk) &&
-          count <= 1000 && size - (count - 1) * chunk <= 128 * mb
-      if (!valid) return tiktokError(400, "invalid_params", "The chunk size or total chunk count is invalid.")
       const publishId = `v_pub_file~v2-1.${++next}`
       uploads.push({
         publishId,
@@ -286,7 +369,8 @@ export const start = async (): Promise<TikTokFake> => {
     },
     videoQueryFailures: [],
     unaudited: false,
-    processingPolls: 2
+    processingPolls: 2,
+    rules
   }
   return fake
 }
