@@ -332,7 +332,8 @@ describe.each([
       content: "v",
       account_ids: [account("tiktok")],
       scheduled_for: later,
-      media_ids: [video]
+      media_ids: [video],
+      platform_content: { tiktok: { content: "v", settings: { privacyLevel: "SELF_ONLY" } } }
     })
     expect(tiktokVideo.status, tiktokVideo.text).toBe(201)
   })

@@ -162,11 +162,15 @@ describe.each([
       [3000, "bytes", "always"]
     ])
     expect(rules.telegram.caption.limits.map((l) => [l.limit, l.applies])).toEqual([[4096, "text_only"], [1024, "with_media"]])
-    expect(rules.tiktok.settings.privacyLevel).toEqual({
+    expect(rules.tiktok.settings.privacyLevel).toMatchObject({
       type: "enum",
-      required: false,
+      required: true,
       values: ["PUBLIC_TO_EVERYONE", "MUTUAL_FOLLOW_FRIENDS", "FOLLOWER_OF_CREATOR", "SELF_ONLY"]
     })
+    expect(Object.keys(rules.tiktok.settings)).toEqual(expect.arrayContaining(["brandContent", "brandOrganic", "aiGenerated"]))
+    expect(rules.discord.first_comment_limits).toEqual([{ limit: 2000, unit: "characters", applies: "always", description: null }])
+    expect(rules.telegram.first_comment_limits.map((l) => [l.limit, l.unit])).toEqual([[4096, "utf16_units"]])
+    expect(rules.tiktok.first_comment_limits).toEqual([])
     expect(rules.youtube.settings.title).toMatchObject({ type: "string", required: true, max_length: 100 })
     expect(rules.instagram.content_types?.map((t) => t.value)).toEqual(["Post", "Reels", "Story", "Trial Reel"])
     expect(rules.instagram.media.required).toMatchObject({ media: "any" })
@@ -215,6 +219,34 @@ describe.each([
         expect(over.status, `${what}: ${over.text}`).toBe(400)
         expect(errorOf(over).code, what).toBe("content_too_long")
         expect(errorOf(over).details, what).toMatchObject({ platform, limit: limit.limit, unit: limit.unit })
+      }
+    }
+  })
+
+  it.skipIf(skip)("every first-comment limit: at the limit is accepted, one over is content_too_long, nothing stored", async () => {
+    const count = async () => ((await server.request("GET", "/api/v1/posts?limit=100")).json as { data: Array<unknown> }).data.length
+    for (const platform of platforms) {
+      const rule = rules[platform]
+      for (const limit of rule.first_comment_limits) {
+        const what = `${platform} first comment ${limit.limit} ${limit.unit}`
+        const withComment = (firstComment: string) => ({
+          platform_content: { [platform]: { content: "hello", settings: { firstComment } } }
+        })
+        if (limit.unit !== "bytes" || rule.first_comment_limits.length === 1) {
+          const at = await draft(platform, withComment("a".repeat(limit.limit)))
+          expect(at.status, `${what} at the limit: ${at.text}`).toBe(201)
+        }
+        const before = await count()
+        const over = await draft(platform, withComment(overLimit({ ...rule, caption: { ...rule.caption, limits: rule.first_comment_limits } }, limit)))
+        expect(over.status, `${what}: ${over.text}`).toBe(400)
+        expect(errorOf(over).code, what).toBe("content_too_long")
+        expect(errorOf(over).details, what).toMatchObject({
+          platform,
+          limit: limit.limit,
+          unit: limit.unit,
+          field: `platform_content.${platform}.settings.firstComment`
+        })
+        expect(await count(), what).toBe(before)
       }
     }
   })

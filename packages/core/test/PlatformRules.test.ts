@@ -44,8 +44,21 @@ describe("caption limits", () => {
     ["x", 280],
     ["facebook", 63206]
   ]
+  // TikTok requires the user's privacy level to publish.
+  const required = (platform: Platform): PlatformContent =>
+    platform === "tiktok" ? { tiktok: entry("a".repeat(150), { privacyLevel: "SELF_ONLY" }) } : {}
   for (const [platform, limit] of cases) {
     it(`${platform}: ${limit} passes, ${limit + 1} is content_too_long`, () => {
+      if (platform === "tiktok") {
+        expect(Either.isRight(run({ platforms: [platform], platformContent: required(platform) }))).toBe(true)
+        const error = failure({
+          platforms: [platform],
+          platformContent: { tiktok: entry("a".repeat(151), { privacyLevel: "SELF_ONLY" }) }
+        })
+        expect(error.code).toBe("content_too_long")
+        expect(error.details).toMatchObject({ platform, limit, length: limit + 1, field: "platform_content.tiktok.content" })
+        return
+      }
       expect(Either.isRight(run({ platforms: [platform], content: "a".repeat(limit) }))).toBe(true)
       const error = failure({ platforms: [platform], content: "a".repeat(limit + 1) })
       expect(error.code).toBe("content_too_long")
@@ -141,7 +154,13 @@ describe("settings", () => {
     failure({
       platforms: [platform],
       content: "hello",
-      platformContent: { [platform]: entry("hello", { ...(platform === "youtube" ? { title: "T" } : {}), ...settings }, contentType) },
+      platformContent: {
+        [platform]: entry("hello", {
+          ...(platform === "youtube" ? { title: "T" } : {}),
+          ...(platform === "tiktok" ? { privacyLevel: "SELF_ONLY" } : {}),
+          ...settings
+        }, contentType)
+      },
       hasMedia: true
     })
 
@@ -244,5 +263,85 @@ describe("one source of truth with the media table", () => {
     for (const [platform, types] of Object.entries(PlatformRules.contentTypes)) {
       expect(Object.keys(MediaRules.mediaStructure[platform as Platform].contentTypes ?? {}).sort()).toEqual([...types!].sort())
     }
+  })
+})
+
+describe("first comments", () => {
+  const comment = (platform: Platform, text: string, hasMedia = true) =>
+    run({
+      platforms: [platform],
+      content: "main",
+      hasMedia,
+      platformContent: {
+        [platform]: entry("main", {
+          firstComment: text,
+          ...(platform === "youtube" ? { title: "t" } : {}),
+          ...(platform === "tiktok" ? { privacyLevel: "SELF_ONLY" } : {})
+        })
+      }
+    })
+
+  it.each([
+    ["discord", 2000, "characters"],
+    ["telegram", 4096, "utf16_units"],
+    ["x", 280, "weighted_characters"],
+    ["bluesky", 300, "graphemes"],
+    ["threads", 500, "characters"],
+    ["facebook", 8000, "characters"],
+    ["instagram", 2200, "characters"],
+    ["linkedin", 1250, "characters"],
+    ["youtube", 10000, "characters"]
+  ] as const)("%s: a first comment over %i %s is content_too_long at its path; at the limit it passes", (platform, limit, unit) => {
+    expect(Either.isRight(comment(platform, "a".repeat(limit)))).toBe(true)
+    const result = comment(platform, "a".repeat(limit + 1))
+    if (Either.isRight(result)) throw new Error("expected a failure")
+    expect(result.left.code).toBe("content_too_long")
+    expect(result.left.details).toMatchObject({
+      platform,
+      limit,
+      unit,
+      length: limit + 1,
+      field: `platform_content.${platform}.settings.firstComment`
+    })
+  })
+
+  it("the limit is the platform's own counting: a Telegram reply counts UTF-16 units, an X reply is weighted", () => {
+    // 2100 emoji are 4200 UTF-16 units: over Telegram's 4096.
+    expect(Either.isLeft(comment("telegram", "😀".repeat(2100)))).toBe(true)
+    expect(Either.isRight(comment("telegram", "😀".repeat(2048)))).toBe(true)
+    // 141 CJK characters weigh 282 on X.
+    expect(Either.isLeft(comment("x", "漢".repeat(141)))).toBe(true)
+  })
+
+  it("a draft's first comment is checked too", () => {
+    const result = run({ mode: "draft", platformContent: { discord: entry("d", { firstComment: "a".repeat(2001) }) } })
+    expect(Either.isLeft(result) && result.left.code).toBe("content_too_long")
+  })
+})
+
+describe("tiktok content-sharing rules", () => {
+  it("privacyLevel is required to publish (no default), not for a draft", () => {
+    const error = failure({ platforms: ["tiktok"], content: "v", hasMedia: true, platformContent: {} })
+    expect(error.code).toBe("validation_error")
+    expect(error.details?.validation_errors).toEqual([
+      expect.objectContaining({ path: "platform_content.tiktok.settings.privacyLevel" })
+    ])
+    expect(Either.isRight(run({ platforms: ["tiktok"], content: "v", hasMedia: true, mode: "draft" }))).toBe(true)
+  })
+
+  it("brandContent, brandOrganic and aiGenerated are booleans; branded content cannot be SELF_ONLY", () => {
+    const check = (settings: Record<string, unknown>) =>
+      run({ platforms: ["tiktok"], content: "v", hasMedia: true, platformContent: { tiktok: entry("v", settings) } })
+    expect(Either.isRight(check({ privacyLevel: "PUBLIC_TO_EVERYONE", brandContent: true, brandOrganic: true, aiGenerated: true })))
+      .toBe(true)
+    const typed = check({ privacyLevel: "PUBLIC_TO_EVERYONE", brandContent: "yes", aiGenerated: 1 })
+    expect(Either.isLeft(typed) && typed.left.details?.validation_errors).toEqual([
+      expect.objectContaining({ path: "platform_content.tiktok.settings.brandContent" }),
+      expect.objectContaining({ path: "platform_content.tiktok.settings.aiGenerated" })
+    ])
+    const privateBrand = check({ privacyLevel: "SELF_ONLY", brandContent: true })
+    expect(Either.isLeft(privateBrand) && privateBrand.left.details?.validation_errors).toEqual([
+      expect.objectContaining({ path: "platform_content.tiktok.settings.brandContent" })
+    ])
   })
 })

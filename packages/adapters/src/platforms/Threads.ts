@@ -60,9 +60,20 @@ const altTextOf = (medium: MediaRef): string | undefined =>
 /** The media insights asked for (platform reference §8). */
 export const insightMetrics = "views,likes,replies,reposts,quotes,shares"
 
+/** Threads' `reply_control` values by `replyControl` setting (developers.facebook.com/docs/threads/reference/publishing). */
+export const replyControls: Readonly<Record<string, string>> = {
+  everyone: "everyone",
+  following: "accounts_you_follow",
+  mentioned: "mentioned_only",
+  followers: "followers_only",
+  parentPostAuthor: "parent_post_author_only"
+}
+
 /** The API's `reply_control` for the `replyControl` setting; `everyone` is the default and not sent. */
 export const replyControlOf = (value: unknown): string | undefined =>
-  value === "following" ? "accounts_you_follow" : value === "mentioned" ? "mentioned_only" : undefined
+  typeof value === "string" && value !== "everyone" && Object.hasOwn(replyControls, value)
+    ? replyControls[value]
+    : undefined
 
 /** The profile URL, where the permalink cannot be read. */
 export const profileUrl = (username: string | undefined): string =>

@@ -15,6 +15,8 @@ const setup = Effect.gen(function*() {
     Effect.promise(() => ThreadsApiFake.start()),
     (f) => Effect.promise(() => f.server.close())
   )
+  // Every request must keep the documented rules of the fake's rulebook, whatever the test checks.
+  yield* Effect.addFinalizer(() => Effect.sync(() => fake.rules.expectNone()))
   const client = yield* Threads.make({ apiUrl: fake.server.url, pollInterval: "5 millis", maxPolls: 10 }).pipe(
     Effect.provide(HttpLive)
   )
@@ -244,5 +246,35 @@ describe("Threads adapter against the Threads API fake", () => {
       const revoked = yield* Effect.flip(client.metrics!(credentials, platformPostId))
       expect(revoked.kind).toBe("auth")
       expectNoSecret(revoked)
+    }))
+
+  it.scopedLive("replyControl: each of the five settings goes out as Threads' reply_control", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const values = ["everyone", "following", "mentioned", "followers", "parentPostAuthor"]
+      for (const value of values) {
+        yield* client.publish(threadsRequest(part(`who replies: ${value}`), { settings: { replyControl: value } }))
+      }
+      const sent = fake.server.requests
+        .filter((r) => r.method === "POST" && r.path.endsWith("/threads"))
+        .map((r) => r.form?.get("reply_control") ?? null)
+      // everyone is Threads' default and is not sent.
+      expect(sent).toEqual([null, "accounts_you_follow", "mentioned_only", "followers_only", "parent_post_author_only"])
+    }))
+
+  it.scopedLive("the fake refuses a container that breaks a documented rule, naming the page", () =>
+    Effect.gen(function*() {
+      const { fake } = yield* setup
+      const answer = yield* Effect.promise(() =>
+        fetch(`${fake.server.url}/v1.0/${ThreadsApiFake.userId}/threads`, {
+          method: "POST",
+          body: new URLSearchParams({ media_type: "TEXT", text: "hi", reply_control: "mentioned", access_token: token })
+        }).then(async (r) => ({ status: r.status, body: await r.json() as { error: { code: number; message: string } } }))
+      )
+      expect(answer.status).toBe(400)
+      expect(answer.body.error.code).toBe(100)
+      expect(answer.body.error.message).toContain("docs/threads/reference/publishing")
+      expect(fake.rules.violations).toHaveLength(1)
+      fake.rules.violations.length = 0
     }))
 })

@@ -82,6 +82,8 @@ export interface PlatformRule {
   readonly threads: boolean
   /** `settings.firstComment` is posted after publishing. */
   readonly first_comment: boolean
+  /** Every limit a first comment must meet (empty where none is posted). */
+  readonly first_comment_limits: ReadonlyArray<TextLimitRule>
 }
 
 const textLimit = (limit: PlatformRules.TextLimit, applies: TextLimitRule["applies"]): TextLimitRule => ({
@@ -194,7 +196,10 @@ export const describePlatform = (platform: Platform): PlatformRule => {
         `video, else ${MediaRules.instagramContentType(undefined, [])}`,
     settings: Object.fromEntries(Object.entries(specs).map(([key, spec]) => [key, setting(spec)])),
     threads: PlatformRules.threadPlatforms.includes(platform),
-    first_comment: Object.hasOwn(specs, "firstComment")
+    first_comment: Object.hasOwn(specs, "firstComment"),
+    first_comment_limits: Object.hasOwn(specs, "firstComment")
+      ? (PlatformRules.firstCommentLimits[platform] ?? []).map((l) => textLimit(l, "always"))
+      : []
   }
 }
 

@@ -402,6 +402,25 @@ export const blueskyByteLimit: TextLimit = {
   description: "UTF-8 bytes of the post's text"
 }
 
+/**
+ * The longest first comment (or reply) each platform takes, where `settings.firstComment` is posted:
+ * a reply on x, bluesky and threads is a post like any other (same counting); a Telegram reply is a
+ * text message (4096 UTF-16 units); a Discord follow-up a message (2000). Comments elsewhere:
+ * Facebook 8000 and YouTube 10,000 characters, Instagram 2200 (its caption limit) and LinkedIn 1250,
+ * as the platforms' comment boxes enforce them. Platforms without one post no first comment.
+ */
+export const firstCommentLimits: Readonly<Partial<Record<Platform, ReadonlyArray<TextLimit>>>> = {
+  x: [captionLimits.x],
+  bluesky: [captionLimits.bluesky, blueskyByteLimit],
+  threads: [captionLimits.threads],
+  telegram: [captionLimits.telegram],
+  discord: [captionLimits.discord],
+  facebook: [characters(8000)],
+  instagram: [characters(2200)],
+  linkedin: [characters(1250)],
+  youtube: [characters(10000)]
+}
+
 /** Every limit the text of one post on `platform` must meet. */
 export const textLimits = (platform: Platform, hasMedia: boolean): ReadonlyArray<TextLimit> => {
   switch (platform) {
@@ -515,15 +534,32 @@ const firstComment: SettingSpec = { type: "string", description: "Posted as the 
  */
 export const settingSpecs: Readonly<Record<Platform, Readonly<Record<string, SettingSpec>>>> = {
   instagram: { altText: { type: "string", maxLength: 100 }, firstComment },
+  // TikTok's content-sharing guidelines: no default privacy level, interactions off unless chosen,
+  // commercial content disclosed (developers.tiktok.com/doc/content-sharing-guidelines).
   tiktok: {
     privacyLevel: {
       type: "enum",
-      values: ["PUBLIC_TO_EVERYONE", "MUTUAL_FOLLOW_FRIENDS", "FOLLOWER_OF_CREATOR", "SELF_ONLY"]
+      values: ["PUBLIC_TO_EVERYONE", "MUTUAL_FOLLOW_FRIENDS", "FOLLOWER_OF_CREATOR", "SELF_ONLY"],
+      required: true,
+      description: "Who can view the video; no default (TikTok requires the user's choice). It must be one of the " +
+        "account's options (TikTok's creator_info), else the post fails naming them; unaudited apps: SELF_ONLY only"
     },
-    allowComments: { type: "boolean" },
-    allowDuet: { type: "boolean" },
-    allowStitch: { type: "boolean" },
-    videoCoverTimestamp: { type: "integer", minimum: 0, unit: "milliseconds", default: 1000 }
+    allowComments: { type: "boolean", default: false, description: "Allow comments (off unless true)" },
+    allowDuet: { type: "boolean", default: false, description: "Allow duets (off unless true)" },
+    allowStitch: { type: "boolean", default: false, description: "Allow stitches (off unless true)" },
+    videoCoverTimestamp: { type: "integer", minimum: 0, unit: "milliseconds", default: 1000 },
+    brandContent: {
+      type: "boolean",
+      default: false,
+      description: "Paid partnership: the video promotes a third party (TikTok's brand_content_toggle); " +
+        "cannot be SELF_ONLY"
+    },
+    brandOrganic: {
+      type: "boolean",
+      default: false,
+      description: "The video promotes the creator's own business (TikTok's brand_organic_toggle)"
+    },
+    aiGenerated: { type: "boolean", default: false, description: "The video is AI-generated content (TikTok's is_aigc)" }
   },
   youtube: {
     title: { type: "string", maxLength: 100, forbiddenCharacters: ["<", ">"], required: true },
@@ -543,7 +579,16 @@ export const settingSpecs: Readonly<Record<Platform, Readonly<Record<string, Set
     link: { type: "url", description: "URL for the link preview" },
     firstComment
   },
-  threads: { replyControl: { type: "enum", values: ["everyone", "following", "mentioned"] }, firstComment },
+  threads: {
+    replyControl: {
+      type: "enum",
+      values: ["everyone", "following", "mentioned", "followers", "parentPostAuthor"],
+      default: "everyone",
+      description: "Who can reply: Threads' reply_control everyone, accounts_you_follow, mentioned_only, " +
+        "followers_only, parent_post_author_only"
+    },
+    firstComment
+  },
   bluesky: { firstComment },
   telegram: { firstComment },
   discord: {
@@ -596,6 +641,12 @@ export const contentTypes: Partial<Record<Platform, ReadonlyArray<string>>> = {
 export const entryIssues = (platform: Platform, entry: PlatformContentEntry): ReadonlyArray<Issue> => {
   const issues: Array<Issue> = []
   const base = `platform_content.${platform}`
+  if (platform === "tiktok" && entry.settings?.["brandContent"] === true && entry.settings["privacyLevel"] === "SELF_ONLY") {
+    issues.push({
+      path: `${base}.settings.brandContent`,
+      message: "Branded content cannot be private on TikTok: choose a privacyLevel other than SELF_ONLY"
+    })
+  }
   const allowedTypes = contentTypes[platform]
   if (entry.contentType !== undefined && allowedTypes !== undefined && !allowedTypes.includes(entry.contentType)) {
     issues.push({ path: `${base}.contentType`, message: `Expected one of ${allowedTypes.join(", ")}` })
@@ -716,6 +767,15 @@ export const check = (input: ContentInput): Effect.Effect<void, DomainError> => 
     const { path, text } = textFor(platform, input.content, input.platformContent)
     for (const limit of textLimits(platform, input.hasMedia)) {
       if (isOver(limit, text)) return Effect.fail(tooLong(platform, limit, text, path))
+    }
+  }
+  for (const platform of checked) {
+    const comment = input.platformContent[platform]?.settings?.["firstComment"]
+    if (typeof comment !== "string") continue
+    for (const limit of firstCommentLimits[platform] ?? []) {
+      if (isOver(limit, comment)) {
+        return Effect.fail(tooLong(platform, limit, comment, `platform_content.${platform}.settings.firstComment`))
+      }
     }
   }
   for (const platform of targeted.filter((p) => threadPlatforms.includes(p))) {

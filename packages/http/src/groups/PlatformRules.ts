@@ -77,7 +77,10 @@ export const PlatformRule = Schema.Struct({
   default_content_type: Schema.NullOr(Schema.String),
   settings: Schema.Record({ key: Schema.String, value: Setting }),
   threads: Schema.Boolean,
-  first_comment: Schema.Boolean
+  first_comment: Schema.Boolean,
+  first_comment_limits: Schema.Array(TextLimit).annotations({
+    description: "Every limit settings.firstComment must meet (content_too_long otherwise); empty where none is posted"
+  })
 }).annotations({ identifier: "PlatformRule" })
 
 export const PlatformRules = Schema.Struct({

@@ -6,9 +6,18 @@
  * answers `insights`. Errors use Meta's body (§5).
  * Failures are injected by text (`#fail-long`, `#fail-429`, `#fail-500`) or media URL (`fail-fetch`
  * in the URL makes the container end in ERROR), or with `failNext` for a route.
+ *
+ * Meta publishes no machine-readable description of the Threads API: the documented rules of the
+ * container call (media_type and reply_control enums, text length, carousel items) are in `rules`
+ * with their pages; a request that breaks one is answered code 100 and recorded.
  */
 import { invalidToken, metaError, param, tokenOf } from "../../oauth/fakes/MetaFake.js"
+import { Rulebook } from "./DocumentedRules.js"
 import * as FakeServer from "./FakeServer.js"
+
+const publishingReference = "https://developers.facebook.com/docs/threads/reference/publishing"
+const replyControls = ["everyone", "accounts_you_follow", "mentioned_only", "parent_post_author_only", "followers_only"]
+const mediaTypes = ["TEXT", "IMAGE", "VIDEO", "CAROUSEL"]
 
 export const accessToken = "THAAGfakeThreadsLongLivedTokenQWERTYasdfgh123456789zxcvbnm"
 export const userId = "26915712345678901"
@@ -41,6 +50,8 @@ export interface ThreadsFake {
   imagePolls: number
   /** Polls a video or carousel container stays IN_PROGRESS; 2. */
   videoPolls: number
+  /** The documented rules checked on every container request, and the requests that broke them. */
+  readonly rules: Rulebook
 }
 
 /** What `GET /{media-id}/insights` answers for every published post. */
@@ -68,6 +79,7 @@ const formOf = (request: FakeServer.Recorded): Record<string, string> => {
 }
 
 export const start = async (): Promise<ThreadsFake> => {
+  const rules = new Rulebook()
   const containers = new Map<string, Container>()
   const posts: Array<Published> = []
   const revoked = new Set<string>()
@@ -88,6 +100,21 @@ export const start = async (): Promise<ThreadsFake> => {
       if (target !== userId) return metaError(400, "Unsupported post request.", 100, { subcode: 33 })
       const params = formOf(request)
       const text = params["text"] ?? ""
+      const broken = rules.first(request, [
+        [
+          mediaTypes.includes(params["media_type"] ?? ""),
+          { rule: `media_type is required, one of ${mediaTypes.join(", ")}`, source: publishingReference }
+        ],
+        [
+          params["reply_control"] === undefined || replyControls.includes(params["reply_control"]),
+          { rule: `reply_control is one of ${replyControls.join(", ")}`, source: publishingReference }
+        ],
+        [
+          params["is_carousel_item"] === undefined || (params["text"] === undefined && params["reply_control"] === undefined),
+          { rule: "A carousel item carries no text or reply_control (the carousel container does)", source: publishingReference }
+        ]
+      ])
+      if (broken !== undefined) return metaError(400, `(#100) ${broken}`, 100)
       if (text.includes("#fail-long") || [...text].length > 500) return tooLong
       if (text.includes("#fail-429")) return rateLimited
       if (text.includes("#fail-500")) return unavailable
@@ -215,6 +242,7 @@ export const start = async (): Promise<ThreadsFake> => {
       queued.set(route, list)
     },
     imagePolls: 1,
+    rules,
     videoPolls: 2
   }
   return fake
