@@ -24,7 +24,7 @@
  *   default the Facebook API origin when that is set) and HERALD_YOUTUBE_UPLOAD_URL (default the YouTube
  *   API origin) are where video bytes go.
  * API versions (`platforms/ApiVersions.ts`): HERALD_LINKEDIN_VERSION (the LinkedIn-Version header,
- *   YYYYMM, default 202601) and HERALD_GRAPH_VERSION (Facebook and Instagram, vNN.N, default v21.0).
+ *   YYYYMM, default 202607) and HERALD_GRAPH_VERSION (Facebook and Instagram, vNN.N, default v26.0).
  * The connect state is signed with a key derived from the credential cipher's root key.
  */
 import type * as HttpClient from "@effect/platform/HttpClient"

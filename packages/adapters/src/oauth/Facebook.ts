@@ -20,7 +20,7 @@ import * as OAuth2 from "./OAuth2.js"
 export interface Options {
   readonly clientId: string
   readonly clientSecret: Redacted.Redacted<string>
-  /** `https://www.facebook.com/v21.0/dialog/oauth`. */
+  /** `https://www.facebook.com/v26.0/dialog/oauth`. */
   readonly authorizeUrl?: string
   /** `https://graph.facebook.com`: token exchanges and the Graph API (the version is added). */
   readonly apiUrl?: string

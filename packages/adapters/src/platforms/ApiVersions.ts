@@ -6,25 +6,45 @@
  * answer names the setting to raise.
  *
  * Sunsets:
- * - LinkedIn supports each monthly version for one year: `YYYYMM` sunsets on the 15th of that month a
- *   year later (202601 on 2027-01-15), computed, so every version has one.
- * - Meta publishes each Graph version's "available until" date in its changelog; the known ones are in
- *   `graphSunsets` (v21.0 until 2027-01-21). A version not in the table has no known sunset and no
- *   warning; add it when Meta publishes the date.
+ * - LinkedIn supports each monthly version for at least one year and publishes each sunset date in
+ *   its migrations table (learn.microsoft.com/linkedin/marketing/integrations/migrations); the dates
+ *   are not all on the 15th (202511 on 2026-11-16, 202603 on 2027-03-16). The published ones are in
+ *   `linkedinSunsets`; a version not in it is taken to sunset a year after its month, on the 15th.
+ * - Meta publishes each Graph version's "available until" date in its changelog
+ *   (developers.facebook.com/docs/graph-api/changelog/versions); the known ones are in `graphSunsets`.
+ *   A version not in the table (v26.0: "TBD") has no known sunset and no warning; add it when Meta
+ *   publishes the date.
+ *
+ * The defaults (checked 2026-11-28): Graph v26.0, released 2026-07-29, the newest in Meta's changelog;
+ * LinkedIn 202607, a version LinkedIn lists as current in 2026, supported into mid 2027.
  */
 import * as DateTime from "effect/DateTime"
 
 export const linkedinSetting = "HERALD_LINKEDIN_VERSION"
 export const graphSetting = "HERALD_GRAPH_VERSION"
 
-export const defaultLinkedInVersion = "202601"
-export const defaultGraphVersion = "v21.0"
+export const defaultLinkedInVersion = "202607"
+export const defaultGraphVersion = "v26.0"
 
 export const warnWithinDays = 30
 
 /** Meta's published "available until" dates (developers.facebook.com/docs/graph-api/changelog). */
 export const graphSunsets: Readonly<Record<string, string>> = {
-  "v21.0": "2027-01-21"
+  "v20.0": "2026-09-24",
+  "v21.0": "2027-01-21",
+  "v22.0": "2027-05-20",
+  "v23.0": "2027-10-08",
+  "v24.0": "2028-02-18",
+  "v25.0": "2028-07-29"
+}
+
+/** LinkedIn's published sunset dates (its migrations table), where they are not the computed 15th. */
+export const linkedinSunsets: Readonly<Record<string, string>> = {
+  "202510": "2026-10-15",
+  "202511": "2026-11-16",
+  "202601": "2027-01-15",
+  "202602": "2027-02-15",
+  "202603": "2027-03-16"
 }
 
 export const isLinkedInVersion = (version: string): boolean => /^\d{6}(\.\d{2})?$/.test(version)
@@ -34,6 +54,8 @@ export const isGraphVersion = (version: string): boolean => /^v\d+\.\d+$/.test(v
 export const sunsetOf = (api: "linkedin" | "graph", version: string): DateTime.Utc | undefined => {
   if (api === "linkedin") {
     if (!isLinkedInVersion(version)) return undefined
+    const published = linkedinSunsets[version.slice(0, 6)]
+    if (published !== undefined) return DateTime.unsafeMake(`${published}T00:00:00Z`)
     const year = Number(version.slice(0, 4))
     const month = Number(version.slice(4, 6))
     if (month < 1 || month > 12) return undefined

@@ -13,7 +13,7 @@ const provider = (f: FacebookFake.FacebookFake, secret = f.clientSecret) =>
   Facebook.make({
     clientId: f.clientId,
     clientSecret: Redacted.make(secret),
-    authorizeUrl: `${f.server.url}/v21.0/dialog/oauth`,
+    authorizeUrl: `${f.server.url}/v26.0/dialog/oauth`,
     apiUrl: f.server.url
   })
 
@@ -27,7 +27,7 @@ describe("Facebook OAuth provider", () => {
     Effect.gen(function*() {
       const fb = yield* Facebook.make({ clientId: "app-1", clientSecret: Redacted.make("s3cret-value") })
       const url = new URL(fb.authorizeUrl({ state: "s.t", redirectUri, codeChallenge: "challenge" }))
-      expect(url.origin + url.pathname).toBe("https://www.facebook.com/v21.0/dialog/oauth")
+      expect(url.origin + url.pathname).toBe("https://www.facebook.com/v26.0/dialog/oauth")
       expect(Object.fromEntries(url.searchParams)).toEqual({
         client_id: "app-1",
         redirect_uri: redirectUri,
@@ -62,10 +62,10 @@ describe("Facebook OAuth provider", () => {
       }
       expect(identities[0].credentials.username).toBe("heraldnews")
       expect(f.counts).toEqual({ codeExchanges: 1, longLivedExchanges: 1, pageReads: 2 })
-      const reads = f.server.requests.filter((r) => r.path === "/v21.0/me/accounts")
+      const reads = f.server.requests.filter((r) => r.path === "/v26.0/me/accounts")
       expect(reads.map((r) => f.userTokens.get(r.query.get("access_token")!)?.longLived)).toEqual([true, true])
       expect(reads[0]!.query.get("fields")).toBe("id,name,username,access_token,picture.type(large)")
-      const exchange = f.server.requests.find((r) => r.path === "/v21.0/oauth/access_token" && r.query.has("code"))!
+      const exchange = f.server.requests.find((r) => r.path === "/v26.0/oauth/access_token" && r.query.has("code"))!
       expect(exchange.method).toBe("GET")
       expect(exchange.query.get("redirect_uri")).toBe(redirectUri)
       expect(exchange.query.get("client_secret")).toBe(f.clientSecret)

@@ -90,7 +90,7 @@ describe("Instagram OAuth provider (Instagram Login)", () => {
       expect(form.get("client_secret")).toBe(f.clientSecret)
       const exchange = f.server.requests.find((r) => r.path === "/access_token")!
       expect(exchange.query.get("grant_type")).toBe("ig_exchange_token")
-      expect(f.server.requests.find((r) => r.path === "/v21.0/me")!.query.get("fields"))
+      expect(f.server.requests.find((r) => r.path === "/v26.0/me")!.query.get("fields"))
         .toBe("user_id,username,name,account_type,profile_picture_url")
     }).pipe(Effect.provide(FetchHttpClient.layer)))
 

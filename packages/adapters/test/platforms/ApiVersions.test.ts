@@ -19,11 +19,11 @@ const at = (iso: string) => DateTime.unsafeMake(iso)
 
 describe("API versions as configuration", () => {
   it("defaults, the environment, and malformed values (default kept, said why)", () => {
-    expect(ApiVersions.fromEnv({})).toEqual({ linkedin: "202601", graph: "v21.0", ignored: [] })
+    expect(ApiVersions.fromEnv({})).toEqual({ linkedin: "202607", graph: "v26.0", ignored: [] })
     expect(ApiVersions.fromEnv({ HERALD_LINKEDIN_VERSION: "202603", HERALD_GRAPH_VERSION: "v23.0" }))
       .toMatchObject({ linkedin: "202603", graph: "v23.0", ignored: [] })
     const bad = ApiVersions.fromEnv({ HERALD_LINKEDIN_VERSION: "2026-03", HERALD_GRAPH_VERSION: "23" })
-    expect(bad).toMatchObject({ linkedin: "202601", graph: "v21.0" })
+    expect(bad).toMatchObject({ linkedin: "202607", graph: "v26.0" })
     expect(bad.ignored).toHaveLength(2)
     expect(bad.ignored[0]).toContain("HERALD_LINKEDIN_VERSION=2026-03")
 
@@ -33,9 +33,23 @@ describe("API versions as configuration", () => {
     expect(options.instagram?.graphVersion).toBe("v22.0")
   })
 
-  it("sunsets: LinkedIn a year after the version's month (the 15th); Graph from the published table", () => {
+  it("the defaults are current on 2026-11-28 and stay served for months", () => {
+    const today = at("2026-11-28T00:00:00Z")
+    expect(ApiVersions.sunsetWarnings(ApiVersions.fromEnv({}), today)).toEqual([])
+    const linkedin = ApiVersions.sunsetOf("linkedin", ApiVersions.defaultLinkedInVersion)!
+    expect(DateTime.toEpochMillis(linkedin) - DateTime.toEpochMillis(today)).toBeGreaterThan(180 * 86_400_000)
+    // Meta gives v26.0 no end date yet.
+    expect(ApiVersions.sunsetOf("graph", ApiVersions.defaultGraphVersion)).toBeUndefined()
+  })
+
+  it("sunsets: LinkedIn's published dates (not all the 15th), else a year after the month; Graph from the published table", () => {
     expect(DateTime.formatIso(ApiVersions.sunsetOf("linkedin", "202601")!)).toBe("2027-01-15T00:00:00.000Z")
+    expect(DateTime.formatIso(ApiVersions.sunsetOf("linkedin", "202511")!)).toBe("2026-11-16T00:00:00.000Z")
+    expect(DateTime.formatIso(ApiVersions.sunsetOf("linkedin", "202603")!)).toBe("2027-03-16T00:00:00.000Z")
+    expect(DateTime.formatIso(ApiVersions.sunsetOf("linkedin", "202607")!)).toBe("2027-07-15T00:00:00.000Z")
     expect(DateTime.formatIso(ApiVersions.sunsetOf("graph", "v21.0")!)).toBe("2027-01-21T00:00:00.000Z")
+    expect(DateTime.formatIso(ApiVersions.sunsetOf("graph", "v22.0")!)).toBe("2027-05-20T00:00:00.000Z")
+    expect(DateTime.formatIso(ApiVersions.sunsetOf("graph", "v25.0")!)).toBe("2028-07-29T00:00:00.000Z")
     expect(ApiVersions.sunsetOf("graph", "v99.0")).toBeUndefined()
 
     const configured = { linkedin: "202601", graph: "v21.0" }
@@ -56,12 +70,11 @@ describe("API versions as configuration", () => {
         logged.push(Array.isArray(message) ? message.join(" ") : String(message))
       }))
       yield* TestClock.setTime(Date.parse("2027-01-05T00:00:00Z"))
-      const options = ConnectionsConfig.platformOptionsFromEnv({ HERALD_GRAPH_VERSION: "v21" })
+      const options = ConnectionsConfig.platformOptionsFromEnv({ HERALD_GRAPH_VERSION: "v21", HERALD_LINKEDIN_VERSION: "202601" })
       yield* Platforms.pipe(Effect.provide(Layer.provide(Registry.layerLive(options), HttpLive)), Effect.provide(capture))
       expect(logged).toEqual([
-        "HERALD_GRAPH_VERSION=v21 is not a Graph API version (vNN.N); using v21.0",
-        expect.stringContaining("LinkedIn version 202601 sunsets on 2027-01-15 (in 10 days)"),
-        expect.stringContaining("Graph API version v21.0 sunsets on 2027-01-21 (in 16 days)")
+        "HERALD_GRAPH_VERSION=v21 is not a Graph API version (vNN.N); using v26.0",
+        expect.stringContaining("LinkedIn version 202601 sunsets on 2027-01-15 (in 10 days)")
       ])
     }))
 

@@ -72,7 +72,7 @@ describe("Facebook Pages adapter against the Graph fake", () => {
       const provider = yield* FacebookOAuth.make({
         clientId: login.clientId,
         clientSecret: Redacted.make(login.clientSecret),
-        authorizeUrl: `${login.server.url}/v21.0/dialog/oauth`,
+        authorizeUrl: `${login.server.url}/v26.0/dialog/oauth`,
         apiUrl: login.server.url
       }).pipe(Effect.provide(HttpLive))
       const redirectUri = "https://herald.example.com/oauth/callback/facebook"
@@ -101,7 +101,7 @@ describe("Facebook Pages adapter against the Graph fake", () => {
         platformPostId: post.id,
         platformPostUrl: `https://www.facebook.com/${pageId}/posts/pfbid0${post.id.split("_")[1]}`
       })
-      expect(routes(fake)).toEqual(["POST /v21.0/{page}/feed", "GET /v21.0/{id}"])
+      expect(routes(fake)).toEqual(["POST /v26.0/{page}/feed", "GET /v26.0/{id}"])
       expect(fake.server.requests[0]!.form?.get("access_token")).toBe(token)
     }))
 
@@ -152,10 +152,10 @@ describe("Facebook Pages adapter against the Graph fake", () => {
         )
       )
       expect(routes(fake)).toEqual([
-        "POST /v21.0/{page}/photos",
-        "POST /v21.0/{page}/photos",
-        "POST /v21.0/{page}/feed",
-        "GET /v21.0/{id}"
+        "POST /v26.0/{page}/photos",
+        "POST /v26.0/{page}/photos",
+        "POST /v26.0/{page}/feed",
+        "GET /v26.0/{id}"
       ])
       const ids = [...fake.photos.values()].map((p) => p.id)
       expect([...fake.photos.values()].every((p) => !p.published)).toBe(true)
@@ -171,13 +171,13 @@ describe("Facebook Pages adapter against the Graph fake", () => {
       const { client, fake } = yield* setup
       const result = yield* client.publish(fbRequest(part("My reel", [clip()])))
       expect(routes(fake)).toEqual([
-        "POST /v21.0/{page}/video_reels",
-        "POST /video-upload/v21.0/{id}",
-        "POST /v21.0/{page}/video_reels",
-        "GET /v21.0/{id}", // processing
-        "GET /v21.0/{id}", // processing
-        "GET /v21.0/{id}", // ready
-        "GET /v21.0/{id}" // permalink
+        "POST /v26.0/{page}/video_reels",
+        "POST /video-upload/v26.0/{id}",
+        "POST /v26.0/{page}/video_reels",
+        "GET /v26.0/{id}", // processing
+        "GET /v26.0/{id}", // processing
+        "GET /v26.0/{id}", // ready
+        "GET /v26.0/{id}" // permalink
       ])
       const upload = fake.server.requests[1]!
       expect(upload.headers.authorization).toBe(`OAuth ${token}`)
@@ -206,7 +206,7 @@ describe("Facebook Pages adapter against the Graph fake", () => {
       expect(video.kind).toBe("video")
       expect(video.bytes).toEqual(bytesOf(2000, 5))
       expect(video.params).toMatchObject({ description: "Long form", published: "true" })
-      expect(routes(fake).filter((r) => r === "GET /v21.0/{id}")).toHaveLength(4)
+      expect(routes(fake).filter((r) => r === "GET /v26.0/{id}")).toHaveLength(4)
       expect(result.platformPostUrl).toBe(`https://www.facebook.com/${pageId}/videos/${video.id}/`)
     }))
 

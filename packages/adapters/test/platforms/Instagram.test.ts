@@ -88,11 +88,11 @@ describe("Instagram adapter against the Content Publishing fake", () => {
         platformPostUrl: `https://www.instagram.com/p/${post.shortcode}/`
       })
       expect(routes(fake)).toEqual([
-        "POST /v21.0/{user}/media",
-        "GET /v21.0/{id}", // IN_PROGRESS
-        "GET /v21.0/{id}", // FINISHED
-        "POST /v21.0/{user}/media_publish",
-        "GET /v21.0/{id}"
+        "POST /v26.0/{user}/media",
+        "GET /v26.0/{id}", // IN_PROGRESS
+        "GET /v26.0/{id}", // FINISHED
+        "POST /v26.0/{user}/media_publish",
+        "GET /v26.0/{id}"
       ])
       expect(creates(fake)).toEqual([
         { image_url: "https://media.example.com/m/1.jpg", caption: "A picture #sun", alt_text: "A beach at noon" }
@@ -134,7 +134,7 @@ describe("Instagram adapter against the Content Publishing fake", () => {
       expect(creates(fake)).toEqual([
         { media_type: "REELS", video_url: "https://media.example.com/m/2.mp4", caption: "A clip", share_to_feed: "true" }
       ])
-      expect(routes(fake).filter((r) => r === "GET /v21.0/{id}")).toHaveLength(4) // 2 IN_PROGRESS, FINISHED, permalink
+      expect(routes(fake).filter((r) => r === "GET /v26.0/{id}")).toHaveLength(4) // 2 IN_PROGRESS, FINISHED, permalink
       expect(result.platformPostUrl).toContain("/reel/")
     }))
 
@@ -149,12 +149,12 @@ describe("Instagram adapter against the Content Publishing fake", () => {
       const container = [...fake.containers.values()][0]!
       expect(container.uploaded).toEqual(bytes)
       expect(routes(fake).slice(0, 3)).toEqual([
-        "POST /v21.0/{user}/media",
-        "POST /ig-api-upload/v21.0/{id}",
-        "GET /v21.0/{id}"
+        "POST /v26.0/{user}/media",
+        "POST /ig-api-upload/v26.0/{id}",
+        "GET /v26.0/{id}"
       ])
       const sent = fake.server.requests[1]!
-      expect(sent.path).toBe(`/ig-api-upload/v21.0/${container.id}`)
+      expect(sent.path).toBe(`/ig-api-upload/v26.0/${container.id}`)
       expect(sent.headers.authorization).toBe(`OAuth ${token}`)
       expect(sent.headers["offset"]).toBe("0")
       expect(sent.headers["file_size"]).toBe(String(bytes.length))
@@ -248,7 +248,7 @@ describe("Instagram adapter against the Content Publishing fake", () => {
       )
       const post = fake.posts[0]!
       expect(post.comments).toEqual(["#tags #here"])
-      expect(routes(fake)).toContain(`POST /v21.0/{id}/comments`)
+      expect(routes(fake)).toContain(`POST /v26.0/{id}/comments`)
       expect(result.platformPostId).toBe(post.id)
     }))
 
@@ -324,7 +324,7 @@ describe("Instagram adapter against the Content Publishing fake", () => {
       expect(metrics).toMatchObject({ views: 2400, likes: 140, comments: 9, shares: 6, saves: 11, impressions: 1800, clicks: 0 })
       const calls = fake.server.requests.filter((r) => r.path.endsWith("/insights"))
       expect(calls).toHaveLength(1)
-      expect(calls[0]!.path).toBe(`/v21.0/${platformPostId}/insights`)
+      expect(calls[0]!.path).toBe(`/v26.0/${platformPostId}/insights`)
       expect(calls[0]!.query.get("metric")).toBe("views,likes,comments,shares,saved,reach")
     }))
 

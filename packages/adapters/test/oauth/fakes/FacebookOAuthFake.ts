@@ -1,15 +1,15 @@
 /**
  * A Facebook Login fake for Pages (platform reference §6): the dialog as a function standing in for
- * the person (who picks which of their Pages to grant), `GET /v21.0/oauth/access_token` for the code
+ * the person (who picks which of their Pages to grant), `GET /v26.0/oauth/access_token` for the code
  * (short-lived user token) and for `fb_exchange_token` (long-lived user token), and
- * `GET /v21.0/me/accounts` listing the granted Pages with their Page tokens, cursor-paged. Page tokens
+ * `GET /v26.0/me/accounts` listing the granted Pages with their Page tokens, cursor-paged. Page tokens
  * read with a long-lived user token never expire; with a short-lived one they do (as at Meta). Errors
  * use Meta's body.
  */
 import * as FakeServer from "../../platforms/fakes/FakeServer.js"
 import { checkAuthorize, invalidToken, metaError, noToken, param, redirect, token, tokenOf } from "./MetaFake.js"
 
-export const version = "v21.0"
+export const version = "v26.0"
 export const clientId = "1234567890123456"
 export const clientSecret = "fb-app-secret-0123456789abcdef"
 export const scopes = ["pages_show_list", "pages_manage_posts", "pages_read_engagement", "pages_manage_engagement"]

@@ -1,7 +1,7 @@
 /**
  * An Instagram Login fake (platform reference §7) on one server standing for api.instagram.com (the
  * code exchange, refused in its older `{error_type,code,error_message}` shape) and graph.instagram.com
- * (long-lived exchange, renewal, `/v21.0/me`, Meta's error object). The code exchange answers
+ * (long-lived exchange, renewal, `/v26.0/me`, Meta's error object). The code exchange answers
  * `user_id` as a JSON number beyond double precision, as Instagram does, flat or inside `data[]`.
  */
 import * as LongLivedFake from "./LongLivedFake.js"
@@ -54,7 +54,7 @@ export const start = async (): Promise<InstagramFake> => {
     authorizeHash: "#_",
     exchangeGrant: "ig_exchange_token",
     refreshGrant: "ig_refresh_token",
-    mePath: "/v21.0/me",
+    mePath: "/v26.0/me",
     prefixes: { short: "IGAAS", long: "IGAAL" },
     codeRefused: (quote) => ({
       status: 400,

@@ -2,7 +2,7 @@
  * A Facebook Pages fake on graph.facebook.com (reference §5, §6, §13), with the rupload host and
  * graph-video on the same origin: `/{page-id}/feed` (message, link, attached_media), `/{page-id}/photos`
  * (`url` or multipart `source`; `published=false` photos are only attachable), `/{page-id}/videos`,
- * `/{page-id}/video_reels` start/finish with `POST /video-upload/v21.0/{video-id}` in between
+ * `/{page-id}/video_reels` start/finish with `POST /video-upload/v26.0/{video-id}` in between
  * (`Authorization: OAuth`, `offset`, `file_size`, or `file_url`), `GET /{video-id}?fields=status`
  * answering processing for `videoPolls` polls then ready, `/{post-id}/comments`, and
  * `GET /{post-id}?fields=permalink_url` (relative for videos, as Graph answers).
@@ -134,7 +134,7 @@ export const start = async (): Promise<FacebookFake> => {
     const page = pages.get(token)
     if (page === undefined) return invalidToken
 
-    const upload = /^\/video-upload\/v21\.0\/(\d+)$/.exec(request.path)
+    const upload = /^\/video-upload\/v26\.0\/(\d+)$/.exec(request.path)
     if (upload !== null && request.method === "POST") {
       const video = videos.get(upload[1]!)
       if (video === undefined) {
@@ -158,7 +158,7 @@ export const start = async (): Promise<FacebookFake> => {
       return { status: 200, body: { success: true } }
     }
 
-    const match = /^\/v21\.0\/([^/]+)(?:\/(feed|photos|videos|video_reels|comments))?$/.exec(request.path)
+    const match = /^\/v26\.0\/([^/]+)(?:\/(feed|photos|videos|video_reels|comments))?$/.exec(request.path)
     if (match === null) return metaError(404, `Unknown path components: ${request.path}`, 2500)
     const [, target, edge] = match
     const route = edge === undefined ? `${request.method} /{id}` : `${request.method} /${edge}`
@@ -246,7 +246,7 @@ export const start = async (): Promise<FacebookFake> => {
         videos.set(video.id, video)
         return {
           status: 200,
-          body: { video_id: video.id, upload_url: `${server.url}/video-upload/v21.0/${video.id}` }
+          body: { video_id: video.id, upload_url: `${server.url}/video-upload/v26.0/${video.id}` }
         }
       }
       if (phase === "finish") {

@@ -1,16 +1,16 @@
 /**
  * An Instagram Content Publishing fake on graph.instagram.com (reference §7, §13):
- * `POST /v21.0/{ig-user-id}/media` creates image, REELS, STORIES, carousel-item and CAROUSEL
- * containers, `GET /v21.0/{container-id}?fields=status_code,status` answers IN_PROGRESS for a few polls
+ * `POST /v26.0/{ig-user-id}/media` creates image, REELS, STORIES, carousel-item and CAROUSEL
+ * containers, `GET /v26.0/{container-id}?fields=status_code,status` answers IN_PROGRESS for a few polls
  * then FINISHED, `media_publish` publishes, `/{ig-media-id}/comments` comments, and
- * `GET /v21.0/{ig-media-id}?fields=permalink` reads the post back, `/{ig-media-id}/insights` answers
+ * `GET /v26.0/{ig-media-id}?fields=permalink` reads the post back, `/{ig-media-id}/insights` answers
  * `insights` (`storyInsights` for a story, refusing the metrics a story lacks). Errors use Meta's body (§5) with the
  * IG subcodes. Failures are injected by caption (`#fail-limit` 2207042, `#fail-long` 2207010,
  * `#fail-429` code 4, `#fail-500`), by media URL (`fail-status` ends the container in ERROR with
  * subcode 2207026; `fail-image` is refused with 2207004), or with `failNext` for a route.
  *
  * Resumable video containers (`upload_type=resumable`, no `video_url`) take their bytes at
- * `POST /ig-api-upload/v21.0/{container-id}` (the rupload host; `Authorization: OAuth`, `offset: 0`,
+ * `POST /ig-api-upload/v26.0/{container-id}` (the rupload host; `Authorization: OAuth`, `offset: 0`,
  * `file_size` equal to the body's length); until then their status stays IN_PROGRESS.
  */
 import { invalidToken, metaError, param, tokenOf } from "../../oauth/fakes/MetaFake.js"
@@ -106,7 +106,7 @@ export const start = async (): Promise<InstagramFake> => {
   let next = 17900000000000000n
 
   const handler = (request: FakeServer.Recorded): FakeServer.Reply => {
-    const upload = /^\/ig-api-upload\/v21\.0\/(\d+)$/.exec(request.path)
+    const upload = /^\/ig-api-upload\/v26\.0\/(\d+)$/.exec(request.path)
     if (upload !== null && request.method === "POST") {
       const refuse = (status: number, type: string, message: string): FakeServer.Reply => ({
         status,
@@ -127,7 +127,7 @@ export const start = async (): Promise<InstagramFake> => {
     }
     const token = tokenOf(request)
     if (token !== accessToken || revoked.has(token)) return invalidToken
-    const match = /^\/v21\.0\/([^/]+)(?:\/(media|media_publish|comments|insights))?$/.exec(request.path)
+    const match = /^\/v26\.0\/([^/]+)(?:\/(media|media_publish|comments|insights))?$/.exec(request.path)
     if (match === null) return metaError(404, `Unknown path components: ${request.path}`, 2500)
     const [, target, edge] = match
     const route = edge === undefined ? `${request.method} /{id}` : `${request.method} /${edge}`
@@ -184,7 +184,7 @@ export const start = async (): Promise<InstagramFake> => {
       return {
         status: 200,
         body: resumable
-          ? { id: container.id, uri: `https://rupload.facebook.com/ig-api-upload/v21.0/${container.id}` }
+          ? { id: container.id, uri: `https://rupload.facebook.com/ig-api-upload/v26.0/${container.id}` }
           : { id: container.id }
       }
     }

@@ -14,7 +14,31 @@ export const accessToken =
   "AQVhZmFrZS1saW5rZWRpbi1hY2Nlc3MtdG9rZW4tZm9yLWhlcmFsZC10ZXN0cy0xMjM0NTY3ODkwYWJjZGVmZ2hpamtsbW5vcA"
 export const memberId = "yZ2k7Q1aB3"
 export const authorUrn = `urn:li:person:${memberId}`
-export const activeVersions = ["202511", "202512", "202601", "202602"]
+/**
+ * LinkedIn's versioning rule (learn.microsoft.com/linkedin/marketing/versioning): monthly versions,
+ * each served from its month for at least a year, until the sunset its migrations table publishes
+ * (learn.microsoft.com/linkedin/marketing/integrations/migrations; not always the 15th), else the 15th
+ * of its month a year on. A version from a month still ahead does not exist yet.
+ */
+const publishedSunsets: Readonly<Record<string, string>> = {
+  "202510": "2026-10-15",
+  "202511": "2026-11-16",
+  "202601": "2027-01-15",
+  "202602": "2027-02-15",
+  "202603": "2027-03-16"
+}
+
+export const isActiveVersion = (version: string, now: Date = new Date()): boolean => {
+  const match = /^(\d{4})(\d{2})(\.\d{2})?$/.exec(version)
+  if (match === null) return false
+  const year = Number(match[1])
+  const month = Number(match[2])
+  if (month < 1 || month > 12) return false
+  const released = Date.UTC(year, month - 1, 1)
+  const published = publishedSunsets[`${match[1]}${match[2]}`]
+  const sunset = published !== undefined ? Date.parse(`${published}T00:00:00Z`) : Date.UTC(year + 1, month - 1, 15)
+  return released <= now.getTime() && now.getTime() < sunset
+}
 
 /** Likes and (other people's) first-level comments every post has, for `GET /rest/socialActions/{urn}`. */
 export const socialCounts = { likes: 42, comments: 5 }
@@ -182,7 +206,7 @@ export const start = async (options: StartOptions = {}): Promise<LinkedInFake> =
     if (path.startsWith("/rest/")) {
       const version = request.headers["linkedin-version"]
       if (typeof version !== "string" || version === "") return versionMissing
-      if (!activeVersions.includes(version)) return inactiveVersion(version)
+      if (!isActiveVersion(version)) return inactiveVersion(version)
       if (request.headers["x-restli-protocol-version"] !== "2.0.0") return protocolMissing
     }
 
