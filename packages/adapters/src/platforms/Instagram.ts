@@ -58,6 +58,11 @@ export interface Options {
   readonly graphVersion?: string
   /** Where resumable video uploads go: `https://rupload.facebook.com` unless a fake is used. */
   readonly ruploadUrl?: string
+  /**
+   * Pause before publishing a container again after Meta's 2207008 ("try again 1-2 times in the next
+   * 30 seconds to 2 minutes"); 30 seconds. Two such retries, then the error stands (transient).
+   */
+  readonly publishRetryDelay?: Duration.DurationInput
 }
 
 export const defaultApiUrl = "https://graph.instagram.com"
@@ -129,6 +134,7 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
     const rupload = `${trimSlash(options.ruploadUrl ?? defaultRuploadUrl)}/ig-api-upload/${graphVersion}`
     const interval = options.pollInterval ?? "5 seconds"
     const maxPolls = Math.max(1, options.maxPolls ?? 120)
+    const publishRetryDelay = options.publishRetryDelay ?? "30 seconds"
 
     const publish = (request: PublishRequest): Effect.Effect<PublishResult, PublishError> =>
       Effect.gen(function*() {
@@ -248,9 +254,14 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
             })
         )
 
-        const published = yield* graph.post(`${api}/${encodeURIComponent(userId)}/media_publish`, {
+        const publishContainer = graph.post(`${api}/${encodeURIComponent(userId)}/media_publish`, {
           creation_id: containerId
         })
+        // Meta's table for 2207008: the same container, tried again 1-2 times within 30 s to 2 min.
+        const published = yield* publishContainer.pipe(
+          Effect.catchIf(MetaContainers.isTemporaryPublishError, () => Effect.zipRight(Effect.sleep(publishRetryDelay), publishContainer)),
+          Effect.catchIf(MetaContainers.isTemporaryPublishError, () => Effect.zipRight(Effect.sleep(publishRetryDelay), publishContainer))
+        )
         const id = yield* MetaContainers.idOf(label, "publish", published)
 
         // The post is out from here on: nothing below may fail the publish.

@@ -20,7 +20,8 @@ const setup = Effect.gen(function*() {
     apiUrl: fake.server.url,
     ruploadUrl: fake.server.url,
     pollInterval: "5 millis",
-    maxPolls: 10
+    maxPolls: 10,
+    publishRetryDelay: "5 millis"
   }).pipe(
     Effect.provide(HttpLive)
   )
@@ -283,6 +284,43 @@ describe("Instagram adapter against the Content Publishing fake", () => {
       expect(yield* kindOf("x", "https://media.example.com/fail-image.jpg")).toBe("media")
       expect(yield* kindOf("x #fail-500")).toBe("transient")
       expect(fake.posts).toHaveLength(0)
+    }))
+
+  it.scopedLive("Meta's error table: the subcodes it says to try again are transient, with the retry each prescribes", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const post = (caption: string) => client.publish(igRequest(part(caption, [image("https://media.example.com/m/1.jpg")])))
+      // Messages and codes as Meta's table gives them (error-codes page).
+      const table: ReadonlyArray<readonly [number, number, string, string]> = [
+        [-1, 2207001, "Instagram server error. Try again.", "as Meta's error table prescribes"],
+        [-2, 2207003, "It takes too long to download the media.", "as Meta's error table prescribes"],
+        [-2, 2207020, "The media you are trying to access has expired. Please try to upload again.", "new container"],
+        [-1, 2207032, "Create media fail, please try to re-create media", "as Meta's error table prescribes"],
+        [-1, 2207053, "unknown upload error", "new container"]
+      ]
+      for (const [code, subcode, message, retry] of table) {
+        fake.failNext("POST /media_publish", metaError(400, message, code, { subcode }))
+        const error = yield* Effect.flip(post(`try ${subcode}`))
+        expect(error.kind, String(subcode)).toBe("transient")
+        expect(error.message, String(subcode)).toContain(retry)
+      }
+      expect(fake.posts).toHaveLength(0)
+      const publishCalls = () => fake.server.requests.filter((r) => r.path.endsWith("/media_publish")).length
+      const before = publishCalls()
+      // 2207008: the same container is published again after a pause, and goes out.
+      fake.failNext("POST /media_publish", metaError(400, "Temporary error publishing a container", -1, { subcode: 2207008 }))
+      yield* post("second time lucky")
+      expect(publishCalls() - before).toBe(2)
+      expect(fake.posts).toHaveLength(1)
+      // Three in a row: two retries, then transient (the dispatcher tries again later).
+      const again = publishCalls()
+      for (let i = 0; i < 3; i++) {
+        fake.failNext("POST /media_publish", metaError(400, "Temporary error publishing a container", -1, { subcode: 2207008 }))
+      }
+      const stuck = yield* Effect.flip(post("never"))
+      expect(stuck.kind).toBe("transient")
+      expect(publishCalls() - again).toBe(3)
+      expect(fake.posts).toHaveLength(1)
     }))
 
   it.scopedLive("container ERROR: a media error with the status, nothing published", () =>

@@ -14,9 +14,16 @@ import * as MediaBytes from "./MediaBytes.js"
 import * as MetaGraph from "./MetaGraph.js"
 import { failure, field, isRecord, publishError, type RawResponse, scrub, send, stringField } from "./PlatformHttp.js"
 
+/** Meta's Instagram error table, the source of the retry classes below. */
+export const errorCodesPage = "https://developers.facebook.com/docs/instagram-platform/instagram-graph-api/reference/error-codes"
+
 /**
- * Content-publishing subcodes (reference §7 Errors, §8): the class each one means, whatever the
- * top-level code (the publishing limit, for one, arrives as code 9).
+ * Content-publishing subcodes (reference §7 Errors, §8; Meta's error table): the class each one means,
+ * whatever the top-level code (the publishing limit, for one, arrives as code 9). Those Meta's table
+ * says to try again are `transient`, so the dispatcher retries the post with its backoff; every retry
+ * makes new containers, which is what 2207020 and 2207053 prescribe ("generate a new container and use
+ * it to try again"). 2207008, a container Meta could not publish for the moment, is also first retried
+ * in place (`publishRetries`).
  */
 const subcodeKinds: ReadonlyMap<number, PublishErrorKind> = new Map<number, PublishErrorKind>([
   [2207042, "rate_limit"],
@@ -28,17 +35,33 @@ const subcodeKinds: ReadonlyMap<number, PublishErrorKind> = new Map<number, Publ
   [2207026, "media"],
   [2207052, "media"],
   [2207077, "media"],
-  [2207003, "media"],
-  [2207020, "media"],
-  [2207008, "media"],
   [2207028, "media"],
+  [2207057, "media"],
+  // "Instagram server error. Try again."
+  [2207001, "transient"],
+  // "A timeout occured while downloading the media. Try again."
+  [2207003, "transient"],
+  // "Temporary error publishing a container. Try again 1-2 times in the next 30 seconds to 2 minutes."
+  [2207008, "transient"],
+  // "The media you are trying to access has expired": a new container, then again.
+  [2207020, "transient"],
+  // "Failed to create a media container. Try again."
+  [2207032, "transient"],
+  // "An unknown error occured during upload. Generate a new container and use it to try again."
+  [2207053, "transient"],
   [2207027, "transient"],
-  [2207001, "permanent"],
   [2207050, "permanent"],
   [2207051, "permanent"],
   [4279013, "permanent"],
   [33, "auth"]
 ])
+
+/** Subcodes whose prescribed retry needs a new container (what the next attempt makes). */
+export const newContainerSubcodes: ReadonlySet<number> = new Set([2207020, 2207053])
+
+
+/** Whether a classified error is Meta's 2207008 ("temporary error publishing a container"). */
+export const isTemporaryPublishError = (error: PublishError): boolean => /\bsubcode 2207008\b/.test(error.message)
 
 /** The class a content-publishing subcode means, if it is one of the reference's. */
 export const subcodeKind = (subcode: number | undefined): PublishErrorKind | undefined =>
@@ -53,7 +76,14 @@ export const classify = (
   const base = MetaGraph.classify(label, response, secrets)
   const error = MetaGraph.errorOf(response.body)
   const bySubcode = subcodeKind(error?.subcode)
-  if (bySubcode !== undefined) return publishError(bySubcode, base.message, base.retryAfterSeconds)
+  if (bySubcode !== undefined) {
+    const retry = error?.subcode !== undefined && newContainerSubcodes.has(error.subcode)
+      ? " (retried with a new container)"
+      : bySubcode === "transient"
+      ? " (retried, as Meta's error table prescribes)"
+      : ""
+    return publishError(bySubcode, `${base.message}${retry}`, base.retryAfterSeconds)
+  }
   if (base.kind !== "permanent") return base
   const text = `${error?.message ?? ""} ${stringField(field(response.body, "error"), "error_user_msg") ?? ""}`
   if (/session has been invalidated|not an instagram business/i.test(text)) return publishError("auth", base.message)

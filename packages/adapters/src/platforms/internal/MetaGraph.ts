@@ -80,7 +80,11 @@ export const errorOf = (body: unknown): MetaError | undefined => {
   return undefined
 }
 
-const rateCodes = new Set([4, 17, 32, 613])
+/**
+ * Meta's Graph error table (developers.facebook.com/docs/graph-api/guides/error-handling): 4 app, 17
+ * user, 32 page, 341 application limit, 613 calls within a time window, 80001-80009 business use case.
+ */
+const rateCodes = new Set([4, 17, 32, 341, 613])
 const isRateCode = (code: number) => rateCodes.has(code) || (code >= 80001 && code <= 80009)
 const isPermissionCode = (code: number) => code === 10 || (code >= 200 && code <= 299)
 
