@@ -66,7 +66,7 @@ describe.each([
     none = await start()
   }, 120_000)
 
-  it.skipIf(skip)("no public origin: image for Instagram, any medium for Threads refused at create; drafts and Instagram videos pass", async () => {
+  it.skipIf(skip)("no public origin: image for Instagram, any medium for Threads refused at create; Instagram videos too; drafts pass", async () => {
     const { server, instagram, threads, upload } = none
     const image = await upload("photo.jpg", "image/jpeg", Fixtures.jpeg(64, 80))
     const video = await upload("clip.mp4", "video/mp4", Fixtures.movie())
@@ -97,10 +97,17 @@ describe.each([
     })
     expect(draft.status, draft.text).toBe(201)
 
+    // Instagram fetches videos too (its resumable upload needs a Facebook Login connection).
+    const beforeVideo = await server.request("GET", "/api/v1/posts")
     const igVideo = await server.request("POST", "/api/v1/posts", {
       body: { content: "a reel", account_ids: [instagram], scheduled_for: later, media_ids: [video] }
     })
-    expect(igVideo.status, igVideo.text).toBe(201)
+    expect([igVideo.status, (igVideo.json as Envelope).error?.code]).toEqual([400, "validation_error"])
+    expect(errorsOf(igVideo)).toEqual([
+      expect.objectContaining({ platform: "instagram", path: "media_ids.0", message: expect.stringContaining("HERALD_MEDIA_PUBLIC_URL") })
+    ])
+    const afterVideo = await server.request("GET", "/api/v1/posts")
+    expect((afterVideo.json as Envelope).data?.["pagination"]).toEqual((beforeVideo.json as Envelope).data?.["pagination"])
   })
 
   it.skipIf(skip)("with HERALD_MEDIA_PUBLIC_URL set, the same Instagram image post is accepted", async () => {

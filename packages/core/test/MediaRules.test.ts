@@ -167,7 +167,7 @@ const messages = (
 ): ReadonlyArray<string> => MediaRules.postMediaIssues(platform, contentType, media, { mode }).map((i) => i.message)
 
 describe("media that must be fetched from a public URL", () => {
-  it.effect("instagram images and any threads medium without a public URL are refused when publishing, not as drafts", () =>
+  it.effect("any instagram or threads medium without a public URL is refused when publishing, not as a draft", () =>
     Effect.gen(function*() {
       const privateImage = { ...image(), hasPublicUrl: false }
       const privateVideo = { ...video(), hasPublicUrl: false }
@@ -180,9 +180,17 @@ describe("media that must be fetched from a public URL", () => {
       >
       expect(errors.every((e) => e.message.includes("HERALD_MEDIA_PUBLIC_URL"))).toBe(true)
       const paths = errors.map((e) => `${e.platform} ${e.path}`)
-      expect(paths).toEqual(expect.arrayContaining(["instagram media_ids.0", "threads media_ids.0", "threads media_ids.1"]))
-      expect(paths).not.toContain("instagram media_ids.1") // an Instagram video goes by resumable upload
-      yield* MediaRules.check({ ...input(["instagram"], [privateImage]), mode: "draft" })
+      expect(paths).toEqual(expect.arrayContaining([
+        "instagram media_ids.0",
+        "instagram media_ids.1",
+        "threads media_ids.0",
+        "threads media_ids.1"
+      ]))
+      const reel = yield* Effect.flip(MediaRules.check(input(["instagram"], [privateVideo])))
+      expect(reel.details?.["validation_errors"]).toEqual([
+        expect.objectContaining({ platform: "instagram", path: "media_ids.0", message: expect.stringContaining("videos from a public URL") })
+      ])
+      yield* MediaRules.check({ ...input(["instagram"], [privateImage, privateVideo]), mode: "draft" })
       yield* MediaRules.check(input(["instagram", "threads", "x"], [{ ...image(), hasPublicUrl: true }]))
       yield* MediaRules.check(input(["x", "bluesky"], [privateImage]))
     }))

@@ -193,7 +193,6 @@ export const platformOptionsFromEnv = (env: Env = process.env): Registry.LiveOpt
   const linkedin = read(env, "HERALD_LINKEDIN_API_URL")
   const threads = read(env, "HERALD_THREADS_API_URL")
   const instagram = read(env, "HERALD_INSTAGRAM_API_URL")
-  const instagramRupload = read(env, "HERALD_INSTAGRAM_RUPLOAD_URL")
   const facebook = read(env, "HERALD_FACEBOOK_API_URL")
   const facebookVideo = read(env, "HERALD_FACEBOOK_VIDEO_API_URL")
   const youtube = read(env, "HERALD_YOUTUBE_API_URL")
@@ -222,8 +221,7 @@ export const platformOptionsFromEnv = (env: Env = process.env): Registry.LiveOpt
     ...(threads === undefined ? {} : { threads: { apiUrl: threads } }),
     instagram: {
       ...graphVersion,
-      ...(instagram === undefined ? {} : { apiUrl: instagram }),
-      ...(instagramRupload === undefined ? {} : { ruploadUrl: instagramRupload })
+      ...(instagram === undefined ? {} : { apiUrl: instagram })
     },
     ...(x === undefined ? {} : { x: { apiUrl: x } }),
     linkedin: { version: versions.linkedin, ...(linkedin === undefined ? {} : { apiUrl: linkedin }) },

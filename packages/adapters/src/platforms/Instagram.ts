@@ -7,12 +7,11 @@
  * A post is a container (`POST /{ig-user-id}/media`): an image (`image_url`), a reel (`REELS` with
  * `video_url`; feed videos are reels now), a story (`STORIES`), or a carousel (`CAROUSEL` over children
  * made with `is_carousel_item=true`). Each container is polled until its `status_code` is `FINISHED`,
- * then published with `media_publish`; the permalink is read afterwards. Meta fetches images itself,
- * so every image needs a public URL (`HERALD_MEDIA_PUBLIC_URL`); one without is refused before any
- * call. A video without a public URL goes by resumable upload instead: its container is made with
- * `upload_type=resumable`, and its bytes are streamed to
- * `POST {rupload}/ig-api-upload/{version}/{container-id}` (`Authorization: OAuth`, `offset`,
- * `file_size`) before the container is polled. Instagram has no text-only posts.
+ * then published with `media_publish`; the permalink is read afterwards. Meta fetches every medium
+ * itself, so each needs a public URL (`HERALD_MEDIA_PUBLIC_URL`); a post without is refused at create
+ * time (`MediaRules.needsPublicUrl`) and, as a last line, before any call here. (Meta documents
+ * `upload_type=resumable` only for Facebook Login for Business apps on graph.facebook.com; this client
+ * holds Instagram Login tokens.) Instagram has no text-only posts.
  *
  * The first comment goes to `/{ig-media-id}/comments` once the post is out; its failure is logged,
  * never returned, so a retry cannot post twice.
@@ -20,7 +19,6 @@
  * Stored credentials used: `access_token`, `user_id` (when the account id is missing), `username`.
  */
 import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { Metrics } from "@herald/core/posts/Destination"
 import type {
   Credentials,
@@ -39,9 +37,7 @@ import * as MetaGraph from "./internal/MetaGraph.js"
 import * as MetaInsights from "./internal/MetaInsights.js"
 import {
   afterPublished,
-  field,
   publishError,
-  send,
   stringField,
   textSetting,
   trimSlash
@@ -56,8 +52,6 @@ export interface Options {
   readonly maxPolls?: number
   /** The Graph API version (`HERALD_GRAPH_VERSION`); `MetaGraph.version` unless set. */
   readonly graphVersion?: string
-  /** Where resumable video uploads go: `https://rupload.facebook.com` unless a fake is used. */
-  readonly ruploadUrl?: string
   /**
    * Pause before publishing a container again after Meta's 2207008 ("try again 1-2 times in the next
    * 30 seconds to 2 minutes"); 30 seconds. Two such retries, then the error stands (transient).
@@ -66,7 +60,6 @@ export interface Options {
 }
 
 export const defaultApiUrl = "https://graph.instagram.com"
-export const defaultRuploadUrl = "https://rupload.facebook.com"
 
 export const maxCarouselItems = 10
 export const maxAltText = 100
@@ -131,7 +124,6 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
     const http = HttpClient.withTracerDisabledWhen(yield* HttpClient.HttpClient, () => true)
     const graphVersion = options.graphVersion ?? MetaGraph.version
     const api = `${trimSlash(options.apiUrl ?? defaultApiUrl)}/${graphVersion}`
-    const rupload = `${trimSlash(options.ruploadUrl ?? defaultRuploadUrl)}/ig-api-upload/${graphVersion}`
     const interval = options.pollInterval ?? "5 seconds"
     const maxPolls = Math.max(1, options.maxPolls ?? 120)
     const publishRetryDelay = options.publishRetryDelay ?? "30 seconds"
@@ -142,9 +134,7 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         const kind = kindOf(Option.getOrUndefined(request.contentType), media)
         const problem = checkMedia(kind, media)
         if (problem !== undefined) return yield* problem
-        // Videos travel by resumable upload when they have no public URL; images must have one.
-        yield* MetaContainers.publicUrls(label, media.filter((m) => m.kind !== "video"))
-        const urls = media.map((m) => Option.getOrUndefined(m.publicUrl))
+        const urls: ReadonlyArray<string | undefined> = yield* MetaContainers.publicUrls(label, media)
 
         const stored = Redacted.value(request.credentials)
         const token = stored["access_token"] ?? ""
@@ -162,37 +152,12 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
           ? altSetting.slice(0, maxAltText)
           : undefined
 
-        /** Streams a video's bytes to its resumable container; nothing is held whole in memory. */
-        const upload = (containerId: string, medium: MediaRef) =>
-          Effect.gen(function*() {
-            const request = HttpClientRequest.post(`${rupload}/${encodeURIComponent(containerId)}`).pipe(
-              HttpClientRequest.setHeaders({
-                authorization: `OAuth ${token}`,
-                offset: "0",
-                file_size: String(medium.size)
-              }),
-              HttpClientRequest.acceptJson,
-              HttpClientRequest.bodyStream(medium.bytes, {
-                contentType: "application/octet-stream",
-                contentLength: medium.size
-              })
-            )
-            const response = yield* send(http, request, label)
-            if (response.status < 200 || response.status >= 300 || field(response.body, "success") !== true) {
-              return yield* MetaContainers.ruploadError(label, response, token)
-            }
-          })
+        /** A video's source: its public URL. */
+        const videoSource = (url: string | undefined): MetaContainers.Params => ({ video_url: url })
 
-        /** A video's source: its public URL, else a resumable upload of its bytes. */
-        const videoSource = (url: string | undefined): MetaContainers.Params =>
-          url !== undefined ? { video_url: url } : { upload_type: "resumable" }
-
-        const createContainer = (params: MetaContainers.Params, what: string, resumable?: MediaRef) =>
+        const createContainer = (params: MetaContainers.Params, what: string) =>
           graph.post(`${api}/${encodeURIComponent(userId)}/media`, params).pipe(
             Effect.flatMap((body) => MetaContainers.idOf(label, `${what} container`, body)),
-            Effect.tap((id) =>
-              resumable !== undefined && params["upload_type"] === "resumable" ? upload(id, resumable) : Effect.void
-            ),
             Effect.tap((id) =>
               MetaContainers.awaitContainer({
                 label,
@@ -217,8 +182,7 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
               medium.kind === "video"
                 ? { media_type: "STORIES", ...videoSource(url) }
                 : { media_type: "STORIES", image_url: url },
-              "story",
-              medium
+              "story"
             )
             : medium.kind === "video" && media.length === 1
             ? createContainer({
@@ -227,7 +191,7 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
               caption,
               share_to_feed: "true",
               trial_params: kind === "trial_reel" ? JSON.stringify({ graduation_strategy: "MANUAL" }) : undefined
-            }, "reel", medium)
+            }, "reel")
             : media.length === 1
             ? createContainer({ image_url: url, caption, alt_text: altTextOf(medium) ?? altText }, "image")
             : Effect.gen(function*() {
@@ -242,8 +206,7 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
                         is_carousel_item: "true",
                         alt_text: altTextOf(m) ?? (index === 0 ? altText : undefined)
                       },
-                    `carousel item ${m.filename}`,
-                    m
+                    `carousel item ${m.filename}`
                   )
                 )
               }

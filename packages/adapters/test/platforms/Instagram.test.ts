@@ -16,9 +16,10 @@ const setup = Effect.gen(function*() {
     Effect.promise(() => InstagramApiFake.start()),
     (f) => Effect.promise(() => f.server.close())
   )
+  // Every request must keep the documented rules of the fake's rulebook, whatever the test checks.
+  yield* Effect.addFinalizer(() => Effect.sync(() => fake.rules.expectNone()))
   const client = yield* Instagram.make({
     apiUrl: fake.server.url,
-    ruploadUrl: fake.server.url,
     pollInterval: "5 millis",
     maxPolls: 10,
     publishRetryDelay: "5 millis"
@@ -139,71 +140,38 @@ describe("Instagram adapter against the Content Publishing fake", () => {
       expect(result.platformPostUrl).toContain("/reel/")
     }))
 
-  it.scopedLive("a video without a public URL: REELS container with upload_type=resumable, bytes by rupload, then polled", () =>
+  it.scopedLive("a video without a public URL is refused before any call, naming HERALD_MEDIA_PUBLIC_URL (no rupload)", () =>
     Effect.gen(function*() {
       const { client, fake } = yield* setup
-      const bytes = bytesOf(70_000, 5)
-      const result = yield* client.publish(igRequest(part("A private clip", [video(undefined, bytes)])))
-      expect(creates(fake)).toEqual([
-        { media_type: "REELS", upload_type: "resumable", caption: "A private clip", share_to_feed: "true" }
-      ])
-      const container = [...fake.containers.values()][0]!
-      expect(container.uploaded).toEqual(bytes)
-      expect(routes(fake).slice(0, 3)).toEqual([
-        "POST /v26.0/{user}/media",
-        "POST /ig-api-upload/v26.0/{id}",
-        "GET /v26.0/{id}"
-      ])
-      const sent = fake.server.requests[1]!
-      expect(sent.path).toBe(`/ig-api-upload/v26.0/${container.id}`)
-      expect(sent.headers.authorization).toBe(`OAuth ${token}`)
-      expect(sent.headers["offset"]).toBe("0")
-      expect(sent.headers["file_size"]).toBe(String(bytes.length))
-      expect(fake.posts.map((p) => p.container.id)).toEqual([container.id])
-      expect(result.platformPostUrl).toContain("/reel/")
-    }))
-
-  it.scopedLive("carousel and story videos without a public URL go by rupload too; images still need one", () =>
-    Effect.gen(function*() {
-      const { client, fake } = yield* setup
-      yield* client.publish(igRequest(part("Mixed", [image("https://media.example.com/m/1.jpg"), video(undefined)])))
-      yield* client.publish(igRequest(part("ignored", [video(undefined)]), { contentType: "Story" }))
-      expect(creates(fake)).toEqual([
-        { image_url: "https://media.example.com/m/1.jpg", is_carousel_item: "true" },
-        { media_type: "VIDEO", upload_type: "resumable", is_carousel_item: "true" },
-        { media_type: "CAROUSEL", children: expect.any(String), caption: "Mixed" },
-        { media_type: "STORIES", upload_type: "resumable" }
-      ])
-      const uploaded = [...fake.containers.values()].filter((c) => c.uploaded !== undefined)
-      expect(uploaded).toHaveLength(2)
-      expect(fake.posts).toHaveLength(2)
-      const before = fake.server.requests.length
-      const error = yield* Effect.flip(client.publish(igRequest(part("x", [video(undefined), image(undefined, "b.jpg")]))))
-      expect(error.kind).toBe("media")
-      expect(error.message).toContain("b.jpg")
-      expect(error.message).toContain("HERALD_MEDIA_PUBLIC_URL")
-      expect(fake.server.requests).toHaveLength(before)
-    }))
-
-  it.scopedLive("a refused rupload: media, retriable transient, bad OAuth auth; token scrubbed, nothing published", () =>
-    Effect.gen(function*() {
-      const { client, fake } = yield* setup
-      const refused = (status: number, retriable: boolean, message: string) => ({
-        status,
-        body: { debug_info: { retriable, type: "ProcessingFailedError", message } }
-      })
-      fake.failNext("POST /ig-api-upload", refused(400, false, `Unsupported video format (token ${token})`))
-      fake.failNext("POST /ig-api-upload", refused(400, true, "Try again"))
-      fake.failNext("POST /ig-api-upload", refused(401, false, "Invalid OAuth access token"))
-      const kinds: Array<string> = []
-      for (let i = 0; i < 3; i++) {
-        const error = yield* Effect.flip(client.publish(igRequest(part("clip", [video(undefined)]))))
-        expectNoSecret(error)
-        kinds.push(error.kind)
+      for (const [media, contentType] of [
+        [[video(undefined)], undefined],
+        [[video(undefined)], "Story"],
+        [[image("https://media.example.com/m/1.jpg"), video(undefined)], undefined]
+      ] as const) {
+        const error = yield* Effect.flip(
+          client.publish(igRequest(part("clip", [...media]), contentType === undefined ? {} : { contentType }))
+        )
+        expect(error.kind).toBe("media")
+        expect(error.message).toContain("HERALD_MEDIA_PUBLIC_URL")
       }
-      expect(kinds).toEqual(["media", "transient", "auth"])
-      expect(fake.posts).toHaveLength(0)
-      expect(routes(fake).filter((r) => r.startsWith("GET"))).toHaveLength(0)
+      expect(fake.server.requests).toHaveLength(0)
+    }))
+
+  it.scopedLive("the fake refuses a resumable container on graph.instagram.com, naming Meta's page", () =>
+    Effect.gen(function*() {
+      const { fake } = yield* setup
+      const answer = yield* Effect.promise(() =>
+        fetch(`${fake.server.url}/v26.0/${InstagramApiFake.userId}/media`, {
+          method: "POST",
+          body: new URLSearchParams({ media_type: "REELS", upload_type: "resumable", access_token: token })
+        }).then(async (r) => ({ status: r.status, body: await r.json() as { error: { code: number; message: string } } }))
+      )
+      expect(answer.status).toBe(400)
+      expect(answer.body.error.code).toBe(100)
+      expect(answer.body.error.message).toContain("Facebook Login for Business")
+      expect(answer.body.error.message).toContain("resumable-uploads")
+      expect(fake.rules.violations).toHaveLength(1)
+      fake.rules.violations.length = 0
     }))
 
   it.scopedLive("carousel: children (is_carousel_item, VIDEO for videos), each awaited, then CAROUSEL with the caption", () =>

@@ -116,7 +116,8 @@ describe("Registry.layerLive", () => {
       yield* tiktok.publish(request({
         platform: "tiktok",
         credentials: { access_token: f.tiktok.accessToken },
-        main: part("to TikTok", [media({ kind: "video", mimeType: "video/mp4", bytes })])
+        main: part("to TikTok", [media({ kind: "video", mimeType: "video/mp4", bytes })]),
+        settings: { privacyLevel: "SELF_ONLY" }
       }))
       expect(f.tiktok.uploads).toHaveLength(1)
 

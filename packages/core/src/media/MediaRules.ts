@@ -245,10 +245,11 @@ export interface PostMedium {
 
 /**
  * Whether a platform can only take this medium from a public URL (Meta fetches it itself): Threads
- * for every medium; Instagram for images (its videos go by resumable upload).
+ * and Instagram, for every medium. (Instagram's resumable upload is documented only for Facebook Login
+ * for Business apps on graph.facebook.com; Herald connects Instagram with Instagram Login.)
  */
-export const needsPublicUrl = (platform: Platform, medium: PostMedium): boolean =>
-  platform === "threads" || (platform === "instagram" && medium.kind !== "video")
+export const needsPublicUrl = (platform: Platform, _medium: PostMedium): boolean =>
+  platform === "threads" || platform === "instagram"
 
 /**
  * The media a platform would have to fetch from a public URL that Herald cannot give it: one issue

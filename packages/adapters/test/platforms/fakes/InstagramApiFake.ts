@@ -9,12 +9,18 @@
  * `#fail-429` code 4, `#fail-500`), by media URL (`fail-status` ends the container in ERROR with
  * subcode 2207026; `fail-image` is refused with 2207004), or with `failNext` for a route.
  *
- * Resumable video containers (`upload_type=resumable`, no `video_url`) take their bytes at
- * `POST /ig-api-upload/v26.0/{container-id}` (the rupload host; `Authorization: OAuth`, `offset: 0`,
- * `file_size` equal to the body's length); until then their status stays IN_PROGRESS.
+ * Meta publishes no machine-readable description: the documented rules of the container call are in
+ * `rules` with their pages (media_type enum, a URL for each medium, no `upload_type=resumable` on
+ * graph.instagram.com, where Meta documents it only for Facebook Login for Business apps, caption
+ * length, carousel items); a request that breaks one is answered code 100 and recorded.
  */
 import { invalidToken, metaError, param, tokenOf } from "../../oauth/fakes/MetaFake.js"
+import { Rulebook } from "./DocumentedRules.js"
 import * as FakeServer from "./FakeServer.js"
+
+const contentPublishing = "https://developers.facebook.com/docs/instagram-platform/content-publishing"
+const resumableUpload = "https://developers.facebook.com/docs/instagram-platform/content-publishing/resumable-uploads"
+const mediaTypes = ["IMAGE", "REELS", "STORIES", "VIDEO", "CAROUSEL"]
 
 export const accessToken = "IGAAfakeInstagramLongLivedTokenZXCVBNMasdfghjkl0987654321qwerty"
 export const userId = "17841405822304914"
@@ -27,8 +33,6 @@ export interface Container {
   pendingPolls: number
   readonly fails: boolean
   published: boolean
-  /** The bytes a resumable container received by rupload; undefined until then. */
-  uploaded: Uint8Array | undefined
 }
 
 export interface Published {
@@ -44,7 +48,7 @@ export interface InstagramFake {
   readonly posts: Array<Published>
   /** Tokens that now answer 190. */
   readonly revoked: Set<string>
-  /** Replies served, in order, to the next calls of a route (`POST /media`, `POST /media_publish`, `POST /comments`, `GET /{id}`, `POST /ig-api-upload`). */
+  /** Replies served, in order, to the next calls of a route (`POST /media`, `POST /media_publish`, `POST /comments`, `GET /{id}`). */
   readonly failNext: (route: string, reply: FakeServer.Reply) => void
   /** Polls an image container stays IN_PROGRESS; 1. */
   imagePolls: number
@@ -57,6 +61,8 @@ export interface InstagramFake {
   fetchImages: boolean
   /** What those fetches received, by URL. */
   readonly fetched: Map<string, { readonly status: number; readonly contentType: string; readonly bytes: Uint8Array }>
+  /** The documented rules checked on every container request, and the requests that broke them. */
+  readonly rules: Rulebook
 }
 
 /** What `GET /{ig-media-id}/insights` answers for a feed post or reel. */
@@ -95,10 +101,8 @@ const formOf = (request: FakeServer.Recorded): Record<string, string> => {
   return out
 }
 
-const notUploaded = (container: Container): boolean =>
-  container.params["upload_type"] === "resumable" && container.uploaded === undefined
-
 export const start = async (): Promise<InstagramFake> => {
+  const rules = new Rulebook()
   const containers = new Map<string, Container>()
   const posts: Array<Published> = []
   const revoked = new Set<string>()
@@ -106,25 +110,6 @@ export const start = async (): Promise<InstagramFake> => {
   let next = 17900000000000000n
 
   const handler = (request: FakeServer.Recorded): FakeServer.Reply => {
-    const upload = /^\/ig-api-upload\/v26\.0\/(\d+)$/.exec(request.path)
-    if (upload !== null && request.method === "POST") {
-      const refuse = (status: number, type: string, message: string): FakeServer.Reply => ({
-        status,
-        body: { debug_info: { retriable: false, type, message } }
-      })
-      const injectedUpload = queued.get("POST /ig-api-upload")?.shift()
-      if (injectedUpload !== undefined) return injectedUpload
-      if (request.headers.authorization !== `OAuth ${accessToken}`) return refuse(401, "AuthError", "Invalid OAuth access token")
-      const container = containers.get(upload[1]!)
-      if (container === undefined || container.params["upload_type"] !== "resumable") {
-        return refuse(400, "NotFoundError", "Container not found or not resumable")
-      }
-      if (request.headers["offset"] !== "0" || request.headers["file_size"] !== String(request.body.length)) {
-        return refuse(400, "ProcessingFailedError", "offset or file_size mismatch")
-      }
-      container.uploaded = new Uint8Array(request.body)
-      return { status: 200, body: { success: true, message: "Upload successful." } }
-    }
     const token = tokenOf(request)
     if (token !== accessToken || revoked.has(token)) return invalidToken
     const match = /^\/v26\.0\/([^/]+)(?:\/(media|media_publish|comments|insights))?$/.exec(request.path)
@@ -143,21 +128,34 @@ export const start = async (): Promise<InstagramFake> => {
       if (caption.includes("#fail-429")) return rateLimited
       if (caption.includes("#fail-500")) return unavailable
       const type = params["media_type"]
-      const resumable = params["upload_type"] === "resumable"
       const url = params["image_url"] ?? params["video_url"]
-      if (resumable) {
-        if (type !== "REELS" && type !== "VIDEO" && type !== "STORIES") {
-          return metaError(400, "upload_type=resumable is for video containers only.", 100)
-        }
-        if (url !== undefined) return metaError(400, "A resumable container takes no media URL.", 100)
-      } else if (type === "CAROUSEL") {
+      const broken = rules.first(request, [
+        [
+          params["upload_type"] === undefined,
+          {
+            rule: "upload_type=resumable is for apps using Facebook Login for Business (graph.facebook.com), " +
+              "not Instagram Login tokens on graph.instagram.com",
+            source: resumableUpload
+          }
+        ],
+        [
+          type === undefined || mediaTypes.includes(type),
+          { rule: `media_type is one of ${mediaTypes.join(", ")} (none for an image)`, source: contentPublishing }
+        ],
+        [
+          params["alt_text"] === undefined || params["image_url"] !== undefined,
+          { rule: "alt_text is for image containers only", source: contentPublishing }
+        ]
+      ])
+      if (broken !== undefined) return metaError(400, `(#100) ${broken}`, 100)
+      if (type === "CAROUSEL") {
         const children = (params["children"] ?? "").split(",").filter((c) => c !== "")
         if (children.length < 2 || children.length > 10) {
           return metaError(400, "The carousel has too little or too many attachments.", 100, { subcode: 2207028 })
         }
         for (const child of children) {
           const c = containers.get(child)
-          if (c === undefined || c.params["is_carousel_item"] !== "true" || c.pendingPolls > 0 || notUploaded(c)) {
+          if (c === undefined || c.params["is_carousel_item"] !== "true" || c.pendingPolls > 0) {
             return metaError(400, `Invalid child id ${child}.`, 100)
           }
         }
@@ -173,27 +171,19 @@ export const start = async (): Promise<InstagramFake> => {
       const container: Container = {
         id: String(next),
         params,
-        pendingPolls: params["video_url"] !== undefined || resumable || type === "CAROUSEL"
-          ? fake.videoPolls
-          : fake.imagePolls,
+        pendingPolls: params["video_url"] !== undefined || type === "CAROUSEL" ? fake.videoPolls : fake.imagePolls,
         fails: url?.includes("fail-status") === true,
-        published: false,
-        uploaded: undefined
+        published: false
       }
       containers.set(container.id, container)
-      return {
-        status: 200,
-        body: resumable
-          ? { id: container.id, uri: `https://rupload.facebook.com/ig-api-upload/v26.0/${container.id}` }
-          : { id: container.id }
-      }
+      return { status: 200, body: { id: container.id } }
     }
 
     if (edge === "media_publish" && request.method === "POST") {
       if (target !== userId) return metaError(400, "Unsupported post request.", 100, { subcode: 33 })
       const container = containers.get(param(request, "creation_id") ?? "")
       if (container === undefined) return metaError(400, "Invalid parameter creation_id.", 100)
-      if (container.pendingPolls > 0 || container.fails || notUploaded(container)) {
+      if (container.pendingPolls > 0 || container.fails) {
         return metaError(400, "Media ID is not available", 9007, { subcode: 2207027 })
       }
       if (container.params["is_carousel_item"] === "true") return metaError(400, "A carousel item cannot be published.", 100)
@@ -251,10 +241,6 @@ export const start = async (): Promise<InstagramFake> => {
       const fields = param(request, "fields") ?? ""
       const container = containers.get(target!)
       if (container !== undefined) {
-        const awaitingBytes = container.params["upload_type"] === "resumable" && container.uploaded === undefined
-        if (awaitingBytes) {
-          return { status: 200, body: { status_code: "IN_PROGRESS", status: "Waiting for the upload", id: container.id } }
-        }
         if (container.pendingPolls > 0) {
           container.pendingPolls--
           return { status: 200, body: { status_code: "IN_PROGRESS", status: "In Progress", id: container.id } }
@@ -305,6 +291,7 @@ export const start = async (): Promise<InstagramFake> => {
     return handler(request)
   })
   const fake: InstagramFake = {
+    rules,
     fetchImages: false,
     fetched,
     server,
