@@ -6,8 +6,10 @@
  * A post is `POST /rest/posts` by the stored `author_urn`; LinkedIn answers 201 with an empty body and
  * the post's URN in `x-restli-id`. Media is uploaded first, so a refusal leaves nothing visible:
  * - images (1 to 20; 2 or more become a `multiImage`) and a PDF document: `initializeUpload`, then the
- *   whole file in one `PUT` to the returned `uploadUrl`, then a short grace period (personal tokens
- *   cannot read an image's status back);
+ *   whole file in one `PUT` to the returned `uploadUrl`, then `GET /rest/images/{urn}` (or
+ *   `/rest/documents/{urn}`) polled until `AVAILABLE` (`PROCESSING_FAILED` is a media error). Where
+ *   LinkedIn refuses that read (some member tokens may not read assets back), a short grace pause
+ *   stands in for it;
  * - one video: `initializeUpload` with its size, a `PUT` per byte range of the upload instructions
  *   (collecting each `ETag`), `finalizeUpload`, then `GET /rest/videos/{urn}` polls until `AVAILABLE`.
  * A first comment (`settings.firstComment`) goes to `/rest/socialActions/{urn}/comments` after the
@@ -58,8 +60,12 @@ export interface Options {
   readonly apiUrl?: string
   /** The `LinkedIn-Version` header (YYYYMM); `defaultVersion` unless set. Versions sunset after ~12 months. */
   readonly version?: string
-  /** Pause after an image or document upload before it is posted; 2 seconds. */
+  /** Pause after an image or document upload when its status cannot be read; 2 seconds. */
   readonly mediaGrace?: Duration.DurationInput
+  /** Pause between image or document status polls; 1 second. */
+  readonly mediaPollInterval?: Duration.DurationInput
+  /** Polls before an image or document still processing counts as stuck (transient); 60. */
+  readonly mediaMaxPolls?: number
   /** Pause between video status polls; 3 seconds. */
   readonly videoPollInterval?: Duration.DurationInput
   /** Polls before a video still processing counts as stuck (transient); 200. */
@@ -236,6 +242,8 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
     const api = trimSlash(options.apiUrl ?? defaultApiUrl)
     const version = options.version ?? defaultVersion
     const mediaGrace = options.mediaGrace ?? "2 seconds"
+    const mediaPollInterval = options.mediaPollInterval ?? "1 second"
+    const mediaMaxPolls = options.mediaMaxPolls ?? 60
     const videoPollInterval = options.videoPollInterval ?? "3 seconds"
     const videoMaxPolls = options.videoMaxPolls ?? 200
 
@@ -305,6 +313,34 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         if (uploadUrl === undefined || urn === undefined) return yield* unexpected(`${resource} initializeUpload`)
         yield* putBytes(token, uploadUrl, MediaBytes.body(media))
         return urn
+      })
+
+    /**
+     * Waits for an image or document to be `AVAILABLE` (Images/Documents API `status`). A read LinkedIn
+     * refuses (other than a rate limit or an outage) falls back to the grace pause.
+     */
+    const awaitAsset = (token: string, media: MediaRef, urn: string) =>
+      Effect.gen(function*() {
+        const resource = media.kind === "document" ? "documents" : "images"
+        for (let poll = 0;; poll++) {
+          const read = yield* Effect.either(
+            rest(token, "upload", HttpClientRequest.get(`${api}/rest/${resource}/${encodeURIComponent(urn)}`))
+          )
+          if (read._tag === "Left") {
+            if (read.left.kind === "transient" || read.left.kind === "rate_limit") return yield* read.left
+            yield* Effect.logInfo(`LinkedIn: the status of ${media.filename} cannot be read (${read.left.message}); waiting instead`)
+            return yield* Effect.sleep(mediaGrace)
+          }
+          const status = stringField(read.right.body, "status")
+          if (status === "AVAILABLE") return
+          if (status === "PROCESSING_FAILED") {
+            return yield* publishError("media", `LinkedIn: ${media.filename} was rejected: processing failed`)
+          }
+          if (poll + 1 >= mediaMaxPolls) {
+            return yield* publishError("transient", `LinkedIn: ${media.filename} is still processing`)
+          }
+          yield* Effect.sleep(mediaPollInterval)
+        }
       })
 
     /** Waits for LinkedIn to finish processing a video (`AVAILABLE`). */
@@ -475,9 +511,8 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         if (problem !== undefined) return yield* problem
         const urns: Array<string> = []
         for (const media of request.main.media) urns.push(yield* uploadMedia(token, author, media))
-        if (urns.length > 0 && request.main.media.some((m) => m.kind !== "video")) {
-          // Personal tokens cannot read an image's status: give LinkedIn a moment to register it.
-          yield* Effect.sleep(mediaGrace)
+        for (const [index, media] of request.main.media.entries()) {
+          if (media.kind !== "video") yield* awaitAsset(token, media, urns[index]!)
         }
 
         const post = yield* createPost(token, author, request.main, urns, visibility)

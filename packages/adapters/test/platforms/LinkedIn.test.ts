@@ -17,6 +17,7 @@ const setup = (options: Partial<LinkedIn.Options> = {}) =>
     const client = yield* LinkedIn.make({
       apiUrl: fake.server.url,
       mediaGrace: "1 millis",
+      mediaPollInterval: "5 millis",
       videoPollInterval: "5 millis",
       ...options
     }).pipe(Effect.provide(HttpLive))
@@ -116,8 +117,11 @@ describe("LinkedIn adapter against the Posts API fake", () => {
       const paths = fake.server.requests.map((r) => `${r.method} ${r.path}${r.query.size > 0 ? `?${r.query}` : ""}`)
       expect(paths[0]).toBe("POST /rest/images?action=initializeUpload")
       expect(paths[1]).toMatch(/^PUT \/dms-uploads\//)
-      expect(paths[2]).toBe("POST /rest/posts")
-      expect(paths).toHaveLength(3)
+      // Polled until AVAILABLE (PROCESSING once): the post never names an image LinkedIn has not processed.
+      expect(paths[2]).toBe(`GET /rest/images/${encodeURIComponent(asset!.urn)}`)
+      expect(paths[3]).toBe(`GET /rest/images/${encodeURIComponent(asset!.urn)}`)
+      expect(paths[4]).toBe("POST /rest/posts")
+      expect(paths).toHaveLength(5)
       expect(fake.server.requests[0]!.json).toEqual({ initializeUploadRequest: { owner: LinkedInFake.authorUrn } })
       expect(fake.server.requests[0]!.headers["linkedin-version"]).toBe(LinkedIn.defaultVersion)
       const put = fake.server.requests[1]!
@@ -233,6 +237,34 @@ describe("LinkedIn adapter against the Posts API fake", () => {
       const many = yield* client.publish(liRequest(part("many", Array.from({ length: 21 }, image)))).pipe(Effect.flip)
       expect(many.kind).toBe("media")
       expect(fake.server.requests).toHaveLength(0)
+    }))
+
+  it.scopedLive("image status: a slow image is polled until AVAILABLE; an unreadable status falls back to the grace pause", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup()
+      fake.imagePolls = 3
+      const doc = media({ kind: "document", mimeType: "application/pdf", bytes: bytesOf(500, 3), filename: "deck.pdf" })
+      yield* client.publish(liRequest(part("deck", [doc])))
+      const reads = fake.server.requests.filter((r) => r.method === "GET" && r.path.startsWith("/rest/documents/"))
+      expect(reads).toHaveLength(4)
+      expect(reads[0]!.headers["linkedin-version"]).toBe(LinkedIn.defaultVersion)
+      expect(postsSent(fake)).toHaveLength(1)
+
+      fake.imagePolls = 0
+      fake.assetReadForbidden = true
+      yield* client.publish(liRequest(part("pic", [media({ kind: "image", mimeType: "image/png", bytes: bytesOf(10, 8) })])))
+      expect(postsSent(fake)).toHaveLength(2)
+    }))
+
+  it.scopedLive("an image still processing after mediaMaxPolls is transient, nothing posted", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup({ mediaMaxPolls: 3 })
+      fake.imagePolls = 1000
+      const error = yield* Effect.flip(
+        client.publish(liRequest(part("pic", [media({ kind: "image", mimeType: "image/png", bytes: bytesOf(10, 9) })])))
+      )
+      expect(error.kind).toBe("transient")
+      expect(postsSent(fake)).toHaveLength(0)
     }))
 
   it.scopedLive("an upload refused by LinkedIn is a media error", () =>

@@ -7,6 +7,15 @@
  * calls without the `LinkedIn-Version` / `X-Restli-Protocol-Version` headers as LinkedIn does, and
  * answers errors as `{status, serviceErrorCode, code, message}`. Failures are injected by text:
  * `#fail-dup`, `#fail-429`, `#fail-500`; or with `failNext` for a route.
+ *
+ * The documented rules it enforces, with their pages (LinkedIn publishes no machine-readable
+ * description): `LinkedIn-Version` on every `/rest/*` call, served per the versioning policy
+ * (learn.microsoft.com/linkedin/marketing/versioning, .../integrations/migrations), and
+ * `X-Restli-Protocol-Version: 2.0.0` (learn.microsoft.com/linkedin/shared/api-guide/concepts/protocol-version);
+ * a post may only name images and documents that are `AVAILABLE`, and images move PROCESSING →
+ * AVAILABLE after their upload (learn.microsoft.com/linkedin/marketing/community-management/shares/images-api);
+ * videos are finalized with every part's ETag (.../shares/videos-api); multiImage takes 2 to 20 images
+ * (.../shares/multiimage-post-api).
  */
 import * as FakeServer from "./FakeServer.js"
 
@@ -84,6 +93,10 @@ export interface LinkedInFake {
   videoPolls: number
   /** Whether new videos end in `PROCESSING_FAILED`. */
   failVideoProcessing: boolean
+  /** Polls an uploaded image or document stays `PROCESSING`; 1. A post naming it before is refused. */
+  imagePolls: number
+  /** Whether `GET /rest/images|documents/{urn}` answers 403, as for a token that may not read assets. */
+  assetReadForbidden: boolean
 }
 
 export const error = (status: number, code: string, message: string, serviceErrorCode = 100): FakeServer.Reply => ({
@@ -190,7 +203,7 @@ export const start = async (options: StartOptions = {}): Promise<LinkedInFake> =
   const ready = (urn: unknown): boolean => {
     const asset = typeof urn === "string" ? assets.get(urn) : undefined
     if (asset === undefined || asset.parts.size === 0 || !asset.finalized) return false
-    return asset.kind !== "video" || (asset.pendingPolls === 0 && !asset.failProcessing)
+    return asset.pendingPolls === 0 && !asset.failProcessing
   }
 
   const handler = (request: FakeServer.Recorded): FakeServer.Reply => {
@@ -323,6 +336,16 @@ export const start = async (options: StartOptions = {}): Promise<LinkedInFake> =
       return { status: 200, body: {} }
     }
 
+    const assetGet = /^\/rest\/(images|documents)\/([^/]+)$/.exec(path)
+    if (request.method === "GET" && assetGet !== null) {
+      if (fake.assetReadForbidden) return error(403, "ACCESS_DENIED", "Not enough permissions to access: images.GET")
+      const asset = assets.get(decodeURIComponent(assetGet[2]!))
+      if (asset === undefined) return error(404, "NOT_FOUND", "Asset not found")
+      const status = asset.parts.size === 0 ? "WAITING_UPLOAD" : asset.pendingPolls > 0 ? "PROCESSING" : "AVAILABLE"
+      if (asset.pendingPolls > 0) asset.pendingPolls--
+      return { status: 200, body: { id: asset.urn, owner: asset.owner, status } }
+    }
+
     const videoGet = /^\/rest\/videos\/([^/]+)$/.exec(path)
     if (request.method === "GET" && videoGet !== null) {
       const asset = assets.get(decodeURIComponent(videoGet[1]!))
@@ -352,6 +375,8 @@ export const start = async (options: StartOptions = {}): Promise<LinkedInFake> =
       if (asset === undefined) return { status: 404, body: "Not Found" }
       const part = Number(upload[2])
       asset.parts.set(part, new Uint8Array(request.body))
+      // Images and documents are processed once their bytes arrive (Images API: PROCESSING, then AVAILABLE).
+      if (asset.kind !== "video") asset.pendingPolls = fake.imagePolls
       return { status: 201, headers: asset.kind === "video" ? { etag: `"etag-${asset.urn}-${part}"` } : {} }
     }
 
@@ -415,6 +440,8 @@ export const start = async (options: StartOptions = {}): Promise<LinkedInFake> =
     },
     videoPartSize: 1000,
     videoPolls: 2,
+    imagePolls: 1,
+    assetReadForbidden: false,
     failVideoProcessing: false
   }
   return fake
