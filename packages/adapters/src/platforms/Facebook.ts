@@ -264,8 +264,16 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         if (video !== undefined) {
           const videoType = request.settings["videoType"]
           // Only the `moov` box is read to tell a reel; the upload streams the file.
-          const reel = videoType === "reel" ||
-            (videoType !== "video" && fitsReel(yield* MediaBytes.videoInfoOf(video)))
+          const info = videoType === "video" ? undefined : yield* MediaBytes.videoInfoOf(video)
+          if (videoType === "reel" && !fitsReel(info)) {
+            // Facebook would refuse it after the upload; say why before sending anything.
+            return yield* publishError(
+              "media",
+              `Facebook: ${video.filename} cannot be a reel (reels are vertical and at most ${maxReelSeconds} s); ` +
+                "set settings.videoType to video to post it as a regular video"
+            )
+          }
+          const reel = videoType === "reel" || (videoType !== "video" && fitsReel(info))
           postId = reel ? yield* postReel(video) : yield* postVideo(video)
           yield* awaitVideo(postId)
         } else if (media.length === 1) {

@@ -210,7 +210,7 @@ describe("Facebook Pages adapter against the Graph fake", () => {
       expect(result.platformPostUrl).toBe(`https://www.facebook.com/${pageId}/videos/${video.id}/`)
     }))
 
-  it.scopedLive("without videoType: a vertical short video is a reel, a landscape or long one a video; reel when asked", () =>
+  it.scopedLive("without videoType: a vertical short video is a reel, a landscape or long one a video; reel when asked only if it can be", () =>
     Effect.gen(function*() {
       const { client, fake } = yield* setup
       const file = (width: number, height: number, seconds: number) =>
@@ -218,13 +218,24 @@ describe("Facebook Pages adapter against the Graph fake", () => {
       yield* client.publish(fbRequest(part("vertical", [file(1080, 1920, 30)])))
       yield* client.publish(fbRequest(part("landscape", [file(1920, 1080, 30)])))
       yield* client.publish(fbRequest(part("long", [file(1080, 1920, 300)])))
-      yield* client.publish(fbRequest(part("asked", [file(1920, 1080, 30)]), { videoType: "reel" }))
+      yield* client.publish(fbRequest(part("asked", [file(1080, 1920, 60)]), { videoType: "reel" }))
       expect(fake.posts.map((p) => `${p.kind} ${p.params["description"]}`)).toEqual([
         "reel vertical",
         "video landscape",
         "video long",
         "reel asked"
       ])
+      // A reel asked for a video that cannot be one: a clear media error before any upload.
+      const before = fake.server.requests.length
+      for (const [width, height, seconds] of [[1920, 1080, 30], [1080, 1920, 300]] as const) {
+        const error = yield* Effect.flip(
+          client.publish(fbRequest(part("not a reel", [file(width, height, seconds)]), { videoType: "reel" }))
+        )
+        expect(error.kind).toBe("media")
+        expect(error.message).toContain("cannot be a reel")
+        expect(error.message).toContain("settings.videoType to video")
+      }
+      expect(fake.server.requests).toHaveLength(before)
     }))
 
   it.scopedLive("metrics: reactions, comments and shares of a post; a video without shares; 190 is auth", () =>
