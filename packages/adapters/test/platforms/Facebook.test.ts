@@ -19,6 +19,8 @@ const setup = Effect.gen(function*() {
     Effect.promise(() => FacebookApiFake.start()),
     (f) => Effect.promise(() => f.server.close())
   )
+  // Every request must keep the documented rules of the fake's rulebook, whatever the test checks.
+  yield* Effect.addFinalizer(() => Effect.sync(() => fake.rules.expectNone()))
   const client = yield* Facebook.make({ apiUrl: fake.server.url, pollInterval: "5 millis", maxPolls: 10 }).pipe(
     Effect.provide(HttpLive)
   )
@@ -335,5 +337,27 @@ describe("Facebook Pages adapter against the Graph fake", () => {
       expect(error.kind).toBe("auth")
       expectNoSecret(error)
       expect(error.message).toContain("[redacted]")
+    }))
+
+  it.scopedLive("the fake refuses a reel request that breaks Meta's documented rules, naming the page", () =>
+    Effect.gen(function*() {
+      const { fake } = yield* setup
+      const started = yield* Effect.promise(() =>
+        fetch(`${fake.server.url}/v26.0/${FacebookApiFake.pageId}/video_reels`, {
+          method: "POST",
+          body: new URLSearchParams({ upload_phase: "start", access_token: FacebookApiFake.pageToken })
+        }).then((r) => r.json() as Promise<{ video_id: string; upload_url: string }>)
+      )
+      const upload = yield* Effect.promise(() =>
+        fetch(started.upload_url, {
+          method: "POST",
+          headers: { authorization: `OAuth ${FacebookApiFake.pageToken}`, offset: "0", file_size: "999" },
+          body: new Uint8Array(10)
+        }).then(async (r) => ({ status: r.status, body: await r.json() as { debug_info: { message: string } } }))
+      )
+      expect(upload.status).toBe(400)
+      expect(upload.body.debug_info.message).toContain("reels-publishing")
+      expect(fake.rules.violations).toHaveLength(1)
+      fake.rules.violations.length = 0
     }))
 })

@@ -13,7 +13,12 @@
  * `fail-processing` (processing ends in error); revoked tokens answer 190/460; `failNext` for a route.
  */
 import { expiredToken, invalidToken, metaError, param, tokenOf } from "../../oauth/fakes/MetaFake.js"
+import { Rulebook } from "./DocumentedRules.js"
 import * as FakeServer from "./FakeServer.js"
+
+/** Meta's Reels Publishing API page: the start/upload/finish phases, rupload headers, video_state. */
+const reelsPublishing = "https://developers.facebook.com/docs/video-api/guides/reels-publishing"
+const videoStates = ["DRAFT", "PUBLISHED", "SCHEDULED"]
 
 export const pageToken = "EAAGfakePageTokenNeverExpiresQWERTYUIOPasdfghjklZXCVBNM1234567890"
 export const pageId = "104858372211994"
@@ -47,6 +52,8 @@ export interface Post {
 }
 
 export interface FacebookFake {
+  /** The documented rules checked on reel requests, and the requests that broke them. */
+  readonly rules: Rulebook
   readonly server: FakeServer.FakeServer
   readonly photos: Map<string, Photo>
   readonly videos: Map<string, Video>
@@ -118,6 +125,7 @@ const injected = (text: string): FakeServer.Reply | undefined =>
     : undefined
 
 export const start = async (): Promise<FacebookFake> => {
+  const rules = new Rulebook()
   const photos = new Map<string, Photo>()
   const videos = new Map<string, Video>()
   const posts: Array<Post> = []
@@ -141,9 +149,19 @@ export const start = async (): Promise<FacebookFake> => {
         return { status: 400, body: { debug_info: { retriable: false, type: "NotFoundError", message: "Video not found" } } }
       }
       if (!/^OAuth /.test(request.headers.authorization ?? "")) {
+        rules.check(request, false, { rule: "The upload carries Authorization: OAuth {page-access-token}", source: reelsPublishing })
         return { status: 401, body: { debug_info: { retriable: false, type: "AuthError", message: "Invalid OAuth header" } } }
       }
       const fileUrl = request.headers["file_url"]
+      const headersBroken = rules.first(request, [
+        [
+          typeof fileUrl === "string" || (request.headers["offset"] === "0" && request.headers["file_size"] === String(request.body.length)),
+          { rule: "A byte upload carries offset (0) and file_size (the file's bytes) headers; a hosted one file_url", source: reelsPublishing }
+        ]
+      ])
+      if (headersBroken !== undefined) {
+        return { status: 400, body: { debug_info: { retriable: false, type: "ProcessingFailedError", message: headersBroken } } }
+      }
       if (typeof fileUrl === "string") {
         video.fileUrl = fileUrl
       } else {
@@ -257,12 +275,17 @@ export const start = async (): Promise<FacebookFake> => {
         }
         const failure = injected(params["description"] ?? "")
         if (failure !== undefined) return failure
-        if (params["video_state"] !== "PUBLISHED") return metaError(400, "(#100) video_state must be given", 100)
+        const stateBroken = rules.check(request, videoStates.includes(params["video_state"] ?? ""), {
+          rule: `finish takes video_state, one of ${videoStates.join(", ")}`,
+          source: reelsPublishing
+        })
+        if (stateBroken !== undefined) return metaError(400, `(#100) ${stateBroken}`, 100)
         video.params = params
         video.finished = true
         posts.push({ id: video.id, kind: "reel", params, comments: [] })
         return { status: 200, body: { success: true } }
       }
+      rules.check(request, false, { rule: "upload_phase is one of start, transfer, finish", source: reelsPublishing })
       return metaError(400, "(#100) upload_phase must be one of start, transfer, finish", 100)
     }
 
@@ -371,6 +394,7 @@ export const start = async (): Promise<FacebookFake> => {
 
   const server = await FakeServer.start(handler)
   const fake: FacebookFake = {
+    rules,
     server,
     photos,
     videos,
