@@ -89,6 +89,46 @@ describe("MetricsSweep", () => {
       expect(yield* MetricsSweep.runOnce()).toMatchObject({ claimed: 0 })
     })))
 
+  it.effect("a post whose final id comes later (TikTok after moderation): followed at each step, then its id and URL stored", () => {
+    const sandbox = Sandbox.make("linkedin")
+    const state = { publicId: undefined as string | undefined, asked: [] as Array<string>, fetched: [] as Array<string> }
+    const client: PlatformClient = {
+      ...sandbox,
+      metrics: (credentials, id, context) => {
+        state.fetched.push(id)
+        return sandbox.metrics!(credentials, id, context)
+      },
+      resolvePost: (_credentials, id) => {
+        state.asked.push(id)
+        return Effect.succeed(
+          state.publicId === undefined || id === state.publicId
+            ? Option.none()
+            : Option.some({ platformPostId: state.publicId, platformPostUrl: `https://example.com/video/${state.publicId}` })
+        )
+      }
+    }
+    return provide(
+      Effect.gen(function*() {
+        const postId = yield* published(["linkedin"])
+        const publishId = Option.getOrThrow((yield* destinationsOf(postId))[0]!.platformPostId)
+        // Still in review at +1 h: asked, nothing changes, the counts are those of the id it has.
+        yield* TestClock.adjust("1 hour")
+        expect(yield* MetricsSweep.runOnce()).toMatchObject({ claimed: 1, fetched: 1 })
+        expect(state.asked).toEqual([publishId])
+        expect(Option.getOrThrow((yield* destinationsOf(postId))[0]!.platformPostId)).toBe(publishId)
+        // Public by +6 h: the final id and URL are stored, and its counts read with it.
+        state.publicId = "7441234567890123456"
+        yield* TestClock.adjust("5 hours")
+        expect(yield* MetricsSweep.runOnce()).toMatchObject({ claimed: 1, fetched: 1 })
+        const [after] = yield* destinationsOf(postId)
+        expect(after!.platformPostId).toEqual(Option.some("7441234567890123456"))
+        expect(after!.platformPostUrl).toEqual(Option.some("https://example.com/video/7441234567890123456"))
+        expect(state.fetched).toEqual([publishId, "7441234567890123456"])
+      }),
+      [client]
+    )
+  })
+
   it.effect("a step missed is not made up: a first fetch at +2 d goes next to the 3 d step", () =>
     provide(Effect.gen(function*() {
       yield* published(["linkedin"])

@@ -23,6 +23,10 @@
  * The URL is `https://www.tiktok.com/@{username}/video/{id}` from `publicaly_available_post_id` (TikTok's
  * spelling), else the profile. TikTok has no comment API: a first comment is not posted.
  *
+ * A post TikTok has not made public yet (moderation can take hours after `PUBLISH_COMPLETE`) keeps its
+ * publish id and the profile URL; `resolvePost` asks `status/fetch` again, and the metrics sweep stores
+ * the public id and video URL once they come (it asks at every step of its schedule).
+ *
  * Metrics come from `POST /v2/video/query/` (scope `video.list`, asked at connect since it was added;
  * accounts connected before must reconnect, until then the query answers `scope_not_authorized`).
  *
@@ -33,14 +37,17 @@ import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { Metrics } from "@herald/core/posts/Destination"
 import type {
   Credentials,
+  MetricsContext,
   PlatformClient,
   PublishError,
   PublishErrorKind,
   PublishRequest,
-  PublishResult
+  PublishResult,
+  ResolvedPost
 } from "@herald/core/platforms/Platforms"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as MediaBytes from "./internal/MediaBytes.js"
 import {
@@ -380,10 +387,34 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
           )
       })
 
+    /**
+     * The public video id of a post still known by its publish id, once TikTok gives it
+     * (`status/fetch`'s `publicaly_available_post_id`); none while it is pending, private or gone.
+     */
+    const resolvePost = (
+      credentials: Credentials,
+      platformPostId: string,
+      context: MetricsContext
+    ): Effect.Effect<Option.Option<ResolvedPost>, PublishError> =>
+      Effect.gen(function*() {
+        if (/^\d+$/.test(platformPostId)) return Option.none()
+        const token = Redacted.value(credentials)["access_token"] ?? ""
+        if (token === "") return yield* publishError("auth", "TikTok: the stored credentials lack an access token")
+        const answer = yield* callRaw(token, "/v2/post/publish/status/fetch/", { publish_id: platformPostId })
+        const id = publicPostId(answer.text)
+        if (id === undefined) return Option.none()
+        const username = context.account.accountName.replace(/^@/, "")
+        return Option.some({
+          platformPostId: id,
+          platformPostUrl: username === "" ? profileUrl(username) : `https://www.tiktok.com/@${username}/video/${id}`
+        })
+      })
+
     return {
       platform: "tiktok",
       publish,
       metrics,
+      resolvePost,
       metricsBatch,
       metricsBatchSize,
       timeout: "30 minutes"

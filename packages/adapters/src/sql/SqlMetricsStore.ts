@@ -1,3 +1,4 @@
+import type { ResolvedPost } from "@herald/core/platforms/Platforms"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { IdGenerator } from "@herald/core/kernel/IdGenerator"
 import { type MetricsClaim, MetricsStore } from "@herald/core/analytics/MetricsStore"
@@ -69,11 +70,17 @@ export const make = Effect.gen(function*() {
 
     complete: (claim, completion) =>
       Effect.gen(function*() {
+        // The post's final id and URL, when the platform has just given them.
+        const renamed = (post: ResolvedPost | undefined) =>
+          post === undefined
+            ? sql``
+            : sql`platform_post_id = ${post.platformPostId}, platform_post_url = ${post.platformPostUrl},`
         const fence = sql`id = ${claim.destination.id} AND metrics_lease = ${claim.leaseToken}`
         const rows = yield* (() => {
           switch (completion._tag) {
             case "Fetched":
               return sql`UPDATE destinations SET
+                  ${renamed(completion.platformPost)}
                   metrics = ${JSON.stringify(completion.metrics)},
                   metrics_fetched_at = ${DateTime.toEpochMillis(completion.fetchedAt)},
                   metrics_step = ${completion.step},
@@ -82,6 +89,7 @@ export const make = Effect.gen(function*() {
                 WHERE ${fence} RETURNING id`
             case "Skipped":
               return sql`UPDATE destinations SET
+                  ${renamed(completion.platformPost)}
                   metrics_step = ${completion.step},
                   next_metrics_at = ${orNull(completion.nextAt)},
                   metrics_lease = NULL

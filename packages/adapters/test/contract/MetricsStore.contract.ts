@@ -108,6 +108,25 @@ export const metricsStoreContract = (layer: StoresLayer, concurrentLayer: Stores
         expect(last.status).toBe("published")
       }).pipe(Effect.provide(layer)))
 
+    it.effect("complete with platformPost: the destination's final id and URL are stored (Fetched and Skipped)", () =>
+      Effect.gen(function*() {
+        const store = yield* MetricsStore
+        const org = yield* givenOrganization
+        const [d] = yield* givenPublished(org.id, [T0 - hour])
+        const [c] = yield* claim(T0)
+        const platformPost = { platformPostId: "7441234567890123456", platformPostUrl: "https://www.tiktok.com/@a/video/7441234567890123456" }
+        const fetched = { _tag: "Fetched", metrics: some, fetchedAt: at(T0), step: 1, nextAt: Option.some(at(T0 + 5 * hour)) } as const
+        expect(yield* store.complete(c!, { ...fetched, platformPost })).toBe(true)
+        const after = yield* reload(d!)
+        expect(after.platformPostId).toEqual(Option.some(platformPost.platformPostId))
+        expect(after.platformPostUrl).toEqual(Option.some(platformPost.platformPostUrl))
+        expect(after.metrics).toEqual(some)
+        const [next] = yield* claim(T0 + 5 * hour)
+        const moved = { platformPostId: "7441234567890123457", platformPostUrl: "https://www.tiktok.com/@a/video/7441234567890123457" }
+        expect(yield* store.complete(next!, { _tag: "Skipped", step: 2, nextAt: Option.none(), platformPost: moved })).toBe(true)
+        expect((yield* reload(d!)).platformPostId).toEqual(Option.some(moved.platformPostId))
+      }).pipe(Effect.provide(layer)))
+
     it.effect("Deferred keeps the step; deferPlatform pushes the platform's due destinations back", () =>
       Effect.gen(function*() {
         const store = yield* MetricsStore

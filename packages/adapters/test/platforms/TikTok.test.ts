@@ -1,13 +1,15 @@
 import { describe, expect, it } from "@effect/vitest"
 import type { PublishError } from "@herald/core/platforms/Platforms"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { createHash } from "node:crypto"
 import * as TikTokOAuth from "../../src/oauth/TikTok.js"
 import * as TikTok from "../../src/platforms/TikTok.js"
 import * as TikTokApiFake from "./fakes/TikTokApiFake.js"
 import * as YouTubeApiFake from "./fakes/YouTubeApiFake.js"
-import { HttpLive, media, part, request } from "./fixtures.js"
+import { account, HttpLive, media, part, request } from "./fixtures.js"
 
 const mb = TikTokApiFake.mb
 
@@ -307,6 +309,29 @@ describe("TikTok adapter against the Content Posting fake", () => {
       expect(fake.rules.violations).toHaveLength(5)
       expect(() => fake.rules.expectNone()).toThrow(/documented platform rules/)
       fake.rules.violations.length = 0
+    }))
+
+  it.scopedLive("public id after moderation: published with the publish id; resolvePost gives the video id and URL once TikTok has it", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      fake.moderationPolls = 1000
+      const result = yield* client.publish(tkRequest(fake.accessToken, "in review"))
+      const upload = fake.uploads[0]!
+      expect(result).toEqual({ platformPostId: upload.publishId, platformPostUrl: `https://www.tiktok.com/@${TikTokApiFake.username}` })
+      const credentials = Redacted.make({ access_token: fake.accessToken })
+      const context = { account: { ...account("tiktok"), accountName: `@${TikTokApiFake.username}` }, publishedAt: DateTime.unsafeMake(0) }
+      expect(Option.isNone(yield* client.resolvePost!(credentials, upload.publishId, context))).toBe(true)
+      fake.moderationPolls = 0
+      const resolved = yield* client.resolvePost!(credentials, upload.publishId, context)
+      expect(upload.postId).toMatch(/^\d{19}$/)
+      expect(Option.getOrThrow(resolved)).toEqual({
+        platformPostId: upload.postId,
+        platformPostUrl: `https://www.tiktok.com/@${TikTokApiFake.username}/video/${upload.postId}`
+      })
+      // A public id needs nothing more: no call.
+      const calls = fake.server.requests.length
+      expect(Option.isNone(yield* client.resolvePost!(credentials, upload.postId!, context))).toBe(true)
+      expect(fake.server.requests).toHaveLength(calls)
     }))
 
   it.scopedLive("a video longer than max_video_post_duration_sec is a media error before init", () =>

@@ -6,6 +6,7 @@ import type * as Option from "effect/Option"
 import type { Destination, Metrics } from "../posts/Destination.js"
 import type { PersistenceError } from "../kernel/Errors.js"
 import type { Platform } from "../platforms/Platform.js"
+import type { ResolvedPost } from "../platforms/Platforms.js"
 
 /** An exclusive, short-leased hold on one published destination for one metrics fetch. */
 export interface MetricsClaim {
@@ -24,9 +25,16 @@ export type MetricsCompletion =
     readonly fetchedAt: DateTime.Utc
     readonly step: number
     readonly nextAt: Option.Option<DateTime.Utc>
+    /** The post's final id and URL, when the platform has just given them (`PlatformClient.resolvePost`). */
+    readonly platformPost?: ResolvedPost
   }
   /** The fetch failed: the counts stay, the schedule moves on as after a fetch. */
-  | { readonly _tag: "Skipped"; readonly step: number; readonly nextAt: Option.Option<DateTime.Utc> }
+  | {
+    readonly _tag: "Skipped"
+    readonly step: number
+    readonly nextAt: Option.Option<DateTime.Utc>
+    readonly platformPost?: ResolvedPost
+  }
   /** Not fetched (the platform's rate limit): the same step, due again at `nextAt`. */
   | { readonly _tag: "Deferred"; readonly nextAt: DateTime.Utc }
 

@@ -27,7 +27,13 @@ import { AccountStore } from "../accounts/AccountStore.js"
 import type { PersistenceError } from "../kernel/Errors.js"
 import { type MetricsClaim, type MetricsCompletion, MetricsStore } from "./MetricsStore.js"
 import { type Platform, platforms as allPlatforms } from "../platforms/Platform.js"
-import { type Credentials, type PlatformClient, Platforms, PublishError } from "../platforms/Platforms.js"
+import {
+  type Credentials,
+  type PlatformClient,
+  Platforms,
+  PublishError,
+  type ResolvedPost
+} from "../platforms/Platforms.js"
 
 /** When metrics are fetched, after publishing. */
 export const defaultSchedule: ReadonlyArray<Duration.Duration> = [
@@ -140,6 +146,8 @@ interface Ready {
   readonly next: { readonly step: number; readonly nextAt: Option.Option<DateTime.Utc> }
   readonly platformPostId: string
   readonly publishedAt: DateTime.Utc
+  /** The final id and URL the platform gave since publishing, stored with the completion. */
+  readonly resolved?: ResolvedPost
 }
 
 interface PlatformSummary {
@@ -182,6 +190,13 @@ const sweepPlatform = (
         )
       )
 
+    /** Completes a ready fetch, storing the post's resolved id and URL with a fetch or a skip. */
+    const completeReady = (r: Ready, completion: MetricsCompletion) =>
+      complete(
+        r.claim,
+        r.resolved !== undefined && completion._tag !== "Deferred" ? { ...completion, platformPost: r.resolved } : completion
+      )
+
     const timed = <A>(self: Effect.Effect<A, PublishError>) =>
       self.pipe(
         Effect.timeoutFail({
@@ -200,7 +215,7 @@ const sweepPlatform = (
             : defaultRateLimitDelay
           const until = DateTime.addDuration(now, delay)
           limitedUntil = until
-          for (const r of ready) yield* complete(r.claim, { _tag: "Deferred", nextAt: until })
+          for (const r of ready) yield* completeReady(r, { _tag: "Deferred", nextAt: until })
           deferred += ready.length
           yield* Effect.logWarning(
             `Metrics: ${client.platform} answered with a rate limit; its fetches wait until ${DateTime.formatIso(until)}`
@@ -208,7 +223,7 @@ const sweepPlatform = (
           return
         }
         // The counts stay as they were; the destination's status is not the sweep's to change.
-        for (const r of ready) yield* complete(r.claim, { _tag: "Skipped", ...r.next })
+        for (const r of ready) yield* completeReady(r, { _tag: "Skipped", ...r.next })
         failed += ready.length
         yield* Effect.logInfo(
           `Metrics: fetching ${ready.map((r) => r.claim.destination.id).join(", ")} from ${client.platform} ` +
@@ -237,7 +252,26 @@ const sweepPlatform = (
           failed++
           continue
         }
-        ready.push({ claim, next, platformPostId: d.platformPostId.value, publishedAt: d.publishedAt.value })
+        const context = { account: account.value, publishedAt: d.publishedAt.value }
+        const resolved = client.resolvePost === undefined
+          ? undefined
+          : yield* timed(client.resolvePost(credentialsOf(account.value), d.platformPostId.value, context)).pipe(
+            Effect.flatMap((answer) =>
+              answer._tag === "Right"
+                ? Effect.succeed(Option.getOrUndefined(answer.right))
+                : Effect.as(
+                  Effect.logInfo(`Metrics: resolving ${d.id} on ${client.platform} failed (${answer.left.kind}): ${answer.left.message}`),
+                  undefined
+                )
+            )
+          )
+        ready.push({
+          claim,
+          next,
+          platformPostId: resolved?.platformPostId ?? d.platformPostId.value,
+          publishedAt: d.publishedAt.value,
+          ...(resolved === undefined ? {} : { resolved })
+        })
       }
       if (ready.length === 0 || Option.isNone(account)) continue
       const credentials = credentialsOf(account.value)
@@ -249,7 +283,7 @@ const sweepPlatform = (
           const chunk = ready.slice(i, i + size)
           const now = yield* DateTime.now
           if (limitedUntil !== undefined || DateTime.greaterThan(now, lastStart)) {
-            for (const r of chunk) yield* complete(r.claim, { _tag: "Deferred", nextAt: limitedUntil ?? now })
+            for (const r of chunk) yield* completeReady(r, { _tag: "Deferred", nextAt: limitedUntil ?? now })
             deferred += chunk.length
             continue
           }
@@ -267,7 +301,7 @@ const sweepPlatform = (
                 now
               )
             } else {
-              yield* complete(r.claim, { _tag: "Fetched", metrics, fetchedAt: now, ...r.next })
+              yield* completeReady(r, { _tag: "Fetched", metrics, fetchedAt: now, ...r.next })
               fetched++
             }
           }
@@ -277,7 +311,7 @@ const sweepPlatform = (
       for (const r of ready) {
         const now = yield* DateTime.now
         if (limitedUntil !== undefined || DateTime.greaterThan(now, lastStart)) {
-          yield* complete(r.claim, { _tag: "Deferred", nextAt: limitedUntil ?? now })
+          yield* completeReady(r, { _tag: "Deferred", nextAt: limitedUntil ?? now })
           deferred++
           continue
         }
@@ -285,7 +319,7 @@ const sweepPlatform = (
         if (result._tag === "Left") {
           yield* failedFetch(result.left, [r], now)
         } else {
-          yield* complete(r.claim, { _tag: "Fetched", metrics: result.right, fetchedAt: now, ...r.next })
+          yield* completeReady(r, { _tag: "Fetched", metrics: result.right, fetchedAt: now, ...r.next })
           fetched++
         }
       }

@@ -138,6 +138,12 @@ export type PublishedAnswer =
   | { readonly _tag: "Absent" }
   | { readonly _tag: "Unknown"; readonly reason: string }
 
+/** A post's final id and URL on its platform. */
+export interface ResolvedPost {
+  readonly platformPostId: string
+  readonly platformPostUrl: string
+}
+
 export interface PlatformClient {
   readonly platform: Platform
   readonly publish: (request: PublishRequest) => Effect.Effect<PublishResult, PublishError>
@@ -165,6 +171,17 @@ export interface PlatformClient {
     platformPostIds: ReadonlyArray<string>
   ) => Effect.Effect<ReadonlyMap<string, Metrics>, PublishError>
   readonly metricsBatchSize?: number
+  /**
+   * The post's final id and URL where the platform assigns them only after publishing (TikTok's
+   * public video id, after moderation): `Some` once known and different from `platformPostId`, `None`
+   * while still pending or when nothing changes. The metrics sweep asks before each fetch, so a post
+   * is followed at every step of its schedule, and stores what it answers.
+   */
+  readonly resolvePost?: (
+    credentials: Credentials,
+    platformPostId: string,
+    context: MetricsContext
+  ) => Effect.Effect<Option.Option<ResolvedPost>, PublishError>
   /** How long a publish (the main post only) may take before it is treated as a transient failure. */
   readonly timeout?: Duration.DurationInput
   /** How long the follow-ups of a published post may take before they are abandoned; default `timeout`. */

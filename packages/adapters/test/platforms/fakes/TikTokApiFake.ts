@@ -73,6 +73,8 @@ export interface TikTokFake {
   readonly videoQueryFailures: Array<FakeServer.Reply>
   unaudited: boolean
   processingPolls: number
+  /** `status/fetch` answers after PUBLISH_COMPLETE without the public id (moderation still running); 0. */
+  moderationPolls: number
   /** The documented rules checked on every request, and the requests that broke them. */
   readonly rules: Rulebook
 }
@@ -333,7 +335,10 @@ export const start = async (): Promise<TikTokFake> => {
       if (target.polls++ < fake.processingPolls) return ok({ status: "PROCESSING_UPLOAD", uploaded_bytes: target.received.length })
       const title = String(target.postInfo["title"] ?? "")
       if (title.includes("#fail-processing")) return ok({ status: "FAILED", fail_reason: "file_format_check_failed" })
-      if (target.postId === undefined && target.postInfo["privacy_level"] === "PUBLIC_TO_EVERYONE") {
+      if (
+        target.postId === undefined && target.postInfo["privacy_level"] === "PUBLIC_TO_EVERYONE" &&
+        target.polls > fake.processingPolls + fake.moderationPolls
+      ) {
         target.postId = String(++next)
       }
       return {
@@ -370,6 +375,7 @@ export const start = async (): Promise<TikTokFake> => {
     videoQueryFailures: [],
     unaudited: false,
     processingPolls: 2,
+    moderationPolls: 0,
     rules
   }
   return fake
