@@ -166,7 +166,7 @@ const cases: Record<OAuthPlatform & string, Effect.Effect<Case, never, import("e
     return {
       server: fake.server,
       client: yield* http(
-        Instagram.make({ apiUrl: fake.server.url, ruploadUrl: fake.server.url, pollInterval: "5 millis", maxPolls: 10 })
+        Instagram.make({ apiUrl: fake.server.url, pollInterval: "5 millis", maxPolls: 10 })
       ),
       platformAccountId: InstagramApiFake.userId,
       stored: { refresh_at: "1767232800000", user_id: InstagramApiFake.userId, username: InstagramApiFake.username },

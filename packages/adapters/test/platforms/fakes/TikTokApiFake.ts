@@ -157,7 +157,10 @@ export const start = async (): Promise<TikTokFake> => {
           videoTypes.includes((request.headers["content-type"] ?? "").split(";")[0]!.trim()),
           { rule: "Content-Type is the video's MIME type (video/mp4, video/quicktime or video/webm)", source: mediaTransfer }
         ],
-        [lengthMatches(request), { rule: "Content-Length is the byte size of this chunk", source: mediaTransfer }]
+        [
+          request.headers["content-length"] !== undefined && lengthMatches(request),
+          { rule: "Content-Length is the byte size of this chunk", source: mediaTransfer }
+        ]
       ])
       if (headerBroken !== undefined || range === null) return tiktokError(400, "invalid_params", headerBroken ?? "")
       const [first, last, total] = [Number(range[1]), Number(range[2]), Number(range[3])]
