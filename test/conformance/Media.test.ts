@@ -291,7 +291,8 @@ describe.each([
       content: "x",
       account_ids: [account("tiktok")],
       scheduled_for: later,
-      media_ids: [image]
+      media_ids: [image],
+      platform_content: { tiktok: { content: "x", settings: { privacyLevel: "SELF_ONLY" } } }
     })
     expect([tiktokImage.status, tiktokImage.json.error.code]).toEqual([400, "validation_error"])
     expect(errorsOf(tiktokImage).map((e) => e.platform)).toContain("tiktok")
@@ -301,7 +302,11 @@ describe.each([
         content: "no media",
         account_ids: [account(platform)],
         scheduled_for: later,
-        platform_content: platform === "youtube" ? { youtube: { content: "v", settings: { title: "T" } } } : undefined
+        platform_content: platform === "youtube"
+          ? { youtube: { content: "v", settings: { title: "T" } } }
+          : platform === "tiktok"
+          ? { tiktok: { content: "no media", settings: { privacyLevel: "SELF_ONLY" } } }
+          : undefined
       })
       expect([platform, none.status, none.json.error.code]).toEqual([platform, 400, "validation_error"])
       expect(errorsOf(none).map((e) => e.platform)).toContain(platform)
