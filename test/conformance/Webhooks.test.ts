@@ -16,6 +16,7 @@ import * as Effect from "effect/Effect"
 import { eventTypes } from "@herald/core/webhooks/Event"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createFreshPgDatabase, probePostgres } from "../../packages/adapters/test/support/TestDatabases.js"
+import { insertAccounts } from "../support/AccountFixtures.js"
 import * as HeraldServer from "../support/HeraldServer.js"
 
 const pg = await probePostgres
@@ -109,6 +110,7 @@ describe.each([
       url: receiver.url,
       events: ["post.published", "post.failed"],
       name: "ops",
+      account_ids: null,
       is_active: true,
       created_at: expect.any(String),
       updated_at: expect.any(String),
@@ -214,6 +216,89 @@ describe.each([
     const deleted = await server.request("DELETE", `/api/v1/webhooks/${created.id}`)
     expect(json(deleted).data).toEqual({ id: created.id, deleted: true })
     expect((await server.request("GET", `/api/v1/webhooks/${created.id}/deliveries`)).status).toBe(404)
+  }, 60_000)
+
+  it.skipIf(skip)("a key restricted to accounts manages only webhooks within them, which receive only their events", async () => {
+    const [a, b] = await server.withStore(insertAccounts(server.orgId, [
+      { platform: "x", name: "scope_a" },
+      { platform: "x", name: "scope_b" }
+    ]))
+    const keyA = await server.createKey({ accounts: [a!.id] })
+    const keyB = await server.createKey({ accounts: [b!.id] })
+    const keyAB = await server.createKey({ accounts: [a!.id, b!.id] })
+    const everything = await startReceiver(() => 200)
+    const onlyA = await startReceiver(() => 200)
+    try {
+      const orgHook = json(await server.request("POST", "/api/v1/webhooks", {
+        body: { url: everything.url, events: ["post.updated"] }
+      })).data
+      const created = await server.request("POST", "/api/v1/webhooks", {
+        key: keyA,
+        body: { url: onlyA.url, events: ["post.updated"] }
+      })
+      expect(created.status).toBe(201)
+      const hookA = json(created).data
+      expect(hookA["account_ids"]).toEqual([a!.id])
+      const media = await server.request("POST", "/api/v1/webhooks", {
+        key: keyA,
+        body: { url: onlyA.url, events: ["post.updated", "media.uploaded"] }
+      })
+      expect([media.status, json(media).error.code, json(media).error.details?.["invalid_events"]]).toEqual([
+        400,
+        "invalid_event_type",
+        ["media.uploaded"]
+      ])
+
+      // Listing: each key sees what lies within its accounts; the unrestricted key sees everything.
+      const listed = async (key: string) =>
+        json(await server.request("GET", "/api/v1/webhooks", { key })).data.webhooks.map((w) => w["id"])
+      expect(await listed(keyA)).toEqual([hookA.id])
+      expect(await listed(keyB)).toEqual([])
+      expect(await listed(keyAB)).toEqual([hookA.id])
+      expect(await listed(server.key)).toEqual(expect.arrayContaining([orgHook.id, hookA.id]))
+
+      // Another key's or the organization's webhook is absent for a restricted key, and stays unchanged.
+      for (const [key, id] of [[keyA, orgHook.id], [keyB, hookA.id]] as const) {
+        for (const [method, p, body] of [
+          ["GET", `/api/v1/webhooks/${id}`, undefined],
+          ["PATCH", `/api/v1/webhooks/${id}`, { url: "https://evil.example/h", is_active: false }],
+          ["POST", `/api/v1/webhooks/${id}/test`, undefined],
+          ["GET", `/api/v1/webhooks/${id}/deliveries`, undefined],
+          ["DELETE", `/api/v1/webhooks/${id}`, undefined]
+        ] as const) {
+          const r = await server.request(method, p, { key, ...(body === undefined ? {} : { body }) })
+          expect([method, p, r.status, json(r).error.code]).toEqual([method, p, 404, "not_found"])
+        }
+      }
+      const orgAfter = json(await server.request("GET", `/api/v1/webhooks/${orgHook.id}`)).data
+      expect([orgAfter["url"], orgAfter["is_active"]]).toEqual([everything.url, true])
+      expect(json(await server.request("GET", `/api/v1/webhooks/${hookA.id}`, { key: keyAB })).data["url"]).toBe(onlyA.url)
+
+      // Deliveries: posts on A, on B, on both, then on A again.
+      const draftOn = async (accountIds: ReadonlyArray<number>) => {
+        const post = await server.request("POST", "/api/v1/posts", {
+          body: { content: "scoped", draft: true, account_ids: accountIds }
+        })
+        expect(post.status).toBe(201)
+        return json(post).data.id
+      }
+      const posts = [await draftOn([a!.id]), await draftOn([b!.id]), await draftOn([a!.id, b!.id]), await draftOn([a!.id])]
+      for (const id of posts) {
+        expect((await server.request("PATCH", `/api/v1/posts/${id}`, { body: { content: `edited ${id}` } })).status).toBe(200)
+      }
+      await everything.waitFor(4)
+      await onlyA.waitFor(2)
+      const postsOf = (r: Awaited<ReturnType<typeof startReceiver>>) =>
+        r.received.map((x) => (JSON.parse(x.raw.toString("utf8")) as { data: { post_id: string } }).data.post_id)
+      expect(postsOf(everything)).toEqual(posts)
+      // Deliveries to one webhook go out in event order, so B's and both's would have come before the last.
+      expect(postsOf(onlyA)).toEqual([posts[0], posts[3]])
+      const log = json(await server.request("GET", `/api/v1/webhooks/${hookA.id}/deliveries`, { key: keyA })).data.deliveries
+      expect(log).toHaveLength(2)
+    } finally {
+      await everything.close()
+      await onlyA.close()
+    }
   }, 60_000)
 
   it.skipIf(skip)("at most 25 per organization: 400 limit_reached", async () => {

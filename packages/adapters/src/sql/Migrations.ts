@@ -16,6 +16,7 @@ import requestCounters from "./migrations/0016_request_counters.js"
 import usersSessions from "./migrations/0018_users_sessions.js"
 import apiKeyLastUsed from "./migrations/0019_api_key_last_used.js"
 import pgClaimOrder from "./migrations/0023_pg_claim_order.js"
+import webhookAccountScope from "./migrations/0024_webhook_account_scope.js"
 
 /** Herald's own migrations table, so an embedding host's `effect_sql_migrations` never clashes. */
 export const table = "herald_migrations"
@@ -39,7 +40,8 @@ export const loader = Migrator.fromRecord({
   "0016_request_counters": requestCounters,
   "0018_users_sessions": usersSessions,
   "0019_api_key_last_used": apiKeyLastUsed,
-  "0023_pg_claim_order": pgClaimOrder
+  "0023_pg_claim_order": pgClaimOrder,
+  "0024_webhook_account_scope": webhookAccountScope
 })
 
 /** Applies pending migrations in one transaction; on Postgres concurrent runners wait on a table lock. */

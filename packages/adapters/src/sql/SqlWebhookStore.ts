@@ -5,7 +5,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Event, EventType } from "@herald/core/webhooks/Event"
-import { DeliveryId, EventId, OrganizationId, WebhookId } from "@herald/core/kernel/Ids"
+import { AccountId, DeliveryId, EventId, OrganizationId, WebhookId } from "@herald/core/kernel/Ids"
 import { IdGenerator } from "@herald/core/kernel/IdGenerator"
 import { DeliveryAttempt, DeliveryStatus, WebhookDelivery, WebhookSubscription } from "@herald/core/webhooks/Webhook"
 import * as WebhookActivity from "@herald/core/webhooks/WebhookActivity"
@@ -41,6 +41,8 @@ const SubscriptionRow = Schema.transform(
     url: Schema.String,
     events: Schema.parseJson(Schema.Array(EventType)),
     name: Schema.OptionFromNullOr(Schema.String),
+    // A JSON array of account ids; NULL for every account (the fan-out reads it as such).
+    accountIds: column("account_ids", Schema.OptionFromNullOr(Schema.parseJson(Schema.Array(AccountId)))),
     secret: Schema.Redacted(Schema.String),
     isActive: column("is_active", Bool),
     consecutiveFailures: column("consecutive_failures", DbCount),

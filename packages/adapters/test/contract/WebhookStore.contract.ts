@@ -6,7 +6,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { EventType } from "@herald/core/webhooks/Event"
 import { EventStore } from "@herald/core/webhooks/EventStore"
-import { type OrganizationId, WebhookId } from "@herald/core/kernel/Ids"
+import { AccountId, type OrganizationId, WebhookId } from "@herald/core/kernel/Ids"
 import { Transactor } from "@herald/core/kernel/Transactor"
 import { DeliveryAttempt, WebhookSubscription } from "@herald/core/webhooks/Webhook"
 import * as WebhookActivity from "@herald/core/webhooks/WebhookActivity"
@@ -189,6 +189,40 @@ export const webhookStoreContract = (
         yield* tx.withTransaction(Effect.zipRight(events.append([rolledBack]), Effect.fail("no"))).pipe(Effect.flip)
         expect(yield* events.findById(rolledBack.id)).toEqual(Option.none())
         expect(yield* store.listDeliveries(published.id)).toHaveLength(2)
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("a subscription scoped to accounts gets only events about its accounts, in one append or several", () =>
+      Effect.gen(function*() {
+        const store = yield* WebhookStore
+        const org = yield* givenOrganization
+        const events = ["post.scheduled", "post.published", "post.partially_failed", "account.disconnected", "media.uploaded"] as const
+        const all = yield* givenSubscription(org.id, { events: [...events] })
+        const one = yield* givenSubscription(org.id, { events: [...events], accountIds: Option.some([AccountId.make(1)]) })
+        const two = yield* givenSubscription(org.id, {
+          events: [...events],
+          accountIds: Option.some([AccountId.make(1), AccountId.make(2)])
+        })
+        const none = yield* givenSubscription(org.id, { events: [...events], accountIds: Option.some([]) })
+        expect(Option.map(yield* store.findById(org.id, two.id), (r) => r.subscription.accountIds)).toEqual(
+          Option.some(Option.some([1, 2]))
+        )
+        const batch = [
+          event(org.id, { type: "post.scheduled", data: { post_id: "p1", account_ids: [1] } }),
+          event(org.id, { type: "post.scheduled", data: { post_id: "p2", account_ids: [1, 2] } }),
+          event(org.id, { type: "post.published", data: { post_id: "p3", account_id: 2 } }),
+          event(org.id, { type: "post.scheduled", data: { post_id: "p4", account_ids: [] } }),
+          event(org.id, { type: "post.partially_failed", data: { destinations: [{ account_id: 1 }, { account_id: 3 }] } }),
+          event(org.id, { type: "account.disconnected", data: { account_id: 1 } }),
+          event(org.id, { type: "media.uploaded", data: { media_id: "m1" } })
+        ]
+        yield* (yield* EventStore).append(batch.slice(0, 4))
+        for (const e of batch.slice(4)) yield* (yield* EventStore).append([e])
+        const received = (id: WebhookId) =>
+          Effect.map(store.listDeliveries(id), (ds) => ds.map((d) => batch.findIndex((e) => e.id === d.eventId)))
+        expect(yield* received(all.id)).toEqual([0, 1, 2, 3, 4, 5, 6])
+        expect(yield* received(one.id)).toEqual([0, 5])
+        expect(yield* received(two.id)).toEqual([0, 1, 2, 5])
+        expect(yield* received(none.id)).toEqual([])
       }).pipe(Effect.provide(layer)))
 
     it.effect("one append of many events keeps their order per subscription", () =>

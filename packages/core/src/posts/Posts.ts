@@ -670,7 +670,11 @@ const createOnce = (
       }
       if (Option.isSome(queued.approval)) {
         events.push(
-          yield* makeEvent(organizationId, "post.approval_requested", { post_id: id, requested_by: requestedBy(caller) })
+          yield* makeEvent(organizationId, "post.approval_requested", {
+            post_id: id,
+            account_ids: queued.accountIds,
+            requested_by: requestedBy(caller)
+          })
         )
       }
       if (!isDraft) yield* PostingLimits.consume(PostingLimits.subjectOf(caller.key), mode)
@@ -975,6 +979,7 @@ export const update = (
         events.push(
           yield* makeEvent(post.organizationId, "post.approval_requested", {
             post_id: post.id,
+            account_ids: post.accountIds,
             requested_by: requestedBy(caller),
             resubmitted: true
           })

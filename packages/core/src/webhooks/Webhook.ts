@@ -1,5 +1,6 @@
 import * as Schema from "effect/Schema"
-import { DeliveryId, EventId, OrganizationId, WebhookId } from "../kernel/Ids.js"
+import * as Option from "effect/Option"
+import { AccountId, DeliveryId, EventId, OrganizationId, WebhookId } from "../kernel/Ids.js"
 import { EventType } from "./Event.js"
 
 export class WebhookSubscription extends Schema.Class<WebhookSubscription>("WebhookSubscription")({
@@ -8,6 +9,14 @@ export class WebhookSubscription extends Schema.Class<WebhookSubscription>("Webh
   url: Schema.String,
   events: Schema.Array(EventType),
   name: Schema.OptionFromNullOr(Schema.String),
+  /**
+   * The accounts whose events the subscription receives: the accounts of the key that created it
+   * (`EventAccounts`). None: every account, and organization-level events too.
+   */
+  accountIds: Schema.OptionFromNullOr(Schema.Array(AccountId)).pipe(
+    Schema.propertySignature,
+    Schema.withConstructorDefault(() => Option.none())
+  ),
   /** `whsec_` + 64 characters; the signing key. Shown once, at creation. */
   secret: Schema.Redacted(Schema.String),
   isActive: Schema.Boolean,

@@ -25,9 +25,11 @@ import * as Schema from "effect/Schema"
 import { Crypto } from "../kernel/Crypto.js"
 import { DomainError, type PersistenceError } from "../kernel/Errors.js"
 import { type EventType, eventTypes, isEventType } from "./Event.js"
+import * as EventAccounts from "./EventAccounts.js"
 import * as FieldCaps from "../kernel/FieldCaps.js"
 import { IdGenerator } from "../kernel/IdGenerator.js"
-import { type OrganizationId, WebhookId } from "../kernel/Ids.js"
+import type { AccountId, OrganizationId } from "../kernel/Ids.js"
+import { WebhookId } from "../kernel/Ids.js"
 import { decodeBody } from "../posts/Posts.js"
 import { DeliveryAttempt, WebhookSubscription } from "./Webhook.js"
 import * as WebhookActivity from "./WebhookActivity.js"
@@ -101,8 +103,48 @@ export const UpdateBody = Schema.Struct({
 const invalid = (path: string, message: string): DomainError =>
   DomainError.of("validation_error", `${path}: ${message}`, { validation_errors: [{ path, message }] })
 
-/** Known, explicit event names, deduplicated in the order given. */
-export const checkEvents = (raw: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<EventType>, DomainError> => {
+// ---------------------------------------------------------------------------------------------------
+// Who manages subscriptions
+// ---------------------------------------------------------------------------------------------------
+
+/**
+ * The caller managing subscriptions: its organization and, for a key restricted to accounts, those
+ * accounts. A bare organization id stands for the whole organization (an unrestricted key).
+ */
+export interface Manager {
+  readonly organizationId: OrganizationId
+  /** None: every account. */
+  readonly accountIds: Option.Option<ReadonlyArray<AccountId>>
+}
+
+export type ManagerInput = OrganizationId | Manager
+
+const managerOf = (input: ManagerInput): Manager =>
+  typeof input === "string" ? { organizationId: input, accountIds: Option.none() } : input
+
+/**
+ * Whether the manager sees and may change the subscription: an unrestricted manager every one of its
+ * organization; a restricted one those scoped within its accounts (so a successor key with the same
+ * accounts manages what an earlier one created), never an unscoped one.
+ */
+export const canManage = (manager: Manager, subscription: WebhookSubscription): boolean =>
+  Option.match(manager.accountIds, {
+    onNone: () => true,
+    onSome: (mine) =>
+      Option.match(subscription.accountIds, {
+        onNone: () => false,
+        onSome: (scope) => scope.every((id) => mine.includes(id))
+      })
+  })
+
+/**
+ * Known, explicit event names, deduplicated in the order given. A restricted manager may name only
+ * events about accounts: an organization-level event would never reach its subscription.
+ */
+export const checkEvents = (
+  raw: ReadonlyArray<string>,
+  scoped = false
+): Effect.Effect<ReadonlyArray<EventType>, DomainError> => {
   if (raw.length === 0) return Effect.fail(invalid("events", "name at least one event"))
   const unknown = raw.filter((e) => !isEventType(e))
   if (unknown.length > 0) {
@@ -114,7 +156,19 @@ export const checkEvents = (raw: ReadonlyArray<string>): Effect.Effect<ReadonlyA
       { valid_events: [...eventTypes], invalid_events: unknown }
     )
   }
-  return Effect.succeed([...new Set(raw as ReadonlyArray<EventType>)])
+  const events = [...new Set(raw as ReadonlyArray<EventType>)]
+  if (scoped) {
+    const refused = events.filter((e) => EventAccounts.organizationEvents.includes(e))
+    if (refused.length > 0) {
+      return DomainError.fail(
+        "invalid_event_type",
+        `${refused.join(", ")} ${refused.length > 1 ? "are organization-level events" : "is an organization-level event"}: ` +
+          "a key restricted to accounts receives only events about its accounts; use an unrestricted key",
+        { valid_events: [...EventAccounts.accountEvents], invalid_events: refused }
+      )
+    }
+  }
+  return Effect.succeed(events)
 }
 
 const checkUrl = (url: string) =>
@@ -135,12 +189,15 @@ const checkName = (name: string | null | undefined): Effect.Effect<Option.Option
 
 const parseId = (raw: string): Option.Option<WebhookId> => Schema.decodeUnknownOption(WebhookId)(raw.toLowerCase())
 
-const found = (organizationId: OrganizationId, rawId: string) =>
+/** The subscription, when it is the manager's to see; otherwise 404 (as another organization's). */
+const found = (manager: Manager, rawId: string) =>
   Effect.gen(function*() {
     const id = parseId(rawId)
     if (Option.isNone(id)) return yield* DomainError.notFound("Webhook")
-    const record = yield* (yield* WebhookStore).findById(organizationId, id.value)
-    if (Option.isNone(record)) return yield* DomainError.notFound("Webhook")
+    const record = yield* (yield* WebhookStore).findById(manager.organizationId, id.value)
+    if (Option.isNone(record) || !canManage(manager, record.value.subscription)) {
+      return yield* DomainError.notFound("Webhook")
+    }
     return record.value
   })
 
@@ -154,10 +211,16 @@ export interface Created {
   readonly secret: string
 }
 
-export const create = (organizationId: OrganizationId, rawBody: unknown) =>
+/**
+ * Creates a subscription scoped to the manager's accounts (none: every account). The per-organization
+ * limit counts every subscription of the organization, whoever created it.
+ */
+export const create = (input: ManagerInput, rawBody: unknown) =>
   Effect.gen(function*() {
+    const manager = managerOf(input)
+    const organizationId = manager.organizationId
     const body = yield* decodeBody(CreateBody, rawBody ?? {})
-    const events = yield* checkEvents(body.events)
+    const events = yield* checkEvents(body.events, Option.isSome(manager.accountIds))
     const name = yield* checkName(body.name)
     const url = yield* checkUrl(body.url)
     const store = yield* WebhookStore
@@ -169,6 +232,7 @@ export const create = (organizationId: OrganizationId, rawBody: unknown) =>
       url,
       events,
       name,
+      accountIds: manager.accountIds,
       secret: Redacted.make(secret),
       isActive: true,
       consecutiveFailures: 0,
@@ -190,17 +254,26 @@ export const create = (organizationId: OrganizationId, rawBody: unknown) =>
     return created
   }).pipe(Effect.withSpan("Webhooks.create"))
 
-export const list = (organizationId: OrganizationId) =>
-  Effect.flatMap(WebhookStore, (store) => store.list(organizationId)).pipe(Effect.withSpan("Webhooks.list"))
+/** The subscriptions the manager may see, oldest first. */
+export const list = (input: ManagerInput) => {
+  const manager = managerOf(input)
+  return Effect.flatMap(WebhookStore, (store) => store.list(manager.organizationId)).pipe(
+    Effect.map((records) => records.filter((r) => canManage(manager, r.subscription))),
+    Effect.withSpan("Webhooks.list")
+  )
+}
 
-export const get = (organizationId: OrganizationId, id: string) =>
-  found(organizationId, id).pipe(Effect.withSpan("Webhooks.get"))
+export const get = (input: ManagerInput, id: string) =>
+  found(managerOf(input), id).pipe(Effect.withSpan("Webhooks.get"))
 
-export const update = (organizationId: OrganizationId, id: string, rawBody: unknown) =>
+/** Changes url, events, name or is_active; the account scope stays as created. */
+export const update = (input: ManagerInput, id: string, rawBody: unknown) =>
   Effect.gen(function*() {
-    const current = yield* found(organizationId, id)
+    const manager = managerOf(input)
+    const organizationId = manager.organizationId
+    const current = yield* found(manager, id)
     const body = yield* decodeBody(UpdateBody, rawBody ?? {})
-    const events = body.events === undefined ? undefined : yield* checkEvents(body.events)
+    const events = body.events === undefined ? undefined : yield* checkEvents(body.events, Option.isSome(manager.accountIds))
     const url = body.url === undefined ? undefined : yield* checkUrl(body.url)
     const name = body.name === undefined ? undefined : yield* checkName(body.name)
     const updated = yield* (yield* WebhookStore).update(organizationId, current.subscription.id, {
@@ -214,10 +287,11 @@ export const update = (organizationId: OrganizationId, id: string, rawBody: unkn
     return updated.value
   }).pipe(Effect.withSpan("Webhooks.update"))
 
-export const remove = (organizationId: OrganizationId, id: string) =>
+export const remove = (input: ManagerInput, id: string) =>
   Effect.gen(function*() {
-    const current = yield* found(organizationId, id)
-    const removed = yield* (yield* WebhookStore).remove(organizationId, current.subscription.id)
+    const manager = managerOf(input)
+    const current = yield* found(manager, id)
+    const removed = yield* (yield* WebhookStore).remove(manager.organizationId, current.subscription.id)
     if (!removed) return yield* DomainError.notFound("Webhook")
     return current
   }).pipe(Effect.withSpan("Webhooks.remove"))
@@ -227,12 +301,14 @@ export const maxPageSize = 100
 
 /** The subscription's recent attempts, newest first (`limit` 1 to 100, default 20). */
 export const attempts = (
-  organizationId: OrganizationId,
+  input: ManagerInput,
   id: string,
   page: { readonly limit?: number | undefined; readonly offset?: number | undefined } = {}
 ) =>
   Effect.gen(function*() {
-    const current = yield* found(organizationId, id)
+    const manager = managerOf(input)
+    const organizationId = manager.organizationId
+    const current = yield* found(manager, id)
     const limit = Math.min(maxPageSize, Math.max(1, Math.trunc(page.limit ?? defaultPageSize)))
     const offset = Math.max(0, Math.trunc(page.offset ?? 0))
     const items = yield* (yield* WebhookStore).listAttempts(organizationId, current.subscription.id, { limit, offset })
@@ -303,9 +379,11 @@ export interface TestResult {
  * Sends one signed test delivery now, whatever the webhook's state. Its event is the webhook's first
  * subscribed event with `data.test: true`; a fresh event id; not recorded, not retried, not counted.
  */
-export const test = (organizationId: OrganizationId, id: string, options: { readonly timeout?: Duration.DurationInput } = {}) =>
+export const test = (input: ManagerInput, id: string, options: { readonly timeout?: Duration.DurationInput } = {}) =>
   Effect.gen(function*() {
-    const { subscription } = yield* found(organizationId, id)
+    const manager = managerOf(input)
+    const organizationId = manager.organizationId
+    const { subscription } = yield* found(manager, id)
     const timeout = Duration.decode(options.timeout ?? defaultTimeout)
     const event: WebhookSignature.PayloadEvent = {
       id: yield* (yield* IdGenerator).uuid,

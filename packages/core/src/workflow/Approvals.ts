@@ -90,11 +90,13 @@ const review = (caller: Posts.Caller, existing: PostRecord, decision: Decision) 
       const event = decision._tag === "approve"
         ? yield* makeEvent(post, "post.approved", {
           post_id: post.id,
+          account_ids: post.accountIds,
           reviewed_by: reviewedBy(caller),
           note: Option.getOrNull(decision.note)
         })
         : yield* makeEvent(post, "post.changes_requested", {
           post_id: post.id,
+          account_ids: post.accountIds,
           reviewed_by: reviewedBy(caller),
           note: decision.note
         })

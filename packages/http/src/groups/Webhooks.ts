@@ -1,7 +1,8 @@
 /**
  * `/webhooks`: subscriptions (create, list, get, update, delete), a test delivery, and the delivery
  * log of a subscription. Scopes: `read` for GETs, `write` for the rest (the spec names none). The
- * secret is returned by the create call only.
+ * secret is returned by the create call only. A key restricted to accounts creates subscriptions
+ * scoped to them and sees only subscriptions within them (`Webhooks.canManage`).
  *
  * Also here: the layers `herald serve` and `herald worker` run webhooks with (the transport, the
  * save-time URL guard, and the deliverer loop).
@@ -40,6 +41,10 @@ const webhookFields = {
   url: Schema.String.annotations({ description: "HTTPS URL of the receiver" }),
   events: Schema.Array(Schema.String).annotations({ description: "Event names" }),
   name: Schema.NullOr(Schema.String).annotations({ description: "Optional label" }),
+  account_ids: Schema.NullOr(Schema.Array(Schema.Int)).annotations({
+    description: "The accounts whose events the webhook receives (those of the key restricted to accounts that " +
+      "created it); null: every account and organization-level events"
+  }),
   is_active: Schema.Boolean,
   created_at: Instant,
   updated_at: Instant,
@@ -110,6 +115,7 @@ export const toWebhookView = (record: WebhookRecord): WebhookView => {
     url: s.url,
     events: s.events,
     name: Option.getOrNull(s.name),
+    account_ids: Option.getOrNull(s.accountIds),
     is_active: s.isActive,
     created_at: iso(s.createdAt),
     updated_at: iso(s.updatedAt),
@@ -221,6 +227,12 @@ const dieOnStorage = <A, R>(self: Effect.Effect<A, DomainError | PersistenceErro
 
 const logWebhook = (id: string) => RequestMiddleware.annotateRequestLog("webhook_id", id)
 
+/** The caller as a webhook manager: its organization and, for a restricted key, its accounts. */
+const managerOf = (principal: Auth.Principal): Webhooks.Manager => ({
+  organizationId: principal.organization.id,
+  accountIds: principal.key.accountIds
+})
+
 const pageNumber = (raw: string | undefined): number | undefined => {
   if (raw === undefined || !/^\d+$/.test(raw.trim())) return undefined
   return Number(raw.trim())
@@ -230,9 +242,9 @@ export const WebhooksLive = HttpApiBuilder.group(ApiGroup.apiOf(WebhooksGroup), 
   handlers
     .handleRaw("create", () =>
       Effect.gen(function*() {
-        const { organization } = yield* Auth.requireScope("write")
+        const manager = managerOf(yield* Auth.requireScope("write"))
         const body = yield* jsonBody
-        const created = yield* Webhooks.create(organization.id, body).pipe(dieOnStorage)
+        const created = yield* Webhooks.create(manager, body).pipe(dieOnStorage)
         yield* logWebhook(created.record.subscription.id)
         const out: CreatedWebhookView = {
           ...toWebhookView(created.record),
@@ -243,36 +255,36 @@ export const WebhooksLive = HttpApiBuilder.group(ApiGroup.apiOf(WebhooksGroup), 
       }))
     .handle("list", () =>
       Effect.gen(function*() {
-        const { organization } = yield* Auth.requireScope("read")
-        const records = yield* Webhooks.list(organization.id).pipe(dieOnStorage)
+        const manager = managerOf(yield* Auth.requireScope("read"))
+        const records = yield* Webhooks.list(manager).pipe(dieOnStorage)
         return { webhooks: records.map(toWebhookView) }
       }))
     .handle("get", ({ path }) =>
       Effect.gen(function*() {
-        const { organization } = yield* Auth.requireScope("read")
-        const record = yield* Webhooks.get(organization.id, path.id).pipe(dieOnStorage)
+        const manager = managerOf(yield* Auth.requireScope("read"))
+        const record = yield* Webhooks.get(manager, path.id).pipe(dieOnStorage)
         yield* logWebhook(record.subscription.id)
         return toWebhookView(record)
       }))
     .handleRaw("update", ({ path }) =>
       Effect.gen(function*() {
-        const { organization } = yield* Auth.requireScope("write")
+        const manager = managerOf(yield* Auth.requireScope("write"))
         const body = yield* jsonBody
-        const record = yield* Webhooks.update(organization.id, path.id, body).pipe(dieOnStorage)
+        const record = yield* Webhooks.update(manager, path.id, body).pipe(dieOnStorage)
         yield* logWebhook(record.subscription.id)
         return toWebhookView(record)
       }))
     .handle("delete", ({ path }) =>
       Effect.gen(function*() {
-        const { organization } = yield* Auth.requireScope("write")
-        const removed = yield* Webhooks.remove(organization.id, path.id).pipe(dieOnStorage)
+        const manager = managerOf(yield* Auth.requireScope("write"))
+        const removed = yield* Webhooks.remove(manager, path.id).pipe(dieOnStorage)
         yield* logWebhook(removed.subscription.id)
         return { id: removed.subscription.id, deleted: true as const }
       }))
     .handle("test", ({ path }) =>
       Effect.gen(function*() {
-        const { organization } = yield* Auth.requireScope("write")
-        const result = yield* Webhooks.test(organization.id, path.id).pipe(dieOnStorage)
+        const manager = managerOf(yield* Auth.requireScope("write"))
+        const result = yield* Webhooks.test(manager, path.id).pipe(dieOnStorage)
         const out: TestResultView = {
           ok: result.ok,
           status: Option.getOrNull(result.status),
@@ -283,8 +295,8 @@ export const WebhooksLive = HttpApiBuilder.group(ApiGroup.apiOf(WebhooksGroup), 
       }))
     .handle("deliveries", ({ path, urlParams }) =>
       Effect.gen(function*() {
-        const { organization } = yield* Auth.requireScope("read")
-        const page = yield* Webhooks.attempts(organization.id, path.id, {
+        const manager = managerOf(yield* Auth.requireScope("read"))
+        const page = yield* Webhooks.attempts(manager, path.id, {
           limit: pageNumber(urlParams.limit),
           offset: pageNumber(urlParams.offset)
         }).pipe(dieOnStorage)
