@@ -18,6 +18,7 @@ import type { AccountId } from "@herald/core/kernel/Ids"
 import * as Organization from "@herald/core/access/Organization"
 import { OrganizationStore } from "@herald/core/access/OrganizationStore"
 import { RequestCounters } from "@herald/core/access/RequestCounters"
+import type { PostStore } from "@herald/core/posts/PostStore"
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -26,6 +27,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Envelope from "./Envelope.js"
 import * as KeyUsage from "./KeyUsage.js"
+import * as Permissions from "./Permissions.js"
 import * as RateLimit from "./RateLimit.js"
 import * as SessionAuth from "./SessionAuth.js"
 
@@ -194,19 +196,39 @@ export const authenticateRequest = (request: HttpServerRequest.HttpServerRequest
     return yield* authenticate(request.headers["authorization"])
   })
 
+/**
+ * The middleware of /api/v1: authenticates the request, then holds a browser session to its user's
+ * role for the matched route (`Permissions`, the role matrix in one place).
+ */
 export const layer: Layer.Layer<
   Authentication,
   never,
-  ApiKeyStore | OrganizationStore | Crypto | RequestCounters | RateLimit.RateLimits | SessionAuth.SessionRequirements
+  | ApiKeyStore
+  | OrganizationStore
+  | Crypto
+  | RequestCounters
+  | RateLimit.RateLimits
+  | SessionAuth.SessionRequirements
+  | PostStore
 > = Layer.effect(
   Authentication,
   Effect.gen(function*() {
     const context = yield* Effect.context<
-      ApiKeyStore | OrganizationStore | Crypto | RequestCounters | RateLimit.RateLimits | SessionAuth.SessionRequirements
+      | ApiKeyStore
+      | OrganizationStore
+      | Crypto
+      | RequestCounters
+      | RateLimit.RateLimits
+      | SessionAuth.SessionRequirements
+      | PostStore
     >()
     return Authentication.of({
       bearer: () =>
-        HttpServerRequest.HttpServerRequest.pipe(Effect.flatMap(authenticateRequest), Effect.provide(context))
+        HttpServerRequest.HttpServerRequest.pipe(
+          Effect.flatMap(authenticateRequest),
+          Effect.tap(Permissions.authorizeRoute),
+          Effect.provide(context)
+        )
     })
   })
 ).pipe(Layer.provide(SessionAuth.layerSettingsFromEnv))

@@ -14,6 +14,7 @@ import * as ApiGroup from "./ApiGroup.js"
 import * as Auth from "./Auth.js"
 import * as Accounts from "./groups/Accounts.js"
 import * as Posts from "./groups/Posts.js"
+import * as Permissions from "./Permissions.js"
 import * as RequestMiddleware from "./RequestMiddleware.js"
 
 /** Whether the fast path is on (the default); `HERALD_FAST_PATH=off` answers everything through HttpApi. */
@@ -27,11 +28,18 @@ const isPath = (url: string, path: string): boolean =>
 
 const postsPath = `${ApiGroup.basePath}/posts`
 
-/** A handler of the authenticated caller, behind the API-key check the HttpApi group's `Authentication` runs. */
+/**
+ * A handler of the authenticated caller, behind the checks the HttpApi group's `Authentication` runs:
+ * the key or session, then the role matrix for a session (the hot routes have no path parameters).
+ */
 const authenticatedAs = <A, E, R>(
   request: HttpServerRequest.HttpServerRequest,
   handler: (principal: Auth.Principal) => Effect.Effect<A, E, R>
-) => Effect.flatMap(Auth.authenticateRequest(request), handler)
+) =>
+  Effect.flatMap(Auth.authenticateRequest(request), (principal: Auth.Principal) =>
+    principal.session === undefined
+      ? handler(principal)
+      : Effect.zipRight(Permissions.authorize(principal, request.method, request.url.split("?")[0]!, {}), handler(principal)))
 
 /** An endpoint behind the API-key middleware, with the caller in `CurrentKey`. */
 const authenticated = <A, E, R>(handler: Effect.Effect<A, E, R>) =>

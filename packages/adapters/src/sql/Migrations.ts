@@ -17,6 +17,7 @@ import usersSessions from "./migrations/0018_users_sessions.js"
 import apiKeyLastUsed from "./migrations/0019_api_key_last_used.js"
 import pgClaimOrder from "./migrations/0023_pg_claim_order.js"
 import webhookAccountScope from "./migrations/0024_webhook_account_scope.js"
+import postCreatedBy from "./migrations/0025_post_created_by.js"
 
 /** Herald's own migrations table, so an embedding host's `effect_sql_migrations` never clashes. */
 export const table = "herald_migrations"
@@ -41,7 +42,8 @@ export const loader = Migrator.fromRecord({
   "0018_users_sessions": usersSessions,
   "0019_api_key_last_used": apiKeyLastUsed,
   "0023_pg_claim_order": pgClaimOrder,
-  "0024_webhook_account_scope": webhookAccountScope
+  "0024_webhook_account_scope": webhookAccountScope,
+  "0025_post_created_by": postCreatedBy
 })
 
 /** Applies pending migrations in one transaction; on Postgres concurrent runners wait on a table lock. */

@@ -1,5 +1,6 @@
 import * as Schema from "effect/Schema"
-import { AccountId, ApiKeyId, CampaignId, MediaId, OrganizationId, PostId } from "../kernel/Ids.js"
+import * as Option from "effect/Option"
+import { AccountId, ApiKeyId, CampaignId, MediaId, OrganizationId, PostId, UserId } from "../kernel/Ids.js"
 import { Platform } from "../platforms/Platform.js"
 
 export const PostStatus = Schema.Literal("draft", "scheduled", "publishing", "published", "partially_failed", "failed")
@@ -39,6 +40,14 @@ export class Post extends Schema.Class<Post>("Post")({
   id: PostId,
   organizationId: OrganizationId,
   createdByKey: Schema.OptionFromNullOr(ApiKeyId),
+  /**
+   * The person who created the post: the signed-in user, or the user who made the API key. A member
+   * may change only the posts they created. None when not known (a key without a creator).
+   */
+  createdBy: Schema.OptionFromNullOr(UserId).pipe(
+    Schema.propertySignature,
+    Schema.withConstructorDefault(() => Option.none())
+  ),
   content: Schema.String,
   /** The targets; for a non-draft post these are also its destinations. */
   accountIds: Schema.Array(AccountId),

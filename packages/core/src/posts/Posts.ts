@@ -616,6 +616,7 @@ const createOnce = (
       id,
       organizationId,
       createdByKey: Option.some(caller.key.id),
+      createdBy: caller.key.createdBy,
       content,
       accountIds: accounts.map((a) => a.id),
       platformContent,

@@ -158,6 +158,7 @@ export const post = tryFast((r): Post => {
     id: uuid<PostId>(r["id"]),
     organizationId: uuid<OrganizationId>(r["organization_id"]),
     createdByKey: r["created_by_key"] === null ? Option.none() : Option.some(uuid(r["created_by_key"])),
+    createdBy: r["created_by"] === null || r["created_by"] === undefined ? Option.none() : Option.some(uuid(r["created_by"])),
     content: string(r["content"]),
     accountIds: jsonArray(r["account_ids"]).map((id) =>
       typeof id === "number" && Number.isInteger(id) && id > 0 ? (id as AccountId) : fail()
@@ -249,6 +250,7 @@ export const postRow = (post: Post) => {
     id: post.id,
     organization_id: post.organizationId,
     created_by_key: Option.getOrNull(post.createdByKey),
+    created_by: Option.getOrNull(post.createdBy),
     content: post.content,
     account_ids: JSON.stringify(post.accountIds),
     platform_content: "{}",

@@ -157,6 +157,7 @@ const PostColumns = Schema.Struct({
   id: PostId,
   organizationId: column("organization_id", OrganizationId),
   createdByKey: column("created_by_key", nullable(ApiKeyId)),
+  createdBy: column("created_by", nullable(UserId)),
   content: Schema.String,
   accountIds: column("account_ids", Schema.parseJson(Schema.Array(AccountId))),
   platformContent: column("platform_content", Schema.parseJson(PlatformContent)),
