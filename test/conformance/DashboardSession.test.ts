@@ -329,13 +329,13 @@ describe.each([
       session("POST", `/api/v1/posts/${postId}/approve`, cookie, { body: {}, headers: { "x-csrf-token": csrf } })
     const refused = await approve(member.cookie, member.body.csrf_token)
     expect(refused.status).toBe(403)
-    expect(errorOf(refused).code).toBe("forbidden")
+    expect(errorOf(refused).code).toBe("insufficient_scope")
     const sendBack = await session("POST", `/api/v1/posts/${postId}/request-changes`, member.cookie, {
       body: { note: "shorter please" },
       headers: { "x-csrf-token": member.body.csrf_token }
     })
     expect(sendBack.status).toBe(403)
-    expect(errorOf(sendBack).code).toBe("forbidden")
+    expect(errorOf(sendBack).code).toBe("insufficient_scope")
     // The same member may still write posts through the browser (scope write is implicit).
     const own = await session("POST", "/api/v1/posts", member.cookie, {
       body: { content: "a member's draft", draft: true, account_ids: [account!.id] },

@@ -391,7 +391,7 @@ describe.skipIf(skip !== undefined)("the dashboard in Chromium", () => {
     const { cookie, csrf } = await sessionOf(context)
     const refused = await server.request("POST", `/api/v1/posts/${pending}/approve`, { key: null, headers: { cookie, "x-csrf-token": csrf }, body: {} })
     expect(refused.status).toBe(403)
-    expect(json(refused).error?.code).toBe("forbidden")
+    expect(json(refused).error?.code).toBe("insufficient_scope")
     expect(errors).toEqual([])
     await context.close()
   })
