@@ -176,9 +176,9 @@ describe.each([
       .toEqual([200, "approved", null])
 
     const requested = await receiver.waitFor((p) => p.event === "post.approval_requested" && p.data["post_id"] === id)
-    expect(requested.data).toEqual({ post_id: id, requested_by: me })
+    expect(requested.data).toEqual({ post_id: id, account_ids: [x], requested_by: me })
     const event = await receiver.waitFor((p) => p.event === "post.approved" && p.data["post_id"] === id)
-    expect(event.data).toEqual({ post_id: id, reviewed_by: me, note: "Looks good" })
+    expect(event.data).toEqual({ post_id: id, account_ids: [x], reviewed_by: me, note: "Looks good" })
     const noNote = await receiver.waitFor((p) => p.event === "post.approved" && p.data["post_id"] === bare)
     expect(noNote.data["note"]).toBeNull()
     const delivery = receiver.received.find((r) => (JSON.parse(r.raw.toString("utf8")) as Payload).event_id === event.event_id)!
@@ -203,7 +203,7 @@ describe.each([
     conforms("/api/v1/posts/{id}/request-changes", "post", res)
     expect(json(res).data).toMatchObject({ id, status: "draft", approval_status: "changes_requested", approval_note: "Shorter, please" })
     const event = await receiver.waitFor((p) => p.event === "post.changes_requested" && p.data["post_id"] === id)
-    expect(event.data).toEqual({ post_id: id, reviewed_by: me, note: "Shorter, please" })
+    expect(event.data).toEqual({ post_id: id, account_ids: [x], reviewed_by: me, note: "Shorter, please" })
 
     // Neither review applies to changes_requested; it cannot be scheduled either.
     for (const res of [await approve(id), await requestChanges(id, { note: "again" })]) {

@@ -52,9 +52,9 @@ for (const db of await databasesUnderTest()) {
             .toEqual(Option.some(["changes_requested", "fix the link"]))
           const reviewer = { api_key_id: w.caller.key.id, user_id: null }
           expect((yield* eventsOf(w, "post.approved")).map((e) => e.data))
-            .toEqual([{ post_id: a.post.id, reviewed_by: reviewer, note: null }])
+            .toEqual([{ post_id: a.post.id, account_ids: [], reviewed_by: reviewer, note: null }])
           expect((yield* eventsOf(w, "post.changes_requested")).map((e) => e.data))
-            .toEqual([{ post_id: b.post.id, reviewed_by: reviewer, note: "fix the link" }])
+            .toEqual([{ post_id: b.post.id, account_ids: [], reviewed_by: reviewer, note: "fix the link" }])
         }))
 
       it.effect("a key restricted to some accounts cannot review a post outside them (404)", () =>
