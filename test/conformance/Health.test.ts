@@ -5,7 +5,18 @@
  * drains. `GET /health` keeps its body. All three are outside `/api/v1`, without a key, not enveloped.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
+import * as SqlDatabase from "@herald/adapters/sql/SqlDatabase"
+import { isStoreUnavailable } from "@herald/adapters/sql/StoreFaults"
+import * as Health from "@herald/http/groups/Health"
+import * as Server from "@herald/http/Server"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as fs from "node:fs"
+import * as net from "node:net"
+import * as os from "node:os"
+import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 import * as HeraldServer from "../support/HeraldServer.js"
 
@@ -100,4 +111,122 @@ describe("readiness during a graceful shutdown", () => {
     expect((await fetch(`${server.baseUrl}/health/live`)).status).toBe(200)
     expect(await stopped).toBe(0)
   }, 120_000)
+})
+
+/** A TCP proxy on loopback to Postgres that the test can cut (refusing and dropping connections) and restore. */
+const pgProxy = async () => {
+  const target = new URL(pgUrl)
+  const sockets = new Set<net.Socket>()
+  const server = net.createServer((client) => {
+    const upstream = net.connect(Number(target.port || 5432), target.hostname)
+    sockets.add(client)
+    sockets.add(upstream)
+    client.pipe(upstream).pipe(client)
+    const drop = () => (client.destroy(), upstream.destroy(), sockets.delete(client), sockets.delete(upstream))
+    client.on("error", drop).on("close", drop)
+    upstream.on("error", drop).on("close", drop)
+  })
+  const listen = (port: number) =>
+    new Promise<number>((resolve) => server.listen(port, "127.0.0.1", () => resolve((server.address() as net.AddressInfo).port)))
+  const port = await listen(0)
+  return {
+    port,
+    cut: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve())
+        for (const socket of sockets) socket.destroy()
+      }),
+    restore: () => listen(port).then(() => undefined)
+  }
+}
+
+interface ErrorBody {
+  readonly error: { readonly code: string; readonly retryable: boolean }
+}
+
+const waitFor = async (what: string, check: () => Promise<boolean>, ms = 30_000) => {
+  const until = Date.now() + ms
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 100))
+  }
+}
+
+describe.skipIf(!pgAnswers)("an unreachable Postgres", () => {
+  it("answers 500 service_unavailable (retryable) on writes and reads, readiness 503, and recovers", async () => {
+    const proxy = await pgProxy()
+    const server = await HeraldServer.start({ postgres: true, postgresVia: proxy.port, args: ["--sandbox"] })
+    try {
+      const before = await server.request("POST", "/api/v1/posts", { body: { content: "Before", account_ids: [1] } })
+      expect(before.status).toBe(201)
+      expect((await server.request("GET", "/health/ready", { key: null })).status).toBe(200)
+
+      await proxy.cut()
+      const write = await server.request("POST", "/api/v1/posts", { body: { content: "During", account_ids: [1] } })
+      expect(write.status).toBe(500)
+      expect((write.json as ErrorBody).error).toMatchObject({ code: "service_unavailable", retryable: true })
+      const read = await server.request("GET", "/api/v1/posts")
+      expect(read.status).toBe(500)
+      expect((read.json as ErrorBody).error.code).toBe("service_unavailable")
+      // The probe's last answer is kept for 2 s.
+      await waitFor("readiness to report the store down", async () => {
+        const ready = await server.request("GET", "/health/ready", { key: null })
+        return ready.status === 503 && (ready.json as { store?: string }).store === "down"
+      }, 10_000)
+      expect((await server.request("GET", "/health", { key: null })).status).toBe(503)
+      expect((await server.request("GET", "/health/live", { key: null })).status).toBe(200)
+
+      await proxy.restore()
+      await waitFor("readiness to return", async () =>
+        (await server.request("GET", "/health/ready", { key: null })).status === 200)
+      const after = await server.request("POST", "/api/v1/posts", { body: { content: "After", account_ids: [1] } })
+      expect(after.status).toBe(201)
+    } finally {
+      await proxy.restore().catch(() => undefined)
+      await server.stop()
+    }
+  }, 120_000)
+})
+
+describe("a SQLite store that cannot be written", () => {
+  it("is not ready, though it still answers reads; its write errors count as unavailable", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "herald-readonly-"))
+    const filename = path.join(dir, "herald.db")
+    try {
+      const probeWith = (database: Layer.Layer<SqlClient.SqlClient, unknown>) =>
+        Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          const read = yield* sql`SELECT COUNT(*) AS n FROM organizations`.pipe(Effect.as(true), Effect.orElseSucceed(() => false))
+          const readiness = yield* Health.readiness
+          const writeError = yield* sql`UPDATE store_heartbeat SET beat_at = 1`.pipe(Effect.flip, Effect.option)
+          return { read, readiness, writeError }
+        }).pipe(Effect.provide(Layer.mergeAll(Server.sqlStoreProbe, Server.sqlMigrationProbe).pipe(Layer.provideMerge(database))))))
+
+      const writable = await probeWith(SqlDatabase.layer({ _tag: "Sqlite", filename }))
+      expect(writable.readiness).toEqual({ status: "ready", store: "ok", migrations: "applied", shutting_down: false })
+
+      // The same file reopened read-only, as after a remount read-only or a full disk refuses writes.
+      const readOnly = await probeWith(SqliteClient.layer({ filename, readonly: true }))
+      expect(readOnly.read).toBe(true)
+      expect(readOnly.readiness).toMatchObject({ status: "not_ready", store: "down" })
+      expect(readOnly.writeError._tag).toBe("Some")
+      expect(Option.isSome(readOnly.writeError) && isStoreUnavailable(readOnly.writeError.value)).toBe(true)
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
+  }, 60_000)
+
+  it("a full database file (SQLITE_FULL) counts as unavailable; a statement's own fault does not", async () => {
+    const outcome = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`CREATE TABLE filler (x TEXT)`
+      const pages = (yield* sql<{ page_count: number }>`PRAGMA page_count`)[0]!.page_count
+      yield* sql.unsafe(`PRAGMA max_page_count = ${pages}`)
+      const full = yield* sql`INSERT INTO filler (x) VALUES (${"x".repeat(64_000)})`.pipe(Effect.flip)
+      const syntax = yield* sql`SELECT * FROM no_such_table`.pipe(Effect.flip)
+      return { full, syntax }
+    }).pipe(Effect.provide(SqliteClient.layer({ filename: ":memory:" })))))
+    expect(isStoreUnavailable(outcome.full)).toBe(true)
+    expect(isStoreUnavailable(outcome.syntax)).toBe(false)
+  })
 })

@@ -94,6 +94,11 @@ export interface StartOptions {
   readonly env?: Record<string, string>
   /** Runs on a fresh Postgres database instead of SQLite. */
   readonly postgres?: boolean
+  /**
+   * With `postgres`: the server reaches Postgres through this port on 127.0.0.1 (a proxy the test
+   * controls, to cut the database off); the test's own store access goes direct.
+   */
+  readonly postgresVia?: number
   /** More `herald serve` arguments, e.g. `--sandbox`. */
   readonly args?: ReadonlyArray<string>
 }
@@ -127,7 +132,10 @@ export const herald = (args: ReadonlyArray<string>, env: Record<string, string> 
 export const start = async (options: StartOptions = {}): Promise<HeraldServer> => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "herald-conformance-"))
   const pg = options.postgres === true ? await Effect.runPromise(createFreshPgDatabase()) : undefined
-  const storeArgs = ["--data-dir", dataDir, ...(pg === undefined ? [] : ["--database-url", pg.url])]
+  const serverPgUrl = pg === undefined || options.postgresVia === undefined
+    ? pg?.url
+    : Object.assign(new URL(pg.url), { hostname: "127.0.0.1", port: String(options.postgresVia) }).toString()
+  const storeArgs = ["--data-dir", dataDir, ...(serverPgUrl === undefined ? [] : ["--database-url", serverPgUrl])]
   const database = SqlDatabase.configFrom({ dataDir, databaseUrl: pg?.url })
   const child = spawn(process.execPath, [bin, "serve", "--port", "0", ...(options.args ?? []), ...storeArgs], {
     cwd: root,

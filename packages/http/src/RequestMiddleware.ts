@@ -9,6 +9,7 @@ import { HttpApiDecodeError } from "@effect/platform/HttpApiError"
 import * as HttpServerError from "@effect/platform/HttpServerError"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import { isStoreUnavailable } from "@herald/adapters/sql/StoreFaults"
 import { DomainError } from "@herald/core/kernel/Errors"
 import { IdGenerator } from "@herald/core/kernel/IdGenerator"
 import * as Cause from "effect/Cause"
@@ -85,12 +86,25 @@ const isRequestDecodeError = (u: unknown): boolean =>
 
 const internalError = DomainError.of("internal_error", "An internal error occurred")
 
+/**
+ * The store cannot be reached or written (Postgres down, a full disk, a read-only file): the spec's
+ * transient `service_unavailable` (500, retryable), on every route, instead of `internal_error`.
+ */
+export const storeUnavailable = DomainError.of(
+  "service_unavailable",
+  "The service cannot reach its storage just now; nothing was changed by this request. Retry shortly."
+)
+
+const causedByUnavailableStore = (cause: Cause.Cause<unknown>): boolean =>
+  [...Cause.defects(cause), ...Cause.failures(cause)].some(isStoreUnavailable)
+
 /** What the request failed with, as one of the shapes the middleware knows how to answer. */
 type Outcome =
   | { readonly _tag: "Domain"; readonly error: DomainError }
   | { readonly _tag: "Auth"; readonly error: AuthFailure | SubscriptionRequired }
   | { readonly _tag: "Missing" }
   | { readonly _tag: "Defect" }
+  | { readonly _tag: "StoreUnavailable" }
 
 const classify = (cause: Cause.Cause<unknown>): Outcome => {
   const failure = Option.getOrUndefined(Cause.failureOption(cause))
@@ -107,14 +121,14 @@ const classify = (cause: Cause.Cause<unknown>): Outcome => {
     if (isRequestDecodeError(failure)) {
       return { _tag: "Domain", error: DomainError.of("invalid_json", "The request body is not valid JSON") }
     }
-    return { _tag: "Defect" }
+    return causedByUnavailableStore(cause) ? { _tag: "StoreUnavailable" } : { _tag: "Defect" }
   }
   // HttpApi reads JSON bodies with `orDie`, so unparseable JSON arrives as a defect.
   const defect = Option.getOrUndefined(Cause.dieOption(cause))
   if (defect !== undefined && isRequestDecodeError(defect)) {
     return { _tag: "Domain", error: DomainError.of("invalid_json", "The request body is not valid JSON") }
   }
-  return { _tag: "Defect" }
+  return causedByUnavailableStore(cause) ? { _tag: "StoreUnavailable" } : { _tag: "Defect" }
 }
 
 const numberOf = (u: unknown): number | undefined => (typeof u === "number" && Number.isFinite(u) ? u : undefined)
@@ -164,8 +178,13 @@ const respond = (outcome: Outcome, meta: Envelope.Meta, now: DateTime.Utc): Http
         )
     }
     case "Domain":
+    case "StoreUnavailable":
     case "Defect": {
-      const error = outcome._tag === "Domain" ? outcome.error : internalError
+      const error = outcome._tag === "Domain"
+        ? outcome.error
+        : outcome._tag === "StoreUnavailable"
+        ? storeUnavailable
+        : internalError
       const status = ErrorCatalogue.statusOf(error)
       return HttpServerResponse.unsafeJson(Envelope.errorBody(error, meta), {
         status,
@@ -197,7 +216,11 @@ export const makeForRequest = Effect.gen(function*() {
           // Interrupted only: no failure of the input limits (or any other) is in it.
           if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
           const outcome = classify(cause)
-          const logDefect = outcome._tag === "Defect" ? Effect.logError("unhandled failure", cause) : Effect.void
+          const logDefect = outcome._tag === "Defect"
+            ? Effect.logError("unhandled failure", cause)
+            : outcome._tag === "StoreUnavailable"
+            ? Effect.logWarning("the store is unavailable", cause)
+            : Effect.void
           return Effect.as(logDefect, respond(outcome, meta, now))
         })
       )

@@ -19,6 +19,7 @@ import type { PasswordHasher } from "@herald/core/access/PasswordHasher"
 import type { Crypto } from "@herald/core/kernel/Crypto"
 import type { IdGenerator } from "@herald/core/kernel/IdGenerator"
 import * as Queues from "@herald/core/workflow/Queues"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
@@ -144,13 +145,27 @@ export const app = serve(FastPath.enabled(), !tracingEnabled()).pipe(
   Layer.provide(SessionAuth.layer)
 )
 
-/** `StoreProbe` over the SQL client: a trivial query. */
+/** How long one write probe's answer serves readiness checks (load balancers probe every few seconds). */
+export const storeProbeCachedFor = "2 seconds"
+
+/**
+ * `StoreProbe` over the SQL client: a write, not only a read. The one row of `store_heartbeat` is
+ * updated, so a store that answers queries but refuses writes (a full disk, a read-only file or
+ * standby) is reported down. The answer is kept for `storeProbeCachedFor`, and probes arriving
+ * together share one write.
+ */
 export const sqlStoreProbe: Layer.Layer<StoreProbe, never, SqlClient.SqlClient> = Layer.effect(
   StoreProbe,
-  Effect.map(SqlClient.SqlClient, (sql) =>
-    StoreProbe.of({
-      ping: sql`SELECT 1 AS ok`.pipe(Effect.as(true), Effect.orElseSucceed(() => false))
-    }))
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const write = Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const rows = yield* sql`UPDATE store_heartbeat SET beat_at = ${now} WHERE id = 1 RETURNING id`
+      return rows.length === 1
+    }).pipe(Effect.orElseSucceed(() => false))
+    const cached = yield* Effect.cachedWithTTL(write, storeProbeCachedFor)
+    return StoreProbe.of({ ping: cached })
+  })
 )
 
 /** `MigrationProbe` over the SQL client: the newest applied migration is the newest this build knows. */

@@ -18,6 +18,7 @@ import apiKeyLastUsed from "./migrations/0019_api_key_last_used.js"
 import pgClaimOrder from "./migrations/0023_pg_claim_order.js"
 import webhookAccountScope from "./migrations/0024_webhook_account_scope.js"
 import postCreatedBy from "./migrations/0025_post_created_by.js"
+import storeHeartbeat from "./migrations/0031_store_heartbeat.js"
 
 /** Herald's own migrations table, so an embedding host's `effect_sql_migrations` never clashes. */
 export const table = "herald_migrations"
@@ -43,7 +44,8 @@ export const loader = Migrator.fromRecord({
   "0019_api_key_last_used": apiKeyLastUsed,
   "0023_pg_claim_order": pgClaimOrder,
   "0024_webhook_account_scope": webhookAccountScope,
-  "0025_post_created_by": postCreatedBy
+  "0025_post_created_by": postCreatedBy,
+  "0031_store_heartbeat": storeHeartbeat
 })
 
 /** Applies pending migrations in one transaction; on Postgres concurrent runners wait on a table lock. */

@@ -84,6 +84,9 @@ export const layerPg = (options: PgOptions): Layer.Layer<SqlClient.SqlClient, Sq
           connectionString: Redacted.value(typeof options.url === "string" ? Redacted.make(options.url) : options.url),
           max: options.maxConnections ?? 10,
           application_name: "herald",
+          // A connection that cannot be made within 5 s fails (the default waits forever), so a request
+          // meets an unreachable Postgres with a retryable error instead of hanging.
+          connectionTimeoutMillis: 5_000,
           Client: PgPrepared.PreparingClient
         })
         pool.on("error", () => {})

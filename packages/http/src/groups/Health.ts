@@ -1,8 +1,8 @@
 /**
  * `GET /health`, outside `/api/v1` and without a key, for load balancers and operators. It answers
- * bare JSON (not the API envelope): 200 when the store answers, 503 when it does not.
+ * bare JSON (not the API envelope): 200 when the store answers and accepts a write, 503 when not.
  * `GET /health/live` answers 200 while the process runs (no store access); `GET /health/ready` answers
- * 200 when the store answers, its migrations are applied and the process is not shutting down.
+ * 200 when the store answers and accepts a write, its migrations are applied and the process is not shutting down.
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
@@ -17,7 +17,10 @@ import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as ApiGroup from "../ApiGroup.js"
 
-/** Whether the store answers a trivial query. */
+/**
+ * Whether the store answers and accepts a write (`Server.sqlStoreProbe`): a store that can be read
+ * but not written (a full disk, a read-only file) is down, since every request that writes would fail.
+ */
 export class StoreProbe extends Context.Tag("@herald/http/StoreProbe")<StoreProbe, {
   readonly ping: Effect.Effect<boolean>
 }>() {}
