@@ -302,8 +302,10 @@ describe("a process cut off from its heartbeats (test clock)", () => {
         const sql = yield* SqlClient.SqlClient
         yield* sql`UPDATE posts SET media_ids = ${JSON.stringify(["00000000-0000-4000-8000-000000000001"])}
           WHERE id = ${post.id}`
+        const clock = yield* Effect.clock
+        const liveness = { lastBeatAt, clock, offsetMillis: Effect.succeed(0) }
         const round = yield* Effect.fork(
-          Dispatcher.runOnce({ workerId: "cut-off" }).pipe(Effect.provideService(Processes.Liveness, { lastBeatAt }))
+          Dispatcher.runOnce({ workerId: "cut-off" }).pipe(Effect.provideService(Processes.Liveness, liveness))
         )
         yield* Engine.settle()
         for (let t = 0; t < 4; t++) {

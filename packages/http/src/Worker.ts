@@ -141,13 +141,18 @@ export const layer = (options: WorkerOptions = {}) =>
       })
       // Written whatever HERALD_LOG_LEVEL says: it is how supervisors (and the tests) see the process up.
       yield* Effect.locally(Effect.logInfo(`Dispatcher started (worker ${workerId})`), FiberRef.currentMinimumLogLevel, LogLevel.All)
+      // Claims, leases and heartbeats in the database's time (`Processes`): a process whose clock is
+      // off neither takes over live processes' claims nor looks dead to them.
       yield* Effect.forkScoped(
-        Dispatcher.run(dispatcherOptions(workerId, options)).pipe(Effect.provideService(Processes.Liveness, liveness))
+        Dispatcher.run(dispatcherOptions(workerId, options)).pipe(
+          Effect.provideService(Processes.Liveness, liveness),
+          Effect.withClock(liveness.clock)
+        )
       )
       // Tokens about to expire are renewed in the background (every 5 minutes).
       yield* Effect.forkScoped(Connections.refreshLoop())
       // Webhook deliveries from the outbox (claims are per subscription, exclusive across processes).
-      yield* Effect.forkScoped(Webhooks.run())
+      yield* Effect.forkScoped(Webhooks.run().pipe(Effect.withClock(liveness.clock)))
       // Housekeeping beside the deliverer: uploads never completed, old webhook delivery history.
       yield* Effect.forkScoped(Housekeeping.run(options.housekeeping ?? housekeepingFromEnv()))
       // Metrics of published destinations, on their decaying schedule (claims exclusive, leased).

@@ -3,6 +3,7 @@ import { ProcessInfo, ProcessKind, ProcessStore } from "@herald/core/publishing/
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { DbNumber, Instant, orPersistence } from "./internal/Rows.js"
 
@@ -35,6 +36,15 @@ export const make = Effect.gen(function*() {
         Effect.map((rows) => rows.length > 0),
         orPersistence("ProcessStore.heartbeat")
       ),
+
+    databaseTime: sql.onDialectOrElse({
+      pg: () =>
+        sql<{ now: string | number }>`SELECT CAST(FLOOR(EXTRACT(EPOCH FROM clock_timestamp()) * 1000) AS BIGINT) AS now`.pipe(
+          Effect.map((rows) => Option.some(DateTime.unsafeMake(Number(rows[0]!.now)))),
+          orPersistence("ProcessStore.databaseTime")
+        ),
+      orElse: () => Effect.succeed(Option.none<DateTime.Utc>())
+    }),
 
     deregister: (id) =>
       sql`DELETE FROM processes WHERE id = ${id}`.pipe(Effect.asVoid, orPersistence("ProcessStore.deregister")),

@@ -60,7 +60,7 @@ for (const db of await databasesUnderTest()) {
     connectSessionStoreContract(layer)
     queueStoreContract(layer, concurrent)
     metricsStoreContract(layer, concurrent)
-    processStoreContract(layer)
+    processStoreContract(layer, { databaseClock: db.label === "postgres" })
     userStoreContract(layer, concurrent)
     sessionStoreContract(layer)
   })
