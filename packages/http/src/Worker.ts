@@ -152,7 +152,9 @@ export const layer = (options: WorkerOptions = {}) =>
       // Tokens about to expire are renewed in the background (every 5 minutes).
       yield* Effect.forkScoped(Connections.refreshLoop())
       // Webhook deliveries from the outbox (claims are per subscription, exclusive across processes).
-      yield* Effect.forkScoped(Webhooks.run().pipe(Effect.withClock(liveness.clock)))
+      // Its claims name this process, so that another process takes them over as soon as this one is
+      // seen dead (as the dispatcher's are), not when their lease runs out.
+      yield* Effect.forkScoped(Webhooks.run({ processId: workerId }).pipe(Effect.withClock(liveness.clock)))
       // Housekeeping beside the deliverer: uploads never completed, old webhook delivery history.
       yield* Effect.forkScoped(Housekeeping.run(options.housekeeping ?? housekeepingFromEnv()))
       // Metrics of published destinations, on their decaying schedule (claims exclusive, leased).

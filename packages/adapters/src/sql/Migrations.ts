@@ -19,6 +19,7 @@ import pgClaimOrder from "./migrations/0023_pg_claim_order.js"
 import webhookAccountScope from "./migrations/0024_webhook_account_scope.js"
 import postCreatedBy from "./migrations/0025_post_created_by.js"
 import storeHeartbeat from "./migrations/0031_store_heartbeat.js"
+import webhookLeaseHolder from "./migrations/0032_webhook_lease_holder.js"
 
 /** Herald's own migrations table, so an embedding host's `effect_sql_migrations` never clashes. */
 export const table = "herald_migrations"
@@ -45,7 +46,8 @@ export const loader = Migrator.fromRecord({
   "0023_pg_claim_order": pgClaimOrder,
   "0024_webhook_account_scope": webhookAccountScope,
   "0025_post_created_by": postCreatedBy,
-  "0031_store_heartbeat": storeHeartbeat
+  "0031_store_heartbeat": storeHeartbeat,
+  "0032_webhook_lease_holder": webhookLeaseHolder
 })
 
 /** Applies pending migrations in one transaction; on Postgres concurrent runners wait on a table lock. */

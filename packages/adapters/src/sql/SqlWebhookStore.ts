@@ -244,18 +244,26 @@ export const make = Effect.gen(function*() {
         orPersistence("WebhookStore.listDeliveries")
       ),
 
-    claimDue: ({ leaseFor, now, perSubscription, subscriptions }) =>
+    claimDue: ({ holder, leaseFor, now, perSubscription, subscriptions }) =>
       sql.withTransaction(Effect.gen(function*() {
         if (subscriptions <= 0 || perSubscription <= 0) return []
         const batch = yield* ids.uuid
         const at = millis(now)
         const expires = at + Duration.toMillis(Duration.decode(leaseFor))
+        // Claimable: no lease, a lease run out, or (for a claimer in the process table) a lease whose
+        // holder is not a live process: no row (removed as dead) or a stale heartbeat.
+        const free = (s: string) =>
+          holder === undefined
+            ? sql`(${sql(s)}.lease_expires_at IS NULL OR ${sql(s)}.lease_expires_at <= ${at})`
+            : sql`(${sql(s)}.lease_expires_at IS NULL OR ${sql(s)}.lease_expires_at <= ${at}
+                OR (${sql(s)}.leased_by IS NOT NULL AND NOT EXISTS (SELECT 1 FROM processes p
+                  WHERE p.id = ${sql(s)}.leased_by AND p.last_heartbeat_at >= ${millis(holder.deadBefore)})))`
         // The outer WHERE repeats the lease test: on Postgres it is re-checked against a row another
         // claimer updated meanwhile, so two claimers never hold one subscription.
         // The pick is a materialized CTE so that it runs exactly once (see SqlDispatchStore.claimDue).
         const subRows = yield* sql`WITH picked AS MATERIALIZED (
             SELECT s.id FROM webhook_subscriptions s
-            WHERE s.is_active = 1 AND (s.lease_expires_at IS NULL OR s.lease_expires_at <= ${at})
+            WHERE s.is_active = 1 AND ${free("s")}
               AND EXISTS (SELECT 1 FROM webhook_deliveries d
                 WHERE d.subscription_id = s.id AND d.status = 'pending' AND d.next_attempt_at <= ${at})
             ORDER BY (SELECT MIN(d.next_attempt_at) FROM webhook_deliveries d
@@ -265,8 +273,9 @@ export const make = Effect.gen(function*() {
           )
           UPDATE webhook_subscriptions SET
             lease_token = CAST(${batch} AS TEXT) || ':' || id,
-            lease_expires_at = ${expires}
-          WHERE id IN (SELECT id FROM picked) AND is_active = 1 AND (lease_expires_at IS NULL OR lease_expires_at <= ${at})
+            lease_expires_at = ${expires},
+            leased_by = ${holder?.processId ?? null}
+          WHERE id IN (SELECT id FROM picked) AND is_active = 1 AND ${free("webhook_subscriptions")}
           RETURNING *`
         if (subRows.length === 0) return []
         const claimed = yield* decodeSubscriptions(subRows)
@@ -353,7 +362,7 @@ export const make = Effect.gen(function*() {
       sql.withTransaction(Effect.gen(function*() {
         yield* sql`UPDATE webhook_deliveries SET lease_token = NULL
           WHERE subscription_id = ${claim.subscription.id} AND lease_token = ${claim.leaseToken}`
-        yield* sql`UPDATE webhook_subscriptions SET lease_token = NULL, lease_expires_at = NULL
+        yield* sql`UPDATE webhook_subscriptions SET lease_token = NULL, lease_expires_at = NULL, leased_by = NULL
           WHERE id = ${claim.subscription.id} AND lease_token = ${claim.leaseToken}`
       })).pipe(orPersistence("WebhookStore.release")),
 

@@ -116,12 +116,18 @@ export class WebhookStore extends Context.Tag("@herald/core/webhooks/WebhookStor
    * Claims up to `subscriptions` active subscriptions that have due deliveries and no live lease
    * (Postgres: FOR UPDATE SKIP LOCKED), each with up to `perSubscription` of its due pending
    * deliveries in event order, under a fresh lease expiring after `leaseFor`.
+   *
+   * With `holder`, the claim names its process (`processes.id`), and a subscription whose claim names
+   * a process that is not alive (no row in the process table, or a heartbeat older than
+   * `holder.deadBefore`) is claimable at once, whatever its lease says: a killed process's claims are
+   * taken over in seconds, not when their lease runs out.
    */
   readonly claimDue: (options: {
     readonly now: DateTime.Utc
     readonly subscriptions: number
     readonly perSubscription: number
     readonly leaseFor: Duration.DurationInput
+    readonly holder?: { readonly processId: string; readonly deadBefore: DateTime.Utc }
   }) => Effect.Effect<ReadonlyArray<SubscriptionClaim>, PersistenceError>
   /**
    * Records one attempt and its outcome, fenced by the claim: written only while the delivery is still

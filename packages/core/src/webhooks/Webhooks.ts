@@ -30,6 +30,7 @@ import * as FieldCaps from "../kernel/FieldCaps.js"
 import { IdGenerator } from "../kernel/IdGenerator.js"
 import type { AccountId, OrganizationId } from "../kernel/Ids.js"
 import { WebhookId } from "../kernel/Ids.js"
+import * as Processes from "../publishing/Processes.js"
 import { decodeBody } from "../posts/Posts.js"
 import { DeliveryAttempt, WebhookSubscription } from "./Webhook.js"
 import * as WebhookActivity from "./WebhookActivity.js"
@@ -429,6 +430,14 @@ export interface DeliveryOptions {
   readonly leaseFor?: Duration.DurationInput
   /** The longest `run` sleeps without looking for due deliveries; default 1 second. */
   readonly pollInterval?: Duration.DurationInput
+  /**
+   * This process's id in the process table (`Processes`): claims name it, and claims held by a process
+   * that is not alive are taken over at once instead of when their lease runs out. Without it, only an
+   * expired lease frees a claim.
+   */
+  readonly processId?: string
+  /** A process whose heartbeat is older than this is dead; default `Processes.deadAfter` (20 s). */
+  readonly deadAfter?: Duration.DurationInput
 }
 
 interface Resolved {
@@ -437,6 +446,8 @@ interface Resolved {
   readonly timeout: Duration.Duration
   readonly leaseFor: Duration.Duration
   readonly pollInterval: Duration.Duration
+  readonly processId: string | undefined
+  readonly deadAfter: Duration.Duration
 }
 
 /** Time kept free at the end of a lease to record the last outcome. */
@@ -454,7 +465,9 @@ const resolve = (options: DeliveryOptions): Resolved => {
     perSubscription,
     timeout,
     leaseFor: options.leaseFor === undefined ? needed : Duration.decode(options.leaseFor),
-    pollInterval: Duration.decode(options.pollInterval ?? "1 second")
+    pollInterval: Duration.decode(options.pollInterval ?? "1 second"),
+    processId: options.processId,
+    deadAfter: Duration.decode(options.deadAfter ?? Processes.deadAfter)
   }
 }
 
@@ -565,11 +578,15 @@ const summarize = (claimed: number, results: ReadonlyArray<Recorded>): RoundSumm
 const claim = (config: Resolved, subscriptions: number) =>
   Effect.gen(function*() {
     const store = yield* WebhookStore
+    const now = yield* DateTime.now
     return yield* store.claimDue({
-      now: yield* DateTime.now,
+      now,
       subscriptions,
       perSubscription: config.perSubscription,
-      leaseFor: config.leaseFor
+      leaseFor: config.leaseFor,
+      ...(config.processId === undefined
+        ? {}
+        : { holder: { processId: config.processId, deadBefore: DateTime.subtractDuration(now, config.deadAfter) } })
     })
   })
 
