@@ -134,6 +134,70 @@ export const readLedger = (file: string): ReadonlyArray<LedgerEntry> => {
 }
 
 /**
+ * The ledger's entries by platform, destination and attempt, read incrementally: each lookup reads
+ * only the bytes appended since the last one (a dead process's take-over asks once per destination it
+ * held; re-reading the whole ledger each time made settling 1,400 claims take minutes). A line still
+ * being written is left for the next read; a file that shrank (replaced) is read again from the start.
+ */
+interface LedgerIndex {
+  offset: number
+  tail: string
+  readonly entries: Map<string, LedgerEntry>
+}
+
+const ledgerIndexes = new Map<string, LedgerIndex>()
+
+const ledgerKey = (platform: string, destinationId: string, attempt: number) => `${platform}\u0000${destinationId}\u0000${attempt}`
+
+/** The ledger entry for one attempt, if any process of the deployment recorded it. */
+export const findInLedger = (
+  file: string,
+  platform: Platform,
+  destinationId: string,
+  attempt: number
+): LedgerEntry | undefined => {
+  let index = ledgerIndexes.get(file)
+  if (index === undefined) {
+    index = { offset: 0, tail: "", entries: new Map() }
+    ledgerIndexes.set(file, index)
+  }
+  if (!fs.existsSync(file)) return undefined
+  const fd = fs.openSync(file, "r")
+  try {
+    const size = fs.fstatSync(fd).size
+    if (size < index.offset) {
+      index.offset = 0
+      index.tail = ""
+      index.entries.clear()
+    }
+    if (size > index.offset) {
+      const buffer = Buffer.alloc(size - index.offset)
+      let read = 0
+      while (read < buffer.length) {
+        const n = fs.readSync(fd, buffer, read, buffer.length - read, index.offset + read)
+        if (n === 0) break
+        read += n
+      }
+      index.offset += read
+      const lines = (index.tail + buffer.subarray(0, read).toString("utf8")).split("\n")
+      index.tail = lines.pop() ?? ""
+      for (const line of lines) {
+        if (line.length === 0) continue
+        try {
+          const entry = JSON.parse(line) as LedgerEntry
+          index.entries.set(ledgerKey(entry.platform, entry.destinationId, entry.attempt), entry)
+        } catch {
+          // A line cut short by a killed process, followed by the next process's whole lines.
+        }
+      }
+    }
+  } finally {
+    fs.closeSync(fd)
+  }
+  return index.entries.get(ledgerKey(platform, destinationId, attempt))
+}
+
+/**
  * Where the sandbox appends its lines (ledger, journal). Each line is one whole `write` on a file opened
  * with O_APPEND, so lines of several processes never interleave mid-line, and a line is in the file
  * when `append` returns; a process killed mid-write leaves at most a cut last line, which readers skip.
@@ -321,9 +385,7 @@ export const make = (platform: Platform, options: SandboxOptions = {}, files: Li
       if (options.ledger === undefined) {
         return { _tag: "Unknown", reason: "the sandbox keeps no ledger (HERALD_SANDBOX_LEDGER)" }
       }
-      const entry = readLedger(options.ledger).find((e) =>
-        e.platform === platform && e.destinationId === lookup.destinationId && e.attempt === lookup.attempt
-      )
+      const entry = findInLedger(options.ledger, platform, lookup.destinationId, lookup.attempt)
       return entry === undefined
         ? { _tag: "Absent" }
         : { _tag: "Found", platformPostId: entry.platformPostId, platformPostUrl: entry.platformPostUrl }

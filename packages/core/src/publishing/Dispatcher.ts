@@ -991,8 +991,20 @@ export const abandonedOutcome = (answer: PublishedAnswer): Outcome => {
 }
 
 /**
+ * Abandoned claims taken over per sweep: with `settleConcurrency` lookups at once, each bounded by the
+ * lookup timeout (10 s), a batch is settled within two lookup timeouts, inside the 30 s lease it is
+ * taken over under. A dead process that held more is settled batch after batch, at once.
+ */
+const settleBatch = 100
+
+/** Platform lookups of one sweep in flight at once. */
+const settleConcurrency = 50
+
+/**
  * Takes over and resolves destinations whose process died while publishing (stale heartbeat or
- * expired lease), asking their platform first; then removes the dead processes' rows.
+ * expired lease), asking their platform first, up to `settleBatch` of them, and records their
+ * outcomes together (one transaction, as a round's recorder does); then removes the dead processes'
+ * rows.
  */
 const resolveAbandoned = (config: Resolved) =>
   Effect.gen(function*() {
@@ -1003,31 +1015,44 @@ const resolveAbandoned = (config: Resolved) =>
     const abandoned = yield* dispatch.takeOverAbandoned({
       now,
       deadBefore,
-      limit: config.batchSize,
+      limit: Math.min(settleBatch, config.batchSize),
       leaseFor: config.leaseFor,
       workerId: config.workerId
     })
-    const tally = { resolved: 0, found: 0, absent: 0 }
-    yield* Effect.forEach(abandoned, (claim) =>
+    const tally = { takenOver: abandoned.length, resolved: 0, found: 0, absent: 0 }
+    // The batch's posts in one read (one by one if that fails).
+    const preloaded = abandoned.length === 0 ? undefined : yield* preloadPosts(abandoned)
+    const settled = yield* Effect.forEach(abandoned, (claim) =>
       Effect.gen(function*() {
         const d = claim.destination
-        const record = yield* posts.findById(d.organizationId, d.postId)
-        const loaded: Loaded = Option.match(record, {
-          onNone: () => ({ post: Option.none(), destinationCount: 1 }),
-          onSome: (r) => ({ post: Option.some(r.post), destinationCount: r.destinations.length })
-        })
+        const known = preloaded?.get(d.postId)
+        const loaded: Loaded = known !== undefined && known.post.organizationId === d.organizationId
+          ? { post: Option.some(known.post), destinationCount: known.destinationCount }
+          : Option.match(yield* posts.findById(d.organizationId, d.postId), {
+            onNone: () => ({ post: Option.none(), destinationCount: 1 }),
+            onSome: (r) => ({ post: Option.some(r.post), destinationCount: r.destinations.length })
+          })
         const answer = yield* askPlatform(claim, loaded.post, config)
-        const outcome = abandonedOutcome(answer)
-        const result = yield* recordWithRetry(claim, outcome, loaded)
+        const pending: Pending = { claim, outcome: abandonedOutcome(answer), loaded }
+        return { pending, answer }
+      }), { concurrency: settleConcurrency })
+    const results = settled.length === 0
+      ? []
+      : yield* recordAll(settled.map((s) => s.pending)).pipe(
+        Effect.retry({ times: 3, schedule: Schedule.exponential("100 millis") })
+      )
+    yield* Effect.forEach(settled, ({ answer, pending }, i) =>
+      Effect.gen(function*() {
+        const result = results[i] ?? "lost"
         yield* Effect.logWarning(`Dispatcher: abandoned attempt settled (platform answer: ${answer._tag})`).pipe(
           Effect.annotateLogs(answer._tag === "Unknown" ? { reason: answer.reason } : {})
         )
-        yield* logOutcome(result, outcome)
+        yield* logOutcome(result, pending.outcome)
         if (result === "lost") return
         tally.resolved += 1
         if (answer._tag === "Found") tally.found += 1
         if (answer._tag === "Absent") tally.absent += 1
-      }).pipe(Effect.annotateLogs(logAnnotations(claim.destination))), { concurrency: 10, discard: true })
+      }).pipe(Effect.annotateLogs(logAnnotations(pending.claim.destination))), { discard: true })
     const processes = yield* Effect.serviceOption(Processes.ProcessStore)
     if (Option.isSome(processes)) {
       const removed = yield* processes.value.removeDead(deadBefore)
@@ -1456,7 +1481,7 @@ interface Claimed {
   readonly expired: number
 }
 
-const noneAbandoned = { resolved: 0, found: 0, absent: 0 }
+const noneAbandoned = { takenOver: 0, resolved: 0, found: 0, absent: 0 }
 
 /** How a round of `run` tells its loop where it is, and gives way to the loop's next claim. */
 interface InLoop {
@@ -1474,12 +1499,6 @@ interface InLoop {
    * claimed batch's posts and accounts; ended at the latest when the round ends.
    */
   readonly claimed: () => void
-  /**
-   * Whether the round sweeps for abandoned claims first. Not while a backlog of due work is claimed
-   * round after round: the loop's own sweep (`sweepLoop`) runs every poll interval anyway, and the
-   * sweep's query reads every claim in flight (5 ms a round with 10,000 in flight).
-   */
-  readonly sweep: boolean
 }
 
 const round = (options: Options, claimLimit?: number, inLoop?: InLoop) =>
@@ -1489,7 +1508,9 @@ const round = (options: Options, claimLimit?: number, inLoop?: InLoop) =>
     const claimed = inLoop?.claimed ?? (() => {})
     const dispatch = yield* DispatchStore
     const body = Effect.gen(function*() {
-      const abandoned = inLoop === undefined || inLoop.sweep ? yield* resolveAbandoned(config) : noneAbandoned
+      // The loop's rounds never settle abandoned claims themselves: its own sweep (`sweepLoop`) does,
+      // beside them, so that settling a dead process's claims never holds up new work.
+      const abandoned = inLoop === undefined ? yield* resolveAbandoned(config) : noneAbandoned
       const toLoop = (claimed: number) =>
         inLoop === undefined
           ? Effect.void
@@ -1596,10 +1617,16 @@ const sweepLoop = (config: Resolved) =>
   Effect.forever(
     Effect.uninterruptible(
       resolveAbandoned(config).pipe(
-        Effect.flatMap((tally) => (tally.absent > 0 ? poke : Effect.void)),
-        Effect.catchAllCause((cause) => Effect.logError("Dispatcher: sweep of dead processes failed", cause))
+        Effect.tap((tally) => (tally.absent > 0 ? poke : Effect.void)),
+        Effect.map((tally) => tally.takenOver >= Math.min(settleBatch, config.batchSize)),
+        Effect.catchAllCause((cause) =>
+          Effect.logError("Dispatcher: sweep of dead processes failed", cause).pipe(Effect.as(false))
+        )
       )
-    ).pipe(Effect.zipRight(Effect.sleep(config.pollInterval)))
+    ).pipe(
+      // A full batch: a dead process held more; the next batch at once, else the next poll.
+      Effect.flatMap((more) => (more ? Effect.yieldNow() : Effect.sleep(config.pollInterval)))
+    )
   )
 
 /**
@@ -1615,8 +1642,6 @@ export const run = (options: Options) =>
     // long as its slowest publish, and the bound on noticing a death must not depend on it.
     yield* Effect.fork(sweepLoop(config))
     let limit = config.claimSize.min
-    // Whether the next round sweeps (no: it continues a backlog that the last claim found).
-    let sweep = true
     const claimsFirst = ClaimsFirst.make()
     // Rounds run in their own fibers that nobody interrupts: stopping the loop waits for every round
     // in flight, so no claimed destination is abandoned to its lease (each publish is bounded by its
@@ -1633,7 +1658,7 @@ export const run = (options: Options) =>
         const fiber = yield* Effect.uninterruptibleMask((restore) =>
           Effect.suspend(() => {
             const claiming = claimsFirst.begin()
-            const inLoop: InLoop = { onClaimed: claimed, published, claimsFirst, claimed: claiming, sweep }
+            const inLoop: InLoop = { onClaimed: claimed, published, claimsFirst, claimed: claiming }
             return Effect.forkDaemon(restore(round(options, limit, inLoop)).pipe(
               Effect.map(Option.some),
               Effect.catchAllCause((cause) =>
@@ -1652,7 +1677,6 @@ export const run = (options: Options) =>
         if (Option.isSome(early) && (ClaimSize.full(early.value.limit, early.value.claimed) ||
           early.value.expired >= config.batchSize)) {
           running.claimed = early.value.claimed
-          sweep = !ClaimSize.full(early.value.limit, early.value.claimed)
           limit = ClaimSize.next(early.value.limit, early.value.claimed, config.claimSize)
           while (true) {
             const publishing = yield* Effect.filter(rounds, (r) => Effect.map(Deferred.isDone(r.published), (done) => !done))
@@ -1666,7 +1690,6 @@ export const run = (options: Options) =>
           continue
         }
         // Otherwise every round in flight ends before the loop sleeps, as one round did before.
-        sweep = true
         const results = yield* Effect.forEach(rounds, (r) => Fiber.join(r.fiber))
         rounds.length = 0
         const last = results[results.length - 1]!
