@@ -1,7 +1,7 @@
 /**
  * The approval workflow over real HTTP (a `herald serve` child process), on SQLite and (where one
- * answers) Postgres: `POST /posts/{id}/approve` and `/request-changes` on pending drafts only (409
- * `invalid_post_status` otherwise), the required note, 404s and scopes, one approval authorizing
+ * answers) Postgres: `POST /posts/{id}/approve` and `/request-changes` on pending drafts only (400
+ * `invalid_post_status` otherwise, as the spec's error table lists it), the request's `note` echoed, the required note, 404s and scopes, one approval authorizing
  * exactly one publish, the edit that resubmits, the `approval` filter of `GET /posts` on real
  * approvals, and the three approval events arriving signed at a real webhook receiver.
  */
@@ -168,12 +168,15 @@ describe.each([
       request_approval: true
     })
     const got = json(await server.request("GET", `/api/v1/posts/${id}`)).data
-    expect(json(res).data).toEqual(got)
+    // The round trip: the request's `note` comes back under its own name, beside the post as GET shows it.
+    const { note, ...post } = json(res).data
+    expect(note).toBe("Looks good")
+    expect(post).toEqual(got)
 
     const bare = await pending()
     const noBody = await approve(bare)
-    expect([noBody.status, json(noBody).data["approval_status"], json(noBody).data["approval_note"]])
-      .toEqual([200, "approved", null])
+    expect([noBody.status, json(noBody).data["approval_status"], json(noBody).data["approval_note"], json(noBody).data["note"]])
+      .toEqual([200, "approved", null, null])
 
     const requested = await receiver.waitFor((p) => p.event === "post.approval_requested" && p.data["post_id"] === id)
     expect(requested.data).toEqual({ post_id: id, account_ids: [x], requested_by: me })
@@ -201,13 +204,19 @@ describe.each([
     const res = await requestChanges(id, { note: "Shorter, please" })
     expect(res.status, res.text).toBe(200)
     conforms("/api/v1/posts/{id}/request-changes", "post", res)
-    expect(json(res).data).toMatchObject({ id, status: "draft", approval_status: "changes_requested", approval_note: "Shorter, please" })
+    expect(json(res).data).toMatchObject({
+      id,
+      status: "draft",
+      approval_status: "changes_requested",
+      approval_note: "Shorter, please",
+      note: "Shorter, please"
+    })
     const event = await receiver.waitFor((p) => p.event === "post.changes_requested" && p.data["post_id"] === id)
     expect(event.data).toEqual({ post_id: id, account_ids: [x], reviewed_by: me, note: "Shorter, please" })
 
     // Neither review applies to changes_requested; it cannot be scheduled either.
     for (const res of [await approve(id), await requestChanges(id, { note: "again" })]) {
-      expect([res.status, json(res).error.code]).toEqual([409, "invalid_post_status"])
+      expect([res.status, json(res).error.code]).toEqual([400, "invalid_post_status"])
       expect(json(res).error.details).toMatchObject({ status: "draft", approval_status: "changes_requested" })
     }
     const scheduled = await server.request("POST", `/api/v1/posts/${id}/schedule`, { body: { scheduled_for: future(120) } })
@@ -224,7 +233,7 @@ describe.each([
     expect(json(await approve(id)).data["approval_status"]).toBe("approved")
   }, 60_000)
 
-  it.skipIf(skip)("409 invalid_post_status on anything but a pending draft; nothing changes", async () => {
+  it.skipIf(skip)("400 invalid_post_status on anything but a pending draft; nothing changes", async () => {
     const approved = await pending()
     expect((await approve(approved)).status).toBe(200)
     const plain = json(await server.request("POST", "/api/v1/posts", { body: { content: "no review", draft: true } })).data.id
@@ -237,7 +246,7 @@ describe.each([
       [live, "scheduled", null]
     ] as const) {
       for (const res of [await approve(id, { note: "ok" }), await requestChanges(id, { note: "no" })]) {
-        expect([id, res.status, json(res).error.code]).toEqual([id, 409, "invalid_post_status"])
+        expect([id, res.status, json(res).error.code]).toEqual([id, 400, "invalid_post_status"])
         expect(json(res).error.details).toEqual({ status, approval_status: approvalStatus })
         conforms("/api/v1/posts/{id}/approve", "post", res)
       }
@@ -268,7 +277,7 @@ describe.each([
     const second = await server.request("POST", `/api/v1/posts/${id}/schedule`, { body: { scheduled_for: future(180) } })
     expect([second.status, json(second).error.code]).toEqual([409, "invalid_post_status"])
     const reapprove = await approve(id)
-    expect([reapprove.status, json(reapprove).error.details["status"]]).toEqual([409, "scheduled"])
+    expect([reapprove.status, json(reapprove).error.details["status"]]).toEqual([400, "scheduled"])
     // A scheduled post edited after its approval was spent stays approved (the spent approval is kept).
     const moved = await server.request("PATCH", `/api/v1/posts/${id}`, { body: { scheduled_for: future(200) } })
     expect([moved.status, json(moved).data["approval_status"]]).toEqual([200, "approved"])
@@ -298,7 +307,7 @@ describe.each([
     expect(json(await server.request("GET", `/api/v1/posts/${id}`)).data["approval_status"]).toBe("pending")
   })
 
-  it.skipIf(skip)("concurrent reviews of one draft: exactly one wins, the others are 409, one event", async () => {
+  it.skipIf(skip)("concurrent reviews of one draft: exactly one wins, the others are 400, one event", async () => {
     const id = await pending()
     const answers = await Promise.all([
       approve(id, { note: "a" }),
@@ -307,7 +316,7 @@ describe.each([
       requestChanges(id, { note: "d" })
     ])
     const statuses = answers.map((r) => r.status).sort()
-    expect(statuses).toEqual([200, 409, 409, 409])
+    expect(statuses).toEqual([200, 400, 400, 400])
     const winner = json(answers.find((r) => r.status === 200)!).data
     const final = json(await server.request("GET", `/api/v1/posts/${id}`)).data
     expect([final["approval_status"], final["approval_note"]]).toEqual([winner["approval_status"], winner["approval_note"]])

@@ -1,7 +1,9 @@
 /**
  * The review of drafts submitted for approval: `POST /posts/{id}/approve` (optional note) and
  * `POST /posts/{id}/request-changes` (note required). Only a pending draft may be reviewed; anything
- * else is 409 `invalid_post_status`. Each state change and its event (`post.approved`,
+ * else is 400 `invalid_post_status`
+ * (the spec's error table lists the code under 400; its 409 is only for scheduling a non-draft and a
+ * retry with nothing failed). Each state change and its event (`post.approved`,
  * `post.changes_requested`) are written in one transaction, under the post's lock, like every other
  * post change. The rules of the approval axis are `ApprovalLifecycle`'s.
  */
@@ -68,8 +70,7 @@ const notPending = (record: PostRecord, approval: Option.Option<Approval>) => {
   return DomainError.fail(
     "invalid_post_status",
     `Only a draft pending approval can be reviewed; ${why}`,
-    { status, approval_status: approvalStatus },
-    409
+    { status, approval_status: approvalStatus }
   )
 }
 

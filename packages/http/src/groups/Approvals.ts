@@ -1,7 +1,7 @@
 /**
  * The review of drafts submitted for approval: `POST /posts/{id}/approve` and
  * `POST /posts/{id}/request-changes` (scope write). The rules live in `@herald/core/Approvals`; both
- * answer the reviewed post as `GET /posts/{id}` shows it.
+ * answer the reviewed post as `GET /posts/{id}` shows it, plus the request's `note` under its own name.
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
@@ -28,7 +28,7 @@ export const ApprovalsGroup = HttpApiGroup.make("approvals")
       .addSuccess(Envelope.ok(PostView))
       .annotate(
         OpenApi.Summary,
-        "Approve a draft pending approval (scope write); it can then be scheduled once. 409 invalid_post_status " +
+        "Approve a draft pending approval (scope write); it can then be scheduled once. 400 invalid_post_status " +
           "unless the post is a pending draft"
       )
   )
@@ -40,11 +40,10 @@ export const ApprovalsGroup = HttpApiGroup.make("approvals")
       .annotate(
         OpenApi.Summary,
         "Send a draft pending approval back with a required note (scope write); an edit resubmits it. " +
-          "409 invalid_post_status unless the post is a pending draft"
+          "400 invalid_post_status unless the post is a pending draft"
       )
   )
   .addError(ApiGroup.errors.notFound)
-  .addError(ApiGroup.errors.conflict)
   .pipe(ApiGroup.authenticated)
 
 /** The parsed JSON body; undefined when there is none. Malformed JSON is 400 `invalid_json`. */
@@ -78,7 +77,7 @@ export const ApprovalsLive = HttpApiBuilder.group(ApiGroup.apiOf(ApprovalsGroup)
         const body = yield* jsonBody
         const record = yield* Approvals.approve(caller, path.id, body).pipe(dieOnStorage)
         yield* RequestMiddleware.annotateRequestLog("post_id", record.post.id)
-        return toPostView(record)
+        return toPostView(record, { reviewNote: true })
       }))
     .handleRaw("requestChanges", ({ path }) =>
       Effect.gen(function*() {
@@ -86,5 +85,5 @@ export const ApprovalsLive = HttpApiBuilder.group(ApiGroup.apiOf(ApprovalsGroup)
         const body = yield* jsonBody
         const record = yield* Approvals.requestChanges(caller, path.id, body).pipe(dieOnStorage)
         yield* RequestMiddleware.annotateRequestLog("post_id", record.post.id)
-        return toPostView(record)
+        return toPostView(record, { reviewNote: true })
       })))

@@ -68,6 +68,10 @@ export const PostView = Schema.Struct({
   next_steps: Schema.optional(Schema.String.annotations({ description: "On a draft just created" })),
   publish_now: Schema.optional(Schema.Boolean.annotations({
     description: "Only in the answer to POST /posts/{id}/schedule, when the request sent it (echoed as sent)"
+  })),
+  note: Schema.optional(Schema.NullOr(Schema.String).annotations({
+    description: "Only in the answer to approve and request-changes: the review note as stored (the same as " +
+      "approval_note), so the request's field comes back under its own name"
   }))
 }).annotations({ identifier: "Post" })
 export type PostView = typeof PostView.Type
@@ -77,7 +81,12 @@ const iso = (t: Option.Option<DateTime.Utc>): string | null =>
 
 export const toPostView = (
   record: PostRecord,
-  extra: { readonly scheduledAtSent?: boolean; readonly nextSteps?: string; readonly publishNow?: boolean } = {}
+  extra: {
+    readonly scheduledAtSent?: boolean
+    readonly nextSteps?: string
+    readonly publishNow?: boolean
+    readonly reviewNote?: boolean
+  } = {}
 ): PostView => {
   const post = record.post
   const scheduledFor = iso(post.scheduledFor)
@@ -116,7 +125,10 @@ export const toPostView = (
     created_at: DateTime.formatIso(post.createdAt),
     updated_at: DateTime.formatIso(post.updatedAt),
     ...(extra.nextSteps === undefined ? {} : { next_steps: extra.nextSteps }),
-    ...(extra.publishNow === undefined ? {} : { publish_now: extra.publishNow })
+    ...(extra.publishNow === undefined ? {} : { publish_now: extra.publishNow }),
+    ...(extra.reviewNote === true
+      ? { note: Option.match(post.approval, { onNone: () => null, onSome: (a) => Option.getOrNull(a.note) }) }
+      : {})
   }
 }
 
