@@ -155,6 +155,55 @@ describe.each([
     }
   })
 
+  it.skipIf(skip)("connect-credential: a Telegram chat id as a JSON number or a string; every field sent comes back by name, secrets redacted", async () => {
+    const asNumber = await server.request("POST", "/api/v1/accounts/connect-credential", {
+      body: { platform: "telegram", bot_token: TelegramFake.botToken, channel: -1009876543210 }
+    })
+    expect(asNumber.status, asNumber.text).toBe(200)
+    const numbered = body<{ account: AccountBody } & Record<string, unknown>>(asNumber).data!
+    expect(numbered).toMatchObject({
+      platform: "telegram",
+      connected: true,
+      account: { platform: "telegram", account_name: "Private Desk" },
+      bot_token: "[redacted]",
+      channel: -1009876543210
+    })
+    const asString = await server.request("POST", "/api/v1/accounts/connect-credential", {
+      body: { platform: "telegram", bot_token: TelegramFake.botToken, channel: "-1009876543210" }
+    })
+    expect(asString.status, asString.text).toBe(200)
+    const stringed = body<{ account: AccountBody } & Record<string, unknown>>(asString).data!
+    expect([stringed.account.id, stringed["channel"]]).toEqual([numbered.account.id, "-1009876543210"])
+    for (const channel of [1.5, true, null]) {
+      const bad = await server.request("POST", "/api/v1/accounts/connect-credential", {
+        body: { platform: "telegram", bot_token: TelegramFake.botToken, channel }
+      })
+      expect([String(channel), bad.status, body(bad).error!.code]).toEqual([String(channel), 400, "validation_error"])
+    }
+
+    const hook = await server.request("POST", "/api/v1/accounts/connect-credential", {
+      body: { platform: "discord", webhook_url: DiscordFake.webhookUrl }
+    })
+    expect(body<Record<string, unknown>>(hook).data).toMatchObject({ platform: "discord", webhook_url: "[redacted]" })
+    const sky = await server.request("POST", "/api/v1/accounts/connect-credential", {
+      body: { platform: "bluesky", handle: "herald.bsky.social", app_password: BlueskyFake.appPassword }
+    })
+    expect(body<Record<string, unknown>>(sky).data).toMatchObject({
+      platform: "bluesky",
+      handle: "herald.bsky.social",
+      app_password: "[redacted]"
+    })
+    for (const [res, secret] of [
+      [asNumber, TelegramFake.botToken],
+      [asString, TelegramFake.botToken],
+      [hook, DiscordFake.hookToken],
+      [sky, BlueskyFake.appPassword]
+    ] as const) {
+      expect(res.text).not.toContain(secret)
+    }
+    expect(server.output()).not.toContain(TelegramFake.botToken)
+  })
+
   it.skipIf(skip)("connect-credential refusals: 400 auth_failed with the platform's reason, validation_error for bad input", async () => {
     const refused = await server.request("POST", "/api/v1/accounts/connect-credential", {
       body: { platform: "telegram", bot_token: "7012345678:AAH3kq-Zx8vJ_9LmN0pQrStUvWxYz000000", channel: "@herald_news" }

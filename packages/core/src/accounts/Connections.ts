@@ -203,13 +203,14 @@ export const credentialInstructions: Record<CredentialPlatform, string> = {
 export interface CredentialConnect {
   readonly organizationId: OrganizationId
   readonly platform: CredentialPlatform
-  readonly input: Readonly<Record<string, string | undefined>>
+  /** The credential fields as sent; a number (a Telegram numeric chat id) is given to the client as its decimal text. */
+  readonly input: Readonly<Record<string, string | number | undefined>>
 }
 
 /** Validates the credentials live through the platform client, then saves the account. */
 export const connectWithCredentials = (request: CredentialConnect) =>
   Effect.gen(function*() {
-    const missing = requiredFields[request.platform].filter((field) => (request.input[field] ?? "").trim() === "")
+    const missing = requiredFields[request.platform].filter((field) => String(request.input[field] ?? "").trim() === "")
     if (missing.length > 0) {
       return yield* DomainError.fail(
         "validation_error",
@@ -222,7 +223,7 @@ export const connectWithCredentials = (request: CredentialConnect) =>
       return yield* DomainError.fail("misconfig", `Connecting ${request.platform} is not available on this server`)
     }
     const input: Record<string, string> = {}
-    for (const [key, value] of Object.entries(request.input)) if (value !== undefined) input[key] = value
+    for (const [key, value] of Object.entries(request.input)) if (value !== undefined) input[key] = String(value)
     const identity = yield* client.value.connectWithCredentials(input).pipe(Effect.mapError(refusal))
     return yield* saveIdentity(request.organizationId, request.platform, identity, "credential")
   }).pipe(Effect.withSpan("Connections.connectWithCredentials", { attributes: { platform: request.platform } }))

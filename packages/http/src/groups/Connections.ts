@@ -47,22 +47,60 @@ export const ConnectLink = Schema.Struct({
 const optionalString = (description: string) =>
   Schema.optional(FieldCaps.cappedString(FieldCaps.maxUrl).annotations({ description }))
 
+/**
+ * A Telegram chat: `@username`, or the numeric chat id as a string or as a JSON number (a channel's id
+ * such as -1001234567890 is within JSON's exact integers); the client is given its decimal text.
+ */
+const TelegramChannel = Schema.Union(FieldCaps.cappedString(FieldCaps.maxUrl), Schema.Int).annotations({
+  description: "telegram: @username or numeric chat id (a string or a JSON number); the bot must be a channel admin"
+})
+
 export const ConnectCredentialPayload = Schema.Struct({
   platform: CredentialPlatform,
   bot_token: optionalString("telegram: the bot's token from BotFather"),
-  channel: optionalString("telegram: @username or numeric chat id; the bot must be a channel admin"),
+  channel: Schema.optional(TelegramChannel),
   webhook_url: optionalString("discord: the channel's webhook URL"),
   handle: optionalString("bluesky: the handle (or DID or email)"),
   app_password: optionalString("bluesky: an app password (xxxx-xxxx-xxxx-xxxx), never the main password"),
   service: optionalString("bluesky: the PDS origin; https://bsky.social by default")
 }).annotations({ identifier: "ConnectCredentialRequest" })
 
+/** What a secret sent in a request comes back as: its name, never its value. */
+export const redacted = "[redacted]"
+
+/** The credential fields that are secrets (a Discord webhook URL carries its token). */
+const secretFields = ["bot_token", "webhook_url", "app_password"] as const
+
+const Redacted = Schema.optional(Schema.Literal(redacted).annotations({ description: "Sent; a secret, never echoed" }))
+const Echoed = Schema.optional(Schema.String.annotations({ description: "As sent" }))
+
 export const ConnectCredentialResult = Schema.Struct({
   platform: CredentialPlatform,
   connected: Schema.Boolean,
   account: Schema.NullOr(AccountView.Account),
-  instructions: Schema.String
-}).annotations({ identifier: "ConnectCredentialResult" })
+  instructions: Schema.String,
+  bot_token: Redacted,
+  channel: Schema.optional(Schema.Union(Schema.String, Schema.Int).annotations({ description: "As sent" })),
+  webhook_url: Redacted,
+  handle: Echoed,
+  app_password: Redacted,
+  service: Echoed
+}).annotations({
+  identifier: "ConnectCredentialResult",
+  description: "Every credential field the request sent comes back by name (round trip); secrets as \"[redacted]\""
+})
+
+/** The request's credential fields for the answer: secrets redacted, the rest as sent. */
+const echoCredentials = (
+  input: Omit<typeof ConnectCredentialPayload.Type, "platform">
+): Omit<typeof ConnectCredentialResult.Type, "platform" | "connected" | "account" | "instructions"> => {
+  const echoed: Record<string, string | number> = {}
+  for (const [field, value] of Object.entries(input)) {
+    if (value === undefined) continue
+    echoed[field] = (secretFields as ReadonlyArray<string>).includes(field) ? redacted : value
+  }
+  return echoed
+}
 
 export const ReconnectLink = Schema.Struct({
   account_id: Schema.Int,
@@ -191,16 +229,14 @@ export const ConnectionsLive = HttpApiBuilder.group(ApiGroup.apiOf(ConnectionsGr
       Effect.gen(function*() {
         const { organization } = yield* Auth.requireScope("write")
         const { platform, ...input } = payload
-        const saved = yield* Connections.connectWithCredentials({
-          organizationId: organization.id,
-          platform,
-          input
-        }).pipe(dieOnPersistence)
+        const saved = yield* Connections.connectWithCredentials({ organizationId: organization.id, platform, input })
+          .pipe(dieOnPersistence)
         return {
           platform,
           connected: true,
           account: AccountView.toAccount(saved.account, yield* DateTime.now),
-          instructions: Connections.credentialInstructions[platform]
+          instructions: Connections.credentialInstructions[platform],
+          ...echoCredentials(input)
         }
       }))
     .handle("reconnect", ({ path }) =>
