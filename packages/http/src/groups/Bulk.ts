@@ -1,6 +1,6 @@
 /**
  * `POST /posts/bulk` (1 to 50 POST /posts bodies, each created on its own: 201 all created, 207
- * mixed, 422 none) and `POST /posts/bulk-schedule` (rows of date, time, content, platforms and media
+ * mixed; none created is an error whose details hold the 207's results, see `noneCreated`) and `POST /posts/bulk-schedule` (rows of date, time, content, platforms and media
  * in one timezone; 200, or 422 when batch errors block scheduling). The rules live in
  * `@herald/core/BulkPosts` and `@herald/core/BulkSchedule`.
  *
@@ -90,7 +90,8 @@ export const BulkGroup = HttpApiGroup.make("bulk")
       .annotate(
         OpenApi.Summary,
         `Create up to ${BulkPosts.maxItems} posts, each on its own (scope write): 201 all created, 207 mixed, ` +
-          "422 none created (details.results lists each error), 400 bulk_limit_exceeded above 50"
+          "none created: the items' common error (their code and status), else 400 validation_error, with " +
+          "details.results and details.summary shaped as a 207's data; 400 bulk_limit_exceeded above 50"
       )
   )
   .add(
@@ -129,6 +130,23 @@ const itemOf = (outcome: BulkPosts.ItemOutcome, index: number): BulkItem =>
     onLeft: (error) => ({ index, success: false, status: "failed" as const, post: null, error: Envelope.errorObject(error) })
   })
 
+/**
+ * The answer when no item was created: an error envelope (`data` null) whose `details` holds
+ * `results` and `summary` exactly as a 207's `data` does. Its code and status are the items' own when
+ * every item failed with the same code (all `post_limit_reached`: a 429 the client may retry, with
+ * the first item's `reset_at`; all `invalid_accounts`: that 400), else 400 `validation_error`: never a status the spec's error table
+ * does not give the code.
+ */
+const noneCreated = (outcomes: ReadonlyArray<BulkPosts.ItemOutcome>, result: BulkResult): DomainError => {
+  const errors = outcomes.flatMap((o) => (Either.isLeft(o) ? [o.left] : []))
+  const first = errors[0]
+  const shared = first !== undefined && errors.every((e) => e.code === first.code && e.status === first.status)
+  const message = `None of the ${outcomes.length} posts was created; details.results gives each one's error`
+  return shared
+    ? DomainError.of(first.code, `${message} (every one: ${first.code})`, { ...first.details, ...result }, first.status)
+    : DomainError.of("validation_error", message, { ...result })
+}
+
 /** A success envelope with a status of the handler's choosing (207). */
 const respond = (data: unknown, status: number) =>
   Effect.map(FiberRef.get(Envelope.currentMeta), (meta) =>
@@ -148,14 +166,7 @@ export const BulkLive = HttpApiBuilder.group(ApiGroup.apiOf(BulkGroup), "bulk", 
           results: outcomes.map(itemOf),
           summary: { total: outcomes.length, created, failed: outcomes.length - created }
         }
-        if (created === 0) {
-          return yield* DomainError.fail(
-            "validation_error",
-            `None of the ${outcomes.length} posts was created; details.results gives each one's error`,
-            { ...result },
-            422
-          )
-        }
+        if (created === 0) return yield* Effect.fail(noneCreated(outcomes, result))
         return yield* respond(result, created === outcomes.length ? 201 : 207)
       }))
     .handleRaw("schedule", () =>
