@@ -1,7 +1,7 @@
 /**
  * POST /posts/bulk over real HTTP, on SQLite and Postgres: 201 when every item is created, 207 for
- * mixed outcomes (each failed item with the code, message and details a single create gives), 422
- * when none is, 400 bulk_limit_exceeded above 50 and validation_error for 0 items or no array
+ * mixed outcomes (each failed item with the code, message and details a single create gives), an
+ * error whose details are shaped as a 207's data when none is, 400 bulk_limit_exceeded above 50 and validation_error for 0 items or no array
  * (nothing stored), the rate limit charged once plus once per created post, and the posting
  * allowance counting each post.
  */
@@ -135,17 +135,34 @@ describe.each([
     }
   })
 
-  it.skipIf(skip)("every item failing: 422 with each error in details.results; nothing stored", async () => {
+  it.skipIf(skip)("every item failing: 400 with each error in details.results and details.summary, shaped as a 207's data; nothing stored", async () => {
     const before = await total()
     const res = await bulk({ posts: [{ content: "a", account_ids: [999999] }, { content: 5 }] })
-    expect(res.status, res.text).toBe(422)
+    expect(res.status, res.text).toBe(400)
     conforms("/api/v1/posts/bulk", res)
-    const error = (res.json as Json).error
-    expect(error.code).toBe("validation_error")
+    const body = res.json as Json & { readonly data: unknown }
+    expect(body.data).toBeNull()
+    const error = body.error
+    expect([error.code, error.retryable]).toEqual(["validation_error", false])
     const results = error.details["results"] as ReadonlyArray<Item>
-    expect(results.map((r) => r.error?.code)).toEqual(["invalid_accounts", "validation_error"])
+    expect(results.map((r) => [r.index, r.success, r.status, r.post, r.error?.code])).toEqual([
+      [0, false, "failed", null, "invalid_accounts"],
+      [1, false, "failed", null, "validation_error"]
+    ])
     expect(error.details["summary"]).toEqual({ total: 2, created: 0, failed: 2 })
-    expect(await total()).toBe(before)
+    // The same items beside a valid one: the 207's data has exactly the shape of these details.
+    const mixed = await bulk({ posts: [{ content: "a", account_ids: [999999] }, { content: 5 }, { content: "ok", draft: true }] })
+    expect(mixed.status, mixed.text).toBe(207)
+    const data = (mixed.json as Json).data
+    expect(Object.keys(data).sort()).toEqual(Object.keys(error.details).sort())
+    expect(data.results.slice(0, 2)).toEqual(results)
+
+    // Every item failing for one reason: that reason's code and status.
+    const same = await bulk({ posts: [{ content: "a", account_ids: [999999] }, { content: "b", account_ids: [999998] }] })
+    expect([same.status, (same.json as Json).error.code]).toEqual([400, "invalid_accounts"])
+    expect((same.json as Json).error.details["summary"]).toEqual({ total: 2, created: 0, failed: 2 })
+    conforms("/api/v1/posts/bulk", same)
+    expect(await total()).toBe(before + 1)
   })
 
   it.skipIf(skip)("above 50 items: 400 bulk_limit_exceeded; 0 items or no array: validation_error; nothing stored", async () => {
@@ -159,6 +176,11 @@ describe.each([
       const res = await bulk(body)
       expect([res.status, (res.json as Json).error.code], JSON.stringify(body)).toEqual([400, "validation_error"])
     }
+    // Past the generic cap of 1,000 members per array, the endpoint's own limit still answers.
+    const huge = await bulk({ posts: Array.from({ length: 1001 }, () => ({})) })
+    expect([huge.status, (huge.json as Json).error.code]).toEqual([400, "bulk_limit_exceeded"])
+    expect((huge.json as Json).error.details).toMatchObject({ limit: 50, received: 1001 })
+    conforms("/api/v1/posts/bulk", huge)
     const raw = await server.request("POST", "/api/v1/posts/bulk", { rawBody: "{\"posts\": [" })
     expect([raw.status, (raw.json as Json).error.code]).toEqual([400, "invalid_json"])
     expect(await total()).toBe(before)

@@ -77,7 +77,12 @@ const insertPost = (orgId: string, targets: ReadonlyArray<{ account: SocialAccou
 
 interface Envelope<A> {
   readonly data: A
-  readonly error: { readonly code: string; readonly message: string; readonly retryable: boolean } | null
+  readonly error: {
+    readonly code: string
+    readonly message: string
+    readonly retryable: boolean
+    readonly details?: Readonly<Record<string, unknown>>
+  } | null
 }
 
 interface DestinationBody {
@@ -192,6 +197,12 @@ describe.each([
     })
     expect(tooMany.status).toBe(400)
     expect((tooMany.json as Envelope<null>).error!.code).toBe("bulk_limit_exceeded")
+    // Past the generic cap of 1,000 members per array, the endpoint's own limit still answers.
+    const huge = await server.request("POST", "/api/v1/posts/retry-failed", {
+      body: { post_ids: Array.from({ length: 1001 }, () => randomUUID()) }
+    })
+    expect([huge.status, (huge.json as Envelope<null>).error!.code]).toEqual([400, "bulk_limit_exceeded"])
+    expect((huge.json as Envelope<null>).error!.details).toMatchObject({ limit: 200, received: 1001 })
     const badPlatform = await server.request("POST", "/api/v1/posts/retry-failed", { body: { platform: "myspace" } })
     expect(badPlatform.status).toBe(400)
     expect((badPlatform.json as Envelope<null>).error!.code).toBe("validation_error")

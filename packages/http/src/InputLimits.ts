@@ -10,8 +10,9 @@
  *   (`/uploads/media/{id}`): media bytes stream from there to the blob store under its own cap.
  * - A JSON body is scanned once, without recursion and before any parsing, for nesting deeper than
  *   `maxDepth` (32), a container with more than `maxMembers` (1,000) members, and the escape
- *   `\u0000` in any string or key: each a 400 `validation_error`. A body of any type holding a raw
- *   U+0000, and a form body holding `%00`, are refused alike.
+ *   `\u0000` in any string or key: each a 400 `validation_error`; except that the bulk endpoints'
+ *   item arrays past their own limit get the spec's `bulk_limit_exceeded` (`bulkLimitError`). A body
+ *   of any type holding a raw U+0000, and a form body holding `%00`, are refused alike.
  *
  * The body read here is handed on to the handlers (the request's `text`, `json`... answer from it).
  */
@@ -20,6 +21,8 @@ import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as UrlParams from "@effect/platform/UrlParams"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import { DomainError } from "@herald/core/kernel/Errors"
+import * as Retries from "@herald/core/publishing/Retries"
+import * as BulkPosts from "@herald/core/workflow/BulkPosts"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import type * as Http from "node:http"
@@ -258,6 +261,43 @@ export const withBody = (
   }) as HttpServerRequest.HttpServerRequest
 }
 
+/**
+ * The bulk endpoints' own limit answer, which the spec names for too many items: for a body whose
+ * item array (`posts` of POST /posts/bulk, `post_ids` of POST /posts/retry-failed) is past its
+ * endpoint's limit, `bulk_limit_exceeded` rather than the generic member cap. Asked only once the scan
+ * found a container past `maxMembers`; the body is at most `maxBodyBytes`, so parsing it is bounded.
+ */
+const bulkArrays: ReadonlyArray<{
+  readonly path: string
+  readonly field: string
+  readonly limit: number
+  readonly error: (received: number) => DomainError
+}> = [
+  { path: "/api/v1/posts/bulk", field: "posts", limit: BulkPosts.maxItems, error: BulkPosts.limitExceeded },
+  {
+    path: "/api/v1/posts/retry-failed",
+    field: "post_ids",
+    limit: Retries.maxRetryPostIds,
+    error: Retries.postIdsLimitExceeded
+  }
+]
+
+const bulkLimitError = (method: string, url: string, text: string): DomainError | undefined => {
+  if (method !== "POST") return undefined
+  const pathname = url.split("?")[0]!.replace(/\/+$/, "")
+  const endpoint = bulkArrays.find((e) => e.path === pathname)
+  if (endpoint === undefined) return undefined
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    return undefined
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return undefined
+  const items = (parsed as Record<string, unknown>)[endpoint.field]
+  return Array.isArray(items) && items.length > endpoint.limit ? endpoint.error(items.length) : undefined
+}
+
 const formTypes = ["multipart/", "application/x-www-form-urlencoded"]
 
 const hasNoBody = (method: string) => method === "GET" || method === "HEAD" || method === "OPTIONS"
@@ -292,6 +332,11 @@ export const guardRequest = <A, E, R>(
     const text = yield* readBody(request)
     const contentType = (request.headers["content-type"] ?? "").toLowerCase()
     const problem = formTypes.some((t) => contentType.startsWith(t)) ? formNul(text, contentType) : scanJson(text)
-    if (problem !== undefined) return yield* Effect.fail(shapeError(problem, text))
+    if (problem !== undefined) {
+      return yield* Effect.fail(
+        (problem._tag === "TooManyMembers" ? bulkLimitError(request.method, request.url, text) : undefined) ??
+          shapeError(problem, text)
+      )
+    }
     return yield* Effect.provideService(app, HttpServerRequest.HttpServerRequest, withBody(request, text))
   })

@@ -160,6 +160,14 @@ export interface RetryFailedResult {
 /** Statuses a post with a failed destination can be derived to (everything but draft and published). */
 const withFailures: ReadonlyArray<PostStatus> = ["scheduled", "publishing", "failed", "partially_failed"]
 
+/** 400 `bulk_limit_exceeded` for `received` post ids (more than `maxRetryPostIds`). */
+export const postIdsLimitExceeded = (received: number): DomainError =>
+  DomainError.of(
+    "bulk_limit_exceeded",
+    `At most ${maxRetryPostIds} post_ids per call; ${received} were given`,
+    { limit: maxRetryPostIds, received }
+  )
+
 /**
  * `POST /posts/retry-failed`: re-queues every failed destination matching the filters, one transaction
  * per post. 400 `no_filter` without a filter; 400 `bulk_limit_exceeded` above 200 post ids. Nothing
@@ -178,11 +186,7 @@ export const retryFailed = (
       )
     }
     if (input.postIds !== undefined && input.postIds.length > maxRetryPostIds) {
-      return yield* DomainError.fail(
-        "bulk_limit_exceeded",
-        `At most ${maxRetryPostIds} post_ids per call; ${input.postIds.length} were given`,
-        { limit: maxRetryPostIds, received: input.postIds.length }
-      )
+      return yield* Effect.fail(postIdsLimitExceeded(input.postIds.length))
     }
     const selection: Selection = {
       accountIds: input.accountId === undefined ? undefined : [input.accountId],

@@ -17,19 +17,21 @@ const isObject = (u: unknown): u is Record<string, unknown> => typeof u === "obj
 const invalid = (message: string, path = "posts") =>
   DomainError.of("validation_error", message, { validation_errors: [{ path, message }] })
 
+/** 400 `bulk_limit_exceeded` for `received` items (more than `maxItems`). */
+export const limitExceeded = (received: number): DomainError =>
+  DomainError.of(
+    "bulk_limit_exceeded",
+    `POST /posts/bulk takes at most ${maxItems} posts; ${received} were sent (split them into several calls)`,
+    { limit: maxItems, received }
+  )
+
 /** The items of the body: `validation_error` unless `{posts: [...]}` with 1 item or more; `bulk_limit_exceeded` above 50. */
 export const itemsOf = (raw: unknown): Effect.Effect<ReadonlyArray<unknown>, DomainError> => {
   if (!isObject(raw)) return Effect.fail(invalid("The body must be a JSON object {\"posts\": [...]}", ""))
   const posts = raw["posts"]
   if (!Array.isArray(posts)) return Effect.fail(invalid("posts must be an array of POST /posts bodies"))
   if (posts.length === 0) return Effect.fail(invalid("posts must hold at least one post"))
-  if (posts.length > maxItems) {
-    return DomainError.fail(
-      "bulk_limit_exceeded",
-      `POST /posts/bulk takes at most ${maxItems} posts; ${posts.length} were sent (split them into several calls)`,
-      { limit: maxItems, received: posts.length }
-    )
-  }
+  if (posts.length > maxItems) return Effect.fail(limitExceeded(posts.length))
   return Effect.succeed(posts)
 }
 
