@@ -93,31 +93,89 @@ describe("the breaker", () => {
       yield* CircuitBreaker.check(other, "h1")
     }).pipe(Effect.provide(memoryCounters)))
 
-  it.effect("failures spread over hours still count; it closes within 6 hours of the last failure", () =>
+  it.effect("the window slides: five failures over just over five hours open it; each counts for exactly 6 hours", () =>
     Effect.gen(function*() {
-      yield* TestClock.setTime(DateTime.toEpochMillis(DateTime.unsafeMake("2026-07-01T10:10:00Z")))
-      for (let i = 0; i < 5; i++) {
+      // 10:59:00, 12:00, 13:00, 14:00, 15:00:30: five failures across six clock hours, 4 h 01 min 30 s apart end to end.
+      yield* TestClock.setTime(DateTime.toEpochMillis(DateTime.unsafeMake("2026-07-01T10:59:00Z")))
+      for (const step of [61 * 60_000, 3_600_000, 3_600_000, 3_630_000]) {
         yield* CircuitBreaker.recordFailure(org, "h")
-        if (i < 4) yield* TestClock.adjust("1 hour")
+        yield* TestClock.adjust(step)
       }
-      // 14:10: failures at 10:10 ... 14:10 are all within the window.
+      yield* CircuitBreaker.recordFailure(org, "h")
       expect(yield* CircuitBreaker.failureCount(org, "h")).toBe(5)
       yield* Effect.flip(CircuitBreaker.check(org, "h"))
-      // 15:30: the 10:10 failure is 5 h 20 min old and still counts.
-      yield* TestClock.adjust("80 minutes")
+      // 16:58:59.999: the first failure is 1 ms short of 6 hours old and still counts.
+      yield* TestClock.setTime(DateTime.toEpochMillis(DateTime.unsafeMake("2026-07-01T16:58:59.999Z")))
       expect(yield* CircuitBreaker.failureCount(org, "h")).toBe(5)
-      // 16:05: it has aged out (a failure counts for 5 to 6 hours), 4 remain: closed.
-      yield* TestClock.adjust("35 minutes")
+      // 16:59:00: exactly 6 hours old, it no longer counts: closed.
+      yield* TestClock.adjust("1 millis")
       expect(yield* CircuitBreaker.failureCount(org, "h")).toBe(4)
       yield* CircuitBreaker.check(org, "h")
-      // 6 hours after the last failure nothing is left.
+      // One more failure now: five within the last 6 hours again.
+      yield* CircuitBreaker.recordFailure(org, "h")
+      yield* Effect.flip(CircuitBreaker.check(org, "h"))
       yield* TestClock.adjust("6 hours")
       expect(yield* CircuitBreaker.failureCount(org, "h")).toBe(0)
     }).pipe(Effect.provide(memoryCounters)))
 
-  it("the counter key names the organization and the hash", () => {
-    const w = CircuitBreaker.window(org, "abc", DateTime.unsafeMake("2026-07-01T10:10:00Z"))
-    expect(w.key).toBe(`breaker:${org}:abc`)
-    expect(DateTime.formatIso(w.windowEnd)).toBe("2026-07-01T11:00:00.000Z")
-  })
+  /** Failures at these offsets (ms, ascending) from a start, then a check at `checkAt`: the reference answer. */
+  const reference = (offsets: ReadonlyArray<number>, checkAt: number): boolean =>
+    offsets.filter((t) => t <= checkAt && checkAt - t < CircuitBreaker.ttlSeconds * 1000).length >= CircuitBreaker.threshold
+
+  it.effect.prop(
+    "open exactly when 5 failures fall within the last 6 hours (any times, checked after each step)",
+    [
+      FastCheck.array(FastCheck.integer({ min: 0, max: 4 * 3_600_000 }), { minLength: 0, maxLength: 14 }),
+      FastCheck.array(FastCheck.integer({ min: 0, max: 7 * 3_600_000 }), { minLength: 1, maxLength: 4 })
+    ],
+    ([gaps, probes]) =>
+      Effect.gen(function*() {
+        const start = DateTime.toEpochMillis(DateTime.unsafeMake("2026-07-01T00:00:00Z"))
+        yield* TestClock.setTime(start)
+        const offsets: Array<number> = []
+        let t = 0
+        for (const gap of gaps) {
+          t += gap
+          yield* TestClock.setTime(start + t)
+          yield* CircuitBreaker.recordFailure(org, "p")
+          offsets.push(t)
+          const open = (yield* Effect.either(CircuitBreaker.check(org, "p")))._tag === "Left"
+          expect(open).toBe(reference(offsets, t))
+        }
+        for (const probe of probes) {
+          const at = t + probe
+          yield* TestClock.setTime(start + at)
+          const open = (yield* Effect.either(CircuitBreaker.check(org, "p")))._tag === "Left"
+          expect([at, open]).toEqual([at, reference(offsets, at)])
+        }
+      }).pipe(Effect.provide(memoryCounters)),
+    { fastCheck: { numRuns: 100 }, timeout: 120_000 }
+  )
+
+  it.effect("keeps six counters per body however many failures it has", () =>
+    Effect.gen(function*() {
+      const keys = new Set<string>()
+      const counting = Layer.sync(UsageCounters, () => {
+        const counts = new Map<string, number>()
+        return UsageCounters.of({
+          increment: (key, end, amount) =>
+            Effect.sync(() => {
+              keys.add(key)
+              const id = `${key}@${DateTime.toEpochMillis(end)}`
+              counts.set(id, (counts.get(id) ?? 0) + amount)
+              return counts.get(id)!
+            }),
+          get: (key, end) => Effect.sync(() => counts.get(`${key}@${DateTime.toEpochMillis(end)}`) ?? 0),
+          purge: () => Effect.void
+        })
+      })
+      yield* Effect.gen(function*() {
+        for (let i = 0; i < 40; i++) {
+          yield* CircuitBreaker.recordFailure(org, "many")
+          yield* TestClock.adjust("10 minutes")
+        }
+      }).pipe(Effect.provide(counting))
+      expect(keys.size).toBe(CircuitBreaker.threshold + 1)
+      expect([...keys].every((k) => k.startsWith(`breaker:${org}:many:`))).toBe(true)
+    }))
 })

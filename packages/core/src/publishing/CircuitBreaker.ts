@@ -6,13 +6,18 @@
  * - The body's hash is the SHA-256 of its canonical JSON (`canonicalJson`: object keys sorted at every
  *   depth, no whitespace), so key order and spacing do not matter but any change of any field does
  *   (an `idempotency_key` included). The hash is kept on the post (`Post.requestHash`).
- * - Failures are counted per organization and hash in `UsageCounters`, in hourly buckets under the key
- *   `breaker:<organization id>:<hash>` (`window`). A failure is a post (one request) with a destination
- *   that failed permanently: the engine records it once per post (`recordPostFailure`), however many of
- *   the post's destinations fail, so one post to five accounts does not open the breaker alone.
- * - The breaker is open when the current hour's bucket and the 5 before it hold 5 or more failures:
- *   a failure counts for between 5 and 6 hours, so the breaker never stays open longer than the
- *   announced `ttl_seconds` (21600).
+ * - The window slides: the breaker is open when `threshold` (5) failures of the body fall within the
+ *   last 6 hours (`ttlSeconds`), measured to the millisecond from now; a failure exactly 6 hours old
+ *   no longer counts. A failure is a post (one request) with a destination that failed permanently:
+ *   the engine records it once per post (`recordPostFailure`), however many of the post's destinations
+ *   fail, so one post to five accounts does not open the breaker alone.
+ * - Only the times of the last `threshold` failures decide it, so that is all that is kept, per
+ *   organization and hash, in `UsageCounters` (a ring): the counter `breaker:<org>:<hash>:seq` numbers
+ *   the failures, and `breaker:<org>:<hash>:at:<n mod 5>` holds the epoch milliseconds of failure n.
+ *   Five and one rows per failing body, whatever its number of failures; a check reads at most six.
+ *   The numbering increment comes first in a recording's transaction, so two recordings of one body
+ *   serialize on its row (Postgres holds the upsert's row lock until commit; SQLite has one writer)
+ *   before either rewrites a slot. The ring's counters use one far window end and are never purged.
  */
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -24,10 +29,8 @@ export const threshold = 5
 
 export const ttlSeconds = 21_600
 
-const bucketMillis = 3_600_000
-
-/** Buckets summed: the current one and the ones before it, within the TTL. */
-export const bucketCount = ttlSeconds * 1000 / bucketMillis
+/** The window, in milliseconds. */
+const windowMillis = ttlSeconds * 1000
 
 export const hint =
   "This exact request body failed to publish 5 or more times in the last 6 hours, so it is refused " +
@@ -77,50 +80,61 @@ export const canonicalJson = (value: unknown): string => {
   return out.join("")
 }
 
-export const counterKey = (organizationId: OrganizationId, hash: string): string =>
-  `breaker:${organizationId}:${hash}`
+/** The window end of the ring's counters: never reached, so never purged. */
+export const ringEnd: DateTime.Utc = DateTime.unsafeMake(Date.UTC(9999, 11, 31))
 
-/** The end of the hourly bucket containing `now`. */
-export const bucketEnd = (now: DateTime.Utc): DateTime.Utc =>
-  DateTime.unsafeMake(Math.floor(DateTime.toEpochMillis(now) / bucketMillis) * bucketMillis + bucketMillis)
+/** The counter numbering the failures of a body. */
+export const sequenceKey = (organizationId: OrganizationId, hash: string): string =>
+  `breaker:${organizationId}:${hash}:seq`
 
-/** The counter a failure at `now` is recorded in. */
-export const window = (
-  organizationId: OrganizationId,
-  hash: string,
-  now: DateTime.Utc
-): { readonly key: string; readonly windowEnd: DateTime.Utc } => ({
-  key: counterKey(organizationId, hash),
-  windowEnd: bucketEnd(now)
-})
+/** The ring slot holding the time of failure `n` (1-based). */
+export const slotKey = (organizationId: OrganizationId, hash: string, n: number): string =>
+  `breaker:${organizationId}:${hash}:at:${(n - 1) % threshold}`
 
-/** The bucket ends summed at `now`, newest first. */
-export const bucketEnds = (now: DateTime.Utc): ReadonlyArray<DateTime.Utc> => {
-  const current = DateTime.toEpochMillis(bucketEnd(now))
-  return Array.from({ length: bucketCount }, (_, i) => DateTime.unsafeMake(current - i * bucketMillis))
-}
-
-/** Records one failed publish of a post created by the body with this hash. */
+/** Records one failed publish of a post created by the body with this hash, at now. */
 export const recordFailure = (
   organizationId: OrganizationId,
   hash: string
 ): Effect.Effect<void, PersistenceError, UsageCounters> =>
   Effect.gen(function*() {
     const counters = yield* UsageCounters
-    const w = window(organizationId, hash, yield* DateTime.now)
-    yield* counters.increment(w.key, w.windowEnd, 1)
+    const at = DateTime.toEpochMillis(yield* DateTime.now)
+    const n = yield* counters.increment(sequenceKey(organizationId, hash), ringEnd, 1)
+    const key = slotKey(organizationId, hash, n)
+    // Counters only add: the slot is set to `at` by adding the difference from what it held.
+    const held = yield* counters.get(key, ringEnd)
+    yield* counters.increment(key, ringEnd, at - held)
   })
 
-/** Failures of the body with this hash within the breaker's window. */
+/** The times (epoch milliseconds) of the body's last `threshold` failures, in no order. */
+export const lastFailures = (
+  organizationId: OrganizationId,
+  hash: string
+): Effect.Effect<ReadonlyArray<number>, PersistenceError, UsageCounters> =>
+  Effect.gen(function*() {
+    const counters = yield* UsageCounters
+    const n = yield* counters.get(sequenceKey(organizationId, hash), ringEnd)
+    const kept = Math.min(n, threshold)
+    return yield* Effect.forEach(
+      Array.from({ length: kept }, (_, i) => n - i),
+      (k) => counters.get(slotKey(organizationId, hash, k), ringEnd)
+    )
+  })
+
+/** How many of `times` (epoch milliseconds) fall within the window ending at `now`. */
+export const withinWindow = (times: ReadonlyArray<number>, now: DateTime.Utc): number => {
+  const start = DateTime.toEpochMillis(now) - windowMillis
+  return times.filter((t) => t > start).length
+}
+
+/** Failures of the body with this hash within the last 6 hours (at most `threshold`: all that is kept). */
 export const failureCount = (
   organizationId: OrganizationId,
   hash: string
 ): Effect.Effect<number, PersistenceError, UsageCounters> =>
   Effect.gen(function*() {
-    const counters = yield* UsageCounters
-    const key = counterKey(organizationId, hash)
-    const counts = yield* Effect.forEach(bucketEnds(yield* DateTime.now), (end) => counters.get(key, end))
-    return counts.reduce((a, b) => a + b, 0)
+    const times = yield* lastFailures(organizationId, hash)
+    return withinWindow(times, yield* DateTime.now)
   })
 
 export const isOpen = (failures: number): boolean => failures >= threshold
