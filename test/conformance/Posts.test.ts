@@ -4,8 +4,14 @@
  * statuses, posting limits with Retry-After, the circuit breaker, and the OpenAPI document.
  */
 import * as CircuitBreaker from "@herald/core/publishing/CircuitBreaker"
-import { OrganizationId } from "@herald/core/kernel/Ids"
+import { OrganizationId, PostId } from "@herald/core/kernel/Ids"
+import { Destination } from "@herald/core/posts/Destination"
+import { PostStore } from "@herald/core/posts/PostStore"
+import { EventStore } from "@herald/core/webhooks/EventStore"
+import * as Option from "effect/Option"
 import { createHash } from "node:crypto"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { probePostgres } from "../../packages/adapters/test/support/TestDatabases.js"
 import { insertAccounts } from "../support/AccountFixtures.js"
@@ -299,6 +305,54 @@ describe.each([
     expect((await server.request("GET", "/api/v1/posts/not-a-uuid")).status).toBe(404)
   })
 
+  it.skipIf(skip)("PATCH from any state: a failed post's text is fixed before its retry; campaign_id cleared on a partially failed post; post.updated each time", async () => {
+    const campaign = await server.request("POST", "/api/v1/campaigns", { body: { name: `patch ${Date.now()}` } })
+    expect(campaign.status, campaign.text).toBe(201)
+    const campaignId = Number((campaign.json as Json).data["id"])
+    // Published immediately to two accounts the server has no client for: both fail.
+    const created = await post({ content: `fails ${Date.now()}`, account_ids: [x, linkedin], campaign_id: campaignId })
+    expect(created.status, created.text).toBe(201)
+    const id = (created.json as Json).data.id
+    const settled = async (): Promise<Data> => {
+      for (let i = 0; i < 300; i++) {
+        const got = ((await server.request("GET", `/api/v1/posts/${id}`)).json as Json).data
+        if ((got.destinations as ReadonlyArray<{ status: string }>).every((d) => d.status === "failed")) return got
+        await new Promise((resolve) => setTimeout(resolve, 100))
+      }
+      throw new Error("the post did not fail")
+    }
+    const failed = await settled()
+    expect(failed["status"]).toBe("failed")
+    const fixed = await server.request("PATCH", `/api/v1/posts/${id}`, { body: { content: "fixed text" } })
+    expect(fixed.status, fixed.text).toBe(200)
+    conforms("/api/v1/posts/{id}", "patch", fixed)
+    expect((fixed.json as Json).data).toMatchObject({ content: "fixed text", status: "failed" })
+    // The failed destinations are untouched by the edit: still failed, same attempts and error.
+    expect((fixed.json as Json).data.destinations).toEqual(failed.destinations)
+
+    // One destination published (as if retried successfully): partially failed; campaign_id can be cleared.
+    const [first] = await server.withStore(Effect.map(
+      Effect.flatMap(PostStore, (store) => store.findById(OrganizationId.make(server.orgId), PostId.make(id))),
+      (found) => Option.getOrThrow(found).destinations
+    ))
+    await server.withStore(Effect.flatMap(PostStore, (store) =>
+      store.updateDestinations([new Destination({ ...first!, status: "published", error: Option.none() })])))
+    const cleared = await server.request("PATCH", `/api/v1/posts/${id}`, { body: { campaign_id: null } })
+    expect(cleared.status, cleared.text).toBe(200)
+    expect((cleared.json as Json).data).toMatchObject({ campaign_id: null, status: "partially_failed" })
+    // Nothing waits to publish: a new scheduled_for is refused (retry instead); the published account stays.
+    const moved = await server.request("PATCH", `/api/v1/posts/${id}`, { body: { scheduled_for: future(60) } })
+    expect([moved.status, (moved.json as Json).error.code]).toEqual([400, "invalid_post_status"])
+    const dropped = await server.request("PATCH", `/api/v1/posts/${id}`, { body: { account_ids: [linkedin] } })
+    expect([dropped.status, (dropped.json as Json).error.code]).toEqual([400, "invalid_post_status"])
+
+    const updates = await server.withStore(Effect.map(
+      Effect.flatMap(EventStore, (events) => events.list(OrganizationId.make(server.orgId))),
+      (events) => events.filter((e) => e.type === "post.updated" && e.data["post_id"] === id).map((e) => e.data["changed"])
+    ))
+    expect(updates).toEqual([["content"], ["campaign_id"]])
+  }, 90_000)
+
   it.skipIf(skip)("scopes and restricted keys", async () => {
     const readOnly = await server.createKey({ scopes: ["read"] })
     const denied = await post({ content: "a", draft: true }, readOnly)
@@ -349,5 +403,42 @@ describe.each([
     )
     conforms("/api/v1/posts", "post", res)
     expect((await post({ ...body, idempotency_key: "new" })).status).toBe(201)
+  })
+
+  it.skipIf(skip)("circuit breaker: the 6-hour window slides (a failure over 5 clock hours back counts, one 6 h 1 s old does not)", async () => {
+    const org = OrganizationId.make(server.orgId)
+    /** Records failures of `body` that happened `agesMs` ago, as the engine would have then. */
+    const failedAgo = async (body: unknown, agesMs: ReadonlyArray<number>) => {
+      const hash = createHash("sha256").update(CircuitBreaker.canonicalJson(body), "utf8").digest("hex")
+      for (const age of [...agesMs].sort((a, b) => b - a)) {
+        const then = Date.now() - age
+        const real = Clock.make()
+        const clock: Clock.Clock = {
+          [Clock.ClockTypeId]: Clock.ClockTypeId,
+          unsafeCurrentTimeMillis: () => then,
+          currentTimeMillis: Effect.sync(() => then),
+          unsafeCurrentTimeNanos: () => BigInt(then) * 1_000_000n,
+          currentTimeNanos: Effect.sync(() => BigInt(then) * 1_000_000n),
+          sleep: (duration) => real.sleep(duration)
+        }
+        await server.withStore(Effect.withClock(CircuitBreaker.recordFailure(org, hash), clock))
+      }
+      return hash
+    }
+    const minute = 60_000
+    const recent = [minute, 2 * minute, 3 * minute, 4 * minute]
+    const inside = { account_ids: [x], content: `sliding in ${Date.now()}`, scheduled_for: future(30) }
+    // Just before the start of the clock hour five hours back (which hourly buckets no longer count),
+    // and at most 5 h 50 min old, so that it is still within 6 hours when the post arrives.
+    const sinceHour = Date.now() % (60 * minute)
+    const old = Math.min(5 * 60 * minute + sinceHour + 30_000, 350 * minute)
+    const hash = await failedAgo(inside, [old, ...recent])
+    const open = await post(inside)
+    expect([open.status, (open.json as Json).error.code]).toEqual([422, "permanent_failure_circuit_breaker"])
+    expect((open.json as Json).error.details).toMatchObject({ content_hash: hash, fail_count: 5 })
+    const outside = { account_ids: [x], content: `sliding out ${Date.now()}`, scheduled_for: future(30) }
+    await failedAgo(outside, [6 * 60 * minute + 1000, ...recent])
+    const closed = await post(outside)
+    expect(closed.status, closed.text).toBe(201)
   })
 })

@@ -147,17 +147,68 @@ for (const db of await databasesUnderTest()) {
           expect((yield* domainError(Posts.update(w.caller, post.id, { draft: true }))).code).toBe("validation_error")
         }))
 
-      it.effect("PATCH refuses posts that are publishing, settled, or due within the guard", () =>
+      it.effect("PATCH in every state: what each field changes per destination status", () =>
         Effect.gen(function*() {
           const w = yield* world
+          const store = yield* PostStore
+          const statuses = (id: string) =>
+            Effect.map(Posts.get(w.caller, id), (r) => r.destinations.map((d) => [d.accountId, d.status, DateTime.formatIso(d.dueAt)]))
+
+          // Due now: content applies (the claim that comes next loads it); a reschedule would race a claim.
           const now = yield* Posts.create(w.caller, { content: "now", account_ids: [w.accounts.x.id] })
-          const due = yield* domainError(Posts.update(w.caller, now.record.post.id, { content: "edit" }))
-          expect(due.code).toBe("invalid_post_status")
+          expect((yield* Posts.update(w.caller, now.record.post.id, { content: "edit" })).record.post.content).toBe("edit")
+          const due = yield* domainError(Posts.update(w.caller, now.record.post.id, { scheduled_for: inMinutes(30) }))
+          expect([due.code, due.details?.["fields"]]).toEqual(["invalid_post_status", ["scheduled_for"]])
+
+          // Fully published: campaign and time zone only; content reaches no one; nothing is re-sent.
           const later = yield* Posts.create(w.caller, { content: "later", account_ids: [w.accounts.x.id], scheduled_for: inMinutes(60) })
           yield* withDestinations(later.record, "published")
+          const before = yield* statuses(later.record.post.id)
           const published = yield* domainError(Posts.update(w.caller, later.record.post.id, { content: "edit" }))
-          expect(published.code).toBe("invalid_post_status")
-          expect(published.details).toEqual({ status: "published" })
+          expect([published.code, published.details]).toEqual(["invalid_post_status", { status: "published", fields: ["content"] }])
+          const zoned = yield* Posts.update(w.caller, later.record.post.id, { timezone: "Europe/Paris", content: "later" })
+          expect([zoned.changed, Posts.statusOf(zoned.record)]).toEqual([["timezone"], "published"])
+          expect(yield* statuses(later.record.post.id)).toEqual(before)
+          const moved = yield* domainError(Posts.update(w.caller, later.record.post.id, { scheduled_for: inMinutes(90) }))
+          expect(moved.code).toBe("invalid_post_status")
+          const dropped = yield* domainError(Posts.update(w.caller, later.record.post.id, { account_ids: [w.accounts.linkedin.id] }))
+          expect([dropped.code, dropped.details?.["account_ids"]]).toEqual(["invalid_post_status", [w.accounts.x.id]])
+
+          // Partially failed: content applies (the next retry uses it); the failed destination stays failed
+          // and unmoved; the queued one moves with a new scheduled_for; campaign_id can be cleared.
+          const mixed = yield* Posts.create(w.caller, {
+            content: "mixed",
+            account_ids: [w.accounts.x.id, w.accounts.linkedin.id, w.accounts.bluesky.id],
+            scheduled_for: inMinutes(60)
+          })
+          const [dx, dli, dbs] = mixed.record.destinations
+          yield* store.updateDestinations([
+            new Destination({ ...dx!, status: "published" }),
+            new Destination({ ...dli!, status: "failed", error: Option.some("refused") })
+          ])
+          const edited = yield* Posts.update(w.caller, mixed.record.post.id, {
+            content: "fixed text",
+            scheduled_for: inMinutes(120),
+            campaign_id: null
+          })
+          expect(edited.changed).toEqual(["content", "scheduled_for"])
+          expect(edited.record.post.content).toBe("fixed text")
+          expect(yield* statuses(mixed.record.post.id)).toEqual([
+            [dx!.accountId, "published", DateTime.formatIso(dx!.dueAt)],
+            [dli!.accountId, "failed", DateTime.formatIso(dli!.dueAt)],
+            [dbs!.accountId, "queued", inMinutes(120)]
+          ])
+          // The failed account can be removed; the published one cannot.
+          const removed = yield* Posts.update(w.caller, mixed.record.post.id, { account_ids: [w.accounts.x.id, w.accounts.bluesky.id] })
+          expect(removed.record.destinations.map((d) => d.status)).toEqual(["published", "queued"])
+
+          // Publishing: content applies to what is not yet sent; the publishing destination is untouched.
+          const busy = yield* Posts.create(w.caller, { content: "busy", account_ids: [w.accounts.x.id], scheduled_for: inMinutes(60) })
+          yield* withDestinations(busy.record, "publishing")
+          const changed = yield* Posts.update(w.caller, busy.record.post.id, { content: "busy 2" })
+          expect([changed.record.post.content, changed.record.destinations.map((d) => d.status)]).toEqual(["busy 2", ["publishing"]])
+          const events = yield* eventsOf(w, "post.updated")
+          expect(events.filter((e) => e.data["post_id"] === busy.record.post.id)).toHaveLength(1)
         }))
 
       it.effect("editing a changes_requested draft resubmits it for approval", () =>

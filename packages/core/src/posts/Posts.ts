@@ -50,9 +50,9 @@ export const maxAccountsPerPost = 25
 export const scheduleLeadSeconds = 60
 
 /**
- * A post may be edited (PATCH) only while every destination is queued and due later than this: a
- * destination due sooner may be claimed by a worker at any moment, and an edit must never overwrite
- * a claim (the post would be published twice).
+ * A PATCH moves or removes a queued destination only while it is due later than this: one due sooner
+ * may be claimed by a worker at any moment, and an edit must never overwrite a claim (the post would
+ * be published twice).
  */
 export const editGuardSeconds = 10
 
@@ -798,27 +798,67 @@ export interface Updated {
   readonly changed: ReadonlyArray<string>
 }
 
-const notEditable = (message: string, status: PostStatus) =>
-  DomainError.fail("invalid_post_status", message, { status })
+const notEditable = (message: string, status: PostStatus, details: Record<string, unknown> = {}) =>
+  DomainError.fail("invalid_post_status", message, { status, ...details })
+
+/** The fields whose new value is what the next send of a destination uses. */
+const sendFields: ReadonlyArray<string> = ["content", "platform_content", "media_ids", "threadPosts"]
 
 /**
- * Whether the post may still be edited: a draft, or a post whose destinations are all queued and due
- * later than the edit guard. Fails with 400 `invalid_post_status` otherwise.
+ * What a PATCH may change, given the post as it is and the fields whose value changes (a draft: all of
+ * them). In every state: `campaign_id`, `timezone`. Content fields (`content`, `platform_content`,
+ * `media_ids`, `threadPosts`): while some destination may still be sent (queued, failed: the next retry
+ * uses them; publishing: a re-queue after a transient failure does), not once every destination is
+ * published. `scheduled_for`: it moves the queued destinations, so there must be one, and each due later
+ * than the edit guard. `account_ids`: a removed account's destination must be queued (due later than
+ * the guard) or failed, never published or publishing. Fails with 400 `invalid_post_status` otherwise.
  */
-export const ensureEditable = (record: PostRecord, now: DateTime.Utc): Effect.Effect<void, DomainError> => {
-  const status = statusOf(record)
+export const ensureEditable = (
+  record: PostRecord,
+  changed: ReadonlyArray<string>,
+  removedAccounts: ReadonlyArray<AccountId>,
+  now: DateTime.Utc
+): Effect.Effect<void, DomainError> => {
   if (record.post.isDraft) return Effect.void
-  if (record.destinations.some((d) => d.status !== "queued")) {
+  const status = statusOf(record)
+  const destinations = record.destinations
+  const guard = DateTime.add(now, { seconds: editGuardSeconds })
+  const dueSoon = (d: Destination) => d.status === "queued" && DateTime.lessThanOrEqualTo(d.dueAt, guard)
+  const contentChanged = changed.filter((f) => sendFields.includes(f))
+  if (contentChanged.length > 0 && destinations.length > 0 && destinations.every((d) => d.status === "published")) {
     return notEditable(
-      `A ${status} post cannot be edited: only drafts and posts whose destinations are all still queued can`,
-      status
+      `Every destination of this post is published, so a change of ${contentChanged.join(", ")} would reach no ` +
+        "one (published copies are not edited on the platforms); create a new post instead",
+      status,
+      { fields: contentChanged }
     )
   }
-  const guard = DateTime.add(now, { seconds: editGuardSeconds })
-  if (record.destinations.some((d) => DateTime.lessThanOrEqualTo(d.dueAt, guard))) {
+  if (changed.includes("scheduled_for")) {
+    const queued = destinations.filter((d) => d.status === "queued")
+    if (queued.length === 0) {
+      return notEditable(
+        "No destination of this post is waiting to publish, so there is nothing to reschedule; retry failed " +
+          "destinations with POST /posts/{id}/retry",
+        status,
+        { fields: ["scheduled_for"] }
+      )
+    }
+    if (queued.some(dueSoon)) {
+      return notEditable(
+        `This post is due to publish within ${editGuardSeconds} seconds and can no longer be rescheduled`,
+        status,
+        { fields: ["scheduled_for"] }
+      )
+    }
+  }
+  const removed = destinations.filter((d) => removedAccounts.includes(d.accountId))
+  const kept = removed.filter((d) => d.status === "published" || d.status === "publishing" || dueSoon(d))
+  if (kept.length > 0) {
     return notEditable(
-      `This post is due to publish within ${editGuardSeconds} seconds and can no longer be edited`,
-      status
+      "These accounts cannot be removed from the post: their destination is published, publishing or due " +
+        `within ${editGuardSeconds} seconds: ${kept.map((d) => d.accountId).join(", ")}`,
+      status,
+      { fields: ["account_ids"], account_ids: kept.map((d) => d.accountId) }
     )
   }
   return Effect.void
@@ -858,7 +898,6 @@ export const update = (
     const body = yield* decodeBody(UpdateBody, rawBody)
     const now = yield* DateTime.now
     const current = existing.post
-    yield* ensureEditable(existing, now)
 
     if (body.draft !== undefined && body.draft !== null && body.draft !== current.isDraft) {
       return yield* Effect.fail(
@@ -878,7 +917,7 @@ export const update = (
     let scheduledFor = current.scheduledFor
     if (scheduled.raw !== undefined) {
       if (scheduled.raw === null) {
-        if (!current.isDraft) {
+        if (!current.isDraft && Option.isSome(current.scheduledFor)) {
           return yield* Effect.fail(
             invalid("scheduled_for", "A scheduled post keeps a scheduled_for: send a new future time, or delete the post")
           )
@@ -922,27 +961,33 @@ export const update = (
       ["campaign_id", Option.getOrNull(campaignId) !== Option.getOrNull(current.campaignId)]
     ]
     for (const [field, differs] of comparisons) if (differs) changed.push(field)
+    const removedAccounts = (record: PostRecord) => record.post.accountIds.filter((id) => !accountIds.includes(id))
+    yield* ensureEditable(existing, changed, removedAccounts(existing), now)
 
-    // Platforms of the targets: accounts just resolved, or those of the current targets.
-    const platforms = accounts !== undefined
-      ? accounts.map((a) => a.platform)
-      : yield* platformsOf(caller, current.accountIds, existing.destinations)
-    yield* PlatformRules.check({
-      platforms,
-      content,
-      platformContent,
-      threadPosts,
-      hasMedia: mediaIds.length > 0,
-      mode: current.isDraft ? "draft" : "publish"
-    })
-    yield* checkMedia(caller, { mediaIds, threadPosts }, platforms, platformContent, current.isDraft ? "draft" : "publish")
+    // The platform and media rules, when what will be sent, or to whom, changes (or the post is a draft):
+    // an edit of a campaign or time zone alone never fails on media deleted since the post was published.
+    if (current.isDraft || changed.some((f) => f === "account_ids" || sendFields.includes(f))) {
+      // Platforms of the targets: accounts just resolved, or those of the current targets.
+      const platforms = accounts !== undefined
+        ? accounts.map((a) => a.platform)
+        : yield* platformsOf(caller, current.accountIds, existing.destinations)
+      yield* PlatformRules.check({
+        platforms,
+        content,
+        platformContent,
+        threadPosts,
+        hasMedia: mediaIds.length > 0,
+        mode: current.isDraft ? "draft" : "publish"
+      })
+      yield* checkMedia(caller, { mediaIds, threadPosts }, platforms, platformContent, current.isDraft ? "draft" : "publish")
+    }
 
     const transactor = yield* Transactor
     const posts = yield* PostStore
     const eventStore = yield* EventStore
     const record = yield* transactor.withTransaction(Effect.gen(function*() {
       const locked = yield* lockAndLoad(caller, current.id)
-      yield* ensureEditable(locked, now)
+      yield* ensureEditable(locked, changed, removedAccounts(locked), now)
       if (Option.isSome(campaignId) && Option.getOrNull(campaignId) !== Option.getOrNull(locked.post.campaignId)) {
         yield* requireCampaign(current.organizationId, campaignId.value)
       }
@@ -961,16 +1006,23 @@ export const update = (
       })
       let destinations = locked.destinations
       if (!post.isDraft) {
-        const dueAt = Option.getOrElse(scheduledFor, () => now)
+        // Only queued destinations move, and only with a new scheduled_for; failed, publishing and
+        // published ones keep their row as it is (a published one is never sent again by an edit).
+        const scheduledAt = Option.getOrElse(scheduledFor, () => now)
+        const dueAt = DateTime.greaterThan(scheduledAt, now) ? scheduledAt : now
+        const reschedule = changed.includes("scheduled_for")
         const keep = destinations.filter((d) => accountIds.includes(d.accountId))
         const removed = destinations.filter((d) => !accountIds.includes(d.accountId))
-        const moved = keep.map((d) => new Destination({ ...d, dueAt, updatedAt: now }))
+        const moved = reschedule
+          ? keep.filter((d) => d.status === "queued").map((d) => new Destination({ ...d, dueAt, updatedAt: now }))
+          : []
         const addedAccounts = (accounts ?? []).filter((a) => !keep.some((d) => d.accountId === a.id))
         const added = yield* newDestinations(post, addedAccounts, dueAt, now)
         yield* posts.deleteDestinations(removed.map((d) => d.id))
         yield* posts.updateDestinations(moved)
         yield* posts.insertDestinations(added)
-        destinations = [...moved, ...added]
+        const byId = new Map(moved.map((d) => [d.id as string, d]))
+        destinations = [...keep.map((d) => byId.get(d.id) ?? d), ...added]
       }
       yield* posts.update(post)
       const next: PostRecord = { post, destinations }

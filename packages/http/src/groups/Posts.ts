@@ -223,7 +223,10 @@ export const PostsGroup = HttpApiGroup.make("posts")
       .addSuccess(Envelope.ok(PostView))
       .annotate(
         OpenApi.Summary,
-        "Edit or reschedule a draft, or a post whose destinations are all still queued (scope write)"
+        "Edit a post in any state (scope write): campaign_id and timezone always; content, platform_content, " +
+          "media_ids and threadPosts while a destination is still to be sent (the next retry uses them); " +
+          "scheduled_for moves the queued destinations; a published destination is never sent again. " +
+          "400 invalid_post_status when the post's state does not allow the change (details.fields)"
       )
   )
   .add(
