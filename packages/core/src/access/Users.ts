@@ -12,7 +12,8 @@ import { DomainError } from "../kernel/Errors.js"
 import { IdGenerator } from "../kernel/IdGenerator.js"
 import { type OrganizationId, UserId } from "../kernel/Ids.js"
 import { Transactor } from "../kernel/Transactor.js"
-import { type Role, User } from "./Organization.js"
+import { planAllowances, type Role, User } from "./Organization.js"
+import { OrganizationStore } from "./OrganizationStore.js"
 import { PasswordHasher } from "./PasswordHasher.js"
 import { SessionStore } from "./SessionStore.js"
 import { UserStore } from "./UserStore.js"
@@ -42,6 +43,27 @@ export const passwordProblem = (password: Redacted.Redacted<string>): Option.Opt
   return Option.none()
 }
 
+/**
+ * 400 `limit_reached` when every team seat of the organization's plan is taken (the spec's plan
+ * table: Lite 1, Starter 2, Growth 3, Scale 5; a trial has Starter's), naming the plan and its seats.
+ * Every path that adds a user goes through `create`, which asks this first.
+ */
+export const ensureSeat = (organizationId: OrganizationId) =>
+  Effect.gen(function*() {
+    const org = yield* (yield* OrganizationStore).findById(organizationId)
+    if (Option.isNone(org)) return
+    const seats = planAllowances[org.value.plan].teamSeats
+    const used = (yield* (yield* UserStore).list(Option.some(organizationId))).length
+    if (used >= seats) {
+      return yield* DomainError.fail(
+        "limit_reached",
+        `The ${org.value.plan} plan has ${seats} team seat${seats === 1 ? "" : "s"}, and ${used} ${used === 1 ? "is" : "are"} ` +
+          "taken: remove a user or upgrade the plan to add another",
+        { limit: seats, used, plan: org.value.plan }
+      )
+    }
+  })
+
 /** A new user of the organization, without a password (issue a password token next). */
 export const create = (options: {
   readonly organizationId: OrganizationId
@@ -61,6 +83,7 @@ export const create = (options: {
         reason: "email_taken"
       })
     }
+    yield* ensureSeat(options.organizationId)
     const user = new User({
       id: UserId.make(yield* (yield* IdGenerator).uuid),
       organizationId: options.organizationId,
