@@ -121,6 +121,28 @@ export const defaultUploadTtlSeconds = 3600
 /** Where the bytes of a medium live in the blob store. */
 export const storageKey = (organizationId: OrganizationId, id: MediaId): string => `${organizationId}/${id}`
 
+/**
+ * The bytes an organization stores (originals of ready media and their renditions), maintained as a
+ * `UsageCounters` total: added in the transaction that makes a medium ready (finalize, import),
+ * subtracted in the one that deletes it; a rendition adds its size once, when first written (its
+ * bytes are files, not rows: a marker counter per rendition makes concurrent writers count it once).
+ * `/me` reads it in one lookup, never a scan.
+ */
+export const storedBytesKey = (organizationId: OrganizationId): string => `storage:${organizationId}`
+
+/** The window end of the storage counters: never reached, so never purged. */
+export const storedBytesEnd: DateTime.Utc = DateTime.unsafeMake(Date.UTC(9999, 11, 31))
+
+const addStoredBytes = (organizationId: OrganizationId, bytes: number) =>
+  bytes === 0
+    ? Effect.void
+    : Effect.flatMap(UsageCounters, (counters) =>
+      Effect.asVoid(counters.increment(storedBytesKey(organizationId), storedBytesEnd, bytes)))
+
+/** The bytes the organization stores now (see `storedBytesKey`). */
+export const storedBytes = (organizationId: OrganizationId) =>
+  Effect.flatMap(UsageCounters, (counters) => counters.get(storedBytesKey(organizationId), storedBytesEnd))
+
 const invalid = (path: string, message: string): DomainError =>
   DomainError.of("validation_error", `${path}: ${message}`, { validation_errors: [{ path, message }] })
 
@@ -502,6 +524,7 @@ export const finalize = (media: Media) =>
     const won = yield* (yield* Transactor).withTransaction(Effect.gen(function*() {
       if (!(yield* store.update(ready, "pending_upload"))) return false
       yield* consumeBudget(media.organizationId)
+      yield* addStoredBytes(media.organizationId, ready.size)
       yield* events.append([yield* makeEvent(media.organizationId, "media.uploaded", eventData(ready))])
       return true
     }))
@@ -630,6 +653,7 @@ export const importFromUrl = (organizationId: OrganizationId, raw: unknown) =>
       yield* (yield* Transactor).withTransaction(Effect.gen(function*() {
         yield* store.insert(media)
         yield* consumeBudget(organizationId)
+        yield* addStoredBytes(organizationId, media.size)
         yield* events.append([yield* makeEvent(organizationId, "media.uploaded", eventData(media))])
       }))
       return media
@@ -719,8 +743,14 @@ export const remove = (organizationId: OrganizationId, rawId: string) =>
     const media = yield* loadIn(organizationId, rawId)
     const store = yield* MediaStore
     const events = yield* EventStore
+    // The renditions made so far, each counted once when written: their sizes leave the total with the medium.
+    const renditionBytes = yield* Effect.map(
+      Effect.forEach(renditionKeys(media), (key) => storedRendition(key), { concurrency: 4 }),
+      (found) => found.reduce((sum, r) => sum + Option.match(r, { onNone: () => 0, onSome: (x) => x.size }), 0)
+    )
     const deleted = yield* (yield* Transactor).withTransaction(Effect.gen(function*() {
       if (!(yield* store.delete(organizationId, media.id))) return false
+      yield* addStoredBytes(organizationId, -((media.status === "ready" ? media.size : 0) + renditionBytes))
       yield* events.append([yield* makeEvent(organizationId, "media.deleted", eventData(media))])
       return true
     }))
@@ -915,6 +945,15 @@ type RenditionRecord = typeof RenditionRecord.Type
 
 const recordKey = (key: string) => `${key}.json`
 
+/** The record of a rendition already written, if any. */
+const storedRendition = (key: string) =>
+  Effect.gen(function*() {
+    const blobs = yield* BlobStore
+    if (!(yield* blobs.exists(recordKey(key)))) return Option.none<RenditionRecord>()
+    const text = new TextDecoder().decode(yield* collectBytes(blobs.get(recordKey(key))))
+    return Schema.decodeUnknownOption(RenditionRecord)(text)
+  })
+
 const extensions: Readonly<Record<MediaFitting.RenditionFormat, string>> = { jpeg: "jpg", png: "png", webp: "webp" }
 
 const collectBytes = <E>(stream: Stream.Stream<Uint8Array, E>) =>
@@ -943,11 +982,8 @@ export const renditionOf = (media: Media, profile: MediaFitting.Profile, platfor
   Effect.gen(function*() {
     const blobs = yield* BlobStore
     const key = renditionKey(media, profile)
-    if (yield* blobs.exists(recordKey(key))) {
-      const text = new TextDecoder().decode(yield* collectBytes(blobs.get(recordKey(key))))
-      const stored = Schema.decodeUnknownOption(RenditionRecord)(text)
-      if (Option.isSome(stored)) return { key, ...stored.value }
-    }
+    const stored = yield* storedRendition(key)
+    if (Option.isSome(stored)) return { key, ...stored.value }
     const renditions = yield* MediaFitting.ImageRenditions
     const source = yield* collectBytes(blobs.get(media.storageKey))
     const rendered = yield* renditions.render(source, profile).pipe(
@@ -962,6 +998,12 @@ export const renditionOf = (media: Media, profile: MediaFitting.Profile, platfor
       Stream.make(new TextEncoder().encode(Schema.encodeSync(RenditionRecord)(record))),
       64 * 1024
     ).pipe(Effect.catchTag("BlobTooLarge", () => Effect.fail(renditionFailed(media, platform, "record too large"))))
+    // Counted once per rendition, however many processes wrote it at once (where counters are kept).
+    const counters = yield* Effect.serviceOption(UsageCounters)
+    if (Option.isSome(counters)) {
+      const first = (yield* counters.value.increment(`storage:rendition:${key}`, storedBytesEnd, 1)) === 1
+      if (first) yield* counters.value.increment(storedBytesKey(media.organizationId), storedBytesEnd, record.size)
+    }
     return { key, ...record }
   }).pipe(Effect.withSpan("MediaLibrary.renditionOf"))
 
@@ -1122,9 +1164,11 @@ export const layerDispatchMedia: Layer.Layer<DispatchMedia, never, MediaStore | 
     const renditions = yield* Effect.serviceOption(MediaFitting.ImageRenditions)
     const signer = yield* Effect.serviceOption(MediaLinks.MediaLinkSigner)
     const crypto = yield* Effect.serviceOption(Crypto)
+    const counters = yield* Effect.serviceOption(UsageCounters)
     return DispatchMedia.of({
       resolve: (organizationId, ids, target) => {
         let resolved = resolveForDispatch(organizationId, ids, target).pipe(Effect.provide(context))
+        if (Option.isSome(counters)) resolved = Effect.provideService(resolved, UsageCounters, counters.value)
         if (Option.isSome(signer) && Option.isSome(crypto)) {
           resolved = resolved.pipe(
             Effect.provideService(MediaLinks.MediaLinkSigner, signer.value),

@@ -11,6 +11,7 @@ import type { PostQuery } from "@herald/core/posts/PostStore"
 import { PostStore } from "@herald/core/posts/PostStore"
 import { UsageCounters } from "@herald/core/access/UsageCounters"
 import * as DateTime from "effect/DateTime"
+import * as MediaLibrary from "@herald/core/media/MediaLibrary"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -74,7 +75,10 @@ export const me = Effect.gen(function*() {
   const users = yield* (yield* OrganizationStore).listUsers(organization.id)
   const aiCredits = yield* (yield* UsageCounters).get(Usage.aiCreditsKey(organization.id), Usage.monthWindowEnd(now))
   const storage = yield* Effect.serviceOption(Usage.StorageUsage)
-  const usedBytes = Option.isSome(storage) ? yield* storage.value.usedBytes(organization.id) : 0
+  // The bytes the media library keeps for the organization, maintained with every media write.
+  const usedBytes = Option.isSome(storage)
+    ? yield* storage.value.usedBytes(organization.id)
+    : yield* MediaLibrary.storedBytes(organization.id)
   const posts = yield* PostStore
   const base: PostQuery = {
     organizationId: organization.id,
