@@ -97,6 +97,8 @@ describe.each([
       [2, true, "created", "third"]
     ])
     expect(data.results[1]!.post).toMatchObject({ status: "draft", next_steps: expect.any(String) })
+    // Round trip: the request's `posts` come back under their name, each as created.
+    expect(data["posts"]).toEqual(data.results.map((r) => r.post))
     expect(data.results[2]!.post).toMatchObject({ status: "scheduled", timezone: "Europe/Paris", account_ids: [linkedin] })
     // The created posts are real.
     const fetched = await server.request("GET", `/api/v1/posts/${String(data.results[0]!.post!["id"])}`, { key })

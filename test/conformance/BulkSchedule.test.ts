@@ -123,6 +123,15 @@ describe.each([
       totalDestinations: 4,
       platformBreakdown: { x: 2, linkedin: 2 }
     })
+    // Round trip: every request field comes back under its name, as sent.
+    expect(data).toMatchObject({
+      timezone: "Europe/Paris",
+      accountMapping: { linkedin: liA },
+      posts: [
+        { date: "2027-02-01", time: "09:30", content: "hello", platforms: "x+linkedin" },
+        { date: "2027-02-01", time: "10:00", content: "both", platforms: `twitter+${liB}` }
+      ]
+    })
     expect(await total()).toBe(before)
   })
 

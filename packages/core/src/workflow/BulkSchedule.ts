@@ -90,6 +90,10 @@ export interface Result {
     readonly totalDestinations: number
     readonly platformBreakdown: Readonly<Record<string, number>>
   }
+  /** The request's own fields, as sent (Versioning rule 4: every request field name comes back). */
+  readonly posts: ReadonlyArray<typeof Row.Type>
+  readonly timezone: string
+  readonly accountMapping: Readonly<Record<string, number>> | null
 }
 
 /** A row that passed every row check. */
@@ -274,7 +278,10 @@ export const run = (
         errorRows: rowErrors.size,
         totalDestinations: valid.reduce((n, p) => n + p.accounts.length, 0),
         platformBreakdown: breakdown
-      }
+      },
+      posts: body.posts,
+      timezone: body.timezone,
+      accountMapping: body.accountMapping ?? null
     }
     if (batchErrors.length > 0) {
       return yield* DomainError.fail(

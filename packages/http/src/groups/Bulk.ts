@@ -48,6 +48,9 @@ export const BulkItem = Schema.Struct({
 type BulkItem = typeof BulkItem.Type
 
 export const BulkResult = Schema.Struct({
+  posts: Schema.Array(Schema.NullOr(PostView)).annotations({
+    description: "The request's posts, in request order: each as created, or null when it failed (see results)"
+  }),
   results: Schema.Array(BulkItem),
   summary: Schema.Struct({ total: Schema.Int, created: Schema.Int, failed: Schema.Int })
 }).annotations({ identifier: "BulkCreateResult" })
@@ -75,6 +78,11 @@ export const BulkScheduleResult = Schema.Struct({
     errorRows: Schema.Int,
     totalDestinations: Schema.Int,
     platformBreakdown: Schema.Record({ key: Schema.String, value: Schema.Int })
+  }),
+  posts: Schema.Array(BulkSchedule.Row).annotations({ description: "The rows as sent" }),
+  timezone: Schema.String.annotations({ description: "As sent" }),
+  accountMapping: Schema.NullOr(Schema.Record({ key: Schema.String, value: Schema.Int })).annotations({
+    description: "As sent; null when not sent"
   })
 }).annotations({ identifier: "BulkScheduleResult" })
 
@@ -162,8 +170,10 @@ export const BulkLive = HttpApiBuilder.group(ApiGroup.apiOf(BulkGroup), "bulk", 
         const created = outcomes.filter(Either.isRight).length
         // A browser session skips the API-key rate limits (spec Authentication rule 4).
         if (session === undefined) yield* RateLimit.charge(key.id, created)
+        const items = outcomes.map(itemOf)
         const result: BulkResult = {
-          results: outcomes.map(itemOf),
+          posts: items.map((item) => item.post),
+          results: items,
           summary: { total: outcomes.length, created, failed: outcomes.length - created }
         }
         if (created === 0) return yield* Effect.fail(noneCreated(outcomes, result))
