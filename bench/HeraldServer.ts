@@ -93,6 +93,8 @@ export const start = async (options: {
   readonly env?: Record<string, string>
   /** Another checkout's built CLI (an A/B against a baseline build); this one by default. */
   readonly repoRoot?: string
+  /** The key of a data dir started before (a restarted sandbox prints none). */
+  readonly key?: string
 }): Promise<HeraldServer> => {
   const root = options.repoRoot ?? repoRoot
   requireFreshBuild({ root })
@@ -133,7 +135,7 @@ export const start = async (options: {
   }
   const deadline = Date.now() + 60_000
   while (Date.now() < deadline && !output.includes("listening on") && child.exitCode === null) await sleep(50)
-  const key = /HERALD_API_KEY=(\S+)/.exec(output)?.[1]
+  const key = options.key ?? /HERALD_API_KEY=(\S+)/.exec(output)?.[1]
   if (key === undefined) {
     await stop()
     throw new Error(`server did not start:\n${output.slice(-2000)}`)
