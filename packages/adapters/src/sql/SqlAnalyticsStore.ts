@@ -15,7 +15,6 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import { visibleThrough } from "./internal/PostVisibilitySql.js"
 import { DbNumber, orPersistence } from "./internal/Rows.js"
-import * as PostStatusSql from "./internal/PostStatusSql.js"
 
 const StatusRow = Schema.Struct({ status: PostStatus, count: DbNumber })
 
@@ -51,27 +50,11 @@ export const make = Effect.gen(function*() {
       orElse: () => sql`COALESCE(SUM(json_extract(d.metrics, ${sql.literal(`'$.${name}'`)})), 0)`
     })
 
-  /**
-   * Posts counted by the status rule of core's PostLifecycle, the same expression the post list
-   * filters by (`PostStatusSql.derivedStatus`).
-   */
+  /** Posts counted by their maintained status (`PostListingSql`), from the status index. */
   const postsByStatus = (q: AnalyticsQuery) =>
-    // Only the period's posts are read (posts_by_created), and only their destinations (destinations_by_post).
-    sql`WITH scoped AS (
-      SELECT p.id, p.is_draft, p.scheduled_for FROM posts p WHERE ${postFilters(q)}
-    ), stats AS (
-      SELECT d.post_id,
-        COUNT(*) AS n,
-        SUM(CASE WHEN d.status = 'queued' THEN 1 ELSE 0 END) AS queued,
-        SUM(CASE WHEN d.status = 'publishing' THEN 1 ELSE 0 END) AS publishing,
-        SUM(CASE WHEN d.status = 'published' THEN 1 ELSE 0 END) AS published,
-        SUM(CASE WHEN d.status = 'failed' THEN 1 ELSE 0 END) AS failed
-      FROM destinations d JOIN scoped sp ON sp.id = d.post_id GROUP BY d.post_id
-    ), derived AS (
-      SELECT ${sql.literal(PostStatusSql.derivedStatus)} AS status
-      FROM scoped p LEFT JOIN stats s ON s.post_id = p.id
+    sql`SELECT p.status AS status, COUNT(*) AS count FROM posts p WHERE ${postFilters(q)} GROUP BY p.status`.pipe(
+      Effect.flatMap(decodeStatuses)
     )
-    SELECT status, COUNT(*) AS count FROM derived GROUP BY status`.pipe(Effect.flatMap(decodeStatuses))
 
   const destinationGroups = (q: AnalyticsQuery) =>
     sql`SELECT d.platform AS platform, d.status AS status, COUNT(*) AS count, ${

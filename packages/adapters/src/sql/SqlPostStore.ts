@@ -14,7 +14,6 @@ import * as Schema from "effect/Schema"
 import * as FastRows from "./internal/FastRows.js"
 import * as PgPrepared from "./internal/PgPrepared.js"
 import { CountRow, DestinationRow, encodePost, orPersistence, PostRow } from "./internal/Rows.js"
-import * as PostStatusSql from "./internal/PostStatusSql.js"
 import { visibleThrough } from "./internal/PostVisibilitySql.js"
 
 /** Escapes LIKE wildcards so a search term matches literally (used with `ESCAPE '\'`). */
@@ -26,6 +25,13 @@ const sortColumns: Record<PostSort, string> = {
   updated_at: "l.updated_at",
   published_at: "l.last_published_at"
 }
+
+/**
+ * A search term the SQLite trigram index can answer: three characters or more (its trigrams), as one
+ * FTS5 phrase (double quotes doubled).
+ */
+const trigramPhrase = (term: string): string | undefined =>
+  [...term].length >= 3 ? `"${term.replace(/"/g, '""')}"` : undefined
 
 /** Destinations in the order of the post's `account_ids`, then by creation. */
 const orderDestinations = (post: Post, destinations: ReadonlyArray<Destination>): ReadonlyArray<Destination> => {
@@ -97,7 +103,7 @@ export const make = Effect.gen(function*() {
   const filtersOf = (q: PostQuery): Array<Statement.Fragment> => {
     const filters: Array<Statement.Fragment> = []
     if (q.statuses !== undefined && q.statuses.length > 0) {
-      filters.push(sql`l.derived_status IN ${sql.in(q.statuses)}`)
+      filters.push(sql`l.status IN ${sql.in(q.statuses)}`)
     }
     if (q.platforms !== undefined && q.platforms.length > 0) {
       // Drafts have no destinations: their platforms are those of the accounts they target.
@@ -124,9 +130,16 @@ export const make = Effect.gen(function*() {
     if (q.search !== undefined && q.search !== "") {
       const pattern = likePattern(q.search)
       // SQLite's LIKE folds ASCII case only; Postgres's ILIKE folds every case.
+      // Postgres answers ILIKE from the pg_trgm index on content. SQLite narrows to the posts whose
+      // trigrams match (`posts_search`), then LIKE keeps its own case rule on those few.
+      const phrase = trigramPhrase(q.search)
       filters.push(sql.onDialectOrElse({
         pg: () => sql`l.content ILIKE ${pattern} ESCAPE '\\'`,
-        orElse: () => sql`l.content LIKE ${pattern} ESCAPE '\\'`
+        orElse: () =>
+          phrase === undefined
+            ? sql`l.content LIKE ${pattern} ESCAPE '\\'`
+            : sql`l.id IN (SELECT post_id FROM posts_search WHERE posts_search MATCH ${phrase})
+              AND l.content LIKE ${pattern} ESCAPE '\\'`
       }))
     }
     if (q.approval !== undefined && q.approval.length > 0) {
@@ -136,39 +149,26 @@ export const make = Effect.gen(function*() {
   }
 
   /**
-   * Every post of the organization with its derived status (`PostStatusSql.derivedStatus`, core's
-   * PostLifecycle rule) and latest publish time.
+   * The page: the ids are read from an index alone (the filter's, in the sort's order, `offset`
+   * entries skipped there), then only the page's rows are fetched, so a deep offset skips index
+   * entries, not rows. Posts without a value for a nullable sort column come last in either order;
+   * ties break on id.
    */
-  const listed = (q: PostQuery) =>
-    sql`WITH stats AS (
-      SELECT post_id,
-        COUNT(*) AS n,
-        SUM(CASE WHEN status = 'queued' THEN 1 ELSE 0 END) AS queued,
-        SUM(CASE WHEN status = 'publishing' THEN 1 ELSE 0 END) AS publishing,
-        SUM(CASE WHEN status = 'published' THEN 1 ELSE 0 END) AS published,
-        SUM(CASE WHEN status = 'failed' THEN 1 ELSE 0 END) AS failed,
-        MAX(published_at) AS last_published_at
-      FROM destinations WHERE organization_id = ${q.organizationId} GROUP BY post_id
-    ), listed AS (
-      SELECT p.*,
-        ${sql.literal(PostStatusSql.derivedStatus)} AS derived_status,
-        s.last_published_at
-      FROM posts p LEFT JOIN stats s ON s.post_id = p.id
-      WHERE p.organization_id = ${q.organizationId}
-    )`
-
   const list = (q: PostQuery) =>
     Effect.gen(function*() {
-      const where = sql.and(filtersOf(q))
+      const where = sql.and([sql`l.organization_id = ${q.organizationId}`, ...filtersOf(q)])
       const column = sql.literal(sortColumns[q.sort])
       const direction = sql.literal(q.order === "asc" ? "ASC" : "DESC")
-      const totalRows = yield* sql`${listed(q)} SELECT COUNT(*) AS count FROM listed l WHERE ${where}`.pipe(
+      const nullsLast = q.sort === "created_at" || q.sort === "updated_at"
+        ? sql``
+        : sql`CASE WHEN ${column} IS NULL THEN 1 ELSE 0 END, `
+      const order = sql`${nullsLast}${column} ${direction}, l.id ${direction}`
+      const totalRows = yield* sql`SELECT COUNT(*) AS count FROM posts l WHERE ${where}`.pipe(
         Effect.flatMap(decodeCount)
       )
-      // Posts without a value for the sort column come last in either order; ties break on id.
-      const rows = yield* sql`${listed(q)} SELECT l.* FROM listed l WHERE ${where}
-        ORDER BY CASE WHEN ${column} IS NULL THEN 1 ELSE 0 END, ${column} ${direction}, l.id ${direction}
-        LIMIT ${q.limit} OFFSET ${q.offset}`
+      const rows = yield* sql`SELECT l.* FROM posts l WHERE l.id IN (
+          SELECT l.id FROM posts l WHERE ${where} ORDER BY ${order} LIMIT ${q.limit} OFFSET ${q.offset}
+        ) ORDER BY ${order}`
       const posts = yield* decodePosts(rows)
       const items = yield* withDestinations(posts)
       return { items, total: totalRows[0]?.count ?? 0 }
@@ -197,8 +197,9 @@ export const make = Effect.gen(function*() {
 
   const countByStatus = (q: PostQuery) =>
     Effect.gen(function*() {
-      const rows = yield* sql`${listed(q)} SELECT l.derived_status AS status, COUNT(*) AS count
-        FROM listed l WHERE ${sql.and(filtersOf(q))} GROUP BY l.derived_status`.pipe(Effect.flatMap(decodeStatusCounts))
+      const where = sql.and([sql`l.organization_id = ${q.organizationId}`, ...filtersOf(q)])
+      const rows = yield* sql`SELECT l.status AS status, COUNT(*) AS count
+        FROM posts l WHERE ${where} GROUP BY l.status`.pipe(Effect.flatMap(decodeStatusCounts))
       const counts = Object.fromEntries(PostStatus.literals.map((status) => [status, 0])) as Record<PostStatus, number>
       for (const row of rows) counts[row.status] = row.count
       return counts
