@@ -20,6 +20,7 @@
 import * as Effect from "effect/Effect"
 import { createRequire } from "node:module"
 import * as fs from "node:fs"
+import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
 import pg from "pg"
@@ -454,14 +455,29 @@ interface Run {
   readonly stall: { readonly read: string; readonly liveMaxMs: number; readonly requestMs: number }
 }
 
+/**
+ * One request on its own connection (node:http, no keep-alive): a socket idle across a long reset
+ * would be closed by the server's keep-alive timeout just as the next request is sent.
+ */
+const send = (url: string, init: { readonly method: string; readonly headers?: Record<string, string>; readonly body?: string }) =>
+  new Promise<{ readonly status: number; readonly text: string }>((resolve, reject) => {
+    const req = http.request(url, { method: init.method, headers: init.headers ?? {}, agent: false }, (res) => {
+      const chunks: Array<Buffer> = []
+      res.on("data", (c: Buffer) => chunks.push(c))
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") }))
+      res.on("error", reject)
+    })
+    req.on("error", reject)
+    req.end(init.body)
+  })
+
 const request = async (server: HeraldServer.HeraldServer, read: Read) => {
-  const response = await fetch(`${server.base}${read.http.path}`, {
+  const response = await send(`${server.base}${read.http.path}`, {
     method: read.http.method,
     headers: { authorization: `Bearer ${server.key}`, "content-type": "application/json" },
     ...(read.http.body === undefined ? {} : { body: JSON.stringify(read.http.body) })
   })
-  const text = await response.text()
-  if (!response.ok) throw new Error(`${read.name}: ${response.status} ${text.slice(0, 300)}`)
+  if (response.status >= 300) throw new Error(`${read.name}: ${response.status} ${response.text.slice(0, 300)}`)
 }
 
 /** The longest `/health/live` round trip while `read` runs three times. */
@@ -471,7 +487,7 @@ const stallDuring = async (server: HeraldServer.HeraldServer, read: Read) => {
   const poll = (async () => {
     while (running) {
       const t0 = performance.now()
-      await (await fetch(`${server.base}/health/live`)).text()
+      await send(`${server.base}/health/live`, { method: "GET" })
       liveMax = Math.max(liveMax, performance.now() - t0)
       await HeraldServer.sleep(2)
     }

@@ -19,6 +19,7 @@ import { dispatchStoreContract } from "../contract/DispatchStore.contract.js"
 import { eventStoreContract } from "../contract/EventStore.contract.js"
 import type { StoresLayer } from "../contract/Fixtures.js"
 import { metricsStoreContract } from "../contract/MetricsStore.contract.js"
+import { postListingContract } from "../contract/PostListing.contract.js"
 import { postStoreContract } from "../contract/PostStore.contract.js"
 import { processStoreContract } from "../contract/ProcessStore.contract.js"
 import { transactorContract } from "../contract/Transactor.contract.js"
@@ -51,6 +52,7 @@ for (const db of await databasesUnderTest()) {
     eventStoreContract(layer)
     postStoreContract(layer)
     analyticsStoreContract(layer)
+    postListingContract(layer)
     transactorContract(layer)
     const concurrent = db.label === "postgres" ? storesOn(widePostgres) : layer
     usageCountersContract(concurrent)
