@@ -4,7 +4,7 @@ import type { Destination } from "@herald/core/posts/Destination"
 import type { AccountId, PostId } from "@herald/core/kernel/Ids"
 import { type Post, PostStatus } from "@herald/core/posts/Post"
 import { PostStore } from "@herald/core/posts/PostStore"
-import type { PostCount, PostQuery, PostRecord, PostSort } from "@herald/core/posts/PostStore"
+import type { PostCount, PostQuery, PostRecord, PostSort, RequeueQuery } from "@herald/core/posts/PostStore"
 import * as Arr from "effect/Array"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -205,6 +205,55 @@ export const make = Effect.gen(function*() {
       return counts
     })
 
+  /**
+   * The failed destinations of the query, posts oldest first, cut at the last whole post within
+   * `limit` (a running sum of each post's count), re-queued by one UPDATE; then whether matching
+   * ones remain, and the re-queued posts as they now are. In one transaction; the UPDATE's own
+   * `status = 'failed'` keeps a concurrent retry from re-queuing a row twice.
+   */
+  const requeueFailed = (q: RequeueQuery) =>
+    Effect.gen(function*() {
+      const filters: Array<Statement.Fragment> = [
+        sql`d.organization_id = ${q.organizationId}`,
+        sql`d.status = 'failed'`,
+        sql`p.organization_id = ${q.organizationId}`
+      ]
+      if (q.platform !== undefined) filters.push(sql`d.platform = ${q.platform}`)
+      if (q.accountId !== undefined) filters.push(sql`d.account_id = ${q.accountId}`)
+      if (q.maxAttempts !== undefined) filters.push(sql`d.attempts <= ${q.maxAttempts}`)
+      if (q.failedAfter !== undefined) filters.push(sql`d.failed_at > ${millis(q.failedAfter)}`)
+      if (q.failedBefore !== undefined) filters.push(sql`d.failed_at < ${millis(q.failedBefore)}`)
+      if (q.visibleAccountIds !== undefined) filters.push(visibleThrough(sql, "p", q.visibleAccountIds))
+      const candidates = sql`SELECT d.id, d.post_id, p.created_at FROM destinations d
+        JOIN posts p ON p.id = d.post_id WHERE ${sql.and(filters)}`
+      const now = millis(q.now)
+      const updated = yield* sql<{ readonly id: string; readonly post_id: string }>`WITH candidates AS (${candidates}),
+        per_post AS (SELECT post_id, created_at, COUNT(*) AS n FROM candidates GROUP BY post_id, created_at),
+        running AS (
+          SELECT post_id, SUM(n) OVER (ORDER BY created_at, post_id ROWS UNBOUNDED PRECEDING) AS upto FROM per_post
+        )
+        UPDATE destinations SET status = 'queued', due_at = ${now}, attempts = 0, error = NULL, failed_at = NULL,
+          updated_at = ${now}
+        WHERE status = 'failed' AND id IN (
+          SELECT c.id FROM candidates c JOIN running r ON r.post_id = c.post_id WHERE r.upto <= ${q.limit}
+        )
+        RETURNING id, post_id`
+      const remaining = yield* sql`${candidates} LIMIT 1`
+      const retried = new Set(updated.map((row) => row.id))
+      const postIds = [...new Set(updated.map((row) => row.post_id))]
+      const rows = postIds.length === 0
+        ? []
+        : yield* sql`SELECT * FROM posts WHERE id IN ${sql.in(postIds)} ORDER BY created_at, id`
+      const records = yield* decodePosts(rows).pipe(Effect.flatMap(withDestinations))
+      return {
+        posts: records.map((record) => ({
+          record,
+          retried: record.destinations.filter((d) => retried.has(d.id)).map((d) => d.id)
+        })),
+        hasMore: remaining.length > 0
+      }
+    }).pipe(sql.withTransaction)
+
   const insertOne = (record: PostRecord) =>
     sql.onDialectOrElse({
       // Postgres: the post, its targets and its destinations in ONE statement (data-modifying CTEs),
@@ -291,6 +340,7 @@ export const make = Effect.gen(function*() {
       }).pipe(orPersistence("PostStore.findMany")),
     list: (query) => list(query).pipe(orPersistence("PostStore.list")),
     countByStatus: (query) => countByStatus(query).pipe(orPersistence("PostStore.countByStatus")),
+    requeueFailed: (query) => requeueFailed(query).pipe(orPersistence("PostStore.requeueFailed")),
     update: (post) =>
       Effect.gen(function*() {
         const row = yield* encodePost(post)

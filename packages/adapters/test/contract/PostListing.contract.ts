@@ -2,7 +2,7 @@
  * The post columns the list, `/me` and analytics read (status, latest publish) are maintained by the
  * store on every write: after any sequence of writes through the stores (creates, destination
  * changes, retries, edits, deletes, dispatch claims and outcomes) they equal the values recomputed
- * from the rows by core's rule (property test).
+ * from the rows by core's rule (property test). And the set-based re-queue of failed destinations.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { AnalyticsStore } from "@herald/core/analytics/AnalyticsStore"
@@ -29,6 +29,7 @@ type Op =
   | { readonly _tag: "edit"; readonly post: number; readonly draft: boolean; readonly scheduled: boolean }
   | { readonly _tag: "deletePost"; readonly post: number }
   | { readonly _tag: "dispatch"; readonly outcomes: ReadonlyArray<"published" | "failed" | "requeued"> }
+  | { readonly _tag: "retryFailed"; readonly limit: number }
 
 const index = FastCheck.nat({ max: 7 })
 
@@ -58,6 +59,13 @@ const op: FastCheck.Arbitrary<Op> = FastCheck.oneof(
     })
   })
 )
+
+const opRetry: FastCheck.Arbitrary<Op> = FastCheck.record({
+  _tag: FastCheck.constant("retryFailed" as const),
+  limit: FastCheck.integer({ min: 1, max: 4 })
+})
+
+const ops = FastCheck.oneof(op, opRetry)
 
 const recompute = (record: PostRecord): PostStatus =>
   derivePostStatus({
@@ -147,6 +155,10 @@ const apply = (organizationId: OrganizationId, posts: Array<Post>, o: Op) =>
         posts.splice(posts.indexOf(p), 1)
         return
       }
+      case "retryFailed": {
+        yield* store.requeueFailed({ organizationId, platform: "x", now: at(T0 + 7000), limit: o.limit })
+        return
+      }
       case "dispatch": {
         const dispatch = yield* DispatchStore
         const claims = yield* dispatch.claimDue({
@@ -201,7 +213,7 @@ export const postListingContract = (layer: StoresLayer) =>
         const context = yield* Effect.context<Stores>()
         yield* Effect.promise(() =>
           FastCheck.assert(
-            FastCheck.asyncProperty(FastCheck.array(op, { minLength: 1, maxLength: 25 }), (ops) =>
+            FastCheck.asyncProperty(FastCheck.array(ops, { minLength: 1, maxLength: 25 }), (ops) =>
               Effect.runPromise(
                 Effect.gen(function*() {
                   const org = yield* givenOrganization
@@ -214,4 +226,73 @@ export const postListingContract = (layer: StoresLayer) =>
           )
         )
       }).pipe(Effect.provide(layer)), { timeout: 240_000 })
+  })
+
+export const requeueFailedContract = (layer: StoresLayer) =>
+  describe("PostStore.requeueFailed", () => {
+    it.effect("re-queues matching failed destinations, oldest posts first, whole posts within the limit; others untouched", () =>
+      Effect.gen(function*() {
+        const org = yield* givenOrganization
+        const other = yield* givenOrganization
+        const store = yield* PostStore
+        const x1 = accountValue(org.id, 1, { platform: "x" })
+        const x2 = accountValue(org.id, 2, { platform: "x" })
+        const bsky = accountValue(org.id, 3, { platform: "bluesky" })
+        const failed = { status: "failed" as const, attempts: 3, error: Option.some("refused"), failedAt: Option.some(at(T0)) }
+        const make = (organizationId: OrganizationId, createdAt: number, accounts: ReadonlyArray<typeof x1>) =>
+          Effect.gen(function*() {
+            const p = post(organizationId, { accountIds: accounts.map((a) => a.id), createdAt: at(createdAt) })
+            const destinations = accounts.map((account) => destination({ post: p, account }, failed))
+            yield* store.insert({ post: p, destinations })
+            return p
+          })
+        // Oldest first: a (x1, x2 failed: 2), b (x1 + bluesky: 1 on x), c (x2: 1); and another organization's.
+        const c = yield* make(org.id, T0 + 3, [x2])
+        const a = yield* make(org.id, T0 + 1, [x1, x2])
+        const b = yield* make(org.id, T0 + 2, [x1, bsky])
+        const foreign = yield* make(other.id, T0, [accountValue(other.id, 4, { platform: "x" })])
+        const now = at(T0 + 50_000)
+
+        // A limit of 2 takes a whole (2), then b would pass it: stop, more remain.
+        const first = yield* store.requeueFailed({ organizationId: org.id, platform: "x", now, limit: 2 })
+        expect(first.posts.map((r) => r.record.post.id)).toEqual([a.id])
+        expect(first.posts[0]!.retried.length).toBe(2)
+        expect(first.posts[0]!.record.destinations.map((d) => d.status)).toEqual(["queued", "queued"])
+        expect(first.posts[0]!.record.destinations.every((d) => d.attempts === 0 && Option.isNone(d.error))).toBe(true)
+        expect(first.hasMore).toBe(true)
+
+        const rest = yield* store.requeueFailed({ organizationId: org.id, platform: "x", now, limit: 500 })
+        expect(rest.posts.map((r) => r.record.post.id)).toEqual([b.id, c.id])
+        expect(rest.hasMore).toBe(false)
+        // b's bluesky destination was not selected; the other organization's is untouched.
+        const bNow = Option.getOrThrow(yield* store.findById(org.id, b.id))
+        expect(bNow.destinations.map((d) => [d.platform, d.status])).toEqual([["x", "queued"], ["bluesky", "failed"]])
+        const foreignNow = Option.getOrThrow(yield* store.findById(other.id, foreign.id))
+        expect(foreignNow.destinations.map((d) => d.status)).toEqual(["failed"])
+        const again = yield* store.requeueFailed({ organizationId: org.id, platform: "x", now, limit: 500 })
+        expect(again).toEqual({ posts: [], hasMore: false })
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("filters by account, attempts, failure time and the key's visible accounts", () =>
+      Effect.gen(function*() {
+        const org = yield* givenOrganization
+        const store = yield* PostStore
+        const x1 = accountValue(org.id, 1, { platform: "x" })
+        const x2 = accountValue(org.id, 2, { platform: "x" })
+        const p = post(org.id, { accountIds: [x1.id, x2.id] })
+        const d1 = destination({ post: p, account: x1 }, { status: "failed", attempts: 1, failedAt: Option.some(at(T0 + 10)) })
+        const d2 = destination({ post: p, account: x2 }, { status: "failed", attempts: 5, failedAt: Option.some(at(T0 + 20)) })
+        yield* store.insert({ post: p, destinations: [d1, d2] })
+        const now = at(T0 + 50_000)
+        const ids = (r: { readonly posts: ReadonlyArray<{ readonly retried: ReadonlyArray<string> }> }) =>
+          r.posts.flatMap((x) => x.retried)
+        const none = { organizationId: org.id, now, limit: 500 }
+        // Visible through x1 only: the post also targets x2, so it is not the key's.
+        expect(ids(yield* store.requeueFailed({ ...none, visibleAccountIds: [x1.id] }))).toEqual([])
+        expect(ids(yield* store.requeueFailed({ ...none, maxAttempts: 0 }))).toEqual([])
+        expect(ids(yield* store.requeueFailed({ ...none, failedAfter: at(T0 + 20) }))).toEqual([])
+        expect(ids(yield* store.requeueFailed({ ...none, failedBefore: at(T0 + 10) }))).toEqual([])
+        expect(ids(yield* store.requeueFailed({ ...none, accountId: x2.id, failedAfter: at(T0 + 10) }))).toEqual([d2.id])
+        expect(ids(yield* store.requeueFailed({ ...none, maxAttempts: 1, failedBefore: at(T0 + 20) }))).toEqual([d1.id])
+      }).pipe(Effect.provide(layer)))
   })

@@ -19,7 +19,7 @@ import { dispatchStoreContract } from "../contract/DispatchStore.contract.js"
 import { eventStoreContract } from "../contract/EventStore.contract.js"
 import type { StoresLayer } from "../contract/Fixtures.js"
 import { metricsStoreContract } from "../contract/MetricsStore.contract.js"
-import { postListingContract } from "../contract/PostListing.contract.js"
+import { postListingContract, requeueFailedContract } from "../contract/PostListing.contract.js"
 import { postStoreContract } from "../contract/PostStore.contract.js"
 import { processStoreContract } from "../contract/ProcessStore.contract.js"
 import { transactorContract } from "../contract/Transactor.contract.js"
@@ -53,6 +53,7 @@ for (const db of await databasesUnderTest()) {
     postStoreContract(layer)
     analyticsStoreContract(layer)
     postListingContract(layer)
+    requeueFailedContract(layer)
     transactorContract(layer)
     const concurrent = db.label === "postgres" ? storesOn(widePostgres) : layer
     usageCountersContract(concurrent)

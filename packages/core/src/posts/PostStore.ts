@@ -54,6 +54,30 @@ export interface ExpectedAccount {
   readonly platform: Platform
 }
 
+/** Which failed destinations `requeueFailed` re-queues. Absent fields do not filter. */
+export interface RequeueQuery {
+  readonly organizationId: OrganizationId
+  readonly visibleAccountIds?: ReadonlyArray<AccountId> | undefined
+  readonly accountId?: AccountId | undefined
+  readonly platform?: Platform | undefined
+  /** Failed strictly after / before. */
+  readonly failedAfter?: DateTime.Utc | undefined
+  readonly failedBefore?: DateTime.Utc | undefined
+  /** Only destinations that used at most this many attempts. */
+  readonly maxAttempts?: number | undefined
+  /** The new due time (and update time) of every re-queued destination. */
+  readonly now: DateTime.Utc
+  /** At most this many destinations, whole posts only (a post that would pass it is left whole). */
+  readonly limit: number
+}
+
+/** Per post re-queued (oldest post first): the post as it is now, and the ids re-queued. */
+export interface Requeued {
+  readonly posts: ReadonlyArray<{ readonly record: PostRecord; readonly retried: ReadonlyArray<DestinationId> }>
+  /** Matching failed destinations were left for the limit. */
+  readonly hasMore: boolean
+}
+
 export interface PostPage {
   readonly items: ReadonlyArray<PostRecord>
   readonly total: number
@@ -100,6 +124,11 @@ export class PostStore extends Context.Tag("@herald/core/posts/PostStore")<PostS
   /** Replaces destinations' fields by id (edits of queued destinations, user retries). */
   readonly updateDestinations: (destinations: ReadonlyArray<Destination>) => Effect.Effect<void, PersistenceError>
   readonly deleteDestinations: (ids: ReadonlyArray<DestinationId>) => Effect.Effect<void, PersistenceError>
+  /**
+   * Re-queues the failed destinations matching the query (queued, due `now`, attempts 0, error and
+   * failed time cleared), posts taken oldest first, in one statement and one transaction.
+   */
+  readonly requeueFailed: (query: RequeueQuery) => Effect.Effect<Requeued, PersistenceError>
   /** Deletes the post and its destinations; false when it did not exist. */
   readonly delete: (organizationId: OrganizationId, id: PostId) => Effect.Effect<boolean, PersistenceError>
 }>() {}

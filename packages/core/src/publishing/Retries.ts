@@ -13,7 +13,6 @@ import * as Dispatcher from "./Dispatcher.js"
 import { DomainError, type PersistenceError } from "../kernel/Errors.js"
 import type { AccountId, OrganizationId, PostId } from "../kernel/Ids.js"
 import type { Platform } from "../platforms/Platform.js"
-import type { PostStatus } from "../posts/Post.js"
 import { type PostRecord, PostStore } from "../posts/PostStore.js"
 import { Transactor } from "../kernel/Transactor.js"
 import type { UsageCounters } from "../access/UsageCounters.js"
@@ -157,9 +156,6 @@ export interface RetryFailedResult {
   readonly hasMore: boolean
 }
 
-/** Statuses a post with a failed destination can be derived to (everything but draft and published). */
-const withFailures: ReadonlyArray<PostStatus> = ["scheduled", "publishing", "failed", "partially_failed"]
-
 /** 400 `bulk_limit_exceeded` for `received` post ids (more than `maxRetryPostIds`). */
 export const postIdsLimitExceeded = (received: number): DomainError =>
   DomainError.of(
@@ -169,8 +165,8 @@ export const postIdsLimitExceeded = (received: number): DomainError =>
   )
 
 /**
- * `POST /posts/retry-failed`: re-queues every failed destination matching the filters, one transaction
- * per post. 400 `no_filter` without a filter; 400 `bulk_limit_exceeded` above 200 post ids. Nothing
+ * `POST /posts/retry-failed`: re-queues every failed destination matching the filters: by `post_ids`
+ * one transaction per post; otherwise one set-based statement of the store (`requeueFailed`). 400 `no_filter` without a filter; 400 `bulk_limit_exceeded` above 200 post ids. Nothing
  * matching is not an error: the result says 0.
  */
 export const retryFailed = (
@@ -223,27 +219,24 @@ export const retryFailed = (
         if (Option.isSome(found)) yield* consider(found.value)
       }
     } else {
-      const pageSize = 100
-      let offset = 0
-      while (!hasMore) {
-        const page = yield* posts.list({
-          organizationId: input.organizationId,
-          ...(input.visibleAccountIds === undefined ? {} : { visibleAccountIds: input.visibleAccountIds }),
-          statuses: withFailures,
-          ...(input.platform === undefined ? {} : { platforms: [input.platform] }),
-          ...(input.accountId === undefined ? {} : { accountId: input.accountId }),
-          sort: "created_at",
-          order: "asc",
-          limit: pageSize,
-          offset
-        })
-        for (const record of page.items) {
-          if (hasMore) break
-          yield* consider(record)
-        }
-        if (page.items.length < pageSize) break
-        offset += pageSize
+      // One set-based statement in the store: the filters, the cap and the re-queue together.
+      const requeued = yield* posts.requeueFailed({
+        organizationId: input.organizationId,
+        visibleAccountIds: input.visibleAccountIds,
+        accountId: input.accountId,
+        platform: input.platform,
+        failedAfter: input.failedAfter,
+        failedBefore: input.failedBefore,
+        maxAttempts: input.maxAttempts,
+        now: yield* DateTime.now,
+        limit: maxBulkRetried
+      })
+      for (const { record, retried } of requeued.posts) {
+        const ids = new Set<string>(retried)
+        results.push({ record, retried: record.destinations.filter((d) => ids.has(d.id)) })
+        total += retried.length
       }
+      hasMore = requeued.hasMore
     }
     if (total > 0) yield* Dispatcher.poke
     return { retriedCount: total, posts: results, hasMore }

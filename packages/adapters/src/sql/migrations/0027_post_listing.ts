@@ -10,6 +10,7 @@ import * as PostListingSql from "../internal/PostListingSql.js"
  *   write path keeps them in its own transaction; existing rows are backfilled here;
  * - indexes for the filters and sorts: by status, by approval, by latest publish; the created order
  *   ends with `id` (the list's tie-break) so a page and a deep offset are walks of one index;
+ * - the failed destinations of an organization (retry-failed's selection), as a partial index;
  * - content search through the store's own text index: on SQLite an FTS5 table with the trigram
  *   tokenizer (`posts_search`, contentless, keyed by the post's rowid, kept by triggers); on Postgres
  *   a pg_trgm GIN index over `content`, which answers the list's ILIKE itself (when the pg_trgm
@@ -26,6 +27,8 @@ export default Effect.gen(function*() {
   yield* sql`CREATE INDEX posts_by_status ON posts (organization_id, status, created_at, id)`
   yield* sql`CREATE INDEX posts_by_approval ON posts (organization_id, approval_status, created_at, id)`
   yield* sql`CREATE INDEX posts_by_published ON posts (organization_id, last_published_at, id)`
+  // retry-failed's selection: the organization's failed destinations only.
+  yield* sql`CREATE INDEX destinations_failed ON destinations (organization_id, platform) WHERE status = 'failed'`
 
   yield* sql.onDialectOrElse({
     pg: () =>
