@@ -205,7 +205,9 @@ const seed = async (db: Db, posts: number, now: number): Promise<Seeded> => {
   const tpl = String((await db.all("SELECT id FROM posts ORDER BY created_at LIMIT 1"))[0]!.id)
   const tplDest = String((await db.all("SELECT id FROM destinations LIMIT 1"))[0]!.id)
   const kind = "(n.i % 100)"
-  const createdAt = `(${now} - (${posts} - n.i) * 60000)`
+  const step = dialect === "pg" ? "CAST(n.i AS BIGINT)" : "n.i"
+  const createdAt = `(${now - posts * 60_000} + ${step} * 60000)`
+  const dueLater = String(now + 365 * 86_400_000)
   const isDraft = `CASE WHEN ${kind} < 10 THEN 1 ELSE 0 END`
   const contentExpr = `'Bench post ' || n.i || ' about the weekly launch, with a link and a few words of copy'` +
     ` || CASE WHEN n.i % 10007 = 3 THEN ' ${rareWord}' ELSE '' END`
@@ -214,7 +216,7 @@ const seed = async (db: Db, posts: number, now: number): Promise<Seeded> => {
   const accountIds = `CASE WHEN n.i % 2 = 0 OR ${kind} >= 95 THEN '[' || ${acct1} || ',' || ${acct2} || ']' ELSE '[' || ${acct1} || ']' END`
   const begin = dialect === "pg" ? "BEGIN" : "BEGIN IMMEDIATE"
   let lap = performance.now()
-  const step = (what: string) => {
+  const lapped = (what: string) => {
     if (process.env.BENCH_SCALE_VERBOSE !== undefined) console.log(`    ${what}: ${((performance.now() - lap) / 1000).toFixed(1)} s`)
     lap = performance.now()
   }
@@ -223,7 +225,7 @@ const seed = async (db: Db, posts: number, now: number): Promise<Seeded> => {
     id: uuid(dialect, "8001", "n.i"),
     content: contentExpr,
     account_ids: accountIds,
-    scheduled_for: `CASE WHEN ${kind} >= 10 AND ${kind} < 30 THEN ${now} + 365 * 86400000 ELSE ${createdAt} END`,
+    scheduled_for: `CASE WHEN ${kind} >= 10 AND ${kind} < 30 THEN ${dueLater} ELSE ${createdAt} END`,
     is_draft: isDraft,
     created_status: `CASE WHEN ${kind} < 10 THEN 'draft' ELSE 'scheduled' END`,
     approval: `CASE WHEN ${kind} IN (7, 17) THEN '{"status":"pending","note":null,"consumed":false}' ELSE NULL END`,
@@ -233,11 +235,11 @@ const seed = async (db: Db, posts: number, now: number): Promise<Seeded> => {
     created_at: createdAt,
     updated_at: createdAt
   }, `posts t CROSS JOIN nums n WHERE t.id = '${tpl}'`)
-  step("posts")
+  lapped("posts")
   await copyInsert(db, "post_targets", { post_id: uuid(dialect, "8001", "n.i"), account_id: "a.id" },
     `nums n JOIN accts a ON a.k = n.i % ${n} OR ((n.i % 2 = 0 OR ${kind} >= 95) AND a.k = (n.i + 1) % ${n})
      CROSS JOIN (SELECT * FROM post_targets LIMIT 1) t`)
-  step("post_targets")
+  lapped("post_targets")
   // Destinations: the first (d.j = 0) and, for even or partially failed posts, a second (d.j = 1).
   const status = `CASE WHEN ${kind} < 30 THEN 'queued' WHEN ${kind} < 85 THEN 'published' WHEN ${kind} < 95 THEN 'failed'
     WHEN d.j = 0 THEN 'published' ELSE 'failed' END`
@@ -250,7 +252,7 @@ const seed = async (db: Db, posts: number, now: number): Promise<Seeded> => {
     platform: "a.platform",
     account_name: "a.account_name",
     status,
-    due_at: `CASE WHEN ${kind} < 30 THEN ${now} + 365 * 86400000 ELSE ${createdAt} END`,
+    due_at: `CASE WHEN ${kind} < 30 THEN ${dueLater} ELSE ${createdAt} END`,
     attempts: `CASE WHEN ${kind} < 30 THEN 0 WHEN ${failed} THEN 3 ELSE 1 END`,
     error: `CASE WHEN ${failed} THEN 'The platform refused the post (seeded)' ELSE NULL END`,
     platform_post_id: `CASE WHEN ${published} THEN 'p' || n.i || '-' || d.j ELSE NULL END`,
@@ -269,7 +271,7 @@ const seed = async (db: Db, posts: number, now: number): Promise<Seeded> => {
      JOIN accts a ON a.k = (n.i + d.j) % ${n}
      CROSS JOIN (SELECT * FROM destinations WHERE id = '${tplDest}') t
      WHERE ${kind} >= 10 AND (d.j = 0 OR n.i % 2 = 0 OR ${kind} >= 95)`)
-  step("destinations")
+  lapped("destinations")
   // Events: every template event, once per post.
   const events = await db.all("SELECT id FROM events WHERE post_id IS NOT NULL ORDER BY created_at LIMIT 6")
   for (const [k, e] of events.entries()) {
@@ -279,7 +281,7 @@ const seed = async (db: Db, posts: number, now: number): Promise<Seeded> => {
       created_at: createdAt
     }, `nums n CROSS JOIN (SELECT * FROM events WHERE id = '${String(e.id)}') t`, ["seq"])
   }
-  step("events")
+  lapped("events")
   const deliveries = await db.all("SELECT id FROM webhook_deliveries ORDER BY created_at LIMIT 2")
   for (const [k, d] of deliveries.entries()) {
     await copyInsert(db, "webhook_deliveries", {
@@ -296,11 +298,11 @@ const seed = async (db: Db, posts: number, now: number): Promise<Seeded> => {
     SELECT ${uuid(dialect, "8004", "n.i")}, '${org}', 'photo-' || n.i || '.jpg', 'image/jpeg', 250000 + n.i, 'image',
       1080, 1080, NULL, 'ready', NULL, 'bench/' || n.i, NULL, ${createdAt}, ${createdAt}
     FROM nums n WHERE n.i % 3 = 0`)
-  step("deliveries, media")
+  lapped("deliveries, media")
   await stmt("COMMIT")
-  step("commit")
+  lapped("commit")
   await stmt(dialect === "pg" ? "ANALYZE" : "ANALYZE")
-  step("analyze")
+  lapped("analyze")
   await stmt("DROP TABLE nums")
   await stmt("DROP TABLE accts")
   return { organizationId: org, seedSeconds: (performance.now() - started) / 1000 }
