@@ -1,7 +1,7 @@
 /**
  * The columns of `posts` that the post list, `/me` and analytics filter, sort and count by, derived
  * from the post's destinations and kept by triggers in the transaction of every write that changes
- * them (migration `0027_post_listing`): whichever store or statement writes a destination, the post's
+ * them (migration `0033_post_listing`): whichever store or statement writes a destination, the post's
  * `status` and `last_published_at` change with it, so reads filter and sort through indexes instead of
  * aggregating every destination of the organization.
  *
