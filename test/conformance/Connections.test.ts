@@ -72,7 +72,7 @@ describe.each([
         HERALD_X_API_URL: x.server.url,
         HERALD_FACEBOOK_CLIENT_ID: facebook.clientId,
         HERALD_FACEBOOK_CLIENT_SECRET: facebook.clientSecret,
-        HERALD_FACEBOOK_AUTHORIZE_URL: `${facebook.server.url}/v21.0/dialog/oauth`,
+        HERALD_FACEBOOK_AUTHORIZE_URL: `${facebook.server.url}/v26.0/dialog/oauth`,
         HERALD_FACEBOOK_API_URL: facebook.server.url,
         HERALD_TELEGRAM_API_URL: telegram.server.url,
         HERALD_DISCORD_API_URL: discord.server.url,
@@ -288,7 +288,7 @@ describe.each([
     expect(link).toMatchObject({ platform: "facebook", expires_in_seconds: 600 })
     expect(link.instructions).toContain("Each Page becomes its own account")
     const url = new URL(link.url)
-    expect(url.origin + url.pathname).toBe(`${facebook.server.url}/v21.0/dialog/oauth`)
+    expect(url.origin + url.pathname).toBe(`${facebook.server.url}/v26.0/dialog/oauth`)
     expect(url.searchParams.get("scope")).toBe("pages_show_list,pages_manage_posts,pages_read_engagement,pages_manage_engagement")
     expect(url.searchParams.get("redirect_uri")).toBe(`${publicUrl}/oauth/callback/facebook`)
     expect(url.searchParams.has("code_challenge")).toBe(false)

@@ -113,7 +113,7 @@ const servicesFor = (f: Fakes) => {
       HERALD_X_API_URL: f.x.server.url,
       HERALD_FACEBOOK_CLIENT_ID: f.facebook.clientId,
       HERALD_FACEBOOK_CLIENT_SECRET: f.facebook.clientSecret,
-      HERALD_FACEBOOK_AUTHORIZE_URL: `${f.facebook.server.url}/v21.0/dialog/oauth`,
+      HERALD_FACEBOOK_AUTHORIZE_URL: `${f.facebook.server.url}/v26.0/dialog/oauth`,
       HERALD_FACEBOOK_API_URL: f.facebook.server.url,
       HERALD_THREADS_CLIENT_ID: f.threads.clientId,
       HERALD_THREADS_CLIENT_SECRET: f.threads.clientSecret,
