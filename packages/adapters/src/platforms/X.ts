@@ -21,6 +21,8 @@ import type {
   Credentials,
   MediaRef,
   PlatformClient,
+  PublishedAnswer,
+  PublishedLookup,
   PublishError,
   PublishPart,
   PublishRequest,
@@ -32,6 +34,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import * as MediaBytes from "./internal/MediaBytes.js"
+import * as Lookup from "./internal/PublishedLookup.js"
 import {
   failureReason,
   field,
@@ -203,6 +206,28 @@ export const metricsOf = (post: unknown): Metrics => {
     saves: count("bookmark_count"),
     clicks: 0
   })
+}
+
+/** Pages of 100 posts `findPublished` reads before it gives up (X's timeline holds the latest 3,200). */
+export const lookupMaxPages = 10
+
+/**
+ * A timeline post's text as it was sent: X answers it with `&`, `<` and `>` escaped (read back by the
+ * lookup's canonical form), every link as a `t.co` link (put back as its `expanded_url`), and a link to
+ * the post's media appended (removed). A long post's whole text is in `note_post`.
+ */
+export const sentTextOf = (post: unknown): string => {
+  const note = field(post, "note_post")
+  const text = stringField(note, "text") ?? stringField(post, "text") ?? ""
+  const urls = field(field(note, "entities") ?? field(post, "entities"), "urls")
+  let out = text
+  for (const entity of Array.isArray(urls) ? urls : []) {
+    const short = stringField(entity, "url")
+    if (short === undefined || short === "") continue
+    const media = stringField(entity, "media_key") !== undefined
+    out = out.split(short).join(media ? "" : stringField(entity, "expanded_url") ?? short)
+  }
+  return out
 }
 
 const categoryOf = (media: MediaRef): "tweet_image" | "tweet_gif" | "tweet_video" =>
@@ -488,10 +513,56 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         return found
       })
 
+    /**
+     * Whether an attempt reached the account: its own timeline (`GET /2/users/{id}/tweets`, replies and
+     * reposts excluded) from the window's start, newest first, page by page until X has no more. The
+     * timeline answers the author's own posts at once; an error or a rate limit fails the lookup (the
+     * engine keeps the outcome unknown).
+     */
+    const findPublished = (lookup: PublishedLookup): Effect.Effect<PublishedAnswer, PublishError> =>
+      Effect.gen(function*() {
+        const stored = Redacted.value(lookup.credentials)
+        const token = stored["access_token"] ?? ""
+        if (token === "") return yield* publishError("auth", "X: the stored credentials lack an access token")
+        const userId = stored["user_id"] ?? lookup.account.platformAccountId
+        const username = stored["username"] ?? lookup.account.accountName.replace(/^@/, "")
+        const window = Lookup.windowOf(lookup)
+        const candidates: Array<Lookup.Candidate> = []
+        let nextToken: string | undefined
+        for (let page = 0; page < lookupMaxPages; page++) {
+          const response = yield* classified(
+            token,
+            "read",
+            HttpClientRequest.get(`${api}/2/users/${encodeURIComponent(userId)}/tweets`).pipe(
+              HttpClientRequest.setUrlParams({
+                start_time: new Date(window.since).toISOString(),
+                max_results: "100",
+                exclude: "replies,retweets",
+                [fieldsParameter]: "created_at,entities,note_post",
+                ...(nextToken === undefined ? {} : { pagination_token: nextToken })
+              })
+            )
+          )
+          const data = field(response.body, "data")
+          for (const post of Array.isArray(data) ? data : []) {
+            const id = stringField(post, "id")
+            if (id === undefined) continue
+            if (!Lookup.inWindow(window, Date.parse(stringField(post, "created_at") ?? ""))) continue
+            candidates.push({ id, url: postUrl(username, id), text: sentTextOf(post) })
+          }
+          nextToken = stringField(field(response.body, "meta"), "next_token")
+          if (nextToken === undefined || nextToken === "") return Lookup.answerFrom(lookup, candidates, label)
+          const found = Lookup.answerFrom(lookup, candidates, label)
+          if (found._tag === "Found") return found
+        }
+        return Lookup.tooMany(label, lookupMaxPages * 100)
+      })
+
     return {
       platform: "x",
       publish,
       metrics,
+      findPublished,
       metricsBatch,
       metricsBatchSize: 100,
       timeout: "10 minutes"

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
+import { DestinationId } from "@herald/core/kernel/Ids"
 import type { PublishError } from "@herald/core/platforms/Platforms"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import * as X from "../../src/platforms/X.js"
@@ -382,3 +384,94 @@ const problem403WithToken = XFake.problem(
   `Authenticating with OAuth 2.0 Application-Only is forbidden for this endpoint. Bearer ${token}`,
   "https://api.twitter.com/2/problems/unsupported-authentication"
 )
+
+describe("X findPublished (the user's timeline)", () => {
+  const lookup = (content: string, sinceMs: number, untilMs: number) => ({
+    account: xRequest(part(content)).account,
+    credentials: Redacted.make(stored),
+    destinationId: DestinationId.make("00000000-0000-4000-8000-0000000000d1"),
+    attempt: 1,
+    content,
+    since: DateTime.unsafeMake(sinceMs),
+    until: DateTime.unsafeMake(untilMs)
+  })
+  /** A post another client made at `at`. */
+  const other = (fake: XFake.XFake, id: string, text: string, at: number, body: Record<string, unknown> = {}) =>
+    fake.posts.push({ id, text, body: { text, ...body }, createdAt: at })
+
+  it.scopedLive("a post in the window is found by its text as sent, though X shows it escaped and with t.co links", () =>
+    Effect.gen(function*() {
+      const { bare: client, fake } = yield* setup
+      const text = "Q&A <today> at example.com/live and https://herald.example/a?b=1"
+      const before = Date.now()
+      const sent = yield* client.publish(xRequest(part(text)))
+      const after = Date.now()
+      expect(yield* client.findPublished!(lookup(text, before, after))).toEqual({
+        _tag: "Found",
+        platformPostId: sent.platformPostId,
+        platformPostUrl: sent.platformPostUrl
+      })
+      const listed = fake.server.requests.filter((r) => r.path === `/2/users/${XFake.userId}/tweets`)
+      expect(listed[0]!.headers["authorization"]).toBe(`Bearer ${token}`)
+      expect(listed[0]!.query.get("exclude")).toBe("replies,retweets")
+      expect(Date.parse(listed[0]!.query.get("start_time")!)).toBeLessThanOrEqual(before)
+      // What the timeline answered really differs from what was sent.
+      expect(XFake.shown(fake.posts[0]!)["text"]).not.toBe(text)
+      expect(yield* client.findPublished!(lookup("another text", before, after))).toEqual({ _tag: "Absent" })
+    }))
+
+  it.scopedLive("a post with media is found though X appends the media link to its text", () =>
+    Effect.gen(function*() {
+      const { bare: client } = yield* setup
+      const before = Date.now()
+      const image = media({ kind: "image", mimeType: "image/png", bytes: bytesOf(300, 1) })
+      const sent = yield* client.publish(xRequest(part("with a picture", [image])))
+      expect(yield* client.findPublished!(lookup("with a picture", before, Date.now()))).toMatchObject({
+        _tag: "Found",
+        platformPostId: sent.platformPostId
+      })
+    }))
+
+  it.scopedLive("the same text before the window, or as a reply, is not the attempt's post", () =>
+    Effect.gen(function*() {
+      const { bare: client, fake } = yield* setup
+      const now = Date.now()
+      other(fake, "1860000000000000901", "same words", now - 3_600_000)
+      other(fake, "1860000000000000902", "same words", now, { reply: { in_reply_to_tweet_id: "1860000000000000901" } })
+      expect(yield* client.findPublished!(lookup("same words", now - 120_000, now + 1_000))).toEqual({ _tag: "Absent" })
+    }))
+
+  it.scopedLive("pages until X has no more; more posts than it reads cannot be told", () =>
+    Effect.gen(function*() {
+      const { bare: client, fake } = yield* setup
+      const now = Date.now()
+      const sent = yield* client.publish(xRequest(part("deep")))
+      for (let i = 0; i < 150; i++) other(fake, String(1870000000000000000n + BigInt(i)), `noise ${i}`, now + 30_000)
+      expect(yield* client.findPublished!(lookup("deep", now - 1_000, now + 5_000))).toMatchObject({
+        _tag: "Found",
+        platformPostId: sent.platformPostId
+      })
+      expect(fake.server.requests.filter((r) => r.path.endsWith("/tweets") && r.method === "GET")).toHaveLength(2)
+      for (let i = 150; i < 1_050; i++) other(fake, String(1870000000000000000n + BigInt(i)), `noise ${i}`, now + 30_000)
+      expect((yield* client.findPublished!(lookup("absent", now - 1_000, now + 5_000)))._tag).toBe("Unknown")
+    }))
+
+  it.scopedLive("a media post without text is Unknown when another text-less post is in the window", () =>
+    Effect.gen(function*() {
+      const { bare: client, fake } = yield* setup
+      const now = Date.now()
+      expect(yield* client.findPublished!(lookup("", now - 1_000, now + 1_000))).toEqual({ _tag: "Absent" })
+      other(fake, "1860000000000000903", "", now, { media: { media_ids: ["1870000000000000001"] } })
+      expect((yield* client.findPublished!(lookup("", now - 1_000, now + 1_000)))._tag).toBe("Unknown")
+    }))
+
+  it.scopedLive("a rate limit or an error fails the lookup (never Absent)", () =>
+    Effect.gen(function*() {
+      const { bare: client, fake } = yield* setup
+      fake.failNext(`GET /2/users/${XFake.userId}/tweets`, XFake.tooManyRequests(fake.resetAt))
+      const limited = yield* Effect.flip(client.findPublished!(lookup("x", 0, Date.now())))
+      expect(limited.kind).toBe("rate_limit")
+      fake.failNext(`GET /2/users/${XFake.userId}/tweets`, XFake.serviceUnavailable)
+      expect((yield* Effect.flip(client.findPublished!(lookup("x", 0, Date.now())))).kind).toBe("transient")
+    }))
+})

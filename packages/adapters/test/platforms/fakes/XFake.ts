@@ -6,6 +6,12 @@
  * X's error bodies (problem JSON `{title, detail, type, status}` and `{errors:[…]}`) and rate-limit
  * headers. Failures are injected by text: `#fail-dup`, `#fail-long`, `#fail-429`, `#fail-500`,
  * `#fail-media-ids`; or with `failNext` for a route.
+ *
+ * The user's timeline (`GET /2/users/{id}/tweets`) answers from the posts received, newest first, as X
+ * shows them: `&`, `<`, `>` escaped, every link replaced by a `t.co` link (its `entities.urls` entry
+ * carrying the link as sent in `expanded_url`, a bare domain with `http://` put in front), and a post
+ * with media ending in a `t.co` link to the media; `start_time`/`end_time`, `exclude`,
+ * `max_results` (5–100, default 10) and `pagination_token` as the description says.
  */
 import * as ApiDescription from "./ApiDescription.js"
 import * as FakeServer from "./FakeServer.js"
@@ -20,6 +26,40 @@ export interface Post {
   readonly id: string
   readonly text: string | undefined
   readonly body: Record<string, unknown>
+  /** When X stored it (epoch ms); a test may place a post written by another client at any time. */
+  readonly createdAt: number
+}
+
+const linkPattern = /\b((?:https?:\/\/)?(?:[a-z0-9-]+\.)+[a-z]{2,}(?:\/[^\s]*)?)/gi
+
+/** A post as the timeline shows it (see the module comment). */
+export const shown = (post: Post): Record<string, unknown> => {
+  const urls: Array<Record<string, unknown>> = []
+  let n = 0
+  const tco = () => `https://t.co/${post.id.slice(-6)}${String.fromCharCode(97 + n++)}`
+  let text = (post.text ?? "").replace(linkPattern, (link: string) => {
+    const url = tco()
+    urls.push({ url, expanded_url: /^https?:\/\//i.test(link) ? link : `http://${link}`, display_url: link })
+    return url
+  })
+  const mediaIds = ((post.body["media"] as { media_ids?: Array<string> } | undefined)?.media_ids) ?? []
+  if (mediaIds.length > 0) {
+    const url = tco()
+    urls.push({ url, expanded_url: `https://x.com/${username}/status/${post.id}/photo/1`, media_key: `3_${mediaIds[0]}` })
+    text = text === "" ? url : `${text} ${url}`
+  }
+  // Indices count code points of the text as shown.
+  const withIndices = urls.map((u) => {
+    const start = [...text.slice(0, text.indexOf(String(u["url"])))].length
+    return { ...u, start, end: start + [...String(u["url"])].length }
+  })
+  return {
+    id: post.id,
+    text: text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;"),
+    created_at: new Date(post.createdAt).toISOString(),
+    edit_history_post_ids: [post.id],
+    ...(withIndices.length > 0 ? { entities: { urls: withIndices } } : {})
+  }
 }
 
 export interface Medium {
@@ -175,7 +215,7 @@ export const start = async (options: StartOptions = {}): Promise<XFake> => {
       }
       nextPost += 1n
       const id = String(nextPost)
-      posts.push({ id, text, body })
+      posts.push({ id, text, body, createdAt: Date.now() })
       return {
         ...created(201, { id, text: text ?? "", edit_history_tweet_ids: [id] }),
         headers: {
@@ -304,6 +344,33 @@ export const start = async (options: StartOptions = {}): Promise<XFake> => {
             }]
           }
         }
+    }
+
+    const timeline = /^\/2\/users\/(\d+)\/tweets$/.exec(path)
+    if (request.method === "GET" && timeline !== null) {
+      if (timeline[1] !== userId) return problem(404, "Not Found Error", `Could not find user with id: [${timeline[1]}].`)
+      const start = Date.parse(request.query.get("start_time") ?? "") || -Infinity
+      const end = Date.parse(request.query.get("end_time") ?? "") || Infinity
+      const exclude = (request.query.get("exclude") ?? "").split(",")
+      const size = Number(request.query.get("max_results") ?? "10")
+      const offset = Number(request.query.get("pagination_token") ?? "0")
+      const listed = [...posts]
+        .sort((a, b) => b.createdAt - a.createdAt)
+        .filter((p) => p.createdAt >= start && p.createdAt <= end)
+        .filter((p) => !(exclude.includes("replies") && p.body["reply"] !== undefined))
+      const page = listed.slice(offset, offset + size).map(shown)
+      const more = offset + size < listed.length
+      return {
+        status: 200,
+        body: {
+          ...(page.length > 0 ? { data: page } : {}),
+          meta: {
+            result_count: page.length,
+            ...(page.length > 0 ? { newest_id: page[0]!["id"], oldest_id: page[page.length - 1]!["id"] } : {}),
+            ...(more ? { next_token: String(offset + size) } : {})
+          }
+        }
+      }
     }
 
     return problem(404, "Not Found Error", `No route for ${request.method} ${path}`)
