@@ -26,6 +26,8 @@ import type {
   Credentials,
   MediaRef,
   PlatformClient,
+  PublishedAnswer,
+  PublishedLookup,
   PublishError,
   PublishRequest,
   PublishResult
@@ -36,6 +38,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import * as MediaBytes from "./internal/MediaBytes.js"
+import * as Lookup from "./internal/PublishedLookup.js"
 import type * as Mp4 from "./internal/Mp4.js"
 import {
   afterPublished,
@@ -172,6 +175,9 @@ export const receivedBytes = (headers: Readonly<Record<string, string>>): number
   const match = /bytes=\d+-(\d+)/.exec(headers["range"] ?? "")
   return match === null ? 0 : Number(match[1]) + 1
 }
+
+/** Pages of 50 uploads `findPublished` reads before it gives up. */
+export const lookupMaxPages = 10
 
 export const make = (options: Options = {}): Effect.Effect<PlatformClient, never, HttpClient.HttpClient> =>
   Effect.gen(function*() {
@@ -395,10 +401,75 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         })
       })
 
+    const read = (token: string, path: string, params: Readonly<Record<string, string>>) =>
+      Effect.gen(function*() {
+        const response = yield* call(
+          token,
+          HttpClientRequest.get(`${api}/youtube/v3/${path}`).pipe(
+            HttpClientRequest.setUrlParams(params),
+            HttpClientRequest.acceptJson
+          )
+        )
+        if (response.status < 200 || response.status >= 300) return yield* classified(token, response)
+        return response.body
+      })
+
+    /**
+     * Whether an attempt reached the channel: its uploads playlist (`channels?part=contentDetails&mine=true`
+     * names it, 1 quota unit; `playlistItems`, 1 unit a page of 50), newest first, until past the window.
+     * A video is the attempt's when it was added inside the window with the description as sent (the
+     * angle brackets replaced as at publish). An error or a quota refusal fails the lookup (the engine
+     * keeps the outcome unknown).
+     */
+    const findPublished = (lookup: PublishedLookup): Effect.Effect<PublishedAnswer, PublishError> =>
+      Effect.gen(function*() {
+        const token = Redacted.value(lookup.credentials)["access_token"] ?? ""
+        if (token === "") return yield* publishError("auth", "YouTube: the stored credentials lack an access token")
+        const channels = field(yield* read(token, "channels", { part: "contentDetails", mine: "true" }), "items")
+        const channel = Array.isArray(channels) ? channels[0] : undefined
+        const uploads = stringField(field(field(channel, "contentDetails"), "relatedPlaylists"), "uploads")
+        if (uploads === undefined) {
+          return yield* publishError("transient", "YouTube: the channel's uploads playlist could not be read")
+        }
+        const window = Lookup.windowOf(lookup)
+        const wanted = { ...lookup, content: withoutAngleBrackets(lookup.content) }
+        const candidates: Array<Lookup.Candidate> = []
+        let pageToken: string | undefined
+        for (let page = 0; page < lookupMaxPages; page++) {
+          const body = yield* read(token, "playlistItems", {
+            part: "snippet",
+            playlistId: uploads,
+            maxResults: "50",
+            ...(pageToken === undefined ? {} : { pageToken })
+          })
+          const items = field(body, "items")
+          let pastWindow = false
+          for (const item of Array.isArray(items) ? items : []) {
+            const snippet = field(item, "snippet")
+            const id = stringField(field(snippet, "resourceId"), "videoId")
+            const at = Date.parse(stringField(snippet, "publishedAt") ?? "")
+            if (id === undefined) continue
+            if (Number.isFinite(at) && at < window.since) pastWindow = true
+            if (!Lookup.inWindow(window, at)) continue
+            candidates.push({
+              id,
+              url: `https://www.youtube.com/watch?v=${id}`,
+              text: stringField(snippet, "description") ?? ""
+            })
+          }
+          pageToken = stringField(body, "nextPageToken")
+          if (pastWindow || pageToken === undefined || pageToken === "") {
+            return Lookup.answerFrom(wanted, candidates, label)
+          }
+        }
+        return Lookup.tooMany(label, lookupMaxPages * 50)
+      })
+
     return {
       platform: "youtube",
       publish,
       metrics,
+      findPublished,
       timeout: "30 minutes"
     } satisfies PlatformClient
   })

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { SocialAccount } from "@herald/core/accounts/Account"
+import { DestinationId } from "@herald/core/kernel/Ids"
 import type { PublishError } from "@herald/core/platforms/Platforms"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Logger from "effect/Logger"
 import * as Redacted from "effect/Redacted"
@@ -334,5 +336,78 @@ describe("YouTube quota reset", () => {
       expect(problems[1]).toContain("metadata/status/privacyStatus must be equal to one of the allowed values")
       expect(problems[2]).toContain("x-upload-content-length is required")
       expect(fake.sessions.size).toBe(0)
+    }))
+})
+
+describe("YouTube findPublished (the channel's uploads)", () => {
+  const credentials = { access_token: token, refresh_token: "1//refresh" }
+  const lookup = (content: string, sinceMs: number, untilMs: number) => ({
+    account: channel,
+    credentials: Redacted.make(credentials),
+    destinationId: DestinationId.make("00000000-0000-4000-8000-0000000000d1"),
+    attempt: 1,
+    content,
+    since: DateTime.unsafeMake(sinceMs),
+    until: DateTime.unsafeMake(untilMs)
+  })
+  /** A video another client uploaded at `at`. */
+  const other = (fake: YouTubeApiFake.YouTubeFake, id: string, description: string, at: number) =>
+    fake.videos.push({
+      id,
+      metadata: { snippet: { title: "other", description } },
+      bytes: new Uint8Array(0),
+      comments: [],
+      createdAt: at
+    })
+
+  it.scopedLive("an upload in the window is found by its description as sent (angle brackets replaced)", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const before = Date.now()
+      const sent = yield* client.publish(ytRequest("Launch <day> & more", clip().ref))
+      const after = Date.now()
+      expect(yield* client.findPublished!(lookup("Launch <day> & more", before, after))).toEqual({
+        _tag: "Found",
+        platformPostId: sent.platformPostId,
+        platformPostUrl: `https://www.youtube.com/watch?v=${sent.platformPostId}`
+      })
+      expect(yield* client.findPublished!(lookup("Launch day", before, after))).toEqual({ _tag: "Absent" })
+      const items = fake.server.requests.filter((r) => r.path === "/youtube/v3/playlistItems")
+      expect(items[0]!.query.get("playlistId")).toBe(YouTubeApiFake.uploadsPlaylistId)
+      expect(items[0]!.headers["authorization"]).toBe(`Bearer ${token}`)
+    }))
+
+  it.scopedLive("pages back until past the window; an older upload with the same description is not the attempt's", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const now = Date.now()
+      other(fake, "old00000001", "same words", now - 3_600_000)
+      expect(yield* client.findPublished!(lookup("same words", now - 1_000, now + 1_000))).toEqual({ _tag: "Absent" })
+      for (let i = 0; i < 120; i++) other(fake, `new${String(i).padStart(8, "0")}`, `noise ${i}`, now + 30_000)
+      other(fake, "ours0000001", "deep", now)
+      expect(yield* client.findPublished!(lookup("deep", now - 1_000, now + 1_000))).toMatchObject({
+        _tag: "Found",
+        platformPostId: "ours0000001"
+      })
+      for (let i = 120; i < 600; i++) other(fake, `new${String(i).padStart(8, "0")}`, `noise ${i}`, now + 30_000)
+      expect((yield* client.findPublished!(lookup("deep", now - 1_000, now + 1_000)))._tag).toBe("Unknown")
+    }))
+
+  it.scopedLive("a video without description is Unknown when another such upload is in the window", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const now = Date.now()
+      expect(yield* client.findPublished!(lookup("", now - 1_000, now + 1_000))).toEqual({ _tag: "Absent" })
+      other(fake, "bare0000001", "", now)
+      expect((yield* client.findPublished!(lookup("", now - 1_000, now + 1_000)))._tag).toBe("Unknown")
+    }))
+
+  it.scopedLive("a quota refusal or a backend error fails the lookup (never Absent)", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      fake.failNext("GET /playlistItems", YouTubeApiFake.quotaExceeded)
+      expect((yield* Effect.flip(client.findPublished!(lookup("x", 0, Date.now())))).kind).toBe("rate_limit")
+      fake.failNext("GET /channels", YouTubeApiFake.backendError)
+      expect((yield* Effect.flip(client.findPublished!(lookup("x", 0, Date.now())))).kind).toBe("transient")
     }))
 })

@@ -30,6 +30,9 @@ import * as FakeServer from "./FakeServer.js"
 /** The channel the fake's token belongs to (as the OAuth fake's account `g-1`). */
 export const channelId = "UCherald0000000000000001"
 
+/** The channel's uploads playlist (`contentDetails.relatedPlaylists.uploads`). */
+export const uploadsPlaylistId = `UU${channelId.slice(2)}`
+
 export const description = () => ApiDescription.load({ file: "youtube-openapi.json" })
 
 const isSession = (request: FakeServer.Recorded) =>
@@ -75,6 +78,8 @@ export interface Video {
   readonly metadata: unknown
   readonly bytes: Uint8Array
   readonly comments: Array<string>
+  /** When YouTube added it to the channel's uploads (epoch ms). */
+  readonly createdAt: number
   /** Statistics the `videos?part=statistics` read answers; set by tests. */
   views?: number
   likes?: number
@@ -271,7 +276,7 @@ export const start = async (): Promise<YouTubeFake> => {
       if (session.received.length < session.total) return progress(session)
       const videoId = `vid${String(++next).padStart(8, "0")}`
       session.videoId = videoId
-      videos.push({ id: videoId, metadata: session.metadata, bytes: session.received, comments: [] })
+      videos.push({ id: videoId, metadata: session.metadata, bytes: session.received, comments: [], createdAt: Date.now() })
       return resource(session, videoId)
     }
 
@@ -293,6 +298,54 @@ export const start = async (): Promise<YouTubeFake> => {
             }
           })),
           pageInfo: { totalResults: 1, resultsPerPage: 1 }
+        }
+      }
+    }
+
+    if (request.path === "/youtube/v3/channels" && request.method === "GET") {
+      if (request.query.get("mine") !== "true" || request.query.get("part") !== "contentDetails") {
+        return googleError(400, "only part=contentDetails&mine=true is modelled", "invalidPart")
+      }
+      return {
+        status: 200,
+        body: {
+          kind: "youtube#channelListResponse",
+          items: [{ kind: "youtube#channel", id: channelId, contentDetails: { relatedPlaylists: { uploads: uploadsPlaylistId } } }],
+          pageInfo: { totalResults: 1, resultsPerPage: 1 }
+        }
+      }
+    }
+
+    if (request.path === "/youtube/v3/playlistItems" && request.method === "GET") {
+      if (request.query.get("playlistId") !== uploadsPlaylistId) {
+        return googleError(404, "The playlist identified with the request's playlistId parameter cannot be found.", "playlistNotFound", "youtube.playlistItem")
+      }
+      const size = Number(request.query.get("maxResults") ?? "5")
+      const offset = Number((request.query.get("pageToken") ?? "p0").slice(1))
+      const listed = [...videos].sort((a, b) => b.createdAt - a.createdAt)
+      const page = listed.slice(offset, offset + size)
+      return {
+        status: 200,
+        body: {
+          kind: "youtube#playlistItemListResponse",
+          items: page.map((v, i) => {
+            const snippet = (v.metadata as { snippet?: { title?: string; description?: string } } | undefined)?.snippet
+            return {
+              kind: "youtube#playlistItem",
+              id: `pli-${v.id}`,
+              snippet: {
+                publishedAt: new Date(v.createdAt).toISOString(),
+                channelId,
+                title: snippet?.title ?? "",
+                description: snippet?.description ?? "",
+                playlistId: uploadsPlaylistId,
+                position: offset + i,
+                resourceId: { kind: "youtube#video", videoId: v.id }
+              }
+            }
+          }),
+          ...(offset + size < listed.length ? { nextPageToken: `p${offset + size}` } : {}),
+          pageInfo: { totalResults: listed.length, resultsPerPage: size }
         }
       }
     }
