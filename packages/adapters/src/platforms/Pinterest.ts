@@ -33,6 +33,8 @@ import type {
   Credentials,
   MediaRef,
   PlatformClient,
+  PublishedAnswer,
+  PublishedLookup,
   PublishError,
   PublishErrorKind,
   PublishRequest,
@@ -44,6 +46,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as MediaBytes from "./internal/MediaBytes.js"
+import * as Lookup from "./internal/PublishedLookup.js"
 import {
   collectBytes,
   failure,
@@ -179,6 +182,9 @@ const noBoard = "Pinterest: this account has no board to pin to; create a board 
   "platform_content.pinterest.settings.boardId"
 
 const base64ContentTypes = ["image/jpeg", "image/png"]
+
+/** Pages of 250 pins `findPublished` reads before it gives up. */
+export const lookupMaxPages = 8
 
 export const make = (options: Options = {}): Effect.Effect<PlatformClient, never, HttpClient.HttpClient> =>
   Effect.gen(function*() {
@@ -373,10 +379,53 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         })
       })
 
+    /**
+     * Whether an attempt reached the account: its pins (`GET /v5/pins`, every board, so a pin sent to
+     * `settings.boardId` is seen as well as one on the default board), 250 a page. A pin is the
+     * attempt's when it was created inside the window with the description as sent. Pinterest does not
+     * document the order: the listing stops at the window's start only while every pin so far came
+     * newest first, and otherwise reads on to its end (Absent) or the page limit (Unknown). An error or
+     * a rate limit fails the lookup (the engine keeps the outcome unknown).
+     */
+    const findPublished = (lookup: PublishedLookup): Effect.Effect<PublishedAnswer, PublishError> =>
+      Effect.gen(function*() {
+        const token = Redacted.value(lookup.credentials)["access_token"] ?? ""
+        if (token === "") return yield* publishError("auth", "Pinterest: the stored credentials lack an access token")
+        const window = Lookup.windowOf(lookup)
+        const candidates: Array<Lookup.Candidate> = []
+        let bookmark: string | undefined
+        let previous = Infinity
+        let newestFirst = true
+        for (let page = 0; page < lookupMaxPages; page++) {
+          const query = new URLSearchParams({ page_size: "250", ...(bookmark === undefined ? {} : { bookmark }) })
+          const body = yield* call(token, HttpClientRequest.get(`${api}/v5/pins?${query.toString()}`), [200])
+          const items = field(body, "items")
+          let pastWindow = false
+          for (const item of Array.isArray(items) ? items : []) {
+            const id = stringField(item, "id")
+            const at = Date.parse(stringField(item, "created_at") ?? "")
+            if (id === undefined) continue
+            if (!(at <= previous)) newestFirst = false
+            previous = at
+            if (at < window.since) pastWindow = true
+            if (!Lookup.inWindow(window, at)) continue
+            candidates.push({ id, url: pinUrl(id), text: stringField(item, "description") ?? "" })
+          }
+          bookmark = stringField(body, "bookmark")
+          if ((pastWindow && newestFirst) || bookmark === undefined || bookmark === "") {
+            return Lookup.answerFrom(lookup, candidates, label)
+          }
+          const found = Lookup.answerFrom(lookup, candidates, label)
+          if (found._tag === "Found") return found
+        }
+        return Lookup.tooMany(label, lookupMaxPages * 250)
+      })
+
     return {
       platform: "pinterest",
       publish,
       metrics,
+      findPublished,
       timeout: "30 minutes"
     } satisfies PlatformClient
   })

@@ -1,4 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
+import { DestinationId } from "@herald/core/kernel/Ids"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import * as PinterestOAuth from "../../src/oauth/Pinterest.js"
@@ -265,5 +267,71 @@ describe("Pinterest adapter against the API v5 fake", () => {
       expect(problems[1]).toContain("title must NOT have more than 100 characters")
       expect(problems).toHaveLength(3)
       expect(fake.pins).toHaveLength(0)
+    }))
+})
+
+describe("Pinterest findPublished (the account's pins)", () => {
+  const lookup = (token: string, content: string, sinceMs: number, untilMs: number) => ({
+    account: pinRequest({ access_token: token }, content).account,
+    credentials: Redacted.make({ access_token: token, default_board_id: "1070096254886001" }),
+    destinationId: DestinationId.make("00000000-0000-4000-8000-0000000000d1"),
+    attempt: 1,
+    content,
+    since: DateTime.unsafeMake(sinceMs),
+    until: DateTime.unsafeMake(untilMs)
+  })
+  /** A pin another client made at `at`. */
+  const other = (fake: PinterestApiFake.PinterestFake, id: string, description: string, at: number) =>
+    fake.pins.push({
+      id,
+      body: { board_id: "1070096254886002", description, media_source: { source_type: "image_url", url: "https://i.example/x.jpg" } },
+      createdAt: at
+    })
+
+  it.scopedLive("a pin in the window is found by its description, on any board; other text is absent", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const creds = { access_token: fake.accessToken, default_board_id: "1070096254886001" }
+      const before = Date.now()
+      const sent = yield* client.publish(pinRequest(creds, "Sourdough, step by step", [jpeg().ref], { boardId: "1070096254886002" }))
+      const after = Date.now()
+      expect(yield* client.findPublished!(lookup(fake.accessToken, "Sourdough, step by step", before, after))).toEqual({
+        _tag: "Found",
+        platformPostId: sent.platformPostId,
+        platformPostUrl: sent.platformPostUrl
+      })
+      expect(yield* client.findPublished!(lookup(fake.accessToken, "Rye", before, after))).toEqual({ _tag: "Absent" })
+      const listed = fake.server.requests.filter((r) => r.method === "GET" && r.path === "/v5/pins")
+      expect(listed[0]!.headers["authorization"]).toBe(`Bearer ${fake.accessToken}`)
+      expect(listed[0]!.query.get("page_size")).toBe("250")
+    }))
+
+  it.scopedLive("pages until past the window; an older pin with the same description is not the attempt's", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const now = Date.now()
+      other(fake, "1070096323600000001", "same words", now - 3_600_000)
+      expect(yield* client.findPublished!(lookup(fake.accessToken, "same words", now - 1_000, now + 1_000)))
+        .toEqual({ _tag: "Absent" })
+      other(fake, "1070096323600000002", "ours", now)
+      for (let i = 0; i < 300; i++) other(fake, String(1070096323610000000n + BigInt(i)), `noise ${i}`, now + 30_000)
+      expect(yield* client.findPublished!(lookup(fake.accessToken, "ours", now - 1_000, now + 1_000))).toMatchObject({
+        _tag: "Found",
+        platformPostId: "1070096323600000002"
+      })
+      for (let i = 300; i < 2_100; i++) other(fake, String(1070096323610000000n + BigInt(i)), `noise ${i}`, now + 30_000)
+      expect((yield* client.findPublished!(lookup(fake.accessToken, "absent", now - 1_000, now + 1_000)))._tag)
+        .toBe("Unknown")
+    }))
+
+  it.scopedLive("a rate limit or a server error fails the lookup (never Absent)", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      fake.failNext("GET /v5/pins", PinterestApiFake.pinterestError(429, 8, "Rate limit exceeded."))
+      expect((yield* Effect.flip(client.findPublished!(lookup(fake.accessToken, "x", 0, Date.now())))).kind)
+        .toBe("rate_limit")
+      fake.failNext("GET /v5/pins", PinterestApiFake.pinterestError(500, 5, "Internal server error."))
+      expect((yield* Effect.flip(client.findPublished!(lookup(fake.accessToken, "x", 0, Date.now())))).kind)
+        .toBe("transient")
     }))
 })

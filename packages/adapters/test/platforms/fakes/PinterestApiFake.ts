@@ -38,6 +38,22 @@ export interface Board {
 export interface Pin {
   readonly id: string
   readonly body: Record<string, unknown>
+  /** When Pinterest stored it (epoch ms); a test may place a pin made by another client at any time. */
+  readonly createdAt: number
+}
+
+/** A pin as Pinterest answers it. */
+const pinOf = (pin: Pin) => {
+  const type = (pin.body["media_source"] as Record<string, unknown> | undefined)?.["source_type"]
+  return {
+    id: pin.id,
+    created_at: new Date(pin.createdAt).toISOString().replace(/\.\d{3}Z$/, "Z"),
+    board_id: pin.body["board_id"],
+    title: pin.body["title"] ?? "",
+    description: typeof pin.body["description"] === "string" ? pin.body["description"] : "",
+    link: pin.body["link"] ?? null,
+    media: { media_type: type === "video_id" ? "video" : type?.toString().startsWith("multiple") ? "multiple_images" : "image" }
+  }
 }
 
 export interface VideoUpload {
@@ -64,6 +80,8 @@ export interface PinterestFake {
   processingPolls: number
   /** What `/v5/pins/{id}/analytics` reports as lifetime metrics. */
   analytics: Record<string, number>
+  /** Replies served, in order, to the next calls of a route (e.g. `GET /v5/pins`) instead of the normal behaviour. */
+  readonly failNext: (route: string, reply: FakeServer.Reply) => void
 }
 
 export const pinterestError = (status: number, code: number, message: string, headers?: Record<string, string>) => ({
@@ -98,7 +116,11 @@ export const start = async (): Promise<PinterestFake> => {
     }
   }
 
+  const queued = new Map<string, Array<FakeServer.Reply>>()
+
   const handler = (request: FakeServer.Recorded): FakeServer.Reply | Promise<FakeServer.Reply> => {
+    const injected = queued.get(`${request.method} ${request.path}`)?.shift()
+    if (injected !== undefined) return injected
     if (request.path === "/v5/oauth/token" && request.method === "POST") {
       const basic = `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString("base64")}`
       if (request.headers.authorization !== basic) return pinterestError(401, 1, "Client authentication failed.")
@@ -254,17 +276,22 @@ export const start = async (): Promise<PinterestFake> => {
         return pinterestError(400, 1, "Invalid parameters: media_source")
       }
       const id = String(++next)
-      pins.push({ id, body })
+      const pin: Pin = { id, body, createdAt: Date.now() }
+      pins.push(pin)
+      return { status: 201, body: pinOf(pin) }
+    }
+
+    // The account's pins, newest first, `page_size` (1–250, default 25) at a time; `bookmark` is the
+    // cursor of the next page.
+    if (request.path === "/v5/pins" && request.method === "GET") {
+      const size = Number(request.query.get("page_size") ?? "25")
+      const offset = Number(request.query.get("bookmark") ?? "0")
+      const listed = [...pins].sort((a, b) => b.createdAt - a.createdAt)
       return {
-        status: 201,
+        status: 200,
         body: {
-          id,
-          created_at: "2026-11-23T00:00:00Z",
-          board_id: body["board_id"],
-          title: body["title"] ?? "",
-          description,
-          link: body["link"] ?? null,
-          media: { media_type: type === "video_id" ? "video" : type?.toString().startsWith("multiple") ? "multiple_images" : "image" }
+          items: listed.slice(offset, offset + size).map(pinOf),
+          bookmark: offset + size < listed.length ? String(offset + size) : null
         }
       }
     }
@@ -294,7 +321,12 @@ export const start = async (): Promise<PinterestFake> => {
     trial: false,
     failVideo: false,
     processingPolls: 2,
-    analytics: { IMPRESSION: 1200, SAVE: 31, PIN_CLICK: 40, OUTBOUND_CLICK: 7, VIDEO_MRC_VIEW: 0 }
+    analytics: { IMPRESSION: 1200, SAVE: 31, PIN_CLICK: 40, OUTBOUND_CLICK: 7, VIDEO_MRC_VIEW: 0 },
+    failNext: (route, reply) => {
+      const list = queued.get(route) ?? []
+      list.push(reply)
+      queued.set(route, list)
+    }
   }
   return fake
 }
