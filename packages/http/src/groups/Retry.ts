@@ -17,6 +17,7 @@ import type { Destination } from "@herald/core/posts/Destination"
 import { DomainError } from "@herald/core/kernel/Errors"
 import { AccountId, PostId } from "@herald/core/kernel/Ids"
 import { Platform } from "@herald/core/platforms/Platform"
+import { unknownOutcomeMessage } from "@herald/core/publishing/Dispatcher"
 import * as Retries from "@herald/core/publishing/Retries"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -43,6 +44,14 @@ export const DestinationView = Schema.Struct({
   platform_post_url: Schema.NullOr(Schema.String),
   published_at: Schema.NullOr(Schema.String),
   error: Schema.NullOr(Schema.String),
+  error_code: Schema.NullOr(Schema.Literal("outcome_unknown")).annotations({
+    description: "`outcome_unknown`: the process publishing this destination stopped before it could record the " +
+      "outcome and the platform could not be asked whether the post arrived; null otherwise"
+  }),
+  retry_warning: Schema.NullOr(Schema.String).annotations({
+    description: "What retrying this destination would do, when that is not simply publishing it again: for " +
+      "`outcome_unknown`, that the post may appear twice"
+  }),
   attempts: Schema.Int,
   views: Schema.Int,
   likes: Schema.Int,
@@ -58,6 +67,14 @@ export const DestinationView = Schema.Struct({
 }).annotations({ identifier: "Destination" })
 export type DestinationView = typeof DestinationView.Type
 
+/** Said on a destination whose outcome is unknown, next to its error. */
+export const outcomeUnknownRetryWarning =
+  "The platform may already show this post: retrying publishes it again, so it would appear twice. Check the " +
+  "account first and retry only if the post is missing."
+
+const isOutcomeUnknown = (d: Destination): boolean =>
+  d.status === "failed" && Option.getOrNull(d.error) === unknownOutcomeMessage
+
 export const toDestinationView = (d: Destination): DestinationView => ({
   id: d.id,
   account_id: d.accountId,
@@ -68,6 +85,8 @@ export const toDestinationView = (d: Destination): DestinationView => ({
   platform_post_url: Option.getOrNull(d.platformPostUrl),
   published_at: Option.match(d.publishedAt, { onNone: () => null, onSome: DateTime.formatIso }),
   error: Option.getOrNull(d.error),
+  error_code: isOutcomeUnknown(d) ? "outcome_unknown" : null,
+  retry_warning: isOutcomeUnknown(d) ? outcomeUnknownRetryWarning : null,
   attempts: d.attempts,
   views: d.metrics.views,
   likes: d.metrics.likes,
