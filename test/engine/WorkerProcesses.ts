@@ -173,6 +173,8 @@ export const spawnWorker = (options: {
   readonly latencyMs?: number
   /** More environment for the worker (e.g. HERALD_SANDBOX_LEDGER). */
   readonly env?: NodeJS.ProcessEnv
+  /** Publish through the sandbox (default) or through the real platform clients (endpoints from `env`). */
+  readonly sandbox?: boolean
 }): WorkerProcess => {
   const { args, command } = workerCommand()
   const env: NodeJS.ProcessEnv = {
@@ -188,7 +190,7 @@ export const spawnWorker = (options: {
   } else {
     env.HERALD_SQLITE_FILE = options.database.file
   }
-  const child = spawn(command, [...args, "--sandbox", ...(options.args ?? [])], {
+  const child = spawn(command, [...args, ...(options.sandbox === false ? [] : ["--sandbox"]), ...(options.args ?? [])], {
     cwd: repoRoot,
     env,
     stdio: ["ignore", "pipe", "pipe"]

@@ -88,6 +88,8 @@ export interface XFake {
   videoPolls: number
   /** Epoch seconds the fake's 429 windows reset at. */
   resetAt: number
+  /** How long `POST /2/tweets` waits after storing a post before it answers (a slow platform); 0. */
+  createDelayMs: number
 }
 
 export const problem = (status: number, title: string, detail: string, type = "about:blank"): FakeServer.Reply => ({
@@ -216,6 +218,7 @@ export const start = async (options: StartOptions = {}): Promise<XFake> => {
       nextPost += 1n
       const id = String(nextPost)
       posts.push({ id, text, body, createdAt: Date.now() })
+      if (fake.createDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, fake.createDelayMs))
       return {
         ...created(201, { id, text: text ?? "", edit_history_tweet_ids: [id] }),
         headers: {
@@ -388,7 +391,8 @@ export const start = async (options: StartOptions = {}): Promise<XFake> => {
       queued.set(route, list)
     },
     videoPolls: 2,
-    resetAt: Math.floor(Date.now() / 1000) + 900
+    resetAt: Math.floor(Date.now() / 1000) + 900,
+    createDelayMs: 0
   }
   return fake
 }
