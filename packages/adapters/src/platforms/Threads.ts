@@ -23,6 +23,8 @@ import type {
   Credentials,
   MediaRef,
   PlatformClient,
+  PublishedAnswer,
+  PublishedLookup,
   PublishError,
   PublishPart,
   PublishRequest,
@@ -34,6 +36,7 @@ import * as Redacted from "effect/Redacted"
 import * as MetaContainers from "./internal/MetaContainers.js"
 import * as MetaGraph from "./internal/MetaGraph.js"
 import * as MetaInsights from "./internal/MetaInsights.js"
+import * as MetaLookup from "./internal/MetaLookup.js"
 import { publishError, stringField, trimSlash } from "./internal/PlatformHttp.js"
 
 export interface Options {
@@ -251,10 +254,37 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         })
       })
 
+    /**
+     * Whether an attempt reached the account: the user's threads (`GET /{user-id}/threads`, top-level
+     * posts only, from the window's start with `since`), matched by the text as sent. An error or a
+     * rate limit fails the lookup (the engine keeps the outcome unknown).
+     */
+    const findPublished = (lookup: PublishedLookup): Effect.Effect<PublishedAnswer, PublishError> =>
+      Effect.gen(function*() {
+        const stored = Redacted.value(lookup.credentials)
+        const token = stored["access_token"] ?? ""
+        if (token === "") return yield* publishError("auth", "Threads: the stored credentials lack an access token")
+        const userId = lookup.account.platformAccountId !== "" ? lookup.account.platformAccountId : stored["user_id"] ?? "me"
+        const username = stored["username"] ?? lookup.account.accountName.replace(/^@/, "")
+        return yield* MetaLookup.find({
+          graph: MetaContainers.graph(http, label, token, MetaGraph.classify),
+          url: `${api}/${encodeURIComponent(userId)}/threads`,
+          fields: "id,text,timestamp,permalink",
+          since: true,
+          timeField: "timestamp",
+          textField: "text",
+          urlOf: (item) => stringField(item, "permalink") ?? profileUrl(username),
+          limit: 100,
+          maxPages: 10,
+          label
+        }, lookup)
+      })
+
     return {
       platform: "threads",
       publish,
       metrics,
+      findPublished,
       timeout: "15 minutes"
     } satisfies PlatformClient
   })

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { SocialAccount } from "@herald/core/accounts/Account"
+import { DestinationId } from "@herald/core/kernel/Ids"
 import type { PublishError } from "@herald/core/platforms/Platforms"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import * as Threads from "../../src/platforms/Threads.js"
@@ -276,5 +278,66 @@ describe("Threads adapter against the Threads API fake", () => {
       expect(answer.body.error.message).toContain("docs/threads/reference/publishing")
       expect(fake.rules.violations).toHaveLength(1)
       fake.rules.violations.length = 0
+    }))
+})
+
+describe("Threads findPublished (the user's threads)", () => {
+  const lookup = (content: string, sinceMs: number, untilMs: number) => ({
+    account: threadsRequest(part(content)).account,
+    credentials: Redacted.make(stored),
+    destinationId: DestinationId.make("00000000-0000-4000-8000-0000000000d1"),
+    attempt: 1,
+    content,
+    since: DateTime.unsafeMake(sinceMs),
+    until: DateTime.unsafeMake(untilMs)
+  })
+  /** A post another client made at `at`. */
+  const other = (fake: ThreadsApiFake.ThreadsFake, id: string, text: string, at: number) =>
+    fake.posts.push({
+      id,
+      container: { id: `c${id}`, params: { media_type: "TEXT", text }, pendingPolls: 0, fails: false, published: true },
+      shortcode: `S${id}`,
+      createdAt: at
+    })
+
+  it.scopedLive("a post in the window is found by its text with its permalink; other text is absent", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const before = Date.now()
+      const sent = yield* client.publish(threadsRequest(part("Threads & friends")))
+      const after = Date.now()
+      expect(yield* client.findPublished!(lookup("Threads & friends", before, after))).toEqual({
+        _tag: "Found",
+        platformPostId: sent.platformPostId,
+        platformPostUrl: sent.platformPostUrl
+      })
+      expect(yield* client.findPublished!(lookup("not sent", before, after))).toEqual({ _tag: "Absent" })
+      const listed = fake.server.requests.filter((r) => r.method === "GET" && r.path === `/v1.0/${ThreadsApiFake.userId}/threads`)
+      expect(Number(listed[0]!.query.get("since"))).toBeLessThanOrEqual(before / 1000)
+    }))
+
+  it.scopedLive("pages on while inside the window; before the window or a reply is not the attempt's", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const now = Date.now()
+      other(fake, "900001", "same words", now - 3_600_000)
+      expect(yield* client.findPublished!(lookup("same words", now - 1_000, now + 1_000))).toEqual({ _tag: "Absent" })
+      other(fake, "900002", "deep", now)
+      for (let i = 0; i < 150; i++) other(fake, String(910000 + i), `noise ${i}`, now + 30_000)
+      expect(yield* client.findPublished!(lookup("deep", now - 1_000, now + 1_000))).toMatchObject({
+        _tag: "Found",
+        platformPostId: "900002"
+      })
+      for (let i = 150; i < 1_050; i++) other(fake, String(910000 + i), `noise ${i}`, now + 30_000)
+      expect((yield* client.findPublished!(lookup("absent", now - 1_000, now + 1_000)))._tag).toBe("Unknown")
+    }))
+
+  it.scopedLive("a rate limit or an error fails the lookup (never Absent)", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      fake.failNext("GET /threads", ThreadsApiFake.rateLimited)
+      expect((yield* Effect.flip(client.findPublished!(lookup("x", 0, Date.now())))).kind).toBe("rate_limit")
+      fake.failNext("GET /threads", ThreadsApiFake.unavailable)
+      expect((yield* Effect.flip(client.findPublished!(lookup("x", 0, Date.now())))).kind).toBe("transient")
     }))
 })

@@ -36,7 +36,12 @@ export interface Published {
   readonly id: string
   readonly container: Container
   readonly shortcode: string
+  /** When Threads published it (epoch ms); a test may place a post made by another client at any time. */
+  readonly createdAt: number
 }
+
+/** Meta's timestamp form: `2026-11-28T02:33:54+0000`. */
+export const metaTime = (millis: number): string => new Date(millis).toISOString().replace(/\.\d{3}Z$/, "+0000")
 
 export interface ThreadsFake {
   readonly server: FakeServer.FakeServer
@@ -168,9 +173,47 @@ export const start = async (): Promise<ThreadsFake> => {
       if (container.published) return metaError(400, "The container has already been published.", 100)
       container.published = true
       next += 1n
-      const post: Published = { id: String(next), container, shortcode: `C${next.toString(36).toUpperCase()}` }
+      const post: Published = {
+        id: String(next),
+        container,
+        shortcode: `C${next.toString(36).toUpperCase()}`,
+        createdAt: Date.now()
+      }
       posts.push(post)
       return { status: 200, body: { id: post.id } }
+    }
+
+    // The user's threads (top-level posts, replies are under /replies), newest first: `since`/`until`
+    // (Unix seconds), `limit` (at most 100, 25 by default), cursor `after`.
+    // https://developers.facebook.com/docs/threads/threads-media#retrieve-a-list-of-all-a-user-s-threads
+    if (edge === "threads" && request.method === "GET") {
+      if (target !== userId && target !== "me") return metaError(400, "Unsupported get request.", 100, { subcode: 33 })
+      const since = Number(param(request, "since") ?? "-Infinity") * 1000
+      const until = Number(param(request, "until") ?? "Infinity") * 1000
+      const limit = Math.min(100, Number(param(request, "limit") ?? "25"))
+      const offset = Number(param(request, "after") ?? "0")
+      const listed = posts
+        .filter((p) => p.container.params["reply_to_id"] === undefined)
+        .filter((p) => p.createdAt >= since && p.createdAt <= until)
+        .sort((a, b) => b.createdAt - a.createdAt)
+      const page = listed.slice(offset, offset + limit)
+      const more = offset + limit < listed.length
+      return {
+        status: 200,
+        body: {
+          data: page.map((p) => ({
+            id: p.id,
+            media_type: p.container.params["media_type"] === "CAROUSEL" ? "CAROUSEL_ALBUM" : p.container.params["media_type"] ?? "TEXT",
+            ...(p.container.params["text"] === undefined ? {} : { text: p.container.params["text"] }),
+            timestamp: metaTime(p.createdAt),
+            permalink: `https://www.threads.net/@${username}/post/${p.shortcode}`
+          })),
+          paging: {
+            cursors: { before: String(offset), after: String(offset + page.length) },
+            ...(more ? { next: `${fake.server.url}/v1.0/${userId}/threads?after=${offset + page.length}` } : {})
+          }
+        }
+      }
     }
 
     if (edge === "insights" && request.method === "GET") {
