@@ -24,6 +24,8 @@ import type {
   Credentials,
   MediaRef,
   PlatformClient,
+  PublishedAnswer,
+  PublishedLookup,
   PublishError,
   PublishRequest,
   PublishResult
@@ -35,6 +37,7 @@ import * as Redacted from "effect/Redacted"
 import * as MetaContainers from "./internal/MetaContainers.js"
 import * as MetaGraph from "./internal/MetaGraph.js"
 import * as MetaInsights from "./internal/MetaInsights.js"
+import * as MetaLookup from "./internal/MetaLookup.js"
 import {
   afterPublished,
   publishError,
@@ -282,10 +285,47 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         })
       })
 
+    /**
+     * Whether an attempt reached the account: its media (`GET /{ig-user-id}/media`, newest first, until
+     * past the window), matched by the caption as sent. A story carries no caption and is listed apart
+     * (`/stories`): when the media do not have the post and a story was published in the window, the
+     * answer is Unknown, never Absent. An error or a rate limit fails the lookup.
+     */
+    const findPublished = (lookup: PublishedLookup): Effect.Effect<PublishedAnswer, PublishError> =>
+      Effect.gen(function*() {
+        const stored = Redacted.value(lookup.credentials)
+        const token = stored["access_token"] ?? ""
+        if (token === "") return yield* publishError("auth", "Instagram: the stored credentials lack an access token")
+        const userId = lookup.account.platformAccountId !== "" ? lookup.account.platformAccountId : stored["user_id"] ?? ""
+        const username = stored["username"] ?? lookup.account.accountName.replace(/^@/, "")
+        const graph = MetaContainers.graph(http, label, token, MetaGraph.classify)
+        const edge = (name: string, text: string) => ({
+          graph,
+          url: `${api}/${encodeURIComponent(userId)}/${name}`,
+          fields: `id,${text === "" ? "" : `${text},`}timestamp,permalink`,
+          since: false,
+          timeField: "timestamp",
+          textField: text,
+          urlOf: (item: unknown) => stringField(item, "permalink") ?? profileUrl(username),
+          limit: 100,
+          maxPages: 10,
+          label
+        })
+        const answer = yield* MetaLookup.find(edge("media", "caption"), lookup)
+        if (answer._tag !== "Absent") return answer
+        // Any live story inside the window is a candidate without text.
+        const stories = yield* MetaLookup.find(edge("stories", "caption"), { ...lookup, content: "" })
+        return stories._tag === "Absent" ? answer : {
+          _tag: "Unknown",
+          reason: "Instagram: a story was published in the attempt's window; a story has no caption to tell it by"
+        } satisfies PublishedAnswer
+      })
+
     return {
       platform: "instagram",
       publish,
       metrics,
+      findPublished,
       timeout: "15 minutes"
     } satisfies PlatformClient
   })

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { SocialAccount } from "@herald/core/accounts/Account"
+import { DestinationId } from "@herald/core/kernel/Ids"
 import type { PublishError } from "@herald/core/platforms/Platforms"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
@@ -366,5 +368,65 @@ describe("Instagram adapter against the Content Publishing fake", () => {
       const echoed = yield* Effect.flip(client.metrics!(credentials, platformPostId))
       expect(echoed.kind).toBe("auth")
       expectNoSecret(echoed)
+    }))
+})
+
+describe("Instagram findPublished (the account's media)", () => {
+  const lookup = (content: string, sinceMs: number, untilMs: number) => ({
+    account: igRequest(part(content)).account,
+    credentials: Redacted.make(stored),
+    destinationId: DestinationId.make("00000000-0000-4000-8000-0000000000d1"),
+    attempt: 1,
+    content,
+    since: DateTime.unsafeMake(sinceMs),
+    until: DateTime.unsafeMake(untilMs)
+  })
+  /** A post another client made at `at`. */
+  const other = (fake: InstagramApiFake.InstagramFake, id: string, caption: string, at: number) =>
+    fake.posts.push({
+      id,
+      container: { id: `c${id}`, params: { image_url: "https://i.example/x.jpg", caption }, pendingPolls: 0, fails: false, published: true },
+      shortcode: `S${id}`,
+      comments: [],
+      createdAt: at
+    })
+
+  it.scopedLive("a post in the window is found by its caption with its permalink; other text is absent", () =>
+    Effect.gen(function*() {
+      const { client } = yield* setup
+      const before = Date.now()
+      const sent = yield* client.publish(igRequest(part("Morning light", [image("https://cdn.example/a.jpg")])))
+      const after = Date.now()
+      expect(yield* client.findPublished!(lookup("Morning light", before, after))).toEqual({
+        _tag: "Found",
+        platformPostId: sent.platformPostId,
+        platformPostUrl: sent.platformPostUrl
+      })
+      expect(yield* client.findPublished!(lookup("Evening light", before, after))).toEqual({ _tag: "Absent" })
+    }))
+
+  it.scopedLive("pages until past the window; a story in the window makes a missing post Unknown", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const now = Date.now()
+      other(fake, "800001", "same words", now - 3_600_000)
+      expect(yield* client.findPublished!(lookup("same words", now - 1_000, now + 1_000))).toEqual({ _tag: "Absent" })
+      other(fake, "800002", "deep", now)
+      for (let i = 0; i < 150; i++) other(fake, String(810000 + i), `noise ${i}`, now + 30_000)
+      expect(yield* client.findPublished!(lookup("deep", now - 1_000, now + 1_000))).toMatchObject({
+        _tag: "Found",
+        platformPostId: "800002"
+      })
+      yield* client.publish(igRequest(part("a story", [image("https://cdn.example/s.jpg")]), { contentType: "Story" }))
+      expect((yield* client.findPublished!(lookup("a story", now - 1_000, Date.now())))._tag).toBe("Unknown")
+    }))
+
+  it.scopedLive("a rate limit or an error fails the lookup (never Absent)", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      fake.failNext("GET /media", InstagramApiFake.rateLimited)
+      expect((yield* Effect.flip(client.findPublished!(lookup("x", 0, Date.now())))).kind).toBe("rate_limit")
+      fake.failNext("GET /media", InstagramApiFake.unavailable)
+      expect((yield* Effect.flip(client.findPublished!(lookup("x", 0, Date.now())))).kind).toBe("transient")
     }))
 })

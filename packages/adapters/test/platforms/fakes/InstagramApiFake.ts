@@ -40,6 +40,8 @@ export interface Published {
   readonly container: Container
   readonly shortcode: string
   readonly comments: Array<string>
+  /** When Instagram published it (epoch ms); a test may place a post made by another client at any time. */
+  readonly createdAt: number
 }
 
 export interface InstagramFake {
@@ -112,7 +114,7 @@ export const start = async (): Promise<InstagramFake> => {
   const handler = (request: FakeServer.Recorded): FakeServer.Reply => {
     const token = tokenOf(request)
     if (token !== accessToken || revoked.has(token)) return invalidToken
-    const match = /^\/v26\.0\/([^/]+)(?:\/(media|media_publish|comments|insights))?$/.exec(request.path)
+    const match = /^\/v26\.0\/([^/]+)(?:\/(media|media_publish|comments|insights|stories))?$/.exec(request.path)
     if (match === null) return metaError(404, `Unknown path components: ${request.path}`, 2500)
     const [, target, edge] = match
     const route = edge === undefined ? `${request.method} /{id}` : `${request.method} /${edge}`
@@ -190,9 +192,44 @@ export const start = async (): Promise<InstagramFake> => {
       if (container.published) return metaError(400, "The container has already been published.", 100)
       container.published = true
       next += 1n
-      const post: Published = { id: String(next), container, shortcode: `D${next.toString(36).toUpperCase()}`, comments: [] }
+      const post: Published = {
+        id: String(next),
+        container,
+        shortcode: `D${next.toString(36).toUpperCase()}`,
+        comments: [],
+        createdAt: Date.now()
+      }
       posts.push(post)
       return { status: 200, body: { id: post.id } }
+    }
+
+    // The account's media (feed posts, reels, carousels) or its live stories, newest first, `limit`
+    // (25 by default) a page, cursor `after`.
+    // https://developers.facebook.com/docs/instagram-platform/instagram-graph-api/reference/ig-user/media
+    if ((edge === "media" || edge === "stories") && request.method === "GET") {
+      if (target !== userId) return metaError(400, "Unsupported get request.", 100, { subcode: 33 })
+      const limit = Math.min(100, Number(param(request, "limit") ?? "25"))
+      const offset = Number(param(request, "after") ?? "0")
+      const listed = posts
+        .filter((p) => (p.container.params["media_type"] === "STORIES") === (edge === "stories"))
+        .sort((a, b) => b.createdAt - a.createdAt)
+      const page = listed.slice(offset, offset + limit)
+      const more = offset + limit < listed.length
+      return {
+        status: 200,
+        body: {
+          data: page.map((p) => ({
+            id: p.id,
+            ...(p.container.params["caption"] === undefined ? {} : { caption: p.container.params["caption"] }),
+            timestamp: new Date(p.createdAt).toISOString().replace(/\.\d{3}Z$/, "+0000"),
+            permalink: `https://www.instagram.com/p/${p.shortcode}/`
+          })),
+          paging: {
+            cursors: { before: String(offset), after: String(offset + page.length) },
+            ...(more ? { next: `${fake.server.url}/v26.0/${userId}/${edge}?after=${offset + page.length}` } : {})
+          }
+        }
+      }
     }
 
     if (edge === "comments" && request.method === "POST") {
