@@ -26,6 +26,8 @@ import type {
   Credentials,
   MediaRef,
   PlatformClient,
+  PublishedAnswer,
+  PublishedLookup,
   PublishError,
   PublishErrorKind,
   PublishRequest,
@@ -37,6 +39,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as MetaContainers from "./internal/MetaContainers.js"
 import * as MetaGraph from "./internal/MetaGraph.js"
+import * as MetaLookup from "./internal/MetaLookup.js"
 import * as MediaBytes from "./internal/MediaBytes.js"
 import type * as Mp4 from "./internal/Mp4.js"
 import {
@@ -351,8 +354,48 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         })
       })
 
+    /**
+     * Whether an attempt reached the Page: its posts (`/{page-id}/posts`, text and photo posts by
+     * `message`) and its videos and reels (`/{page-id}/videos`, by `description`), each from the
+     * window's start (`since`), newest first. A link appended to the text of a post with media
+     * (`settings.link`) is read off before comparing. Found in either is Found; Absent only when both
+     * are. An error or a rate limit fails the lookup.
+     */
+    const findPublished = (lookup: PublishedLookup): Effect.Effect<PublishedAnswer, PublishError> =>
+      Effect.gen(function*() {
+        const stored = Redacted.value(lookup.credentials)
+        const token = stored["access_token"] ?? ""
+        if (token === "") return yield* publishError("auth", "Facebook: the stored credentials lack the Page token")
+        const pageId = lookup.account.platformAccountId !== "" ? lookup.account.platformAccountId : stored["page_id"] ?? ""
+        if (pageId === "") return yield* publishError("auth", "Facebook: the stored credentials lack the Page id")
+        const graph = MetaContainers.graph(http, label, token, MetaGraph.classify)
+        const edge = (name: string, textField: string) => ({
+          graph,
+          url: `${api}/${encodeURIComponent(pageId)}/${name}`,
+          fields: `id,${textField},created_time,permalink_url`,
+          since: true,
+          timeField: "created_time",
+          textField,
+          urlOf: (item: unknown, id: string) => {
+            const permalink = stringField(item, "permalink_url")
+            return permalink === undefined || permalink === "" ? `https://www.facebook.com/${id}` : absoluteUrl(permalink)
+          },
+          variants: (text: string) => {
+            const appended = /^([\s\S]*?)(?:\n\n)?https?:\/\/\S+$/.exec(text)
+            return appended === null ? [] : [appended[1] ?? ""]
+          },
+          limit: 100,
+          maxPages: 10,
+          label
+        })
+        const posts = yield* MetaLookup.find(edge("posts", "message"), lookup)
+        if (posts._tag !== "Absent") return posts
+        return yield* MetaLookup.find(edge("videos", "description"), lookup)
+      })
+
     return {
       platform: "facebook",
+      findPublished,
       publish,
       metrics,
       timeout: "15 minutes"

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { SocialAccount } from "@herald/core/accounts/Account"
+import { DestinationId } from "@herald/core/kernel/Ids"
 import type { PublishError } from "@herald/core/platforms/Platforms"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import * as FacebookOAuth from "../../src/oauth/Facebook.js"
@@ -359,5 +361,50 @@ describe("Facebook Pages adapter against the Graph fake", () => {
       expect(upload.body.debug_info.message).toContain("reels-publishing")
       expect(fake.rules.violations).toHaveLength(1)
       fake.rules.violations.length = 0
+    }))
+})
+
+describe("Facebook findPublished (the Page's posts and videos)", () => {
+  const lookup = (content: string, sinceMs: number, untilMs: number) => ({
+    account: fbRequest(part(content)).account,
+    credentials: Redacted.make({ access_token: token, page_id: pageId }),
+    destinationId: DestinationId.make("00000000-0000-4000-8000-0000000000d1"),
+    attempt: 1,
+    content,
+    since: DateTime.unsafeMake(sinceMs),
+    until: DateTime.unsafeMake(untilMs)
+  })
+
+  it.scopedLive("a text post, a photo with an appended link and a video are found; other text is absent", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const before = Date.now()
+      const text = yield* client.publish(fbRequest(part("Opening hours")))
+      const linked = yield* client.publish(
+        fbRequest(part("New menu", [photo({ url: "https://cdn.example/m.jpg" })]), { link: "https://menu.example/" })
+      )
+      const clip = mp4({ width: 1920, height: 1080, seconds: 600, size: 4000 })
+      const video = yield* client.publish(
+        fbRequest(part("Kitchen tour", [media({ kind: "video", mimeType: "video/mp4", bytes: clip, filename: "tour.mp4" })]))
+      )
+      const after = Date.now()
+      for (const [content, sent] of [["Opening hours", text], ["New menu", linked], ["Kitchen tour", video]] as const) {
+        expect(yield* client.findPublished!(lookup(content, before, after))).toMatchObject({
+          _tag: "Found",
+          platformPostId: sent.platformPostId
+        })
+      }
+      expect(yield* client.findPublished!(lookup("Closed today", before, after))).toEqual({ _tag: "Absent" })
+      const listed = fake.server.requests.filter((r) => r.method === "GET" && r.path === `/v26.0/${pageId}/posts`)
+      expect(Number(listed[0]!.query.get("since"))).toBeLessThanOrEqual(before / 1000)
+    }))
+
+  it.scopedLive("a rate limit or an error fails the lookup (never Absent)", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      fake.failNext("GET /posts", metaError(400, "(#32) Page request limit reached", 32))
+      expect((yield* Effect.flip(client.findPublished!(lookup("x", 0, Date.now())))).kind).toBe("rate_limit")
+      fake.failNext("GET /videos", FacebookApiFake.unavailable)
+      expect((yield* Effect.flip(client.findPublished!(lookup("x", 0, Date.now())))).kind).toBe("transient")
     }))
 })

@@ -26,6 +26,8 @@ export interface Edge {
   /** Items that are not the account's own top-level posts (replies, shares) are skipped. */
   readonly keep?: (item: unknown) => boolean
   readonly urlOf: (item: unknown, id: string) => string
+  /** Other forms the stored text may take of the text sent (a link the client appended). */
+  readonly variants?: (text: string) => ReadonlyArray<string>
   readonly limit: number
   readonly maxPages: number
   readonly label: string
@@ -51,7 +53,10 @@ export const find = (edge: Edge, lookup: PublishedLookup): Effect.Effect<Publish
         if (id === undefined) continue
         if (at < window.since) pastWindow = true
         if (!Lookup.inWindow(window, at) || edge.keep?.(item) === false) continue
-        candidates.push({ id, url: edge.urlOf(item, id), text: stringField(item, edge.textField) ?? "" })
+        const text = stringField(item, edge.textField) ?? ""
+        for (const variant of [text, ...(edge.variants?.(text) ?? [])]) {
+          candidates.push({ id, url: edge.urlOf(item, id), text: variant })
+        }
       }
       const paging = field(body, "paging")
       after = stringField(field(paging, "cursors"), "after")

@@ -46,6 +46,8 @@ export interface Post {
   readonly kind: "feed" | "photo" | "video" | "reel"
   readonly params: Readonly<Record<string, string>>
   readonly comments: Array<string>
+  /** When Facebook published it (epoch ms); a test may place a post made by another client at any time. */
+  readonly createdAt?: number
   /** Engagement the metrics read answers; set by tests. */
   reactions?: number
   shares?: number
@@ -176,7 +178,7 @@ export const start = async (): Promise<FacebookFake> => {
       return { status: 200, body: { success: true } }
     }
 
-    const match = /^\/v26\.0\/([^/]+)(?:\/(feed|photos|videos|video_reels|comments))?$/.exec(request.path)
+    const match = /^\/v26\.0\/([^/]+)(?:\/(feed|photos|videos|video_reels|comments|posts))?$/.exec(request.path)
     if (match === null) return metaError(404, `Unknown path components: ${request.path}`, 2500)
     const [, target, edge] = match
     const route = edge === undefined ? `${request.method} /{id}` : `${request.method} /${edge}`
@@ -202,9 +204,46 @@ export const start = async (): Promise<FacebookFake> => {
       } else if (message === "" && params["link"] === undefined) {
         return metaError(400, "(#100) Missing message or attachment", 100)
       }
-      const post: Post = { id: `${page}_${nextId()}`, kind: "feed", params, comments: [] }
+      const post: Post = { id: `${page}_${nextId()}`, kind: "feed", params, comments: [], createdAt: Date.now() }
       posts.push(post)
       return { status: 200, body: { id: post.id } }
+    }
+
+    // The Page's own posts (`/posts`: text and photo posts, `message`) or its videos and reels
+    // (`/videos`, `description`), newest first; `since` (Unix seconds), `limit` (25 by default), cursor `after`.
+    // https://developers.facebook.com/docs/graph-api/reference/page/feed
+    if (request.method === "GET" && (edge === "posts" || edge === "videos")) {
+      if (!onPage) return metaError(400, "Unsupported get request.", 100, { subcode: 33 })
+      const since = Number(param(request, "since") ?? "-Infinity") * 1000
+      const limit = Math.min(100, Number(param(request, "limit") ?? "25"))
+      const offset = Number(param(request, "after") ?? "0")
+      const videoKinds = ["video", "reel"]
+      const listed = posts
+        .filter((p) => videoKinds.includes(p.kind) === (edge === "videos"))
+        .filter((p) => (p.createdAt ?? 0) >= since)
+        .sort((a, b) => (b.createdAt ?? 0) - (a.createdAt ?? 0))
+      const page = listed.slice(offset, offset + limit)
+      const more = offset + limit < listed.length
+      const time = (p: Post) => new Date(p.createdAt ?? 0).toISOString().replace(/\.\d{3}Z$/, "+0000")
+      return {
+        status: 200,
+        body: {
+          data: page.map((p) =>
+            edge === "videos"
+              ? { id: p.id, description: p.params["description"] ?? "", created_time: time(p), permalink_url: `/reel/${p.id}/` }
+              : {
+                id: p.id,
+                ...(p.params["message"] ?? p.params["caption"]) === undefined ? {} : { message: p.params["message"] ?? p.params["caption"] },
+                created_time: time(p),
+                permalink_url: `https://www.facebook.com/${p.id.replace("_", "/posts/")}`
+              }
+          ),
+          paging: {
+            cursors: { before: String(offset), after: String(offset + page.length) },
+            ...(more ? { next: `${fake.server.url}/v26.0/${pageId}/${edge}?after=${offset + page.length}` } : {})
+          }
+        }
+      }
     }
 
     if (request.method === "POST" && edge === "photos") {
@@ -219,7 +258,7 @@ export const start = async (): Promise<FacebookFake> => {
       const photo: Photo = { id: nextId(), params, bytes: source, published }
       photos.set(photo.id, photo)
       if (!published) return { status: 200, body: { id: photo.id } }
-      const post: Post = { id: `${page}_${nextId()}`, kind: "photo", params, comments: [] }
+      const post: Post = { id: `${page}_${nextId()}`, kind: "photo", params, comments: [], createdAt: Date.now() }
       posts.push(post)
       return { status: 200, body: { id: photo.id, post_id: post.id } }
     }
@@ -243,7 +282,7 @@ export const start = async (): Promise<FacebookFake> => {
         finished: true
       }
       videos.set(video.id, video)
-      posts.push({ id: video.id, kind: "video", params, comments: [] })
+      posts.push({ id: video.id, kind: "video", params, comments: [], createdAt: Date.now() })
       return { status: 200, body: { id: video.id } }
     }
 
@@ -282,7 +321,7 @@ export const start = async (): Promise<FacebookFake> => {
         if (stateBroken !== undefined) return metaError(400, `(#100) ${stateBroken}`, 100)
         video.params = params
         video.finished = true
-        posts.push({ id: video.id, kind: "reel", params, comments: [] })
+        posts.push({ id: video.id, kind: "reel", params, comments: [], createdAt: Date.now() })
         return { status: 200, body: { success: true } }
       }
       rules.check(request, false, { rule: "upload_phase is one of start, transfer, finish", source: reelsPublishing })
