@@ -28,6 +28,8 @@ import type {
   Credentials,
   MediaRef,
   PlatformClient,
+  PublishedAnswer,
+  PublishedLookup,
   PublishError,
   PublishPart,
   PublishRequest,
@@ -39,6 +41,7 @@ import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import * as MediaBytes from "./internal/MediaBytes.js"
+import * as Lookup from "./internal/PublishedLookup.js"
 import {
   afterPublished,
   failureReason,
@@ -235,6 +238,9 @@ interface UploadInstruction {
   readonly firstByte: number
   readonly lastByte: number
 }
+
+/** Pages of 100 posts `findPublished` reads before it gives up. */
+export const lookupMaxPages = 10
 
 export const make = (options: Options = {}): Effect.Effect<PlatformClient, never, HttpClient.HttpClient> =>
   Effect.gen(function*() {
@@ -562,10 +568,58 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         })
       })
 
+    /**
+     * Whether an attempt reached LinkedIn: the author's posts (`GET /rest/posts?q=author`, newest created
+     * first, 100 a page) until past the window, matched by the commentary as sent (escaped as at
+     * publish). An error or a rate limit fails the lookup (the engine keeps the outcome unknown).
+     */
+    const findPublished = (lookup: PublishedLookup): Effect.Effect<PublishedAnswer, PublishError> =>
+      Effect.gen(function*() {
+        const stored = Redacted.value(lookup.credentials)
+        const token = stored["access_token"] ?? ""
+        if (token === "") return yield* publishError("auth", "LinkedIn: the stored credentials lack an access token")
+        const userId = stored["user_id"] ?? ""
+        const author = stored["author_urn"] ?? (userId === "" ? "" : `urn:li:person:${userId}`)
+        if (author === "") return yield* publishError("auth", "LinkedIn: the stored credentials lack the author URN")
+        const window = Lookup.windowOf(lookup)
+        const wanted = { ...lookup, content: escapeLittleText(lookup.content) }
+        const candidates: Array<Lookup.Candidate> = []
+        const count = 100
+        for (let page = 0; page < lookupMaxPages; page++) {
+          const response = yield* rest(
+            token,
+            "metrics",
+            HttpClientRequest.get(`${api}/rest/posts`).pipe(
+              HttpClientRequest.setUrlParams({
+                q: "author",
+                author,
+                sortBy: "CREATED",
+                start: String(page * count),
+                count: String(count)
+              })
+            )
+          )
+          const elements = field(response.body, "elements")
+          const items = Array.isArray(elements) ? elements : []
+          let pastWindow = false
+          for (const item of items) {
+            const id = stringField(item, "id")
+            const at = numberField(item, "createdAt") ?? Number.NaN
+            if (id === undefined) continue
+            if (at < window.since) pastWindow = true
+            if (!Lookup.inWindow(window, at)) continue
+            candidates.push({ id, url: postUrl(id), text: stringField(item, "commentary") ?? "" })
+          }
+          if (pastWindow || items.length < count) return Lookup.answerFrom(wanted, candidates, label)
+        }
+        return Lookup.tooMany(label, lookupMaxPages * count)
+      })
+
     return {
       platform: "linkedin",
       publish,
       metrics,
+      findPublished,
       timeout: "20 minutes"
     } satisfies PlatformClient
   })

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
+import { DestinationId } from "@herald/core/kernel/Ids"
 import type { PublishError } from "@herald/core/platforms/Platforms"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import * as LinkedIn from "../../src/platforms/LinkedIn.js"
@@ -443,5 +445,63 @@ describe("LinkedIn adapter against the Posts API fake", () => {
       expect(echoed.kind).toBe("auth")
       expectNoSecret(echoed)
       expect(echoed.message).not.toContain("r_member_social")
+    }))
+})
+
+describe("LinkedIn findPublished (the author's posts)", () => {
+  const lookup = (content: string, sinceMs: number, untilMs: number) => ({
+    account: liRequest(part(content)).account,
+    credentials: Redacted.make(stored),
+    destinationId: DestinationId.make("00000000-0000-4000-8000-0000000000d1"),
+    attempt: 1,
+    content,
+    since: DateTime.unsafeMake(sinceMs),
+    until: DateTime.unsafeMake(untilMs)
+  })
+  const other = (fake: LinkedInFake.LinkedInFake, n: number, commentary: string, at: number) =>
+    fake.posts.push({
+      urn: `urn:li:share:73${String(n).padStart(17, "0")}`,
+      body: { author: LinkedInFake.authorUrn, commentary, visibility: "PUBLIC" },
+      headers: {},
+      createdAt: at
+    })
+
+  it.scopedLive("a post in the window is found by its commentary as sent (escaped); other text is absent", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup()
+      const before = Date.now()
+      const sent = yield* client.publish(liRequest(part("Hiring (2 roles) #jobs")))
+      const after = Date.now()
+      expect(yield* client.findPublished!(lookup("Hiring (2 roles) #jobs", before, after))).toEqual({
+        _tag: "Found",
+        platformPostId: sent.platformPostId,
+        platformPostUrl: sent.platformPostUrl
+      })
+      expect(yield* client.findPublished!(lookup("Hiring", before, after))).toEqual({ _tag: "Absent" })
+      const listed = fake.server.requests.filter((r) => r.method === "GET" && r.path === "/rest/posts")
+      expect(listed[0]!.query.get("author")).toBe(LinkedInFake.authorUrn)
+      expect(listed[0]!.query.get("sortBy")).toBe("CREATED")
+    }))
+
+  it.scopedLive("pages until past the window; too many posts in it cannot be told", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup()
+      const now = Date.now()
+      other(fake, 1, "same words", now - 3_600_000)
+      expect(yield* client.findPublished!(lookup("same words", now - 1_000, now + 1_000))).toEqual({ _tag: "Absent" })
+      other(fake, 2, "deep", now)
+      for (let i = 10; i < 160; i++) other(fake, i, `noise ${i}`, now + 30_000)
+      expect((yield* client.findPublished!(lookup("deep", now - 1_000, now + 1_000)))._tag).toBe("Found")
+      for (let i = 160; i < 1_100; i++) other(fake, i, `noise ${i}`, now + 30_000)
+      expect((yield* client.findPublished!(lookup("absent", now - 1_000, now + 1_000)))._tag).toBe("Unknown")
+    }))
+
+  it.scopedLive("a rate limit or an error fails the lookup (never Absent)", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup()
+      fake.failNext("GET /rest/posts", LinkedInFake.tooManyRequests)
+      expect((yield* Effect.flip(client.findPublished!(lookup("x", 0, Date.now())))).kind).toBe("rate_limit")
+      fake.failNext("GET /rest/posts", LinkedInFake.serverError)
+      expect((yield* Effect.flip(client.findPublished!(lookup("x", 0, Date.now())))).kind).toBe("transient")
     }))
 })

@@ -56,6 +56,8 @@ export interface Post {
   readonly urn: string
   readonly body: Record<string, unknown>
   readonly headers: Readonly<Record<string, string | Array<string> | undefined>>
+  /** When LinkedIn created it (epoch ms); a test may place a post made by another client at any time. */
+  readonly createdAt?: number
 }
 
 export interface Asset {
@@ -262,8 +264,36 @@ export const start = async (options: StartOptions = {}): Promise<LinkedInFake> =
       const urn = ids.some((id) => String(id).startsWith("urn:li:video:"))
         ? `urn:li:ugcPost:${nextPost}`
         : `urn:li:share:${nextPost}`
-      posts.push({ urn, body, headers: request.headers })
+      posts.push({ urn, body, headers: request.headers, createdAt: Date.now() })
       return { status: 201, headers: { "x-restli-id": urn, "x-linkedin-id": urn } }
+    }
+
+    // The author's posts: `q=author`, `author` (URN), `sortBy` CREATED or LAST_MODIFIED, `start`/`count`
+    // (at most 100). https://learn.microsoft.com/en-us/linkedin/marketing/community-management/shares/posts-api#find-posts-by-authors
+    if (route === "GET /rest/posts") {
+      if (request.query.get("q") !== "author") return error(400, "ILLEGAL_ARGUMENT", "q must be author")
+      if (request.query.get("author") !== authorUrn) {
+        return error(403, "ACCESS_DENIED", `Not enough permissions to read the posts of ${String(request.query.get("author"))}`)
+      }
+      const start = Number(request.query.get("start") ?? "0")
+      const count = Math.min(100, Number(request.query.get("count") ?? "10"))
+      const listed = [...posts].sort((a, b) => (b.createdAt ?? 0) - (a.createdAt ?? 0))
+      return {
+        status: 200,
+        body: {
+          elements: listed.slice(start, start + count).map((p) => ({
+            id: p.urn,
+            author: p.body["author"],
+            commentary: p.body["commentary"] ?? "",
+            visibility: p.body["visibility"],
+            lifecycleState: "PUBLISHED",
+            createdAt: p.createdAt ?? 0,
+            publishedAt: p.createdAt ?? 0,
+            lastModifiedAt: p.createdAt ?? 0
+          })),
+          paging: { start, count, total: listed.length, links: [] }
+        }
+      }
     }
 
     if (route === "POST /rest/images?action=initializeUpload" || route === "POST /rest/documents?action=initializeUpload") {
