@@ -12,12 +12,14 @@ import { fileURLToPath } from "node:url"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as ApiKey from "@herald/core/access/ApiKey"
 import * as Organization from "@herald/core/access/Organization"
 import { AccountId } from "@herald/core/kernel/Ids"
 import * as Admin from "@herald/http/Admin"
 import * as SqlDatabase from "@herald/adapters/sql/SqlDatabase"
+import * as StoreFaults from "@herald/adapters/sql/StoreFaults"
 import * as Server from "@herald/http/Server"
 import * as RateLimit from "@herald/http/RateLimit"
 import { createFreshPgDatabase } from "../../packages/adapters/test/support/TestDatabases.js"
@@ -185,9 +187,14 @@ export const start = async (options: StartOptions = {}): Promise<HeraldServer> =
   const orgId = (me.json as { data?: { organization?: { id?: string } } } | undefined)?.data?.organization?.id
   if (me.status !== 200 || orgId === undefined) throw new Error(`GET /api/v1/me with the bootstrap key: ${me.text}`)
 
+  // The test writes the SQLite file from a second connection beside the running server. A deferred
+  // transaction whose snapshot went stale while it waited for the write lock fails at once with
+  // SQLITE_BUSY (the busy timeout does not cover it), so the whole program is tried again.
   const withStore = <A, E>(program: Effect.Effect<A, E, StoreServices>): Promise<A> =>
     Effect.runPromise(
-      Effect.scoped(program.pipe(Effect.provide(Server.services({ database, rateLimits: RateLimit.defaults, dataDir }))))
+      Effect.scoped(program.pipe(Effect.provide(Server.services({ database, rateLimits: RateLimit.defaults, dataDir })))).pipe(
+        Effect.retry({ while: StoreFaults.isStoreUnavailable, schedule: Schedule.spaced("50 millis"), times: 10 })
+      )
     )
 
   // What `herald keys create` runs once it has parsed its arguments, run here against the same store:
