@@ -192,7 +192,10 @@ describe.each([
       expect((await usage(key)).seats).toEqual({ used: 1, limit: 1 })
       await server.withStore(Admin.setPlan(org, "starter"))
       expect((await addUser(`three-${Date.now()}@example.com`))._tag).toBe("Right")
-      expect((await usage(key)).seats).toEqual({ used: 2, limit: 2 })
+      // Another connection changed the plan: on Postgres the server may serve its cached organization
+      // for up to 250 ms (ReadCache), so the new seat count is awaited, not read once.
+      await expect.poll(async () => (await usage(key)).seats, { timeout: 10_000, interval: 100 })
+        .toEqual({ used: 2, limit: 2 })
       const fourth = await addUser(`four-${Date.now()}@example.com`)
       expect(fourth._tag === "Left" ? fourth.left.message : "created").toContain("The starter plan has 2 team seats")
     }, 120_000)
