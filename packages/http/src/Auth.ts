@@ -200,9 +200,8 @@ export const authenticateRequest = (request: HttpServerRequest.HttpServerRequest
  * The middleware of /api/v1: authenticates the request, then holds a browser session to its user's
  * role for the matched route (`Permissions`, the role matrix in one place).
  */
-export const layer: Layer.Layer<
-  Authentication,
-  never,
+/** What the middleware reads: keys, organizations, rate limits, sessions, and posts (a member's own). */
+type AuthenticationRequirements =
   | ApiKeyStore
   | OrganizationStore
   | Crypto
@@ -210,18 +209,11 @@ export const layer: Layer.Layer<
   | RateLimit.RateLimits
   | SessionAuth.SessionRequirements
   | PostStore
-> = Layer.effect(
+
+export const layer: Layer.Layer<Authentication, never, AuthenticationRequirements> = Layer.effect(
   Authentication,
   Effect.gen(function*() {
-    const context = yield* Effect.context<
-      | ApiKeyStore
-      | OrganizationStore
-      | Crypto
-      | RequestCounters
-      | RateLimit.RateLimits
-      | SessionAuth.SessionRequirements
-      | PostStore
-    >()
+    const context = yield* Effect.context<AuthenticationRequirements>()
     return Authentication.of({
       bearer: () =>
         HttpServerRequest.HttpServerRequest.pipe(
