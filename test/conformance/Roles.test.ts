@@ -7,6 +7,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
+import * as Admin from "@herald/http/Admin"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { probePostgres } from "../../packages/adapters/test/support/TestDatabases.js"
 import { insertAccounts } from "../support/AccountFixtures.js"
@@ -85,6 +86,8 @@ describe.each([
     }
     await setPassword(token!, "owner password 123")
     owner = await signIn("owner@localhost", "owner password 123")
+    // Owner, admin and member: three team seats, which the Growth plan has (a trial has two).
+    await server.withStore(Admin.setPlan(server.orgId, "growth"))
     admin = await person("admin@example.com", "admin")
     member = await person("member@example.com", "member")
   }, 180_000)
