@@ -8,6 +8,7 @@ export default defineConfig({
   ssr: { resolve: { conditions: ["herald-source", ...defaultServerConditions] } },
   test: {
     include: ["packages/*/test/**/*.test.ts", "test/**/*.test.ts"],
+    globalSetup: ["./test/support/BuildCli.ts"],
     setupFiles: ["./vitest.setup.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,

@@ -22,6 +22,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { type ChildProcess, spawn } from "node:child_process"
+import { bin } from "../support/HeraldBin.js"
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -160,10 +161,10 @@ export interface WorkerProcess {
   readonly output: () => string
 }
 
-/** `herald worker`, through the command's own entry. */
+/** `herald worker`, through the bundle of the sources the suite builds once (HeraldBin.ts). */
 export const workerCommand = (): { readonly command: string; readonly args: ReadonlyArray<string> } => ({
   command: process.execPath,
-  args: [path.join(repoRoot, "packages/http/bin/herald.mjs"), "worker"]
+  args: [bin, "worker"]
 })
 
 export const spawnWorker = (options: {

@@ -8,6 +8,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { sourceNodeOptions } from "../support/HeraldBin.js"
 
 const root = path.resolve(import.meta.dirname, "../..")
 const work = fs.mkdtempSync(path.join(os.tmpdir(), "herald-examples-"))
@@ -55,10 +56,9 @@ describe("embedding examples", () => {
   }, 90_000)
 
   it("host-effect.ts composes Herald.layer, publishes and follows the outbox", async () => {
-    // NODE_OPTIONS of the test run: tsx and the herald-source condition.
     const { stdout } = await promisify(execFile)(process.execPath, ["examples/host-effect.ts"], {
       cwd: root,
-      env: { ...process.env, HERALD_DATA_DIR: path.join(work, "effect") },
+      env: { ...process.env, NODE_OPTIONS: sourceNodeOptions, HERALD_DATA_DIR: path.join(work, "effect") },
       timeout: 60_000
     })
     const id = /created post ([0-9a-f-]{36})/.exec(stdout)?.[1]

@@ -7,6 +7,7 @@ import { execFile } from "node:child_process"
 import * as path from "node:path"
 import { promisify } from "node:util"
 import { describe, expect, it } from "vitest"
+import { sourceNodeOptions } from "../support/HeraldBin.js"
 import { createFreshPgDatabase, probePostgres } from "../../packages/adapters/test/support/TestDatabases.js"
 
 const root = path.resolve(import.meta.dirname, "../..")
@@ -19,8 +20,8 @@ describe("multi-instance walkthrough", () => {
     try {
       const { stdout } = await promisify(execFile)(process.execPath, ["examples/multi-instance.mjs"], {
         cwd: root,
-        // The test suite's NODE_OPTIONS run the sources; the walkthrough's processes inherit them.
-        env: { ...process.env, HERALD_DATABASE_URL: db.url, POSTS: "6" },
+        // The walkthrough starts packages/http/bin/herald.mjs; its processes inherit these options and run the sources.
+        env: { ...process.env, NODE_OPTIONS: sourceNodeOptions, HERALD_DATABASE_URL: db.url, POSTS: "6" },
         timeout: 150_000
       })
       expect(stdout).toMatch(/published 6 posts; .* total sends 6/)

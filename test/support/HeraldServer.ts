@@ -23,10 +23,11 @@ import * as StoreFaults from "@herald/adapters/sql/StoreFaults"
 import * as Server from "@herald/http/Server"
 import * as RateLimit from "@herald/http/RateLimit"
 import { createFreshPgDatabase } from "../../packages/adapters/test/support/TestDatabases.js"
+import { bin } from "./HeraldBin.js"
 import type * as Layer from "effect/Layer"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
-export const bin = path.join(root, "packages/http/bin/herald.mjs")
+export { bin }
 
 export interface Response {
   readonly status: number
