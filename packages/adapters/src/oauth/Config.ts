@@ -200,6 +200,9 @@ export const platformOptionsFromEnv = (env: Env = process.env): Registry.LiveOpt
   const tiktok = read(env, "HERALD_TIKTOK_API_URL")
   const pinterest = read(env, "HERALD_PINTEREST_API_URL")
   const versions = ApiVersions.fromEnv(env)
+  // Link previews (Bluesky cards, LinkedIn articles) are fetched through the media importer's address
+  // guard (HERALD_MEDIA_ALLOW_PRIVATE).
+  const linkCards = UrlImporter.make(UrlImporter.fromEnv(env))
   const graphVersion = { graphVersion: versions.graph }
   return {
     versionNotices: versions.ignored,
@@ -224,12 +227,15 @@ export const platformOptionsFromEnv = (env: Env = process.env): Registry.LiveOpt
       ...(instagram === undefined ? {} : { apiUrl: instagram })
     },
     ...(x === undefined ? {} : { x: { apiUrl: x } }),
-    linkedin: { version: versions.linkedin, ...(linkedin === undefined ? {} : { apiUrl: linkedin }) },
+    linkedin: {
+      version: versions.linkedin,
+      linkCards,
+      ...(linkedin === undefined ? {} : { apiUrl: linkedin })
+    },
     ...(telegram === undefined ? {} : { telegram: { baseUrl: telegram } }),
     ...(discord === undefined ? {} : { discord: { baseUrl: discord } }),
     bluesky: {
-      // Link cards are fetched through the media importer's address guard (HERALD_MEDIA_ALLOW_PRIVATE).
-      linkCards: UrlImporter.make(UrlImporter.fromEnv(env)),
+      linkCards,
       ...(bluesky === undefined ? {} : { service: bluesky, allowInsecureService: bluesky.startsWith("http://") }),
       ...(blueskyAllowPrivate ? { allowPrivate: true } : {})
     }

@@ -40,7 +40,7 @@ import * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
 import * as AddressGuard from "../net/AddressGuard.js"
 import * as GuardedAgent from "../net/GuardedAgent.js"
-import * as LinkCard from "./BlueskyLinkCard.js"
+import * as LinkPreview from "./LinkPreview.js"
 import * as RichText from "./BlueskyRichText.js"
 import * as MediaBytes from "./internal/MediaBytes.js"
 import {
@@ -94,6 +94,12 @@ export const maxBytes = 3000
 export const maxImages = 4
 export const maxImageBytes = 1_000_000
 export const maxVideoBytes = 100 * 1024 * 1024
+
+/** A link card's thumbnail is a blob like any image: under the blob cap, a type the PDS takes. */
+const thumbRules: LinkPreview.ThumbRules = {
+  maxBytes: maxImageBytes,
+  types: ["image/jpeg", "image/png", "image/webp", "image/gif"]
+}
 
 const appPasswordPattern = /^[a-z0-9]{4}-[a-z0-9]{4}-[a-z0-9]{4}-[a-z0-9]{4}$/
 
@@ -567,11 +573,7 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient> =>
       Effect.gen(function*() {
         const fetcher = options.linkCards
         if (fetcher === undefined) return undefined
-        const link = RichText.detect(text).flatMap((d) =>
-          d._tag === "Facet" ? d.facet.features.flatMap((f) => f.$type === "app.bsky.richtext.facet#link" ? [f.uri] : []) : []
-        )[0]
-        if (link === undefined) return undefined
-        const card = yield* LinkCard.fetchCard(fetcher, link)
+        const card = yield* LinkPreview.ofText(fetcher, text, { label: "Bluesky", thumb: thumbRules })
         if (Option.isNone(card)) return undefined
         const { description, thumb, title, uri } = card.value
         // A thumbnail the PDS will not take leaves the card without one rather than failing the post.

@@ -1,13 +1,15 @@
 /**
  * Bluesky rich-text facets (platform reference §2), after `bluesky-social/atproto`
  * `packages/api/src/rich-text/detection.ts`: links, mentions and hashtags found in the text, with
- * their spans as UTF-8 byte offsets (byteStart inclusive, byteEnd exclusive).
+ * their spans as UTF-8 byte offsets (byteStart inclusive, byteEnd exclusive). Links are found by
+ * `internal/Links`, which the other platforms' link previews use too.
  *
  * Mentions are detected with the handle and resolved to a DID afterwards; an unresolved mention
  * is dropped.
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Links from "./internal/Links.js"
 
 export interface ByteSlice {
   readonly byteStart: number
@@ -44,39 +46,9 @@ export const graphemeLength = (text: string): number => {
   return n
 }
 
-/**
- * Top-level domains a bare domain or a handle may end in. atproto checks the full IANA list (the
- * `tlds` package, not a dependency here); this approximation takes every two-letter country code
- * and the generic TLDs in common use.
- */
-const genericTlds = new Set(
-  ("com net org edu gov mil int info biz name pro aero coop museum mobi asia tel travel jobs cat xxx post " +
-    "app dev io ai page blog art news social online site website tech store shop xyz club live life world " +
-    "space today email cloud digital network media studio design agency company solutions services systems " +
-    "software host link click zone one top icu vip win fun work city global group team center academy " +
-    "community foundation institute university school education science bio eco green energy health care " +
-    "law legal finance money bank capital fund pub bar cafe restaurant wine beer pizza food games game " +
-    "gg fm tv me co chat wiki photo photos pics video movie film music band radio events tickets travel " +
-    "tours holiday house home land estate realty rentals garden farm pet dog cat fashion style beauty " +
-    "fit fitness yoga run bike golf football soccer tennis rocks ninja guru expert review reviews plus " +
-    "systems tools codes engineering build builders construction partners ventures consulting management " +
-    "marketing training report press foo moe lol wtf boo day zip mov meme nyc london berlin paris tokyo " +
-    "test bsky")
-    .split(/\s+/)
-    .filter((t) => /^[a-z]+$/.test(t))
-)
-
-export const isValidDomain = (domain: string): boolean => {
-  const labels = domain.toLowerCase().split(".")
-  if (labels.length < 2 || labels.some((l) => l.length === 0)) return false
-  const tld = labels[labels.length - 1]!
-  if (/^[a-z]{2}$/.test(tld)) return true
-  if (/^xn--[a-z0-9-]+$/.test(tld)) return true
-  return genericTlds.has(tld)
-}
+export const isValidDomain = Links.isValidDomain
 
 const mentionRegex = /(^|\s|\()(@)([a-zA-Z0-9.-]+)(\b)/g
-const urlRegex = /(^|\s|\()((https?:\/\/[\S]+)|((?<domain>[a-z][a-z0-9]*(\.[a-z0-9]+)+)[\S]*))/gim
 const tagRegex =
   /(?:^|\s)(#[\p{L}\p{Emoji_Presentation}\p{Emoji_Modifier_Base}\p{Extended_Pictographic}][\p{L}\p{Emoji_Presentation}\p{Emoji_Modifier_Base}\p{Extended_Pictographic}\d_-]*)/giu
 const trailingPunctuation = /\p{P}+$/u
@@ -96,27 +68,10 @@ export const detect = (text: string): ReadonlyArray<Detected> => {
     found.push({ _tag: "Mention", index: slice(start, start + handle.length + 1), handle: handle.toLowerCase() })
   }
 
-  for (const match of text.matchAll(urlRegex)) {
-    const raw = match[2]!
-    let uri = raw
-    if (!/^https?:\/\//i.test(uri)) {
-      const domain = match.groups?.["domain"]
-      if (domain === undefined || !isValidDomain(domain)) continue
-      uri = `https://${uri}`
-    }
-    const start = text.indexOf(raw, match.index)
-    let end = start + raw.length
-    if (/[.,;!?]$/.test(uri)) {
-      uri = uri.slice(0, -1)
-      end--
-    }
-    if (/[)]$/.test(uri) && !uri.includes("(")) {
-      uri = uri.slice(0, -1)
-      end--
-    }
+  for (const link of Links.find(text)) {
     found.push({
       _tag: "Facet",
-      facet: { index: slice(start, end), features: [{ $type: "app.bsky.richtext.facet#link", uri }] }
+      facet: { index: slice(link.start, link.end), features: [{ $type: "app.bsky.richtext.facet#link", uri: link.uri }] }
     })
   }
 

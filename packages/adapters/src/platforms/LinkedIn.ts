@@ -12,6 +12,9 @@
  *   stands in for it;
  * - one video: `initializeUpload` with its size, a `PUT` per byte range of the upload instructions
  *   (collecting each `ETag`), `finalizeUpload`, then `GET /rest/videos/{urn}` polls until `AVAILABLE`.
+ * A post without media whose text carries a link gets an article card (`content.article`): the page's
+ * title, description and image (uploaded through the Images API as its `thumbnail`), read by Herald
+ * through the guarded fetcher since LinkedIn reads no page itself (`LinkPreview`, shared with Bluesky).
  * A first comment (`settings.firstComment`) goes to `/rest/socialActions/{urn}/comments` after the
  * post; its failure is logged, never a failed publish, since the post is already out.
  *
@@ -20,9 +23,10 @@
  *
  * Stored credentials used: `access_token`, `author_urn` (else `urn:li:person:{user_id}`).
  */
+import * as HttpBody from "@effect/platform/HttpBody"
 import * as HttpClient from "@effect/platform/HttpClient"
-import type * as HttpBody from "@effect/platform/HttpBody"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type { UrlFetcher } from "@herald/core/media/MediaLibrary"
 import { Metrics } from "@herald/core/posts/Destination"
 import type {
   Credentials,
@@ -39,6 +43,7 @@ import * as Clock from "effect/Clock"
 import * as Data from "effect/Data"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as MediaBytes from "./internal/MediaBytes.js"
 import * as Lookup from "./internal/PublishedLookup.js"
@@ -57,6 +62,7 @@ import {
   trimSlash
 } from "./internal/PlatformHttp.js"
 import * as ApiVersions from "./ApiVersions.js"
+import * as LinkPreview from "./LinkPreview.js"
 
 export interface Options {
   /** `https://api.linkedin.com` unless a fake is used. */
@@ -73,6 +79,8 @@ export interface Options {
   readonly videoPollInterval?: Duration.DurationInput
   /** Polls before a video still processing counts as stuck (transient); 200. */
   readonly videoMaxPolls?: number
+  /** Fetches link preview pages and images (the media importer's, behind its address guard); no article cards without. */
+  readonly linkCards?: UrlFetcher["Type"]
 }
 
 export const defaultApiUrl = "https://api.linkedin.com"
@@ -85,6 +93,16 @@ export const maxImageBytes = 36 * 1024 * 1024
 export const maxVideoBytes = 500 * 1024 * 1024
 export const maxDocumentBytes = 100 * 1024 * 1024
 export const maxAltText = 4086
+
+/**
+ * An article card's thumbnail goes through the Images API, which takes JPG, GIF and PNG
+ * (learn.microsoft.com/linkedin/marketing/community-management/shares/images-api); Herald reads at most
+ * 5 MiB of it.
+ */
+export const thumbRules: LinkPreview.ThumbRules = {
+  maxBytes: 5 * 1024 * 1024,
+  types: ["image/jpeg", "image/png", "image/gif"]
+}
 
 const label = "LinkedIn"
 
@@ -302,9 +320,9 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
       classified(token, "upload", HttpClientRequest.put(url).pipe(HttpClientRequest.setBody(body)))
 
     /** An image or a PDF document: initialize, then the whole file in one PUT. Returns its URN. */
-    const uploadSimple = (token: string, author: string, media: MediaRef) =>
+    const uploadSimple = (token: string, author: string, kind: "image" | "document", body: HttpBody.HttpBody) =>
       Effect.gen(function*() {
-        const resource = media.kind === "document" ? "documents" : "images"
+        const resource = kind === "document" ? "documents" : "images"
         const init = yield* rest(
           token,
           "upload",
@@ -315,9 +333,9 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         )
         const value = field(init.body, "value")
         const uploadUrl = stringField(value, "uploadUrl")
-        const urn = stringField(value, media.kind === "document" ? "document" : "image")
+        const urn = stringField(value, kind)
         if (uploadUrl === undefined || urn === undefined) return yield* unexpected(`${resource} initializeUpload`)
-        yield* putBytes(token, uploadUrl, MediaBytes.body(media))
+        yield* putBytes(token, uploadUrl, body)
         return urn
       })
 
@@ -325,25 +343,25 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
      * Waits for an image or document to be `AVAILABLE` (Images/Documents API `status`). A read LinkedIn
      * refuses (other than a rate limit or an outage) falls back to the grace pause.
      */
-    const awaitAsset = (token: string, media: MediaRef, urn: string) =>
+    const awaitAsset = (token: string, kind: "image" | "document", name: string, urn: string) =>
       Effect.gen(function*() {
-        const resource = media.kind === "document" ? "documents" : "images"
+        const resource = kind === "document" ? "documents" : "images"
         for (let poll = 0;; poll++) {
           const read = yield* Effect.either(
             rest(token, "upload", HttpClientRequest.get(`${api}/rest/${resource}/${encodeURIComponent(urn)}`))
           )
           if (read._tag === "Left") {
             if (read.left.kind === "transient" || read.left.kind === "rate_limit") return yield* read.left
-            yield* Effect.logInfo(`LinkedIn: the status of ${media.filename} cannot be read (${read.left.message}); waiting instead`)
+            yield* Effect.logInfo(`LinkedIn: the status of ${name} cannot be read (${read.left.message}); waiting instead`)
             return yield* Effect.sleep(mediaGrace)
           }
           const status = stringField(read.right.body, "status")
           if (status === "AVAILABLE") return
           if (status === "PROCESSING_FAILED") {
-            return yield* publishError("media", `LinkedIn: ${media.filename} was rejected: processing failed`)
+            return yield* publishError("media", `LinkedIn: ${name} was rejected: processing failed`)
           }
           if (poll + 1 >= mediaMaxPolls) {
-            return yield* publishError("transient", `LinkedIn: ${media.filename} is still processing`)
+            return yield* publishError("transient", `LinkedIn: ${name} is still processing`)
           }
           yield* Effect.sleep(mediaPollInterval)
         }
@@ -441,7 +459,7 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
       Effect.gen(function*() {
         return media.kind === "video"
           ? yield* uploadVideo(token, author, media)
-          : yield* uploadSimple(token, author, media)
+          : yield* uploadSimple(token, author, media.kind === "document" ? "document" : "image", MediaBytes.body(media))
       })
 
     /** An image's `altText` (LinkedIn takes up to 4086 characters); none for videos and documents. */
@@ -461,12 +479,50 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
       return { multiImage: { images: urns.map((id, i) => ({ id, ...altTextOf(part.media[i]!) })) } }
     }
 
+    /**
+     * The article card of a post without media whose text carries a link: the page's title and
+     * description, and its image uploaded through the Images API as the thumbnail. LinkedIn reads no
+     * page itself (its Posts API takes the card as sent). A thumbnail LinkedIn will not take leaves the
+     * card without one; a page that gives no card leaves a plain text post.
+     */
+    const articleOf = (token: string, author: string, text: string) =>
+      Effect.gen(function*() {
+        const fetcher = options.linkCards
+        if (fetcher === undefined) return undefined
+        const found = yield* LinkPreview.ofText(fetcher, text, { label, thumb: thumbRules })
+        if (Option.isNone(found)) return undefined
+        const card = found.value
+        const thumbnail = yield* Option.match(card.thumb, {
+          onNone: () => Effect.succeed(undefined),
+          onSome: (thumb) =>
+            Effect.gen(function*() {
+              const urn = yield* uploadSimple(token, author, "image", HttpBody.uint8Array(thumb.bytes, thumb.mimeType))
+              yield* awaitAsset(token, "image", "the link preview's image", urn)
+              return urn
+            }).pipe(
+              Effect.catchAll((error) =>
+                Effect.as(Effect.logInfo(`LinkedIn: the link preview goes without its image (${error.message})`), undefined)
+              )
+            )
+        })
+        return {
+          article: {
+            source: card.uri,
+            // LinkedIn requires a title; a page that names none is shown by its host.
+            title: card.title !== "" ? card.title : new URL(card.uri).hostname,
+            ...(card.description === "" ? {} : { description: card.description }),
+            ...(thumbnail === undefined ? {} : { thumbnail })
+          }
+        }
+      })
+
     const createPost = (
       token: string,
       author: string,
       part: PublishPart,
       urns: ReadonlyArray<string>,
-      visibility: string
+      visibility: string,
+      article: Record<string, unknown> | undefined
     ): Effect.Effect<string, PublishError> =>
       Effect.gen(function*() {
         const body: Record<string, unknown> = {
@@ -477,7 +533,7 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
           lifecycleState: "PUBLISHED",
           isReshareDisabledByAuthor: false
         }
-        const content = contentOf(part, urns)
+        const content = contentOf(part, urns) ?? article
         if (content !== undefined) body["content"] = content
         const response = yield* rest(
           token,
@@ -518,10 +574,15 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         const urns: Array<string> = []
         for (const media of request.main.media) urns.push(yield* uploadMedia(token, author, media))
         for (const [index, media] of request.main.media.entries()) {
-          if (media.kind !== "video") yield* awaitAsset(token, media, urns[index]!)
+          if (media.kind !== "video") {
+            yield* awaitAsset(token, media.kind === "document" ? "document" : "image", media.filename, urns[index]!)
+          }
         }
 
-        const post = yield* createPost(token, author, request.main, urns, visibility)
+        const article = request.main.media.length === 0
+          ? yield* articleOf(token, author, request.main.content)
+          : undefined
+        const post = yield* createPost(token, author, request.main, urns, visibility, article)
 
         return {
           platformPostId: post,

@@ -8,6 +8,10 @@
  * with `threads_publish`; the permalink is read afterwards. Meta fetches media itself, so every medium
  * needs a public URL (`HERALD_MEDIA_PUBLIC_URL`); one without is refused before any call.
  *
+ * A text post (no media) whose text carries a link gets its first link as `link_attachment`
+ * (developers.facebook.com/documentation/threads/posts#links), which Threads shows as a preview card;
+ * the link is found as Bluesky's link cards find it (`internal/Links`). Threads reads the page itself.
+ *
  * Thread parts (when the dispatcher passes them) and the first comment are replies: containers with
  * `reply_to_id`, published the same way. Once the main post is out, their failures are logged, never
  * returned, so a retry cannot post twice.
@@ -33,6 +37,7 @@ import type {
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
+import * as Links from "./internal/Links.js"
 import * as MetaContainers from "./internal/MetaContainers.js"
 import * as MetaGraph from "./internal/MetaGraph.js"
 import * as MetaInsights from "./internal/MetaInsights.js"
@@ -162,7 +167,11 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
               reply_to_id: replyTo,
               reply_control: replyControl
             }
-            if (part.media.length === 0) return yield* createContainer({ media_type: "TEXT", ...common }, "post")
+            if (part.media.length === 0) {
+              // Threads shows the attached link as a preview card; only a text post may carry one.
+              const link = Links.first(part.content)
+              return yield* createContainer({ media_type: "TEXT", link_attachment: link, ...common }, "post")
+            }
             if (part.media.length === 1) {
               return yield* createContainer({ ...mediumParams(part.media[0]!, partUrls[0]!), ...common }, "post")
             }

@@ -4,7 +4,10 @@ import type { PublishError } from "@herald/core/platforms/Platforms"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
+import * as UrlImporter from "../../src/media/UrlImporter.js"
+import * as ConnectionsConfig from "../../src/oauth/Config.js"
 import * as LinkedIn from "../../src/platforms/LinkedIn.js"
+import * as FakeServer from "./fakes/FakeServer.js"
 import * as LinkedInFake from "./fakes/LinkedInFake.js"
 import { bytesOf, HttpLive, media, part, request, withFollowUps } from "./fixtures.js"
 
@@ -16,6 +19,8 @@ const setup = (options: Partial<LinkedIn.Options> = {}) =>
       Effect.promise(() => LinkedInFake.start()),
       (f) => Effect.promise(() => f.server.close())
     )
+    // Every request must keep the documented rules of the fake's rulebook, whatever the test checks.
+    yield* Effect.addFinalizer(() => Effect.sync(() => fake.rules.expectNone()))
     const client = yield* LinkedIn.make({
       apiUrl: fake.server.url,
       mediaGrace: "1 millis",
@@ -503,5 +508,128 @@ describe("LinkedIn findPublished (the author's posts)", () => {
       expect((yield* Effect.flip(client.findPublished!(lookup("x", 0, Date.now())))).kind).toBe("rate_limit")
       fake.failNext("GET /rest/posts", LinkedInFake.serverError)
       expect((yield* Effect.flip(client.findPublished!(lookup("x", 0, Date.now())))).kind).toBe("transient")
+    }))
+})
+
+describe("LinkedIn article card (content.article) for a post whose text carries a link", () => {
+  const thumb = bytesOf(3000, 4)
+  const page = `<!doctype html><html><head><title>Fallback</title>
+<meta property="og:title" content="Herald &amp; the Posts API">
+<meta property="og:description" content="Scheduling, one API">
+<meta property="og:image" content="/card.png"></head><body>hi</body></html>`
+
+  const site = (options: { readonly image?: boolean; readonly title?: boolean } = {}) =>
+    FakeServer.scoped((r) =>
+      r.path === "/card.png"
+        ? { status: 200, headers: { "content-type": "image/png" }, body: Buffer.from(thumb) }
+        : {
+          status: 200,
+          headers: { "content-type": "text/html; charset=utf-8" },
+          body: (options.title === false ? page.replace(/<title>.*<\/title>|<meta property="og:title"[^>]*>/g, "") : page)
+            .replace(options.image === false ? /<meta property="og:image"[^>]*>/ : /$^/, "")
+        }
+    )
+
+  // The page server is on loopback: the guard is opened for it, as HERALD_MEDIA_ALLOW_PRIVATE does.
+  const withCards = () => setup({ linkCards: UrlImporter.make({ allowPrivate: true }) })
+
+  it.scopedLive("the page's title, description and image: the image uploaded through the Images API as the thumbnail", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* withCards()
+      const pages = yield* site()
+      const link = `${pages.url}/notes/launch`
+      yield* client.publish(liRequest(part(`We launched: ${link} #herald`)))
+      const [asset] = [...fake.assets.values()]
+      expect(asset!.kind).toBe("image")
+      expect(asset!.parts.get(0)).toEqual(thumb)
+      expect(fake.server.requests[0]!.json).toEqual({ initializeUploadRequest: { owner: LinkedInFake.authorUrn } })
+      const body = postsSent(fake)[0]!.json as Record<string, unknown>
+      expect(body["content"]).toEqual({
+        article: {
+          source: link,
+          title: "Herald & the Posts API",
+          description: "Scheduling, one API",
+          thumbnail: asset!.urn
+        }
+      })
+      // The link stays in the commentary, escaped as little text.
+      expect(LinkedInFake.rendered(body["commentary"] as string)).toBe(`We launched: ${link} #herald`)
+    }))
+
+  it.scopedLive("no image on the page: a card without thumbnail; no title: the host; media or no link: no card", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* withCards()
+      const plain = yield* site({ image: false })
+      yield* client.publish(liRequest(part(`See ${plain.url}/a`)))
+      expect((postsSent(fake)[0]!.json as Record<string, unknown>)["content"]).toEqual({
+        article: { source: `${plain.url}/a`, title: "Herald & the Posts API", description: "Scheduling, one API" }
+      })
+      const untitled = yield* site({ title: false, image: false })
+      yield* client.publish(liRequest(part(`Also ${untitled.url}/b`)))
+      expect((postsSent(fake)[1]!.json as Record<string, unknown>)["content"]).toEqual({
+        article: { source: `${untitled.url}/b`, title: "127.0.0.1", description: "Scheduling, one API" }
+      })
+      const before = plain.requests.length
+      yield* client.publish(liRequest(part(`Pic ${plain.url}/c`, [media({ kind: "image", mimeType: "image/jpeg", bytes: bytesOf(40, 1) })])))
+      expect(plain.requests.length).toBe(before)
+      expect((postsSent(fake)[2]!.json as Record<string, unknown>)["content"]).toHaveProperty("media")
+      yield* client.publish(liRequest(part("No link at all")))
+      expect(postsSent(fake)[3]!.json).not.toHaveProperty("content")
+    }))
+
+  it.scopedLive("a page the guard refuses (private address) or cannot read gives a plain text post", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup({ linkCards: UrlImporter.make({ allowPrivate: false }) })
+      const pages = yield* site()
+      yield* client.publish(liRequest(part(`Private ${pages.url}/x`)))
+      expect(pages.requests).toHaveLength(0)
+      expect(postsSent(fake)[0]!.json).not.toHaveProperty("content")
+    }))
+
+  it.scopedLive("a thumbnail LinkedIn refuses leaves the card without it; the post still goes out", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* withCards()
+      const pages = yield* site()
+      fake.failNext("POST /rest/images?action=initializeUpload", LinkedInFake.error(400, "BAD_REQUEST", "Invalid image"))
+      yield* client.publish(liRequest(part(`Read ${pages.url}/y`)))
+      expect((postsSent(fake)[0]!.json as Record<string, unknown>)["content"]).toEqual({
+        article: { source: `${pages.url}/y`, title: "Herald & the Posts API", description: "Scheduling, one API" }
+      })
+    }))
+
+  it("the live clients fetch article cards: platformOptionsFromEnv gives LinkedIn a link card fetcher", () => {
+    expect(ConnectionsConfig.platformOptionsFromEnv({}).linkedin?.linkCards).toBeDefined()
+  })
+
+  it.scopedLive("the fake refuses an article without a title or with a thumbnail that is not an available image", () =>
+    Effect.gen(function*() {
+      const { fake } = yield* setup()
+      const post = (content: unknown) =>
+        Effect.promise(() =>
+          fetch(`${fake.server.url}/rest/posts`, {
+            method: "POST",
+            headers: {
+              authorization: `Bearer ${token}`,
+              "linkedin-version": LinkedIn.defaultVersion,
+              "x-restli-protocol-version": "2.0.0",
+              "content-type": "application/json"
+            },
+            body: JSON.stringify({
+              author: LinkedInFake.authorUrn,
+              commentary: "x",
+              visibility: "PUBLIC",
+              distribution: { feedDistribution: "MAIN_FEED" },
+              lifecycleState: "PUBLISHED",
+              content
+            })
+          }).then(async (r) => ({ status: r.status, body: await r.json() as { message: string } }))
+        )
+      const untitled = yield* post({ article: { source: "https://example.com/a" } })
+      expect(untitled.status).toBe(422)
+      expect(untitled.body.message).toContain("posts-api")
+      const badThumb = yield* post({ article: { source: "https://example.com/a", title: "A", thumbnail: "urn:li:image:nope" } })
+      expect(badThumb.status).toBe(422)
+      expect(fake.rules.violations).toHaveLength(2)
+      fake.rules.violations.length = 0
     }))
 })

@@ -88,6 +88,51 @@ describe("Threads adapter against the Threads API fake", () => {
       expect(fake.posts).toHaveLength(1)
     }))
 
+  it.scopedLive("link preview: a text post with a link carries its first link as link_attachment; media or no link, none", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      yield* client.publish(threadsRequest(part("Read https://herald.example.com/notes?id=1, then herald.dev too.")))
+      expect(sentParams(fake.server.requests[0]!)).toEqual({
+        media_type: "TEXT",
+        text: "Read https://herald.example.com/notes?id=1, then herald.dev too.",
+        link_attachment: "https://herald.example.com/notes?id=1"
+      })
+      // A bare domain is a link too (read as https), as on Bluesky.
+      yield* client.publish(threadsRequest(part("Docs at herald.dev/start")))
+      const creates = () => fake.server.requests.filter((r) => r.method === "POST" && r.path.endsWith("/threads"))
+      expect(sentParams(creates()[1]!)["link_attachment"]).toBe("https://herald.dev/start")
+      yield* client.publish(threadsRequest(part("A picture of https://herald.example.com", [image("https://media.example.com/m/2.jpg")])))
+      expect(sentParams(creates()[2]!)).not.toHaveProperty("link_attachment")
+      yield* client.publish(threadsRequest(part("No link here.")))
+      expect(sentParams(creates()[3]!)).not.toHaveProperty("link_attachment")
+    }))
+
+  it.scopedLive("the fake refuses link_attachment on a media post and more than 5 links, as Threads documents", () =>
+    Effect.gen(function*() {
+      const { fake } = yield* setup
+      const post = (params: Record<string, string>) =>
+        Effect.promise(() =>
+          fetch(`${fake.server.url}/v1.0/${ThreadsApiFake.userId}/threads`, {
+            method: "POST",
+            body: new URLSearchParams({ ...params, access_token: token })
+          }).then(async (r) => ({ status: r.status, body: await r.json() as { error: { message: string } } }))
+        )
+      const onImage = yield* post({ media_type: "IMAGE", image_url: "https://m.example.com/1.jpg", link_attachment: "https://a.example.com" })
+      expect(onImage.status).toBe(400)
+      expect(onImage.body.error.message).toContain("threads/posts#links")
+      const many = yield* post({
+        media_type: "TEXT",
+        text: [1, 2, 3, 4, 5].map((n) => `https://l${n}.example.com`).join(" "),
+        link_attachment: "https://l6.example.com"
+      })
+      expect(many.body.error.message).toContain("THREADS_API__LINK_LIMIT_EXCEEDED")
+      expect(fake.rules.violations.map((v) => v.rule)).toEqual([
+        "link_attachment is for text posts only (media_type TEXT)",
+        "A post carries at most 5 links"
+      ])
+      fake.rules.violations.length = 0
+    }))
+
   it.scopedLive("media without a public URL is refused before any request, naming HERALD_MEDIA_PUBLIC_URL", () =>
     Effect.gen(function*() {
       const { client, fake } = yield* setup

@@ -15,9 +15,15 @@
  * a post may only name images and documents that are `AVAILABLE`, and images move PROCESSING →
  * AVAILABLE after their upload (learn.microsoft.com/linkedin/marketing/community-management/shares/images-api);
  * videos are finalized with every part's ETag (.../shares/videos-api); multiImage takes 2 to 20 images
- * (.../shares/multiimage-post-api).
+ * (.../shares/multiimage-post-api). Rules checked through `rules` (a request breaking one is answered
+ * 422 and recorded): an article (`content.article`) has a `source` URL and a `title`, and its optional
+ * `thumbnail` is an image URN that is `AVAILABLE`, since LinkedIn reads no page itself
+ * (.../shares/posts-api, "Article"); a post carries one kind of content.
  */
+import { Rulebook } from "./DocumentedRules.js"
 import * as FakeServer from "./FakeServer.js"
+
+const postsApi = "https://learn.microsoft.com/en-us/linkedin/marketing/community-management/shares/posts-api"
 
 export const accessToken =
   "AQVhZmFrZS1saW5rZWRpbi1hY2Nlc3MtdG9rZW4tZm9yLWhlcmFsZC10ZXN0cy0xMjM0NTY3ODkwYWJjZGVmZ2hpamtsbW5vcA"
@@ -99,6 +105,8 @@ export interface LinkedInFake {
   imagePolls: number
   /** Whether `GET /rest/images|documents/{urn}` answers 403, as for a token that may not read assets. */
   assetReadForbidden: boolean
+  /** The documented rules checked on the requests, and the requests that broke them. */
+  readonly rules: Rulebook
 }
 
 export const error = (status: number, code: string, message: string, serviceErrorCode = 100): FakeServer.Reply => ({
@@ -172,6 +180,7 @@ export interface StartOptions {
 
 export const start = async (options: StartOptions = {}): Promise<LinkedInFake> => {
   const accepts = options.acceptsToken ?? ((token: string) => token === accessToken)
+  const rules = new Rulebook()
   const posts: Array<Post> = []
   const assets = new Map<string, Asset>()
   const comments: Array<Comment> = []
@@ -246,8 +255,37 @@ export const start = async (options: StartOptions = {}): Promise<LinkedInFake> =
       if (text.includes("#fail-429")) return tooManyRequests
       if (text.includes("#fail-500")) return serverError
       const content = body["content"] as
-        | { media?: { id?: string }; multiImage?: { images?: Array<{ id?: string }> } }
+        | {
+          media?: { id?: string }
+          multiImage?: { images?: Array<{ id?: string }> }
+          article?: { source?: unknown; title?: unknown; description?: unknown; thumbnail?: unknown }
+        }
         | undefined
+      const article = content?.article
+      const broken = rules.first(request, [
+        [
+          content === undefined || Object.keys(content).length === 1,
+          { rule: "content is one of media, multiImage, article (and a few others), never several", source: postsApi }
+        ],
+        [
+          article === undefined || (typeof article.source === "string" && /^https?:\/\/\S+$/.test(article.source)),
+          { rule: "content.article.source is the article's URL (required)", source: postsApi }
+        ],
+        [
+          article === undefined || (typeof article.title === "string" && article.title !== ""),
+          { rule: "content.article.title is required: LinkedIn does not read the page", source: postsApi }
+        ],
+        [
+          article?.description === undefined || typeof article.description === "string",
+          { rule: "content.article.description is a string", source: postsApi }
+        ],
+        [
+          article?.thumbnail === undefined ||
+          (typeof article.thumbnail === "string" && article.thumbnail.startsWith("urn:li:image:") && ready(article.thumbnail)),
+          { rule: "content.article.thumbnail is an uploaded image URN (Images API), available", source: postsApi }
+        ]
+      ])
+      if (broken !== undefined) return error(422, "UNPROCESSABLE_ENTITY", `ERROR :: /content :: ${broken}`)
       const ids = content?.media !== undefined
         ? [content.media.id]
         : content?.multiImage !== undefined
@@ -472,7 +510,8 @@ export const start = async (options: StartOptions = {}): Promise<LinkedInFake> =
     videoPolls: 2,
     imagePolls: 1,
     assetReadForbidden: false,
-    failVideoProcessing: false
+    failVideoProcessing: false,
+    rules
   }
   return fake
 }

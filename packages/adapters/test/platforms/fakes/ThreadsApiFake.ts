@@ -8,7 +8,8 @@
  * in the URL makes the container end in ERROR), or with `failNext` for a route.
  *
  * Meta publishes no machine-readable description of the Threads API: the documented rules of the
- * container call (media_type and reply_control enums, text length, carousel items) are in `rules`
+ * container call (media_type and reply_control enums, text length, carousel items, `link_attachment`
+ * on text posts only, at most 5 links) are in `rules`
  * with their pages; a request that breaks one is answered code 100 and recorded.
  */
 import { invalidToken, metaError, param, tokenOf } from "../../oauth/fakes/MetaFake.js"
@@ -16,6 +17,21 @@ import { Rulebook } from "./DocumentedRules.js"
 import * as FakeServer from "./FakeServer.js"
 
 const publishingReference = "https://developers.facebook.com/docs/threads/reference/publishing"
+const linksPage = "https://developers.facebook.com/documentation/threads/posts#links"
+const linkLimitPage = "https://developers.facebook.com/documentation/threads/create-posts/text-attachments"
+
+/** The distinct URLs of a text, as Threads counts links (at most 5 per post). */
+const urlsOf = (text: string): Set<string> =>
+  new Set([...text.matchAll(/https?:\/\/\S+|\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}(?:\/\S*)?/gi)].map((m) => m[0]))
+
+const isHttpUrl = (value: string): boolean => {
+  try {
+    const url = new URL(value)
+    return url.protocol === "https:" || url.protocol === "http:"
+  } catch {
+    return false
+  }
+}
 const replyControls = ["everyone", "accounts_you_follow", "mentioned_only", "parent_post_author_only", "followers_only"]
 const mediaTypes = ["TEXT", "IMAGE", "VIDEO", "CAROUSEL"]
 
@@ -117,9 +133,23 @@ export const start = async (): Promise<ThreadsFake> => {
         [
           params["is_carousel_item"] === undefined || (params["text"] === undefined && params["reply_control"] === undefined),
           { rule: "A carousel item carries no text or reply_control (the carousel container does)", source: publishingReference }
+        ],
+        [
+          params["link_attachment"] === undefined || params["media_type"] === "TEXT",
+          { rule: "link_attachment is for text posts only (media_type TEXT)", source: linksPage }
+        ],
+        [
+          params["link_attachment"] === undefined || isHttpUrl(params["link_attachment"]),
+          { rule: "link_attachment is a URL", source: linksPage }
         ]
       ])
       if (broken !== undefined) return metaError(400, `(#100) ${broken}`, 100)
+      const links = urlsOf(text)
+      if (params["link_attachment"] !== undefined) links.add(params["link_attachment"])
+      if (links.size > 5) {
+        rules.check(request, false, { rule: "A post carries at most 5 links", source: linkLimitPage })
+        return metaError(400, "THREADS_API__LINK_LIMIT_EXCEEDED: a post may contain at most 5 links.", 100)
+      }
       if (text.includes("#fail-long") || [...text].length > 500) return tooLong
       if (text.includes("#fail-429")) return rateLimited
       if (text.includes("#fail-500")) return unavailable

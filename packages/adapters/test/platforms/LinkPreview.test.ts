@@ -4,7 +4,7 @@ import * as Option from "effect/Option"
 import * as UrlImporter from "../../src/media/UrlImporter.js"
 import * as ConnectionsConfig from "../../src/oauth/Config.js"
 import * as Bluesky from "../../src/platforms/Bluesky.js"
-import * as LinkCard from "../../src/platforms/BlueskyLinkCard.js"
+import * as LinkPreview from "../../src/platforms/LinkPreview.js"
 import * as BlueskyFake from "./fakes/BlueskyFake.js"
 import * as FakeServer from "./fakes/FakeServer.js"
 import { bytesOf, HttpLive, media, part, request } from "./fixtures.js"
@@ -44,12 +44,12 @@ const setup = (allowPrivate: boolean) =>
 
 describe("Bluesky link card (app.bsky.embed.external)", () => {
   it("reads Open Graph tags first, then <title> and meta description; the image made absolute", () => {
-    expect(LinkCard.parsePage(page, "https://example.com/a/b")).toEqual({
+    expect(LinkPreview.parsePage(page, "https://example.com/a/b")).toEqual({
       title: "Herald & friends",
       description: "Publishing, one API",
       image: Option.some("https://example.com/card.png")
     })
-    expect(LinkCard.parsePage("<title> Plain </title>", "https://example.com/")).toEqual({
+    expect(LinkPreview.parsePage("<title> Plain </title>", "https://example.com/")).toEqual({
       title: "Plain",
       description: "",
       image: Option.none()

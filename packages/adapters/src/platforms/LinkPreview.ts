@@ -1,6 +1,8 @@
 /**
- * The link card of a Bluesky post (`app.bsky.embed.external`): a post with a link and no media shows
- * the page's title, description and thumbnail, which the client (not the PDS) has to fetch.
+ * The link preview of a post whose text carries a link and no media: the page's title, description and
+ * image, for the platforms whose API takes the card from the client rather than reading the page
+ * itself (Bluesky's `app.bsky.embed.external`, LinkedIn's `content.article`). The link is the text's
+ * first (`internal/Links`, the same finder Bluesky's facets use).
  *
  * The page and its image are read through a `UrlFetcher` (the media importer's, behind the same
  * address guard), each with a byte cap and the whole card under one time cap. A card is a nicety:
@@ -11,17 +13,22 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
+import * as Links from "./internal/Links.js"
 
 /** At most this much of the page is read (the `<head>` is near the top). */
 export const maxPageBytes = 512 * 1024
-/** Bluesky's blob cap for images. */
-export const maxThumbBytes = 1_000_000
 /** Page and thumbnail together. */
 export const defaultTimeout = Duration.seconds(8)
 export const maxTitle = 300
 export const maxDescription = 1000
 
-const thumbTypes = new Set(["image/jpeg", "image/png", "image/webp", "image/gif"])
+/** What thumbnail a platform takes. */
+export interface ThumbRules {
+  /** Larger images leave the card without a thumbnail. */
+  readonly maxBytes: number
+  /** MIME types the platform takes for it. */
+  readonly types: ReadonlyArray<string>
+}
 
 export interface PageCard {
   readonly title: string
@@ -102,13 +109,13 @@ const mimeOf = (contentType: Option.Option<string>): string =>
   Option.getOrElse(contentType, () => "").split(";")[0]!.trim().toLowerCase()
 
 /**
- * Fetches the card of `uri`: its page (HTML only) and, when it names one, its image (an image type
- * under Bluesky's blob cap). `none` when the page cannot be read or says nothing.
+ * Fetches the card of `uri`: its page (HTML only) and, when it names one, its image (a type `thumb`
+ * allows, within its byte cap). `none` when the page cannot be read or says nothing.
  */
 export const fetchCard = (
   fetcher: UrlFetcher["Type"],
   uri: string,
-  timeout: Duration.DurationInput = defaultTimeout
+  options: { readonly label: string; readonly thumb: ThumbRules; readonly timeout?: Duration.DurationInput }
 ): Effect.Effect<Option.Option<LinkCard>> =>
   Effect.gen(function*() {
     const page = yield* fetcher.fetch(uri)
@@ -117,25 +124,35 @@ export const fetchCard = (
     const html = new TextDecoder().decode(Option.getOrThrow(yield* readCapped(page.body, maxPageBytes, false)))
     const card = parsePage(html, uri)
     if (card.title === "" && card.description === "") return Option.none()
-    const thumb = Option.isNone(card.image) ? Option.none() : yield* fetchThumb(fetcher, card.image.value)
+    const thumb = Option.isNone(card.image) ? Option.none() : yield* fetchThumb(fetcher, card.image.value, options.thumb)
     return Option.some({ uri, title: card.title, description: card.description, thumb })
   }).pipe(
     Effect.scoped,
-    Effect.timeout(timeout),
+    Effect.timeout(options.timeout ?? defaultTimeout),
     Effect.catchAllCause((cause) =>
-      Effect.logDebug("Bluesky: no link card", cause).pipe(Effect.as(Option.none<LinkCard>()))
+      Effect.logDebug(`${options.label}: no link preview`, cause).pipe(Effect.as(Option.none<LinkCard>()))
     )
   )
 
-const fetchThumb = (fetcher: UrlFetcher["Type"], url: string) =>
+const fetchThumb = (fetcher: UrlFetcher["Type"], url: string, rules: ThumbRules) =>
   Effect.gen(function*() {
     const image = yield* fetcher.fetch(url)
     const mimeType = mimeOf(image.contentType)
-    if (!thumbTypes.has(mimeType)) return Option.none()
-    if (Option.isSome(image.contentLength) && image.contentLength.value > maxThumbBytes) return Option.none()
-    const bytes = yield* readCapped(image.body, maxThumbBytes, true)
+    if (!rules.types.includes(mimeType)) return Option.none()
+    if (Option.isSome(image.contentLength) && image.contentLength.value > rules.maxBytes) return Option.none()
+    const bytes = yield* readCapped(image.body, rules.maxBytes, true)
     return Option.map(bytes, (b) => ({ bytes: b, mimeType }))
   }).pipe(
     Effect.scoped,
     Effect.orElseSucceed(() => Option.none<{ readonly bytes: Uint8Array; readonly mimeType: string }>())
   )
+
+/** The card of the first link of `text`; `none` when the text has no link or its page gives no card. */
+export const ofText = (
+  fetcher: UrlFetcher["Type"],
+  text: string,
+  options: { readonly label: string; readonly thumb: ThumbRules; readonly timeout?: Duration.DurationInput }
+): Effect.Effect<Option.Option<LinkCard>> => {
+  const link = Links.first(text)
+  return link === undefined ? Effect.succeed(Option.none()) : fetchCard(fetcher, link, options)
+}
