@@ -287,15 +287,18 @@ describe.each([
     const errorsOf = (r: Fixtures.Answer) =>
       (r.json.error.details?.["validation_errors"] ?? []) as ReadonlyArray<{ platform?: string; message: string }>
 
-    const tiktokImage = await server.request("POST", "/api/v1/posts", {
+    // A TikTok post is one video or a photo post: an image beside a video is neither.
+    const tiktokMixed = await server.request("POST", "/api/v1/posts", {
       content: "x",
       account_ids: [account("tiktok")],
       scheduled_for: later,
-      media_ids: [image],
+      media_ids: [image, video],
       platform_content: { tiktok: { content: "x", settings: { privacyLevel: "SELF_ONLY" } } }
     })
-    expect([tiktokImage.status, tiktokImage.json.error.code]).toEqual([400, "validation_error"])
-    expect(errorsOf(tiktokImage).map((e) => e.platform)).toContain("tiktok")
+    expect([tiktokMixed.status, tiktokMixed.json.error.code]).toEqual([400, "validation_error"])
+    expect(errorsOf(tiktokMixed)).toContainEqual(
+      expect.objectContaining({ platform: "tiktok", message: "tiktok: a video must be the post's only medium" })
+    )
 
     for (const platform of ["tiktok", "youtube", "instagram"]) {
       const none = await server.request("POST", "/api/v1/posts", {

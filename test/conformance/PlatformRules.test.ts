@@ -183,7 +183,10 @@ describe.each([
     expect(rules.instagram.media.aspect_ratio).toEqual({ min: "4:5", max: "1.91:1" })
     expect(rules.bluesky.media.aspect_ratio).toBeNull()
     expect(rules.x.media.max_video_seconds).toBe(140)
-    expect(rules.tiktok.media.converted_types).toEqual([])
+    // TikTok's photo posts take JPEG and WebP: a PNG goes as a JPEG.
+    expect(rules.tiktok.media.converted_types).toEqual(["image/png"])
+    expect(rules.tiktok.media.required).toEqual({ media: "any", description: "one video or 1 to 35 images" })
+    expect(rules.tiktok.media.max_images).toBe(35)
     expect(rules.x.media.max_images).toBe(4)
 
     const doc = (await server.request("GET", "/api/v1/openapi.json", { key: null })).json as {

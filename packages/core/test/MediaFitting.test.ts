@@ -35,13 +35,15 @@ describe("MediaFitting.plan", () => {
     expect(key(MediaFitting.plan(image("image/jpeg", 12 * MiB), { platform: "x" }))).toBe(`jpeg-max${5 * MiB}`)
     // No platform cap: Herald's own 20 MiB.
     expect(key(MediaFitting.plan(image("image/webp"), { platform: "pinterest" }))).toBe(`webp-max${20 * MiB}`)
+    // TikTok's photo posts take JPEG and WebP: a PNG goes as a JPEG.
+    expect(key(MediaFitting.plan(image("image/png"), { platform: "tiktok" }))).toBe(`jpeg-max${20 * MiB}`)
   })
 
   it("refuses what no rendition can fit, naming the rule", () => {
-    expect(MediaFitting.plan(image("image/png"), { platform: "tiktok" })).toEqual({
+    expect(MediaFitting.plan(image("image/png"), { platform: "youtube" })).toEqual({
       _tag: "Unfit",
       rule: "type",
-      message: "tiktok does not take images"
+      message: "youtube does not take images"
     })
     expect(MediaFitting.plan(video("video/mp4", 100 * MiB + 1), { platform: "bluesky" })).toMatchObject({
       _tag: "Unfit",

@@ -193,6 +193,14 @@ describe("media that must be fetched from a public URL", () => {
       yield* MediaRules.check({ ...input(["instagram"], [privateImage, privateVideo]), mode: "draft" })
       yield* MediaRules.check(input(["instagram", "threads", "x"], [{ ...image(), hasPublicUrl: true }]))
       yield* MediaRules.check(input(["x", "bluesky"], [privateImage]))
+      // TikTok pulls photo-post images from their URL; a video is uploaded by Herald.
+      const photos = yield* Effect.flip(MediaRules.check(input(["tiktok"], [privateImage, privateImage])))
+      expect(photos.details?.["validation_errors"]).toEqual([
+        expect.objectContaining({ platform: "tiktok", path: "media_ids.0", message: expect.stringContaining("HERALD_MEDIA_PUBLIC_URL") }),
+        expect.objectContaining({ platform: "tiktok", path: "media_ids.1", message: expect.stringContaining("images from a public URL") })
+      ])
+      yield* MediaRules.check(input(["tiktok"], [privateVideo]))
+      yield* MediaRules.check(input(["tiktok"], [{ ...image(), hasPublicUrl: true }]))
     }))
 })
 
@@ -248,16 +256,52 @@ describe("checkPostMedia", () => {
     expect(messages("instagram", [pdfDocument])).toEqual(["instagram does not take documents"])
   })
 
-  it("tiktok and youtube: one video, required when publishing", () => {
-    for (const platform of ["tiktok", "youtube"] as const) {
-      expect(messages(platform, [video()])).toEqual([])
-      expect(messages(platform, [video("video/webm")])).toEqual([])
-      expect(messages(platform, [])).toEqual([`${platform} requires one video`])
-      expect(messages(platform, [], undefined, "draft")).toEqual([])
-      expect(messages(platform, [video(), video()])).toHaveLength(1)
-      expect(messages(platform, [image()])).toEqual([`${platform} does not take images`])
-    }
+  it("youtube: one video, required when publishing", () => {
+    expect(messages("youtube", [video()])).toEqual([])
+    expect(messages("youtube", [video("video/webm")])).toEqual([])
+    expect(messages("youtube", [])).toEqual(["youtube requires one video"])
+    expect(messages("youtube", [], undefined, "draft")).toEqual([])
+    expect(messages("youtube", [video(), video()])).toHaveLength(1)
+    expect(messages("youtube", [image()])).toEqual(["youtube does not take images"])
   })
+
+  it("tiktok: one video, or a photo post of 1 to 35 images (JPEG, WebP; PNG as a rendition), never mixed", () => {
+    expect(messages("tiktok", [video()])).toEqual([])
+    expect(messages("tiktok", [video("video/webm")])).toEqual([])
+    expect(messages("tiktok", [image()])).toEqual([])
+    expect(messages("tiktok", times(35, image("image/webp")))).toEqual([])
+    expect(messages("tiktok", [image("image/png")])).toEqual([])
+    expect(messages("tiktok", [])).toEqual(["tiktok requires one video or 1 to 35 images"])
+    expect(messages("tiktok", [], undefined, "draft")).toEqual([])
+    expect(messages("tiktok", times(36, image()))).toEqual(["tiktok: at most 35 images per post (36 given)"])
+    expect(messages("tiktok", [image(), video()])).toEqual(["tiktok: a video must be the post's only medium"])
+    expect(messages("tiktok", [video(), video()])).toEqual(["tiktok: a video must be the post's only medium"])
+    expect(messages("tiktok", [image("image/gif")])).toEqual([
+      "tiktok does not take image/gif images; it takes image/jpeg, image/webp"
+    ])
+    expect(messages("tiktok", [pdfDocument])).toEqual(["tiktok does not take documents"])
+  })
+
+  it.effect("tiktok: photoCoverIndex names one of the photo post's images", () =>
+    Effect.gen(function*() {
+      const check = (index: unknown, media: ReadonlyArray<MediaRules.PostMedium>) =>
+        MediaRules.check({
+          platforms: ["tiktok"],
+          platformContent: { tiktok: new PlatformContentEntry({ content: "p", settings: { photoCoverIndex: index } }) },
+          media,
+          mode: "publish"
+        })
+      yield* check(2, times(3, image()))
+      yield* check(0, [image()])
+      const error = yield* Effect.flip(check(3, times(3, image())))
+      expect(error.details?.["validation_errors"]).toEqual([{
+        platform: "tiktok",
+        path: "platform_content.tiktok.settings.photoCoverIndex",
+        message: "The cover is image 3 (counted from 0) of a photo post of 3 images"
+      }])
+      // A video post has no photo cover: the setting is not checked against it.
+      yield* check(4, [video()])
+    }))
 
   it("linkedin: images up to 20, or one video, or one PDF", () => {
     expect(messages("linkedin", times(20, image("image/gif")))).toEqual([])
@@ -335,7 +379,7 @@ describe("check (a post across its platforms)", () => {
 
   it("collects every platform's problems in one validation_error", () => {
     const error = left(Effect.runSync(Effect.either(MediaRules.check({
-      platforms: ["instagram", "tiktok", "x", "x"],
+      platforms: ["instagram", "youtube", "x", "x"],
       platformContent: { instagram: new PlatformContentEntry({ content: "", contentType: "Reels" }) },
       media: [image("image/png")],
       threadMedia: [[video(), image()]],
@@ -345,7 +389,7 @@ describe("check (a post across its platforms)", () => {
     const issues = error.details?.["validation_errors"] as ReadonlyArray<MediaRules.MediaIssue>
     expect(issues.map((i) => [i.platform, i.path])).toEqual([
       ["instagram", "media_ids"],
-      ["tiktok", "media_ids.0"],
+      ["youtube", "media_ids.0"],
       ["x", "threadPosts.0.media_ids"]
     ])
   })

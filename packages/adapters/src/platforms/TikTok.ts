@@ -3,7 +3,7 @@
  * connected with Login Kit (`oauth/TikTok.ts`): every call carries the stored `access_token` as a
  * Bearer token; the day-long token is renewed in the background by the refresh sweep.
  *
- * A post is one video:
+ * A post is one video, or a photo post (below):
  * 1. `creator_info/query` first, as TikTok requires: the privacy levels this creator may use (there is
  *    no default: `settings.privacyLevel` must be given, and one outside them is refused with the allowed
  *    ones named), whether comments, duets and stitches are disabled on the account (then they are
@@ -23,6 +23,14 @@
  * The URL is `https://www.tiktok.com/@{username}/video/{id}` from `publicaly_available_post_id` (TikTok's
  * spelling), else the profile. TikTok has no comment API: a first comment is not posted.
  *
+ * A post whose media are all images (1 to 35) is a photo post
+ * (developers.tiktok.com/doc/content-posting-api-reference-photo-post): after `creator_info/query`,
+ * `content/init` with `media_type: PHOTO`, `post_mode: DIRECT_POST` and `PULL_FROM_URL` (the only
+ * source TikTok takes for photos): TikTok pulls each image from its public URL
+ * (`HERALD_MEDIA_PUBLIC_URL`, on a domain verified for the app), the cover being `photoCoverIndex`.
+ * Then `status/fetch` as for a video; the URL is `/photo/{id}`. The create-time rules refuse a photo
+ * post without public URLs, of more than 35 images, or mixed with a video, before anything is sent.
+ *
  * A post TikTok has not made public yet (moderation can take hours after `PUBLISH_COMPLETE`) keeps its
  * publish id and the profile URL; `resolvePost` asks `status/fetch` again, and the metrics sweep stores
  * the public id and video URL once they come (it asks at every step of its schedule).
@@ -37,6 +45,7 @@ import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { Metrics } from "@herald/core/posts/Destination"
 import type {
   Credentials,
+  MediaRef,
   MetricsContext,
   PlatformClient,
   PublishError,
@@ -88,6 +97,9 @@ export const privacyLevels = ["PUBLIC_TO_EVERYONE", "MUTUAL_FOLLOW_FRIENDS", "FO
 
 const label = "TikTok"
 
+/** Images in one photo post (TikTok's `photo_images`). */
+export const maxPhotos = 35
+
 /** The fields `video/query` is asked for. */
 export const metricsFields = "id,view_count,like_count,comment_count,share_count"
 /** Video ids per `video/query` call (TikTok's maximum). */
@@ -117,6 +129,7 @@ const codeKinds: ReadonlyMap<string, PublishErrorKind> = new Map<string, Publish
   ["duration_check_failed", "media"],
   ["frame_rate_check_failed", "media"],
   ["video_pull_failed", "media"],
+  ["photo_pull_failed", "media"],
   ["picture_size_check_failed", "media"],
   ["invalid_file_upload", "media"],
   ["internal_error", "transient"]
@@ -134,6 +147,15 @@ export const classify = (response: RawResponse, secrets: ReadonlyArray<string | 
       "permanent",
       `${reason}. This TikTok app has not passed TikTok's audit yet, and until it does TikTok only accepts ` +
         "posts with settings.privacyLevel SELF_ONLY to private accounts",
+      secrets
+    )
+  }
+  if (code === "url_ownership_unverified") {
+    return failure(
+      label,
+      "permanent",
+      `${reason}. TikTok pulls photo-post images only from a domain or URL prefix verified for this app: ` +
+        "verify the origin of HERALD_MEDIA_PUBLIC_URL under the app's URL properties in TikTok's developer portal",
       secrets
     )
   }
@@ -180,6 +202,16 @@ export const creatorInfoOf = (body: unknown): CreatorInfo => {
 export const publicPostId = (text: string): string | undefined =>
   /"publicaly_available_post_id"\s*:\s*\[\s*"?(\d+)/.exec(text)?.[1]
 
+/**
+ * A post's page: `/video/{id}` for a video, `/photo/{id}` for a photo post. TikTok's examples name the
+ * publish id of a photo post `p_pub_…` and a video's `v_pub_…`, which is how a post known only by its
+ * publish id is told apart when its public id arrives.
+ */
+export const postUrl = (username: string, kind: "video" | "photo", id: string): string =>
+  `https://www.tiktok.com/@${username}/${kind}/${id}`
+
+export const kindOfPublishId = (publishId: string): "video" | "photo" => publishId.startsWith("p_") ? "photo" : "video"
+
 export const profileUrl = (username: string | undefined): string =>
   username === undefined || username === "" ? "https://www.tiktok.com/" : `https://www.tiktok.com/@${username}`
 
@@ -214,18 +246,12 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         return { data: field(response.body, "data"), text: response.text }
       })
 
-    const publish = (request: PublishRequest): Effect.Effect<PublishResult, PublishError> =>
+    /**
+     * `creator_info/query` and the privacy level the post asks for: required (TikTok allows no
+     * default) and one of the creator's options.
+     */
+    const creatorAndPrivacy = (token: string, settings: PublishRequest["settings"]) =>
       Effect.gen(function*() {
-        const media = request.main.media
-        const medium = media[0]
-        if (media.length !== 1 || medium === undefined || medium.kind !== "video") {
-          return yield* publishError("media", "TikTok: a post is exactly one video")
-        }
-        const stored = Redacted.value(request.credentials)
-        const token = stored["access_token"] ?? ""
-        if (token === "") return yield* publishError("auth", "TikTok: the stored credentials lack an access token")
-        const settings = request.settings
-
         const creator = creatorInfoOf({ data: yield* call(token, "/v2/post/publish/creator_info/query/", {}) })
         const requested = typeof settings["privacyLevel"] === "string" ? settings["privacyLevel"] : undefined
         if (requested === undefined) {
@@ -243,6 +269,61 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
               `${creator.privacyLevels.join(", ")} (set settings.privacyLevel to one of them)`
           )
         }
+        return { creator, privacyLevel: requested }
+      })
+
+    /**
+     * `status/fetch` until the post is out (`PUBLISH_COMPLETE`, or `SEND_TO_USER_INBOX`), returning its
+     * public id once TikTok gives one; `FAILED` is a failure with TikTok's `fail_reason`. A post still
+     * processing after `maxPolls` is reported published: TikTok has it and finishes it.
+     */
+    const awaitPublished = (token: string, publishId: string) =>
+      Effect.gen(function*() {
+        for (let poll = 0; poll < maxPolls; poll++) {
+          if (poll > 0) yield* Effect.sleep(interval)
+          const answer = yield* callRaw(token, "/v2/post/publish/status/fetch/", { publish_id: publishId }).pipe(
+            Effect.catchAll((error) =>
+              error.kind === "auth" || error.kind === "permanent" ? Effect.fail(error) : Effect.succeed(undefined)
+            )
+          )
+          const status = answer?.data
+          const state = stringField(status, "status")
+          if (state === "FAILED") {
+            const reason = stringField(status, "fail_reason") ?? "unknown"
+            const kind = codeKinds.get(reason) ?? "media"
+            return yield* failure(label, kind, `the post failed: ${reason}`, [token])
+          }
+          if (state === "PUBLISH_COMPLETE" || state === "SEND_TO_USER_INBOX") return publicPostId(answer?.text ?? "")
+        }
+        yield* Effect.logWarning(`TikTok: ${publishId} still processing; reported published, TikTok finishes it`)
+        return undefined
+      })
+
+    const publishedResult = (
+      request: PublishRequest,
+      creator: CreatorInfo,
+      kind: "video" | "photo",
+      publishId: string,
+      postId: string | undefined
+    ): Effect.Effect<PublishResult> =>
+      Effect.gen(function*() {
+        if (typeof request.settings["firstComment"] === "string" && request.settings["firstComment"].trim() !== "") {
+          yield* Effect.logWarning("TikTok: the API has no comments; the first comment was not posted")
+        }
+        const username = creator.username ?? request.account.accountName.replace(/^@/, "")
+        return {
+          platformPostId: postId ?? publishId,
+          platformPostUrl: postId === undefined || username === ""
+            ? profileUrl(username)
+            : postUrl(username, kind, postId)
+        }
+      })
+
+    /** One video, uploaded by Herald in chunks (`FILE_UPLOAD`). */
+    const publishVideo = (request: PublishRequest, token: string, medium: MediaRef) =>
+      Effect.gen(function*() {
+        const settings = request.settings
+        const { creator, privacyLevel } = yield* creatorAndPrivacy(token, settings)
         const total = medium.size
         const duration = (yield* MediaBytes.videoInfoOf(medium))?.durationSeconds
         if (duration !== undefined && creator.maxDurationSeconds !== undefined && duration > creator.maxDurationSeconds) {
@@ -258,7 +339,7 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         const init = yield* call(token, "/v2/post/publish/video/init/", {
           post_info: {
             title: request.main.content,
-            privacy_level: requested,
+            privacy_level: privacyLevel,
             disable_comment: creator.commentDisabled || settings["allowComments"] !== true,
             disable_duet: creator.duetDisabled || settings["allowDuet"] !== true,
             disable_stitch: creator.stitchDisabled || settings["allowStitch"] !== true,
@@ -299,40 +380,73 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         }
 
         // The video is with TikTok from here on: a retry would post it twice.
-        let postId: string | undefined = undefined
-        for (let poll = 0; poll < maxPolls; poll++) {
-          if (poll > 0) yield* Effect.sleep(interval)
-          const answer = yield* callRaw(token, "/v2/post/publish/status/fetch/", { publish_id: publishId }).pipe(
-            Effect.catchAll((error) =>
-              error.kind === "auth" || error.kind === "permanent" ? Effect.fail(error) : Effect.succeed(undefined)
-            )
-          )
-          const status = answer?.data
-          const state = stringField(status, "status")
-          if (state === "FAILED") {
-            const reason = stringField(status, "fail_reason") ?? "unknown"
-            const kind = codeKinds.get(reason) ?? "media"
-            return yield* failure(label, kind, `the post failed: ${reason}`, [token])
-          }
-          if (state === "PUBLISH_COMPLETE" || state === "SEND_TO_USER_INBOX") {
-            postId = publicPostId(answer?.text ?? "")
-            break
-          }
-          if (poll === maxPolls - 1) {
-            yield* Effect.logWarning(`TikTok: ${publishId} still processing; reported published, TikTok finishes it`)
-          }
-        }
+        const postId = yield* awaitPublished(token, publishId)
+        return yield* publishedResult(request, creator, "video", publishId, postId)
+      })
 
-        if (typeof settings["firstComment"] === "string" && settings["firstComment"].trim() !== "") {
-          yield* Effect.logWarning("TikTok: the API has no comments; the first comment was not posted")
+    /**
+     * A photo post: 1 to 35 images that TikTok pulls from their public URLs (`PULL_FROM_URL`, the only
+     * source TikTok takes for photos), `content/init` with `media_type: PHOTO` and `DIRECT_POST`.
+     * The text goes as the `description` (up to 4000; TikTok's photo `title` takes only 90). Comments
+     * follow `allowComments` (off unless true); TikTok adds recommended music only with `autoAddMusic`.
+     */
+    const publishPhotos = (request: PublishRequest, token: string, images: ReadonlyArray<MediaRef>) =>
+      Effect.gen(function*() {
+        const settings = request.settings
+        if (images.length > maxPhotos) {
+          return yield* publishError("media", `TikTok: a photo post takes at most ${maxPhotos} images, got ${images.length}`)
         }
-        const username = creator.username ?? request.account.accountName.replace(/^@/, "")
-        return {
-          platformPostId: postId ?? publishId,
-          platformPostUrl: postId === undefined || username === ""
-            ? profileUrl(username)
-            : `https://www.tiktok.com/@${username}/video/${postId}`
-        } satisfies PublishResult
+        const urls: Array<string> = []
+        for (const image of images) {
+          if (Option.isNone(image.publicUrl)) {
+            return yield* publishError(
+              "media",
+              `TikTok: ${image.filename} has no public URL, and TikTok pulls photo-post images from the web; ` +
+                "set HERALD_MEDIA_PUBLIC_URL on the server so media is served publicly"
+            )
+          }
+          urls.push(image.publicUrl.value)
+        }
+        const cover = numberField(settings, "photoCoverIndex") ?? 0
+        if (!Number.isInteger(cover) || cover < 0 || cover >= images.length) {
+          return yield* publishError(
+            "permanent",
+            `TikTok: settings.photoCoverIndex ${cover} names no image of this photo post of ${images.length}`
+          )
+        }
+        const { creator, privacyLevel } = yield* creatorAndPrivacy(token, settings)
+        const init = yield* call(token, "/v2/post/publish/content/init/", {
+          media_type: "PHOTO",
+          post_mode: "DIRECT_POST",
+          post_info: {
+            ...(request.main.content === "" ? {} : { description: request.main.content }),
+            privacy_level: privacyLevel,
+            disable_comment: creator.commentDisabled || settings["allowComments"] !== true,
+            auto_add_music: settings["autoAddMusic"] === true,
+            brand_content_toggle: settings["brandContent"] === true,
+            brand_organic_toggle: settings["brandOrganic"] === true
+          },
+          source_info: { source: "PULL_FROM_URL", photo_images: urls, photo_cover_index: cover }
+        })
+        const publishId = stringField(init, "publish_id")
+        if (publishId === undefined) return yield* publishError("transient", "TikTok: unexpected content/init response")
+        // TikTok pulls the images from here on: a retry would post them twice.
+        const postId = yield* awaitPublished(token, publishId)
+        return yield* publishedResult(request, creator, "photo", publishId, postId)
+      })
+
+    const publish = (request: PublishRequest): Effect.Effect<PublishResult, PublishError> =>
+      Effect.gen(function*() {
+        const media = request.main.media
+        const photoPost = media.length > 0 && media.every((m) => m.kind === "image")
+        const medium = media[0]
+        if (!photoPost && (media.length !== 1 || medium === undefined || medium.kind !== "video")) {
+          return yield* publishError("media", "TikTok: a post is exactly one video, or 1 to 35 images (a photo post)")
+        }
+        const stored = Redacted.value(request.credentials)
+        const token = stored["access_token"] ?? ""
+        if (token === "") return yield* publishError("auth", "TikTok: the stored credentials lack an access token")
+        return photoPost ? yield* publishPhotos(request, token, media) : yield* publishVideo(request, token, medium!)
       })
 
     /**
@@ -406,7 +520,7 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         const username = context.account.accountName.replace(/^@/, "")
         return Option.some({
           platformPostId: id,
-          platformPostUrl: username === "" ? profileUrl(username) : `https://www.tiktok.com/@${username}/video/${id}`
+          platformPostUrl: username === "" ? profileUrl(username) : postUrl(username, kindOfPublishId(platformPostId), id)
         })
       })
 

@@ -377,14 +377,203 @@ describe("TikTok adapter against the Content Posting fake", () => {
       expectNoSecret(auth, bogus)
     }))
 
-  it.scopedLive("no video: a media error before any request", () =>
+  it.scopedLive("no medium, an image beside a video, or an image without a public URL: a media error before any request", () =>
     Effect.gen(function*() {
       const { client, fake } = yield* setup
-      const image = media({ kind: "image", mimeType: "image/jpeg", bytes: new Uint8Array(10) })
-      const error = yield* Effect.flip(
-        client.publish(request({ platform: "tiktok", credentials: { access_token: fake.accessToken }, main: part("x", [image]) }))
-      )
-      expect(error.kind).toBe("media")
+      const post = (medias: ReadonlyArray<ReturnType<typeof media>>) =>
+        Effect.flip(client.publish(request({
+          platform: "tiktok",
+          credentials: { access_token: fake.accessToken },
+          main: part("x", medias),
+          settings: { privacyLevel: "PUBLIC_TO_EVERYONE" }
+        })))
+      const none = yield* post([])
+      expect(none.kind).toBe("media")
+      const mixed = yield* post([photo(1), clip().ref])
+      expect(mixed.message).toBe("TikTok: a post is exactly one video, or 1 to 35 images (a photo post)")
+      const noUrl = yield* post([media({ kind: "image", mimeType: "image/jpeg", bytes: new Uint8Array(10) })])
+      expect(noUrl.kind).toBe("media")
+      expect(noUrl.message).toContain("HERALD_MEDIA_PUBLIC_URL")
+      const many = yield* post(Array.from({ length: 36 }, (_, i) => photo(i)))
+      expect(many.message).toBe("TikTok: a photo post takes at most 35 images, got 36")
       expect(fake.server.requests).toHaveLength(0)
+    }))
+})
+
+const photo = (n: number) =>
+  media({
+    kind: "image",
+    mimeType: "image/jpeg",
+    bytes: new Uint8Array([0xff, 0xd8, 0xff, n]),
+    filename: `p${n}.jpg`,
+    publicUrl: `https://media.herald.example/m/${n}.jpg?sig=abc`
+  })
+
+const photoRequest = (token: string, content: string, count: number, settings: Readonly<Record<string, unknown>> = {}) =>
+  request({
+    platform: "tiktok",
+    credentials: { access_token: token },
+    main: part(content, Array.from({ length: count }, (_, i) => photo(i))),
+    settings: { privacyLevel: "PUBLIC_TO_EVERYONE", ...settings }
+  })
+
+describe("TikTok photo posts (content/init, media_type PHOTO, PULL_FROM_URL)", () => {
+  it.scopedLive("creator_info, content/init with the images' public URLs and the cover, status polled; the /photo/ URL", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const result = yield* client.publish(photoRequest(fake.accessToken, "Our week in pictures #team", 3, { photoCoverIndex: 1 }))
+      expect(fake.server.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
+        "POST /v2/post/publish/creator_info/query/",
+        "POST /v2/post/publish/content/init/",
+        "POST /v2/post/publish/status/fetch/",
+        "POST /v2/post/publish/status/fetch/",
+        "POST /v2/post/publish/status/fetch/"
+      ])
+      const init = fake.server.requests[1]!
+      expect(init.headers["content-type"]).toBe("application/json; charset=UTF-8")
+      expect(init.headers["authorization"]).toBe(`Bearer ${fake.accessToken}`)
+      expect(init.json).toEqual({
+        media_type: "PHOTO",
+        post_mode: "DIRECT_POST",
+        post_info: {
+          description: "Our week in pictures #team",
+          privacy_level: "PUBLIC_TO_EVERYONE",
+          // Not asked for: off, as TikTok's content-sharing guidelines require.
+          disable_comment: true,
+          auto_add_music: false,
+          brand_content_toggle: false,
+          brand_organic_toggle: false
+        },
+        source_info: {
+          source: "PULL_FROM_URL",
+          photo_images: [0, 1, 2].map((n) => `https://media.herald.example/m/${n}.jpg?sig=abc`),
+          photo_cover_index: 1
+        }
+      })
+      const post = fake.photos[0]!
+      expect(post.publishId).toMatch(/^p_pub_url~/)
+      expect(post.postId).toMatch(/^\d{19}$/)
+      expect(result).toEqual({
+        platformPostId: post.postId,
+        platformPostUrl: `https://www.tiktok.com/@${TikTokApiFake.username}/photo/${post.postId}`
+      })
+    }))
+
+  it.scopedLive("settings: comments when asked, autoAddMusic, the commercial disclosure; the cover defaults to the first image", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      yield* client.publish(photoRequest(fake.accessToken, "", 1, {
+        allowComments: true,
+        autoAddMusic: true,
+        brandOrganic: true,
+        // Video-only settings have no place in a photo post: not sent.
+        allowDuet: true,
+        videoCoverTimestamp: 10,
+        aiGenerated: true
+      }))
+      const init = fake.server.requests.find((r) => r.path === "/v2/post/publish/content/init/")!
+      expect(init.json).toMatchObject({
+        post_info: {
+          privacy_level: "PUBLIC_TO_EVERYONE",
+          disable_comment: false,
+          auto_add_music: true,
+          brand_content_toggle: false,
+          brand_organic_toggle: true
+        },
+        source_info: { photo_cover_index: 0 }
+      })
+      // No text: no description.
+      expect((init.json as { post_info: Record<string, unknown> }).post_info).not.toHaveProperty("description")
+      // A creator whose comments are off keeps them off.
+      fake.creator.comment_disabled = true
+      yield* client.publish(photoRequest(fake.accessToken, "x", 1, { allowComments: true }))
+      expect(fake.photos[1]!.postInfo["disable_comment"]).toBe(true)
+    }))
+
+  it.scopedLive("a privacy level is required, one of the creator's; a cover outside the images is refused; nothing sent", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const noPrivacy = yield* Effect.flip(client.publish(request({
+        platform: "tiktok",
+        credentials: { access_token: fake.accessToken },
+        main: part("p", [photo(1)])
+      })))
+      expect(noPrivacy.message).toContain("settings.privacyLevel is required")
+      const notOffered = yield* Effect.flip(client.publish(photoRequest(fake.accessToken, "p", 1, { privacyLevel: "FOLLOWER_OF_CREATOR" })))
+      expect(notOffered.message).toContain("not available to this account")
+      const cover = yield* Effect.flip(client.publish(photoRequest(fake.accessToken, "p", 2, { photoCoverIndex: 2 })))
+      expect(cover.kind).toBe("permanent")
+      expect(fake.server.requests.filter((r) => r.path === "/v2/post/publish/content/init/")).toHaveLength(0)
+    }))
+
+  it.scopedLive("a URL outside the app's verified domains: url_ownership_unverified, permanent, naming HERALD_MEDIA_PUBLIC_URL", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      fake.verifiedUrlPrefixes.splice(0, 1, "https://cdn.other.example/")
+      const error = yield* Effect.flip(client.publish(photoRequest(fake.accessToken, "p", 2)))
+      expect(error.kind).toBe("permanent")
+      expect(error.message).toContain("url_ownership_unverified")
+      expect(error.message).toContain("HERALD_MEDIA_PUBLIC_URL")
+      expect(fake.photos).toHaveLength(0)
+    }))
+
+  it.scopedLive("FAILED photo_pull_failed is a media error; an unaudited app's non-private post is refused as for a video", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const failed = yield* Effect.flip(client.publish(photoRequest(fake.accessToken, "#fail-processing", 1)))
+      expect(failed.kind).toBe("media")
+      expect(failed.message).toContain("photo_pull_failed")
+      fake.unaudited = true
+      const unaudited = yield* Effect.flip(client.publish(photoRequest(fake.accessToken, "p", 1)))
+      expect(unaudited.message).toContain("SELF_ONLY")
+    }))
+
+  it.scopedLive("public id after moderation: resolvePost gives the /photo/ URL of a photo post", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      fake.moderationPolls = 1000
+      const result = yield* client.publish(photoRequest(fake.accessToken, "in review", 2))
+      const post = fake.photos[0]!
+      expect(result.platformPostId).toBe(post.publishId)
+      fake.moderationPolls = 0
+      const context = { account: { ...account("tiktok"), accountName: `@${TikTokApiFake.username}` }, publishedAt: DateTime.unsafeMake(0) }
+      const resolved = yield* client.resolvePost!(Redacted.make({ access_token: fake.accessToken }), post.publishId, context)
+      expect(Option.getOrThrow(resolved)).toEqual({
+        platformPostId: post.postId,
+        platformPostUrl: `https://www.tiktok.com/@${TikTokApiFake.username}/photo/${post.postId}`
+      })
+    }))
+
+  it.scopedLive("the fake refuses a photo request that breaks TikTok's documented rules, naming the page", () =>
+    Effect.gen(function*() {
+      const { fake } = yield* setup
+      const init = (body: unknown) =>
+        Effect.promise(() =>
+          fetch(`${fake.server.url}/v2/post/publish/content/init/`, {
+            method: "POST",
+            headers: { authorization: `Bearer ${fake.accessToken}`, "content-type": "application/json; charset=UTF-8" },
+            body: JSON.stringify(body)
+          }).then(async (r) => ({ status: r.status, body: await r.json() as { error: { code: string; message: string } } }))
+        )
+      const base = {
+        media_type: "PHOTO",
+        post_mode: "DIRECT_POST",
+        post_info: { privacy_level: "SELF_ONLY" },
+        source_info: { source: "PULL_FROM_URL", photo_images: ["https://media.herald.example/a.jpg"], photo_cover_index: 0 }
+      }
+      const tooMany = yield* init({
+        ...base,
+        source_info: { ...base.source_info, photo_images: Array.from({ length: 36 }, (_, i) => `https://media.herald.example/${i}.jpg`) }
+      })
+      expect([tooMany.status, tooMany.body.error.code]).toEqual([400, "invalid_params"])
+      expect(tooMany.body.error.message).toContain("content-posting-api-reference-photo-post")
+      const videoField = yield* init({ ...base, post_info: { ...base.post_info, disable_duet: true } })
+      expect(videoField.body.error.code).toBe("invalid_params")
+      const longTitle = yield* init({ ...base, post_info: { ...base.post_info, title: "t".repeat(91) } })
+      expect(longTitle.body.error.code).toBe("invalid_params")
+      const fileUpload = yield* init({ ...base, source_info: { ...base.source_info, source: "FILE_UPLOAD" } })
+      expect(fileUpload.body.error.code).toBe("invalid_params")
+      expect(fake.rules.violations).toHaveLength(4)
+      fake.rules.violations.length = 0
     }))
 })

@@ -11,7 +11,7 @@ import type { MediaKind } from "./Media.js"
 import type { Platform } from "../platforms/Platform.js"
 import { threadPlatforms, validationError } from "../platforms/PlatformRules.js"
 import type { Issue } from "../platforms/PlatformRules.js"
-import type { PlatformContent } from "../posts/Post.js"
+import type { PlatformContent, PlatformSettings } from "../posts/Post.js"
 
 // ---------------------------------------------------------------------------------------------------
 // Types and sizes
@@ -244,12 +244,14 @@ export interface PostMedium {
 }
 
 /**
- * Whether a platform can only take this medium from a public URL (Meta fetches it itself): Threads
- * and Instagram, for every medium. (Instagram's resumable upload is documented only for Facebook Login
- * for Business apps on graph.facebook.com; Herald connects Instagram with Instagram Login.)
+ * Whether a platform can only take this medium from a public URL (the platform fetches it itself):
+ * Threads and Instagram, for every medium (Instagram's resumable upload is documented only for
+ * Facebook Login for Business apps on graph.facebook.com; Herald connects Instagram with Instagram
+ * Login); TikTok for images, since its photo posts take only `PULL_FROM_URL`
+ * (developers.tiktok.com/doc/content-posting-api-reference-photo-post).
  */
-export const needsPublicUrl = (platform: Platform, _medium: PostMedium): boolean =>
-  platform === "threads" || platform === "instagram"
+export const needsPublicUrl = (platform: Platform, medium: PostMedium): boolean =>
+  platform === "threads" || platform === "instagram" || (platform === "tiktok" && medium.kind === "image")
 
 /**
  * The media a platform would have to fetch from a public URL that Herald cannot give it: one issue
@@ -290,7 +292,8 @@ export const acceptedTypes: Readonly<Record<Platform, ReadonlyArray<MediaType>>>
   threads: ["image/jpeg", "image/png", "video/mp4", "video/quicktime"],
   facebook: ["image/jpeg", "image/png", "image/gif", "video/mp4", "video/quicktime"],
   linkedin: ["image/jpeg", "image/png", "image/gif", "video/mp4", "application/pdf"],
-  tiktok: ["video/mp4", "video/webm", "video/quicktime"],
+  // Photo posts take JPEG and WebP (TikTok's media transfer guide); PNG goes as a JPEG rendition.
+  tiktok: ["image/jpeg", "image/webp", "video/mp4", "video/webm", "video/quicktime"],
   youtube: ["video/mp4", "video/quicktime", "video/webm"],
   pinterest: ["image/jpeg", "image/png", "image/webp", "video/mp4", "video/quicktime"],
   telegram: all,
@@ -314,6 +317,7 @@ export const platformSizeCaps: Readonly<Partial<Record<Platform, SizeCaps>>> = {
   bluesky: { image: 1_000_000, video: 100 * MiB },
   instagram: { image: 8 * MiB, video: 300 * MiB },
   threads: { image: 8 * MiB },
+  tiktok: { image: 20 * MiB },
   // Uploaded photos 10 MB, any other uploaded file 50 MB (the Bot API's multipart cap).
   telegram: { image: 10 * MiB, gif: 50 * MiB, video: 50 * MiB, document: 50 * MiB },
   discord: { image: 10 * MiB, video: 10 * MiB, document: 10 * MiB }
@@ -411,7 +415,8 @@ export const mediaStructure: Readonly<Record<Platform, MediaStructure>> = {
   threads: { alone: [], maxItems: 20 },
   facebook: { alone: ["video"] },
   linkedin: { alone: ["document", "video"], maxImages: 20 },
-  tiktok: { required: { media: "video", description: "one video" }, alone: [], maxItems: 1 },
+  // One video, or a photo post of 1 to 35 images (developers.tiktok.com/doc/content-posting-api-reference-photo-post).
+  tiktok: { required: { media: "any", description: "one video or 1 to 35 images" }, alone: ["video"], maxImages: 35 },
   youtube: { required: { media: "video", description: "one video" }, alone: [], maxItems: 1 },
   pinterest: { required: { media: "any", description: "an image or a video" }, alone: ["video"], maxImages: 5 },
   telegram: { alone: [], documentsApart: true },
@@ -530,6 +535,25 @@ export interface PostMediaInput {
 }
 
 /**
+ * TikTok's `photo_cover_index` (`settings.photoCoverIndex`, 0-based) must name one of a photo post's
+ * images; TikTok would refuse the post at publish time.
+ */
+export const photoCoverIssues = (
+  settings: PlatformSettings | undefined,
+  media: ReadonlyArray<PostMedium>
+): ReadonlyArray<MediaIssue> => {
+  const index = settings?.["photoCoverIndex"]
+  const images = media.filter((m) => m.kind === "image").length
+  return typeof index === "number" && Number.isInteger(index) && images > 0 && index >= images
+    ? [{
+      platform: "tiktok",
+      path: "platform_content.tiktok.settings.photoCoverIndex",
+      message: `The cover is image ${index} (counted from 0) of a photo post of ${images} image${images === 1 ? "" : "s"}`
+    }]
+    : []
+}
+
+/**
  * Checks a post's media on every targeted platform; all problems in one `validation_error`
  * (`details.validation_errors[]{path, message, platform}`), like the content rules.
  */
@@ -538,6 +562,7 @@ export const check = (input: PostMediaInput): Effect.Effect<void, DomainError> =
   for (const platform of new Set(input.platforms)) {
     const contentType = input.platformContent[platform]?.contentType
     issues.push(...postMediaIssues(platform, contentType, input.media, { mode: input.mode }))
+    if (platform === "tiktok") issues.push(...photoCoverIssues(input.platformContent.tiktok?.settings, input.media))
     if (input.mode === "publish") issues.push(...publicUrlIssues(platform, input.media, "media_ids"))
     if (threadPlatforms.includes(platform)) {
       for (const [i, part] of (input.threadMedia ?? []).entries()) {

@@ -541,25 +541,41 @@ export const settingSpecs: Readonly<Record<Platform, Readonly<Record<string, Set
       type: "enum",
       values: ["PUBLIC_TO_EVERYONE", "MUTUAL_FOLLOW_FRIENDS", "FOLLOWER_OF_CREATOR", "SELF_ONLY"],
       required: true,
-      description: "Who can view the video; no default (TikTok requires the user's choice). It must be one of the " +
+      description: "Who can view the post; no default (TikTok requires the user's choice). It must be one of the " +
         "account's options (TikTok's creator_info), else the post fails naming them; unaudited apps: SELF_ONLY only"
     },
     allowComments: { type: "boolean", default: false, description: "Allow comments (off unless true)" },
-    allowDuet: { type: "boolean", default: false, description: "Allow duets (off unless true)" },
-    allowStitch: { type: "boolean", default: false, description: "Allow stitches (off unless true)" },
+    allowDuet: { type: "boolean", default: false, description: "Allow duets (off unless true; videos only)" },
+    allowStitch: { type: "boolean", default: false, description: "Allow stitches (off unless true; videos only)" },
     videoCoverTimestamp: { type: "integer", minimum: 0, unit: "milliseconds", default: 1000 },
+    photoCoverIndex: {
+      type: "integer",
+      minimum: 0,
+      unit: "index",
+      default: 0,
+      description: "Which image of a photo post is its cover, counted from 0 (TikTok's photo_cover_index)"
+    },
+    autoAddMusic: {
+      type: "boolean",
+      default: false,
+      description: "Let TikTok add recommended music to a photo post (TikTok's auto_add_music)"
+    },
     brandContent: {
       type: "boolean",
       default: false,
-      description: "Paid partnership: the video promotes a third party (TikTok's brand_content_toggle); " +
+      description: "Paid partnership: the post promotes a third party (TikTok's brand_content_toggle); " +
         "cannot be SELF_ONLY"
     },
     brandOrganic: {
       type: "boolean",
       default: false,
-      description: "The video promotes the creator's own business (TikTok's brand_organic_toggle)"
+      description: "The post promotes the creator's own business (TikTok's brand_organic_toggle)"
     },
-    aiGenerated: { type: "boolean", default: false, description: "The video is AI-generated content (TikTok's is_aigc)" }
+    aiGenerated: {
+      type: "boolean",
+      default: false,
+      description: "The video is AI-generated content (TikTok's is_aigc; TikTok's photo posts have no such flag)"
+    }
   },
   youtube: {
     title: { type: "string", maxLength: 100, forbiddenCharacters: ["<", ">"], required: true },

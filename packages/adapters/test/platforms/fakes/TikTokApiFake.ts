@@ -6,11 +6,16 @@
  * rules, `PUT {upload_url}` per chunk (206, then 201 when complete), and `status/fetch` answering
  * PROCESSING_UPLOAD for `processingPolls` polls, then PUBLISH_COMPLETE with `publicaly_available_post_id`;
  * `video/query` (scope `video.list`) answers `videoCounts` for the asked fields of published videos.
+ * Photo posts: `content/init` with `media_type: PHOTO` and `PULL_FROM_URL` (URLs must start with one of
+ * `verifiedUrlPrefixes`, else 403 `url_ownership_unverified`), then `status/fetch` answering
+ * PROCESSING_DOWNLOAD, then PUBLISH_COMPLETE (`#fail-processing` in the description: FAILED
+ * `photo_pull_failed`).
  * Bodies are `{data, error:{code,message,log_id}}`.
  *
  * TikTok publishes no machine-readable description, so the documented rules the client relies on are
  * encoded here (`rules`, each with its page): the Direct Post request (headers, required fields, enums,
- * lengths, booleans, branded content never private), the creator's privacy options, and the media
+ * lengths, booleans, branded content never private), the photo post request (fields, lengths, 1 to 35
+ * URLs, cover index), the creator's privacy options, and the media
  * transfer guide's chunk rules (sizes, count, sequence, `Content-Type`/`Content-Range`, a declared
  * `Content-Length` matching the chunk). A request that breaks one is answered `invalid_params` and
  * recorded in `rules.violations`.
@@ -27,6 +32,17 @@ const directPost = "https://developers.tiktok.com/doc/content-posting-api-refere
 const mediaTransfer = "https://developers.tiktok.com/doc/content-posting-api-media-transfer-guide"
 const sharingGuidelines = "https://developers.tiktok.com/doc/content-sharing-guidelines"
 const creatorInfo = "https://developers.tiktok.com/doc/content-posting-api-reference-query-creator-info"
+const photoPost = "https://developers.tiktok.com/doc/content-posting-api-reference-photo-post"
+/** The fields of a photo post's `post_info` (photoPost). */
+const photoPostInfoFields = [
+  "title",
+  "description",
+  "privacy_level",
+  "disable_comment",
+  "auto_add_music",
+  "brand_content_toggle",
+  "brand_organic_toggle"
+]
 /** TikTok's "MB", read strictly: at least 5 MiB, at most 64,000,000 bytes (128,000,000 for the last chunk). */
 const minChunk = 5 * 1024 * 1024
 const maxChunk = 64_000_000
@@ -59,9 +75,26 @@ export interface Upload {
   postId: string | undefined
 }
 
+/** A photo post (`content/init`, `media_type: PHOTO`): TikTok pulls its images from their URLs. */
+export interface PhotoPost {
+  readonly publishId: string
+  readonly postMode: string
+  readonly postInfo: Record<string, unknown>
+  readonly photoImages: ReadonlyArray<string>
+  readonly coverIndex: number
+  polls: number
+  postId: string | undefined
+}
+
 export interface TikTokFake {
   readonly server: FakeServer.FakeServer
   readonly uploads: Array<Upload>
+  readonly photos: Array<PhotoPost>
+  /**
+   * The URL prefixes verified for the app (TikTok pulls only from a verified domain or URL prefix);
+   * `https://media.herald.example/` unless changed.
+   */
+  readonly verifiedUrlPrefixes: Array<string>
   /** Access tokens issued, with the scopes granted. */
   readonly tokens: Map<string, ReadonlyArray<string>>
   /** Codes the authorize step would have issued, with their PKCE challenge and the scopes granted. */
@@ -101,6 +134,7 @@ export const invalidToken = tiktokError(
 export const start = async (): Promise<TikTokFake> => {
   const rules = new Rulebook()
   const uploads: Array<Upload> = []
+  const photos: Array<PhotoPost> = []
   const tokens = new Map<string, ReadonlyArray<string>>()
   const codes = new Map<string, { scopes: ReadonlyArray<string>; challenge: string }>()
   const refreshTokens = new Map<string, ReadonlyArray<string>>()
@@ -330,8 +364,112 @@ export const start = async (): Promise<TikTokFake> => {
       return ok({ publish_id: publishId, upload_url: `${server.url}/upload/${encodeURIComponent(publishId)}` })
     }
 
+    if (request.path === "/v2/post/publish/content/init/" && request.method === "POST") {
+      const body = request.json as
+        | { media_type?: unknown; post_mode?: unknown; post_info?: Record<string, unknown>; source_info?: Record<string, unknown> }
+        | undefined
+      const postInfo = body?.post_info ?? {}
+      const sourceInfo = body?.source_info ?? {}
+      const postMode = body?.post_mode
+      const privacy = postInfo["privacy_level"]
+      const title = postInfo["title"]
+      const description = postInfo["description"]
+      const images = sourceInfo["photo_images"]
+      const cover = sourceInfo["photo_cover_index"]
+      const bools = ["disable_comment", "auto_add_music", "brand_content_toggle", "brand_organic_toggle"]
+      const broken = rules.first(request, [
+        [
+          /^application\/json; ?charset=UTF-8$/i.test(request.headers["content-type"] ?? ""),
+          { rule: "Content-Type: application/json; charset=UTF-8", source: photoPost }
+        ],
+        [body?.media_type === "PHOTO", { rule: "media_type is PHOTO (the only value allowed)", source: photoPost }],
+        [
+          postMode === "DIRECT_POST" || postMode === "MEDIA_UPLOAD",
+          { rule: "post_mode is DIRECT_POST or MEDIA_UPLOAD", source: photoPost }
+        ],
+        [
+          Object.keys(postInfo).every((key) => photoPostInfoFields.includes(key)),
+          { rule: `post_info of a photo post has only ${photoPostInfoFields.join(", ")}`, source: photoPost }
+        ],
+        [
+          postMode !== "DIRECT_POST" || (typeof privacy === "string" && privacyLevels.includes(privacy)),
+          { rule: "post_info.privacy_level is required for DIRECT_POST, one of " + privacyLevels.join(", "), source: photoPost }
+        ],
+        [
+          title === undefined || (typeof title === "string" && title.length <= 90),
+          { rule: "post_info.title is at most 90 UTF-16 runes for photo posts", source: photoPost }
+        ],
+        [
+          description === undefined || (typeof description === "string" && description.length <= 4000),
+          { rule: "post_info.description is at most 4000 UTF-16 runes for photo posts", source: photoPost }
+        ],
+        [
+          bools.every((key) => postInfo[key] === undefined || typeof postInfo[key] === "boolean"),
+          { rule: `post_info.${bools.join(", ")} are booleans`, source: photoPost }
+        ],
+        [
+          !(postInfo["brand_content_toggle"] === true && privacy === "SELF_ONLY"),
+          { rule: "Branded content cannot be posted with privacy SELF_ONLY", source: sharingGuidelines }
+        ],
+        [sourceInfo["source"] === "PULL_FROM_URL", { rule: "source_info.source is PULL_FROM_URL (the only source for photos)", source: photoPost }],
+        [
+          Array.isArray(images) && images.length >= 1 && images.length <= 35 &&
+          images.every((u) => typeof u === "string" && /^https?:\/\/\S+$/.test(u)),
+          { rule: "source_info.photo_images holds 1 to 35 photo URLs", source: photoPost }
+        ],
+        [
+          typeof cover === "number" && Number.isInteger(cover) && cover >= 0 && Array.isArray(images) && cover < images.length,
+          { rule: "source_info.photo_cover_index is the index of one of photo_images", source: photoPost }
+        ]
+      ])
+      if (broken !== undefined) return tiktokError(400, "invalid_params", broken)
+      const urls = images as ReadonlyArray<string>
+      if (!urls.every((url) => fake.verifiedUrlPrefixes.some((prefix) => url.startsWith(prefix)))) {
+        return tiktokError(
+          403,
+          "url_ownership_unverified",
+          "Please review our URL ownership verification rules at https://developers.tiktok.com/doc/content-posting-api-media-transfer-guide#pull_from_url"
+        )
+      }
+      const text = typeof description === "string" ? description : ""
+      if (text.includes("#fail-rate")) return tiktokError(429, "rate_limit_exceeded", "API rate limit was exceeded.")
+      if (fake.unaudited && privacy !== "SELF_ONLY") {
+        return tiktokError(
+          403,
+          "unaudited_client_can_only_post_to_private_accounts",
+          "Please review our integration guidelines at https://developers.tiktok.com/doc/content-sharing-guidelines/"
+        )
+      }
+      if (postMode === "DIRECT_POST" && !fake.creator.privacy_level_options.includes(String(privacy))) {
+        rules.check(request, false, { rule: "privacy_level is one of creator_info's privacy_level_options", source: creatorInfo })
+        return tiktokError(400, "privacy_level_option_mismatch", "privacy_level is not one of the creator's options.")
+      }
+      const publishId = `p_pub_url~v2.${++next}`
+      photos.push({ publishId, postMode: String(postMode), postInfo, photoImages: urls, coverIndex: cover as number, polls: 0, postId: undefined })
+      return ok({ publish_id: publishId })
+    }
+
     if (request.path === "/v2/post/publish/status/fetch/" && request.method === "POST") {
       const id = (request.json as { publish_id?: string } | undefined)?.publish_id
+      const photo = photos.find((p) => p.publishId === id)
+      if (photo !== undefined) {
+        if (photo.polls++ < fake.processingPolls) return ok({ status: "PROCESSING_DOWNLOAD" })
+        if (String(photo.postInfo["description"] ?? "").includes("#fail-processing")) {
+          return ok({ status: "FAILED", fail_reason: "photo_pull_failed" })
+        }
+        if (
+          photo.postId === undefined && photo.postInfo["privacy_level"] === "PUBLIC_TO_EVERYONE" &&
+          photo.polls > fake.processingPolls + fake.moderationPolls
+        ) {
+          photo.postId = String(++next)
+        }
+        return {
+          status: 200,
+          headers: { "content-type": "application/json; charset=UTF-8" },
+          body: `{"data":{"status":"PUBLISH_COMPLETE","publicaly_available_post_id":[${photo.postId ?? ""}]},` +
+            `"error":{"code":"ok","message":"","log_id":"2026112300abd"}}`
+        }
+      }
       const target = uploads.find((u) => u.publishId === id)
       if (target === undefined) return tiktokError(400, "invalid_publish_id", "publish_id does not exist")
       if (target.received.length < target.sourceInfo.video_size) return ok({ status: "PROCESSING_UPLOAD" })
@@ -361,6 +499,8 @@ export const start = async (): Promise<TikTokFake> => {
   const fake: TikTokFake = {
     server,
     uploads,
+    photos,
+    verifiedUrlPrefixes: ["https://media.herald.example/"],
     tokens,
     issueCode: (granted, codeChallenge) => {
       const code = `code-${randomBytes(8).toString("hex")}`
