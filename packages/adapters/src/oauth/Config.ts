@@ -23,6 +23,8 @@
  *   HERALD_PINTEREST_API_URL (https://api-sandbox.pinterest.com for Trial-access apps) are shared with those platforms' OAuth calls; HERALD_FACEBOOK_VIDEO_API_URL (graph-video.facebook.com,
  *   default the Facebook API origin when that is set) and HERALD_YOUTUBE_UPLOAD_URL (default the YouTube
  *   API origin) are where video bytes go.
+ * LinkedIn Pages: HERALD_LINKEDIN_ORGANIZATIONS=true also connects the pages the member administers
+ *   (the app needs LinkedIn's Community Management API product).
  * API versions (`platforms/ApiVersions.ts`): HERALD_LINKEDIN_VERSION (the LinkedIn-Version header,
  *   YYYYMM, default 202607) and HERALD_GRAPH_VERSION (Facebook and Instagram, vNN.N, default v26.0).
  * The connect state is signed with a key derived from the credential cipher's root key.
@@ -98,7 +100,11 @@ export const makeProviders = (
       built.set("linkedin", yield* LinkedIn.make({
         ...linkedin,
         ...opt("oauthUrl", "HERALD_LINKEDIN_OAUTH_URL"),
-        ...opt("apiUrl", "HERALD_LINKEDIN_API_URL")
+        ...opt("apiUrl", "HERALD_LINKEDIN_API_URL"),
+        // The member's LinkedIn Pages too (Community Management API): an operator's choice, since the
+        // scopes it adds are refused to apps without that product.
+        organizations: read(env, "HERALD_LINKEDIN_ORGANIZATIONS")?.toLowerCase() === "true",
+        version: ApiVersions.fromEnv(env).linkedin
       }))
     }
     const youtube = client("youtube")

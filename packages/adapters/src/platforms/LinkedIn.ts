@@ -21,6 +21,11 @@
  * The commentary is "little text": its reserved characters are escaped, and `#tag` becomes a hashtag.
  * LinkedIn has no threads: thread parts are not published (the rules publish them on x/bluesky only).
  *
+ * A LinkedIn Page connected through the member who administers it (`oauth/LinkedIn.ts`) stores
+ * `author_urn` `urn:li:organization:{id}`: its posts, uploads (owner) and first comments (actor) are the
+ * organization's, as the Posts API documents for `w_organization_social`. Its metrics are the page's
+ * share statistics (see `metrics`).
+ *
  * Stored credentials used: `access_token`, `author_urn` (else `urn:li:person:{user_id}`).
  */
 import * as HttpBody from "@effect/platform/HttpBody"
@@ -110,6 +115,13 @@ const label = "LinkedIn"
 class ApiFailure extends Data.TaggedError("ApiFailure")<{
   readonly response: RawResponse
 }> {}
+
+/** Whether an author URN is a LinkedIn Page (an organization) rather than a member. */
+export const isOrganization = (author: string): boolean => author.startsWith("urn:li:organization:")
+
+/** A 403: LinkedIn refused for lack of a permission or a role (not a dead token). */
+const isAccessDenied = (error: PublishError): boolean =>
+  error.kind === "auth" && /\b403\b|ACCESS_DENIED|permission/i.test(error.message)
 
 /** `https://www.linkedin.com/feed/update/{urn}/`. */
 export const postUrl = (urn: string): string => `https://www.linkedin.com/feed/update/${urn}/`
@@ -596,23 +608,20 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
 
     /**
      * `GET /rest/socialActions/{urn}`: `likesSummary.totalLikes` and
-     * `commentsSummary.totalFirstLevelComments`. LinkedIn serves it only to apps granted
-     * `r_member_social` (restricted); without it the answer is 403, an `auth` failure the sweep just
-     * records. Member posts have no views, impressions, shares or clicks without the Community
-     * Management partner program: they stay 0.
+     * `commentsSummary.totalFirstLevelComments`. LinkedIn serves a member's post only to apps granted
+     * `r_member_social` (restricted), a page's to `r_organization_social`; without it the answer is
+     * 403, an `auth` failure the sweep just records.
      */
-    const metrics = (credentials: Credentials, platformPostId: string): Effect.Effect<Metrics, PublishError> =>
+    const socialActionCounts = (token: string, platformPostId: string, permission: string) =>
       Effect.gen(function*() {
-        const token = Redacted.value(credentials)["access_token"] ?? ""
-        if (token === "") return yield* publishError("auth", "LinkedIn: the stored credentials lack an access token")
         const response = yield* rest(
           token,
           "metrics",
           HttpClientRequest.get(`${api}/rest/socialActions/${encodeURIComponent(platformPostId)}`)
         ).pipe(
           Effect.mapError((error) =>
-            error.kind === "auth" && /\b403\b|ACCESS_DENIED|permission/i.test(error.message)
-              ? publishError("auth", `${error.message} (reading a post's counts needs LinkedIn's r_member_social permission)`)
+            isAccessDenied(error)
+              ? publishError("auth", `${error.message} (reading a post's counts needs LinkedIn's ${permission} permission)`)
               : error
           )
         )
@@ -627,6 +636,68 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
           saves: 0,
           clicks: 0
         })
+      })
+
+    /**
+     * A page post's lifetime counts: `GET /rest/organizationalEntityShareStatistics` for the page, the
+     * post named in `shares=List(…)` (a share) or `ugcPosts=List(…)` (a ugcPost, as video posts are),
+     * Rest.li list syntax with the URN URL-encoded inside
+     * (learn.microsoft.com/linkedin/marketing/community-management/organizations/share-statistics).
+     * LinkedIn serves it to page administrators of apps granted `rw_organization_admin`, for posts of
+     * the last 12 months.
+     */
+    const pageStatistics = (token: string, organization: string, platformPostId: string) =>
+      Effect.gen(function*() {
+        const list = platformPostId.startsWith("urn:li:ugcPost:") ? "ugcPosts" : "shares"
+        const response = yield* rest(
+          token,
+          "metrics",
+          HttpClientRequest.get(
+            `${api}/rest/organizationalEntityShareStatistics?q=organizationalEntity` +
+              `&organizationalEntity=${encodeURIComponent(organization)}` +
+              `&${list}=List(${encodeURIComponent(platformPostId)})`
+          )
+        )
+        const elements = field(response.body, "elements")
+        const element = (Array.isArray(elements) ? elements : []).find((e) =>
+          stringField(e, list === "shares" ? "share" : "ugcPost") === platformPostId
+        )
+        if (element === undefined) {
+          return yield* publishError("permanent", "LinkedIn: no statistics for this post (LinkedIn keeps them for 12 months)")
+        }
+        const stats = field(element, "totalShareStatistics")
+        const count = (key: string) => Math.max(0, Math.floor(numberField(stats, key) ?? 0))
+        return new Metrics({
+          views: 0,
+          likes: count("likeCount"),
+          comments: count("commentCount"),
+          shares: count("shareCount"),
+          impressions: count("impressionCount"),
+          saves: 0,
+          clicks: count("clickCount")
+        })
+      })
+
+    /**
+     * A post's counts. A page's post (the account's author is an organization): its share statistics
+     * (impressions, clicks, likes, comments, shares); where LinkedIn refuses them (a role other than
+     * administrator), the likes and comments of `socialActions`. A member's post: `socialActions` only;
+     * member posts have no views, impressions, shares or clicks without LinkedIn's partner programs.
+     */
+    const metrics = (credentials: Credentials, platformPostId: string): Effect.Effect<Metrics, PublishError> =>
+      Effect.gen(function*() {
+        const stored = Redacted.value(credentials)
+        const token = stored["access_token"] ?? ""
+        if (token === "") return yield* publishError("auth", "LinkedIn: the stored credentials lack an access token")
+        const author = stored["author_urn"] ?? ""
+        if (!isOrganization(author)) return yield* socialActionCounts(token, platformPostId, "r_member_social")
+        return yield* pageStatistics(token, author, platformPostId).pipe(
+          Effect.catchIf(isAccessDenied, (error) =>
+            Effect.zipRight(
+              Effect.logInfo(`LinkedIn: the page's share statistics were refused (${error.message}); reading likes and comments`),
+              socialActionCounts(token, platformPostId, "r_organization_social")
+            ))
+        )
       })
 
     /**

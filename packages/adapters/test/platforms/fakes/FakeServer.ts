@@ -18,6 +18,8 @@ export interface Recorded {
   readonly method: string
   readonly path: string
   readonly query: URLSearchParams
+  /** The request target as sent (path and query, nothing decoded): for rules on how a query is written. */
+  readonly target: string
   readonly headers: IncomingHttpHeaders
   readonly body: Buffer
   /** The body parsed as JSON, when it is JSON. */
@@ -121,6 +123,7 @@ export const start = (handler: Handler, options: StartOptions = {}): Promise<Fak
             method,
             path: url.pathname,
             query: url.searchParams,
+            target: req.url ?? "/",
             headers: req.headers,
             body,
             json,

@@ -25,10 +25,63 @@ import * as FakeServer from "./FakeServer.js"
 
 const postsApi = "https://learn.microsoft.com/en-us/linkedin/marketing/community-management/shares/posts-api"
 
+const accessControl =
+  "https://learn.microsoft.com/en-us/linkedin/marketing/community-management/organizations/organization-access-control-by-role"
+const organizationLookup =
+  "https://learn.microsoft.com/en-us/linkedin/marketing/community-management/organizations/organization-lookup-api"
+const shareStatisticsPage =
+  "https://learn.microsoft.com/en-us/linkedin/marketing/community-management/organizations/share-statistics"
+const protocolVersion = "https://learn.microsoft.com/en-us/linkedin/shared/api-guide/concepts/protocol-version"
+
 export const accessToken =
   "AQVhZmFrZS1saW5rZWRpbi1hY2Nlc3MtdG9rZW4tZm9yLWhlcmFsZC10ZXN0cy0xMjM0NTY3ODkwYWJjZGVmZ2hpamtsbW5vcA"
 export const memberId = "yZ2k7Q1aB3"
 export const authorUrn = `urn:li:person:${memberId}`
+export const memberName = "Ada Herald"
+export const clientId = "78herald1inked"
+export const clientSecret = "linkedin-client-secret-0123"
+
+/** Every scope Herald may ask for: the member's and the Community Management API's. */
+export const allScopes = [
+  "openid",
+  "profile",
+  "w_member_social",
+  "w_organization_social",
+  "r_organization_social",
+  "rw_organization_admin"
+]
+
+/** The organization roles and role states of LinkedIn's access-control records (accessControl). */
+const roles = ["ADMINISTRATOR", "DIRECT_SPONSORED_CONTENT_POSTER", "RECRUITING_POSTER", "LEAD_GEN_FORMS_MANAGER", "ANALYST", "CURATOR", "CONTENT_ADMINISTRATOR", "CONTENT_ADMIN"]
+const roleStates = ["APPROVED", "REJECTED", "REQUESTED", "REVOKED"]
+/**
+ * Who may post (w_organization_social) or read posts (r_organization_social) as an organization: the
+ * page roles the Posts API lists (.../shares/posts-api, Permissions).
+ */
+const contentRoles = ["ADMINISTRATOR", "DIRECT_SPONSORED_CONTENT_POSTER", "CONTENT_ADMIN", "CONTENT_ADMINISTRATOR"]
+
+export interface Organization {
+  readonly id: string
+  readonly localizedName: string
+  readonly vanityName: string
+  /** Each member's role on the page. */
+  readonly roles: Map<string, { readonly role: string; readonly state: string }>
+}
+
+/** The page the default member administers. */
+export const organizationId = "2414183"
+export const organizationUrn = `urn:li:organization:${organizationId}`
+
+/** The counts `organizationalEntityShareStatistics` answers for every post of a page. */
+export const shareStatistics = {
+  impressionCount: 1840,
+  uniqueImpressionsCount: 1210,
+  clickCount: 96,
+  likeCount: 57,
+  commentCount: 8,
+  shareCount: 4,
+  engagement: 0.0899
+}
 /**
  * LinkedIn's versioning rule (learn.microsoft.com/linkedin/marketing/versioning): monthly versions,
  * each served from its month for at least a year, until the sunset its migrations table publishes
@@ -107,6 +160,12 @@ export interface LinkedInFake {
   assetReadForbidden: boolean
   /** The documented rules checked on the requests, and the requests that broke them. */
   readonly rules: Rulebook
+  /** The pages, by id, with each member's role: the default member administers `organizationId`. */
+  readonly organizations: Map<string, Organization>
+  /** Tokens issued, with their member and granted scopes; `accessToken` holds every scope. */
+  readonly tokens: Map<string, { readonly member: string; readonly scopes: ReadonlyArray<string> }>
+  /** A code the authorization step would have issued for the default member, granting `scopes`. */
+  readonly issueCode: (scopes: ReadonlyArray<string>) => string
 }
 
 export const error = (status: number, code: string, message: string, serviceErrorCode = 100): FakeServer.Reply => ({
@@ -217,11 +276,64 @@ export const start = async (options: StartOptions = {}): Promise<LinkedInFake> =
     return asset.pendingPolls === 0 && !asset.failProcessing
   }
 
+  const tokens = new Map<string, { readonly member: string; readonly scopes: ReadonlyArray<string> }>()
+  const codes = new Map<string, ReadonlyArray<string>>()
+  let nextToken = 1
+  const organizations = new Map<string, Organization>()
+  const addOrganization = (id: string, localizedName: string, role: string, state: string) =>
+    organizations.set(id, {
+      id,
+      localizedName,
+      vanityName: localizedName.toLowerCase().replace(/\s+/g, "-"),
+      roles: new Map([[authorUrn, { role, state }]])
+    })
+  addOrganization(organizationId, "Herald Labs", "ADMINISTRATOR", "APPROVED")
+  addOrganization("5590021", "Herald Research", "ADMINISTRATOR", "APPROVED")
+  addOrganization("7700001", "Analytics Only Inc", "ANALYST", "APPROVED")
+  addOrganization("8800002", "Pending Admin Ltd", "ADMINISTRATOR", "REQUESTED")
+
+  const grantOf = (token: string) =>
+    tokens.get(token) ?? (accepts(token) ? { member: authorUrn, scopes: allScopes } : undefined)
+
+  /** The member's approved role on the page an organization URN names. */
+  const roleOn = (member: string, urn: unknown): string | undefined => {
+    const id = typeof urn === "string" ? /^urn:li:organization:(\d+)$/.exec(urn)?.[1] : undefined
+    const held = id === undefined ? undefined : organizations.get(id)?.roles.get(member)
+    return held?.state === "APPROVED" ? held.role : undefined
+  }
+
+  /** Whether the token may post (or upload) as `author`: its member with w_member_social, or a page it may post for. */
+  const mayActAs = (grant: { member: string; scopes: ReadonlyArray<string> }, author: unknown, scope: "w" | "r") =>
+    author === grant.member
+      ? scope === "r" || grant.scopes.includes("w_member_social")
+      : grant.scopes.includes(`${scope}_organization_social`) && contentRoles.includes(roleOn(grant.member, author) ?? "")
+
   const handler = (request: FakeServer.Recorded): FakeServer.Reply => {
+    const path = request.path
+    if (path === "/oauth/v2/accessToken" && request.method === "POST") {
+      const form = request.form
+      if (form?.get("client_id") !== clientId || form.get("client_secret") !== clientSecret) {
+        return { status: 401, body: { error: "invalid_client", error_description: "Client authentication failed" } }
+      }
+      const scopes = codes.get(String(form.get("code")))
+      if (form.get("grant_type") !== "authorization_code" || scopes === undefined) {
+        return { status: 400, body: { error: "invalid_grant", error_description: "Unable to retrieve access token" } }
+      }
+      codes.delete(String(form.get("code")))
+      const issued = `AQV-issued-${nextToken++}-${"x".repeat(40)}`
+      tokens.set(issued, { member: authorUrn, scopes })
+      return { status: 200, body: { access_token: issued, expires_in: 5184000, scope: scopes.join(",") } }
+    }
     const auth = request.headers["authorization"] ?? ""
     const token = auth.startsWith("Bearer ") ? auth.slice(7) : ""
-    if (!accepts(token) || revoked.has(token)) return unauthorized
-    const path = request.path
+    const grant = grantOf(token)
+    if (grant === undefined || revoked.has(token)) return unauthorized
+    if (path === "/v2/userinfo" && request.method === "GET") {
+      return {
+        status: 200,
+        body: { sub: grant.member.replace("urn:li:person:", ""), name: memberName, picture: "https://media.licdn.com/ada.jpg" }
+      }
+    }
     const action = request.query.get("action")
     const route = `${request.method} ${path.replace(/^\/rest\/socialActions\/[^/]+(\/|$)/, "/rest/socialActions/{urn}$1")}${
       action === null ? "" : `?action=${action}`
@@ -241,7 +353,7 @@ export const start = async (options: StartOptions = {}): Promise<LinkedInFake> =
       const body = (request.json ?? {}) as Record<string, unknown>
       const commentary = typeof body["commentary"] === "string" ? body["commentary"] : ""
       const text = rendered(commentary)
-      if (body["author"] !== authorUrn) {
+      if (!mayActAs(grant, body["author"], "w")) {
         return error(403, "ACCESS_DENIED", `Not enough permissions to create a post as ${String(body["author"])}`)
       }
       if (body["lifecycleState"] !== "PUBLISHED" || typeof body["visibility"] !== "string") {
@@ -310,7 +422,7 @@ export const start = async (options: StartOptions = {}): Promise<LinkedInFake> =
     // (at most 100). https://learn.microsoft.com/en-us/linkedin/marketing/community-management/shares/posts-api#find-posts-by-authors
     if (route === "GET /rest/posts") {
       if (request.query.get("q") !== "author") return error(400, "ILLEGAL_ARGUMENT", "q must be author")
-      if (request.query.get("author") !== authorUrn) {
+      if (!mayActAs(grant, request.query.get("author"), "r")) {
         return error(403, "ACCESS_DENIED", `Not enough permissions to read the posts of ${String(request.query.get("author"))}`)
       }
       const start = Number(request.query.get("start") ?? "0")
@@ -337,7 +449,9 @@ export const start = async (options: StartOptions = {}): Promise<LinkedInFake> =
     if (route === "POST /rest/images?action=initializeUpload" || route === "POST /rest/documents?action=initializeUpload") {
       const body = request.json as { initializeUploadRequest?: { owner?: string } } | undefined
       const owner = body?.initializeUploadRequest?.owner
-      if (owner !== authorUrn) return error(403, "ACCESS_DENIED", `Not enough permissions to upload as ${String(owner)}`)
+      if (owner === undefined || !mayActAs(grant, owner, "w")) {
+        return error(403, "ACCESS_DENIED", `Not enough permissions to upload as ${String(owner)}`)
+      }
       const kind = route.includes("images") ? "image" : "document"
       const asset = newAsset(kind, owner, 0, 0)
       return {
@@ -358,7 +472,9 @@ export const start = async (options: StartOptions = {}): Promise<LinkedInFake> =
         | undefined
       const owner = body?.initializeUploadRequest?.owner
       const size = body?.initializeUploadRequest?.fileSizeBytes
-      if (owner !== authorUrn) return error(403, "ACCESS_DENIED", `Not enough permissions to upload as ${String(owner)}`)
+      if (owner === undefined || !mayActAs(grant, owner, "w")) {
+        return error(403, "ACCESS_DENIED", `Not enough permissions to upload as ${String(owner)}`)
+      }
       if (typeof size !== "number" || size <= 0) {
         return error(422, "UNPROCESSABLE_ENTITY", "ERROR :: /initializeUploadRequest/fileSizeBytes :: required")
       }
@@ -402,6 +518,104 @@ export const start = async (options: StartOptions = {}): Promise<LinkedInFake> =
       asset.pendingPolls = fake.videoPolls
       asset.failProcessing = fake.failVideoProcessing
       return { status: 200, body: {} }
+    }
+
+    // The pages a member holds a role on: the roleAssignee finder, filtered by role and state.
+    if (route === "GET /rest/organizationAcls") {
+      const role = request.query.get("role")
+      const state = request.query.get("state")
+      const broken = rules.first(request, [
+        [request.query.get("q") === "roleAssignee", { rule: "q=roleAssignee finds the authenticated member's roles", source: accessControl }],
+        [role === null || roles.includes(role), { rule: `role is one of ${roles.join(", ")}`, source: accessControl }],
+        [state === null || roleStates.includes(state), { rule: `state is one of ${roleStates.join(", ")}`, source: accessControl }]
+      ])
+      if (broken !== undefined) return error(400, "ILLEGAL_ARGUMENT", broken)
+      if (!grant.scopes.includes("rw_organization_admin") && !grant.scopes.includes("r_organization_admin")) {
+        return error(403, "ACCESS_DENIED", "Not enough permissions to access: organizationAcls.FINDER-roleAssignee.20240101")
+      }
+      const all = [...organizations.values()].flatMap((o) => {
+        const held = o.roles.get(grant.member)
+        return held === undefined || (role !== null && held.role !== role) || (state !== null && held.state !== state)
+          ? []
+          : [{ roleAssignee: grant.member, role: held.role, state: held.state, organization: `urn:li:organization:${o.id}` }]
+      })
+      const start = Number(request.query.get("start") ?? "0")
+      const count = Math.min(100, Number(request.query.get("count") ?? "10"))
+      return { status: 200, body: { elements: all.slice(start, start + count), paging: { start, count, total: all.length, links: [] } } }
+    }
+
+    // Organizations by id (BATCH_GET): `ids=List(1,2)`, full records for the pages the member administers.
+    if (route === "GET /rest/organizations") {
+      const raw = /[?&]ids=([^&]*)/.exec(request.target)?.[1] ?? ""
+      const listed = /^List\(([\d,]+)\)$/.exec(raw)
+      const broken = rules.first(request, [
+        [listed !== null, { rule: "ids=List(id,…): Rest.li 2.0 list syntax, its parentheses and commas not URL-encoded", source: protocolVersion }]
+      ])
+      if (broken !== undefined || listed === null) return error(400, "ILLEGAL_ARGUMENT", broken ?? "")
+      if (!grant.scopes.includes("rw_organization_admin")) {
+        rules.check(request, false, { rule: "Looking organizations up needs rw_organization_admin", source: organizationLookup })
+        return error(403, "ACCESS_DENIED", "Not enough permissions to access: organizations.BATCH_GET.20240101")
+      }
+      const results: Record<string, unknown> = {}
+      const statuses: Record<string, number> = {}
+      for (const id of listed[1]!.split(",")) {
+        const o = organizations.get(id)
+        if (o === undefined) {
+          statuses[id] = 404
+          continue
+        }
+        statuses[id] = 200
+        results[id] = {
+          id: Number(o.id),
+          localizedName: o.localizedName,
+          vanityName: o.vanityName,
+          name: { localized: { en_US: o.localizedName }, preferredLocale: { country: "US", language: "en" } },
+          primaryOrganizationType: "NONE"
+        }
+      }
+      return { status: 200, body: { results, statuses, errors: {} } }
+    }
+
+    // A page's post statistics: lifetime counts of the posts named by `shares=List(…)` or `ugcPosts=List(…)`.
+    if (route === "GET /rest/organizationalEntityShareStatistics") {
+      const entity = request.query.get("organizationalEntity")
+      const rawShares = /[?&]shares=([^&]*)/.exec(request.target)?.[1]
+      const rawUgcPosts = /[?&]ugcPosts=([^&]*)/.exec(request.target)?.[1]
+      const listOf = (raw: string | undefined) => {
+        const inner = raw === undefined ? undefined : /^List\(([^()]*)\)$/.exec(raw)?.[1]
+        return inner === undefined ? undefined : inner.split(",").map((item) => decodeURIComponent(item))
+      }
+      const shares = listOf(rawShares)
+      const ugcPosts = listOf(rawUgcPosts)
+      const encodedItems = [rawShares, rawUgcPosts].every((raw) => raw === undefined || !/urn:li:/.test(raw))
+      const broken = rules.first(request, [
+        [request.query.get("q") === "organizationalEntity", { rule: "q=organizationalEntity", source: shareStatisticsPage }],
+        [
+          typeof entity === "string" && /^urn:li:organization:\d+$/.test(entity),
+          { rule: "organizationalEntity is the organization URN", source: shareStatisticsPage }
+        ],
+        [
+          (rawShares === undefined || shares !== undefined) && (rawUgcPosts === undefined || ugcPosts !== undefined) && encodedItems,
+          { rule: "shares and ugcPosts are List(…) with each URN URL-encoded and the parentheses not", source: protocolVersion }
+        ],
+        [
+          (shares ?? []).every((u) => u.startsWith("urn:li:share:")) && (ugcPosts ?? []).every((u) => u.startsWith("urn:li:ugcPost:")),
+          { rule: "shares names urn:li:share URNs, ugcPosts urn:li:ugcPost URNs", source: shareStatisticsPage }
+        ]
+      ])
+      if (broken !== undefined) return error(400, "ILLEGAL_ARGUMENT", broken)
+      if (!grant.scopes.includes("rw_organization_admin") || roleOn(grant.member, entity) !== "ADMINISTRATOR") {
+        return error(403, "ACCESS_DENIED", "Not enough permissions to access: organizationalEntityShareStatistics.FINDER-organizationalEntity")
+      }
+      const named = [...(shares ?? []).map((urn) => ["share", urn] as const), ...(ugcPosts ?? []).map((urn) => ["ugcPost", urn] as const)]
+      const foreign = named.find(([, urn]) => !posts.some((p) => p.urn === urn && p.body["author"] === entity))
+      if (foreign !== undefined) {
+        return error(403, "ACCESS_DENIED", "Unpermitted fields present in PARAMETER: Data Processing Exception while processing fields [/shares[0]]")
+      }
+      const elements = named.length === 0
+        ? [{ organizationalEntity: entity, totalShareStatistics: shareStatistics }]
+        : named.map(([key, urn]) => ({ [key]: urn, organizationalEntity: entity, totalShareStatistics: shareStatistics }))
+      return { status: 200, body: { elements, paging: { start: 0, count: 10, links: [] } } }
     }
 
     const assetGet = /^\/rest\/(images|documents)\/([^/]+)$/.exec(path)
@@ -451,7 +665,11 @@ export const start = async (options: StartOptions = {}): Promise<LinkedInFake> =
     const socialActions = /^\/rest\/socialActions\/([^/]+)$/.exec(path)
     if (request.method === "GET" && socialActions !== null) {
       const post = decodeURIComponent(socialActions[1]!)
-      if (!posts.some((p) => p.urn === post)) return error(404, "NOT_FOUND", `Activity ${post} not found`)
+      const found = posts.find((p) => p.urn === post)
+      if (found === undefined) return error(404, "NOT_FOUND", `Activity ${post} not found`)
+      if (String(found.body["author"]).startsWith("urn:li:organization:") && !mayActAs(grant, found.body["author"], "r")) {
+        return error(403, "ACCESS_DENIED", "Not enough permissions to access: socialActions.GET")
+      }
       const firstLevel = comments.filter((c) => c.post === post).length + socialCounts.comments
       return {
         status: 200,
@@ -511,7 +729,14 @@ export const start = async (options: StartOptions = {}): Promise<LinkedInFake> =
     imagePolls: 1,
     assetReadForbidden: false,
     failVideoProcessing: false,
-    rules
+    rules,
+    organizations,
+    tokens,
+    issueCode: (scopes) => {
+      const code = `code-${nextToken++}`
+      codes.set(code, scopes)
+      return code
+    }
   }
   return fake
 }
