@@ -1,5 +1,5 @@
 /**
- * The dispatch parts of `npm run bench` (issue 15 item 5 (b) and (d)), side by side with a peer in the
+ * The dispatch parts of `npm run bench`, side by side with a peer in the
  * same run:
  *
  * (b) throughput: destinations published through the zero-latency sandbox, from the moment they are
@@ -173,9 +173,8 @@ const worker: Dispatcher.Options = { workerId: `bench:${process.pid}` }
 /**
  * The dispatcher's own loop (`Dispatcher.run`, as `herald serve` and `herald worker` run it, polling
  * every 50 ms like the workers below) in this process: from the moment everything is due until nothing
- * is queued or publishing. (Until session 16 this row ran `Dispatcher.runOnce` back to back, one round
- * at a time, which no deployment runs: the loop claims the next round while earlier ones publish and
- * record.)
+ * is queued or publishing. Not `Dispatcher.runOnce` back to back, one round at a time, which no
+ * deployment runs: the loop claims the next round while earlier ones publish and record.
  */
 const throughputInProcess = async (database: Database, count: number) => {
   const runtime = inProcessRuntime(database, [])
@@ -314,9 +313,9 @@ const cpuMsOf = (pid: number | undefined): number => {
 /**
  * CPU milliseconds used so far by each Postgres backend connected to the current database, by pid:
  * what Postgres pays for the work (load-robust, unlike wall-clock rates). `pgCpuSince` takes the
- * difference per backend. (Until session 18 this summed every backend but the asking one: the asking
- * connection of the bench's pool changed between the two reads, so one read could count a backend's
- * whole life, its seeding included, and the in-process row read 0.10-0.16 ms per destination.)
+ * difference per backend. Not the sum of every backend but the asking one: the asking connection of
+ * the bench's pool can change between the two reads, so one read could count a backend's whole life,
+ * its seeding included.
  */
 const pgBackendsCpu = Effect.flatMap(SqlClient.SqlClient, (sql) =>
   Effect.map(
@@ -439,8 +438,8 @@ const graphileConcurrency = 10
 /**
  * `count` no-op jobs added up front, then one graphile-worker runner in this process (concurrency 10,
  * its own batched job fetching left at its defaults): from its start until its jobs table is empty,
- * probed every 20 ms as Herald's destinations are (until session 18: until the last `job:success`
- * event, which comes before that job's completion is written).
+ * probed every 20 ms as Herald's destinations are (not until the last `job:success` event, which
+ * comes before that job's completion is written).
  * A warm-up run of `warmUpOf(count)` jobs comes first, in this process, with a runner of its own.
  */
 export const graphileNoop = async (count: number) => {
@@ -629,7 +628,7 @@ export const run = async (options: { readonly scale: number; readonly log?: (lin
 
     log("(d) on time: light load, then 10,000 destinations due in one second")
     // Light load first: measured right after the 10,000 burst in this same process, its p99 was 2-4x
-    // what it is alone (80-127 ms vs 25-44 ms, see results.md, "Dispatch, session 12").
+    // what it is alone (80-127 ms vs 25-44 ms, see results.md, "Dispatch").
     const light = n(100)
     if (withSqlite) {
       const liteLight = await onTimeLightInProcess(sqlite("ontime-light"), light)
@@ -706,7 +705,7 @@ export const markdown = (results: Results, machine: string): string => {
   ])
   return [
     "",
-    "## Dispatch in batches, side by side (issue 15 (b), (d))",
+    "## Dispatch in batches, side by side",
     "",
     `Run with ${
       [...process.execArgv, process.env.NODE_OPTIONS ?? ""].join(" ").includes("herald-source")

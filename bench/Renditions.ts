@@ -1,5 +1,5 @@
 /**
- * Renditions per second and peak RSS while 20 posts with 5 MB photos publish at once (issue 14).
+ * Renditions per second and peak RSS while 20 posts with 5 MB photos publish at once.
  *
  * The engine's figure: 20 real ~5 MB JPEG photos (noisy, with GPS EXIF, made with sharp) in the blob
  * store, 20 due posts each with one photo and a destination on Bluesky (`jpeg-max1000000`), Instagram

@@ -1,5 +1,5 @@
 /**
- * The request path side by side (issue 15 bench (a), (c), (e)), over real HTTP with 32 keep-alive
+ * The request path side by side, over real HTTP with 32 keep-alive
  * connections from this process:
  * (a) `POST /posts` (a draft for one account: post + target row, one transaction) on
  *     `herald serve --sandbox` against the hand-written node:http + better-sqlite3 peer

@@ -1,5 +1,5 @@
 /**
- * `POST /posts` on Postgres, side by side (issue 15 bench (a), the Postgres row): `herald serve
+ * `POST /posts` on Postgres, side by side (the Postgres row of the request-path bench): `herald serve
  * --sandbox` on a fresh Postgres database against the hand-written node:http + `pg` peer
  * (bench/peers/create-peer-pg.mjs) on the SAME database, both at the server's `synchronous_commit`
  * (reported). Same body as the SQLite row (a draft for one account: post + target row, one

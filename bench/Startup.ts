@@ -1,5 +1,5 @@
 /**
- * Start and memory figures of the compiled `herald serve` (issue 16's targets: cold start to a ready
+ * Start and memory figures of the compiled `herald serve` (the targets: cold start to a ready
  * /health ≤ 1 s, idle RSS ≤ 150 MB, RSS flat ±10 % over a 10-minute publish-and-read soak).
  *
  * - Cold start: from spawning `node packages/http/bin/herald.mjs serve` (fresh data dir, embedded
@@ -364,7 +364,7 @@ const machine = () => {
     `${(os.totalmem() / 2 ** 30).toFixed(0)} GiB RAM, Node ${process.version}, ${os.type()} ${os.release()}`
 }
 
-export const heading = "## herald serve: cold start, idle RSS, soak (issue 16 targets)"
+export const heading = "## herald serve: cold start, idle RSS, soak"
 
 /**
  * Runs the figures and writes them into `file` under `heading`, replacing that section if it is

@@ -1,5 +1,5 @@
 /**
- * Configuration checked at start (issue 16, item 4): `herald serve` and `herald worker` refuse a wrong
+ * Configuration checked at start: `herald serve` and `herald worker` refuse a wrong
  * environment variable before listening or claiming, with one line per wrong variable on stderr and
  * exit code 2, and never echo a secret's value.
  */

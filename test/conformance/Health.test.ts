@@ -1,5 +1,5 @@
 /**
- * Liveness and readiness over real HTTP (issue 16, item 4): `GET /health/live` answers without the
+ * Liveness and readiness over real HTTP: `GET /health/live` answers without the
  * store, `GET /health/ready` answers 200 only when the store answers, its migrations are applied and
  * the process is not shutting down; on SIGTERM it answers 503 at once, while the publish in flight
  * drains. `GET /health` keeps its body. All three are outside `/api/v1`, without a key, not enveloped.

@@ -1,6 +1,6 @@
 /**
  * Bounded input over real HTTP (a `herald serve` child process), on SQLite and (where one answers)
- * Postgres: each hostile input of issue 18 — texts of 400 KB, a 10 MB body, 3,000-deep nesting,
+ * Postgres: each hostile input — texts of 400 KB, a 10 MB body, 3,000-deep nesting,
  * 100,000 nested arrays, U+0000 in bodies and URLs, a huge invalid value — answers a 4xx in the
  * envelope, quickly (the server's own `duration_ms` for the request is read from its log line and
  * printed; the bound asserted is generous), while `/health` keeps answering, and nothing is stored.

@@ -1,5 +1,5 @@
 /**
- * Signed media links on Herald's own public origin (issue 14 item 4), over real HTTP: a `herald serve`
+ * Signed media links on Herald's own public origin, over real HTTP: a `herald serve`
  * child process with `HERALD_MEDIA_PUBLIC_URL` naming its `/media-public` route. The dispatcher's
  * media path (built here as a `herald worker` sharing the store and data dir builds it) hands the live
  * Instagram client a signed link to the JPEG rendition; the Graph fake fetches it over loopback and

@@ -1,5 +1,5 @@
 /**
- * The dashboard in Debian's Chromium against the real `herald serve --sandbox` (issue 17, "Done when"):
+ * The dashboard in Debian's Chromium against the real `herald serve --sandbox`:
  * the owner sets a password from the first-start link and signs in; composes and schedules a post with
  * an image to two sandbox accounts and watches it publish; approves a pending draft and requests
  * changes on another; creates and revokes a key; creates a webhook to a receiver on loopback and reads

@@ -1,5 +1,5 @@
 /**
- * Dispatch in batches (issue 15 item 4) over the SQLite stores and the sandbox: a round's claim, its
+ * Dispatch in batches over the SQLite stores and the sandbox: a round's claim, its
  * publishes in flight together, its outcomes recorded together, and a claim size that follows the
  * backlog; with what must not change: a member whose recording fails is recorded alone, the others
  * are not lost.

@@ -1,5 +1,5 @@
 /**
- * `herald serve` on SIGTERM (issue 16, item 4): it stops claiming, lets the publish in flight finish,
+ * `herald serve` on SIGTERM: it stops claiming, lets the publish in flight finish,
  * and exits 0; when stopping takes longer than HERALD_SHUTDOWN_TIMEOUT_SECONDS it exits 1 anyway and
  * the claim is left to its lease.
  */

@@ -172,7 +172,7 @@ type Answer = Exit.Exit<HttpServerResponse.HttpServerResponse, unknown>
  * Written one by one, each response wakes a client that went back to sleep after the previous one,
  * and on loopback that wake-up is paid inside the server's `writev`: `GET /accounts` spent 24-29 us
  * of system time per request written at once, 9-12 us written at the end of the turn, and answered
- * 42% more requests (bench/results.md, session 20). A response waits at most for the rest of its
+ * 42% more requests (bench/results.md, "Request path"). A response waits at most for the rest of its
  * turn's requests, which are answered in the same turn either way.
  */
 const turnWriter = () => {

@@ -1,5 +1,5 @@
 /**
- * Issue 14 item 3: a large video goes out through the sandbox and through chunked protocols on
+ * A large video goes out through the sandbox and through chunked protocols on
  * loopback while the process's memory stays bounded far below the file's size. The file is sparse
  * (a real MP4: ftyp, a 256 MiB mdat of zeros that takes no disk, then moov), so it is cheap to make.
  * The meter is shown to notice a whole read, so a path that collects the file fails the test.
@@ -158,7 +158,7 @@ const json = (res: ServerResponse, status: number, body: unknown, headers: Recor
   res.end(JSON.stringify(body))
 }
 
-describe("a large video is published as a stream (issue 14 item 3)", () => {
+describe("a large video is published as a stream", () => {
   it.scoped("the meter notices a whole read: collecting the file grows memory past the bound", () =>
     Effect.gen(function*() {
       const { ref, size } = yield* fixture

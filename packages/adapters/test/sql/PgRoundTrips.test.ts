@@ -1,7 +1,7 @@
 /**
  * Round trips on Postgres: the statements (`sql.execute` spans) the hot writes send. Creating a post
  * with its targets and destinations is one statement, and so is appending events with their webhook
- * fan-out (issue 15: the Postgres create path and each dispatch step in one statement). Skipped, with
+ * fan-out (the Postgres create path and each dispatch step in one statement). Skipped, with
  * the reason, where no Postgres answers.
  */
 import { describe, expect, it } from "@effect/vitest"
