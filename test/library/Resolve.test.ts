@@ -1,10 +1,13 @@
 /**
- * The test suite runs the TypeScript sources, also in the processes it starts, while the `herald` bin
- * and host apps run dist/ (see decisions.md, "Herald as a library").
+ * The test suite runs the TypeScript sources, also in the processes it starts (through one bundle of
+ * them built per run, see support/HeraldBin.ts), while the `herald` bin and host apps run dist/ (see
+ * decisions.md, "Herald as a library").
  */
 import { execFileSync } from "node:child_process"
+import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
+import { bin, bundleDir, sourceNodeOptions } from "../support/HeraldBin.js"
 
 const root = path.resolve(import.meta.dirname, "../..")
 
@@ -26,8 +29,20 @@ describe("resolution of the packages", () => {
     if (url !== undefined) expect(url).toMatch(/\/packages\/http\/src\/Cli\.ts$/)
   })
 
-  it("child processes of the tests run the sources; plain Node runs dist/", () => {
-    expect(resolveIn(process.env)).toMatch(/\/packages\/http\/src\/Cli\.ts$/)
+  it("the herald processes the tests start run a bundle built from the sources in this run", () => {
+    const newestSource = (dir: string): number =>
+      fs.readdirSync(dir, { withFileTypes: true }).reduce((newest, entry) => {
+        const file = path.join(dir, entry.name)
+        const time = entry.isDirectory() ? newestSource(file) : entry.name.endsWith(".ts") ? fs.statSync(file).mtimeMs : 0
+        return Math.max(newest, time)
+      }, 0)
+    const sources = Math.max(...["core", "adapters", "http"].map((p) => newestSource(path.join(root, "packages", p, "src"))))
+    expect(fs.statSync(path.join(bundleDir, "herald.mjs")).mtimeMs).toBeGreaterThanOrEqual(sources)
+    expect(fs.readFileSync(bin, "utf8")).toContain("./herald.mjs")
+  })
+
+  it("a child given the source options runs the sources; plain Node runs dist/", () => {
+    expect(resolveIn({ ...process.env, NODE_OPTIONS: sourceNodeOptions })).toMatch(/\/packages\/http\/src\/Cli\.ts$/)
     expect(resolveIn({ ...process.env, NODE_OPTIONS: "" })).toMatch(/\/packages\/http\/dist\/Cli\.js$/)
   })
 })
