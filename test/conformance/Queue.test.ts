@@ -1,8 +1,9 @@
 /**
  * The posting queue over real HTTP, on SQLite and Postgres: GET /queue (no queue, empty, openings and
  * the forecast in the queue's zone and in UTC), `herald queue set/show`, use_queue on POST /posts
- * (missing, empty and full queues each with their own 400 message), and 20 concurrent use_queue
- * creates taking 20 distinct openings.
+ * (missing, empty and full queues each with their own 400 message), use_queue on POST
+ * /posts/{id}/schedule (a draft takes the next free opening), and 20 concurrent use_queue creates
+ * taking 20 distinct openings.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { probePostgres } from "../../packages/adapters/test/support/TestDatabases.js"
@@ -157,6 +158,27 @@ describe.each([
     const removed = await server.request("DELETE", `/api/v1/posts/${String(post["id"])}`)
     expect(removed.status, removed.text).toBe(200)
     expect((await getQueue("?count=1")).forecast[0]!.scheduled_for).toBe(before.forecast[0]!.scheduled_for)
+  })
+
+  it.skipIf(skip)("a draft scheduled with use_queue takes the next free opening, which a later use_queue create skips", async () => {
+    const before = await getQueue("?count=2")
+    const draft = await server.request("POST", "/api/v1/posts", { body: { content: "a draft for the queue", account_ids: [x], draft: true } })
+    expect(draft.status, draft.text).toBe(201)
+    const id = String((draft.json as Json).data["id"])
+    const exclusive = await server.request("POST", `/api/v1/posts/${id}/schedule`, { body: { use_queue: true, publish_now: true } })
+    expect([exclusive.status, (exclusive.json as Json).error.code]).toEqual([400, "validation_error"])
+    expect((exclusive.json as Json).error.details["validation_errors"]).toEqual([expect.objectContaining({ path: "use_queue" })])
+    expect((await server.request("GET", `/api/v1/posts/${id}`)).json).toMatchObject({ data: { status: "draft" } })
+
+    const res = await server.request("POST", `/api/v1/posts/${id}/schedule`, { body: { use_queue: true } })
+    expect(res.status, res.text).toBe(200)
+    expect((res.json as Json).data).toMatchObject({ status: "scheduled", scheduled_for: before.forecast[0]!.scheduled_for })
+    const next = await queued("after the draft")
+    expect(next.status, next.text).toBe(201)
+    expect((next.json as Json).data["scheduled_for"]).toBe(before.forecast[1]!.scheduled_for)
+    for (const post of [id, String((next.json as Json).data["id"])]) {
+      expect((await server.request("DELETE", `/api/v1/posts/${post}`)).status).toBe(200)
+    }
   })
 
   it.skipIf(skip)("20 concurrent use_queue creates take 20 distinct openings, the earliest free ones", async () => {

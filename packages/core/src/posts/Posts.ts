@@ -191,6 +191,9 @@ export const ScheduleBody = Schema.Struct({
   scheduled_for: nullable(Instant),
   scheduled_at: nullable(Instant.annotations({ description: "Deprecated alias of scheduled_for" })),
   publish_now: nullable(Schema.Boolean),
+  use_queue: nullable(Schema.Boolean.annotations({
+    description: "true: the draft takes the queue's next free opening, as use_queue on POST /posts does"
+  })),
   account_ids: nullable(Schema.Array(Schema.Int)),
   timezone: nullable(Instant)
 }).annotations({ identifier: "SchedulePostRequest" })
@@ -1121,13 +1124,19 @@ export const schedule = (
 
     const scheduled = yield* scheduledValue(body)
     const publishNow = body.publish_now === true
+    const useQueue = body.use_queue === true
     const sent = scheduled.raw !== undefined && scheduled.raw !== null
     if (publishNow && sent) {
       return yield* Effect.fail(invalid("publish_now", "Send either scheduled_for or publish_now: true, not both"))
     }
+    if (useQueue && (publishNow || sent)) {
+      return yield* Effect.fail(
+        invalid("use_queue", "use_queue is exclusive with scheduled_for and publish_now: the queue chooses the time")
+      )
+    }
     let dueAt = now
     let scheduledFor = Option.none<DateTime.Utc>()
-    if (!publishNow) {
+    if (!publishNow && !useQueue) {
       const field = sent ? scheduled.field : "scheduled_for"
       const at = sent ? yield* parseScheduled(scheduled.raw as string, field) : Option.getOrUndefined(existing.post.scheduledFor)
       if (at === undefined) {
@@ -1159,11 +1168,26 @@ export const schedule = (
     })
     yield* checkMedia(caller, post0, platforms, post0.platformContent, "publish")
     const mode: PostingLimits.PublishMode = publishNow ? "immediate" : "scheduled"
+    const allocator = useQueue ? yield* Effect.serviceOption(QueueAllocator) : Option.none()
 
     const transactor = yield* Transactor
     const record = yield* transactor.withTransaction(Effect.gen(function*() {
       const locked = yield* lockAndLoad(caller, existing.post.id)
       if (!locked.post.isDraft) return yield* notDraft(locked)
+      // The queue's opening is claimed in this transaction, as a use_queue create claims it.
+      if (useQueue) {
+        const allocation: QueueAllocation = Option.isNone(allocator)
+          ? { _tag: "Missing" }
+          : yield* allocator.value.allocate(locked.post.organizationId, now, locked.post.id)
+        if (allocation._tag !== "Slot") {
+          return yield* DomainError.fail("validation_error", queueMessages[allocation._tag], {
+            validation_errors: [{ path: "use_queue", message: queueMessages[allocation._tag] }],
+            queue: allocation._tag.toLowerCase()
+          })
+        }
+        dueAt = allocation.at
+        scheduledFor = Option.some(allocation.at)
+      }
       const approval = locked.post.approval
       const spent = ApprovalLifecycle.consumeForPublish(approval)
       if (Either.isLeft(spent) && Option.isSome(approval)) {
@@ -1181,6 +1205,7 @@ export const schedule = (
         accountIds: accounts.map((a) => a.id),
         scheduledFor,
         timezone,
+        useQueue: locked.post.useQueue || useQueue,
         approval: Either.getOrElse(spent, () => approval),
         updatedAt: now
       })
