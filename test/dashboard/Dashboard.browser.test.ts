@@ -350,7 +350,8 @@ describe.skipIf(skip !== undefined)("the dashboard in Chromium", () => {
     await Browsers.screenshot(page, "approvals")
     const card = (text: string) => page.locator("article", { hasText: text })
     await card("Please approve me").getByRole("button", { name: "Approve" }).click()
-    await expect.poll(() => card("Please approve me").count(), eventually).toBe(0)
+    // The approved draft stays on its card with its publishing actions (approve, then publish).
+    await expect.poll(() => card("Please approve me").getByRole("button", { name: "Publish now" }).count(), eventually).toBe(1)
     await expect.poll(() => page.locator("#approvals-badge").textContent(), eventually).toBe("1")
     await card("Please fix me").getByLabel("What should change").fill("Add the launch link")
     await card("Please fix me").getByRole("button", { name: "Request changes" }).click()

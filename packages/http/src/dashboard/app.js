@@ -1,6 +1,6 @@
 // The dashboard shell: finds the session, shows the navigation, and renders the page the path names.
 import { api, setCsrfToken, signInPath } from "./api.js"
-import { notice, render } from "./ui.js"
+import { notice, render, showPendingFlash } from "./ui.js"
 
 const pages = [
   [/^\/sign-in$/, "sign-in", { public: true }],
@@ -86,6 +86,7 @@ const start = async () => {
   }
   const module = await import(`./pages/${found.name}.js`)
   await module.default({ session, params: found.params })
+  showPendingFlash()
 }
 
 start().catch((e) => {

@@ -1,5 +1,6 @@
 // Building blocks of the pages: elements made without innerHTML (text is always text), times in the
-// viewer's zone with the UTC instant on hover, status chips, notices.
+// viewer's zone with the UTC instant on hover, status chips, notices, refusals under their fields.
+import { plainError } from "./errors.js"
 
 /** h("a", {href: "/x"}, "text", child) — attributes starting with "on" are listeners; null/false skipped. */
 export const h = (tag, attrs = {}, ...children) => {
@@ -58,6 +59,30 @@ export const time = (iso) => {
   return h("time", { datetime: date.toISOString(), title: `UTC: ${date.toISOString()}` }, dateTimeFormat.format(date))
 }
 
+/**
+ * An instant in the viewer's zone, labelled with that zone; when the post was written in another
+ * zone, its wall clock there follows, labelled with that zone ("15:00 Europe/Berlin · 09:00 in
+ * America/New_York, the post's zone"). A time and a zone label never come from different zones.
+ */
+export const zonedTime = (iso, postZone) => {
+  if (iso === null || iso === undefined) return h("span", { class: "muted" }, "—")
+  const date = new Date(iso)
+  const viewer = zone()
+  const own = h(
+    "time",
+    { datetime: date.toISOString(), title: `UTC: ${date.toISOString()}` },
+    `${dateTimeFormat.format(date)} (${viewer})`
+  )
+  if (!postZone || postZone === viewer) return own
+  let there
+  try {
+    there = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short", timeZone: postZone }).format(date)
+  } catch {
+    return own
+  }
+  return h("span", {}, own, h("span", { class: "muted" }, ` · ${there} in ${postZone}, the post's zone`))
+}
+
 export const status = (value) =>
   value === null || value === undefined ? h("span", { class: "muted" }, "—") : h("span", { class: `status ${value}` }, value.replaceAll("_", " "))
 
@@ -71,19 +96,61 @@ export const flash = (text) => {
   flash.timer = setTimeout(() => (el.textContent = ""), 5000)
 }
 
-/** The message of a failed API call, with validation details when there are any. */
-export const errorText = (error) => {
-  const details = error?.details?.validation_errors
-  const parts = Array.isArray(details) ? details.map((d) => `${d.path}: ${d.message}`) : []
-  return [error?.message ?? "Something went wrong", ...parts].join(" — ")
-}
+/** The message of a failed call in plain words (field problems included), for where no field shows them. */
+export const errorText = (error) => plainError(error).map((issue) => issue.message).join(" ")
 
-export const field = (labelText, input, hint) => {
+/**
+ * A labelled input. `path` names the request field it fills (e.g. "content",
+ * "platform_content.x.settings.replySettings"): a refusal naming that field is shown under it.
+ */
+export const field = (labelText, input, hint, path) => {
   const id = input.id || `f-${Math.random().toString(36).slice(2, 9)}`
   input.id = id
   const hintEl = hint ? h("p", { class: "muted", id: `${id}-hint` }, hint) : null
   if (hintEl) input.setAttribute("aria-describedby", hintEl.id)
-  return h("div", {}, h("label", { for: id }, labelText), input, hintEl)
+  return h("div", { class: "field", "data-field": path ?? null }, h("label", { for: id }, labelText), input, hintEl)
+}
+
+/** Removes the refusals shown by `showError` under the fields of `scope`. */
+export const clearErrors = (scope) => {
+  for (const el of scope.querySelectorAll(".field-error")) el.remove()
+  for (const el of scope.querySelectorAll("[aria-invalid]")) {
+    el.removeAttribute("aria-invalid")
+    const ids = (el.getAttribute("aria-describedby") ?? "").split(" ").filter((x) => x !== "" && !x.endsWith("-error"))
+    if (ids.length === 0) el.removeAttribute("aria-describedby")
+    else el.setAttribute("aria-describedby", ids.join(" "))
+  }
+}
+
+/**
+ * Shows a refusal once: each problem that names a field of `scope` (a `[data-field]` wrapper) under
+ * that field, with the input marked invalid and described by it; the rest in `out`. Focus goes to
+ * the first field in error.
+ */
+export const showError = (scope, out, error) => {
+  clearErrors(scope)
+  const rest = []
+  let first = null
+  for (const issue of plainError(error)) {
+    const wrapper = issue.path ? scope.querySelector(`[data-field="${CSS.escape(issue.path)}"]`) : null
+    const input = wrapper?.querySelector("input, select, textarea")
+    if (!wrapper || wrapper.querySelector(".field-error")) {
+      if (!wrapper) rest.push(issue.message)
+      continue
+    }
+    // A field folded away (a platform's settings) opens to show its problem.
+    for (let d = wrapper.closest("details"); d; d = d.parentElement?.closest("details")) d.open = true
+    const id = `${input?.id ?? `e-${Math.random().toString(36).slice(2, 9)}`}-error`
+    wrapper.append(h("p", { class: "field-error error", id }, issue.message))
+    if (input) {
+      input.setAttribute("aria-invalid", "true")
+      input.setAttribute("aria-describedby", [input.getAttribute("aria-describedby"), id].filter(Boolean).join(" "))
+      first ??= input
+    }
+  }
+  if (out) replace(out, rest.length === 0 ? null : notice(rest.join(" "), "bad"))
+  else if (rest.length > 0) flash(rest.join(" "))
+  first?.focus()
 }
 
 export const checkbox = (labelText, attrs = {}) => h("label", { class: "inline" }, h("input", { type: "checkbox", ...attrs }), labelText)
@@ -101,17 +168,110 @@ export const table = (headers, rows, caption) =>
     )
   )
 
-/** Disables a button while an action runs; shows failures in `out` (an element) instead of throwing. */
-export const busy = async (button, out, action) => {
-  button.disabled = true
+let inFlight = false
+
+/**
+ * Runs one action at a time: while it is in flight every button of the page is disabled (a second
+ * action, e.g. "Publish now" right after "Save draft", cannot start), and `aria-busy` says so. A
+ * failure is shown by `showError` (under its fields in `scope`, the rest in `out`). With
+ * `{ leaving: true }` the action ends by leaving the page, so on success the buttons stay locked
+ * until the next page replaces them. `out` may be null (the message then flashes).
+ */
+export const busy = async (button, out, action, options = {}) => {
+  if (inFlight) return undefined
+  inFlight = true
+  const main = document.getElementById("main")
+  const locked = [...main.querySelectorAll("button:not([disabled])")]
+  if (button && !locked.includes(button)) locked.push(button)
+  for (const b of locked) b.disabled = true
+  main.setAttribute("aria-busy", "true")
+  let succeeded = false
   try {
     if (out) out.replaceChildren()
-    return await action()
+    const result = await action()
+    succeeded = true
+    return result
   } catch (e) {
-    if (out) replace(out, notice(errorText(e), "bad"))
-    else flash(errorText(e))
+    showError(options.scope ?? out?.parentElement ?? main, out, e)
     return undefined
   } finally {
-    button.disabled = false
+    if (!(succeeded && options.leaving)) {
+      inFlight = false
+      main.removeAttribute("aria-busy")
+      for (const b of locked) b.disabled = false
+    }
+  }
+}
+
+/** A message shown on the next page this tab opens (after an action that leaves the page). */
+export const flashNext = (text) => {
+  try {
+    sessionStorage.setItem("herald.flash", text)
+  } catch {
+    // Storage refused: the next page shows nothing.
+  }
+}
+
+/** Shows the message a previous page left with `flashNext`. */
+export const showPendingFlash = () => {
+  try {
+    const text = sessionStorage.getItem("herald.flash")
+    sessionStorage.removeItem("herald.flash")
+    if (text) flash(text)
+  } catch {
+    // Storage refused.
+  }
+}
+
+/**
+ * Asks before an action that cannot be undone, in a modal dialog (focus stays inside, Escape
+ * cancels); resolves true when confirmed.
+ */
+export const confirmAction = (question, confirmLabel) =>
+  new Promise((resolve) => {
+    const yes = h("button", { type: "button", class: "danger", value: "yes" }, confirmLabel)
+    const no = h("button", { type: "button", class: "secondary", value: "no" }, "Cancel")
+    const text = h("p", { id: `confirm-${Date.now()}` }, question)
+    const dialog = h("dialog", { class: "confirm", "aria-labelledby": text.id }, text, h("div", { class: "actions" }, yes, no))
+    const close = (answer) => {
+      dialog.close()
+      dialog.remove()
+      resolve(answer)
+    }
+    yes.addEventListener("click", () => close(true))
+    no.addEventListener("click", () => close(false))
+    dialog.addEventListener("cancel", (e) => {
+      e.preventDefault()
+      close(false)
+    })
+    document.body.append(dialog)
+    dialog.showModal()
+    no.focus()
+  })
+
+/** A date as a datetime-local input shows it: the viewer's wall clock, to the second. */
+export const localInputValue = (date) => {
+  const pad = (n) => String(n).padStart(2, "0")
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}`
+}
+
+/** The instant a datetime-local input names (the viewer's wall clock), as ISO 8601 UTC. */
+export const instantOf = (input) => {
+  if (input.value === "") return undefined
+  return new Date(input.value).toISOString()
+}
+
+/**
+ * Runs `redraw`, which may replace the element that has focus; focus then returns to its
+ * replacement (same `data-focus-key` or id), so a page that refreshes itself never moves the
+ * keyboard user.
+ */
+export const keepingFocus = (redraw) => {
+  const active = document.activeElement
+  const key = active?.dataset?.focusKey ?? (active?.id || null)
+  redraw()
+  if (active && active !== document.body && !active.isConnected && key) {
+    const again = document.querySelector(`[data-focus-key="${CSS.escape(key)}"]`) ?? document.getElementById(key)
+    again?.focus({ preventScroll: true })
   }
 }

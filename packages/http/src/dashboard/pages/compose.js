@@ -1,122 +1,44 @@
+// The composer: a new post, a copy of one (`?from=<id>`), or an existing post edited in place
+// (`?post=<id>`). What may change in each state is the server's rule: an edit sends only the fields
+// that changed, and a refusal is shown under the field it names.
 import { v1 } from "../api.js"
-import { busy, checkbox, errorText, field, h, notice, render, replace, zone } from "../ui.js"
+import { busy, checkbox, errorText, field, flashNext, h, instantOf, localInputValue, notice, render, replace, zone } from "../ui.js"
+import { count, put, renditionFor, settingInput, settingText, settingValue } from "./compose-parts.js"
+import { mayPublish } from "./post-actions.js"
 import { accounts as loadAccounts, campaigns as loadCampaigns, settingLabel } from "./shared.js"
 
-// Counting as each platform counts (GET /platform-rules names the unit). X's weighted count is
-// approximated here (URLs 23, CJK and emoji 2): the server's count decides.
-
-const segmenter = new Intl.Segmenter(undefined, { granularity: "grapheme" })
-const light = (cp) => cp <= 4351 || (cp >= 8192 && cp <= 8205) || (cp >= 8208 && cp <= 8223) || (cp >= 8242 && cp <= 8247)
-const urlPattern = /https?:\/\/[^\s]+/g
-
-export const count = (text, unit) => {
-  switch (unit) {
-    case "graphemes":
-      return [...segmenter.segment(text)].length
-    case "utf16_units":
-      return text.length
-    case "bytes":
-      return new TextEncoder().encode(text).length
-    case "weighted_characters": {
-      const normalized = text.normalize("NFC")
-      const urls = normalized.match(urlPattern) ?? []
-      let total = urls.length * 23
-      for (const ch of normalized.replace(urlPattern, "")) total += light(ch.codePointAt(0)) ? 1 : 2
-      return total
-    }
-    default:
-      return [...text].length
-  }
+/** Same JSON, keys in any order. */
+const sameValue = (a, b) => {
+  const canonical = (v) =>
+    Array.isArray(v) ? v.map(canonical) : v !== null && typeof v === "object"
+      ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, canonical(v[k])]))
+      : v
+  return JSON.stringify(canonical(a)) === JSON.stringify(canonical(b))
 }
 
-const settingInput = (name, setting) => {
-  const common = { name, "data-setting": name, "data-type": setting.type }
-  switch (setting.type) {
-    case "enum":
-      return h("select", common, h("option", { value: "" }, "Platform default"), (setting.values ?? []).map((v) => h("option", { value: v }, v)))
-    case "boolean":
-      return h("select", common, h("option", { value: "" }, "Platform default"), h("option", { value: "true" }, "Yes"), h("option", { value: "false" }, "No"))
-    case "integer":
-      return h("input", { ...common, type: "number", step: "1", ...(setting.minimum === undefined ? {} : { min: setting.minimum }) })
-    default:
-      return h("input", { ...common, type: setting.type === "url" ? "url" : "text", ...(setting.max_length ? { maxlength: setting.max_length } : {}) })
-  }
-}
-
-const settingValue = (input) => {
-  const value = input.value.trim()
-  if (value === "") return undefined
-  switch (input.dataset.type) {
-    case "boolean":
-      return value === "true"
-    case "integer":
-      return Number(value)
-    case "string_array":
-      return value.split(",").map((s) => s.trim()).filter((s) => s !== "")
-    default:
-      return value
-  }
-}
-
-const megabytes = (bytes) => `${Math.round((bytes / 1_048_576) * 10) / 10} MB`
-
-/**
- * What each targeted platform will get of a file: JPEG, PNG and WebP always leave through a re-encoded
- * rendition (it drops their metadata), types a platform does not take become a JPEG, GIFs, videos and
- * documents go as they are; or nothing, when the platform does not take the file at all.
- */
-export const renditionFor = (media, rule) => {
-  if (!rule.media.kinds.includes(media.type)) return `does not take ${media.type}s`
-  if (rule.media.converted_types.includes(media.mime_type)) return "gets a JPEG rendition"
-  if (!rule.media.types.includes(media.mime_type)) return `does not take ${media.mime_type}`
-  const still = ["image/jpeg", "image/png", "image/webp"].includes(media.mime_type)
-  if (!still) return "gets the file as is"
-  const cap = rule.media.max_bytes?.image ? `, at most ${megabytes(rule.media.max_bytes.image)}` : ""
-  const ratio = rule.media.aspect_ratio ? `, letterboxed outside ${rule.media.aspect_ratio.min} to ${rule.media.aspect_ratio.max}` : ""
-  return `gets a re-encoded ${media.mime_type.slice(6).toUpperCase()} without metadata${cap}${ratio}`
-}
-
-/** PUT with upload progress (fetch has none). */
-const put = (url, file, headers, onProgress) =>
-  new Promise((resolve, reject) => {
-    const xhr = new XMLHttpRequest()
-    xhr.open("PUT", url)
-    for (const [k, v] of Object.entries(headers ?? {})) xhr.setRequestHeader(k, v)
-    xhr.upload.addEventListener("progress", (e) => e.lengthComputable && onProgress(e.loaded / e.total))
-    xhr.addEventListener("load", () => {
-      if (xhr.status >= 200 && xhr.status < 300) resolve()
-      else {
-        let message = `upload answered ${xhr.status}`
-        try {
-          message = JSON.parse(xhr.responseText).error.message
-        } catch {
-          // not an envelope
-        }
-        reject(new Error(message))
-      }
-    })
-    xhr.addEventListener("error", () => reject(new Error("the upload failed (network)")))
-    xhr.send(file)
-  })
-
-const localInput = (date) => {
-  const pad = (n) => String(n).padStart(2, "0")
-  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}`
-}
+const loadMedia = (ids) =>
+  Promise.all(ids.map((id) =>
+    v1("GET", `/media/${id}`).catch(() => ({ id, filename: "a file no longer in the library", type: "image", mime_type: "", status: "missing" }))))
 
 export default async () => {
-  const [accounts, campaigns, rules] = await Promise.all([
+  const query = new URLSearchParams(location.search)
+  const editId = query.get("post")
+  const sourceId = editId ?? query.get("from")
+  const [accounts, campaigns, rules, source] = await Promise.all([
     loadAccounts(),
     loadCampaigns(),
-    v1("GET", "/platform-rules").then((d) => d.platforms)
+    v1("GET", "/platform-rules").then((d) => d.platforms),
+    sourceId ? v1("GET", `/posts/${encodeURIComponent(sourceId)}`) : null
   ])
-  const media = [] // {id, filename, type, mime_type, status}
+  const editing = editId ? source : null
+  const media = source?.media_ids?.length ? await loadMedia(source.media_ids) : [] // {id, filename, type, mime_type, status}
   const out = h("div", { "aria-live": "polite" })
 
   // accounts
+  const targeted = new Set(source?.account_ids ?? [])
   const picker = h(
     "fieldset",
-    {},
+    { "data-field": "account_ids" },
     h("legend", {}, "Accounts"),
     accounts.length === 0
       ? h("p", {}, "No connected accounts. ", h("a", { href: "/accounts" }, "Connect one"), ".")
@@ -125,6 +47,7 @@ export default async () => {
           name: "account",
           value: String(a.id),
           "data-platform": a.platform,
+          checked: targeted.has(a.id),
           onchange: () => update()
         }))
   )
@@ -133,6 +56,7 @@ export default async () => {
 
   // text and counters
   const content = h("textarea", { name: "content", rows: "6", oninput: () => update() })
+  content.value = source?.content ?? ""
   const counters = h("ul", { class: "counters", "aria-live": "polite", id: "counters" })
 
   // per-platform overrides
@@ -141,22 +65,30 @@ export default async () => {
   const overrideBlock = (platform) => {
     if (overrideBlocks.has(platform)) return overrideBlocks.get(platform)
     const rule = rules[platform]
+    const saved = source?.platform_content?.[platform]
+    const base = `platform_content.${platform}`
     const text = h("textarea", { name: `override-${platform}`, rows: "3", "data-override": platform, oninput: () => update() })
-    const contentType = rule?.content_types
-      ? field("Content type", h("select", { "data-content-type": platform }, h("option", { value: "" }, `Default${rule.default_content_type ? ` (${rule.default_content_type})` : ""}`), rule.content_types.map((t) => h("option", { value: t.value }, t.value))))
+    // An override whose text is the main text was saved for its settings alone: its box stays empty.
+    if (saved && saved.content !== source.content) text.value = saved.content
+    const typeSelect = rule?.content_types
+      ? h("select", { "data-content-type": platform }, h("option", { value: "" }, `Default${rule.default_content_type ? ` (${rule.default_content_type})` : ""}`), rule.content_types.map((t) => h("option", { value: t.value, selected: saved?.contentType === t.value }, t.value)))
       : null
-    const settings = Object.entries(rule?.settings ?? {}).map(([name, setting]) =>
-      field(
+    const settings = Object.entries(rule?.settings ?? {}).map(([name, setting]) => {
+      const input = settingInput(name, setting)
+      if (saved?.settings?.[name] !== undefined) input.value = settingText(saved.settings[name])
+      return field(
         `${settingLabel(name)}${setting.required ? " (required)" : ""}`,
-        settingInput(name, setting),
-        [setting.description ?? (setting.type === "string_array" ? "Comma-separated" : undefined), `settings.${name}`].filter(Boolean).join(" · ")
-      ))
+        input,
+        [setting.description ?? (setting.type === "string_array" ? "Comma-separated" : undefined), `settings.${name}`].filter(Boolean).join(" · "),
+        `${base}.settings.${name}`
+      )
+    })
     const block = h(
       "details",
-      { class: "card", "data-platform": platform },
+      { class: "card", "data-platform": platform, open: saved !== undefined },
       h("summary", {}, `${platform}: own text and settings`),
-      field(`Text for ${platform} (empty: the main text)`, text),
-      contentType,
+      field(`Text for ${platform} (empty: the main text)`, text, undefined, `${base}.content`),
+      typeSelect ? field("Content type", typeSelect, undefined, `${base}.contentType`) : null,
       settings
     )
     overrideBlocks.set(platform, block)
@@ -177,6 +109,20 @@ export default async () => {
     h("p", {}, "Drop images or videos here, or ", h("label", { for: "media-file" }, "choose files"), "."),
     fileInput
   )
+  const listed = (entry, item) => {
+    const remove = h("button", { type: "button", class: "link", "aria-label": `Remove ${entry.filename}` }, "Remove")
+    remove.addEventListener("click", () => {
+      media.splice(media.indexOf(entry), 1)
+      item.remove()
+      update()
+    })
+    item.append(" ", remove, h("ul", { class: "renditions muted", "data-media": entry.id }))
+  }
+  for (const entry of media) {
+    const item = h("li", {}, h("strong", {}, entry.filename), " ", h("span", {}, entry.status))
+    mediaList.append(item)
+    listed(entry, item)
+  }
   const upload = async (file) => {
     const progress = h("progress", { max: "1", value: "0", "aria-label": `Upload of ${file.name}` })
     const line = h("span", {}, "uploading…")
@@ -191,13 +137,7 @@ export default async () => {
       line.textContent = done.status === "ready" ? "ready" : `${done.status}${done.error ? `: ${done.error}` : ""}`
       const entry = { ...done }
       media.push(entry)
-      const remove = h("button", { type: "button", class: "link", "aria-label": `Remove ${file.name}` }, "Remove")
-      remove.addEventListener("click", () => {
-        media.splice(media.indexOf(entry), 1)
-        item.remove()
-        update()
-      })
-      item.append(" ", remove, h("ul", { class: "renditions muted", "data-media": entry.id }))
+      listed(entry, item)
       update()
     } catch (e) {
       line.textContent = `failed: ${errorText(e)}`
@@ -219,9 +159,13 @@ export default async () => {
     for (const file of e.dataTransfer?.files ?? []) upload(file)
   })
 
-  // campaign, time, queue
-  const campaign = h("select", { name: "campaign_id" }, h("option", { value: "" }, "None"), campaigns.map((c) => h("option", { value: String(c.id) }, c.name)))
-  const when = h("input", { type: "datetime-local", name: "scheduled_for", step: "1", value: localInput(new Date(Date.now() + 3_600_000)) })
+  // campaign, time
+  const campaign = h("select", { name: "campaign_id" }, h("option", { value: "" }, "None"), campaigns.map((c) =>
+    h("option", { value: String(c.id), selected: source?.campaign_id === c.id }, c.name)))
+  const asked = query.get("at")
+  const savedTime = editing?.scheduled_for ? new Date(editing.scheduled_for) : null
+  const initial = savedTime ?? (asked && !Number.isNaN(Date.parse(asked)) ? new Date(asked) : new Date(Date.now() + 3_600_000))
+  const when = h("input", { type: "datetime-local", name: "scheduled_for", step: "1", value: localInputValue(initial) })
 
   const update = () => {
     const targets = chosenPlatforms()
@@ -237,13 +181,13 @@ export default async () => {
     replace(overrides, targets.map(overrideBlock))
     for (const list of mediaList.querySelectorAll("[data-media]")) {
       const item = media.find((m) => m.id === list.dataset.media)
-      if (!item) continue
+      if (!item || !item.mime_type) continue
       replace(list, targets.filter((p) => rules[p]).map((p) => h("li", {}, `${p} ${renditionFor(item, rules[p])}`)))
     }
   }
 
-  const body = (extra) => {
-    const platformContent = {}
+  const platformContent = () => {
+    const entries = {}
     for (const platform of chosenPlatforms()) {
       const block = overrideBlocks.get(platform)
       if (!block) continue
@@ -255,61 +199,131 @@ export default async () => {
       }
       const type = block.querySelector("[data-content-type]")?.value ?? ""
       if (own.trim() === "" && type === "" && Object.keys(settings).length === 0) continue
-      platformContent[platform] = {
+      entries[platform] = {
         content: own.trim() === "" ? content.value : own,
         ...(type === "" ? {} : { contentType: type }),
         ...(Object.keys(settings).length === 0 ? {} : { settings })
       }
     }
+    return entries
+  }
+
+  /** The post as the form shows it, in the request's field names. */
+  const fields = () => ({
+    content: content.value,
+    account_ids: chosen().map((a) => a.id),
+    platform_content: platformContent(),
+    media_ids: media.map((m) => m.id),
+    campaign_id: campaign.value === "" ? null : Number(campaign.value)
+  })
+
+  const createBody = (extra) => {
+    const all = fields()
     return {
-      content: content.value,
-      account_ids: chosen().map((a) => a.id),
-      ...(Object.keys(platformContent).length === 0 ? {} : { platform_content: platformContent }),
-      ...(media.length === 0 ? {} : { media_ids: media.map((m) => m.id) }),
-      ...(campaign.value === "" ? {} : { campaign_id: Number(campaign.value) }),
+      content: all.content,
+      account_ids: all.account_ids,
+      ...(Object.keys(all.platform_content).length === 0 ? {} : { platform_content: all.platform_content }),
+      ...(all.media_ids.length === 0 ? {} : { media_ids: all.media_ids }),
+      ...(all.campaign_id === null ? {} : { campaign_id: all.campaign_id }),
       timezone: zone(),
       ...extra
     }
   }
 
-  const submit = (label, extra, cls = "secondary") => {
-    const button = h("button", { type: "button", class: cls, "data-action": label }, label)
-    button.addEventListener("click", () =>
-      busy(button, out, async () => {
-        const made = await v1("POST", "/posts", body(extra()))
-        location.assign(`/posts/${made.id ?? made.post_id}`)
-      }))
-    return button
+  /** The fields that differ from the post being edited (a scheduled post's time among them). */
+  const changes = () => {
+    const all = fields()
+    const before = {
+      content: editing.content,
+      account_ids: editing.account_ids ?? [],
+      platform_content: editing.platform_content ?? {},
+      media_ids: editing.media_ids ?? [],
+      campaign_id: editing.campaign_id
+    }
+    // An entry that only repeats the main text says nothing the main text does not.
+    const meaningful = (entries, main) =>
+      Object.fromEntries(Object.entries(entries).filter(([, e]) => e.content !== main || e.contentType || e.settings))
+    all.platform_content = meaningful(all.platform_content, all.content)
+    before.platform_content = meaningful(before.platform_content, before.content)
+    const changed = Object.fromEntries(Object.entries(all).filter(([k, v]) => !sameValue(v, before[k])))
+    // The whole set is sent, as the request takes it.
+    if (changed.platform_content !== undefined) changed.platform_content = fields().platform_content
+    if (!editing.draft && editing.scheduled_for !== null) {
+      const at = instantOf(when)
+      if (at !== undefined && Math.floor(Date.parse(at) / 1000) !== Math.floor(Date.parse(editing.scheduled_for) / 1000)) {
+        changed.scheduled_for = at
+      }
+    }
+    return changed
   }
 
   const scheduled = () => {
-    if (when.value === "") throw new Error("Pick a date and time to schedule.")
-    return { scheduled_for: new Date(when.value).toISOString() }
+    const at = instantOf(when)
+    if (at === undefined) throw Object.assign(new Error("Pick a date and time."), { details: { fields: ["scheduled_for"] } })
+    return { scheduled_for: at }
   }
 
+  const form = h("form", { onsubmit: (e) => e.preventDefault(), "aria-label": "Post" })
+  const button = (label, run, cls = "secondary") => {
+    const el = h("button", { type: "button", class: cls, "data-action": label }, label)
+    el.addEventListener("click", () => busy(el, out, run, { leaving: true, scope: form }))
+    return el
+  }
+  const leaveTo = (id, message) => {
+    flashNext(message)
+    location.assign(`/posts/${id}`)
+  }
+  const create = (label, extra, cls, message) =>
+    button(label, async () => {
+      const made = await v1("POST", "/posts", createBody(extra()))
+      leaveTo(made.id ?? made.post_id, message)
+    }, cls)
+  /** Saves the edit (when anything changed), then schedules the draft as `body()` says. */
+  const saveThen = (label, body, cls, message) =>
+    button(label, async () => {
+      const changed = changes()
+      const next = body?.()
+      if (Object.keys(changed).length > 0) await v1("PATCH", `/posts/${editing.id}`, changed)
+      if (next !== undefined) await v1("POST", `/posts/${editing.id}/schedule`, next)
+      leaveTo(editing.id, message)
+    }, cls)
+
+  const actions = editing === null
+    ? [
+      create("Schedule", scheduled, "", "Scheduled."),
+      create("Publish now", () => ({}), "secondary", "Publishing now."),
+      create("Add to queue", () => ({ use_queue: true }), "secondary", "Added to the queue."),
+      create("Save draft", () => ({ draft: true }), "secondary", "Draft saved."),
+      create("Request approval", () => ({ draft: true, request_approval: true }), "secondary", "Sent for approval.")
+    ]
+    : editing.draft
+    ? [
+      saveThen("Save draft", undefined, "", "Draft saved."),
+      mayPublish(editing) ? saveThen("Schedule", () => ({ ...scheduled(), timezone: zone() }), "secondary", "Scheduled.") : null,
+      mayPublish(editing) ? saveThen("Publish now", () => ({ publish_now: true }), "secondary", "Publishing now.") : null,
+      mayPublish(editing) ? saveThen("Add to queue", () => ({ use_queue: true }), "secondary", "Added to the queue.") : null
+    ]
+    : [saveThen("Save changes", undefined, "", "Changes saved.")]
+
+  const timeLabel = editing === null || editing.draft ? `Schedule for (your zone, ${zone()})` : `Scheduled for (your zone, ${zone()})`
+  const showTime = editing === null || editing.draft || editing.scheduled_for !== null
+  replace(
+    form,
+    picker,
+    field("Text", content, undefined, "content"),
+    counters,
+    overrides,
+    h("fieldset", { "data-field": "media_ids" }, h("legend", {}, "Media"), dropzone, mediaList),
+    field("Campaign", campaign, undefined, "campaign_id"),
+    showTime ? field(timeLabel, when, undefined, "scheduled_for") : null,
+    h("div", { class: "actions", "data-field": "use_queue" }, actions)
+  )
+  const title = editing === null ? (source ? "Compose a copy" : "Compose") : editing.draft ? "Edit draft" : "Edit post"
   render(
-    "Compose",
+    title,
+    editing ? h("p", {}, h("a", { href: `/posts/${editing.id}` }, "Back to the post"), editing.draft ? null : h("span", { class: "muted" }, " · Published copies are not edited on the platforms; only what is still to be sent changes.")) : null,
     out,
-    h(
-      "form",
-      { onsubmit: (e) => e.preventDefault(), "aria-label": "Post" },
-      picker,
-      field("Text", content),
-      counters,
-      overrides,
-      h("fieldset", {}, h("legend", {}, "Media"), dropzone, mediaList),
-      field("Campaign", campaign),
-      field(`Schedule for (your zone, ${zone()})`, when),
-      h(
-        "div",
-        { class: "actions" },
-        submit("Schedule", scheduled, ""),
-        submit("Publish now", () => ({})),
-        submit("Add to queue", () => ({ use_queue: true })),
-        submit("Save draft", () => ({ draft: true })),
-        submit("Request approval", () => ({ draft: true, request_approval: true }))
-      )
-    )
+    form
   )
   update()
   if (accounts.length === 0) replace(out, notice("Connect an account before composing.", ""))

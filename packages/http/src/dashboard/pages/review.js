@@ -2,16 +2,18 @@
 import { v1 } from "../api.js"
 import { busy, field, flash, h } from "../ui.js"
 
-export const reviewControls = (post, done) => {
+/** `approved` runs after an approval, `changed` after a request for changes (`approved` when not given). */
+export const reviewControls = (post, approved, changed = approved) => {
   const out = h("div", { "aria-live": "polite" })
-  const approve = h("button", { type: "button" }, "Approve")
+  const approve = h("button", { type: "button", "data-action": "Approve" }, "Approve")
   approve.addEventListener("click", () =>
     busy(approve, out, async () => {
       await v1("POST", `/posts/${post.id}/approve`, {})
       flash("Approved.")
-      await done()
+      await approved()
     }))
   const note = h("textarea", { name: "note", required: true, rows: "3" })
+  const noteField = field("What should change", note, undefined, "note")
   const send = h("button", { type: "submit", class: "secondary" }, "Request changes")
   const form = h(
     "form",
@@ -22,11 +24,11 @@ export const reviewControls = (post, done) => {
         busy(send, out, async () => {
           await v1("POST", `/posts/${post.id}/request-changes`, { note: note.value })
           flash("Changes requested.")
-          await done()
+          await changed()
         })
       }
     },
-    field("What should change", note),
+    noteField,
     h("div", { class: "actions" }, send)
   )
   return h("section", { class: "review", "aria-label": "Review" }, h("div", { class: "actions" }, approve), form, out)

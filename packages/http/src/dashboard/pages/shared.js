@@ -18,14 +18,6 @@ export const campaigns = async () => {
 /** "Name (platform)" of each account id. */
 export const accountNames = (list) => new Map(list.map((a) => [a.id, `${a.account_name} (${a.platform})`]))
 
-/**
- * A setting's key as words for a label: "replySettings" -> "Reply settings", "coverImageUrl" ->
- * "Cover image URL", "boardId" -> "Board ID". The key itself stays the field's hint, as the API names it.
- */
-export const settingLabel = (key) => {
-  const words = key.replace(/([a-z0-9])([A-Z])/g, "$1 $2").split(/[\s_]+/).map((w) => w.toLowerCase())
-  const fixed = words.map((w) => (w === "url" ? "URL" : w === "id" ? "ID" : w))
-  return fixed.join(" ").replace(/^./, (c) => c.toUpperCase())
-}
+export { settingLabel } from "../errors.js"
 
 export const excerpt = (text, n = 80) => (text.length > n ? `${text.slice(0, n - 1)}…` : text || "(no text)")

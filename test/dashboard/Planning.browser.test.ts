@@ -1,0 +1,256 @@
+/**
+ * The dashboard's daily loop in Debian's Chromium against `herald serve --sandbox`: every post is
+ * editable (a scheduled post and a failed one in the composer, reschedule, duplicate, delete after a
+ * confirmation), a draft is scheduled, queued or published from its page, and an approval is followed
+ * by a publish in two clicks. One server, one browser and one signed-in context for the file (the
+ * owner signs in over HTTP once; the sign-in page itself is Dashboard.browser.test.ts's); each test
+ * opens its own tab, in Europe/Berlin so that zone conversions show. Screenshots go to
+ * test-artifacts/dashboard/.
+ */
+import * as QueuesUseCase from "@herald/core/workflow/Queues"
+import { OrganizationId } from "@herald/core/kernel/Ids"
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import type { Browser, BrowserContext, Page } from "playwright-core"
+import * as Browsers from "../support/Browser.js"
+import * as HeraldServer from "../support/HeraldServer.js"
+
+declare const document: {
+  readonly activeElement: {
+    readonly id: string
+    readonly tagName: string
+    readonly getAttribute: (name: string) => string | null
+  } | null
+  readonly querySelector: (selector: string) => { click(): void } | null
+}
+
+const eventually = { timeout: 15_000 }
+const timezoneId = "Europe/Berlin"
+
+const skip = Browsers.skipReason
+if (skip !== undefined) console.warn(`[skip] dashboard planning browser tests: ${skip}`)
+
+interface Destination {
+  readonly account_id: number
+  readonly status: string
+}
+interface Post {
+  readonly id: string
+  readonly content: string
+  readonly status: string
+  readonly draft: boolean
+  readonly scheduled_for: string | null
+  readonly approval_status: string | null
+  readonly destinations: ReadonlyArray<Destination>
+}
+
+/** The viewer's wall clock of an instant, as a datetime-local input takes it. */
+const localInput = (date: Date): string => {
+  const parts = Object.fromEntries(
+    new Intl.DateTimeFormat("en-CA", {
+      timeZone: timezoneId, year: "numeric", month: "2-digit", day: "2-digit",
+      hour: "2-digit", minute: "2-digit", second: "2-digit", hourCycle: "h23"
+    }).formatToParts(date).map((p) => [p.type, p.value])
+  )
+  return `${parts.year}-${parts.month}-${parts.day}T${parts.hour}:${parts.minute}:${parts.second}`
+}
+
+/** A whole second, `hours` from now. */
+const hoursAhead = (hours: number) => new Date(Math.floor((Date.now() + hours * 3_600_000) / 1000) * 1000)
+
+describe.skipIf(skip !== undefined)("planning in the dashboard (Chromium)", () => {
+  let server: HeraldServer.HeraldServer
+  let browser: Browser
+  let context: BrowserContext
+  const accounts: Record<string, number> = {}
+
+  const api = async <T>(method: string, path: string, body?: unknown): Promise<{ status: number; data: T; error: { code: string } | null }> => {
+    const res = await server.request(method, `/api/v1${path}`, body === undefined ? {} : { body })
+    const json = res.json as { data: T; error: { code: string } | null }
+    return { status: res.status, data: json.data, error: json.error }
+  }
+  const getPost = async (id: string) => (await api<Post>("GET", `/posts/${id}`)).data
+  const createPost = async (body: Record<string, unknown>) => {
+    const res = await api<Post>("POST", "/posts", body)
+    expect(res.status, JSON.stringify(res.error)).toBe(201)
+    return res.data
+  }
+
+  beforeAll(async () => {
+    ;[server, browser] = await Promise.all([
+      HeraldServer.start({
+        args: ["--sandbox"],
+        env: { HERALD_RATE_LIMIT_PER_MINUTE: "100000", HERALD_RATE_LIMIT_PER_HOUR: "100000", HERALD_SIGN_IN_LIMIT_PER_MINUTE: "1000" }
+      }),
+      Browsers.launch()
+    ])
+    // The first start prints the owner's link just after the listening line.
+    for (let i = 0; i < 200 && !/HERALD_OWNER_LINK=\S+token=[0-9a-f]{64}/.test(server.output()); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    const token = /HERALD_OWNER_LINK=\S+token=([0-9a-f]{64})/.exec(server.output())![1]!
+    const email = /the owner \(([^)\s]+)\)/.exec(server.output())![1]!
+    const password = "correct horse battery staple 35"
+    const set = await server.request("POST", "/dashboard/api/password", { key: null, body: { token, password } })
+    expect(set.status, set.text).toBe(204)
+    const signedIn = await server.request("POST", "/dashboard/api/session", { key: null, body: { email, password } })
+    expect(signedIn.status, signedIn.text).toBe(200)
+    const cookie = /herald_session=([0-9a-f]{64})/.exec(signedIn.headers.get("set-cookie") ?? "")![1]!
+    context = await browser.newContext({ baseURL: server.baseUrl, timezoneId, locale: "en-GB", viewport: { width: 1100, height: 900 } })
+    await context.addCookies([{ name: "herald_session", value: cookie, url: server.baseUrl, httpOnly: true, sameSite: "Strict" }])
+    for (const a of (await api<{ accounts: ReadonlyArray<{ id: number; platform: string }> }>("GET", "/accounts")).data.accounts) {
+      accounts[a.platform] = a.id
+    }
+  }, 120_000)
+
+  afterAll(async () => {
+    await Promise.all([context?.close(), browser?.close(), server?.stop()])
+  })
+
+  /** A new tab of the signed-in context on `path`, once its page has rendered. */
+  const open = async (path: string, heading?: string): Promise<{ page: Page; errors: Array<string> }> => {
+    const page = await context.newPage()
+    const errors = Browsers.watchErrors(page)
+    await page.goto(path)
+    await page.locator("main h1", heading === undefined ? {} : { hasText: heading }).waitFor(eventually)
+    return { page, errors }
+  }
+
+  it("edits a scheduled post in the composer (only what changed is sent), then reschedules it from its page", async () => {
+    const at = hoursAhead(48)
+    const post = await createPost({ content: "Spring menu tasting", account_ids: [accounts["x"], accounts["telegram"]], scheduled_for: at.toISOString(), timezone: timezoneId })
+    const { page, errors } = await open(`/posts/${post.id}`, "Post")
+    await page.getByRole("link", { name: "Edit", exact: true }).click()
+    await page.locator("main h1", { hasText: "Edit post" }).waitFor(eventually)
+    // The composer holds the post as it is: accounts, text and time.
+    expect(await page.getByLabel("Sandbox x (x)").isChecked()).toBe(true)
+    expect(await page.getByLabel("Sandbox telegram (telegram)").isChecked()).toBe(true)
+    expect(await page.getByLabel("Text", { exact: true }).inputValue()).toBe("Spring menu tasting")
+    expect(await page.getByLabel(/^Scheduled for/).inputValue()).toBe(localInput(at))
+    const later = hoursAhead(50)
+    await page.getByLabel("Text", { exact: true }).fill("Spring menu tasting, now with desserts")
+    await page.getByLabel(/^Scheduled for/).fill(localInput(later))
+    await Browsers.screenshot(page, "edit-post")
+    const patch = page.waitForRequest((r) => r.method() === "PATCH")
+    await page.getByRole("button", { name: "Save changes" }).click()
+    expect((await patch).postDataJSON()).toEqual({ content: "Spring menu tasting, now with desserts", scheduled_for: later.toISOString() })
+    await page.waitForURL(`**/posts/${post.id}`)
+    await expect.poll(() => page.locator("#flash").textContent(), eventually).toBe("Changes saved.")
+    expect(await getPost(post.id)).toMatchObject({ content: "Spring menu tasting, now with desserts", scheduled_for: later.toISOString(), status: "scheduled" })
+
+    // Reschedule on the post's page.
+    const again = hoursAhead(72)
+    await page.getByLabel(/^New time/).fill(localInput(again))
+    await page.getByRole("button", { name: "Reschedule" }).click()
+    await expect.poll(() => page.locator("#flash").textContent(), eventually).toBe("Rescheduled.")
+    expect((await getPost(post.id)).scheduled_for).toBe(again.toISOString())
+    await expect.poll(() => page.locator("#post-scheduled time").getAttribute("datetime"), eventually).toBe(again.toISOString())
+    // A time in the past is refused under the time field, and nothing changes.
+    await page.getByLabel(/^New time/).fill(localInput(hoursAhead(-2)))
+    await page.getByRole("button", { name: "Reschedule" }).click()
+    await expect.poll(() => page.locator("[data-field=scheduled_for] .field-error").count(), eventually).toBe(1)
+    expect(await page.getByLabel(/^New time/).getAttribute("aria-invalid")).toBe("true")
+    expect((await getPost(post.id)).scheduled_for).toBe(again.toISOString())
+    await Browsers.screenshot(page, "post-scheduled")
+    expect(errors).toEqual([])
+    await page.close()
+  }, 60_000)
+
+  it("a failed post opens in the composer; its new text is what Retry publishes", async () => {
+    const post = await createPost({ content: "Opening hours [sandbox:fail]", account_ids: [accounts["telegram"]] })
+    await expect.poll(async () => (await getPost(post.id)).status, eventually).toBe("failed")
+    const { page, errors } = await open(`/compose?post=${post.id}`, "Edit post")
+    await page.getByLabel("Text", { exact: true }).fill("Opening hours: 9 to 5")
+    await page.getByRole("button", { name: "Save changes" }).click()
+    await page.waitForURL(`**/posts/${post.id}`)
+    await page.locator("tbody tr").first().getByRole("button", { name: "Retry" }).click()
+    await expect.poll(() => page.locator("#post-status").textContent(), { timeout: 30_000 }).toBe("published")
+    expect(await getPost(post.id)).toMatchObject({ content: "Opening hours: 9 to 5", status: "published" })
+    expect(errors).toEqual([])
+    await page.close()
+  }, 60_000)
+
+  it("duplicates a post into a new draft, and deletes a post only once the deletion is confirmed", async () => {
+    const post = await createPost({ content: "Weekly roundup", account_ids: [accounts["x"]], scheduled_for: hoursAhead(30).toISOString() })
+    const { page, errors } = await open(`/posts/${post.id}`, "Post")
+    await page.getByRole("link", { name: "Duplicate" }).click()
+    await page.locator("main h1", { hasText: "Compose a copy" }).waitFor(eventually)
+    expect(await page.getByLabel("Text", { exact: true }).inputValue()).toBe("Weekly roundup")
+    expect(await page.getByLabel("Sandbox x (x)").isChecked()).toBe(true)
+    await page.getByRole("button", { name: "Save draft" }).click()
+    await page.waitForURL((url) => /\/posts\/[0-9a-f-]{36}$/.test(url.pathname) && !url.pathname.endsWith(post.id))
+    const copy = await getPost(page.url().split("/").pop()!)
+    expect(copy).toMatchObject({ content: "Weekly roundup", status: "draft" })
+
+    // Delete: Cancel keeps the post; confirming removes it and lands on the list.
+    await page.goto(`/posts/${post.id}`)
+    await page.getByRole("button", { name: "Delete" }).click()
+    const dialog = page.getByRole("dialog")
+    await dialog.waitFor(eventually)
+    expect(await dialog.textContent()).toContain("Delete this scheduled post")
+    await Browsers.screenshot(page, "post-delete-confirm")
+    await dialog.getByRole("button", { name: "Cancel" }).click()
+    await dialog.waitFor({ state: "detached" })
+    expect((await api("GET", `/posts/${post.id}`)).status).toBe(200)
+    await page.getByRole("button", { name: "Delete" }).click()
+    await page.getByRole("dialog").getByRole("button", { name: "Delete post" }).click()
+    await page.waitForURL("**/posts")
+    await expect.poll(() => page.locator("#flash").textContent(), eventually).toBe("Post deleted.")
+    expect((await api("GET", `/posts/${post.id}`)).status).toBe(404)
+    expect(errors).toEqual([])
+    await page.close()
+  }, 60_000)
+
+  it("a draft is scheduled, queued or published from its page, and edited then scheduled from the composer", async () => {
+    await server.withStore(QueuesUseCase.setQueue({ organizationId: OrganizationId.make(server.orgId), timezone: "America/New_York", openings: "daily 09:00" }))
+    const forecast = (await api<{ forecast: ReadonlyArray<{ scheduled_for: string }> }>("GET", "/queue?count=1")).data.forecast[0]!
+    const draft = (content: string) => createPost({ content, account_ids: [accounts["telegram"]], draft: true })
+
+    const toQueue = await draft("Queued draft")
+    const { page, errors } = await open(`/posts/${toQueue.id}`, "Post")
+    await Browsers.screenshot(page, "post-draft")
+    await page.getByRole("button", { name: "Add to queue" }).click()
+    await expect.poll(() => page.locator("#flash").textContent(), eventually).toBe("Added to the queue.")
+    expect(await getPost(toQueue.id)).toMatchObject({ status: "scheduled", scheduled_for: forecast.scheduled_for })
+
+    const toSchedule = await draft("Scheduled draft")
+    await page.goto(`/posts/${toSchedule.id}`)
+    const at = hoursAhead(5)
+    await page.getByLabel(/^Time \(your zone/).fill(localInput(at))
+    await page.getByRole("button", { name: "Schedule", exact: true }).click()
+    await expect.poll(() => page.locator("#flash").textContent(), eventually).toBe("Scheduled.")
+    expect(await getPost(toSchedule.id)).toMatchObject({ status: "scheduled", scheduled_for: at.toISOString() })
+
+    const toPublish = await draft("Published draft")
+    await page.goto(`/posts/${toPublish.id}`)
+    await page.getByRole("button", { name: "Publish now" }).click()
+    await expect.poll(() => page.locator("#post-status").textContent(), { timeout: 30_000 }).toBe("published")
+
+    const edited = await draft("Draft before edit")
+    await page.goto(`/compose?post=${edited.id}`)
+    await page.locator("main h1", { hasText: "Edit draft" }).waitFor(eventually)
+    await page.getByLabel("Text", { exact: true }).fill("Draft after edit")
+    const when = hoursAhead(6)
+    await page.getByLabel(/^Schedule for/).fill(localInput(when))
+    await page.getByRole("button", { name: "Schedule", exact: true }).click()
+    await page.waitForURL(`**/posts/${edited.id}`)
+    expect(await getPost(edited.id)).toMatchObject({ content: "Draft after edit", status: "scheduled", scheduled_for: when.toISOString() })
+    expect(errors).toEqual([])
+    await page.close()
+  }, 90_000)
+
+  it("approve, then publish: two clicks in the approvals inbox", async () => {
+    const post = await createPost({ content: "Needs a yes", account_ids: [accounts["telegram"]], draft: true, request_approval: true })
+    const { page, errors } = await open("/approvals", "Approvals")
+    const card = page.locator("article", { hasText: "Needs a yes" })
+    await card.getByRole("button", { name: "Approve" }).click()
+    // Focus waits on the next step.
+    await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute("data-action")), eventually).toBe("Publish now")
+    await Browsers.screenshot(page, "approvals-approved")
+    await card.getByRole("button", { name: "Publish now" }).click()
+    await page.waitForURL(`**/posts/${post.id}`)
+    await expect.poll(() => page.locator("#post-status").textContent(), { timeout: 30_000 }).toBe("published")
+    expect((await getPost(post.id)).approval_status).toBe("approved")
+    expect(errors).toEqual([])
+    await page.close()
+  }, 60_000)
+})
