@@ -253,4 +253,121 @@ describe.skipIf(skip !== undefined)("planning in the dashboard (Chromium)", () =
     expect(errors).toEqual([])
     await page.close()
   }, 60_000)
+
+  it("Save draft then Publish now, clicked at once, make one post: every action button waits for the one in flight", async () => {
+    const { page, errors } = await open("/compose", "Compose")
+    const text = `Only once ${Date.now()}`
+    await page.getByLabel("Sandbox telegram (telegram)").check()
+    await page.getByLabel("Text", { exact: true }).fill(text)
+    const creates: Array<string> = []
+    page.on("request", (r) => {
+      if (r.method() === "POST" && new URL(r.url()).pathname === "/api/v1/posts") creates.push(r.url())
+    })
+    // Both clicks in one task, before any answer: the second must find its button locked.
+    await page.evaluate(() => {
+      document.querySelector("[data-action='Save draft']")!.click()
+      document.querySelector("[data-action='Publish now']")!.click()
+    })
+    await page.waitForURL(/\/posts\/[0-9a-f-]{36}$/)
+    expect(creates).toHaveLength(1)
+    const found = await api<{ posts: ReadonlyArray<Post> }>("GET", `/posts?search=${encodeURIComponent(text)}`)
+    expect(found.data.posts.map((p) => p.status)).toEqual(["draft"])
+    expect(errors).toEqual([])
+    await page.close()
+  }, 60_000)
+
+  it("refusals read in plain words under the field they concern, once: a text too long for X, a missing YouTube title", async () => {
+    const { page, errors } = await open("/compose", "Compose")
+    await page.getByLabel("Sandbox x (x)").check()
+    await page.getByLabel("Text", { exact: true }).fill("a".repeat(281))
+    await page.getByRole("button", { name: "Schedule", exact: true }).click()
+    const under = (path: string) => page.locator(`[data-field="${path}"] .field-error`)
+    await expect.poll(() => under("content").textContent(), eventually).toBe("Too long for X: 281 characters (as X counts them), at most 280.")
+    expect(await page.getByText("Too long for X").count()).toBe(1)
+    expect(await page.getByLabel("Text", { exact: true }).getAttribute("aria-invalid")).toBe("true")
+    // Focus goes to the field in error.
+    expect(await page.evaluate(() => document.activeElement?.getAttribute("name"))).toBe("content")
+
+    await page.getByLabel("Sandbox x (x)").uncheck()
+    await page.getByLabel("Sandbox youtube (youtube)").check()
+    await page.getByLabel("Text", { exact: true }).fill("Our new video")
+    await page.getByRole("button", { name: "Schedule", exact: true }).click()
+    // The title is folded away under YouTube's settings: they open to show it.
+    await expect.poll(() => under("platform_content.youtube.settings.title").textContent(), eventually)
+      .toMatch(/^YouTube needs the title/)
+    expect(await under("platform_content.youtube.settings.title").isVisible()).toBe(true)
+    expect(await under("content").count()).toBe(0)
+    // The field's hint names the API's key; the refusal itself does not.
+    const said = (await page.locator("main .field-error, main .notice").allTextContents()).join(" ")
+    for (const word of ["settings.", "platform_content", "validation_error", "content_too_long"]) expect(said).not.toContain(word)
+    await Browsers.screenshot(page, "compose-errors")
+    expect(await api("GET", `/posts?search=${encodeURIComponent("Our new video")}`).then((r) => (r.data as { posts: Array<unknown> }).posts)).toEqual([])
+    expect(errors).toEqual([])
+    await page.close()
+  }, 60_000)
+
+  it("a refused credential connect keeps what was typed; the sandbox organization's plan has room to connect", async () => {
+    const me = (await api<{ organization: { plan: string }; usage: { accounts: { used: number; limit: number } } }>("GET", "/me")).data
+    expect(me.usage.accounts.used).toBe(11)
+    expect(me.usage.accounts.limit).toBeGreaterThan(11)
+    const { page, errors } = await open("/accounts", "Accounts")
+    await page.getByLabel("Platform").selectOption("telegram")
+    await page.getByLabel("Bot token").fill("123456:sandbox-token")
+    await page.getByLabel("Channel (username or numeric chat id)").fill("   ")
+    await page.getByRole("button", { name: "Connect telegram" }).click()
+    const channel = page.locator("[data-field=channel]")
+    await expect.poll(() => channel.locator(".field-error").textContent(), eventually).toBe("Enter the channel.")
+    expect(await page.getByText("Enter the channel.").count()).toBe(1)
+    expect(await page.getByLabel("Bot token").inputValue()).toBe("123456:sandbox-token")
+    await Browsers.screenshot(page, "accounts-connect-refused")
+    await page.getByLabel("Channel (username or numeric chat id)").fill("@herald_news")
+    await page.getByRole("button", { name: "Connect telegram" }).click()
+    await expect.poll(() => page.locator("#flash").textContent(), eventually).toBe("Connected telegram.")
+    expect((await api<{ accounts: ReadonlyArray<unknown> }>("GET", "/accounts")).data.accounts).toHaveLength(12)
+    expect(errors).toEqual([])
+    await page.close()
+  }, 60_000)
+
+  it("a post due 09:00 in New York reads, for a viewer in Berlin, as Berlin time labelled Europe/Berlin, and 09:00 labelled America/New_York", async () => {
+    // 09:00 in New York three days ahead: 14:00 UTC in winter, 13:00 UTC in summer.
+    const day = new Date(Date.now() + 3 * 86_400_000)
+    const nine = [14, 13].map((h) => new Date(Date.UTC(day.getUTCFullYear(), day.getUTCMonth(), day.getUTCDate(), h)))
+      .find((d) => new Intl.DateTimeFormat("en-GB", { timeZone: "America/New_York", hour: "2-digit", hourCycle: "h23" }).format(d) === "09")!
+    const post = await createPost({ content: "Breakfast special", account_ids: [accounts["telegram"]], scheduled_for: nine.toISOString(), timezone: "America/New_York" })
+    const { page, errors } = await open(`/posts/${post.id}`, "Post")
+    const format = (zone: string) => new Intl.DateTimeFormat("en-GB", { dateStyle: "medium", timeStyle: "short", timeZone: zone }).format(nine)
+    const shown = (await page.locator("#post-scheduled").textContent()) ?? ""
+    expect(shown).toContain(`${format(timezoneId)} (Europe/Berlin)`)
+    expect(shown).toContain(`${format("America/New_York")} in America/New_York`)
+    expect(format("America/New_York")).toContain("09:00")
+    expect(shown).not.toContain("(America/New_York)")
+    expect(errors).toEqual([])
+    await page.close()
+  }, 60_000)
+
+  it("the self-refreshing post page keeps keyboard focus and what was typed", async () => {
+    // Due in 100 s: the page refreshes itself every 1.5 s until the post settles.
+    const post = await createPost({ content: "Going out soon", account_ids: [accounts["telegram"]], scheduled_for: new Date(Date.now() + 100_000).toISOString() })
+    const { page, errors } = await open(`/posts/${post.id}`, "Post")
+    const typed = localInput(hoursAhead(4))
+    await page.getByLabel(/^New time/).fill(typed)
+    // Three answers: the page has drawn itself again at least twice since the typing.
+    for (let i = 0; i < 3; i++) {
+      await page.waitForResponse((r) => new URL(r.url()).pathname === `/api/v1/posts/${post.id}`, eventually)
+    }
+    expect(await page.evaluate(() => document.activeElement?.getAttribute("name"))).toBe("scheduled_for")
+    expect(await page.getByLabel(/^New time/).inputValue()).toBe(typed)
+    expect(errors).toEqual([])
+    await page.close()
+  }, 60_000)
+
+  it("signed out, the header offers no Sign out", async () => {
+    const signedOut = await browser.newContext({ baseURL: server.baseUrl, timezoneId })
+    const page = await signedOut.newPage()
+    await page.goto("/sign-in")
+    await page.locator("main h1", { hasText: "Sign in" }).waitFor(eventually)
+    expect(await page.getByRole("button", { name: "Sign out" }).isVisible()).toBe(false)
+    expect(await page.getByRole("navigation", { name: "Main" }).isVisible()).toBe(false)
+    await signedOut.close()
+  })
 })

@@ -185,6 +185,7 @@ const sandboxAccounts = (organizationId: OrganizationId) =>
     const existing = yield* (yield* AccountStore).list(organizationId)
     if (existing.some((a) => a.platformAccountId.startsWith("sandbox-"))) return
     yield* Sandbox.bootstrapAccounts(organizationId)
+    yield* Sandbox.fitPlan(organizationId)
   }).pipe(Effect.orDie)
 
 /** What the use cases run on: the stores and the engine's services. */

@@ -25,6 +25,7 @@ import * as PublishAuthRetry from "@herald/core/publishing/PublishAuthRetry"
 import * as Webhooks from "@herald/core/webhooks/Webhooks"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Layer from "effect/Layer"
 import * as FiberRef from "effect/FiberRef"
 import * as Logger from "effect/Logger"
@@ -264,7 +265,14 @@ export const sandboxBootstrap = Effect.gen(function*() {
   const existing = yield* (yield* AccountStore).list(org.id)
   if (existing.some((a) => a.platformAccountId.startsWith("sandbox-"))) return 0
   const created = yield* Sandbox.bootstrapAccounts(org.id)
-  yield* Effect.logInfo(`Sandbox: connected ${created.length} sandbox accounts to "${org.name}"`)
+  const plan = yield* Sandbox.fitPlan(org.id)
+  yield* Effect.logInfo(
+    `Sandbox: connected ${created.length} sandbox accounts to "${org.name}"` +
+      Option.match(plan, {
+        onNone: () => "",
+        onSome: (p) => `, and moved it to the ${p} plan so that they fit with room to connect more`
+      })
+  )
   return created.length
 })
 

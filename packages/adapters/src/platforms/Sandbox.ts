@@ -15,6 +15,8 @@
  */
 import type { SocialAccount } from "@herald/core/accounts/Account"
 import { AccountStore } from "@herald/core/accounts/AccountStore"
+import * as Organization from "@herald/core/access/Organization"
+import { OrganizationStore } from "@herald/core/access/OrganizationStore"
 import { Metrics } from "@herald/core/posts/Destination"
 import { Event } from "@herald/core/webhooks/Event"
 import { EventStore } from "@herald/core/webhooks/EventStore"
@@ -591,4 +593,28 @@ export const bootstrapAccounts = (organizationId: OrganizationId) =>
       created.push(account)
     }
     return created
+  })
+
+/** The plans from the smallest allowance of social accounts up. */
+const plansByAccounts: ReadonlyArray<Organization.Plan> = (Object.keys(Organization.planAllowances) as Array<Organization.Plan>)
+  .filter((plan) => plan !== "trial")
+  .sort((a, b) => Organization.planAllowances[a].socialAccounts - Organization.planAllowances[b].socialAccounts)
+
+/**
+ * The sandbox's organization must hold its sandbox accounts and still take a connect: when its plan
+ * allows no more accounts than it has, it moves to the smallest plan that allows more (the largest
+ * plan when none does). Its subscription status is left as it is. Returns the plan it moved to, if any.
+ */
+export const fitPlan = (organizationId: OrganizationId) =>
+  Effect.gen(function*() {
+    const orgs = yield* OrganizationStore
+    const org = yield* orgs.findById(organizationId)
+    if (Option.isNone(org)) return Option.none<Organization.Plan>()
+    const count = (yield* (yield* AccountStore).list(organizationId)).length
+    if (Organization.planAllowances[org.value.plan].socialAccounts > count) return Option.none<Organization.Plan>()
+    const plan = plansByAccounts.find((p) => Organization.planAllowances[p].socialAccounts > count) ??
+      plansByAccounts[plansByAccounts.length - 1]!
+    if (plan === org.value.plan) return Option.none<Organization.Plan>()
+    yield* orgs.update(new Organization.Organization({ ...org.value, plan }))
+    return Option.some(plan)
   })

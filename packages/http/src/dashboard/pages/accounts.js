@@ -1,5 +1,5 @@
 import { v1 } from "../api.js"
-import { busy, field, flash, h, notice, render, replace, status, table } from "../ui.js"
+import { busy, errorText, field, flash, h, notice, render, replace, status, table } from "../ui.js"
 
 const oauthPlatforms = ["x", "instagram", "facebook", "youtube", "pinterest", "threads", "linkedin", "tiktok"]
 const credentialFields = {
@@ -16,12 +16,18 @@ const linkResult = (result) =>
     h("p", {}, h("a", { href: result.url, target: "_blank", rel: "noopener noreferrer" }, `Authorize on ${result.platform}`), ` (valid ${Math.round((result.expires_in_seconds ?? 600) / 60)} minutes)`)
   )
 
-const credentialForm = (platform, out, done) => {
-  const inputs = credentialFields[platform].map(([name, label, type]) => [name, field(label, h("input", { type, name, required: true, autocomplete: "off" }))])
+/**
+ * The credentials of a platform that takes them here. A refused connect keeps what was typed (the
+ * form is never replaced by the message), with each problem under the field it concerns.
+ */
+const credentialForm = (platform, done) => {
+  const out = h("div", { "aria-live": "polite" })
+  const inputs = credentialFields[platform].map(([name, label, type]) => [name, field(label, h("input", { type, name, required: true, autocomplete: "off" }), undefined, name)])
   const send = h("button", { type: "submit" }, `Connect ${platform}`)
-  return h(
+  const form = h(
     "form",
     {
+      "aria-label": `Connect ${platform}`,
       onsubmit: (e) => {
         e.preventDefault()
         const body = { platform }
@@ -30,12 +36,14 @@ const credentialForm = (platform, out, done) => {
           const result = await v1("POST", "/accounts/connect-credential", body)
           flash(result.connected ? `Connected ${platform}.` : (result.instructions ?? "Not connected."))
           await done()
-        })
+        }, { scope: form })
       }
     },
+    out,
     inputs.map(([, wrap]) => wrap),
     h("div", { class: "actions" }, send)
   )
+  return form
 }
 
 export default async function page() {
@@ -48,7 +56,7 @@ export default async function page() {
     reconnect.addEventListener("click", () =>
       busy(reconnect, out, async () => {
         if (credentialFields[a.platform]) {
-          replace(out, h("h2", {}, `Reconnect ${a.account_name}`), credentialForm(a.platform, out, () => page()))
+          replace(out, h("h2", {}, `Reconnect ${a.account_name}`), credentialForm(a.platform, () => page()))
           return
         }
         replace(out, linkResult(await v1("POST", `/accounts/${a.id}/reconnect`, {})))
@@ -78,12 +86,12 @@ export default async function page() {
     const p = platform.value
     replace(connectOut)
     if (p === "") return
-    if (credentialFields[p]) connectOut.append(credentialForm(p, connectOut, () => page()))
+    if (credentialFields[p]) connectOut.append(credentialForm(p, () => page()))
     else {
       try {
         connectOut.append(linkResult(await v1("POST", "/accounts/connect-link", { platform: p })))
       } catch (e) {
-        connectOut.append(notice(e.message, "bad"))
+        connectOut.append(notice(errorText(e), "bad"))
       }
     }
   })
