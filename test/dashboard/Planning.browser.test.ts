@@ -2,13 +2,16 @@
  * The dashboard's daily loop in Debian's Chromium against `herald serve --sandbox`: every post is
  * editable (a scheduled post and a failed one in the composer, reschedule, duplicate, delete after a
  * confirmation), a draft is scheduled, queued or published from its page, and an approval is followed
- * by a publish in two clicks. One server, one browser and one signed-in context for the file (the
+ * by a publish in two clicks; the week calendar shows every post of a busy week (200) and the posts
+ * published at once. One server, one browser and one signed-in context for the file (the
  * owner signs in over HTTP once; the sign-in page itself is Dashboard.browser.test.ts's); each test
  * opens its own tab, in Europe/Berlin so that zone conversions show. Screenshots go to
  * test-artifacts/dashboard/.
  */
 import * as QueuesUseCase from "@herald/core/workflow/Queues"
-import { OrganizationId } from "@herald/core/kernel/Ids"
+import { OrganizationId, UserId } from "@herald/core/kernel/Ids"
+import * as Admin from "@herald/http/Admin"
+import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import type { Browser, BrowserContext, Page } from "playwright-core"
 import * as Browsers from "../support/Browser.js"
@@ -103,7 +106,8 @@ describe.skipIf(skip !== undefined)("planning in the dashboard (Chromium)", () =
   }, 120_000)
 
   afterAll(async () => {
-    await Promise.all([context?.close(), browser?.close(), server?.stop()])
+    await context?.close()
+    await Promise.all([browser?.close(), server?.stop()])
   })
 
   /** A new tab of the signed-in context on `path`, once its page has rendered. */
@@ -370,4 +374,62 @@ describe.skipIf(skip !== undefined)("planning in the dashboard (Chromium)", () =
     expect(await page.getByRole("navigation", { name: "Main" }).isVisible()).toBe(false)
     await signedOut.close()
   })
+
+  /** Monday of the week `weeks` ahead, as the Berlin viewer's calendar names it (YYYY-MM-DD). */
+  const mondayAhead = (weeks: number): string => {
+    const day = (d: Date, part: Intl.DateTimeFormatOptions) => new Intl.DateTimeFormat("en-CA", { timeZone: timezoneId, ...part }).format(d)
+    let d = new Date(Date.now() + weeks * 7 * 86_400_000)
+    while (day(d, { weekday: "short" }) !== "Mon") d = new Date(d.getTime() - 86_400_000)
+    return day(d, { year: "numeric", month: "2-digit", day: "2-digit" })
+  }
+
+  it("the week calendar shows all 200 posts of a busy week, by day, in the viewer's zone", async () => {
+    const monday = mondayAhead(2)
+    // Monday noon UTC (early afternoon in Berlin) to Sunday noon: inside the Berlin week.
+    const first = Date.parse(`${monday}T12:00:00Z`)
+    const step = Math.floor((6 * 86_400_000) / 200)
+    const times = Array.from({ length: 200 }, (_, i) => new Date(first + i * step))
+    // Scheduled posts count against 100 a minute per user: two keys of two creators share the load.
+    const keys = await Promise.all([0, 1].map(() =>
+      server.withStore(Admin.createKey({ organizationId: OrganizationId.make(server.orgId), createdBy: UserId.make(randomUUID()) }))
+        .then((k) => k.token)))
+    await Promise.all([0, 1, 2, 3].map(async (batch) => {
+      const posts = times.slice(batch * 50, batch * 50 + 50).map((at, i) => ({
+        content: `Busy week post ${batch * 50 + i}`,
+        account_ids: [accounts["telegram"]],
+        scheduled_for: at.toISOString()
+      }))
+      const res = await server.request("POST", "/api/v1/posts/bulk", { key: keys[batch % 2]!, body: { posts } })
+      expect(res.status, res.text).toBe(201)
+    }))
+    const { page, errors } = await open(`/calendar?week=${monday}`, "Week calendar")
+    expect(await page.locator(".week li.entry").count()).toBe(200)
+    expect(await page.locator("main > p.muted").textContent()).toContain("200 posts this week")
+    // Each post on its Berlin day, at its Berlin wall clock.
+    const berlinDay = (d: Date) => new Intl.DateTimeFormat("en-CA", { timeZone: timezoneId, year: "numeric", month: "2-digit", day: "2-digit" }).format(d)
+    const perDay = new Map<string, number>()
+    for (const at of times) perDay.set(berlinDay(at), (perDay.get(berlinDay(at)) ?? 0) + 1)
+    for (const [day, n] of perDay) expect(await page.locator(`.week section[data-day="${day}"] li.entry`).count(), day).toBe(n)
+    const last = page.locator(".week li.entry").last()
+    expect(await last.locator("time").getAttribute("datetime")).toBe(times[199]!.toISOString())
+    expect(await last.locator("time").textContent()).toBe(new Intl.DateTimeFormat("en-GB", { timeStyle: "short", timeZone: timezoneId }).format(times[199]!))
+    await Browsers.screenshot(page, "calendar-busy-week")
+    expect(errors).toEqual([])
+    await page.close()
+  }, 120_000)
+
+  it("the week calendar shows posts sent with Publish now: published, and failed", async () => {
+    const published = await createPost({ content: "Sent at once", account_ids: [accounts["telegram"]] })
+    const failed = await createPost({ content: "Sent at once and refused [sandbox:fail]", account_ids: [accounts["telegram"]] })
+    await expect.poll(async () => [(await getPost(published.id)).status, (await getPost(failed.id)).status], { timeout: 30_000 })
+      .toEqual(["published", "failed"])
+    const { page, errors } = await open("/calendar", "Week calendar")
+    expect(await page.locator(`.week li.entry[data-post="${published.id}"] .status`).textContent()).toBe("published")
+    expect(await page.locator(`.week li.entry[data-post="${failed.id}"] .status`).textContent()).toBe("failed")
+    const sentAt = Date.parse((await getPost(published.id) as unknown as { destinations: ReadonlyArray<{ published_at: string }> }).destinations[0]!.published_at)
+    expect(await page.locator(`.week li.entry[data-post="${published.id}"] time`).getAttribute("datetime")).toBe(new Date(sentAt).toISOString())
+    await Browsers.screenshot(page, "calendar")
+    expect(errors).toEqual([])
+    await page.close()
+  }, 60_000)
 })
