@@ -3,7 +3,8 @@
  * editable (a scheduled post and a failed one in the composer, reschedule, duplicate, delete after a
  * confirmation), a draft is scheduled, queued or published from its page, and an approval is followed
  * by a publish in two clicks; the week calendar shows every post of a busy week (200) and the posts
- * published at once. One server, one browser and one signed-in context for the file (the
+ * published at once; a month view; a post dragged to another day is moved there, and Undo moves it back.
+ * One server, one browser and one signed-in context for the file (the
  * owner signs in over HTTP once; the sign-in page itself is Dashboard.browser.test.ts's); each test
  * opens its own tab, in Europe/Berlin so that zone conversions show. Screenshots go to
  * test-artifacts/dashboard/.
@@ -18,6 +19,7 @@ import * as Browsers from "../support/Browser.js"
 import * as HeraldServer from "../support/HeraldServer.js"
 
 declare const document: {
+  readonly documentElement: { readonly scrollWidth: number }
   readonly activeElement: {
     readonly id: string
     readonly tagName: string
@@ -429,6 +431,53 @@ describe.skipIf(skip !== undefined)("planning in the dashboard (Chromium)", () =
     const sentAt = Date.parse((await getPost(published.id) as unknown as { destinations: ReadonlyArray<{ published_at: string }> }).destinations[0]!.published_at)
     expect(await page.locator(`.week li.entry[data-post="${published.id}"] time`).getAttribute("datetime")).toBe(new Date(sentAt).toISOString())
     await Browsers.screenshot(page, "calendar")
+    expect(errors).toEqual([])
+    await page.close()
+  }, 60_000)
+
+  const berlin = (iso: string, part: Intl.DateTimeFormatOptions) => new Intl.DateTimeFormat("en-CA", { timeZone: timezoneId, hourCycle: "h23", ...part }).format(new Date(iso))
+  const berlinDayOf = (iso: string) => berlin(iso, { year: "numeric", month: "2-digit", day: "2-digit" })
+  const berlinClock = (iso: string) => berlin(iso, { hour: "2-digit", minute: "2-digit" })
+  const nextDay = (day: string, n = 1) => new Date(Date.parse(`${day}T12:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10)
+
+  let dragged: { id: string; at: string } | undefined
+
+  it("a post dragged to another day of the week moves there at the same time; Undo moves it back", async () => {
+    const monday = mondayAhead(3)
+    const at = new Date(`${nextDay(monday, 2)}T09:30:00Z`).toISOString()
+    const post = await createPost({ content: "Drag me to Thursday", account_ids: [accounts["telegram"]], scheduled_for: at })
+    dragged = { id: post.id, at }
+    const { page, errors } = await open(`/calendar?week=${monday}`, "Week calendar")
+    const thursday = nextDay(berlinDayOf(at))
+    await page.locator(`li.entry[data-post="${post.id}"]`).dragTo(page.locator(`.week section[data-day="${thursday}"]`))
+    await expect.poll(async () => berlinDayOf((await getPost(post.id)).scheduled_for!), eventually).toBe(thursday)
+    expect(berlinClock((await getPost(post.id)).scheduled_for!)).toBe(berlinClock(at))
+    await expect.poll(() => page.locator(`section[data-day="${thursday}"] li.entry[data-post="${post.id}"]`).count(), eventually).toBe(1)
+    expect(await page.locator("#calendar-status").textContent()).toContain("Moved “Drag me to Thursday”")
+    await Browsers.screenshot(page, "calendar-moved")
+    await page.getByRole("button", { name: "Undo" }).click()
+    await expect.poll(async () => (await getPost(post.id)).scheduled_for, eventually).toBe(at)
+    await expect.poll(() => page.locator(`section[data-day="${berlinDayOf(at)}"] li.entry[data-post="${post.id}"]`).count(), eventually).toBe(1)
+    // Published posts stay where they went out: they cannot be dragged.
+    expect(await page.locator("li.entry.published[draggable=true]").count()).toBe(0)
+    expect(errors).toEqual([])
+    await page.close()
+  }, 60_000)
+
+  it("the month view shows the posts by day, moves one by drag, and reads as a list at 375 px", async () => {
+    const { id, at } = dragged!
+    const day = berlinDayOf(at)
+    const { page, errors } = await open(`/calendar?view=month&month=${day.slice(0, 7)}`, "Month")
+    const cell = (d: string) => page.locator(`.month section[data-day="${d}"]`)
+    expect(await cell(day).locator(`li.entry[data-post="${id}"]`).count()).toBe(1)
+    await Browsers.screenshot(page, "calendar-month")
+    const target = nextDay(day, 2)
+    await cell(day).locator(`li.entry[data-post="${id}"]`).dragTo(cell(target))
+    await expect.poll(async () => berlinDayOf((await getPost(id)).scheduled_for!), eventually).toBe(target)
+    await expect.poll(() => cell(target).locator(`li.entry[data-post="${id}"]`).count(), eventually).toBe(1)
+    await page.setViewportSize({ width: 375, height: 800 })
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375)
+    await Browsers.screenshot(page, "375px-calendar-month")
     expect(errors).toEqual([])
     await page.close()
   }, 60_000)

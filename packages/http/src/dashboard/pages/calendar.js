@@ -1,22 +1,28 @@
+// The calendar: a week by day or a month grid, in the viewer's zone. Every post of the range is
+// fetched (by range, a page of 100 at a time), published and failed ones included; a post dragged to
+// another day is rescheduled there (calendar-moves.js).
 import { v1 } from "../api.js"
 import { platformName } from "../errors.js"
-import { h, render, zone } from "../ui.js"
+import { h, render, replace, zone } from "../ui.js"
+import { enableMoves } from "./calendar-moves.js"
 import { excerpt } from "./shared.js"
-
-const day = 86_400_000
 
 /** Monday 00:00 in the viewer's zone of the week holding `date`. */
 const weekStart = (date) => {
   const d = new Date(date.getFullYear(), date.getMonth(), date.getDate())
-  const shift = (d.getDay() + 6) % 7
-  d.setDate(d.getDate() - shift)
+  d.setDate(d.getDate() - ((d.getDay() + 6) % 7))
   return d
 }
 
+const addDays = (d, n) => new Date(d.getFullYear(), d.getMonth(), d.getDate() + n)
+
 const isoDay = (d) => `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, "0")}-${String(d.getDate()).padStart(2, "0")}`
+const isoMonth = (d) => isoDay(d).slice(0, 7)
 
 const clock = new Intl.DateTimeFormat(undefined, { timeStyle: "short" })
 const heading = new Intl.DateTimeFormat(undefined, { weekday: "short", day: "numeric", month: "short" })
+const monthTitle = new Intl.DateTimeFormat(undefined, { month: "long", year: "numeric" })
+const weekdayName = new Intl.DateTimeFormat(undefined, { weekday: "short" })
 
 /** Every post a filter matches, a page of 100 at a time (the list's largest page). */
 export const fetchAll = async (filter) => {
@@ -57,7 +63,7 @@ export const postsBetween = async (from, to) => {
     .sort((a, b) => a.at - b.at)
 }
 
-const platformsOf = (post) => [...new Set((post.destinations?.length ? post.destinations : []).map((d) => d.platform))]
+const platformsOf = (post) => [...new Set((post.destinations ?? []).map((d) => d.platform))]
 
 const entry = ({ post, at }) => {
   const when = new Date(at)
@@ -74,37 +80,83 @@ const entry = ({ post, at }) => {
   )
 }
 
+const onDate = (posts, d) => {
+  const from = d.getTime()
+  const to = addDays(d, 1).getTime()
+  return posts.filter(({ at }) => at >= from && at < to)
+}
+
+const weekGrid = (start, posts) =>
+  h(
+    "div",
+    { class: "week" },
+    Array.from({ length: 7 }, (_, i) => addDays(start, i)).map((d) => {
+      const items = onDate(posts, d)
+      const today = isoDay(d) === isoDay(new Date())
+      return h(
+        "section",
+        { "aria-label": heading.format(d), class: today ? "today" : "", "data-day": isoDay(d) },
+        h("h2", {}, heading.format(d), today ? " (today)" : "", items.length > 0 ? h("span", { class: "muted count" }, ` · ${items.length}`) : null),
+        items.length === 0 ? h("p", { class: "muted" }, "Nothing planned") : h("ul", {}, items.map(entry))
+      )
+    })
+  )
+
+/** How many posts a month's day shows before "n more" (the week view of that day shows them all). */
+const perDay = 4
+
+const monthGrid = (first, start, posts) =>
+  h(
+    "div",
+    { class: "month", role: "list", "aria-label": monthTitle.format(first) },
+    Array.from({ length: 7 }, (_, i) => h("div", { class: "weekday", "aria-hidden": "true" }, weekdayName.format(addDays(start, i)))),
+    Array.from({ length: 42 }, (_, i) => addDays(start, i)).map((d) => {
+      const items = onDate(posts, d)
+      const outside = d.getMonth() !== first.getMonth()
+      const today = isoDay(d) === isoDay(new Date())
+      return h(
+        "section",
+        { role: "listitem", "aria-label": heading.format(d), class: ["day", outside ? "outside" : "", today ? "today" : ""].join(" ").trim(), "data-day": isoDay(d) },
+        h("h2", {}, h("a", { href: `/calendar?week=${isoDay(d)}`, "aria-label": `Week of ${heading.format(d)}` }, String(d.getDate())), items.length > 0 ? h("span", { class: "muted count" }, ` · ${items.length}`) : null),
+        items.length === 0 ? null : h("ul", {}, items.slice(0, perDay).map(entry)),
+        items.length > perDay ? h("a", { class: "more", href: `/calendar?week=${isoDay(d)}` }, `${items.length - perDay} more`) : null
+      )
+    })
+  )
+
 export default async () => {
   const query = new URLSearchParams(location.search)
-  const asked = query.get("week")
-  const start = weekStart(asked && /^\d{4}-\d{2}-\d{2}$/.test(asked) ? new Date(`${asked}T00:00:00`) : new Date())
-  const days = Array.from({ length: 7 }, (_, i) => new Date(start.getFullYear(), start.getMonth(), start.getDate() + i))
-  const end = new Date(start.getFullYear(), start.getMonth(), start.getDate() + 7)
-  const posts = await postsBetween(start, end)
-  const columns = days.map((d) => {
-    const from = d.getTime()
-    const to = new Date(d.getFullYear(), d.getMonth(), d.getDate() + 1).getTime()
-    const items = posts.filter(({ at }) => at >= from && at < to)
-    const today = isoDay(d) === isoDay(new Date())
-    return h(
-      "section",
-      { "aria-label": heading.format(d), class: today ? "today" : "", "data-day": isoDay(d) },
-      h("h2", {}, heading.format(d), today ? " (today)" : "", items.length > 0 ? h("span", { class: "muted count" }, ` · ${items.length}`) : null),
-      items.length === 0 ? h("p", { class: "muted" }, "Nothing planned") : h("ul", {}, items.map(entry))
-    )
-  })
-  const prev = new Date(start.getTime() - 7 * day + 12 * 3_600_000)
-  const next = new Date(start.getTime() + 7 * day + 12 * 3_600_000)
-  render(
-    "Week calendar",
-    h("p", { class: "muted" }, `Times in your zone (${zone()}); hover a time for its UTC instant. ${posts.length} post${posts.length === 1 ? "" : "s"} this week.`),
-    h(
-      "nav",
-      { class: "actions", "aria-label": "Weeks" },
-      h("a", { href: `/calendar?week=${isoDay(prev)}` }, "Previous week"),
-      h("a", { href: "/calendar" }, "This week"),
-      h("a", { href: `/calendar?week=${isoDay(next)}` }, "Next week")
-    ),
-    h("div", { class: "week" }, columns)
-  )
+  const month = query.get("view") === "month"
+  let from, to, title, nav, draw
+  if (month) {
+    const asked = query.get("month")
+    const base = asked && /^\d{4}-\d{2}$/.test(asked) ? new Date(`${asked}-01T00:00:00`) : new Date()
+    const first = new Date(base.getFullYear(), base.getMonth(), 1)
+    from = weekStart(first)
+    to = addDays(from, 42)
+    title = `Month: ${monthTitle.format(first)}`
+    const link = (d, text) => h("a", { href: `/calendar?view=month&month=${isoMonth(d)}` }, text)
+    nav = [link(new Date(first.getFullYear(), first.getMonth() - 1, 1), "Previous month"), h("a", { href: "/calendar?view=month" }, "This month"), link(new Date(first.getFullYear(), first.getMonth() + 1, 1), "Next month"), h("a", { href: `/calendar?week=${isoDay(first)}` }, "Week view")]
+    draw = (posts) => monthGrid(first, from, posts)
+  } else {
+    const asked = query.get("week")
+    from = weekStart(asked && /^\d{4}-\d{2}-\d{2}$/.test(asked) ? new Date(`${asked}T00:00:00`) : new Date())
+    to = addDays(from, 7)
+    title = "Week calendar"
+    const link = (d, text) => h("a", { href: `/calendar?week=${isoDay(d)}` }, text)
+    nav = [link(addDays(from, -7), "Previous week"), h("a", { href: "/calendar" }, "This week"), link(addDays(from, 7), "Next week"), h("a", { href: `/calendar?view=month&month=${isoMonth(from)}` }, "Month view")]
+    draw = (posts) => weekGrid(from, posts)
+  }
+  const summary = h("p", { class: "muted", id: "calendar-summary" })
+  const status = h("div", { "aria-live": "polite", id: "calendar-status" })
+  const grid = h("div", {})
+  const fill = async () => {
+    const posts = await postsBetween(from, to)
+    replace(summary, `Times in your zone (${zone()}); hover a time for its UTC instant. ${posts.length} post${posts.length === 1 ? "" : "s"} ${month ? "in view" : "this week"}. Drag a scheduled post to another day to move it.`)
+    const drawn = draw(posts)
+    enableMoves(drawn, new Map(posts.map(({ post }) => [post.id, post])), status, fill)
+    replace(grid, drawn)
+  }
+  await fill()
+  render(title, summary, h("nav", { class: "actions", "aria-label": month ? "Months" : "Weeks" }, nav), status, grid)
 }
