@@ -86,6 +86,15 @@ const onDate = (posts, d) => {
   return posts.filter(({ at }) => at >= from && at < to)
 }
 
+/** A link to compose a post for day `d`: 09:00 there, or the next full hour when that has passed; none for a past day. */
+const composeFor = (d) => {
+  const nine = new Date(d.getFullYear(), d.getMonth(), d.getDate(), 9)
+  const next = new Date()
+  next.setHours(next.getHours() + 1, 0, 0, 0)
+  const at = nine.getTime() > Date.now() ? nine : next.getTime() < addDays(d, 1).getTime() ? next : null
+  return at === null ? null : h("a", { class: "compose-for", href: `/compose?at=${encodeURIComponent(at.toISOString())}`, "aria-label": `Compose a post for ${heading.format(d)}` }, "+ New")
+}
+
 const weekGrid = (start, posts) =>
   h(
     "div",
@@ -97,6 +106,7 @@ const weekGrid = (start, posts) =>
         "section",
         { "aria-label": heading.format(d), class: today ? "today" : "", "data-day": isoDay(d) },
         h("h2", {}, heading.format(d), today ? " (today)" : "", items.length > 0 ? h("span", { class: "muted count" }, ` · ${items.length}`) : null),
+        composeFor(d),
         items.length === 0 ? h("p", { class: "muted" }, "Nothing planned") : h("ul", {}, items.map(entry))
       )
     })
