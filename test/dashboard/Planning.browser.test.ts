@@ -157,6 +157,10 @@ describe.skipIf(skip !== undefined)("planning in the dashboard (Chromium)", () =
     expect(await page.getByLabel(/^New time/).getAttribute("aria-invalid")).toBe("true")
     expect((await getPost(post.id)).scheduled_for).toBe(again.toISOString())
     await Browsers.screenshot(page, "post-scheduled")
+    // At 375 px the post's controls wrap: no sideways scrolling.
+    await page.setViewportSize({ width: 375, height: 800 })
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375)
+    await Browsers.screenshot(page, "375px-post-scheduled")
     expect(errors).toEqual([])
     await page.close()
   }, 60_000)
