@@ -8,6 +8,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as FileBlobStore from "@herald/adapters/media/FileBlobStore"
 import * as MediaInspector from "@herald/adapters/media/MediaInspector"
+import * as IdempotentRequests from "@herald/core/access/IdempotentRequests"
 import { BlobStore } from "@herald/core/media/BlobStore"
 import { PersistenceError } from "@herald/core/kernel/Errors"
 import * as Housekeeping from "@herald/core/publishing/Housekeeping"
@@ -200,6 +201,30 @@ describe("housekeeping", () => {
       expect(round.queue?.claims).toBe(1)
       expect(housekeepingLines(lines).at(-1)).toMatch(/^Housekeeping: pruned 1 queue claims of openings before /)
       expect(yield* store.taken(org.id, DateTime.unsafeMake(0), DateTime.unsafeMake(10 * 24 * HOUR))).toEqual([openings[1]])
+    }).pipe(Effect.scoped, Effect.provide(services), Effect.provide(logged(lines)))
+  })
+
+  it.effect("a round prunes idempotency keys 24 hours after their first request, and only those", () => {
+    const lines: Array<string> = []
+    return Effect.gen(function*() {
+      const org = yield* givenOrganization
+      const begin = (key: string) =>
+        IdempotentRequests.begin({ organizationId: org.id, key, fingerprint: "f".repeat(64), holder: `request-${key}` })
+      const first = yield* begin("first")
+      if (first._tag !== "Proceed") throw new Error("the key was free")
+      expect(yield* IdempotentRequests.complete(first.claim, { status: 201, body: "{}" })).toBe(true)
+      yield* TestClock.adjust("12 hours")
+      expect((yield* begin("second"))._tag).toBe("Proceed")
+      expect((yield* Housekeeping.runOnce()).idempotency?.keys).toBe(0)
+      // The first key is 24 hours old: expired, and pruned; the second is kept (and still held).
+      yield* TestClock.adjust("12 hours")
+      expect((yield* Housekeeping.runOnce()).idempotency?.keys).toBe(1)
+      expect(housekeepingLines(lines).at(-1)).toBe(
+        "Housekeeping: pruned 1 idempotency keys expired before 1970-01-02T00:00:00.000Z"
+      )
+      const held = yield* Effect.flip(begin("second"))
+      expect(held).toMatchObject({ code: "idempotency_key_in_use" })
+      expect((yield* Housekeeping.runOnce()).idempotency?.keys).toBe(0)
     }).pipe(Effect.scoped, Effect.provide(services), Effect.provide(logged(lines)))
   })
 

@@ -51,6 +51,7 @@ export * as SqlDeviceAuthorizationStore from "./sql/SqlDeviceAuthorizationStore.
 export * as SqlDispatchStore from "./sql/SqlDispatchStore.js"
 export * as SqlEventFanout from "./sql/SqlEventFanout.js"
 export * as SqlEventStore from "./sql/SqlEventStore.js"
+export * as SqlIdempotencyStore from "./sql/SqlIdempotencyStore.js"
 export * as SqlMediaStore from "./sql/SqlMediaStore.js"
 export * as SqlMetricsStore from "./sql/SqlMetricsStore.js"
 export * as SqlOrganizationStore from "./sql/SqlOrganizationStore.js"

@@ -42,6 +42,9 @@ export const ok = <A, I, R>(data: Schema.Schema<A, I, R>) =>
     }
   )
 
+/** `data` in the success envelope, encoded by its schema as HttpApi encodes a handler's data. */
+export const encodeOk = <A, I, R>(schema: Schema.Schema<A, I, R>, data: A) => Schema.encode(ok(schema))(data)
+
 /**
  * A JSON text as the body, not its UTF-8 bytes: the same headers and bytes on the wire without an
  * encoding pass (node writes the text with the head in one write).

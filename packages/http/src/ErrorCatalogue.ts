@@ -53,7 +53,10 @@ export const catalogue: Record<ErrorCode, CatalogueEntry> = {
   forbidden: entry(403),
   csrf_failed: entry(403),
   not_found: entry(404),
+  // The first request with the key is still running: retrying shortly gets its answer.
+  idempotency_key_in_use: { status: 409, retryable: true },
   permanent_failure_circuit_breaker: entry(422),
+  idempotency_key_mismatch: entry(422),
   rate_limit_exceeded: entry(429),
   post_limit_reached: entry(429),
   daily_limit_reached: entry(429),

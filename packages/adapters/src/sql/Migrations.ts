@@ -21,6 +21,7 @@ import postCreatedBy from "./migrations/0025_post_created_by.js"
 import storeHeartbeat from "./migrations/0031_store_heartbeat.js"
 import webhookLeaseHolder from "./migrations/0032_webhook_lease_holder.js"
 import postListing from "./migrations/0033_post_listing.js"
+import idempotencyKeys from "./migrations/0040_idempotency_keys.js"
 
 /** Herald's own migrations table, so an embedding host's `effect_sql_migrations` never clashes. */
 export const table = "herald_migrations"
@@ -49,7 +50,8 @@ export const loader = Migrator.fromRecord({
   "0025_post_created_by": postCreatedBy,
   "0031_store_heartbeat": storeHeartbeat,
   "0032_webhook_lease_holder": webhookLeaseHolder,
-  "0033_post_listing": postListing
+  "0033_post_listing": postListing,
+  "0040_idempotency_keys": idempotencyKeys
 })
 
 /** Applies pending migrations in one transaction; on Postgres concurrent runners wait on a table lock. */

@@ -7,6 +7,7 @@ import type { ApiKeyStore } from "@herald/core/access/ApiKeyStore"
 import type { ConnectSessionStore } from "@herald/core/accounts/ConnectSessionStore"
 import type { DeviceAuthorizationStore } from "@herald/core/access/DeviceAuthorizationStore"
 import type { DispatchStore } from "@herald/core/publishing/DispatchStore"
+import type { IdempotencyStore } from "@herald/core/access/IdempotencyStore"
 import type { EventStore } from "@herald/core/webhooks/EventStore"
 import type { IdGenerator } from "@herald/core/kernel/IdGenerator"
 import type { MediaStore } from "@herald/core/media/MediaStore"
@@ -31,6 +32,7 @@ import * as SqlConnectSessionStore from "./SqlConnectSessionStore.js"
 import * as SqlDeviceAuthorizationStore from "./SqlDeviceAuthorizationStore.js"
 import * as SqlDispatchStore from "./SqlDispatchStore.js"
 import * as SqlEventFanout from "./SqlEventFanout.js"
+import * as SqlIdempotencyStore from "./SqlIdempotencyStore.js"
 import * as SqlMediaStore from "./SqlMediaStore.js"
 import * as SqlMetricsStore from "./SqlMetricsStore.js"
 import * as SqlOrganizationStore from "./SqlOrganizationStore.js"
@@ -67,6 +69,7 @@ export type Stores =
   | MetricsStore
   | UserStore
   | SessionStore
+  | IdempotencyStore
 
 /**
  * Every core store over the given SQL client (SQLite or Postgres), plus the transactor that makes
@@ -95,5 +98,7 @@ export const layer: Layer.Layer<Stores, never, SqlClient.SqlClient | IdGenerator
   SqlMetricsStore.layer,
   SqlProcessStore.layer,
   SqlUserStore.layer,
-  SqlSessionStore.layer
+  SqlSessionStore.layer,
+  // Create requests sent with an Idempotency-Key and their recorded answers.
+  SqlIdempotencyStore.layer
 )

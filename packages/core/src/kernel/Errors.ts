@@ -4,7 +4,8 @@ import * as Schema from "effect/Schema"
 /**
  * Every error code of the spec's Errors section (and the auth section), plus the dashboard's own
  * (`invalid_token`, `invalid_credentials`, `session_required`, `forbidden`, `csrf_failed`,
- * `too_many_attempts`), which only cookie-authenticated requests and /dashboard/api/* can receive.
+ * `too_many_attempts`), which only cookie-authenticated requests and /dashboard/api/* can receive,
+ * and the `Idempotency-Key` header's (`idempotency_key_in_use`, `idempotency_key_mismatch`).
  */
 export const errorCodes = [
   // 400
@@ -53,8 +54,11 @@ export const errorCodes = [
   "csrf_failed",
   // 404
   "not_found",
+  // 409
+  "idempotency_key_in_use",
   // 422
   "permanent_failure_circuit_breaker",
+  "idempotency_key_mismatch",
   // 429
   "rate_limit_exceeded",
   "post_limit_reached",

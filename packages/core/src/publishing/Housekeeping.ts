@@ -7,6 +7,8 @@
  * - Webhook delivery history (`Webhooks.pruneHistory`): finished deliveries and their attempts after
  *   30 days, or beyond 10,000 per webhook.
  * - Queue claims (`Queues.pruneClaims`): claims of openings more than a day in the past.
+ * - Idempotency keys (`IdempotentRequests.prune`): keys and their recorded answers 24 hours after
+ *   their first request (they already count as absent then).
  *
  * All work in short batches, take the time from `Clock`, and are safe with several processes on one
  * database (each row is removed by one of them). A sweep that fails is logged and tried again at the
@@ -16,6 +18,7 @@ import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Random from "effect/Random"
+import * as IdempotentRequests from "../access/IdempotentRequests.js"
 import * as MediaLibrary from "../media/MediaLibrary.js"
 import * as Webhooks from "../webhooks/Webhooks.js"
 import * as Queues from "../workflow/Queues.js"
@@ -29,6 +32,7 @@ export interface Options {
   readonly media?: MediaLibrary.SweepOptions
   readonly webhooks?: Webhooks.HistoryOptions
   readonly queue?: Queues.ClaimPruneOptions
+  readonly idempotency?: IdempotentRequests.PruneOptions
 }
 
 export interface Summary {
@@ -36,6 +40,7 @@ export interface Summary {
   readonly media: MediaLibrary.SweepSummary | undefined
   readonly webhooks: Webhooks.HistorySummary | undefined
   readonly queue: Queues.ClaimPruneSummary | undefined
+  readonly idempotency: IdempotentRequests.PruneSummary | undefined
 }
 
 const formatInstant = (instant: DateTime.Utc) => DateTime.formatIso(instant)
@@ -80,7 +85,17 @@ export const runOnce = (options: Options = {}) =>
         Effect.logWarning("Housekeeping: pruning past queue claims failed", cause).pipe(Effect.as(undefined))
       )
     )
-    const summary: Summary = { media, webhooks, queue }
+    const idempotency = yield* IdempotentRequests.prune(options.idempotency).pipe(
+      Effect.tap((s) =>
+        s.keys > 0
+          ? Effect.logInfo(`Housekeeping: pruned ${s.keys} idempotency keys expired before ${formatInstant(s.before)}`)
+          : Effect.void
+      ),
+      Effect.catchAllCause((cause) =>
+        Effect.logWarning("Housekeeping: pruning expired idempotency keys failed", cause).pipe(Effect.as(undefined))
+      )
+    )
+    const summary: Summary = { media, webhooks, queue, idempotency }
     return summary
   }).pipe(Effect.withSpan("Housekeeping.runOnce"))
 

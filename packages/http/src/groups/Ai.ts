@@ -20,6 +20,7 @@ import * as Schema from "effect/Schema"
 import * as ApiGroup from "../ApiGroup.js"
 import * as Auth from "../Auth.js"
 import * as Envelope from "../Envelope.js"
+import * as Idempotency from "../Idempotency.js"
 import * as RequestMiddleware from "../RequestMiddleware.js"
 import { MediaView, publicUrlOf, toMediaView } from "./Media.js"
 
@@ -100,6 +101,7 @@ export const AiGroup = HttpApiGroup.make("ai")
   .add(
     HttpApiEndpoint.post("generateImage", "/ai/generate-image")
       .setPayload(ApiGroup.payload(AiGeneration.ImageBody))
+      .setHeaders(Idempotency.Headers)
       .addSuccess(Envelope.ok(GeneratedImage), { status: 201 })
       .annotate(
         OpenApi.Summary,
@@ -184,11 +186,11 @@ export const AiLive = HttpApiBuilder.group(ApiGroup.apiOf(AiGroup), "ai", (handl
         return toGeneratedCaptions(result)
       }))
     .handleRaw("generateImage", () =>
-      Effect.gen(function*() {
+      Idempotency.idempotent(Effect.gen(function*() {
         const { organization } = yield* Auth.requireScope("ai")
         const body = yield* Posts.decodeBody(AiGeneration.ImageBody, yield* jsonBody)
         const result = yield* AiGeneration.generateImage(organization, body).pipe(dieOnStorage)
         yield* RequestMiddleware.annotateRequestLog("media_id", result.media.id)
-        return yield* toGeneratedImage(result)
-      })))
+        return yield* Idempotency.respond(GeneratedImage, 201)(yield* toGeneratedImage(result))
+      }))))
 

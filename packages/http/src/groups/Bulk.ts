@@ -23,6 +23,7 @@ import * as Schema from "effect/Schema"
 import * as ApiGroup from "../ApiGroup.js"
 import * as Auth from "../Auth.js"
 import * as Envelope from "../Envelope.js"
+import * as Idempotency from "../Idempotency.js"
 import * as RateLimit from "../RateLimit.js"
 import { jsonBody, PostView, toPostView } from "./Posts.js"
 
@@ -90,6 +91,7 @@ export const BulkGroup = HttpApiGroup.make("bulk")
   .add(
     HttpApiEndpoint.post("create", "/posts/bulk")
       .setPayload(BulkRequest)
+      .setHeaders(Idempotency.Headers)
       .addSuccess(Envelope.ok(BulkResult), { status: 201 })
       .addSuccess(
         Envelope.ok(BulkResult).annotations({ description: "Mixed outcomes: some created, some failed" }),
@@ -105,6 +107,7 @@ export const BulkGroup = HttpApiGroup.make("bulk")
   .add(
     HttpApiEndpoint.post("schedule", "/posts/bulk-schedule")
       .setPayload(BulkSchedule.Body)
+      .setHeaders(Idempotency.Headers)
       .addSuccess(Envelope.ok(BulkScheduleResult))
       .annotate(
         OpenApi.Summary,
@@ -163,7 +166,7 @@ const respond = (data: unknown, status: number) =>
 export const BulkLive = HttpApiBuilder.group(ApiGroup.apiOf(BulkGroup), "bulk", (handlers) =>
   handlers
     .handleRaw("create", () =>
-      Effect.gen(function*() {
+      Idempotency.idempotent(Effect.gen(function*() {
         const { key, session } = yield* Auth.requireScope("write")
         const body = yield* jsonBody("POST /posts/bulk")
         const outcomes = yield* BulkPosts.create({ key }, body).pipe(dieOnStorage)
@@ -178,11 +181,11 @@ export const BulkLive = HttpApiBuilder.group(ApiGroup.apiOf(BulkGroup), "bulk", 
         }
         if (created === 0) return yield* Effect.fail(noneCreated(outcomes, result))
         return yield* respond(result, created === outcomes.length ? 201 : 207)
-      }))
+      })))
     .handleRaw("schedule", () =>
-      Effect.gen(function*() {
+      Idempotency.idempotent(Effect.gen(function*() {
         const { key, organization } = yield* Auth.requireScope("write")
         const body = yield* jsonBody("POST /posts/bulk-schedule")
         const result = yield* BulkSchedule.run({ key }, organization.plan, body).pipe(dieOnStorage)
         return yield* respond(result, 200)
-      })))
+      }))))

@@ -19,6 +19,7 @@ import * as Schema from "effect/Schema"
 import * as ApiGroup from "../ApiGroup.js"
 import * as Auth from "../Auth.js"
 import * as Envelope from "../Envelope.js"
+import * as Idempotency from "../Idempotency.js"
 import * as RequestMiddleware from "../RequestMiddleware.js"
 
 // ---------------------------------------------------------------------------------------------------
@@ -96,6 +97,7 @@ export const CampaignsGroup = HttpApiGroup.make("campaigns")
   .add(
     HttpApiEndpoint.post("create", "/campaigns")
       .setPayload(Campaigns.CreateBody)
+      .setHeaders(Idempotency.Headers)
       .addSuccess(Envelope.ok(CampaignView), { status: 201 })
       .annotate(OpenApi.Summary, "Create a campaign; status defaults to active (scope write)")
   )
@@ -161,13 +163,13 @@ export const CampaignsLive = HttpApiBuilder.group(ApiGroup.apiOf(CampaignsGroup)
         }
       }))
     .handleRaw("create", () =>
-      Effect.gen(function*() {
+      Idempotency.idempotent(Effect.gen(function*() {
         const caller = yield* callerOf("write")
         const body = yield* jsonBody
         const created = yield* Campaigns.create(caller, body ?? {}).pipe(dieOnStorage)
         yield* logCampaign(created.campaign.id)
-        return toCampaignView(created)
-      }))
+        return yield* Idempotency.respond(CampaignView, 201)(toCampaignView(created))
+      })))
     .handle("get", ({ path }) =>
       Effect.gen(function*() {
         const caller = yield* callerOf("read")

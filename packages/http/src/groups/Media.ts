@@ -41,6 +41,7 @@ import * as Path from "node:path"
 import * as ApiGroup from "../ApiGroup.js"
 import * as Auth from "../Auth.js"
 import * as Envelope from "../Envelope.js"
+import * as Idempotency from "../Idempotency.js"
 import * as RequestMiddleware from "../RequestMiddleware.js"
 
 // ---------------------------------------------------------------------------------------------------
@@ -183,6 +184,7 @@ export const MediaGroup = HttpApiGroup.make("media")
   .add(
     HttpApiEndpoint.post("presign", "/media/upload")
       .setPayload(MediaLibrary.UploadBody)
+      .setHeaders(Idempotency.Headers)
       .addSuccess(Envelope.ok(PresignedView), { status: 201 })
       .annotate(
         OpenApi.Summary,
@@ -204,6 +206,7 @@ export const MediaGroup = HttpApiGroup.make("media")
   .add(
     HttpApiEndpoint.post("importFromUrl", "/media/upload-from-url")
       .setPayload(MediaLibrary.ImportBody)
+      .setHeaders(Idempotency.Headers)
       .addSuccess(Envelope.ok(ImportedView), { status: 201 })
       .annotate(
         OpenApi.Summary,
@@ -331,7 +334,7 @@ const baseUrlOf = Effect.gen(function*() {
 export const MediaLive = HttpApiBuilder.group(ApiGroup.apiOf(MediaGroup), "media", (handlers) =>
   handlers
     .handleRaw("presign", () =>
-      Effect.gen(function*() {
+      Idempotency.idempotent(Effect.gen(function*() {
         const { organization } = yield* Auth.requireScope("write")
         const body = yield* jsonBody("upload")
         const presigned = yield* MediaLibrary.presign(organization.id, body).pipe(dieOnStorage)
@@ -352,8 +355,8 @@ export const MediaLive = HttpApiBuilder.group(ApiGroup.apiOf(MediaGroup), "media
           next_steps: `PUT the file's bytes to upload_url within ${presigned.expiresInSeconds} seconds, then ` +
             `POST /media/${presigned.media.id}/complete (or send the media_id in a post: it is finalized then)`
         }
-        return out
-      }))
+        return yield* Idempotency.respond(PresignedView, 201)(out)
+      })))
     .handle("complete", ({ path }) =>
       Effect.gen(function*() {
         const { organization } = yield* Auth.requireScope("write")
@@ -362,14 +365,14 @@ export const MediaLive = HttpApiBuilder.group(ApiGroup.apiOf(MediaGroup), "media
         return yield* view(media)
       }))
     .handleRaw("importFromUrl", () =>
-      Effect.gen(function*() {
+      Idempotency.idempotent(Effect.gen(function*() {
         const { organization } = yield* Auth.requireScope("write")
         const body = yield* jsonBody("import")
         const media = yield* MediaLibrary.importFromUrl(organization.id, body).pipe(dieOnStorage)
         yield* logMedia(media.id)
         const out: ImportedView = { ...(yield* view(media)), url: Option.getOrElse(media.sourceUrl, () => "") }
-        return out
-      }))
+        return yield* Idempotency.respond(ImportedView, 201)(out)
+      })))
     .handle("list", ({ urlParams }) =>
       Effect.gen(function*() {
         const { organization } = yield* Auth.requireScope("read")

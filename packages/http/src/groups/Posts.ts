@@ -23,6 +23,7 @@ import * as Schema from "effect/Schema"
 import * as ApiGroup from "../ApiGroup.js"
 import * as Auth from "../Auth.js"
 import * as Envelope from "../Envelope.js"
+import * as Idempotency from "../Idempotency.js"
 import * as RequestMiddleware from "../RequestMiddleware.js"
 import { DestinationView, toDestinationView } from "./Retry.js"
 
@@ -201,6 +202,7 @@ export const PostsGroup = HttpApiGroup.make("posts")
   .add(
     HttpApiEndpoint.post("create", "/posts")
       .setPayload(Posts.CreateBody)
+      .setHeaders(Idempotency.Headers)
       .addSuccess(Envelope.ok(PostView), { status: 201 })
       .annotate(OpenApi.Summary, "Create a draft, a scheduled post or an immediate publish (scope write)")
   )
@@ -310,8 +312,11 @@ const resultsOf = (record: PostRecord): PostResults => {
   }
 }
 
-/** `POST /posts` (also answered by the fast path, `FastPath.ts`). */
-export const create = Effect.gen(function*() {
+/**
+ * `POST /posts` (also answered by the fast path, `FastPath.ts`), honouring `Idempotency-Key`. The
+ * body's `idempotency_key` field is only a field of the post (it changes the circuit breaker's hash).
+ */
+export const create = Idempotency.idempotent(Effect.gen(function*() {
   const caller = yield* callerOf("write")
   const body = yield* jsonBody("POST /posts")
   const created = yield* Posts.create(caller, body).pipe(dieOnStorage)
@@ -322,7 +327,7 @@ export const create = Effect.gen(function*() {
     scheduledAtSent: created.scheduledAtSent,
     ...(created.record.post.isDraft ? { nextSteps: Posts.draftNextSteps } : {})
   }), 201)
-})
+}))
 
 export const PostsLive = HttpApiBuilder.group(ApiGroup.apiOf(PostsGroup), "posts", (handlers) =>
   handlers

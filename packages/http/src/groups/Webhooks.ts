@@ -28,6 +28,7 @@ import * as Schema from "effect/Schema"
 import * as ApiGroup from "../ApiGroup.js"
 import * as Auth from "../Auth.js"
 import * as Envelope from "../Envelope.js"
+import * as Idempotency from "../Idempotency.js"
 import * as RequestMiddleware from "../RequestMiddleware.js"
 
 // ---------------------------------------------------------------------------------------------------
@@ -154,6 +155,7 @@ export const WebhooksGroup = HttpApiGroup.make("webhooks")
   .add(
     HttpApiEndpoint.post("create", "/webhooks")
       .setPayload(Webhooks.CreateBody)
+      .setHeaders(Idempotency.Headers)
       .addSuccess(Envelope.ok(CreatedWebhookView), { status: 201 })
       .annotate(
         OpenApi.Summary,
@@ -241,7 +243,7 @@ const pageNumber = (raw: string | undefined): number | undefined => {
 export const WebhooksLive = HttpApiBuilder.group(ApiGroup.apiOf(WebhooksGroup), "webhooks", (handlers) =>
   handlers
     .handleRaw("create", () =>
-      Effect.gen(function*() {
+      Idempotency.idempotent(Effect.gen(function*() {
         const manager = managerOf(yield* Auth.requireScope("write"))
         const body = yield* jsonBody
         const created = yield* Webhooks.create(manager, body).pipe(dieOnStorage)
@@ -251,8 +253,8 @@ export const WebhooksLive = HttpApiBuilder.group(ApiGroup.apiOf(WebhooksGroup), 
           secret: created.secret,
           secret_warning: Webhooks.secretWarning
         }
-        return out
-      }))
+        return yield* Idempotency.respond(CreatedWebhookView, 201)(out)
+      })))
     .handle("list", () =>
       Effect.gen(function*() {
         const manager = managerOf(yield* Auth.requireScope("read"))
