@@ -109,7 +109,7 @@ export const make = Effect.gen(function*() {
 
   const isPg = sql.onDialectOrElse({ pg: () => true, orElse: () => false })
   const forUpdate = isPg ? sql.literal("FOR UPDATE") : sql.literal("")
-  const skipLocked = isPg ? sql.literal("FOR UPDATE SKIP LOCKED") : sql.literal("")
+  const skipLockedOfS = isPg ? sql.literal("FOR UPDATE OF s SKIP LOCKED") : sql.literal("")
   // The event order of deliveries: a sequence on Postgres, the rowid on SQLite.
   const order = (alias: string) => sql.literal(isPg ? `${alias}.seq` : `${alias}.rowid`)
   const returningSeq = sql.literal(isPg ? "RETURNING *" : "RETURNING *, rowid AS seq")
@@ -244,7 +244,7 @@ export const make = Effect.gen(function*() {
         orPersistence("WebhookStore.listDeliveries")
       ),
 
-    claimDue: ({ holder, leaseFor, now, perSubscription, subscriptions }) =>
+    claimDue: ({ held, holder, leaseFor, now, perOrganization, perSubscription, subscriptions }) =>
       sql.withTransaction(Effect.gen(function*() {
         if (subscriptions <= 0 || perSubscription <= 0) return []
         const batch = yield* ids.uuid
@@ -258,18 +258,40 @@ export const make = Effect.gen(function*() {
             : sql`(${sql(s)}.lease_expires_at IS NULL OR ${sql(s)}.lease_expires_at <= ${at}
                 OR (${sql(s)}.leased_by IS NOT NULL AND NOT EXISTS (SELECT 1 FROM processes p
                   WHERE p.id = ${sql(s)}.leased_by AND p.last_heartbeat_at >= ${millis(holder.deadBefore)})))`
+        // Each claimable subscription's rank: its place among its organization's by earliest due
+        // delivery (1, 2, ...) plus the claims the claimer already holds of that organization, so
+        // organizations take turns and one already busy here waits behind the others.
+        const heldOf = [...(held ?? new Map<string, number>())].filter(([, n]) => n > 0)
+        const alreadyHeld = heldOf.length === 0
+          ? sql`0`
+          : sql`CASE due.organization_id ${
+            sql.join(" ", false)(heldOf.map(([organizationId, n]) => sql`WHEN ${organizationId} THEN ${n}`))
+          } ELSE 0 END`
+        const shared = perOrganization === undefined ? sql.literal("") : sql`WHERE r.rank <= ${Math.max(0, perOrganization)}`
+        const ranked = perOrganization === undefined
+          ? sql`ORDER BY r.first_due, s.id`
+          : sql`ORDER BY r.rank, r.first_due, s.id`
         // The outer WHERE repeats the lease test: on Postgres it is re-checked against a row another
         // claimer updated meanwhile, so two claimers never hold one subscription.
         // The pick is a materialized CTE so that it runs exactly once (see SqlDispatchStore.claimDue).
-        const subRows = yield* sql`WITH picked AS MATERIALIZED (
-            SELECT s.id FROM webhook_subscriptions s
+        const subRows = yield* sql`WITH due AS (
+            SELECT s.id, s.organization_id, (SELECT MIN(d.next_attempt_at) FROM webhook_deliveries d
+                WHERE d.subscription_id = s.id AND d.status = 'pending') AS first_due
+            FROM webhook_subscriptions s
             WHERE s.is_active = 1 AND ${free("s")}
               AND EXISTS (SELECT 1 FROM webhook_deliveries d
                 WHERE d.subscription_id = s.id AND d.status = 'pending' AND d.next_attempt_at <= ${at})
-            ORDER BY (SELECT MIN(d.next_attempt_at) FROM webhook_deliveries d
-                WHERE d.subscription_id = s.id AND d.status = 'pending'), s.id
+          ), ranks AS (
+            SELECT due.id, due.first_due, ROW_NUMBER() OVER (
+                PARTITION BY due.organization_id ORDER BY due.first_due, due.id
+              ) + ${alreadyHeld} AS rank
+            FROM due
+          ), picked AS MATERIALIZED (
+            SELECT s.id FROM webhook_subscriptions s JOIN ranks r ON r.id = s.id
+            ${shared}
+            ${ranked}
             LIMIT ${subscriptions}
-            ${skipLocked}
+            ${skipLockedOfS}
           )
           UPDATE webhook_subscriptions SET
             lease_token = CAST(${batch} AS TEXT) || ':' || id,

@@ -266,6 +266,36 @@ export const webhookStoreContract = (
         expect(afterLease.map((c) => c.subscription.id).sort()).toEqual([s1.id, s2.id].sort())
       }).pipe(Effect.provide(layer)))
 
+    it.effect("shares claims out across organizations: turns by earliest due, at most perOrganization, counting what the claimer holds", () =>
+      Effect.gen(function*() {
+        const store = yield* WebhookStore
+        const [a, b, c] = [yield* givenOrganization, yield* givenOrganization, yield* givenOrganization]
+        // a's three subscriptions have the earliest due deliveries, then b's two, then c's one.
+        for (const [org, subscriptions, dueAt] of [[a, 3, 1_000], [b, 2, 2_000], [c, 1, 3_000]] as const) {
+          for (let i = 0; i < subscriptions; i++) yield* givenSubscription(org.id)
+          yield* TestClock.setTime(dueAt)
+          yield* emit(org.id, "post.published")
+        }
+        const name = new Map([[a.id, "a"], [b.id, "b"], [c.id, "c"]])
+        const claimShared = (options: { subscriptions: number; perOrganization?: number; held?: Map<OrganizationId, number> }) =>
+          Effect.gen(function*() {
+            const claims = yield* store.claimDue({ now: at(10_000), perSubscription: 10, leaseFor: "1 minute", ...options })
+            yield* Effect.forEach(claims, (claim) => store.release(claim), { discard: true })
+            return claims.map((claim) => name.get(claim.subscription.organizationId)).sort()
+          })
+        // Unshared: by earliest due delivery alone.
+        expect(yield* claimShared({ subscriptions: 4 })).toEqual(["a", "a", "a", "b"])
+        // Shared: one of each organization first (a, b, c), then a's second; never a third of a.
+        expect(yield* claimShared({ subscriptions: 4, perOrganization: 2 })).toEqual(["a", "a", "b", "c"])
+        expect(yield* claimShared({ subscriptions: 10, perOrganization: 2 })).toEqual(["a", "a", "b", "b", "c"])
+        // What the claimer already holds counts: a is at its share; b's two and c's one are left.
+        expect(yield* claimShared({ subscriptions: 4, perOrganization: 2, held: new Map([[a.id, 2]]) }))
+          .toEqual(["b", "b", "c"])
+        // Holding one of a and one of b, c (held by none) comes first, then a (earlier due than b).
+        expect(yield* claimShared({ subscriptions: 2, perOrganization: 2, held: new Map([[a.id, 1], [b.id, 1]]) }))
+          .toEqual(["a", "c"])
+      }).pipe(Effect.provide(layer)))
+
     it.effect("a completion is fenced by the claim; Retry makes the next attempt due later", () =>
       Effect.gen(function*() {
         const store = yield* WebhookStore

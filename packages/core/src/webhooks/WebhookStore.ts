@@ -117,6 +117,12 @@ export class WebhookStore extends Context.Tag("@herald/core/webhooks/WebhookStor
    * (Postgres: FOR UPDATE SKIP LOCKED), each with up to `perSubscription` of its due pending
    * deliveries in event order, under a fresh lease expiring after `leaseFor`.
    *
+   * Shared out across organizations: with `perOrganization`, the claimer holds at most that many
+   * subscriptions of one organization, counting the claims it already holds (`held`, per
+   * organization); subscriptions are taken round-robin, an organization's k-th subscription (by its
+   * earliest due delivery) ranking as k plus what the claimer already holds of it, ties by the
+   * earliest due delivery. Without it, subscriptions are taken by their earliest due delivery.
+   *
    * With `holder`, the claim names its process (`processes.id`), and a subscription whose claim names
    * a process that is not alive (no row in the process table, or a heartbeat older than
    * `holder.deadBefore`) is claimable at once, whatever its lease says: a killed process's claims are
@@ -128,6 +134,8 @@ export class WebhookStore extends Context.Tag("@herald/core/webhooks/WebhookStor
     readonly perSubscription: number
     readonly leaseFor: Duration.DurationInput
     readonly holder?: { readonly processId: string; readonly deadBefore: DateTime.Utc }
+    readonly perOrganization?: number
+    readonly held?: ReadonlyMap<OrganizationId, number>
   }) => Effect.Effect<ReadonlyArray<SubscriptionClaim>, PersistenceError>
   /**
    * Records one attempt and its outcome, fenced by the claim: written only while the delivery is still

@@ -422,8 +422,19 @@ export const test = (input: ManagerInput, id: string, options: { readonly timeou
 export interface DeliveryOptions {
   /** Subscriptions claimed per round, and in flight at once in `run`; default 16. */
   readonly subscriptions?: number
+  /**
+   * Subscriptions of one organization in flight at once (of `subscriptions`); default a quarter of
+   * them (4 of 16), so that one organization's hanging receivers leave the other slots to others.
+   */
+  readonly perOrganization?: number
   /** Deliveries of one subscription claimed at once (sent one after another); default 10. */
   readonly perSubscription?: number
+  /**
+   * How long one claim keeps its slot: no further delivery of it starts once it has held the slot
+   * this long (the rest stay due, in order, for the next claim); default the timeout. A hanging
+   * receiver then holds a slot for one timeout, not one per claimed delivery.
+   */
+  readonly holdFor?: Duration.DurationInput
   /** A receiver's time to answer; default 10 seconds (the transport also caps it). */
   readonly timeout?: Duration.DurationInput
   /** The claim's lease; default long enough for every claimed delivery to time out, plus a minute. */
@@ -442,7 +453,9 @@ export interface DeliveryOptions {
 
 interface Resolved {
   readonly subscriptions: number
+  readonly perOrganization: number
   readonly perSubscription: number
+  readonly holdFor: Duration.Duration
   readonly timeout: Duration.Duration
   readonly leaseFor: Duration.Duration
   readonly pollInterval: Duration.Duration
@@ -460,9 +473,12 @@ const resolve = (options: DeliveryOptions): Resolved => {
     Duration.times(Duration.sum(timeout, leaseMargin), perSubscription),
     Duration.minutes(1)
   )
+  const subscriptions = Math.max(1, Math.trunc(options.subscriptions ?? 16))
   return {
-    subscriptions: Math.max(1, Math.trunc(options.subscriptions ?? 16)),
+    subscriptions,
+    perOrganization: Math.max(1, Math.trunc(options.perOrganization ?? Math.ceil(subscriptions / 4))),
     perSubscription,
+    holdFor: options.holdFor === undefined ? timeout : Duration.decode(options.holdFor),
     timeout,
     leaseFor: options.leaseFor === undefined ? needed : Duration.decode(options.leaseFor),
     pollInterval: Duration.decode(options.pollInterval ?? "1 second"),
@@ -540,15 +556,18 @@ const attemptOne = (claim: SubscriptionClaim, claimed: ClaimedDelivery, config: 
 
 /**
  * Sends a claimed subscription's deliveries one after another, in event order, while its lease leaves
- * room for another attempt; stops early when the subscription is disabled or the claim is lost.
+ * room for another attempt and it has held its slot less than `holdFor`; stops early when the
+ * subscription is disabled or the claim is lost. What it did not send stays due.
  */
 const deliverClaim = (claim: SubscriptionClaim, config: Resolved) =>
   Effect.gen(function*() {
     const results: Array<Recorded> = []
-    for (const claimed of claim.deliveries) {
+    const heldUntil = DateTime.addDuration(yield* DateTime.now, config.holdFor)
+    for (const [i, claimed] of claim.deliveries.entries()) {
       const now = yield* DateTime.now
       const latestStart = DateTime.subtractDuration(claim.leaseExpiresAt, Duration.sum(config.timeout, leaseMargin))
       if (DateTime.greaterThan(now, latestStart)) break
+      if (i > 0 && DateTime.greaterThanOrEqualTo(now, heldUntil)) break
       const { recorded, stillActive } = yield* attemptOne(claim, claimed, config)
       results.push(recorded)
       if (recorded === "lost" || !stillActive) break
@@ -575,7 +594,7 @@ const summarize = (claimed: number, results: ReadonlyArray<Recorded>): RoundSumm
   }
 }
 
-const claim = (config: Resolved, subscriptions: number) =>
+const claim = (config: Resolved, subscriptions: number, held: ReadonlyMap<OrganizationId, number> = new Map()) =>
   Effect.gen(function*() {
     const store = yield* WebhookStore
     const now = yield* DateTime.now
@@ -583,6 +602,8 @@ const claim = (config: Resolved, subscriptions: number) =>
       now,
       subscriptions,
       perSubscription: config.perSubscription,
+      perOrganization: config.perOrganization,
+      held,
       leaseFor: config.leaseFor,
       ...(config.processId === undefined
         ? {}
@@ -591,8 +612,9 @@ const claim = (config: Resolved, subscriptions: number) =>
   })
 
 /**
- * One round: claims due deliveries (up to `subscriptions` subscriptions) and sends them, subscriptions
- * concurrently, each subscription's deliveries in event order; returns once all are recorded.
+ * One round: claims due deliveries (up to `subscriptions` subscriptions, at most `perOrganization` of
+ * one organization) and sends them, subscriptions concurrently, each subscription's deliveries in
+ * event order; returns once all are recorded.
  */
 export const deliverDue = (options: DeliveryOptions = {}) =>
   Effect.gen(function*() {
@@ -605,8 +627,11 @@ export const deliverDue = (options: DeliveryOptions = {}) =>
 /**
  * Delivers forever. Each claimed subscription is worked in its own fiber, up to `subscriptions` at once,
  * and the loop claims more as soon as one finishes: a slow or hanging receiver holds only its own
- * fiber, never the deliveries of others. Interrupting the loop interrupts the attempts in flight; their
- * deliveries stay due (not counted) and are sent again.
+ * fiber, never the deliveries of others. Organizations share the slots: at most `perOrganization` of
+ * them hold one organization's subscriptions, and a freed slot goes to the organization with the
+ * fewest here, so one organization's hanging receivers never keep another's deliveries waiting.
+ * Interrupting the loop interrupts the attempts in flight; their deliveries stay due (not counted)
+ * and are sent again.
  */
 export const run = (options: DeliveryOptions = {}) =>
   Effect.scoped(Effect.gen(function*() {
@@ -614,11 +639,17 @@ export const run = (options: DeliveryOptions = {}) =>
     const store = yield* WebhookStore
     const freed = yield* Queue.sliding<void>(1)
     let inFlight = 0
+    const held = new Map<OrganizationId, number>()
+    const hold = (organizationId: OrganizationId, by: number) => {
+      const n = (held.get(organizationId) ?? 0) + by
+      if (n > 0) held.set(organizationId, n)
+      else held.delete(organizationId)
+    }
     while (true) {
       const room = config.subscriptions - inFlight
       let claimed = 0
       if (room > 0) {
-        const claims = yield* claim(config, room).pipe(
+        const claims = yield* claim(config, room, held).pipe(
           Effect.catchAllCause((cause) =>
             Effect.logError("Webhooks: claiming deliveries failed", cause).pipe(
               Effect.as([] as ReadonlyArray<SubscriptionClaim>)
@@ -628,9 +659,11 @@ export const run = (options: DeliveryOptions = {}) =>
         claimed = claims.length
         for (const c of claims) {
           inFlight += 1
+          hold(c.subscription.organizationId, 1)
           yield* Effect.forkScoped(deliverClaim(c, config).pipe(
             Effect.ensuring(Effect.suspend(() => {
               inFlight -= 1
+              hold(c.subscription.organizationId, -1)
               return Queue.offer(freed, undefined)
             }))
           ))
@@ -641,7 +674,9 @@ export const run = (options: DeliveryOptions = {}) =>
         const next = yield* store.nextDueAt.pipe(Effect.orElseSucceed(() => Option.none<DateTime.Utc>()))
         if (Option.isSome(next)) {
           const untilDue = DateTime.toEpochMillis(next.value) - DateTime.toEpochMillis(yield* DateTime.now)
-          wait = Duration.min(Duration.millis(Math.max(10, untilDue)), config.pollInterval)
+          // Due already yet not claimed: its subscription is held elsewhere, or its organization has its
+          // share of this process's slots; a freed slot wakes the loop, else the poll interval does.
+          if (untilDue > 0) wait = Duration.min(Duration.millis(Math.max(10, untilDue)), config.pollInterval)
         }
       }
       yield* Effect.raceFirst(Effect.sleep(wait), Queue.take(freed))
