@@ -38,6 +38,12 @@
  * Metrics come from `POST /v2/video/query/` (scope `video.list`, asked at connect since it was added;
  * accounts connected before must reconnect, until then the query answers `scope_not_authorized`).
  *
+ * Whether an abandoned attempt reached TikTok (`findPublished`): `POST /v2/video/list/` (scope
+ * `video.list`), newest first, paged back by `create_time` only as far as the window; a video carrying
+ * the caption as sent (`video_description`, or `title`) is found. TikTok lists only public videos that
+ * passed moderation, so a video missing from the list may still be processing, in moderation or posted
+ * non-public: the answer is then Unknown, never Absent (an Absent would re-send it).
+ *
  * Stored credentials used: `access_token`.
  */
 import * as HttpClient from "@effect/platform/HttpClient"
@@ -48,6 +54,8 @@ import type {
   MediaRef,
   MetricsContext,
   PlatformClient,
+  PublishedAnswer,
+  PublishedLookup,
   PublishError,
   PublishErrorKind,
   PublishRequest,
@@ -59,6 +67,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as MediaBytes from "./internal/MediaBytes.js"
+import * as Lookup from "./internal/PublishedLookup.js"
 import {
   failure,
   failureReason,
@@ -104,6 +113,31 @@ export const maxPhotos = 35
 export const metricsFields = "id,view_count,like_count,comment_count,share_count"
 /** Video ids per `video/query` call (TikTok's maximum). */
 export const metricsBatchSize = 20
+
+/** The fields `video/list` is asked for by `findPublished`. */
+export const lookupFields = "id,create_time,video_description,title,share_url"
+/** Videos per `video/list` page (TikTok's maximum). */
+export const lookupPageSize = 20
+/** Pages of `video/list` `findPublished` reads before it gives up. */
+export const lookupMaxPages = 5
+
+const parsedUrl = (text: string): URL | undefined => {
+  try {
+    return new URL(text)
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * A listed video's page without the tracking parameters TikTok appends to `share_url`; built from the
+ * account's name when TikTok gives none.
+ */
+export const listedUrl = (shareUrl: string | undefined, username: string, id: string): string => {
+  const url = shareUrl === undefined ? undefined : parsedUrl(shareUrl)
+  if (url?.protocol === "https:") return `${url.origin}${url.pathname}`
+  return username === "" ? profileUrl(username) : postUrl(username, "video", id)
+}
 
 /** How TikTok's `FILE_UPLOAD` chunking splits a file of `size` bytes. */
 export const chunkPlan = (size: number, chunkSize: number): { readonly chunkSize: number; readonly count: number } => {
@@ -226,18 +260,21 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
     /** A JSON call to the API; anything but HTTP 2xx with `error.code` "ok" is a classified failure. */
     const call = (token: string, path: string, body: unknown) => Effect.map(callRaw(token, path, body), (r) => r.data)
 
+    const post = (token: string, path: string, body: unknown) =>
+      send(
+        http,
+        HttpClientRequest.post(`${api}${path}`).pipe(
+          HttpClientRequest.bearerToken(token),
+          HttpClientRequest.acceptJson,
+          // TikTok documents this exact Content-Type for its JSON endpoints.
+          HttpClientRequest.bodyText(JSON.stringify(body), "application/json; charset=UTF-8")
+        ),
+        label
+      )
+
     const callRaw = (token: string, path: string, body: unknown) =>
       Effect.gen(function*() {
-        const response = yield* send(
-          http,
-          HttpClientRequest.post(`${api}${path}`).pipe(
-            HttpClientRequest.bearerToken(token),
-            HttpClientRequest.acceptJson,
-            // TikTok documents this exact Content-Type for its JSON endpoints.
-            HttpClientRequest.bodyText(JSON.stringify(body), "application/json; charset=UTF-8")
-          ),
-          label
-        )
+        const response = yield* post(token, path, body)
         const code = stringField(field(response.body, "error"), "code")
         if (response.status < 200 || response.status >= 300 || (code !== undefined && code !== "ok")) {
           return yield* classify(response, [token])
@@ -524,11 +561,71 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         })
       })
 
+    /**
+     * Whether an abandoned attempt reached TikTok: `video/list` from the window's end back (its cursor is
+     * a time in milliseconds; videos come newest first), page after page until a video older than the
+     * window or the last page. A video created inside the window whose `video_description` (or `title`)
+     * is the caption as sent is Found. Nothing found is Unknown, not Absent: TikTok lists only public
+     * videos that passed moderation, and a post of this attempt may still be processing, be in
+     * moderation, or be private. An account connected without `video.list` cannot be asked; a rate limit
+     * or a server error fails the lookup.
+     */
+    const findPublished = (lookup: PublishedLookup): Effect.Effect<PublishedAnswer, PublishError> =>
+      Effect.gen(function*() {
+        const token = Redacted.value(lookup.credentials)["access_token"] ?? ""
+        if (token === "") return yield* publishError("auth", "TikTok: the stored credentials lack an access token")
+        const unknown = (reason: string): PublishedAnswer => ({ _tag: "Unknown", reason: `TikTok: ${reason}` })
+        if (Lookup.canonical(lookup.content) === "") {
+          return unknown("a post without a caption cannot be told apart from another video in the attempt's window")
+        }
+        const window = Lookup.windowOf(lookup)
+        const username = lookup.account.accountName.replace(/^@/, "")
+        let cursor = window.until
+        for (let page = 0; page < lookupMaxPages; page++) {
+          const response = yield* post(token, `/v2/video/list/?fields=${lookupFields}`, {
+            cursor,
+            max_count: lookupPageSize
+          })
+          const code = stringField(field(response.body, "error"), "code")
+          if (code === "scope_not_authorized") {
+            return unknown(
+              "the account was connected without the video.list scope, so its videos cannot be listed; reconnect it"
+            )
+          }
+          if (response.status < 200 || response.status >= 300 || (code !== undefined && code !== "ok")) {
+            return yield* classify(response, [token])
+          }
+          const data = field(response.body, "data")
+          const videos = field(data, "videos")
+          let pastWindow = false
+          for (const video of Array.isArray(videos) ? videos : []) {
+            const id = stringField(video, "id")
+            const at = (numberField(video, "create_time") ?? Number.NaN) * 1000
+            if (at < window.since) pastWindow = true
+            if (id === undefined || !Lookup.inWindow(window, at)) continue
+            const texts = [stringField(video, "video_description"), stringField(video, "title")]
+            if (texts.some((text) => text !== undefined && Lookup.sameText(lookup.content, text))) {
+              return { _tag: "Found", platformPostId: id, platformPostUrl: listedUrl(stringField(video, "share_url"), username, id) }
+            }
+          }
+          const next = numberField(data, "cursor")
+          if (pastWindow || field(data, "has_more") !== true || next === undefined || next >= cursor) {
+            return unknown(
+              "no public video carries the caption in the attempt's window; TikTok lists only public videos that " +
+                "passed moderation, so it may still be processing, in moderation or private"
+            )
+          }
+          cursor = next
+        }
+        return unknown(`more than ${lookupMaxPages * lookupPageSize} videos to look through since the attempt began`)
+      })
+
     return {
       platform: "tiktok",
       publish,
       metrics,
       resolvePost,
+      findPublished,
       metricsBatch,
       metricsBatchSize,
       timeout: "30 minutes"

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import { DestinationId } from "@herald/core/kernel/Ids"
 import type { PublishError } from "@herald/core/platforms/Platforms"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -575,5 +576,133 @@ describe("TikTok photo posts (content/init, media_type PHOTO, PULL_FROM_URL)", (
       expect(fileUpload.body.error.code).toBe("invalid_params")
       expect(fake.rules.violations).toHaveLength(4)
       fake.rules.violations.length = 0
+    }))
+})
+
+describe("TikTok findPublished (the account's public videos, video/list)", () => {
+  const lookup = (token: string, content: string, sinceMs: number, untilMs: number) => ({
+    account: account("tiktok"),
+    credentials: Redacted.make({ access_token: token }),
+    destinationId: DestinationId.make("00000000-0000-4000-8000-0000000000d1"),
+    attempt: 1,
+    content,
+    since: DateTime.unsafeMake(sinceMs),
+    until: DateTime.unsafeMake(untilMs)
+  })
+  /** A public video another client posted at `atMs`. */
+  const other = (fake: TikTokApiFake.TikTokFake, id: string, caption: string, atMs: number) =>
+    fake.listed.push({
+      id,
+      create_time: Math.floor(atMs / 1000),
+      video_description: caption,
+      title: "",
+      share_url: `https://www.tiktok.com/@${TikTokApiFake.username}/video/${id}?utm_campaign=tt4d_open_api`
+    })
+  const listCalls = (fake: TikTokApiFake.TikTokFake) => fake.server.requests.filter((r) => r.path === "/v2/video/list/")
+
+  it.scopedLive("a video or photo post in the window is found by its caption, with its id and URL", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const before = Date.now()
+      const video = yield* client.publish(tkRequest(fake.accessToken, "Launch day & friends"))
+      const photo = yield* client.publish(photoRequest(fake.accessToken, "Our week in pictures", 2))
+      const after = Date.now()
+      expect(yield* client.findPublished!(lookup(fake.accessToken, "Launch day & friends", before, after))).toEqual({
+        _tag: "Found",
+        platformPostId: video.platformPostId,
+        platformPostUrl: video.platformPostUrl
+      })
+      expect(yield* client.findPublished!(lookup(fake.accessToken, "Our week in pictures", before, after))).toEqual({
+        _tag: "Found",
+        platformPostId: photo.platformPostId,
+        platformPostUrl: photo.platformPostUrl
+      })
+      const call = listCalls(fake)[0]!
+      expect(call.method).toBe("POST")
+      expect(call.query.get("fields")).toBe("id,create_time,video_description,title,share_url")
+      expect(call.headers["authorization"]).toBe(`Bearer ${fake.accessToken}`)
+      const body = call.json as { cursor: number; max_count: number }
+      expect(body.max_count).toBe(20)
+      // Paged from the window's end (widened by the clock allowance), not from the newest video.
+      expect(body.cursor).toBeGreaterThanOrEqual(after)
+      expect(body.cursor).toBeLessThanOrEqual(after + 120_000)
+    }))
+
+  it.scopedLive("nothing in the window carries the caption: Unknown (a video in moderation or private is not listed), never Absent", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const now = Date.now()
+      other(fake, "7400000000000000001", "same words", now - 3_600_000)
+      other(fake, "7400000000000000002", "other words", now)
+      const answer = yield* client.findPublished!(lookup(fake.accessToken, "same words", now - 1_000, now + 1_000))
+      expect(answer._tag).toBe("Unknown")
+      expect(answer._tag === "Unknown" && answer.reason).toContain("moderation")
+      // The page held a video older than the window: no further page was asked for.
+      expect(listCalls(fake)).toHaveLength(1)
+
+      // A private post is never listed: TikTok gives it no public id.
+      yield* client.publish(tkRequest(fake.accessToken, "only me", clip().ref, { privacyLevel: "SELF_ONLY" }))
+      expect((yield* client.findPublished!(lookup(fake.accessToken, "only me", now - 1_000, Date.now())))._tag).toBe("Unknown")
+    }))
+
+  it.scopedLive("pages back by create_time across pages until the window is covered; a bounded number of pages", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const now = Math.floor(Date.now() / 1000) * 1000
+      other(fake, "7400000000000000100", "deep", now - 30_000)
+      for (let i = 0; i < 20; i++) other(fake, String(7400000000000000200n + BigInt(i)), `noise ${i}`, now - 20_000 + i * 1_000)
+      expect(yield* client.findPublished!(lookup(fake.accessToken, "deep", now - 40_000, now))).toEqual({
+        _tag: "Found",
+        platformPostId: "7400000000000000100",
+        platformPostUrl: `https://www.tiktok.com/@${TikTokApiFake.username}/video/7400000000000000100`
+      })
+      const calls = listCalls(fake)
+      expect(calls).toHaveLength(2)
+      const [first, second] = calls.map((c) => c.json as { cursor: number })
+      // The second page starts where the first ended (TikTok's cursor: the last video's create_time, in ms).
+      expect(second!.cursor).toBe(now - 20_000)
+      expect(second!.cursor).toBeLessThan(first!.cursor)
+
+      for (let i = 0; i < 100; i++) other(fake, String(7400000000000000300n + BigInt(i)), `older ${i}`, now - 100_000 - i * 1_000)
+      const tooMany = yield* client.findPublished!(lookup(fake.accessToken, "absent", now - 400_000, now))
+      expect(tooMany._tag).toBe("Unknown")
+      expect(tooMany._tag === "Unknown" && tooMany.reason).toContain("more than 100 videos")
+      expect(listCalls(fake)).toHaveLength(2 + TikTok.lookupMaxPages)
+    }))
+
+  it.scopedLive("an account connected without video.list cannot be asked: Unknown, as TikTok refuses the scope", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      const old = "act.old-connection-token-without-video-list"
+      fake.tokens.set(old, ["user.info.basic", "user.info.profile", "video.publish", "video.upload"])
+      const answer = yield* client.findPublished!(lookup(old, "anything", 0, Date.now()))
+      expect(answer._tag).toBe("Unknown")
+      expect(answer._tag === "Unknown" && answer.reason).toContain("video.list")
+      expect(answer._tag === "Unknown" && answer.reason).not.toContain(old)
+    }))
+
+  it.scopedLive("a rate limit or a server error fails the lookup (never an answer); the token is scrubbed", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      fake.videoListFailures.push({
+        ...TikTokApiFake.tiktokError(429, "rate_limit_exceeded", "API rate limit was exceeded."),
+        headers: { "retry-after": "30" }
+      })
+      const limited = yield* Effect.flip(client.findPublished!(lookup(fake.accessToken, "x", 0, Date.now())))
+      expect(limited.kind).toBe("rate_limit")
+      expect(limited.retryAfterSeconds).toBe(30)
+      fake.videoListFailures.push(TikTokApiFake.tiktokError(500, "internal_error", "Something went wrong."))
+      expect((yield* Effect.flip(client.findPublished!(lookup(fake.accessToken, "x", 0, Date.now())))).kind).toBe("transient")
+      fake.videoListFailures.push({ status: 503, body: "upstream unavailable" })
+      const unavailable = yield* Effect.flip(client.findPublished!(lookup(fake.accessToken, "x", 0, Date.now())))
+      expect(unavailable.kind).toBe("transient")
+      expectNoSecret(unavailable, fake.accessToken)
+    }))
+
+  it.scopedLive("a post without a caption cannot be told apart: Unknown without asking", () =>
+    Effect.gen(function*() {
+      const { client, fake } = yield* setup
+      expect((yield* client.findPublished!(lookup(fake.accessToken, "  ", 0, Date.now())))._tag).toBe("Unknown")
+      expect(listCalls(fake)).toHaveLength(0)
     }))
 })

@@ -6,6 +6,9 @@
  * rules, `PUT {upload_url}` per chunk (206, then 201 when complete), and `status/fetch` answering
  * PROCESSING_UPLOAD for `processingPolls` polls, then PUBLISH_COMPLETE with `publicaly_available_post_id`;
  * `video/query` (scope `video.list`) answers `videoCounts` for the asked fields of published videos.
+ * `video/list` (scope `video.list`) lists the account's public videos newest first (the published
+ * public ones and `listed`), `max_count` a page, older than `cursor` (milliseconds), as the Display API
+ * does: only the asked fields, `create_time` in seconds, `video_description` at most 150 characters.
  * Photo posts: `content/init` with `media_type: PHOTO` and `PULL_FROM_URL` (URLs must start with one of
  * `verifiedUrlPrefixes`, else 403 `url_ownership_unverified`), then `status/fetch` answering
  * PROCESSING_DOWNLOAD, then PUBLISH_COMPLETE (`#fail-processing` in the description: FAILED
@@ -33,6 +36,26 @@ const mediaTransfer = "https://developers.tiktok.com/doc/content-posting-api-med
 const sharingGuidelines = "https://developers.tiktok.com/doc/content-sharing-guidelines"
 const creatorInfo = "https://developers.tiktok.com/doc/content-posting-api-reference-query-creator-info"
 const photoPost = "https://developers.tiktok.com/doc/content-posting-api-reference-photo-post"
+const videoList = "https://developers.tiktok.com/doc/tiktok-api-v2-video-list"
+const videoObject = "https://developers.tiktok.com/doc/tiktok-api-v2-video-object"
+/** The fields of TikTok's video object (videoObject). */
+const videoObjectFields = [
+  "id",
+  "create_time",
+  "cover_image_url",
+  "share_url",
+  "video_description",
+  "duration",
+  "height",
+  "width",
+  "title",
+  "embed_html",
+  "embed_link",
+  "like_count",
+  "comment_count",
+  "share_count",
+  "view_count"
+]
 /** The fields of a photo post's `post_info` (photoPost). */
 const photoPostInfoFields = [
   "title",
@@ -73,6 +96,8 @@ export interface Upload {
   polls: number
   /** The public post id: 19 digits, beyond a double's precision, sent as a bare JSON number as TikTok does. */
   postId: string | undefined
+  /** When the public id was given (the video's `create_time`, in milliseconds). */
+  createdAt?: number
 }
 
 /** A photo post (`content/init`, `media_type: PHOTO`): TikTok pulls its images from their URLs. */
@@ -84,6 +109,17 @@ export interface PhotoPost {
   readonly coverIndex: number
   polls: number
   postId: string | undefined
+  createdAt?: number
+}
+
+/** A public video `video/list` answers besides those published through the fake (another app's, the app's). */
+export interface ListedVideo {
+  readonly id: string
+  /** Seconds since the epoch, as TikTok gives it. */
+  readonly create_time: number
+  readonly video_description: string
+  readonly title: string
+  readonly share_url: string
 }
 
 export interface TikTokFake {
@@ -104,6 +140,10 @@ export interface TikTokFake {
   creator: Creator
   /** Replies served, in order, to the next `video/query` calls instead of the counts. */
   readonly videoQueryFailures: Array<FakeServer.Reply>
+  /** Public videos `video/list` answers besides the ones published through the fake. */
+  readonly listed: Array<ListedVideo>
+  /** Replies served, in order, to the next `video/list` calls instead of the page. */
+  readonly videoListFailures: Array<FakeServer.Reply>
   unaudited: boolean
   processingPolls: number
   /** `status/fetch` answers after PUBLISH_COMPLETE without the public id (moderation still running); 0. */
@@ -255,6 +295,65 @@ export const start = async (): Promise<TikTokFake> => {
           return Object.fromEntries(fields.filter((f) => f in full).map((f) => [f, full[f]]))
         })
       return ok({ videos, cursor: 0, has_more: false })
+    }
+
+    if (request.path === "/v2/video/list/" && request.method === "POST") {
+      if (!scopes.includes("video.list")) {
+        return tiktokError(401, "scope_not_authorized", "The user did not authorize the scope required for completing this request.")
+      }
+      const injected = fake.videoListFailures.shift()
+      if (injected !== undefined) return injected
+      const fields = (request.query.get("fields") ?? "").split(",").filter((f) => f !== "")
+      const body = (request.json ?? {}) as { cursor?: unknown; max_count?: unknown }
+      const cursor = body.cursor
+      const maxCount = body.max_count
+      const broken = rules.first(request, [
+        [
+          /^application\/json\b/i.test(request.headers["content-type"] ?? ""),
+          { rule: "Content-Type: application/json", source: videoList }
+        ],
+        [fields.length > 0, { rule: "the fields query parameter is required", source: videoList }],
+        [
+          fields.every((f) => videoObjectFields.includes(f)),
+          { rule: `fields are among the video object's: ${videoObjectFields.join(", ")}`, source: videoObject }
+        ],
+        [
+          cursor === undefined || (typeof cursor === "number" && Number.isSafeInteger(cursor) && cursor >= 0),
+          { rule: "cursor is an int64, a UTC Unix timestamp in milliseconds", source: videoList }
+        ],
+        [
+          maxCount === undefined || (typeof maxCount === "number" && Number.isInteger(maxCount) && maxCount >= 1 && maxCount <= 20),
+          { rule: "max_count is an int32, at most 20", source: videoList }
+        ]
+      ])
+      if (broken !== undefined) return tiktokError(400, "invalid_params", broken)
+      const published: Array<ListedVideo> = [...uploads, ...photos].flatMap((post) => {
+        if (post.postId === undefined || post.createdAt === undefined) return []
+        const kind = "photoImages" in post ? "photo" : "video"
+        // A video's caption is sent as its title, a photo post's as its description.
+        const caption = String((kind === "photo" ? post.postInfo["description"] : post.postInfo["title"]) ?? "")
+        return [{
+          id: post.postId,
+          create_time: Math.floor(post.createdAt / 1000),
+          video_description: caption,
+          title: kind === "photo" ? String(post.postInfo["title"] ?? "") : "",
+          share_url: `https://www.tiktok.com/@${username}/${kind}/${post.postId}?utm_campaign=tt4d_open_api&utm_source=${clientKey}`
+        }]
+      })
+      const all = [...published, ...fake.listed]
+        .filter((v) => typeof cursor !== "number" || v.create_time * 1000 < cursor)
+        .sort((a, b) => b.create_time - a.create_time)
+      const pageSize = typeof maxCount === "number" ? maxCount : 10
+      const page = all.slice(0, pageSize)
+      const last = page.at(-1)
+      return ok({
+        videos: page.map((v) => {
+          const full: Record<string, unknown> = { ...v, video_description: v.video_description.slice(0, 150) }
+          return Object.fromEntries(fields.filter((f) => f in full).map((f) => [f, full[f]]))
+        }),
+        cursor: last === undefined ? (typeof cursor === "number" ? cursor : 0) : last.create_time * 1000,
+        has_more: all.length > page.length
+      })
     }
 
     if (!scopes.includes("video.publish")) {
@@ -462,6 +561,7 @@ export const start = async (): Promise<TikTokFake> => {
           photo.polls > fake.processingPolls + fake.moderationPolls
         ) {
           photo.postId = String(++next)
+          photo.createdAt = Date.now()
         }
         return {
           status: 200,
@@ -481,6 +581,7 @@ export const start = async (): Promise<TikTokFake> => {
         target.polls > fake.processingPolls + fake.moderationPolls
       ) {
         target.postId = String(++next)
+        target.createdAt = Date.now()
       }
       return {
         status: 200,
@@ -516,6 +617,8 @@ export const start = async (): Promise<TikTokFake> => {
       max_video_post_duration_sec: 600
     },
     videoQueryFailures: [],
+    listed: [],
+    videoListFailures: [],
     unaudited: false,
     processingPolls: 2,
     moderationPolls: 0,
