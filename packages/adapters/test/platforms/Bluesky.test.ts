@@ -5,6 +5,8 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import * as Bluesky from "../../src/platforms/Bluesky.js"
+import * as BlueskyLookup from "../../src/platforms/BlueskyLookup.js"
+import * as BlueskyXrpc from "../../src/platforms/BlueskyXrpc.js"
 import * as BlueskyFake from "./fakes/BlueskyFake.js"
 import type { Recorded } from "./fakes/FakeServer.js"
 import { bytesOf, HttpLive, media, part, request, withFollowUps } from "./fixtures.js"
@@ -351,7 +353,7 @@ describe("Bluesky adapter against the XRPC fake", () => {
     }))
 
   it("the platform's own too-long refusal is classified too_long", () => {
-    const error = Bluesky.classify(
+    const error = BlueskyXrpc.classify(
       {
         status: 400,
         headers: {},
@@ -588,10 +590,10 @@ describe("Bluesky findPublished (listRecords at the PDS)", () => {
 
   it("tidMillis reads the creation time of a TID record key", () => {
     // 3jzfcijpj2z2a: a TID from the atproto spec's examples.
-    const ms = Bluesky.tidMillis("3jzfcijpj2z2a")!
+    const ms = BlueskyLookup.tidMillis("3jzfcijpj2z2a")!
     expect(new Date(ms).getUTCFullYear()).toBeGreaterThanOrEqual(2022)
     expect(new Date(ms).getUTCFullYear()).toBeLessThanOrEqual(2024)
-    expect(Bluesky.tidMillis("3lfake000001")).toBeUndefined()
-    expect(Bluesky.tidMillis("self")).toBeUndefined()
+    expect(BlueskyLookup.tidMillis("3lfake000001")).toBeUndefined()
+    expect(BlueskyLookup.tidMillis("self")).toBeUndefined()
   })
 })

@@ -10,6 +10,7 @@ import * as Effect from "effect/Effect"
 import type { ResolvedAddress } from "../../src/net/AddressGuard.js"
 import * as ConnectionsConfig from "../../src/oauth/Config.js"
 import * as Bluesky from "../../src/platforms/Bluesky.js"
+import * as BlueskyXrpc from "../../src/platforms/BlueskyXrpc.js"
 import * as BlueskyFake from "./fakes/BlueskyFake.js"
 import * as FakeServer from "./fakes/FakeServer.js"
 import { HttpLive, part, request } from "./fixtures.js"
@@ -52,7 +53,7 @@ describe("Bluesky service and PDS address guard", () => {
       const privateHost = yield* Effect.flip(client.connectWithCredentials!({ ...login, service: "https://pds.corp.example" }))
       expect(privateHost.kind).toBe("auth")
       expect(privateHost.message).toContain("https://pds.corp.example")
-      expect(privateHost.message).toContain(Bluesky.allowPrivateEnv)
+      expect(privateHost.message).toContain(BlueskyXrpc.allowPrivateEnv)
       expect(privateHost.message).not.toContain(BlueskyFake.appPassword)
 
       const loopback = yield* Effect.flip(client.connectWithCredentials!({
