@@ -7,6 +7,7 @@ import * as Redacted from "effect/Redacted"
 import * as UrlImporter from "../../src/media/UrlImporter.js"
 import * as ConnectionsConfig from "../../src/oauth/Config.js"
 import * as LinkedIn from "../../src/platforms/LinkedIn.js"
+import * as LinkedInPublish from "../../src/platforms/LinkedInPublish.js"
 import * as FakeServer from "./fakes/FakeServer.js"
 import * as LinkedInFake from "./fakes/LinkedInFake.js"
 import { bytesOf, HttpLive, media, part, request, withFollowUps } from "./fixtures.js"
@@ -93,9 +94,9 @@ describe("LinkedIn adapter against the Posts API fake", () => {
       expect(body["commentary"]).toBe(
         "Launch \\(beta\\) \\*now\\* at \\<site\\> {hashtag|\\#|Herald\\_2} \\~ a\\_b \\@you \\[x\\] \\{y\\} \\| \\\\"
       )
-      expect(LinkedIn.escapeLittleText("C# and x#y")).toBe("C\\# and x\\#y")
+      expect(LinkedInPublish.escapeLittleText("C# and x#y")).toBe("C\\# and x\\#y")
       const original = "Launch (beta) *now* at <site> #Herald_2 ~ a_b @you [x] {y} | \\ #émoji #"
-      expect(LinkedInFake.rendered(LinkedIn.escapeLittleText(original))).toBe(original)
+      expect(LinkedInFake.rendered(LinkedInPublish.escapeLittleText(original))).toBe(original)
     }))
 
   it.scopedLive("the fake refuses a call without the version header, as LinkedIn does (a permanent error)", () =>
