@@ -20,7 +20,8 @@ import * as OpenAiFake from "../../packages/adapters/test/ai/fakes/OpenAiFake.js
 import { probePostgres } from "../../packages/adapters/test/support/TestDatabases.js"
 import * as HeraldServer from "../support/HeraldServer.js"
 import { validate } from "../support/JsonSchema.js"
-import * as PlatformRules from "@herald/core/platforms/PlatformRules"
+import * as TextCounting from "@herald/core/platforms/TextCounting"
+import * as TextLimits from "@herald/core/platforms/TextLimits"
 
 const pg = await probePostgres
 if (!pg.available) console.warn(`[skip] AI conformance on Postgres skipped: ${pg.reason}`)
@@ -92,7 +93,7 @@ describe.each([
       expect(data.captions).toEqual(data.variants.map((v: Json) => v.text))
       for (const v of data.variants) {
         expect(v).toMatchObject({ limit: 280, unit: "weighted_characters", trimmed: false })
-        expect(v.length).toBe(PlatformRules.xWeightedLength(v.text))
+        expect(v.length).toBe(TextCounting.xWeightedLength(v.text))
         expect(v.text).toContain("#")
       }
       expect(Date.parse(data.credits.reset_at)).toBeGreaterThan(Date.now())
@@ -136,7 +137,7 @@ describe.each([
         const res = await caption(server, { topic, platform, length: "long", count: 2 }, key)
         expect(res.status, res.text).toBe(200)
         for (const v of body(res).data.variants) {
-          for (const limit of PlatformRules.textLimits(platform, true)) expect(limit.count(v.text)).toBeLessThanOrEqual(limit.limit)
+          for (const limit of TextLimits.textLimits(platform, true)) expect(limit.count(v.text)).toBeLessThanOrEqual(limit.limit)
           expect(v.trimmed).toBe(true)
           expect(v.text.endsWith("…")).toBe(true)
         }
@@ -328,7 +329,7 @@ describe.each([
       const long = await caption(server, { topic: "LONG", platform: "x", count: 3 }, key)
       expect(long.status, long.text).toBe(200)
       for (const v of body(long).data.variants) {
-        expect(PlatformRules.xWeightedLength(v.text)).toBeLessThanOrEqual(280)
+        expect(TextCounting.xWeightedLength(v.text)).toBeLessThanOrEqual(280)
         expect(v.trimmed).toBe(true)
       }
       expect(await aiCredits(server, key)).toMatchObject({ used: 5 })

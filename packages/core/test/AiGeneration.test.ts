@@ -6,7 +6,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as AiGeneration from "@herald/core/ai/AiGeneration"
 import { platforms } from "@herald/core/platforms/Platform"
-import * as PlatformRules from "@herald/core/platforms/PlatformRules"
+import * as TextCounting from "@herald/core/platforms/TextCounting"
+import * as TextLimits from "@herald/core/platforms/TextLimits"
 import * as fc from "effect/FastCheck"
 
 describe("AiGeneration.fitCaption", () => {
@@ -17,7 +18,7 @@ describe("AiGeneration.fitCaption", () => {
   it("cuts an over-long caption at a word boundary with an ellipsis", () => {
     const text = "word ".repeat(100).trim()
     const fitted = AiGeneration.fitCaption(text, AiGeneration.captionLimitsFor("tiktok"))!
-    expect(PlatformRules.captionLimits.tiktok.count(fitted)).toBeLessThanOrEqual(150)
+    expect(TextLimits.captionLimits.tiktok.count(fitted)).toBeLessThanOrEqual(150)
     expect(fitted.endsWith("word…")).toBe(true)
     expect(fitted.length).toBeGreaterThan(140)
   })
@@ -25,12 +26,12 @@ describe("AiGeneration.fitCaption", () => {
   it("counts as posts do: X weighs CJK double, Bluesky counts graphemes and bytes", () => {
     const cjk = "漢".repeat(200)
     const x = AiGeneration.fitCaption(cjk, AiGeneration.captionLimitsFor("x"))!
-    expect(PlatformRules.xWeightedLength(x)).toBeLessThanOrEqual(280)
+    expect(TextCounting.xWeightedLength(x)).toBeLessThanOrEqual(280)
     expect(x.length).toBeLessThan(141)
     const family = "👨‍👩‍👧‍👦".repeat(400)
     const bsky = AiGeneration.fitCaption(family, AiGeneration.captionLimitsFor("bluesky"))!
-    expect(PlatformRules.graphemes(bsky)).toBeLessThanOrEqual(300)
-    expect(PlatformRules.utf8Bytes(bsky)).toBeLessThanOrEqual(3000)
+    expect(TextCounting.graphemes(bsky)).toBeLessThanOrEqual(300)
+    expect(TextCounting.utf8Bytes(bsky)).toBeLessThanOrEqual(3000)
     // Whole graphemes only: the cut never splits the family emoji.
     expect(bsky.replace(/…$/, "").split("👨‍👩‍👧‍👦").every((s) => s === "")).toBe(true)
   })

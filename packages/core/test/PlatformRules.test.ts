@@ -2,6 +2,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { DomainError } from "@herald/core/kernel/Errors"
 import type { Platform } from "@herald/core/platforms/Platform"
 import * as PlatformRules from "@herald/core/platforms/PlatformRules"
+import * as PlatformSettings from "@herald/core/platforms/PlatformSettings"
+import * as TextCounting from "@herald/core/platforms/TextCounting"
 import { PlatformContentEntry, ThreadPost } from "@herald/core/posts/Post"
 import type { PlatformContent } from "@herald/core/posts/Post"
 import * as Effect from "effect/Effect"
@@ -129,12 +131,12 @@ describe("caption limits", () => {
 
 describe("x weighted length", () => {
   it("Latin counts 1, CJK 2, an emoji 2, a URL 23", () => {
-    expect(PlatformRules.xWeightedLength("hello")).toBe(5)
-    expect(PlatformRules.xWeightedLength("日本")).toBe(4)
-    expect(PlatformRules.xWeightedLength("👍")).toBe(2)
-    expect(PlatformRules.xWeightedLength("👍🏽")).toBe(2)
-    expect(PlatformRules.xWeightedLength("see https://example.com/a/very/long/path?x=1")).toBe(4 + 23)
-    expect(PlatformRules.xWeightedLength("www.example.com.")).toBe(24)
+    expect(TextCounting.xWeightedLength("hello")).toBe(5)
+    expect(TextCounting.xWeightedLength("日本")).toBe(4)
+    expect(TextCounting.xWeightedLength("👍")).toBe(2)
+    expect(TextCounting.xWeightedLength("👍🏽")).toBe(2)
+    expect(TextCounting.xWeightedLength("see https://example.com/a/very/long/path?x=1")).toBe(4 + 23)
+    expect(TextCounting.xWeightedLength("www.example.com.")).toBe(24)
   })
 
   it("140 CJK characters fill a post; 141 do not fit", () => {
@@ -144,7 +146,7 @@ describe("x weighted length", () => {
 
   it("a long URL fits where its characters would not", () => {
     const text = "a".repeat(250) + " https://example.com/" + "p".repeat(100)
-    expect(PlatformRules.xWeightedLength(text)).toBe(250 + 1 + 23)
+    expect(TextCounting.xWeightedLength(text)).toBe(250 + 1 + 23)
     expect(Either.isRight(run({ platforms: ["x"], content: text }))).toBe(true)
   })
 })
@@ -260,7 +262,7 @@ describe("settings", () => {
 describe("one source of truth with the media table", () => {
   it("instagram's content types are those the media rules know", async () => {
     const MediaRules = await import("@herald/core/media/MediaRules")
-    for (const [platform, types] of Object.entries(PlatformRules.contentTypes)) {
+    for (const [platform, types] of Object.entries(PlatformSettings.contentTypes)) {
       expect(Object.keys(MediaRules.mediaStructure[platform as Platform].contentTypes ?? {}).sort()).toEqual([...types!].sort())
     }
   })

@@ -1,11 +1,12 @@
 /**
- * The linear text counts of PlatformRules against the implementations they replaced (kept here as the
+ * The linear text counts of TextCounting against the implementations they replaced (kept here as the
  * oracle): identical on short random texts, with windows small enough that every cluster kind
  * crosses a window's edge; the early stop; and long hostile texts counted without the old quadratic
  * cost (the assertions are on results, the sizes make the old code take seconds to minutes).
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as PlatformRules from "@herald/core/platforms/PlatformRules"
+import * as TextCounting from "@herald/core/platforms/TextCounting"
 import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
 
@@ -75,34 +76,34 @@ const mixed = FastCheck.oneof(text, FastCheck.string({ maxLength: 40, unit: "gra
 
 describe("linear counts equal the previous ones", () => {
   it.prop("grapheme clusters, whatever the window", [mixed, FastCheck.integer({ min: 1, max: 9 })], ([t, w]) => {
-    expect([...PlatformRules.graphemeClusters(t, w)]).toEqual([...segmenter.segment(t)].map((s) => s.segment))
+    expect([...TextCounting.graphemeClusters(t, w)]).toEqual([...segmenter.segment(t)].map((s) => s.segment))
   }, { fastCheck: { numRuns: 500 } })
 
   it.prop("graphemes, code points, UTF-8 bytes", [mixed], ([t]) => {
-    expect(PlatformRules.graphemes(t)).toBe(oldGraphemes(t))
-    expect(PlatformRules.codePoints(t)).toBe(oldCodePoints(t))
-    expect(PlatformRules.utf8Bytes(t)).toBe(oldUtf8Bytes(t))
+    expect(TextCounting.graphemes(t)).toBe(oldGraphemes(t))
+    expect(TextCounting.codePoints(t)).toBe(oldCodePoints(t))
+    expect(TextCounting.utf8Bytes(t)).toBe(oldUtf8Bytes(t))
   }, { fastCheck: { numRuns: 500 } })
 
   it.prop("X's weighted length and URLs", [mixed], ([t]) => {
-    expect(PlatformRules.xWeightedLength(t)).toBe(oldXWeightedLength(t))
+    expect(TextCounting.xWeightedLength(t)).toBe(oldXWeightedLength(t))
     const normalized = t.normalize("NFC")
-    expect(PlatformRules.xUrls(normalized)).toEqual(
+    expect(TextCounting.xUrls(normalized)).toEqual(
       [...normalized.matchAll(oldUrlPattern)].map((m) => ({ index: m.index, length: m[0].length }))
     )
   }, { fastCheck: { numRuns: 500 } })
 
   it.prop("Threads' length", [mixed], ([t]) => {
-    expect(PlatformRules.threadsLength(t)).toBe(oldThreadsLength(t))
+    expect(TextCounting.threadsLength(t)).toBe(oldThreadsLength(t))
   }, { fastCheck: { numRuns: 500 } })
 
   it.prop("each ...UpTo is exact up to max and above max past it", [mixed, FastCheck.integer({ min: 0, max: 60 })], ([t, max]) => {
     const pairs: ReadonlyArray<readonly [(s: string, m: number) => number, (s: string) => number]> = [
-      [PlatformRules.graphemesUpTo, oldGraphemes],
-      [PlatformRules.codePointsUpTo, oldCodePoints],
-      [PlatformRules.utf8BytesUpTo, oldUtf8Bytes],
-      [PlatformRules.xWeightedLengthUpTo, oldXWeightedLength],
-      [PlatformRules.threadsLengthUpTo, oldThreadsLength]
+      [TextCounting.graphemesUpTo, oldGraphemes],
+      [TextCounting.codePointsUpTo, oldCodePoints],
+      [TextCounting.utf8BytesUpTo, oldUtf8Bytes],
+      [TextCounting.xWeightedLengthUpTo, oldXWeightedLength],
+      [TextCounting.threadsLengthUpTo, oldThreadsLength]
     ]
     for (const [upTo, full] of pairs) {
       const exact = full(t)
@@ -114,14 +115,14 @@ describe("linear counts equal the previous ones", () => {
 
   it("a cluster longer than the window is still one cluster", () => {
     const zalgo = "a" + "\u0301".repeat(1000) + "b"
-    expect([...PlatformRules.graphemeClusters(zalgo, 4)]).toEqual(["a" + "\u0301".repeat(1000), "b"])
-    expect(PlatformRules.graphemes("🇫🇷".repeat(700))).toBe(700)
+    expect([...TextCounting.graphemeClusters(zalgo, 4)]).toEqual(["a" + "\u0301".repeat(1000), "b"])
+    expect(TextCounting.graphemes("🇫🇷".repeat(700))).toBe(700)
   })
 
   it("a window never ends between the halves of a surrogate pair (lone surrogates included)", () => {
     for (const t of ["🏳️‍🌈🏳️‍🌈", "\ud83d🏽\ud83d🏽", "a\ude00👍🏽\ud83d"]) {
       for (let w = 1; w <= 6; w++) {
-        expect([...PlatformRules.graphemeClusters(t, w)]).toEqual([...segmenter.segment(t)].map((s) => s.segment))
+        expect([...TextCounting.graphemeClusters(t, w)]).toEqual([...segmenter.segment(t)].map((s) => s.segment))
       }
     }
   })
@@ -152,24 +153,24 @@ describe("long hostile texts", () => {
   const long = 400_000
   it("400 KB of one letter, of CJK, of emoji: counted past the limit, stopping early", () => {
     for (const t of ["a".repeat(long), "漢".repeat(long), "👍".repeat(long / 2)]) {
-      expect(PlatformRules.graphemesUpTo(t, 300)).toBe(301)
-      expect(PlatformRules.xWeightedLengthUpTo(t, 280)).toBeGreaterThan(280)
-      expect(PlatformRules.xWeightedLengthUpTo(t, 280)).toBeLessThanOrEqual(282)
-      expect(PlatformRules.threadsLengthUpTo(t, 500)).toBeGreaterThan(500)
+      expect(TextCounting.graphemesUpTo(t, 300)).toBe(301)
+      expect(TextCounting.xWeightedLengthUpTo(t, 280)).toBeGreaterThan(280)
+      expect(TextCounting.xWeightedLengthUpTo(t, 280)).toBeLessThanOrEqual(282)
+      expect(TextCounting.threadsLengthUpTo(t, 500)).toBeGreaterThan(500)
     }
   })
 
   it("a URL followed by 400 KB of punctuation, and 100,000 URL prefixes", () => {
     const dots = "see http://a" + ".".repeat(long) + " end"
-    expect(PlatformRules.xUrls(dots)).toEqual([{ index: 4, length: 8 }])
-    expect(PlatformRules.xWeightedLength(dots)).toBe(4 + 23 + long + 4)
-    expect(PlatformRules.xUrls("www. ".repeat(100_000))).toEqual([])
-    expect(PlatformRules.xUrls("http://x ".repeat(50_000))).toHaveLength(50_000)
+    expect(TextCounting.xUrls(dots)).toEqual([{ index: 4, length: 8 }])
+    expect(TextCounting.xWeightedLength(dots)).toBe(4 + 23 + long + 4)
+    expect(TextCounting.xUrls("www. ".repeat(100_000))).toEqual([])
+    expect(TextCounting.xUrls("http://x ".repeat(50_000))).toHaveLength(50_000)
   })
 
   it("full counts of 100,000 characters are exact", () => {
-    expect(PlatformRules.graphemes("ab".repeat(50_000))).toBe(100_000)
-    expect(PlatformRules.graphemes("e\u0301".repeat(50_000))).toBe(50_000)
-    expect(PlatformRules.threadsLength("👍".repeat(50_000))).toBe(200_000)
+    expect(TextCounting.graphemes("ab".repeat(50_000))).toBe(100_000)
+    expect(TextCounting.graphemes("e\u0301".repeat(50_000))).toBe(50_000)
+    expect(TextCounting.threadsLength("👍".repeat(50_000))).toBe(200_000)
   })
 })

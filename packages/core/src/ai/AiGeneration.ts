@@ -26,7 +26,8 @@ import * as MediaRules from "../media/MediaRules.js"
 import { MediaStore } from "../media/MediaStore.js"
 import type { Organization } from "../access/Organization.js"
 import { Platform } from "../platforms/Platform.js"
-import * as PlatformRules from "../platforms/PlatformRules.js"
+import * as TextCounting from "../platforms/TextCounting.js"
+import * as TextLimits from "../platforms/TextLimits.js"
 import { Transactor } from "../kernel/Transactor.js"
 
 // ---------------------------------------------------------------------------------------------------
@@ -149,25 +150,25 @@ export const unconfigured = DomainError.of(
 // ---------------------------------------------------------------------------------------------------
 
 /** Without a platform a caption is held to 2200 characters (the longest common caption field). */
-export const genericCaptionLimit: PlatformRules.TextLimit = {
+export const genericCaptionLimit: TextLimits.TextLimit = {
   limit: 2200,
   unit: "characters",
-  count: PlatformRules.codePoints,
-  countUpTo: PlatformRules.codePointsUpTo
+  count: TextCounting.codePoints,
+  countUpTo: TextCounting.codePointsUpTo
 }
 
 /**
  * Every limit a caption for `platform` must meet: the post text limits with and without media (so
  * a Telegram caption fits the 1024 of a media caption too), the strictest first.
  */
-export const captionLimitsFor = (platform: Platform | undefined): ReadonlyArray<PlatformRules.TextLimit> => {
+export const captionLimitsFor = (platform: Platform | undefined): ReadonlyArray<TextLimits.TextLimit> => {
   if (platform === undefined) return [genericCaptionLimit]
-  const all = [...PlatformRules.textLimits(platform, false), ...PlatformRules.textLimits(platform, true)]
+  const all = [...TextLimits.textLimits(platform, false), ...TextLimits.textLimits(platform, true)]
   const unique = all.filter((l, i) => all.findIndex((m) => m.unit === l.unit && m.limit === l.limit) === i)
   return unique.sort((a, b) => a.limit - b.limit)
 }
 
-const fits = (text: string, limits: ReadonlyArray<PlatformRules.TextLimit>) =>
+const fits = (text: string, limits: ReadonlyArray<TextLimits.TextLimit>) =>
   limits.every((l) => l.count(text) <= l.limit)
 
 const segmenter = new Intl.Segmenter("en", { granularity: "grapheme" })
@@ -177,7 +178,7 @@ const segmenter = new Intl.Segmenter("en", { granularity: "grapheme" })
  * fits (whole graphemes, never half an emoji) with an ellipsis. `undefined` when nothing usable is
  * left (blank, or no prefix fits).
  */
-export const fitCaption = (raw: string, limits: ReadonlyArray<PlatformRules.TextLimit>): string | undefined => {
+export const fitCaption = (raw: string, limits: ReadonlyArray<TextLimits.TextLimit>): string | undefined => {
   const text = raw.trim()
   if (text === "") return undefined
   if (fits(text, limits)) return text
@@ -205,7 +206,7 @@ export interface CaptionVariant {
   /** Its length in `unit`, counted as for posts on the platform. */
   readonly length: number
   readonly limit: number
-  readonly unit: PlatformRules.TextLimit["unit"]
+  readonly unit: TextLimits.TextLimit["unit"]
   /** Whether it was cut to fit. */
   readonly trimmed: boolean
 }

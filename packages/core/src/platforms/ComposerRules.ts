@@ -1,17 +1,20 @@
 /**
  * What a composer needs to know about each platform before a post is sent (GET /platform-rules),
- * generated from the very tables POST /posts validates with: `PlatformRules` (caption limits,
- * settings, content types, threads) and `MediaRules` (types, sizes, counts, required media). Pure.
+ * generated from the very tables POST /posts validates with: `TextLimits` (caption and first comment
+ * limits), `PlatformSettings` (settings, content types), `PlatformRules` (threads) and `MediaRules`
+ * (types, sizes, counts, required media). Pure.
  */
 import type { MediaKind } from "../media/Media.js"
 import * as MediaRules from "../media/MediaRules.js"
 import type { Platform } from "./Platform.js"
 import { platforms } from "./Platform.js"
 import * as PlatformRules from "./PlatformRules.js"
+import * as PlatformSettings from "./PlatformSettings.js"
+import * as TextLimits from "./TextLimits.js"
 
 export interface TextLimitRule {
   readonly limit: number
-  readonly unit: PlatformRules.TextLimit["unit"]
+  readonly unit: TextLimits.TextLimit["unit"]
   /** `always`, or only for a post without media (`text_only`) or with media (`with_media`). */
   readonly applies: "always" | "text_only" | "with_media"
   readonly description: string | null
@@ -20,7 +23,7 @@ export interface TextLimitRule {
 export interface CaptionRule {
   /** The main limit (a text post's). */
   readonly limit: number
-  readonly unit: PlatformRules.TextLimit["unit"]
+  readonly unit: TextLimits.TextLimit["unit"]
   readonly description: string | null
   /** Every limit the text must meet, the main one first. */
   readonly limits: ReadonlyArray<TextLimitRule>
@@ -58,7 +61,7 @@ export interface ContentTypeRule {
 }
 
 export type SettingRule =
-  & { readonly type: PlatformRules.SettingType["type"]; readonly required: boolean }
+  & { readonly type: PlatformSettings.SettingType["type"]; readonly required: boolean }
   & {
     readonly values?: ReadonlyArray<string>
     readonly max_length?: number
@@ -86,7 +89,7 @@ export interface PlatformRule {
   readonly first_comment_limits: ReadonlyArray<TextLimitRule>
 }
 
-const textLimit = (limit: PlatformRules.TextLimit, applies: TextLimitRule["applies"]): TextLimitRule => ({
+const textLimit = (limit: TextLimits.TextLimit, applies: TextLimitRule["applies"]): TextLimitRule => ({
   limit: limit.limit,
   unit: limit.unit,
   applies,
@@ -94,9 +97,9 @@ const textLimit = (limit: PlatformRules.TextLimit, applies: TextLimitRule["appli
 })
 
 const caption = (platform: Platform): CaptionRule => {
-  const textOnly = PlatformRules.textLimits(platform, false)
-  const withMedia = PlatformRules.textLimits(platform, true)
-  const main = PlatformRules.captionLimits[platform]
+  const textOnly = TextLimits.textLimits(platform, false)
+  const withMedia = TextLimits.textLimits(platform, true)
+  const main = TextLimits.captionLimits[platform]
   return {
     limit: main.limit,
     unit: main.unit,
@@ -151,7 +154,7 @@ const ratioRange = (range: MediaRules.AspectRange | undefined): MediaRule["aspec
     ? null
     : { min: `${range.min.width}:${range.min.height}`, max: `${range.max.width}:${range.max.height}` }
 
-const setting = (spec: PlatformRules.SettingSpec): SettingRule => {
+const setting = (spec: PlatformSettings.SettingSpec): SettingRule => {
   const common = {
     required: spec.required ?? false,
     ...(spec.default === undefined ? {} : { default: spec.default }),
@@ -177,8 +180,8 @@ const setting = (spec: PlatformRules.SettingSpec): SettingRule => {
 }
 
 export const describePlatform = (platform: Platform): PlatformRule => {
-  const specs = PlatformRules.settingSpecs[platform]
-  const types = PlatformRules.contentTypes[platform]
+  const specs = PlatformSettings.settingSpecs[platform]
+  const types = PlatformSettings.contentTypes[platform]
   const typeMedia = MediaRules.mediaStructure[platform].contentTypes ?? {}
   return {
     platform,
@@ -198,7 +201,7 @@ export const describePlatform = (platform: Platform): PlatformRule => {
     threads: PlatformRules.threadPlatforms.includes(platform),
     first_comment: Object.hasOwn(specs, "firstComment"),
     first_comment_limits: Object.hasOwn(specs, "firstComment")
-      ? (PlatformRules.firstCommentLimits[platform] ?? []).map((l) => textLimit(l, "always"))
+      ? (TextLimits.firstCommentLimits[platform] ?? []).map((l) => textLimit(l, "always"))
       : []
   }
 }
