@@ -20,7 +20,12 @@ import * as SqlStores from "@herald/adapters/sql/SqlStores"
 import { SocialAccount } from "@herald/core/accounts/Account"
 import * as AccountHealth from "@herald/core/accounts/AccountHealth"
 import { AccountStore } from "@herald/core/accounts/AccountStore"
-import * as Connections from "@herald/core/accounts/Connections"
+import * as ConnectLinks from "@herald/core/accounts/ConnectLinks"
+import * as ConnectedAccounts from "@herald/core/accounts/ConnectedAccounts"
+import * as CredentialConnect from "@herald/core/accounts/CredentialConnect"
+import * as OAuthCallback from "@herald/core/accounts/OAuthCallback"
+import * as OAuthProviders from "@herald/core/accounts/OAuthProviders"
+import * as TokenRefresh from "@herald/core/accounts/TokenRefresh"
 import * as ConnectState from "@herald/core/accounts/ConnectState"
 import { Destination } from "@herald/core/posts/Destination"
 import * as Dispatcher from "@herald/core/publishing/Dispatcher"
@@ -105,7 +110,7 @@ const servicesFor = (f: Fakes) => {
     )
   )
   const providers = Layer.effect(
-    Connections.OAuthProviders,
+    OAuthProviders.OAuthProviders,
     ConnectionsConfig.makeProviders({
       HERALD_X_CLIENT_ID: f.x.clientId,
       HERALD_X_CLIENT_SECRET: f.x.clientSecret,
@@ -122,7 +127,7 @@ const servicesFor = (f: Fakes) => {
       // Instagram left out: it answers what to configure.
     })
   )
-  const settings = Layer.succeed(Connections.ConnectSettings, {
+  const settings = Layer.succeed(OAuthProviders.ConnectSettings, {
     publicUrl: Option.some(publicUrl),
     stateSecret: Redacted.make("test-state-secret")
   })
@@ -186,11 +191,11 @@ const rawCredentials = (account: SocialAccount) =>
 const connectX = (f: Fakes, orgId: OrganizationId, reconnect?: SocialAccount) =>
   Effect.gen(function*() {
     const link = reconnect === undefined
-      ? yield* Connections.createConnectLink({ organizationId: orgId, platform: "x" })
-      : yield* Connections.createReconnectLink({ organizationId: orgId, account: reconnect })
+      ? yield* ConnectLinks.createConnectLink({ organizationId: orgId, platform: "x" })
+      : yield* ConnectLinks.createReconnectLink({ organizationId: orgId, account: reconnect })
     const back = new URL(f.x.authorize(link.url))
     expect(back.origin + back.pathname).toBe(`${publicUrl}/oauth/callback/x`)
-    const result = yield* Connections.completeCallback({
+    const result = yield* OAuthCallback.completeCallback({
       platform: "x",
       state: back.searchParams.get("state") ?? undefined,
       code: back.searchParams.get("code") ?? undefined,
@@ -210,11 +215,11 @@ const connectVia = (
 ) =>
   Effect.gen(function*() {
     const link = reconnect === undefined
-      ? yield* Connections.createConnectLink({ organizationId: orgId, platform })
-      : yield* Connections.createReconnectLink({ organizationId: orgId, account: reconnect })
+      ? yield* ConnectLinks.createConnectLink({ organizationId: orgId, platform })
+      : yield* ConnectLinks.createReconnectLink({ organizationId: orgId, account: reconnect })
     const back = new URL(authorize(link.url))
     expect(back.origin + back.pathname).toBe(`${publicUrl}/oauth/callback/${platform}`)
-    return yield* Connections.completeCallback({
+    return yield* OAuthCallback.completeCallback({
       platform,
       state: back.searchParams.get("state") ?? undefined,
       code: back.searchParams.get("code") ?? undefined,
@@ -277,7 +282,7 @@ describe("credential platforms", () => {
     withWorld((f) =>
       Effect.gen(function*() {
         const orgId = yield* givenOrg
-        const telegram = yield* Connections.connectWithCredentials({
+        const telegram = yield* CredentialConnect.connectWithCredentials({
           organizationId: orgId,
           platform: "telegram",
           input: { bot_token: TelegramFake.botToken, channel: "@herald_news" }
@@ -285,7 +290,7 @@ describe("credential platforms", () => {
         expect(telegram.created).toBe(true)
         expect(telegram.account.accountName).toBe("Herald News")
         expect(telegram.account.connectionFlow).toBe("credential")
-        const again = yield* Connections.connectWithCredentials({
+        const again = yield* CredentialConnect.connectWithCredentials({
           organizationId: orgId,
           platform: "telegram",
           input: { bot_token: TelegramFake.botToken, channel: "https://t.me/herald_news" }
@@ -294,13 +299,13 @@ describe("credential platforms", () => {
         expect(again.account.id).toBe(telegram.account.id)
         expect((yield* (yield* AccountStore).list(orgId)).length).toBe(1)
 
-        const discord = yield* Connections.connectWithCredentials({
+        const discord = yield* CredentialConnect.connectWithCredentials({
           organizationId: orgId,
           platform: "discord",
           input: { webhook_url: DiscordFake.webhookUrl }
         })
         expect(discord.account.accountName).toBe("Herald Announcements")
-        const bluesky = yield* Connections.connectWithCredentials({
+        const bluesky = yield* CredentialConnect.connectWithCredentials({
           organizationId: orgId,
           platform: "bluesky",
           input: { handle: "herald.bsky.social", app_password: BlueskyFake.appPassword }
@@ -358,28 +363,28 @@ describe("credential platforms", () => {
     withWorld(() =>
       Effect.gen(function*() {
         const orgId = yield* givenOrg
-        const badToken = yield* Effect.flip(Connections.connectWithCredentials({
+        const badToken = yield* Effect.flip(CredentialConnect.connectWithCredentials({
           organizationId: orgId,
           platform: "telegram",
           input: { bot_token: "7012345678:AAH3kq-Zx8vJ_9LmN0pQrStUvWxYz999999", channel: "@herald_news" }
         }))
         expect(badToken).toBeInstanceOf(DomainError)
         expect(badToken).toMatchObject({ code: "auth_failed", status: 400, message: "Telegram: Unauthorized" })
-        const notAdmin = yield* Effect.flip(Connections.connectWithCredentials({
+        const notAdmin = yield* Effect.flip(CredentialConnect.connectWithCredentials({
           organizationId: orgId,
           platform: "telegram",
           input: { bot_token: TelegramFake.botToken, channel: "@lurkers" }
         }))
         expect(notAdmin).toMatchObject({ code: "auth_failed", status: 400 })
         expect((notAdmin as DomainError).message).toContain("not an administrator")
-        const badPassword = yield* Effect.flip(Connections.connectWithCredentials({
+        const badPassword = yield* Effect.flip(CredentialConnect.connectWithCredentials({
           organizationId: orgId,
           platform: "bluesky",
           input: { handle: "herald.bsky.social", app_password: "zzzz-zzzz-zzzz-zzzz" }
         }))
         expect(badPassword).toMatchObject({ code: "auth_failed", status: 400 })
         expect((badPassword as DomainError).message).not.toContain("zzzz-zzzz-zzzz-zzzz")
-        const missing = yield* Effect.flip(Connections.connectWithCredentials({
+        const missing = yield* Effect.flip(CredentialConnect.connectWithCredentials({
           organizationId: orgId,
           platform: "bluesky",
           input: { handle: "herald.bsky.social" }
@@ -394,7 +399,7 @@ describe("credential platforms", () => {
     withWorld((f) =>
       Effect.gen(function*() {
         const orgId = yield* givenOrg
-        const { account } = yield* Connections.connectWithCredentials({
+        const { account } = yield* CredentialConnect.connectWithCredentials({
           organizationId: orgId,
           platform: "telegram",
           input: { bot_token: TelegramFake.botToken, channel: "@herald_news" }
@@ -412,7 +417,7 @@ describe("credential platforms", () => {
         expect(events.filter((e) => e.type === "account.reconnect_needed")).toHaveLength(1)
         // Resubmitting valid credentials is how a credential platform reconnects.
         f.telegram.revoked.clear()
-        const repaired = yield* Connections.connectWithCredentials({
+        const repaired = yield* CredentialConnect.connectWithCredentials({
           organizationId: orgId,
           platform: "telegram",
           input: { bot_token: TelegramFake.botToken, channel: "@herald_news" }
@@ -428,7 +433,7 @@ describe("X connect link", () => {
     withWorld((f) =>
       Effect.gen(function*() {
         const orgId = yield* givenOrg
-        const link = yield* Connections.createConnectLink({ organizationId: orgId, platform: "x" })
+        const link = yield* ConnectLinks.createConnectLink({ organizationId: orgId, platform: "x" })
         expect(link.expiresInSeconds).toBe(600)
         const url = new URL(link.url)
         expect(url.searchParams.get("code_challenge_method")).toBe("S256")
@@ -487,12 +492,12 @@ describe("X connect link", () => {
     withWorld((f) =>
       Effect.gen(function*() {
         const orgId = yield* givenOrg
-        const link = yield* Connections.createConnectLink({ organizationId: orgId, platform: "x" })
+        const link = yield* ConnectLinks.createConnectLink({ organizationId: orgId, platform: "x" })
         const back = new URL(f.x.authorize(link.url))
         const state = back.searchParams.get("state")!
         const code = back.searchParams.get("code")!
         const callback = (s: string | undefined, platform: "x" | "linkedin" = "x") =>
-          Effect.flip(Connections.completeCallback({ platform, state: s, code, error: undefined, errorDescription: undefined }))
+          Effect.flip(OAuthCallback.completeCallback({ platform, state: s, code, error: undefined, errorDescription: undefined }))
 
         // Another organization's id with the original signature.
         const [payload, mac] = state.split(".") as [string, string]
@@ -514,9 +519,9 @@ describe("X connect link", () => {
     withWorld((f) =>
       Effect.gen(function*() {
         const orgId = yield* givenOrg
-        const link = yield* Connections.createConnectLink({ organizationId: orgId, platform: "x" })
+        const link = yield* ConnectLinks.createConnectLink({ organizationId: orgId, platform: "x" })
         const state = new URL(link.url).searchParams.get("state")!
-        const declined = yield* Effect.flip(Connections.completeCallback({
+        const declined = yield* Effect.flip(OAuthCallback.completeCallback({
           platform: "x",
           state,
           code: undefined,
@@ -524,7 +529,7 @@ describe("X connect link", () => {
           errorDescription: "The user denied the request"
         }))
         expect(declined).toMatchObject({ code: "auth_failed", status: 400 })
-        const refused = yield* Effect.flip(Connections.completeCallback({
+        const refused = yield* Effect.flip(OAuthCallback.completeCallback({
           platform: "x",
           state,
           code: "not-a-code",
@@ -533,7 +538,7 @@ describe("X connect link", () => {
         }))
         expect(refused).toMatchObject({ code: "auth_failed", status: 400 })
         expect(f.x.counts.exchanges).toBe(1)
-        const linkedin = yield* Effect.flip(Connections.createConnectLink({ organizationId: orgId, platform: "linkedin" }))
+        const linkedin = yield* Effect.flip(ConnectLinks.createConnectLink({ organizationId: orgId, platform: "linkedin" }))
         expect(linkedin).toMatchObject({ code: "misconfig" })
         expect((linkedin as DomainError).message).toContain("HERALD_LINKEDIN_CLIENT_ID")
       })
@@ -545,7 +550,7 @@ describe("Meta connect links", () => {
     withWorld((f) =>
       Effect.gen(function*() {
         const orgId = yield* givenOrg
-        const link = yield* Connections.createConnectLink({ organizationId: orgId, platform: "facebook" })
+        const link = yield* ConnectLinks.createConnectLink({ organizationId: orgId, platform: "facebook" })
         expect(link.instructions).toContain("Each Page becomes its own account")
         f.facebook.pageSize = 2
         const first = yield* connectVia("facebook", f.facebook.authorize, orgId)
@@ -596,7 +601,7 @@ describe("Meta connect links", () => {
         f.facebook.selectPages = ["501", "502"]
         const [news, sports] = (yield* connectVia("facebook", f.facebook.authorize, orgId)).accounts
         const broken = yield* markBroken(news.account)
-        const link = yield* Connections.createReconnectLink({ organizationId: orgId, account: broken })
+        const link = yield* ConnectLinks.createReconnectLink({ organizationId: orgId, account: broken })
         expect(link.instructions).toContain("the Page Herald News")
 
         f.facebook.selectPages = ["501", "503"]
@@ -656,10 +661,10 @@ describe("Meta connect links", () => {
         const before = storedCredentials(account)
         // No refresh token, yet not skipped: it renews itself at refresh_at.
         yield* TestClock.adjust("49 days")
-        expect(yield* Connections.refreshExpiring()).toEqual({ refreshed: 0, dead: 0, deferred: 0, skipped: 0 })
+        expect(yield* TokenRefresh.refreshExpiring()).toEqual({ refreshed: 0, dead: 0, deferred: 0, skipped: 0 })
         expect(AccountHealth.assess(yield* reload(account), yield* DateTime.now).status).toBe("healthy")
         yield* TestClock.adjust("1 day")
-        expect(yield* Connections.refreshExpiring()).toEqual({ refreshed: 1, dead: 0, deferred: 0, skipped: 0 })
+        expect(yield* TokenRefresh.refreshExpiring()).toEqual({ refreshed: 1, dead: 0, deferred: 0, skipped: 0 })
         const after = yield* reload(account)
         const renewed = storedCredentials(after)
         expect(renewed.access_token).not.toBe(before.access_token)
@@ -672,7 +677,7 @@ describe("Meta connect links", () => {
         // A dead token: the renewal is refused and the account needs reconnection.
         f.threads.revoke("25990011")
         yield* TestClock.adjust("50 days")
-        expect(yield* Connections.refreshExpiring()).toMatchObject({ refreshed: 0, dead: 1 })
+        expect(yield* TokenRefresh.refreshExpiring()).toMatchObject({ refreshed: 0, dead: 1 })
         expect((yield* reload(account)).needsReconnection).toBe(true)
       })
     ))
@@ -681,7 +686,7 @@ describe("Meta connect links", () => {
     withWorld(() =>
       Effect.gen(function*() {
         const orgId = yield* givenOrg
-        const instagram = yield* Effect.flip(Connections.createConnectLink({ organizationId: orgId, platform: "instagram" }))
+        const instagram = yield* Effect.flip(ConnectLinks.createConnectLink({ organizationId: orgId, platform: "instagram" }))
         expect(instagram).toMatchObject({ code: "misconfig" })
         expect((instagram as DomainError).message).toContain("HERALD_INSTAGRAM_CLIENT_ID and HERALD_INSTAGRAM_CLIENT_SECRET")
         expect((instagram as DomainError).message).toContain("/oauth/callback/instagram")
@@ -704,15 +709,15 @@ describe("reconnect and disconnect", () => {
       Effect.gen(function*() {
         const orgId = yield* givenOrg
         const { account } = yield* connectX(f, orgId)
-        const healthy = yield* Effect.flip(Connections.createReconnectLink({ organizationId: orgId, account }))
+        const healthy = yield* Effect.flip(ConnectLinks.createReconnectLink({ organizationId: orgId, account }))
         expect(healthy).toMatchObject({ code: "validation_error", details: { reason: "reconnection_not_needed" } })
-        const telegram = yield* Connections.connectWithCredentials({
+        const telegram = yield* CredentialConnect.connectWithCredentials({
           organizationId: orgId,
           platform: "telegram",
           input: { bot_token: TelegramFake.botToken, channel: "@herald_news" }
         })
         const credential = yield* Effect.flip(
-          Connections.createReconnectLink({ organizationId: orgId, account: telegram.account })
+          ConnectLinks.createReconnectLink({ organizationId: orgId, account: telegram.account })
         )
         expect(credential).toMatchObject({ code: "validation_error", details: { reason: "credential_platform" } })
 
@@ -724,7 +729,7 @@ describe("reconnect and disconnect", () => {
           })
         )
         const broken = yield* reload(account)
-        const link = yield* Connections.createReconnectLink({ organizationId: orgId, account: broken })
+        const link = yield* ConnectLinks.createReconnectLink({ organizationId: orgId, account: broken })
         expect(link).toMatchObject({ accountId: account.id, platform: "x", accountName: "@herald_app", expiresInSeconds: 600 })
         const repaired = yield* connectX(f, orgId, broken)
         expect(repaired.created).toBe(false)
@@ -746,17 +751,17 @@ describe("reconnect and disconnect", () => {
     withWorld((f) =>
       Effect.gen(function*() {
         const orgId = yield* givenOrg
-        const { account } = yield* Connections.connectWithCredentials({
+        const { account } = yield* CredentialConnect.connectWithCredentials({
           organizationId: orgId,
           platform: "telegram",
           input: { bot_token: TelegramFake.botToken, channel: "@herald_news" }
         })
         const postId = yield* queuedPost(account, "never sent")
-        yield* Connections.disconnect(orgId, account.id)
+        yield* ConnectedAccounts.disconnect(orgId, account.id)
         expect(yield* (yield* AccountStore).findById(orgId, account.id)).toEqual(Option.none())
         const sql = yield* SqlClient.SqlClient
         expect(yield* sql`SELECT id FROM social_accounts WHERE id = ${account.id}`).toEqual([])
-        const again = yield* Effect.flip(Connections.disconnect(orgId, account.id))
+        const again = yield* Effect.flip(ConnectedAccounts.disconnect(orgId, account.id))
         expect(again).toMatchObject({ code: "not_found" })
         const events = yield* eventsOf(orgId)
         expect(events.at(-1)).toEqual({
@@ -781,9 +786,9 @@ describe("refresh sweep", () => {
         const { account } = yield* connectX(f, orgId)
         const before = storedCredentials(yield* reload(account))
         // Issued with 2 hours to live: nothing to do yet.
-        expect(yield* Connections.refreshExpiring()).toEqual({ refreshed: 0, dead: 0, deferred: 0, skipped: 0 })
+        expect(yield* TokenRefresh.refreshExpiring()).toEqual({ refreshed: 0, dead: 0, deferred: 0, skipped: 0 })
         yield* TestClock.adjust("95 minutes")
-        expect(yield* Connections.refreshExpiring()).toEqual({ refreshed: 1, dead: 0, deferred: 0, skipped: 0 })
+        expect(yield* TokenRefresh.refreshExpiring()).toEqual({ refreshed: 1, dead: 0, deferred: 0, skipped: 0 })
         const after = yield* reload(account)
         const renewed = storedCredentials(after)
         expect(renewed.refresh_token).not.toBe(before.refresh_token)
@@ -804,12 +809,12 @@ describe("refresh sweep", () => {
         const { account } = yield* connectX(f, orgId)
         f.x.revoke("1111")
         yield* TestClock.adjust("95 minutes")
-        expect(yield* Connections.refreshExpiring()).toMatchObject({ refreshed: 0, dead: 1 })
+        expect(yield* TokenRefresh.refreshExpiring()).toMatchObject({ refreshed: 0, dead: 1 })
         const after = yield* reload(account)
         expect(after.needsReconnection).toBe(true)
         expect(AccountHealth.assess(after, yield* DateTime.now)).toMatchObject({ status: "broken", needsReconnection: true })
         // Already marked: the next sweep leaves it alone.
-        expect(yield* Connections.refreshExpiring()).toMatchObject({ dead: 0 })
+        expect(yield* TokenRefresh.refreshExpiring()).toMatchObject({ dead: 0 })
         const events = (yield* eventsOf(orgId)).filter((e) => e.type === "account.reconnect_needed")
         expect(events).toHaveLength(1)
         expect(events[0]!.data).toMatchObject({ account_id: account.id, platform: "x" })
@@ -821,7 +826,7 @@ describe("refresh sweep", () => {
     withWorld((f) =>
       Effect.gen(function*() {
         const orgId = yield* givenOrg
-        const { account } = yield* Connections.connectWithCredentials({
+        const { account } = yield* CredentialConnect.connectWithCredentials({
           organizationId: orgId,
           platform: "bluesky",
           input: { handle: "herald.bsky.social", app_password: BlueskyFake.appPassword }
@@ -835,7 +840,7 @@ describe("refresh sweep", () => {
           })
         )
         const refreshesBefore = f.bluesky.counts.refreshes
-        expect(yield* Connections.refreshExpiring()).toMatchObject({ refreshed: 1 })
+        expect(yield* TokenRefresh.refreshExpiring()).toMatchObject({ refreshed: 1 })
         expect(f.bluesky.counts.refreshes).toBe(refreshesBefore + 1)
         const after = storedCredentials(yield* reload(account))
         expect(after.refresh_jwt).not.toBe(before.refresh_jwt)

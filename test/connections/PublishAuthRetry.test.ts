@@ -20,7 +20,7 @@ import * as SqlStores from "@herald/adapters/sql/SqlStores"
 import { Organization } from "@herald/core/access/Organization"
 import { OrganizationStore } from "@herald/core/access/OrganizationStore"
 import { AccountStore } from "@herald/core/accounts/AccountStore"
-import * as Connections from "@herald/core/accounts/Connections"
+import * as OAuthProviders from "@herald/core/accounts/OAuthProviders"
 import { OrganizationId } from "@herald/core/kernel/Ids"
 import type { OAuthPlatform } from "@herald/core/platforms/Platform"
 import { type PlatformClient, Platforms, type PublishRequest } from "@herald/core/platforms/Platforms"
@@ -186,7 +186,7 @@ const stores = SqlStores.layer.pipe(
 
 /** An OAuth provider whose refresh hands out the token the fake accepts (and a rotated refresh token). */
 const providers = (platform: OAuthPlatform, validToken: string, refreshes: { count: number }) =>
-  Layer.succeed(Connections.OAuthProviders, {
+  Layer.succeed(OAuthProviders.OAuthProviders, {
     get: (asked) =>
       asked !== platform
         ? Either.left(`${asked} is not configured`)
@@ -210,7 +210,7 @@ const providers = (platform: OAuthPlatform, validToken: string, refreshes: { cou
                 tokenExpiresAt: Option.some(DateTime.unsafeMake(Date.now() + 3_600_000))
               }
             })
-        } satisfies Connections.OAuthProvider)
+        } satisfies OAuthProviders.OAuthProvider)
   })
 
 describe("a publish refused as auth renews the token once, on every platform whose tokens renew", () => {

@@ -14,7 +14,7 @@ import * as CredentialCipher from "@herald/adapters/security/CredentialCipher"
 import * as SqlDatabase from "@herald/adapters/sql/SqlDatabase"
 import * as SqlStores from "@herald/adapters/sql/SqlStores"
 import { AccountStore } from "@herald/core/accounts/AccountStore"
-import * as Connections from "@herald/core/accounts/Connections"
+import * as TokenRefresh from "@herald/core/accounts/TokenRefresh"
 import * as Dispatcher from "@herald/core/publishing/Dispatcher"
 import { DispatchStore } from "@herald/core/publishing/DispatchStore"
 import * as Housekeeping from "@herald/core/publishing/Housekeeping"
@@ -151,7 +151,7 @@ export const layer = (options: WorkerOptions = {}) =>
         )
       )
       // Tokens about to expire are renewed in the background (every 5 minutes).
-      yield* Effect.forkScoped(Connections.refreshLoop())
+      yield* Effect.forkScoped(TokenRefresh.refreshLoop())
       // Webhook deliveries from the outbox (claims are per subscription, exclusive across processes).
       // Its claims name this process, so that another process takes them over as soon as this one is
       // seen dead (as the dispatcher's are), not when their lease runs out.

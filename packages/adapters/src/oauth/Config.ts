@@ -30,7 +30,7 @@
  * The connect state is signed with a key derived from the credential cipher's root key.
  */
 import type * as HttpClient from "@effect/platform/HttpClient"
-import { ConnectSettings, type OAuthProvider, OAuthProviders } from "@herald/core/accounts/Connections"
+import { ConnectSettings, type OAuthProvider, OAuthProviders } from "@herald/core/accounts/OAuthProviders"
 import type { OAuthPlatform } from "@herald/core/platforms/Platform"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"

@@ -7,7 +7,7 @@
  * Page is refused.
  */
 import * as HttpClient from "@effect/platform/HttpClient"
-import type { OAuthProvider } from "@herald/core/accounts/Connections"
+import type { OAuthProvider } from "@herald/core/accounts/OAuthProviders"
 import type { ConnectedIdentity } from "@herald/core/platforms/Platforms"
 import * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"

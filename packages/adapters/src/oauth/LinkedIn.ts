@@ -15,7 +15,7 @@
  * organization URN, so a reconnect finds it again.
  */
 import * as HttpClient from "@effect/platform/HttpClient"
-import type { OAuthProvider } from "@herald/core/accounts/Connections"
+import type { OAuthProvider } from "@herald/core/accounts/OAuthProviders"
 import type { ConnectedIdentity } from "@herald/core/platforms/Platforms"
 import * as Effect from "effect/Effect"
 import * as ApiVersions from "../platforms/ApiVersions.js"

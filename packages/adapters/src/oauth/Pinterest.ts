@@ -6,7 +6,7 @@
  * and the publishing client lists the boards again when it needs one.
  */
 import type * as HttpClient from "@effect/platform/HttpClient"
-import type { OAuthProvider } from "@herald/core/accounts/Connections"
+import type { OAuthProvider } from "@herald/core/accounts/OAuthProviders"
 import * as Effect from "effect/Effect"
 import { stringField } from "../platforms/internal/PlatformHttp.js"
 import * as PinterestPlatform from "../platforms/Pinterest.js"

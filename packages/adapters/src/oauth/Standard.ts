@@ -5,7 +5,7 @@
  * call) are data.
  */
 import * as HttpClient from "@effect/platform/HttpClient"
-import type { OAuthProvider } from "@herald/core/accounts/Connections"
+import type { OAuthProvider } from "@herald/core/accounts/OAuthProviders"
 import type { OAuthPlatform } from "@herald/core/platforms/Platform"
 import type { ConnectedIdentity, Credentials, PublishError } from "@herald/core/platforms/Platforms"
 import * as Effect from "effect/Effect"

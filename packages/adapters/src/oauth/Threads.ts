@@ -4,7 +4,7 @@
  * API calls go to graph.threads.net.
  */
 import type * as HttpClient from "@effect/platform/HttpClient"
-import type { OAuthProvider } from "@herald/core/accounts/Connections"
+import type { OAuthProvider } from "@herald/core/accounts/OAuthProviders"
 import type * as Redacted from "effect/Redacted"
 import * as Effect from "effect/Effect"
 import * as MetaGraph from "../platforms/internal/MetaGraph.js"

@@ -4,7 +4,7 @@
  * a new refresh token and retires the old one; the result carries both, to be saved in one write.
  */
 import * as HttpClient from "@effect/platform/HttpClient"
-import type { OAuthProvider } from "@herald/core/accounts/Connections"
+import type { OAuthProvider } from "@herald/core/accounts/OAuthProviders"
 import type { ConnectedIdentity, Credentials } from "@herald/core/platforms/Platforms"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"

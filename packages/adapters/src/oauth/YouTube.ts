@@ -3,7 +3,7 @@
  * refresh token is issued), upload, read and comment scopes, identity from `channels?mine=true`.
  */
 import type * as HttpClient from "@effect/platform/HttpClient"
-import type { OAuthProvider } from "@herald/core/accounts/Connections"
+import type { OAuthProvider } from "@herald/core/accounts/OAuthProviders"
 import * as Effect from "effect/Effect"
 import { field, stringField, trimSlash } from "../platforms/internal/PlatformHttp.js"
 import * as OAuth2 from "./OAuth2.js"

@@ -1,11 +1,11 @@
 /**
  * The connect bridge a CLI uses: start a session (an authorization URL whose signed state carries the
  * session's nonce), then poll it until the OAuth callback completes or cancels it, or it expires with
- * the link (600 s). The links are those of `Connections` (connect and reconnect), the same machinery.
+ * the link (600 s). The links are those of `ConnectLinks` (connect and reconnect), the same machinery.
  */
 import type { SocialAccount } from "./Account.js"
 import { AccountStore } from "./AccountStore.js"
-import * as Connections from "./Connections.js"
+import * as ConnectLinks from "./ConnectLinks.js"
 import { ConnectSession, ConnectSessionId, ConnectSessionStore } from "./ConnectSessionStore.js"
 import * as ConnectState from "./ConnectState.js"
 import { Crypto } from "../kernel/Crypto.js"
@@ -47,8 +47,8 @@ export const start = (request: {
       )
     }
     const link = reconnect === undefined
-      ? yield* Connections.createConnectLink({ organizationId: request.organizationId, platform: request.platform, nonce })
-      : yield* Connections.createReconnectLink({ organizationId: request.organizationId, account: reconnect, nonce })
+      ? yield* ConnectLinks.createConnectLink({ organizationId: request.organizationId, platform: request.platform, nonce })
+      : yield* ConnectLinks.createReconnectLink({ organizationId: request.organizationId, account: reconnect, nonce })
     const now = yield* DateTime.now
     const session = new ConnectSession({
       id: ConnectSessionId.make(yield* (yield* IdGenerator).uuid),

@@ -14,7 +14,11 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as OpenApi from "@effect/platform/OpenApi"
-import * as Connections from "@herald/core/accounts/Connections"
+import * as ConnectLinks from "@herald/core/accounts/ConnectLinks"
+import * as ConnectedAccounts from "@herald/core/accounts/ConnectedAccounts"
+import * as CredentialConnect from "@herald/core/accounts/CredentialConnect"
+import * as OAuthCallback from "@herald/core/accounts/OAuthCallback"
+import * as OAuthProviders from "@herald/core/accounts/OAuthProviders"
 import type { ConnectStateError } from "@herald/core/accounts/ConnectState"
 import { DomainError } from "@herald/core/kernel/Errors"
 import * as FieldCaps from "@herald/core/kernel/FieldCaps"
@@ -187,8 +191,8 @@ export const OAuthCallbackGroup = HttpApiGroup.make("oauthCallback")
 /** Provides the connection settings and providers, or fails with 400 misconfig. */
 const withConnectServices = <A, E, R>(self: Effect.Effect<A, E, R>) =>
   Effect.gen(function*() {
-    const settings = yield* Effect.serviceOption(Connections.ConnectSettings)
-    const providers = yield* Effect.serviceOption(Connections.OAuthProviders)
+    const settings = yield* Effect.serviceOption(OAuthProviders.ConnectSettings)
+    const providers = yield* Effect.serviceOption(OAuthProviders.OAuthProviders)
     if (Option.isNone(settings) || Option.isNone(providers)) {
       return yield* DomainError.fail(
         "misconfig",
@@ -197,8 +201,8 @@ const withConnectServices = <A, E, R>(self: Effect.Effect<A, E, R>) =>
       )
     }
     return yield* self.pipe(
-      Effect.provideService(Connections.ConnectSettings, settings.value),
-      Effect.provideService(Connections.OAuthProviders, providers.value)
+      Effect.provideService(OAuthProviders.ConnectSettings, settings.value),
+      Effect.provideService(OAuthProviders.OAuthProviders, providers.value)
     )
   })
 
@@ -216,7 +220,7 @@ export const ConnectionsLive = HttpApiBuilder.group(ApiGroup.apiOf(ConnectionsGr
       Effect.gen(function*() {
         const { organization } = yield* Auth.requireScope("write")
         const link = yield* withConnectServices(
-          Connections.createConnectLink({ organizationId: organization.id, platform: payload.platform })
+          ConnectLinks.createConnectLink({ organizationId: organization.id, platform: payload.platform })
         )
         return {
           platform: link.platform,
@@ -229,13 +233,13 @@ export const ConnectionsLive = HttpApiBuilder.group(ApiGroup.apiOf(ConnectionsGr
       Effect.gen(function*() {
         const { organization } = yield* Auth.requireScope("write")
         const { platform, ...input } = payload
-        const saved = yield* Connections.connectWithCredentials({ organizationId: organization.id, platform, input })
+        const saved = yield* CredentialConnect.connectWithCredentials({ organizationId: organization.id, platform, input })
           .pipe(dieOnPersistence)
         return {
           platform,
           connected: true,
           account: AccountView.toAccount(saved.account, yield* DateTime.now),
-          instructions: Connections.credentialInstructions[platform],
+          instructions: CredentialConnect.credentialInstructions[platform],
           ...echoCredentials(input)
         }
       }))
@@ -244,7 +248,7 @@ export const ConnectionsLive = HttpApiBuilder.group(ApiGroup.apiOf(ConnectionsGr
         const { organization } = yield* Auth.requireScope("write")
         const account = yield* Auth.visibleAccount(yield* parseAccountId(path.id))
         const link = yield* withConnectServices(
-          Connections.createReconnectLink({ organizationId: organization.id, account })
+          ConnectLinks.createReconnectLink({ organizationId: organization.id, account })
         )
         return {
           account_id: link.accountId,
@@ -259,7 +263,7 @@ export const ConnectionsLive = HttpApiBuilder.group(ApiGroup.apiOf(ConnectionsGr
       Effect.gen(function*() {
         const { organization } = yield* Auth.requireScope("write")
         const visible = yield* Auth.visibleAccount(yield* parseAccountId(path.id))
-        const account = yield* Connections.disconnect(organization.id, visible.id).pipe(dieOnPersistence)
+        const account = yield* ConnectedAccounts.disconnect(organization.id, visible.id).pipe(dieOnPersistence)
         return {
           account_id: account.id,
           platform: account.platform,
@@ -298,7 +302,7 @@ const stateTitle: Record<ConnectStateError["reason"], string> = {
  * One sentence per account the authorization granted (a Facebook login can grant several Pages), and
  * one more when a reconnect link's account was not among them (it still needs reconnection).
  */
-export const callbackSummary = (result: Connections.CallbackResult): string => {
+export const callbackSummary = (result: OAuthCallback.CallbackResult): string => {
   const reconnecting = Option.getOrUndefined(result.reconnectAccountId)
   const lines = result.accounts.map(({ account, created }) => {
     const what = created
@@ -324,7 +328,7 @@ export const OAuthCallbackLive = HttpApiBuilder.group(
           return htmlResponse(400, "Unknown platform", `Herald does not connect "${path.platform}" through OAuth.`)
         }
         const result = yield* withConnectServices(
-          Connections.completeCallback({
+          OAuthCallback.completeCallback({
             platform: path.platform,
             state: urlParams.state,
             code: urlParams.code,

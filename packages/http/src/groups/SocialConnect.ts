@@ -1,16 +1,18 @@
 /**
  * The connect bridge the published CLI uses, beside the spec's connect routes and on the same
- * machinery (`Connections`): `POST /auth/social-connect/start` returns an authorization URL and a
- * session to poll at `GET /auth/social-connect/poll/{session_id}` until the OAuth callback completes
- * or cancels it; `POST /auth/social-connect/{bluesky,telegram,discord}` connect credential platforms
- * with the bodies of `POST /accounts/connect-credential`. Scope write. Without a key: 401
- * `api_key_required` in the auth-layer shape (the spec names it for the social-connect flows).
+ * machinery (`ConnectLinks`, `CredentialConnect`): `POST /auth/social-connect/start` returns an
+ * authorization URL and a session to poll at `GET /auth/social-connect/poll/{session_id}` until the
+ * OAuth callback completes or cancels it; `POST /auth/social-connect/{bluesky,telegram,discord}`
+ * connect credential platforms with the bodies of `POST /accounts/connect-credential`. Scope write.
+ * Without a key: 401 `api_key_required` in the auth-layer shape (the spec names it for the
+ * social-connect flows).
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
-import * as Connections from "@herald/core/accounts/Connections"
+import * as CredentialConnect from "@herald/core/accounts/CredentialConnect"
+import * as OAuthProviders from "@herald/core/accounts/OAuthProviders"
 import * as ConnectSessions from "@herald/core/accounts/ConnectSessions"
 import { ConnectSessionId } from "@herald/core/accounts/ConnectSessionStore"
 import { DomainError } from "@herald/core/kernel/Errors"
@@ -112,8 +114,8 @@ export const SocialConnectGroup = HttpApiGroup.make("socialConnect")
 /** Provides the connection settings and providers, or fails with 400 misconfig. */
 const withConnectServices = <A, E, R>(self: Effect.Effect<A, E, R>) =>
   Effect.gen(function*() {
-    const settings = yield* Effect.serviceOption(Connections.ConnectSettings)
-    const providers = yield* Effect.serviceOption(Connections.OAuthProviders)
+    const settings = yield* Effect.serviceOption(OAuthProviders.ConnectSettings)
+    const providers = yield* Effect.serviceOption(OAuthProviders.OAuthProviders)
     if (Option.isNone(settings) || Option.isNone(providers)) {
       return yield* DomainError.fail(
         "misconfig",
@@ -122,8 +124,8 @@ const withConnectServices = <A, E, R>(self: Effect.Effect<A, E, R>) =>
       )
     }
     return yield* self.pipe(
-      Effect.provideService(Connections.ConnectSettings, settings.value),
-      Effect.provideService(Connections.OAuthProviders, providers.value)
+      Effect.provideService(OAuthProviders.ConnectSettings, settings.value),
+      Effect.provideService(OAuthProviders.OAuthProviders, providers.value)
     )
   })
 
@@ -147,12 +149,12 @@ const connectCredential = (
         validation_errors: [{ path: "platform", message: `platform must be ${platform} on this endpoint` }]
       })
     }
-    const saved = yield* Connections.connectWithCredentials({ organizationId: organization.id, platform, input })
+    const saved = yield* CredentialConnect.connectWithCredentials({ organizationId: organization.id, platform, input })
     return {
       platform,
       connected: true,
       account: AccountView.toAccount(saved.account, yield* DateTime.now),
-      instructions: Connections.credentialInstructions[platform]
+      instructions: CredentialConnect.credentialInstructions[platform]
     }
   }).pipe(dieOnPersistence)
 

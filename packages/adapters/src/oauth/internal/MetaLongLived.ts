@@ -10,7 +10,7 @@
  * token's first 25 hours, as Meta refuses to renew a token younger than a day), plus the identity.
  */
 import * as HttpClient from "@effect/platform/HttpClient"
-import type { OAuthProvider } from "@herald/core/accounts/Connections"
+import type { OAuthProvider } from "@herald/core/accounts/OAuthProviders"
 import type { ConnectedIdentity, Credentials, PublishError } from "@herald/core/platforms/Platforms"
 import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
