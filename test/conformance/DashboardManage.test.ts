@@ -3,7 +3,7 @@
  * and, where it answers, Postgres): owners and admins create and revoke keys and approve devices, a
  * member gets 403 `forbidden` and nothing changes, a created key's secret is shown once and works,
  * last use is shown, bad input stores nothing, and a device login started by POST /auth/device is
- * approved (or denied) in the browser.
+ * approved (or denied) in the browser. Owners and admins set the posting queue's zone and openings.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
@@ -41,6 +41,13 @@ const ownerToken = async (server: HeraldServer.HeraldServer): Promise<string> =>
 interface Browser {
   readonly cookie: string
   readonly csrf: string
+}
+
+interface QueueView {
+  readonly configured: boolean
+  readonly timezone: string | null
+  readonly openings: ReadonlyArray<{ readonly weekday_number: number; readonly time: string }>
+  readonly forecast: ReadonlyArray<{ readonly local_time: string }>
 }
 
 describe.each([
@@ -238,5 +245,40 @@ describe.each([
     const refused = await call(member, "GET", "/dashboard/api/users")
     expect(refused.status).toBe(403)
     expect(errorOf(refused).code).toBe("forbidden")
+  })
+  it.skipIf(skip)("owners and admins set the queue's zone and openings; a member may not; bad input stores nothing", async () => {
+    const queue = async () => ((await call(owner, "GET", "/api/v1/queue")).json as { data: QueueView }).data
+    const body = {
+      timezone: "America/New_York",
+      openings: [{ weekday_number: 3, time: "14:30" }, { weekday_number: 1, time: "09:00" }, { weekday_number: 1, time: "09:00" }]
+    }
+    const refused = await call(member, "PUT", "/dashboard/api/queue", body)
+    expect(refused.status).toBe(403)
+    expect(errorOf(refused).code).toBe("forbidden")
+    expect((await queue()).configured).toBe(false)
+
+    const set = await call(owner, "PUT", "/dashboard/api/queue", body)
+    expect(set.status, set.text).toBe(200)
+    const answered = (set.json as { data: QueueView }).data
+    // Week order, each opening once; the answer is the queue as GET /queue shows it.
+    expect(answered.openings.map((o) => [o.weekday_number, o.time])).toEqual([[1, "09:00"], [3, "14:30"]])
+    expect(answered.timezone).toBe("America/New_York")
+    expect(answered.forecast.length).toBeGreaterThan(0)
+    expect(await queue()).toEqual(answered)
+
+    for (const [bad, code] of [
+      [{ ...body, timezone: "Mars/Base" }, "invalid_timezone"],
+      [{ ...body, openings: [{ weekday_number: 8, time: "09:00" }] }, "validation_error"],
+      [{ ...body, openings: [{ weekday_number: 1, time: "9:00" }] }, "validation_error"],
+      [{ timezone: "Europe/Berlin" }, "validation_error"]
+    ] as const) {
+      const res = await call(owner, "PUT", "/dashboard/api/queue", bad)
+      expect(res.status, JSON.stringify(bad)).toBe(400)
+      expect(errorOf(res).code).toBe(code)
+    }
+    expect(await queue()).toEqual(answered)
+    // Without the session's CSRF token the write is refused.
+    const noCsrf = await call(owner, "PUT", "/dashboard/api/queue", body, { "x-csrf-token": "" })
+    expect(noCsrf.status).toBe(403)
   })
 })

@@ -11,6 +11,7 @@ import { ApprovalsGroup } from "./groups/Approvals.js"
 import { CampaignsGroup } from "./groups/Campaigns.js"
 import { DashboardDeviceGroup } from "./groups/DashboardDevice.js"
 import { DashboardKeysGroup } from "./groups/DashboardKeys.js"
+import { DashboardQueueGroup } from "./groups/DashboardQueue.js"
 import { DashboardSessionGroup, DashboardSignInGroup } from "./groups/DashboardSession.js"
 import { DashboardUsersGroup } from "./groups/DashboardUsers.js"
 import { BulkGroup } from "./groups/Bulk.js"
@@ -52,6 +53,7 @@ export class Api extends HttpApi.make("herald")
   .add(DashboardKeysGroup)
   .add(DashboardDeviceGroup)
   .add(DashboardUsersGroup)
+  .add(DashboardQueueGroup)
   .annotateContext(OpenApi.annotations({
     title: "Herald — Social Publishing Service API",
     version: "1.0.0",

@@ -26,6 +26,8 @@ export const pagePaths = [
   "/calendar",
   "/compose",
   "/approvals",
+  "/queue",
+  "/campaigns",
   "/accounts",
   "/developer",
   "/device"

@@ -38,6 +38,7 @@ import { BulkLive } from "./groups/Bulk.js"
 import { CampaignsLive } from "./groups/Campaigns.js"
 import { DashboardDeviceLive } from "./groups/DashboardDevice.js"
 import { DashboardKeysLive } from "./groups/DashboardKeys.js"
+import { DashboardQueueLive } from "./groups/DashboardQueue.js"
 import { DashboardSessionLive, DashboardSignInLive } from "./groups/DashboardSession.js"
 import { DashboardUsersLive } from "./groups/DashboardUsers.js"
 import { ConnectionsLive, OAuthCallbackLive } from "./groups/Connections.js"
@@ -91,7 +92,8 @@ export const dashboardHandlers = Layer.mergeAll(
   DashboardSessionLive,
   DashboardKeysLive,
   DashboardDeviceLive,
-  DashboardUsersLive
+  DashboardUsersLive,
+  DashboardQueueLive
 )
 
 export const ApiLive = HttpApiBuilder.api(Api).pipe(

@@ -10,6 +10,8 @@ const pages = [
   [/^\/calendar$/, "calendar"],
   [/^\/compose$/, "compose"],
   [/^\/approvals$/, "approvals"],
+  [/^\/queue$/, "queue"],
+  [/^\/campaigns$/, "campaigns"],
   [/^\/accounts$/, "accounts"],
   [/^\/developer$/, "developer"],
   [/^\/device$/, "device"]

@@ -125,6 +125,7 @@ export const plainError = (error) => {
       message: `Too long for ${platformName(details.platform)}: ${length} ${unit}, at most ${details.limit}.`
     }]
   }
-  const fields = Array.isArray(details.fields) ? details.fields : typeof details.field === "string" ? [details.field] : []
+  const fields = Array.isArray(details.fields) ? details.fields : typeof details.field === "string" ? [details.field]
+    : error.code === "invalid_timezone" ? ["timezone"] : []
   return [{ path: fields[0] ?? null, message: plainText(error.message) }]
 }

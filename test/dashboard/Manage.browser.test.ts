@@ -1,0 +1,205 @@
+/**
+ * Managing the organization's publishing in Debian's Chromium against `herald serve --sandbox`: the
+ * queue's zone and weekly openings edited, campaigns created, renamed, recoloured and archived, the
+ * posts list filtered by campaign. One server, one browser and one signed-in context for the file
+ * (the owner signs in over HTTP once); each test opens its own tab, in Europe/Berlin. Screenshots go
+ * to test-artifacts/dashboard/.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import type { Browser, BrowserContext, Page } from "playwright-core"
+import * as Browsers from "../support/Browser.js"
+import * as HeraldServer from "../support/HeraldServer.js"
+
+declare const document: {
+  readonly documentElement: { readonly scrollWidth: number }
+  readonly activeElement: { readonly getAttribute: (name: string) => string | null } | null
+}
+
+const eventually = { timeout: 15_000 }
+const timezoneId = "Europe/Berlin"
+
+const skip = Browsers.skipReason
+if (skip !== undefined) console.warn(`[skip] dashboard management browser tests: ${skip}`)
+
+interface QueueView {
+  readonly configured: boolean
+  readonly timezone: string | null
+  readonly openings: ReadonlyArray<{ readonly weekday_number: number; readonly time: string }>
+  readonly forecast: ReadonlyArray<{ readonly scheduled_for: string }>
+}
+interface Campaign {
+  readonly id: number
+  readonly name: string
+  readonly color: string | null
+  readonly status: string
+}
+interface Post {
+  readonly id: string
+  readonly content: string
+}
+
+describe.skipIf(skip !== undefined)("managing queue, campaigns and posts in the dashboard (Chromium)", () => {
+  let server: HeraldServer.HeraldServer
+  let browser: Browser
+  let context: BrowserContext
+  const accounts: Record<string, number> = {}
+
+  const api = async <T>(method: string, path: string, body?: unknown): Promise<{ status: number; data: T; error: { code: string } | null }> => {
+    const res = await server.request(method, `/api/v1${path}`, body === undefined ? {} : { body })
+    const json = res.json as { data: T; error: { code: string } | null }
+    return { status: res.status, data: json.data, error: json.error }
+  }
+  const createPost = async (body: Record<string, unknown>) => {
+    const res = await api<Post>("POST", "/posts", body)
+    expect(res.status, JSON.stringify(res.error)).toBe(201)
+    return res.data
+  }
+  const campaignNamed = async (name: string) =>
+    (await api<{ campaigns: ReadonlyArray<Campaign> }>("GET", "/campaigns?limit=100")).data.campaigns.find((c) => c.name === name)
+
+  beforeAll(async () => {
+    ;[server, browser] = await Promise.all([
+      HeraldServer.start({
+        args: ["--sandbox"],
+        env: { HERALD_RATE_LIMIT_PER_MINUTE: "100000", HERALD_RATE_LIMIT_PER_HOUR: "100000", HERALD_SIGN_IN_LIMIT_PER_MINUTE: "1000" }
+      }),
+      Browsers.launch()
+    ])
+    // The first start prints the owner's link just after the listening line.
+    for (let i = 0; i < 200 && !/HERALD_OWNER_LINK=\S+token=[0-9a-f]{64}/.test(server.output()); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    const token = /HERALD_OWNER_LINK=\S+token=([0-9a-f]{64})/.exec(server.output())![1]!
+    const email = /the owner \(([^)\s]+)\)/.exec(server.output())![1]!
+    const password = "correct horse battery staple 35"
+    const set = await server.request("POST", "/dashboard/api/password", { key: null, body: { token, password } })
+    expect(set.status, set.text).toBe(204)
+    const signedIn = await server.request("POST", "/dashboard/api/session", { key: null, body: { email, password } })
+    expect(signedIn.status, signedIn.text).toBe(200)
+    const cookie = /herald_session=([0-9a-f]{64})/.exec(signedIn.headers.get("set-cookie") ?? "")![1]!
+    context = await browser.newContext({ baseURL: server.baseUrl, timezoneId, locale: "en-GB", viewport: { width: 1100, height: 900 } })
+    await context.addCookies([{ name: "herald_session", value: cookie, url: server.baseUrl, httpOnly: true, sameSite: "Strict" }])
+    for (const a of (await api<{ accounts: ReadonlyArray<{ id: number; platform: string }> }>("GET", "/accounts")).data.accounts) {
+      accounts[a.platform] = a.id
+    }
+  }, 120_000)
+
+  afterAll(async () => {
+    await context?.close()
+    await Promise.all([browser?.close(), server?.stop()])
+  })
+
+  /** A new tab of the signed-in context on `path`, once its page has rendered. */
+  const open = async (path: string, heading?: string): Promise<{ page: Page; errors: Array<string> }> => {
+    const page = await context.newPage()
+    const errors = Browsers.watchErrors(page)
+    await page.goto(path)
+    await page.locator("main h1", heading === undefined ? {} : { hasText: heading }).waitFor(eventually)
+    return { page, errors }
+  }
+
+  const noSidewaysScrolling = async (page: Page, name: string) => {
+    await page.setViewportSize({ width: 375, height: 800 })
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375)
+    await Browsers.screenshot(page, name)
+  }
+
+  it("edits the queue's zone and weekly openings, by keyboard too; a zone that is not one is refused under its field", async () => {
+    const { page, errors } = await open("/queue", "Queue")
+    expect(await page.getByText("This organization has no queue yet").count()).toBe(1)
+    await page.getByLabel("Time zone of the openings").fill("America/New_York")
+    await page.getByRole("button", { name: "Add opening" }).click()
+    // The new opening has focus; the keyboard sets its day and time.
+    expect(await page.evaluate(() => document.activeElement?.getAttribute("aria-label"))).toBe("Day of opening 1")
+    await page.keyboard.press("End") // Sunday
+    await page.keyboard.press("Tab")
+    await page.keyboard.type("0915")
+    await page.getByRole("button", { name: "Add opening" }).click()
+    await page.getByLabel("Day of opening 2").selectOption({ label: "Wednesday" })
+    await page.getByLabel("Time of opening 2").fill("14:30")
+    await page.getByRole("button", { name: "Add opening" }).click()
+    await page.getByLabel("Day of opening 3").selectOption({ label: "Monday" })
+    await page.getByLabel("Time of opening 3").fill("08:00")
+    const put = page.waitForRequest((r) => r.method() === "PUT")
+    await page.getByRole("button", { name: "Save queue" }).click()
+    expect((await put).postDataJSON()).toEqual({
+      timezone: "America/New_York",
+      openings: [{ weekday_number: 7, time: "09:15" }, { weekday_number: 3, time: "14:30" }, { weekday_number: 1, time: "08:00" }]
+    })
+    await expect.poll(() => page.locator("#flash").textContent(), eventually).toBe("Queue saved.")
+    const saved = (await api<QueueView>("GET", "/queue")).data
+    expect(saved).toMatchObject({
+      configured: true,
+      timezone: "America/New_York",
+      openings: [{ weekday_number: 1, time: "08:00" }, { weekday_number: 3, time: "14:30" }, { weekday_number: 7, time: "09:15" }]
+    })
+    // The forecast shows where the next queued posts land, each at its instant.
+    await expect.poll(() => page.locator("#forecast li time").first().getAttribute("datetime"), eventually)
+      .toBe(new Date(saved.forecast[0]!.scheduled_for).toISOString())
+    expect(await page.locator("#forecast li").count()).toBe(10)
+    // The openings are shown again in week order.
+    expect(await page.getByLabel("Day of opening 1").inputValue()).toBe("1")
+    expect(await page.getByLabel("Time of opening 3").inputValue()).toBe("09:15")
+
+    await page.getByRole("button", { name: "Remove opening 3" }).click()
+    // Focus stays in the list, on the opening now last.
+    expect(await page.evaluate(() => document.activeElement?.getAttribute("aria-label"))).toBe("Day of opening 2")
+    await page.getByLabel("Time zone of the openings").fill("Mars/Base")
+    await page.getByRole("button", { name: "Save queue" }).click()
+    await expect.poll(() => page.locator("[data-field=timezone] .field-error").textContent(), eventually).toContain("Mars/Base")
+    expect(await page.getByLabel("Time zone of the openings").getAttribute("aria-invalid")).toBe("true")
+    expect((await api<QueueView>("GET", "/queue")).data.openings).toEqual(saved.openings)
+    await page.getByLabel("Time zone of the openings").fill("America/New_York")
+    await page.getByRole("button", { name: "Save queue" }).click()
+    await expect.poll(async () => (await api<QueueView>("GET", "/queue")).data.openings.length, eventually).toBe(2)
+    await Browsers.screenshot(page, "queue")
+    await noSidewaysScrolling(page, "375px-queue")
+    expect(errors).toEqual([])
+    await page.close()
+  }, 60_000)
+
+  it("creates, renames, recolours and archives a campaign; the posts list filters by campaign", async () => {
+    const { page, errors } = await open("/campaigns", "Campaigns")
+    await page.getByLabel("Name", { exact: true }).fill("Spring launch")
+    await page.getByLabel("Colour", { exact: true }).fill("#ff8800")
+    await page.getByRole("button", { name: "Create campaign" }).click()
+    await expect.poll(() => page.locator("#flash").textContent(), eventually).toBe("Created Spring launch.")
+    const made = (await campaignNamed("Spring launch"))!
+    expect(made).toMatchObject({ color: "#ff8800", status: "active" })
+    expect(await page.getByLabel("Name", { exact: true }).inputValue()).toBe("")
+
+    const row = page.locator(`tr[data-campaign="${made.id}"]`)
+    await row.getByLabel("Name of Spring launch").fill("Spring launch 2027")
+    await row.getByLabel("Colour of Spring launch").fill("#00aa55")
+    await row.getByRole("button", { name: "Save" }).click()
+    await expect.poll(() => page.locator("#flash").textContent(), eventually).toBe("Saved Spring launch 2027.")
+    expect(await campaignNamed("Spring launch 2027")).toMatchObject({ id: made.id, color: "#00aa55", status: "active" })
+    // A blank name is refused under the name, and nothing changes.
+    await row.getByLabel("Name of Spring launch 2027").fill("  ")
+    await row.getByRole("button", { name: "Save" }).click()
+    await expect.poll(() => row.locator("[data-field=name] .field-error").count(), eventually).toBe(1)
+    expect(await campaignNamed("Spring launch 2027")).toMatchObject({ id: made.id })
+
+    await page.reload()
+    await row.getByRole("button", { name: "Archive" }).click()
+    await expect.poll(() => page.locator("#flash").textContent(), eventually).toBe("Archived Spring launch 2027.")
+    expect((await campaignNamed("Spring launch 2027"))!.status).toBe("archived")
+    await row.getByRole("button", { name: "Restore" }).waitFor(eventually)
+    await Browsers.screenshot(page, "campaigns")
+    await noSidewaysScrolling(page, "375px-campaigns")
+
+    // The posts list, filtered by the campaign, shows its posts only.
+    const inside = await createPost({ content: "Spring launch teaser", account_ids: [accounts["x"]], draft: true, campaign_id: made.id })
+    await createPost({ content: "Unrelated note", account_ids: [accounts["x"]], draft: true })
+    await page.setViewportSize({ width: 1100, height: 900 })
+    await page.goto("/posts")
+    await page.locator("main h1", { hasText: "Posts" }).waitFor(eventually)
+    await page.getByLabel("Campaign").selectOption({ label: "Spring launch 2027" })
+    await page.getByRole("button", { name: "Apply" }).click()
+    await page.waitForURL((url) => url.searchParams.get("campaign_id") === String(made.id))
+    await expect.poll(() => page.locator("tbody tr").count(), eventually).toBe(1)
+    expect(await page.locator("tbody tr a").getAttribute("href")).toBe(`/posts/${inside.id}`)
+    expect(errors).toEqual([])
+    await page.close()
+  }, 60_000)
+})
