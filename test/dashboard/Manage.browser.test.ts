@@ -1,7 +1,8 @@
 /**
  * Managing the organization's publishing in Debian's Chromium against `herald serve --sandbox`: the
  * queue's zone and weekly openings edited, campaigns created, renamed, recoloured and archived, the
- * posts list filtered by campaign. One server, one browser and one signed-in context for the file
+ * posts list searched and filtered (text, status, platform, account, campaign, dates) with the filters in
+ * its URL. One server, one browser and one signed-in context for the file
  * (the owner signs in over HTTP once); each test opens its own tab, in Europe/Berlin. Screenshots go
  * to test-artifacts/dashboard/.
  */
@@ -20,6 +21,12 @@ const timezoneId = "Europe/Berlin"
 
 const skip = Browsers.skipReason
 if (skip !== undefined) console.warn(`[skip] dashboard management browser tests: ${skip}`)
+
+/** The viewer's calendar day of an instant, as a date input takes it. */
+const localDay = (date: Date): string =>
+  new Intl.DateTimeFormat("en-CA", { timeZone: timezoneId, year: "numeric", month: "2-digit", day: "2-digit" }).format(date)
+
+const daysAhead = (days: number) => new Date(Math.floor((Date.now() + days * 86_400_000) / 1000) * 1000)
 
 interface QueueView {
   readonly configured: boolean
@@ -194,11 +201,80 @@ describe.skipIf(skip !== undefined)("managing queue, campaigns and posts in the 
     await page.setViewportSize({ width: 1100, height: 900 })
     await page.goto("/posts")
     await page.locator("main h1", { hasText: "Posts" }).waitFor(eventually)
-    await page.getByLabel("Campaign").selectOption({ label: "Spring launch 2027" })
+    // An archived campaign still filters; the list says it is archived.
+    await page.getByLabel("Campaign").selectOption({ label: "Spring launch 2027 (archived)" })
     await page.getByRole("button", { name: "Apply" }).click()
     await page.waitForURL((url) => url.searchParams.get("campaign_id") === String(made.id))
     await expect.poll(() => page.locator("tbody tr").count(), eventually).toBe(1)
     expect(await page.locator("tbody tr a").getAttribute("href")).toBe(`/posts/${inside.id}`)
+    expect(errors).toEqual([])
+    await page.close()
+  }, 60_000)
+  it("searches and filters the posts list; the filters live in the URL, so a reload keeps them", async () => {
+    const soon = daysAhead(3)
+    const later = daysAhead(10)
+    const festival = await createPost({ content: "Larch festival on the green", account_ids: [accounts["x"]], scheduled_for: soon.toISOString() })
+    const sale = await createPost({ content: "Larch timber sale", account_ids: [accounts["telegram"]], draft: true })
+    const walk = await createPost({ content: "Guided larch walk", account_ids: [accounts["x"], accounts["bluesky"]], scheduled_for: later.toISOString() })
+    await createPost({ content: "Oak planting day", account_ids: [accounts["x"]], scheduled_for: soon.toISOString() })
+    const { page, errors } = await open("/posts", "Posts")
+    const listed = async () => (await page.locator("main tbody tr a").evaluateAll((links) => links.map((a) => a.getAttribute("href")))).sort()
+    const ids = (...posts: ReadonlyArray<Post>) => posts.map((p) => `/posts/${p.id}`).sort()
+    const apply = async (check: (url: URL) => boolean) => {
+      await page.getByRole("button", { name: "Apply" }).click()
+      await page.waitForURL(check)
+      await page.locator("main h1", { hasText: "Posts" }).waitFor(eventually)
+    }
+
+    // Text: case-insensitive, any part of the text.
+    await page.getByLabel("Text contains").fill("LARCH")
+    const search = page.waitForRequest((r) => r.url().includes("/api/v1/posts?") && r.url().includes("search="))
+    await page.getByLabel("Text contains").press("Enter")
+    expect(new URL((await search).url()).searchParams.get("search")).toBe("LARCH")
+    await page.waitForURL((url) => url.search === "?search=LARCH")
+    await expect.poll(listed, eventually).toEqual(ids(festival, sale, walk))
+    expect(await page.locator("main caption").textContent()).toBe("3 posts match")
+
+    // Platform and status.
+    await page.getByLabel("Platform").selectOption({ label: "X" })
+    await page.getByLabel("Status").selectOption("scheduled")
+    await apply((url) => url.searchParams.get("platform") === "x" && url.searchParams.get("status") === "scheduled")
+    await expect.poll(listed, eventually).toEqual(ids(festival, walk))
+    // A reload keeps every filter, in the form and in the list.
+    await page.reload()
+    await page.locator("main h1", { hasText: "Posts" }).waitFor(eventually)
+    expect(await page.getByLabel("Text contains").inputValue()).toBe("LARCH")
+    expect(await page.getByLabel("Platform").inputValue()).toBe("x")
+    expect(await page.getByLabel("Status").inputValue()).toBe("scheduled")
+    await expect.poll(listed, eventually).toEqual(ids(festival, walk))
+
+    // Dates: the day of the later post, in the viewer's zone.
+    await page.getByLabel("Dates").selectOption({ label: "Scheduled" })
+    await page.getByLabel("From (your zone)").fill(localDay(later))
+    await page.getByLabel("To (your zone)").fill(localDay(later))
+    const ranged = page.waitForRequest((r) => r.url().includes("/api/v1/posts?") && r.url().includes("scheduled_after="))
+    await apply((url) => url.searchParams.get("from") === localDay(later))
+    const asked = new URL((await ranged).url()).searchParams
+    expect(Date.parse(asked.get("scheduled_after")!)).toBeLessThanOrEqual(later.getTime())
+    expect(Date.parse(asked.get("scheduled_before")!)).toBeGreaterThan(later.getTime())
+    expect(Date.parse(asked.get("scheduled_before")!) - Date.parse(asked.get("scheduled_after")!)).toBeLessThanOrEqual(25 * 3_600_000)
+    await expect.poll(listed, eventually).toEqual(ids(walk))
+
+    // Account: the Telegram account's larch posts (the draft only).
+    await page.goto("/posts?search=larch")
+    await page.locator("main h1", { hasText: "Posts" }).waitFor(eventually)
+    await page.getByLabel("Account").selectOption({ label: "Sandbox telegram (telegram)" })
+    await apply((url) => url.searchParams.get("account_id") === String(accounts["telegram"]))
+    await expect.poll(listed, eventually).toEqual(ids(sale))
+    // Nothing matching says so.
+    await page.getByLabel("Status").selectOption("published")
+    await apply((url) => url.searchParams.get("status") === "published")
+    await page.getByText("No posts match these filters.").waitFor(eventually)
+    await Browsers.screenshot(page, "posts-filtered")
+    await noSidewaysScrolling(page, "375px-posts-filtered")
+    // Clear drops every filter.
+    await page.getByRole("link", { name: "Clear" }).click()
+    await page.waitForURL((url) => url.pathname === "/posts" && url.search === "")
     expect(errors).toEqual([])
     await page.close()
   }, 60_000)
