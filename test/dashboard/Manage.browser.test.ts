@@ -2,7 +2,8 @@
  * Managing the organization's publishing in Debian's Chromium against `herald serve --sandbox`: the
  * queue's zone and weekly openings edited, campaigns created, renamed, recoloured and archived, the
  * posts list searched and filtered (text, status, platform, account, campaign, dates) with the filters in
- * its URL. One server, one browser and one signed-in context for the file
+ * its URL; the composer's work in progress kept through a session that ends (and dropped once saved),
+ * with a counter in each platform's own text. One server, one browser and one signed-in context for the file
  * (the owner signs in over HTTP once); each test opens its own tab, in Europe/Berlin. Screenshots go
  * to test-artifacts/dashboard/.
  */
@@ -49,6 +50,8 @@ describe.skipIf(skip !== undefined)("managing queue, campaigns and posts in the 
   let server: HeraldServer.HeraldServer
   let browser: Browser
   let context: BrowserContext
+  let email = ""
+  const password = "correct horse battery staple 35"
   const accounts: Record<string, number> = {}
 
   const api = async <T>(method: string, path: string, body?: unknown): Promise<{ status: number; data: T; error: { code: string } | null }> => {
@@ -77,8 +80,7 @@ describe.skipIf(skip !== undefined)("managing queue, campaigns and posts in the 
       await new Promise((resolve) => setTimeout(resolve, 50))
     }
     const token = /HERALD_OWNER_LINK=\S+token=([0-9a-f]{64})/.exec(server.output())![1]!
-    const email = /the owner \(([^)\s]+)\)/.exec(server.output())![1]!
-    const password = "correct horse battery staple 35"
+    email = /the owner \(([^)\s]+)\)/.exec(server.output())![1]!
     const set = await server.request("POST", "/dashboard/api/password", { key: null, body: { token, password } })
     expect(set.status, set.text).toBe(204)
     const signedIn = await server.request("POST", "/dashboard/api/session", { key: null, body: { email, password } })
@@ -277,5 +279,66 @@ describe.skipIf(skip !== undefined)("managing queue, campaigns and posts in the 
     await page.waitForURL((url) => url.pathname === "/posts" && url.search === "")
     expect(errors).toEqual([])
     await page.close()
+  }, 60_000)
+
+  it("keeps the composer's work through a session that ends, restores it after signing in again, and drops it once saved", async () => {
+    // A context of its own: its session is ended here, the file's shared one is not.
+    const own = await browser.newContext({ baseURL: server.baseUrl, timezoneId, locale: "en-GB", viewport: { width: 375, height: 800 } })
+    const signedIn = await server.request("POST", "/dashboard/api/session", { key: null, body: { email, password } })
+    const cookie = /herald_session=([0-9a-f]{64})/.exec(signedIn.headers.get("set-cookie") ?? "")![1]!
+    const csrf = (signedIn.json as { csrf_token: string }).csrf_token
+    await own.addCookies([{ name: "herald_session", value: cookie, url: server.baseUrl, httpOnly: true, sameSite: "Strict" }])
+    const page = await own.newPage()
+    const errors = Browsers.watchErrors(page)
+    await page.goto("/compose")
+    await page.locator("main h1", { hasText: "Compose" }).waitFor(eventually)
+    await page.getByLabel("Sandbox x (x)").check()
+    await page.getByLabel("Sandbox bluesky (bluesky)").check()
+    await page.getByLabel("Text", { exact: true }).fill("Cedar workshop on Saturday")
+    // Each platform's own text has its own counter, counting the main text while it is empty.
+    const xCounter = page.locator("[data-counter=x]")
+    await page.locator("details[data-platform=x] summary").click()
+    expect(await xCounter.textContent()).toBe("26 / 280 (the main text)")
+    await page.getByLabel("Text for x (empty: the main text)").fill("Cedar workshop, Saturday 10:00 🌲")
+    await expect.poll(() => xCounter.textContent(), eventually).toBe("33 / 280")
+    expect(await page.getByLabel("Text for x (empty: the main text)").getAttribute("aria-describedby")).toBe("counter-x")
+    await page.getByLabel("Text for x (empty: the main text)").fill("x".repeat(281))
+    await expect.poll(() => xCounter.textContent(), eventually).toBe("281 / 280: too long")
+    expect(await xCounter.getAttribute("class")).toContain("over")
+    await page.getByLabel("Text for x (empty: the main text)").fill("Cedar workshop, Saturday 10:00")
+    await expect.poll(() => xCounter.textContent(), eventually).toBe("30 / 280")
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375)
+    await Browsers.screenshot(page, "375px-compose-override-counter")
+
+    // The session ends (signed out elsewhere); the next page asks to sign in again.
+    const ended = await server.request("DELETE", "/dashboard/api/session", { key: null, headers: { cookie: `herald_session=${cookie}`, "x-csrf-token": csrf } })
+    expect(ended.status, ended.text).toBeLessThan(300)
+    await page.reload()
+    await page.waitForURL((url) => url.pathname === "/sign-in")
+    await page.getByLabel("Email").fill(email)
+    await page.getByLabel("Password").fill(password)
+    await page.getByRole("button", { name: "Sign in" }).click()
+    await page.waitForURL((url) => url.pathname === "/compose")
+    await page.locator("#restored").waitFor(eventually)
+    expect(await page.locator("#restored").textContent()).toContain("Restored your unsaved work from")
+    expect(await page.getByLabel("Text", { exact: true }).inputValue()).toBe("Cedar workshop on Saturday")
+    expect(await page.getByLabel("Sandbox x (x)").isChecked()).toBe(true)
+    expect(await page.getByLabel("Sandbox bluesky (bluesky)").isChecked()).toBe(true)
+    expect(await page.getByLabel("Text for x (empty: the main text)").inputValue()).toBe("Cedar workshop, Saturday 10:00")
+    await expect.poll(() => xCounter.textContent(), eventually).toBe("30 / 280")
+    await Browsers.screenshot(page, "375px-compose-restored")
+
+    // Saved: the kept copy is dropped, and the composer opens empty.
+    await page.getByRole("button", { name: "Save draft" }).click()
+    await page.waitForURL((url) => /^\/posts\/[0-9a-f-]{36}$/.test(url.pathname))
+    const saved = (await api<Post & { platform_content: Record<string, { content: string }> }>("GET", `/posts/${page.url().split("/").pop()}`)).data
+    expect(saved.content).toBe("Cedar workshop on Saturday")
+    expect(saved.platform_content["x"]?.content).toBe("Cedar workshop, Saturday 10:00")
+    await page.goto("/compose")
+    await page.locator("main h1", { hasText: "Compose" }).waitFor(eventually)
+    expect(await page.locator("#restored").count()).toBe(0)
+    expect(await page.getByLabel("Text", { exact: true }).inputValue()).toBe("")
+    expect(errors).toEqual([])
+    await own.close()
   }, 60_000)
 })

@@ -2,8 +2,9 @@
 // (`?post=<id>`). What may change in each state is the server's rule: an edit sends only the fields
 // that changed, and a refusal is shown under the field it names.
 import { v1 } from "../api.js"
-import { busy, checkbox, errorText, field, flashNext, h, instantOf, localInputValue, notice, render, replace, zone } from "../ui.js"
+import { busy, checkbox, errorText, field, flashNext, h, instantOf, localInputValue, notice, render, replace, time, zone } from "../ui.js"
 import { count, put, renditionFor, settingInput, settingText, settingValue } from "./compose-parts.js"
+import { clearDraft, draftKey, loadDraft, saveDraft } from "./compose-draft.js"
 import { mayPublish } from "./post-actions.js"
 import { accounts as loadAccounts, campaigns as loadCampaigns, settingLabel } from "./shared.js"
 
@@ -20,7 +21,7 @@ const loadMedia = (ids) =>
   Promise.all(ids.map((id) =>
     v1("GET", `/media/${id}`).catch(() => ({ id, filename: "a file no longer in the library", type: "image", mime_type: "", status: "missing" }))))
 
-export default async () => {
+export default async ({ session }) => {
   const query = new URLSearchParams(location.search)
   const editId = query.get("post")
   const sourceId = editId ?? query.get("from")
@@ -83,11 +84,15 @@ export default async () => {
         `${base}.settings.${name}`
       )
     })
+    // The override's own counter: its text, or the main text it falls back to, as the platform counts.
+    const counter = h("p", { class: "counter", "data-counter": platform, id: `counter-${platform}`, "aria-live": "polite" })
+    text.setAttribute("aria-describedby", counter.id)
     const block = h(
       "details",
       { class: "card", "data-platform": platform, open: saved !== undefined },
       h("summary", {}, `${platform}: own text and settings`),
       field(`Text for ${platform} (empty: the main text)`, text, undefined, `${base}.content`),
+      counter,
       typeSelect ? field("Content type", typeSelect, undefined, `${base}.contentType`) : null,
       settings
     )
@@ -115,6 +120,7 @@ export default async () => {
       media.splice(media.indexOf(entry), 1)
       item.remove()
       update()
+      keep()
     })
     item.append(" ", remove, h("ul", { class: "renditions muted", "data-media": entry.id }))
   }
@@ -139,6 +145,7 @@ export default async () => {
       media.push(entry)
       listed(entry, item)
       update()
+      keep()
     } catch (e) {
       line.textContent = `failed: ${errorText(e)}`
       line.className = "error"
@@ -179,6 +186,16 @@ export default async () => {
       })
     )
     replace(overrides, targets.map(overrideBlock))
+    for (const platform of targets) {
+      const rule = rules[platform]
+      const counter = overrideBlocks.get(platform).querySelector("[data-counter]")
+      if (!rule) continue
+      const own = (overrideBlocks.get(platform).querySelector("[data-override]").value ?? "").trim() !== ""
+      const used = count(textFor(platform), rule.caption.unit)
+      const over = used > rule.caption.limit
+      counter.className = over ? "counter over" : "counter"
+      counter.textContent = `${used} / ${rule.caption.limit}${own ? "" : " (the main text)"}${over ? ": too long" : ""}`
+    }
     for (const list of mediaList.querySelectorAll("[data-media]")) {
       const item = media.find((m) => m.id === list.dataset.media)
       if (!item || !item.mime_type) continue
@@ -263,13 +280,53 @@ export default async () => {
     return { scheduled_for: at }
   }
 
-  const form = h("form", { onsubmit: (e) => e.preventDefault(), "aria-label": "Post" })
+  // Autosave: what the form holds, written on every change, offered back when the composer opens.
+  const autosaveKey = draftKey(session, editId ? `post:${editId}` : sourceId ? `from:${sourceId}` : "new")
+  const snapshot = () => ({
+    content: content.value,
+    account_ids: chosen().map((a) => a.id),
+    overrides: Object.fromEntries([...overrideBlocks].map(([platform, block]) => [platform, {
+      content: block.querySelector("[data-override]").value,
+      contentType: block.querySelector("[data-content-type]")?.value ?? "",
+      settings: Object.fromEntries([...block.querySelectorAll("[data-setting]")].map((i) => [i.dataset.setting, i.value]))
+    }])),
+    media: media.map(({ id, filename, type, mime_type, status }) => ({ id, filename, type, mime_type, status })),
+    campaign_id: campaign.value,
+    when: when.value
+  })
+  const keep = () => saveDraft(autosaveKey, snapshot())
+  const restore = (state) => {
+    content.value = state.content
+    const ids = new Set(state.account_ids ?? [])
+    for (const input of picker.querySelectorAll("input[name=account]")) input.checked = ids.has(Number(input.value))
+    for (const [platform, saved] of Object.entries(state.overrides ?? {})) {
+      if (!rules[platform]) continue
+      const block = overrideBlock(platform)
+      block.querySelector("[data-override]").value = saved.content ?? ""
+      const type = block.querySelector("[data-content-type]")
+      if (type) type.value = saved.contentType ?? ""
+      for (const input of block.querySelectorAll("[data-setting]")) input.value = saved.settings?.[input.dataset.setting] ?? ""
+      if ((saved.content ?? "").trim() !== "") block.open = true
+    }
+    media.splice(0, media.length, ...(state.media ?? []))
+    replace(mediaList)
+    for (const entry of media) {
+      const item = h("li", {}, h("strong", {}, entry.filename), " ", h("span", {}, entry.status))
+      mediaList.append(item)
+      listed(entry, item)
+    }
+    if (state.campaign_id !== undefined) campaign.value = state.campaign_id
+    if (state.when) when.value = state.when
+  }
+
+  const form = h("form", { onsubmit: (e) => e.preventDefault(), "aria-label": "Post", oninput: keep, onchange: keep })
   const button = (label, run, cls = "secondary") => {
     const el = h("button", { type: "button", class: cls, "data-action": label }, label)
     el.addEventListener("click", () => busy(el, out, run, { leaving: true, scope: form }))
     return el
   }
   const leaveTo = (id, message) => {
+    clearDraft(autosaveKey)
     flashNext(message)
     location.assign(`/posts/${id}`)
   }
@@ -325,6 +382,16 @@ export default async () => {
     out,
     form
   )
+  const kept = loadDraft(autosaveKey)
+  if (kept !== null) {
+    restore(kept)
+    const discard = h("button", { type: "button", class: "secondary" }, "Discard it")
+    discard.addEventListener("click", () => {
+      clearDraft(autosaveKey)
+      location.reload()
+    })
+    replace(out, h("div", { class: "notice", role: "status", id: "restored" }, "Restored your unsaved work from ", time(kept.saved_at), ". ", discard))
+  }
   update()
   if (accounts.length === 0) replace(out, notice("Connect an account before composing.", ""))
 }
