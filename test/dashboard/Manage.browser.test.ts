@@ -327,6 +327,12 @@ describe.skipIf(skip !== undefined)("managing queue, campaigns and posts in the 
     expect(await page.getByLabel("Text for x (empty: the main text)").inputValue()).toBe("Cedar workshop, Saturday 10:00")
     await expect.poll(() => xCounter.textContent(), eventually).toBe("30 / 280")
     await Browsers.screenshot(page, "375px-compose-restored")
+    // Opened for a time (a calendar day's "+ New"), the kept work comes back with the time asked for.
+    const asked = new Date(Date.UTC(2031, 0, 15, 8, 0, 0))
+    await page.goto(`/compose?at=${asked.toISOString()}`)
+    await page.locator("#restored").waitFor(eventually)
+    expect(await page.getByLabel(/^Schedule for/).inputValue()).toMatch(/^2031-01-15T09:00(:00)?$/)
+    expect(await page.getByLabel("Text", { exact: true }).inputValue()).toBe("Cedar workshop on Saturday")
 
     // Saved: the kept copy is dropped, and the composer opens empty.
     await page.getByRole("button", { name: "Save draft" }).click()

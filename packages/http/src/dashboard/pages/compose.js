@@ -316,7 +316,8 @@ export default async ({ session }) => {
       listed(entry, item)
     }
     if (state.campaign_id !== undefined) campaign.value = state.campaign_id
-    if (state.when) when.value = state.when
+    // A time asked for by the link (a calendar slot's "+ New") wins over the kept one.
+    if (state.when && !(asked && editing === null)) when.value = state.when
   }
 
   const form = h("form", { onsubmit: (e) => e.preventDefault(), "aria-label": "Post", oninput: keep, onchange: keep })
