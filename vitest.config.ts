@@ -5,7 +5,9 @@ import { defineConfig } from "vitest/config"
 
 export default defineConfig({
   resolve: { conditions: ["herald-source", ...defaultClientConditions] },
-  ssr: { resolve: { conditions: ["herald-source", ...defaultServerConditions] } },
+  // Without Vite's `module` condition on the server side: packages that publish bundler-only ESM under
+  // it (the AWS SDK's dist-es, with extensionless imports) load as Node loads them, from their node build.
+  ssr: { resolve: { conditions: ["herald-source", ...defaultServerConditions.filter((c) => c !== "module")] } },
   test: {
     include: ["packages/*/test/**/*.test.ts", "test/**/*.test.ts"],
     globalSetup: ["./test/support/BuildCli.ts"],

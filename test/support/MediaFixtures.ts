@@ -47,13 +47,22 @@ const parse = (text: string): Answer["json"] => {
   }
 }
 
-export const startSandboxServer = async (
-  options: { readonly postgres?: boolean; readonly env?: Record<string, string> } = {}
-): Promise<SandboxServer> => {
+export interface SandboxServerOptions {
+  /** On a fresh Postgres database (dropped at stop). */
+  readonly postgres?: boolean
+  /** On this Postgres database, shared with other processes (left as it is at stop). */
+  readonly databaseUrl?: string
+  /** The API key, for a store another server bootstrapped (then none is printed). */
+  readonly key?: string
+  readonly env?: Record<string, string>
+}
+
+export const startSandboxServer = async (options: SandboxServerOptions = {}): Promise<SandboxServer> => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "herald-media-"))
   const journal = path.join(dataDir, "sandbox.jsonl")
   const db = options.postgres === true ? await Effect.runPromise(createFreshPgDatabase()) : undefined
-  const storeArgs = ["--data-dir", dataDir, ...(db ? ["--database-url", db.url] : [])]
+  const databaseUrl = options.databaseUrl ?? db?.url
+  const storeArgs = ["--data-dir", dataDir, ...(databaseUrl === undefined ? [] : ["--database-url", databaseUrl])]
   const child = spawn(process.execPath, [HeraldServer.bin, "serve", "--port", "0", "--sandbox", ...storeArgs], {
     env: {
       ...process.env,
@@ -72,7 +81,7 @@ export const startSandboxServer = async (
     const timer = setTimeout(() => reject(new Error(`no start within 60 s:\n${output}`)), 60_000)
     const onData = (chunk: Buffer) => {
       output += chunk.toString("utf8")
-      const key = /HERALD_API_KEY=(pe_live_[0-9a-f]{32})/.exec(output)?.[1]
+      const key = options.key ?? /HERALD_API_KEY=(pe_live_[0-9a-f]{32})/.exec(output)?.[1]
       const port = /Herald listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(output)?.[1]
       if (key !== undefined && port !== undefined) {
         clearTimeout(timer)

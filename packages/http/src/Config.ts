@@ -42,6 +42,23 @@ export const durationList: Check = test(
   "comma-separated durations such as 1h,6h,1d"
 )
 
+/** `HERALD_S3_BUCKET`: the names S3, R2, MinIO and B2 accept (letters, digits, `.`, `-`, `_`). */
+export const bucketName: Check = test(
+  (v) => /^[A-Za-z0-9][A-Za-z0-9._-]{1,254}$/.test(v),
+  "a bucket name (letters, digits, '.', '-', '_')"
+)
+/** `HERALD_S3_REGION`, e.g. `us-east-1`, or `auto` (R2). */
+export const regionName: Check = test((v) => /^[A-Za-z0-9-]+$/.test(v), "a region name such as us-east-1")
+/** `HERALD_S3_PREFIX`: key segments joined by `/`, e.g. `herald/media`. */
+export const keyPrefix: Check = test(
+  (v) => /^\/?[A-Za-z0-9_-][A-Za-z0-9._-]*(?:\/[A-Za-z0-9_-][A-Za-z0-9._-]*)*\/?$/.test(v),
+  "key segments of letters, digits, '.', '_', '-' joined by '/'"
+)
+/** `HERALD_S3_LINKS`: who signs media links. */
+export const linkMode: Check = test((v) => ["herald", "presigned"].includes(v.toLowerCase()), "herald or presigned")
+/** Any value (a credential's shape is the service's business); listed so its value is never printed. */
+const anyValue: Check = () => undefined
+
 interface Variable {
   readonly check: Check
   /** Its value is never printed (keys, secrets, URLs that may carry a password). */
@@ -82,7 +99,34 @@ export const variables: Readonly<Record<string, Variable>> = {
   HERALD_LOG_LEVEL: { check: logLevel },
   HERALD_AI_BASE_URL: { check: httpUrl },
   HERALD_AI_TIMEOUT_SECONDS: { check: positiveNumber },
-  HERALD_BLUESKY_SERVICE_URL: { check: httpUrl }
+  HERALD_BLUESKY_SERVICE_URL: { check: httpUrl },
+  HERALD_S3_BUCKET: { check: bucketName },
+  HERALD_S3_ENDPOINT: { check: httpUrl },
+  HERALD_S3_REGION: { check: regionName },
+  HERALD_S3_PREFIX: { check: keyPrefix },
+  HERALD_S3_ACCESS_KEY_ID: { check: anyValue },
+  HERALD_S3_SECRET_ACCESS_KEY: { check: anyValue, secret: true },
+  HERALD_S3_FORCE_PATH_STYLE: { check: boolean },
+  HERALD_S3_LINKS: { check: linkMode }
+}
+
+const isSet = (env: Readonly<Record<string, string | undefined>>, name: string): boolean =>
+  (env[name]?.trim() ?? "") !== ""
+
+/** Variables that only make sense together: one line per combination that does not hold. */
+const combinations = (env: Readonly<Record<string, string | undefined>>): Array<string> => {
+  const lines: Array<string> = []
+  const s3 = Object.keys(env).filter((name) => name.startsWith("HERALD_S3_") && isSet(env, name))
+  if (s3.length > 0 && !isSet(env, "HERALD_S3_BUCKET")) {
+    lines.push(`HERALD_S3_BUCKET: expected a bucket name, since ${s3.sort().join(", ")} ${s3.length === 1 ? "is" : "are"} set`)
+  }
+  if (isSet(env, "HERALD_S3_ACCESS_KEY_ID") !== isSet(env, "HERALD_S3_SECRET_ACCESS_KEY")) {
+    lines.push(
+      "HERALD_S3_ACCESS_KEY_ID, HERALD_S3_SECRET_ACCESS_KEY: expected both or neither " +
+        "(neither: the AWS SDK's own chain, e.g. AWS_ACCESS_KEY_ID or an instance role)"
+    )
+  }
+  return lines
 }
 
 /** Platform endpoint overrides (`HERALD_X_API_URL`, `HERALD_YOUTUBE_TOKEN_URL`, ...): http(s) URLs. */
@@ -96,7 +140,10 @@ export const isSecret = (name: string): boolean =>
 const checkFor = (name: string): Check | undefined =>
   variables[name]?.check ?? (endpointOverride.test(name) ? httpUrl : undefined)
 
-/** One line per wrong variable, in the environment's order; empty when every set variable is fine. */
+/**
+ * One line per wrong variable, in the environment's order, then one per combination that does not
+ * hold; empty when every set variable is fine.
+ */
 export const problems = (env: Readonly<Record<string, string | undefined>>): Array<string> => {
   const lines: Array<string> = []
   for (const [name, raw] of Object.entries(env)) {
@@ -107,5 +154,5 @@ export const problems = (env: Readonly<Record<string, string | undefined>>): Arr
     if (expected === undefined) continue
     lines.push(isSecret(name) ? `${name}: expected ${expected} (value not shown)` : `${name}: expected ${expected}, got '${raw}'`)
   }
-  return lines
+  return [...lines, ...combinations(env)]
 }

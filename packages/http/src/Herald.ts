@@ -206,7 +206,7 @@ const make = (config: HeraldConfig) =>
         Effect.provide(context)
       ) as Effect.Effect<A, Exclude<E, PersistenceError>>
     const mediaView = (media: Media) =>
-      Effect.map(MediaHttp.publicUrlOf(media.storageKey), (url) => MediaHttp.toMediaView(media, url))
+      Effect.map(MediaHttp.publicUrlOf(media.storageKey, media.mimeType), (url) => MediaHttp.toMediaView(media, url))
 
     return {
       organizationId: orgId as string,

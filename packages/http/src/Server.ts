@@ -209,7 +209,7 @@ export const services = (options: {
     sqlMigrationProbe,
     // use_queue on POST /posts: the next free opening, claimed in the create transaction.
     Queues.allocatorLayer.pipe(Layer.provide(SqlStores.layer)),
-    // The media library: blobs under <dataDir>/media, the posts and dispatch hooks.
+    // The media library: blobs under <dataDir>/media or in the S3 bucket, the posts and dispatch hooks.
     MediaHttp.layerServices({
       dataDir: options.dataDir ?? CredentialCipher.keyDirFor(options.database),
       sandbox: options.sandbox === true

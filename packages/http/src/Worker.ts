@@ -311,7 +311,7 @@ export const layerStandalone = (config: WorkerConfig) =>
       layerOAuthProviders,
       WebhooksHttp.layerServicesFromEnv
     )),
-    // Media bytes for the platform clients, from the same <dataDir>/media as the servers.
+    // Media bytes for the platform clients, from the servers' store (<dataDir>/media, or the S3 bucket).
     Layer.provide(MediaHttp.layerDispatch({ dataDir: config.dataDir ?? CredentialCipher.keyDirFor(config.database) })),
     Layer.provide(SqlStores.layer),
     Layer.provide(CredentialCipher.layerFromEnv(config.dataDir ?? CredentialCipher.keyDirFor(config.database))),

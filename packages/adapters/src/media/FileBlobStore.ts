@@ -14,7 +14,6 @@ import * as NodeStream from "@effect/platform-node/NodeStream"
 import { BlobStore, BlobTooLarge } from "@herald/core/media/BlobStore"
 import { PersistenceError } from "@herald/core/kernel/Errors"
 import * as Clock from "effect/Clock"
-import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -25,6 +24,7 @@ import { randomBytes } from "node:crypto"
 import { createReadStream } from "node:fs"
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
+import { InvalidBlobKey, urlPath, validateKey } from "./BlobKey.js"
 
 export interface Options {
   /** Where blobs live; created if missing. */
@@ -35,33 +35,7 @@ export interface Options {
   readonly publicBaseUrl?: string
 }
 
-/** A key the store refuses: empty, absolute, with `..`, `.`-prefixed or unusual segments, or NUL. */
-export class InvalidBlobKey extends Data.TaggedError("InvalidBlobKey")<{ readonly reason: string }> {
-  override get message() {
-    return `invalid blob key: ${this.reason}`
-  }
-}
-
-export const maxKeyLength = 512
-
-const segmentPattern = /^[A-Za-z0-9_-][A-Za-z0-9._-]*$/
-
-/**
- * Keys are `/`-separated segments of letters, digits, `.`, `_` and `-`. A segment may not start with
- * `.` (which rules out `.` and `..`, and keeps keys apart from the store's `.tmp-*` files). Anything
- * else (absolute paths, backslashes, NUL, empty segments) is refused.
- */
-export const validateKey = (key: string): InvalidBlobKey | undefined => {
-  if (key.length === 0) return new InvalidBlobKey({ reason: "empty" })
-  if (key.length > maxKeyLength) return new InvalidBlobKey({ reason: `longer than ${maxKeyLength} characters` })
-  if (key.includes("\0")) return new InvalidBlobKey({ reason: "contains NUL" })
-  if (key.startsWith("/") || Path.isAbsolute(key)) return new InvalidBlobKey({ reason: "absolute path" })
-  for (const segment of key.split("/")) {
-    if (segment === "..") return new InvalidBlobKey({ reason: "contains .." })
-    if (!segmentPattern.test(segment)) return new InvalidBlobKey({ reason: "unexpected segment or character" })
-  }
-  return undefined
-}
+export { InvalidBlobKey, maxKeyLength, validateKey } from "./BlobKey.js"
 
 const persistence = (message: string) => (cause: unknown) => new PersistenceError({ message, cause })
 
@@ -257,9 +231,12 @@ export const make = (options: Options): Effect.Effect<BlobStore["Type"], Persist
     const publicUrl = (key: string): Option.Option<string> =>
       base === undefined || validateKey(key) !== undefined
         ? Option.none()
-        : Option.some(`${base}/${key.split("/").map(encodeURIComponent).join("/")}`)
+        : Option.some(`${base}/${urlPath(key)}`)
 
-    return BlobStore.of({ put, get, range, head, exists, delete: remove, publicUrl })
+    // Links to files on this disk are Herald's own (`/media-public`), never the store's.
+    const presignedUrl = (key: string) => Effect.as(resolve(key), Option.none<string>())
+
+    return BlobStore.of({ put, get, range, head, exists, delete: remove, publicUrl, presignedUrl })
   })
 
 export const layer = (options: Options): Layer.Layer<BlobStore, PersistenceError> =>

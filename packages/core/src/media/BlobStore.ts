@@ -1,4 +1,5 @@
 import * as Context from "effect/Context"
+import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -27,6 +28,19 @@ export class BlobStore extends Context.Tag("@herald/core/media/BlobStore")<BlobS
   readonly head: (key: string, n: number) => Effect.Effect<Uint8Array, PersistenceError>
   readonly exists: (key: string) => Effect.Effect<boolean, PersistenceError>
   readonly delete: (key: string) => Effect.Effect<void, PersistenceError>
-  /** A URL platforms can fetch the blob from, when the operator configured a public base URL. */
+  /**
+   * The blob's address for platforms that fetch media by URL, unsigned: Herald's public media base
+   * (`HERALD_MEDIA_PUBLIC_URL`) plus the key, or the object's own URL where the store signs links
+   * itself; none when the blob cannot be served by URL.
+   */
   readonly publicUrl: (key: string) => Option.Option<string>
+  /**
+   * A link the store signs itself, valid for `lifetime` (an S3 presigned GET URL, answered with
+   * `contentType` when given); none where links are signed by Herald and served by its
+   * `/media-public` route instead.
+   */
+  readonly presignedUrl: (
+    key: string,
+    options: { readonly lifetime: Duration.Duration; readonly contentType?: string | undefined }
+  ) => Effect.Effect<Option.Option<string>, PersistenceError>
 }>() {}

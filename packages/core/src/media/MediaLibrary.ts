@@ -1046,9 +1046,9 @@ export const resolveForDispatch = (
     const signer = yield* Effect.serviceOption(MediaLinks.MediaLinkSigner)
     const crypto = yield* Effect.serviceOption(Crypto)
     // A signed short-lived link where Herald serves media itself, else the store's plain public URL.
-    const linkTo = (key: string): Effect.Effect<Option.Option<string>> =>
+    const linkTo = (key: string, contentType: string): Effect.Effect<Option.Option<string>> =>
       Option.isSome(signer) && Option.isSome(crypto)
-        ? MediaLinks.signedUrl(key).pipe(
+        ? MediaLinks.signedUrl(key, contentType).pipe(
           Effect.provideService(MediaLinks.MediaLinkSigner, signer.value),
           Effect.provideService(Crypto, crypto.value),
           Effect.provideService(BlobStore, blobs)
@@ -1095,7 +1095,7 @@ export const resolveForDispatch = (
           filename: renamed(media.filename, planned.profile.format),
           bytes: blobs.get(made.key),
           range: (start, end) => blobs.range(made.key, start, end),
-          publicUrl: yield* linkTo(made.key),
+          publicUrl: yield* linkTo(made.key, MediaFitting.renditionMimeType(planned.profile.format)),
           width: made.width,
           height: made.height,
           ...altText
@@ -1110,7 +1110,7 @@ export const resolveForDispatch = (
         filename: media.filename,
         bytes: blobs.get(media.storageKey),
         range: (start, end) => blobs.range(media.storageKey, start, end),
-        publicUrl: yield* linkTo(media.storageKey),
+        publicUrl: yield* linkTo(media.storageKey, media.mimeType),
         ...(Option.isSome(media.width) ? { width: media.width.value } : {}),
         ...(Option.isSome(media.height) ? { height: media.height.value } : {}),
         ...(Option.isSome(media.durationMs) ? { durationMs: media.durationMs.value } : {}),

@@ -163,7 +163,7 @@ export const toGeneratedCaptions = (
 
 /** `POST /ai/generate-image`'s answer (also the in-process API's). */
 export const toGeneratedImage = (result: Effect.Effect.Success<ReturnType<typeof AiGeneration.generateImage>>) =>
-  Effect.map(publicUrlOf(result.media.storageKey), (url): GeneratedImage => ({
+  Effect.map(publicUrlOf(result.media.storageKey, result.media.mimeType), (url): GeneratedImage => ({
     ...toMediaView(result.media, url),
     prompt: result.prompt,
     aspect_ratio: result.aspectRatio,

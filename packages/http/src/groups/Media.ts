@@ -4,7 +4,7 @@
  * `POST /media/upload-from-url`, and list, get and delete. Scopes: `write` for changes, `read` for GETs.
  *
  * Also here: the layer `herald serve` and `herald worker` run the media library with (blob store
- * under `<data-dir>/media`, the inspector, the URL importer, the signing key, the posts and dispatch
+ * under `<data-dir>/media` or in an S3 bucket, the inspector, the URL importer, the signing key, the posts and dispatch
  * hooks).
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
@@ -15,7 +15,6 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import * as NodeStream from "@effect/platform-node/NodeStream"
-import * as FileBlobStore from "@herald/adapters/media/FileBlobStore"
 import * as MediaInspector from "@herald/adapters/media/MediaInspector"
 import * as SharpRenditions from "@herald/adapters/media/SharpRenditions"
 import * as UrlImporter from "@herald/adapters/media/UrlImporter"
@@ -37,8 +36,8 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type * as Stream from "effect/Stream"
-import * as Path from "node:path"
 import * as ApiGroup from "../ApiGroup.js"
+import * as BlobStorage from "../BlobStorage.js"
 import * as Auth from "../Auth.js"
 import * as Envelope from "../Envelope.js"
 import * as Idempotency from "../Idempotency.js"
@@ -136,18 +135,19 @@ export const toMediaView = (media: Media, publicUrl: Option.Option<string>): Med
  * The link a platform (or the client) fetches a blob from: signed and short-lived where Herald serves
  * media itself (`HERALD_MEDIA_PUBLIC_URL` with the signer), else none.
  */
-export const publicUrlOf = (key: string): Effect.Effect<Option.Option<string>, never, BlobStore> =>
+export const publicUrlOf = (key: string, contentType?: string): Effect.Effect<Option.Option<string>, never, BlobStore> =>
   Effect.gen(function*() {
     const signer = yield* Effect.serviceOption(MediaLinks.MediaLinkSigner)
     const crypto = yield* Effect.serviceOption(Crypto)
     if (Option.isNone(signer) || Option.isNone(crypto)) return (yield* BlobStore).publicUrl(key)
-    return yield* MediaLinks.signedUrl(key).pipe(
+    return yield* MediaLinks.signedUrl(key, contentType).pipe(
       Effect.provideService(MediaLinks.MediaLinkSigner, signer.value),
       Effect.provideService(Crypto, crypto.value)
     )
   })
 
-const view = (media: Media) => Effect.map(publicUrlOf(media.storageKey), (url) => toMediaView(media, url))
+const view = (media: Media) =>
+  Effect.map(publicUrlOf(media.storageKey, media.mimeType), (url) => toMediaView(media, url))
 
 const IdPath = Schema.Struct({ id: Schema.String.annotations({ description: "The media's UUID" }) })
 
@@ -495,7 +495,7 @@ export const MediaUploadLive = HttpApiBuilder.group(ApiGroup.apiOf(MediaUploadGr
 // ---------------------------------------------------------------------------------------------------
 
 export interface MediaOptions {
-  /** The data dir; blobs go to `<dataDir>/media`. */
+  /** The data dir; blobs go to `<dataDir>/media` unless `HERALD_S3_BUCKET` names a bucket. */
   readonly dataDir: string
   readonly env?: Readonly<Record<string, string | undefined>>
   /** Platforms publish through the sandbox: no medium needs a public URL at create time. */
@@ -517,28 +517,26 @@ export const budgetFromEnv = (env: Readonly<Record<string, string | undefined>>)
   day: positive(env.HERALD_MEDIA_UPLOADS_PER_DAY) ?? MediaLibrary.defaultBudget.day
 })
 
-/** The blob store on `<dataDir>/media`, public URLs under `HERALD_MEDIA_PUBLIC_URL` when set. */
-export const layerBlobStore = (options: MediaOptions): Layer.Layer<BlobStore> => {
-  const env = options.env ?? process.env
-  const publicBaseUrl = env.HERALD_MEDIA_PUBLIC_URL?.trim()
-  return FileBlobStore.layer({
-    directory: Path.join(options.dataDir, "media"),
-    ...(publicBaseUrl === undefined || publicBaseUrl === "" ? {} : { publicBaseUrl })
-  }).pipe(Layer.orDie)
-}
+/**
+ * The blob store: the bucket of `HERALD_S3_BUCKET` when set, else `<dataDir>/media`; public URLs under
+ * `HERALD_MEDIA_PUBLIC_URL` when set (BlobStorage.ts).
+ */
+export const layerBlobStore = (options: MediaOptions): Layer.Layer<BlobStore> =>
+  BlobStorage.layer(BlobStorage.fromEnv(options.env ?? process.env, options.dataDir))
 
 /**
- * The signer of media links when `HERALD_MEDIA_PUBLIC_URL` is set: its key is derived once from the
- * credentials root key (`HERALD_SECRET` or the data dir's `secret.key`, purpose `media-public/v1`), so
- * every process sharing the store signs and accepts the same links; they live
- * `HERALD_MEDIA_LINK_TTL_SECONDS` (one hour by default).
+ * The signer of media links when `HERALD_MEDIA_PUBLIC_URL` is set, or the bucket presigns them
+ * (`HERALD_S3_LINKS=presigned`): its key is derived once from the credentials root key (`HERALD_SECRET`
+ * or the data dir's `secret.key`, purpose `media-public/v1`), so every process sharing the store signs
+ * and accepts the same links; they live `HERALD_MEDIA_LINK_TTL_SECONDS` (one hour by default; a week
+ * at most for presigned links).
  */
 export const layerLinkSigner = (
   env: Readonly<Record<string, string | undefined>>
 ): Layer.Layer<never, never, CredentialCipher> => {
   // Optional by design: readers ask with `Effect.serviceOption`, so the type promises nothing.
   const base = env.HERALD_MEDIA_PUBLIC_URL?.trim()
-  if (base === undefined || base === "") return Layer.empty
+  if ((base === undefined || base === "") && !BlobStorage.presignsLinks(env)) return Layer.empty
   const seconds = positive(env.HERALD_MEDIA_LINK_TTL_SECONDS)
   return Layer.effect(
     MediaLinks.MediaLinkSigner,
