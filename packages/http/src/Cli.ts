@@ -3,6 +3,9 @@
  * HERALD_DATA_DIR / HERALD_DATABASE_URL); the default is SQLite in ./.herald.
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import type { MigrationError } from "@effect/sql/Migrator"
+import type { SqlError } from "@effect/sql/SqlError"
+import * as Migrations from "@herald/adapters/sql/Migrations"
 import * as SqlDatabase from "@herald/adapters/sql/SqlDatabase"
 import * as ApiKey from "@herald/core/access/ApiKey"
 import { ApiKeyStore } from "@herald/core/access/ApiKeyStore"
@@ -21,8 +24,10 @@ import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as fs from "node:fs"
 import { parseArgs } from "node:util"
 import * as Admin from "./Admin.js"
+import * as Backup from "./Backup.js"
 import * as Config from "./Config.js"
 import * as Health from "./groups/Health.js"
 import * as LogSink from "./LogSink.js"
@@ -33,7 +38,9 @@ import * as Worker from "./Worker.js"
 export const usage = `Usage:
   herald serve [--port N] [--host H] [--data-dir DIR] [--database-url URL] [--sandbox]
   herald worker [--sandbox] [--batch-size N] [--concurrency N] [--lease-seconds N] [--poll-ms N]
-  herald migrate
+  herald migrate [--check]                  (--check: list what would be applied, change nothing)
+  herald backup --to FILE                   (SQLite: store, secret.key, media files; while serving)
+  herald restore --from FILE                (into a new or empty --data-dir)
   herald keys create [--org ID] [--scopes read,write,ai] [--accounts 1,2] [--expires ISO] [--name N]
   herald keys list [--org ID]
   herald keys revoke ID
@@ -76,6 +83,9 @@ const options = {
   timezone: { type: "string" },
   slots: { type: "string" },
   role: { type: "string" },
+  to: { type: "string" },
+  from: { type: "string" },
+  check: { type: "boolean" },
   help: { type: "boolean", short: "h" }
 } as const
 
@@ -237,6 +247,79 @@ const runAdmin = <A, E>(
     return 1
   })
 
+/** Runs an operations command (no store services, no migrations); failures are one `herald:` line. */
+const runOperation = (
+  program: Effect.Effect<number, Backup.BackupError | SqlError | MigrationError>
+): Promise<number> =>
+  Effect.runPromiseExit(program.pipe(Effect.provide(quietLogger), Logger.withMinimumLogLevel(LogLevel.Warning)))
+    .then((exit) => {
+      if (Exit.isSuccess(exit)) return exit.value
+      const failure = Option.getOrUndefined(Cause.failureOption(exit.cause))
+      process.stderr.write(`herald: ${failure instanceof Backup.BackupError ? failure.message : Cause.pretty(exit.cause)}\n`)
+      return 1
+    })
+
+const backupCommand = (values: Values) => {
+  if (values.to === undefined) throw new UsageError("backup needs --to FILE")
+  const to = values.to
+  return runOperation(Effect.gen(function*() {
+    const { file, manifest } = yield* Backup.backup({ database: databaseConfig(values), dataDir: dataDir(values), to, env: process.env })
+    yield* Console.error(
+      `herald: backup of the store as of ${manifest.created_at} (migration ${manifest.migration ?? "none"}), ` +
+        (manifest.media === "files" ? `${manifest.media_files} media files` : "media not included (they are in the bucket)") +
+        (manifest.secret_key ? ", secret.key" : "")
+    )
+    if (env("HERALD_SECRET") !== undefined) {
+      yield* Console.error("herald: credentials are encrypted with HERALD_SECRET: keep it with the backup, apart from it")
+    }
+    yield* Console.log(file)
+    return 0
+  }))
+}
+
+const restoreCommand = (values: Values) => {
+  if (values.from === undefined) throw new UsageError("restore needs --from FILE")
+  if ((values["database-url"] ?? env("HERALD_DATABASE_URL")) !== undefined) {
+    throw new UsageError("restore writes the SQLite store of a data dir; restore Postgres with pg_restore or psql")
+  }
+  const from = values.from
+  return runOperation(Effect.gen(function*() {
+    const restored = yield* Backup.restore({ from, dataDir: dataDir(values) })
+    yield* Console.error(
+      `herald: restored the store as of ${restored.manifest.created_at} into ${dataDir(values)}, ` +
+        `${restored.mediaFiles} media files${restored.manifest.secret_key ? ", secret.key" : ""}` +
+        (restored.pending.length === 0 ? "" : `; the next start applies ${restored.pending.length} migrations`)
+    )
+    return 0
+  }))
+}
+
+/**
+ * `herald migrate --check`: the migrations this build would apply (stdout, one per line), without
+ * applying any, nor creating a store that is not there. Exit 0 when none, 3 when some would be.
+ */
+const migrateCheck = (values: Values) => {
+  const database = databaseConfig(values)
+  return runOperation(Effect.gen(function*() {
+    const missing = database._tag === "Sqlite" && !fs.existsSync(database.filename)
+    const check = missing
+      ? { pending: (yield* Migrations.loader).map(([id, name]) => Migrations.label(id, name)), unknown: [] }
+      : yield* Migrations.check.pipe(Effect.provide(SqlDatabase.layerClient(database)), Effect.scoped)
+    for (const migration of check.pending) yield* Console.log(migration)
+    if (check.unknown.length > 0) {
+      yield* Console.error(
+        `herald: the store has migrations this build does not know (a newer Herald applied them): ${check.unknown.join(", ")}`
+      )
+    }
+    yield* Console.error(
+      check.pending.length === 0
+        ? "herald: nothing to apply"
+        : `herald: ${check.pending.length} migrations would be applied${missing ? " (there is no store yet)" : ""}`
+    )
+    return check.pending.length === 0 ? 0 : 3
+  }))
+}
+
 /** The dashboard page where a one-time token sets a password. */
 export const setPasswordLink = (base: string, token: string): string =>
   `${base.replace(/\/+$/, "")}/set-password?token=${token}`
@@ -389,7 +472,12 @@ export const main = async (argv: ReadonlyArray<string>): Promise<number | "runni
         worker(values)
         return "running"
       case "migrate":
+        if (values.check === true) return await migrateCheck(values)
         return await runAdmin(values, Console.error("herald: migrations applied"))
+      case "backup":
+        return await backupCommand(values)
+      case "restore":
+        return await restoreCommand(values)
       case "keys":
         switch (sub) {
           case "create":

@@ -1,4 +1,6 @@
 import * as Migrator from "@effect/sql/Migrator"
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
 import * as Effect from "effect/Effect"
 import foundation from "./migrations/0001_foundation.js"
 import storeIndexes from "./migrations/0002_store_indexes.js"
@@ -56,3 +58,38 @@ export const loader = Migrator.fromRecord({
 
 /** Applies pending migrations in one transaction; on Postgres concurrent runners wait on a table lock. */
 export const run = Migrator.make({})({ loader, table }).pipe(Effect.withSpan("Migrations.run"))
+
+/** A migration as the loader and the table name it: `0007_campaigns`. */
+export const label = (id: number, name: string): string => `${String(id).padStart(4, "0")}_${name}`
+
+export interface Check {
+  /** What `run` would apply, in order: every migration newer than the newest applied one. */
+  readonly pending: ReadonlyArray<string>
+  /** Applied migrations this build does not know: a newer Herald migrated the store. */
+  readonly unknown: ReadonlyArray<string>
+}
+
+/**
+ * What `run` would do to the store, changing nothing: the migrations table is only read (a store
+ * without it has every migration pending).
+ */
+export const check: Effect.Effect<Check, SqlError | Migrator.MigrationError, SqlClient.SqlClient> = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const known = yield* loader
+  const present = yield* sql.onDialectOrElse({
+    pg: () => sql<{ readonly present: boolean }>`SELECT to_regclass(${table}) IS NOT NULL AS present`,
+    orElse: () =>
+      sql<{ readonly present: number }>`SELECT COUNT(*) AS present FROM sqlite_master WHERE type = 'table' AND name = ${table}`
+  })
+  const applied = Boolean(present[0]?.present)
+    ? (yield* sql<{ readonly migration_id: number | string; readonly name: string }>`
+        SELECT migration_id, name FROM ${sql(table)} ORDER BY migration_id`.withoutTransform)
+      .map((row) => ({ id: Number(row.migration_id), name: row.name }))
+    : []
+  const newest = Math.max(0, ...applied.map((m) => m.id))
+  const knownIds = new Set(known.map(([id]) => id))
+  return {
+    pending: known.filter(([id]) => id > newest).map(([id, name]) => label(id, name)),
+    unknown: applied.filter((m) => !knownIds.has(m.id)).map((m) => label(m.id, m.name))
+  }
+}).pipe(Effect.withSpan("Migrations.check"))

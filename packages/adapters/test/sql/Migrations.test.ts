@@ -1,8 +1,30 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
 import * as Migrations from "../../src/sql/Migrations.js"
-import { databasesUnderTest } from "../support/TestDatabases.js"
+import * as SqlDatabase from "../../src/sql/SqlDatabase.js"
+import { createFreshPgDatabase, databasesUnderTest } from "../support/TestDatabases.js"
+
+/** The same kind of store, created but never migrated. */
+const unmigrated = (label: "sqlite" | "postgres") =>
+  label === "sqlite"
+    ? Layer.unwrapScoped(
+      Effect.acquireRelease(
+        Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "herald-test-"))),
+        (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+      ).pipe(Effect.map((dir) => SqlDatabase.layerClient({ _tag: "Sqlite", filename: path.join(dir, "herald.db") })))
+    )
+    : Layer.unwrapScoped(
+      Effect.acquireRelease(createFreshPgDatabase().pipe(Effect.orDie), (db) => db.drop).pipe(
+        Effect.map((db) => SqlDatabase.layerClient({ _tag: "Postgres", url: db.url, maxConnections: 2 }))
+      )
+    )
+
+const allKnown = Effect.map(Migrations.loader, (known) => known.map(([id, name]) => Migrations.label(id, name)))
 
 for (const db of await databasesUnderTest()) {
   describe.skipIf(db.layer === undefined)(`migrations on ${db.label}`, () => {
@@ -17,5 +39,33 @@ for (const db of await databasesUnderTest()) {
         const tables = yield* sql<{ n: number | string }>`SELECT COUNT(*) AS n FROM destinations`
         expect(Number(tables[0]!.n)).toBe(0)
       }).pipe(Effect.provide(db.layer!)), 60_000)
+
+    it.effect("check: nothing on a migrated store; what run would apply, changing nothing; what a newer Herald applied", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        expect(yield* Migrations.check).toEqual({ pending: [], unknown: [] })
+        const known = yield* allKnown
+        const newest = known.at(-1)!
+        const newestId = Number(newest.slice(0, 4))
+        // As if this build were one migration newer than the store.
+        yield* sql`DELETE FROM herald_migrations WHERE migration_id = ${newestId}`
+        expect(yield* Migrations.check).toEqual({ pending: [newest], unknown: [] })
+        const still = yield* sql<{ n: number | string }>`SELECT COUNT(*) AS n FROM herald_migrations WHERE migration_id = ${newestId}`
+        expect(Number(still[0]!.n)).toBe(0)
+        // As if a newer Herald had migrated the store.
+        yield* sql`INSERT INTO herald_migrations (migration_id, name) VALUES (${newestId}, ${newest.slice(5)}), (9999, 'from_a_newer_herald')`
+        expect(yield* Migrations.check).toEqual({ pending: [], unknown: ["9999_from_a_newer_herald"] })
+      }).pipe(Effect.provide(db.layer!)), 60_000)
+
+    it.effect("check on a store never migrated: every migration pending, and no migrations table made", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        expect(yield* Migrations.check).toEqual({ pending: yield* allKnown, unknown: [] })
+        const tables = yield* sql.onDialectOrElse({
+          pg: () => sql<{ n: number | string }>`SELECT COUNT(*) AS n FROM pg_tables WHERE tablename = 'herald_migrations'`,
+          orElse: () => sql<{ n: number | string }>`SELECT COUNT(*) AS n FROM sqlite_master WHERE name = 'herald_migrations'`
+        })
+        expect(Number(tables[0]!.n)).toBe(0)
+      }).pipe(Effect.provide(unmigrated(db.label))), 60_000)
   })
 }
