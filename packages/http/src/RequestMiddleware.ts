@@ -23,6 +23,7 @@ import { AuthFailure, MissingCredentials, SubscriptionRequired } from "./Auth.js
 import * as Envelope from "./Envelope.js"
 import * as ErrorCatalogue from "./ErrorCatalogue.js"
 import * as InputLimits from "./InputLimits.js"
+import * as Metrics from "./Metrics.js"
 
 /**
  * Fields a handler adds to its request's log line (e.g. `post_id`), so that one line ties a request id
@@ -200,12 +201,14 @@ const respond = (outcome: Outcome, meta: Envelope.Meta, now: DateTime.Utc): Http
  */
 export const makeForRequest = Effect.gen(function*() {
   const ids = yield* IdGenerator
+  const metrics = Option.getOrUndefined(yield* Metrics.current)
   const handle = <E, R>(
     request: HttpServerRequest.HttpServerRequest,
     app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
     requestId: string
   ): Effect.Effect<HttpServerResponse.HttpServerResponse, never, R> =>
     Effect.gen(function*() {
+      const started = metrics === undefined ? 0 : performance.now()
       const now = yield* DateTime.now
       const meta: Envelope.Meta = { request_id: requestId, timestamp: DateTime.formatIso(now) }
       const logFields = new Map<string, string>()
@@ -236,6 +239,9 @@ export const makeForRequest = Effect.gen(function*() {
         return HashMap.set(fields, "duration_ms", durationMs)
       })
       yield* Effect.logInfo(`${request.method} ${path} ${response.status}`)
+      if (metrics !== undefined) {
+        metrics.recordRequest(request.method, request.url, response.status, (performance.now() - started) / 1000)
+      }
       return HttpServerResponse.setHeader(response, "x-request-id", requestId)
     }).pipe(Effect.annotateLogs("request_id", requestId))
   return <E, R>(

@@ -29,6 +29,7 @@ import * as ApiDocuments from "./ApiDocuments.js"
 import * as Auth from "./Auth.js"
 import * as Dashboard from "./Dashboard.js"
 import * as FastPath from "./FastPath.js"
+import * as Metrics from "./Metrics.js"
 import * as NodeFastPath from "./NodeFastPath.js"
 import { AccountsLive } from "./groups/Accounts.js"
 import { AiLive } from "./groups/Ai.js"
@@ -102,6 +103,14 @@ export const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide(dashboardHandlers)
 )
 
+/** The routes on the API's router beside its endpoints, for the metrics' route templates. */
+const routerRoutes: ReadonlyArray<{ readonly method: string; readonly path: string }> = [
+  { method: "GET", path: openApiPath },
+  { method: "GET", path: docsPath },
+  ...Dashboard.pagePaths.map((path) => ({ method: "GET", path })),
+  { method: "GET", path: `${Dashboard.assetsPath}/*` }
+]
+
 /**
  * Whether requests are traced (`HERALD_TRACING=true`): a server span per request (the platform's
  * tracer middleware, with URL and header attributes) and the spans of the stores and SQL statements.
@@ -125,10 +134,13 @@ const serve = (fastPath: boolean, belowPlatform: boolean) =>
   HttpApiBuilder.httpApp.pipe(
     Effect.flatMap((api) =>
       Effect.gen(function*() {
-        if (!fastPath) return Layer.merge(HttpServer.serve()(api), Layer.succeed(NodeFastPath.NodeListener, Option.none()))
+        const metrics = yield* Metrics.current
+        if (!fastPath) {
+          return Layer.merge(HttpServer.serve()(Metrics.route(metrics, api)), Layer.succeed(NodeFastPath.NodeListener, Option.none()))
+        }
         const { routeOf, wrap } = yield* FastPath.make
         const listener = belowPlatform ? Option.some(yield* NodeFastPath.make(routeOf)) : Option.none()
-        return Layer.merge(HttpServer.serve()(wrap(api)), Layer.succeed(NodeFastPath.NodeListener, listener))
+        return Layer.merge(HttpServer.serve()(Metrics.route(metrics, wrap(api))), Layer.succeed(NodeFastPath.NodeListener, listener))
       })
     ),
     Layer.unwrapEffect,
@@ -144,7 +156,9 @@ export const app = serve(FastPath.enabled(), !tracingEnabled()).pipe(
   Layer.provide(ApiLive),
   Layer.provide(Auth.layer),
   Layer.provide(Auth.layerKeyRequired),
-  Layer.provide(SessionAuth.layer)
+  Layer.provide(SessionAuth.layer),
+  // Last, so that the request middleware and the fast path find it when they are built.
+  Layer.provide(Metrics.layerFromEnv(routerRoutes))
 )
 
 /** How long one write probe's answer serves readiness checks (load balancers probe every few seconds). */

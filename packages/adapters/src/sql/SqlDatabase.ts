@@ -10,6 +10,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import Pg from "pg"
 import * as PgPrepared from "./internal/PgPrepared.js"
+import * as PoolUsage from "./PoolUsage.js"
 import * as Migrations from "./Migrations.js"
 
 /**
@@ -100,6 +101,7 @@ export const layerPg = (options: PgOptions): Layer.Layer<SqlClient.SqlClient, Sq
           }),
           Effect.tapError(() => Effect.promise(() => pool.end()))
         )
+        yield* PoolUsage.track(pool)
         return pool
       }),
       (pool) => Effect.promise(() => pool.end()).pipe(Effect.interruptible, Effect.timeoutOption(1000))

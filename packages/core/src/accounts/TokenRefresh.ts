@@ -11,6 +11,7 @@ import { EventStore } from "../webhooks/EventStore.js"
 import { OrganizationStore } from "../access/OrganizationStore.js"
 import type { Platform } from "../platforms/Platform.js"
 import { type ConnectedIdentity, type Credentials, type PublishError, Platforms } from "../platforms/Platforms.js"
+import * as EngineMetrics from "../kernel/EngineMetrics.js"
 import { Transactor } from "../kernel/Transactor.js"
 import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
@@ -164,11 +165,24 @@ export const refreshExpiring = (options: { readonly window?: Duration.DurationIn
 export const refreshLoop = (options: { readonly every?: Duration.DurationInput; readonly window?: Duration.DurationInput } = {}) =>
   refreshExpiring(options.window === undefined ? {} : { window: options.window }).pipe(
     Effect.tap((s) =>
+      Effect.sync(() => {
+        EngineMetrics.tokenRefreshSweeps.record({ result: "ok" }, 1)
+        for (const result of ["refreshed", "dead", "deferred", "skipped"] as const) {
+          EngineMetrics.tokenRefreshAccounts.record({ result }, s[result])
+        }
+      })
+    ),
+    Effect.tap((s) =>
       s.refreshed + s.dead > 0
         ? Effect.logInfo(`Token refresh: ${s.refreshed} renewed, ${s.dead} need reconnection, ${s.deferred} deferred`)
         : Effect.void
     ),
-    Effect.catchAllCause((cause) => Effect.logWarning("Token refresh sweep failed", cause)),
+    Effect.catchAllCause((cause) =>
+      Effect.zipRight(
+        Effect.sync(() => EngineMetrics.tokenRefreshSweeps.record({ result: "failed" }, 1)),
+        Effect.logWarning("Token refresh sweep failed", cause)
+      )
+    ),
     Effect.zipRight(Effect.sleep(options.every ?? Duration.minutes(5))),
     Effect.forever
   )

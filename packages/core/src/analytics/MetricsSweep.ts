@@ -22,6 +22,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Random from "effect/Random"
 import * as Redacted from "effect/Redacted"
+import * as EngineMetrics from "../kernel/EngineMetrics.js"
 import type { SocialAccount } from "../accounts/Account.js"
 import { AccountStore } from "../accounts/AccountStore.js"
 import type { PersistenceError } from "../kernel/Errors.js"
@@ -386,13 +387,26 @@ export const run = (options: Options = {}) =>
     while (true) {
       yield* runOnce(options).pipe(
         Effect.tap((s) =>
+          Effect.sync(() => {
+            EngineMetrics.metricsSweepRounds.record({ result: "ok" }, 1)
+            EngineMetrics.metricsSweepDestinations.record({ result: "fetched" }, s.fetched)
+            EngineMetrics.metricsSweepDestinations.record({ result: "failed" }, s.failed)
+            EngineMetrics.metricsSweepDestinations.record({ result: "deferred" }, s.deferred)
+          })
+        ),
+        Effect.tap((s) =>
           s.claimed > 0
             ? Effect.logDebug(
               `Metrics: ${s.fetched} fetched, ${s.failed} failed, ${s.deferred} deferred of ${s.claimed} claimed`
             )
             : Effect.void
         ),
-        Effect.catchAllCause((cause) => Effect.logWarning("Metrics: the sweep failed", cause))
+        Effect.catchAllCause((cause) =>
+          Effect.zipRight(
+            Effect.sync(() => EngineMetrics.metricsSweepRounds.record({ result: "failed" }, 1)),
+            Effect.logWarning("Metrics: the sweep failed", cause)
+          )
+        )
       )
       yield* Effect.sleep(yield* jittered(every))
     }

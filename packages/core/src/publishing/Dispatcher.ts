@@ -40,6 +40,7 @@ import * as ClaimsFirst from "./ClaimsFirst.js"
 import type { Destination } from "../posts/Destination.js"
 import * as DestinationLifecycle from "../posts/DestinationLifecycle.js"
 import { type Claim, type Completion, DispatchStore } from "./DispatchStore.js"
+import * as EngineMetrics from "../kernel/EngineMetrics.js"
 import type { PersistenceError } from "../kernel/Errors.js"
 import { Event, type EventData, type EventType } from "../webhooks/Event.js"
 import { EventStore } from "../webhooks/EventStore.js"
@@ -689,7 +690,7 @@ export const recordAll = (
     const order = pending.map((p, i) => ({ p, i })).sort((a, b) =>
       a.p.claim.destination.accountId - b.p.claim.destination.accountId || a.i - b.i
     )
-    return yield* transactor.withTransaction(Effect.gen(function*() {
+    const recorded = yield* transactor.withTransaction(Effect.gen(function*() {
       for (const postId of locks) yield* lockPost(postId)
       const results: Array<Recorded> = new Array(pending.length)
       const events: Array<Event> = []
@@ -771,7 +772,29 @@ export const recordAll = (
       if (events.length > 0) yield* eventStore.append(events)
       return results
     }))
+    // Counted once committed: a batch that fails is recorded again, one outcome at a time.
+    for (let i = 0; i < pending.length; i++) countOutcome(pending[i]!, recorded[i]!)
+    return recorded
   })
+
+/** The error kind a failed or re-queued outcome is counted under. */
+const errorKindOf = (outcome: Outcome): string =>
+  outcome._tag === "Failed" ? outcome.kind : outcome._tag === "Unknown" ? "outcome_unknown" : "absent"
+
+/** `EngineMetrics`' count of one recorded outcome. */
+const countOutcome = (p: Pending, recorded: Recorded): void => {
+  const platform = p.claim.destination.platform
+  switch (recorded) {
+    case "published":
+      return EngineMetrics.destinationsPublished.record({ platform }, 1)
+    case "requeued":
+      return EngineMetrics.destinationsRequeued.record({ platform, error_kind: errorKindOf(p.outcome) }, 1)
+    case "failed":
+      return EngineMetrics.destinationsFailed.record({ platform, error_kind: errorKindOf(p.outcome) }, 1)
+    case "lost":
+      return EngineMetrics.destinationsLost.record({ platform }, 1)
+  }
+}
 
 /** Writes one outcome and its events in one transaction. */
 export const record = (
@@ -1120,7 +1143,7 @@ const claimBatch = (config: Resolved, limit: number, onClaimed: (claimed: number
     const eventStore = yield* EventStore
     const transactor = yield* Transactor
     const now = yield* DateTime.now
-    return yield* transactor.withTransaction(Effect.gen(function*() {
+    const claims = yield* transactor.withTransaction(Effect.gen(function*() {
       const claims = yield* dispatch.claimDue({
         now,
         limit,
@@ -1140,6 +1163,8 @@ const claimBatch = (config: Resolved, limit: number, onClaimed: (claimed: number
       }
       return claims
     }))
+    for (const claim of claims) EngineMetrics.destinationsClaimed.record({ platform: claim.destination.platform }, 1)
+    return claims
   })
 
 /** The annotations of every log line about one destination, so a post's history can be grepped by id. */
@@ -1351,7 +1376,8 @@ const startPublishes = (
         handOver({ claim, outcome: outcomeOf(Exit.fail(notHeld())), loaded })
         continue
       }
-      const at = clock.unsafeCurrentTimeMillis() + Duration.toMillis(ready.timeout)
+      const startedAt = clock.unsafeCurrentTimeMillis()
+      const at = startedAt + Duration.toMillis(ready.timeout)
       // A child of the round's fiber: a stopped round stops its publishes.
       const annotated = withDestination(annotations, d)
       outbox.annotated.set(claim, annotated)
@@ -1361,6 +1387,12 @@ const startPublishes = (
       fiber.addObserver((exit) => {
         const timedOut = deadlines.forget(fiber)
         ended()
+        if (!Exit.isInterrupted(exit) || timedOut) {
+          EngineMetrics.publishDuration.record(
+            { platform: d.platform, outcome: Exit.isSuccess(exit) ? "success" : "failure" },
+            (clock.unsafeCurrentTimeMillis() - startedAt) / 1000
+          )
+        }
         if (Exit.isFailure(exit) && Exit.isInterrupted(exit)) {
           if (timedOut) {
             const timeout = new PublishError({

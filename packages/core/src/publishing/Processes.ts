@@ -21,6 +21,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
+import * as EngineMetrics from "../kernel/EngineMetrics.js"
 import type { PersistenceError } from "../kernel/Errors.js"
 
 export const ProcessKind = Schema.Literal("serve", "worker")
@@ -126,7 +127,12 @@ export const start = (
     const info = (at: DateTime.Utc) => new ProcessInfo({ ...process, startedAt, lastHeartbeatAt: at })
     let lastBeat = Number.NEGATIVE_INFINITY
     yield* store.register(info(startedAt)).pipe(
-      Effect.tap(() => Effect.sync(() => (lastBeat = startedAt.epochMillis))),
+      Effect.tap(() =>
+        Effect.sync(() => {
+          lastBeat = startedAt.epochMillis
+          EngineMetrics.heartbeatAt(lastBeat)
+        })
+      ),
       Effect.catchAllCause((cause) => Effect.logWarning("Processes: registering this process failed", cause))
     )
     yield* Effect.addFinalizer(() => Effect.ignore(store.deregister(process.id)))
@@ -139,7 +145,14 @@ export const start = (
         yield* store.register(info(at))
       }
       lastBeat = at.epochMillis
-    }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("Processes: heartbeat failed", cause)))
+      EngineMetrics.heartbeats.record({ result: "ok" }, 1)
+      EngineMetrics.heartbeatAt(lastBeat)
+    }).pipe(Effect.catchAllCause((cause) =>
+      Effect.zipRight(
+        Effect.sync(() => EngineMetrics.heartbeats.record({ result: "failed" }, 1)),
+        Effect.logWarning("Processes: heartbeat failed", cause)
+      )
+    ))
     yield* Effect.forkScoped(Effect.repeat(beat, Schedule.spaced(every)).pipe(Effect.delay(every)))
     return Liveness.of({ lastBeatAt: Effect.sync(() => lastBeat), clock, offsetMillis: Effect.sync(() => offset) })
   }).pipe(Effect.withSpan("Processes.start"))

@@ -22,6 +22,7 @@ import * as Queue from "effect/Queue"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
+import * as EngineMetrics from "../kernel/EngineMetrics.js"
 import { Crypto } from "../kernel/Crypto.js"
 import { DomainError, type PersistenceError } from "../kernel/Errors.js"
 import { type EventType, eventTypes, isEventType } from "./Event.js"
@@ -541,6 +542,8 @@ const attemptOne = (claim: SubscriptionClaim, claimed: ClaimedDelivery, config: 
       : outcome._tag === "Retry"
       ? "retrying"
       : "dead"
+    EngineMetrics.webhookDeliveries.record({ outcome: recorded, attempt: String(claimed.attempt) }, 1)
+    EngineMetrics.webhookDeliveryDuration.record({ outcome: ok ? "success" : "failure" }, record.durationMs / 1000)
     yield* (ok ? Effect.logDebug("Webhooks: delivered") : Effect.logInfo("Webhooks: delivery attempt failed")).pipe(
       Effect.annotateLogs({
         webhook_id: claim.subscription.id,
