@@ -89,6 +89,8 @@ export interface HeraldServer {
   readonly withStore: <A, E>(program: Effect.Effect<A, E, StoreServices>) => Promise<A>
   /** Everything the server wrote to stdout and stderr so far. */
   readonly output: () => string
+  /** What the server wrote to stderr (its log lines) so far. */
+  readonly errors: () => string
   /** SIGTERM, then removes the data dir (and drops the Postgres database); resolves with the exit code. */
   readonly stop: () => Promise<number | null>
 }
@@ -146,6 +148,7 @@ export const start = async (options: StartOptions = {}): Promise<HeraldServer> =
     stdio: ["ignore", "pipe", "pipe"]
   })
   let output = ""
+  let errors = ""
   const started = new Promise<{ port: number; key: string }>((resolve, reject) => {
     let key: string | undefined
     const timer = setTimeout(() => reject(new Error(`herald serve did not start within 60 s:\n${output}`)), 60_000)
@@ -160,7 +163,10 @@ export const start = async (options: StartOptions = {}): Promise<HeraldServer> =
       }
     }
     child.stdout.on("data", onData)
-    child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")))
+    child.stderr.on("data", (chunk: Buffer) => {
+      output += chunk.toString("utf8")
+      errors += chunk.toString("utf8")
+    })
     child.on("exit", (code) => {
       clearTimeout(timer)
       reject(new Error(`herald serve exited with ${code}:\n${output}`))
@@ -252,6 +258,7 @@ export const start = async (options: StartOptions = {}): Promise<HeraldServer> =
     createOrg,
     withStore,
     output: () => output,
+    errors: () => errors,
     stop
   }
 }

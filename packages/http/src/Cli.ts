@@ -129,10 +129,11 @@ const subscriptionStatus = (raw: string) => oneOf(Organization.SubscriptionStatu
 const list = (raw: string): Array<string> => raw.split(",").map((s) => s.trim()).filter((s) => s !== "")
 
 /**
- * Logs go to stderr, so stdout carries only what a command prints (a key, an id): logfmt, one line
- * per entry, written in batches once per turn of the event loop (LogSink.ts).
+ * Logs go to stderr, so stdout carries only what a command prints (a key, an id): logfmt, or JSON with
+ * HERALD_LOG_FORMAT=json, one line per entry, written in batches once per turn of the event loop
+ * (LogSink.ts).
  */
-const quietLogger = Logger.replace(Logger.defaultLogger, LogSink.logfmtToStderr)
+const quietLogger = LogSink.layerFromEnv
 
 const iso = (value: Option.Option<DateTime.Utc>): string =>
   Option.match(value, { onNone: () => "-", onSome: DateTime.formatIso })

@@ -24,6 +24,8 @@ export const logLevel: Check = test(
   (v) => ["debug", "info", "warning", "error", "none"].includes(v.toLowerCase()),
   "one of debug, info, warning, error, none"
 )
+/** `HERALD_LOG_FORMAT` (`herald serve`, `herald worker` and the admin commands). */
+export const logFormat: Check = test((v) => ["logfmt", "json"].includes(v.toLowerCase()), "one of logfmt, json")
 export const boolean: Check = test((v) => ["true", "false"].includes(v.toLowerCase()), "true or false")
 
 const parsesAs = (value: string, protocols: ReadonlyArray<string>): boolean => {
@@ -97,6 +99,7 @@ export const variables: Readonly<Record<string, Variable>> = {
   HERALD_SIGN_IN_FAILURES_PER_HOUR: { check: positiveInteger },
   HERALD_SANDBOX_LATENCY_MS: { check: nonNegativeInteger },
   HERALD_LOG_LEVEL: { check: logLevel },
+  HERALD_LOG_FORMAT: { check: logFormat },
   HERALD_AI_BASE_URL: { check: httpUrl },
   HERALD_AI_TIMEOUT_SECONDS: { check: positiveNumber },
   HERALD_BLUESKY_SERVICE_URL: { check: httpUrl },

@@ -7,6 +7,10 @@
  * exception all pass there), so no line is lost at shutdown. Only a `kill -9` can lose the lines of
  * the current turn, which were not yet answered to anyone either way but by microseconds.
  */
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as HashMap from "effect/HashMap"
+import * as Inspectable from "effect/Inspectable"
 import * as Logger from "effect/Logger"
 
 /** Buffer size at which lines are written without waiting for the end of the turn. */
@@ -61,3 +65,103 @@ export const stderr = (): Sink => {
 export const logfmtToStderr: Logger.Logger<unknown, void> = Logger.map(Logger.logfmtLogger, (line) => {
   stderr().add(line)
 })
+
+/** `HERALD_LOG_FORMAT`: `logfmt` (the default) or `json`. */
+export type Format = "logfmt" | "json"
+
+export const formats: ReadonlyArray<Format> = ["logfmt", "json"]
+
+/** The format `HERALD_LOG_FORMAT` names (case-insensitive); logfmt when unset, blank or unknown. */
+export const formatFrom = (value: string | undefined): Format =>
+  value?.trim().toLowerCase() === "json" ? "json" : "logfmt"
+
+/**
+ * Annotation keys whose values are credentials: written as `<redacted>` should one ever be annotated
+ * (handlers are told never to), as a second line of defence.
+ */
+const secretKeys: ReadonlySet<string> = new Set([
+  "password",
+  "token",
+  "access_token",
+  "refresh_token",
+  "bot_token",
+  "app_password",
+  "client_secret",
+  "secret",
+  "api_key",
+  "authorization",
+  "cookie",
+  "webhook_url"
+])
+
+/**
+ * Credentials recognisable in free text: Herald's API keys, webhook secrets, bearer and basic
+ * authorization values. Replaced in messages and causes (a platform's error text may quote a request).
+ */
+const secretPatterns: ReadonlyArray<RegExp> = [
+  /\bpe_(?:live|test)_[0-9a-f]{32}\b/g,
+  /\bwhsec_[A-Za-z0-9+/=]{16,}/g,
+  /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{8,}/gi
+]
+
+const scrub = (text: string): string => {
+  let out = text
+  for (const pattern of secretPatterns) {
+    out = out.replace(pattern, (_match, scheme?: string) => (typeof scheme === "string" ? `${scheme} <redacted>` : "<redacted>"))
+  }
+  return out
+}
+
+const fieldValue = (value: unknown): unknown =>
+  typeof value === "number" || typeof value === "boolean" || value === null
+    ? value
+    : scrub(typeof value === "string" ? value : Inspectable.toStringUnknown(value))
+
+const levelNames: Readonly<Record<string, string>> = {
+  All: "all",
+  Trace: "trace",
+  Debug: "debug",
+  Info: "info",
+  Warning: "warning",
+  Error: "error",
+  Fatal: "fatal",
+  None: "none"
+}
+
+/**
+ * One log entry as one line of JSON: `timestamp`, `level`, `message`, then the fiber's annotations
+ * at the top level (`request_id`, `post_id`, `destination_id`, `platform`, `duration_ms`, ...), and
+ * `cause` when the entry carries one. The entry's own fields win over an annotation of the same
+ * name; credentials are redacted by key and by shape.
+ */
+export const jsonLine = (options: Logger.Logger.Options<unknown>): string => {
+  const message = Array.isArray(options.message)
+    ? options.message.map((m) => Inspectable.toStringUnknown(m)).join(" ")
+    : Inspectable.toStringUnknown(options.message)
+  const entry: Record<string, unknown> = {
+    timestamp: options.date.toISOString(),
+    level: levelNames[options.logLevel._tag] ?? options.logLevel.label.toLowerCase(),
+    message: scrub(message)
+  }
+  for (const [key, value] of HashMap.toEntries(options.annotations)) {
+    if (key in entry) continue
+    entry[key] = secretKeys.has(key.toLowerCase()) ? "<redacted>" : fieldValue(value)
+  }
+  if (!Cause.isEmpty(options.cause)) entry["cause"] = scrub(Cause.pretty(options.cause, { renderErrorCause: true }))
+  return JSON.stringify(entry)
+}
+
+/** `jsonLine` written to stderr through the batching sink. */
+export const jsonToStderr: Logger.Logger<unknown, void> = Logger.make((options) => {
+  stderr().add(jsonLine(options))
+})
+
+/** The stderr logger of `format`. */
+export const toStderr = (format: Format): Logger.Logger<unknown, void> =>
+  format === "json" ? jsonToStderr : logfmtToStderr
+
+/** The default logger replaced by the stderr logger `HERALD_LOG_FORMAT` names (read when built). */
+export const layerFromEnv = Logger.replaceEffect(
+  Logger.defaultLogger,
+  Effect.sync(() => toStderr(formatFrom(process.env.HERALD_LOG_FORMAT)))
+)

@@ -331,9 +331,12 @@ export const layerStandalone = (config: WorkerConfig) =>
 export const run = (config: WorkerConfig) =>
   Layer.launch(layerStandalone(config)).pipe(Effect.provide(logging(config.logLevel ?? LogLevel.Info)))
 
-/** The worker's logging: logfmt on stderr through the batching sink, lines below `level` dropped. */
+/**
+ * The worker's logging: logfmt (or JSON, `HERALD_LOG_FORMAT=json`) on stderr through the batching
+ * sink, lines below `level` dropped.
+ */
 export const logging = (level: LogLevel.LogLevel): Layer.Layer<never> =>
-  Layer.merge(Logger.replace(Logger.defaultLogger, LogSink.logfmtToStderr), Logger.minimumLogLevel(level))
+  Layer.merge(LogSink.layerFromEnv, Logger.minimumLogLevel(level))
 
 /**
  * Reads `herald worker` flags: `--sandbox`, `--batch-size N`, `--concurrency N`, `--lease-seconds N`,
