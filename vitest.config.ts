@@ -12,6 +12,11 @@ export default defineConfig({
     include: ["packages/*/test/**/*.test.ts", "test/**/*.test.ts"],
     globalSetup: ["./test/support/BuildCli.ts"],
     setupFiles: ["./vitest.setup.ts"],
+    // Two test files at a time on a 2-core machine: most of a file's time is spent waiting on the
+    // processes, databases and browsers it starts, so a second file fills that wait (vitest's default
+    // here would be one, cores minus one).
+    maxWorkers: 2,
+    minWorkers: 1,
     testTimeout: 30_000,
     hookTimeout: 60_000,
     reporters: ["default", "./test/support/SummaryReporter.ts"]

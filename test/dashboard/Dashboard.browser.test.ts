@@ -197,7 +197,7 @@ describe.skipIf(skip !== undefined)("the dashboard in Chromium", () => {
 
     const narrow = await context.newPage()
     await narrow.setViewportSize({ width: 320, height: 800 })
-    for (const p of ["/posts", "/calendar", "/compose", "/accounts", "/developer", "/approvals", "/device"]) {
+    for (const p of ["/posts", "/calendar", "/compose", "/accounts", "/developer", "/approvals", "/device", "/queue", "/campaigns"]) {
       await narrow.goto(p)
       await narrow.locator("main h1").waitFor()
       await narrow.waitForLoadState("networkidle")
@@ -207,7 +207,8 @@ describe.skipIf(skip !== undefined)("the dashboard in Chromium", () => {
     }
     expect(errors).toEqual([])
     await context.close()
-  })
+    // Nine pages, each waited on until its network is idle: more than the default 30 s on a busy machine.
+  }, 90_000)
 
   it("a `next` that names another site is refused: sign-in and a signed-in visit land on this site's posts", async () => {
     const { context, page, errors } = await newPage()
