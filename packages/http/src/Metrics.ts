@@ -24,7 +24,6 @@ import * as EngineMetrics from "@herald/core/kernel/EngineMetrics"
 import * as Dispatcher from "@herald/core/publishing/Dispatcher"
 import type { DispatchStore } from "@herald/core/publishing/DispatchStore"
 import * as Processes from "@herald/core/publishing/Processes"
-import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -37,6 +36,7 @@ import * as Prometheus from "prom-client"
 import { Api } from "./Api.js"
 import * as PrometheusBridge from "./internal/PrometheusBridge.js"
 import * as RouteTemplates from "./internal/RouteTemplates.js"
+import { HttpMetrics, type Recorder } from "./HttpMetrics.js"
 
 export const path = "/metrics"
 
@@ -49,19 +49,7 @@ export const tokenFromEnv = (env: NodeJS.ProcessEnv = process.env): Option.Optio
 /** Buckets of a request's duration: from 5 ms to the longest requests (media uploads). */
 const requestBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
 
-/** The metrics of a running server: what the request middleware records, and the scrape. */
-export interface Recorder {
-  /** Counts and times one answered request (`url` as sent: only its route template is kept). */
-  readonly recordRequest: (method: string, url: string, status: number, seconds: number) => void
-  /** Answers `GET /metrics`, checking the bearer token. */
-  readonly scrape: (request: HttpServerRequest.HttpServerRequest) => Effect.Effect<HttpServerResponse.HttpServerResponse>
-}
-
-/** The server's metrics, or none when they are off (`HERALD_METRICS_TOKEN` unset). */
-export class HttpMetrics extends Context.Tag("@herald/http/Metrics/HttpMetrics")<HttpMetrics, Option.Option<Recorder>>() {}
-
-/** The recorder when metrics are on, read where `HttpMetrics` may not be provided at all. */
-export const current: Effect.Effect<Option.Option<Recorder>> = Effect.map(Effect.serviceOption(HttpMetrics), Option.flatten)
+export { HttpMetrics, type Recorder } from "./HttpMetrics.js"
 
 /** Whether `header` is `Bearer <token>`, compared in constant time (digests of equal length). */
 export const authorized = (header: string | undefined, token: Redacted.Redacted<string>): boolean => {

@@ -23,7 +23,7 @@ import { AuthFailure, MissingCredentials, SubscriptionRequired } from "./Auth.js
 import * as Envelope from "./Envelope.js"
 import * as ErrorCatalogue from "./ErrorCatalogue.js"
 import * as InputLimits from "./InputLimits.js"
-import * as Metrics from "./Metrics.js"
+import * as HttpMetrics from "./HttpMetrics.js"
 
 /**
  * Fields a handler adds to its request's log line (e.g. `post_id`), so that one line ties a request id
@@ -201,7 +201,7 @@ const respond = (outcome: Outcome, meta: Envelope.Meta, now: DateTime.Utc): Http
  */
 export const makeForRequest = Effect.gen(function*() {
   const ids = yield* IdGenerator
-  const metrics = Option.getOrUndefined(yield* Metrics.current)
+  const metrics = Option.getOrUndefined(yield* HttpMetrics.current)
   const handle = <E, R>(
     request: HttpServerRequest.HttpServerRequest,
     app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,

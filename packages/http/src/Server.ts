@@ -29,6 +29,7 @@ import * as ApiDocuments from "./ApiDocuments.js"
 import * as Auth from "./Auth.js"
 import * as Dashboard from "./Dashboard.js"
 import * as FastPath from "./FastPath.js"
+import * as HttpMetrics from "./HttpMetrics.js"
 import * as Metrics from "./Metrics.js"
 import * as NodeFastPath from "./NodeFastPath.js"
 import { AccountsLive } from "./groups/Accounts.js"
@@ -134,7 +135,7 @@ const serve = (fastPath: boolean, belowPlatform: boolean) =>
   HttpApiBuilder.httpApp.pipe(
     Effect.flatMap((api) =>
       Effect.gen(function*() {
-        const metrics = yield* Metrics.current
+        const metrics = yield* HttpMetrics.current
         if (!fastPath) {
           return Layer.merge(HttpServer.serve()(Metrics.route(metrics, api)), Layer.succeed(NodeFastPath.NodeListener, Option.none()))
         }
