@@ -62,11 +62,11 @@ describe("HERALD_LOG_FORMAT=json", () => {
     })
     expect(setPassword.status).toBeGreaterThanOrEqual(400)
     const invalid = await server.request("POST", "/api/v1/accounts/connect-credential", {
-      body: { platform: "telegram", bot_token: secrets.invalidBotToken, chat_id: 12345 }
+      body: { platform: "telegram", bot_token: secrets.invalidBotToken, channel: true }
     })
     expect(invalid.status).toBe(400)
     const connected = await server.request("POST", "/api/v1/accounts/connect-credential", {
-      body: { platform: "telegram", bot_token: secrets.botToken, chat_id: "@herald_logs" }
+      body: { platform: "telegram", bot_token: secrets.botToken, channel: "@herald_logs" }
     })
     expect(connected.status).toBeLessThan(500)
     expect((await server.request("GET", `/api/v1/posts?access_token=${secrets.queryToken}`)).status).toBe(200)
