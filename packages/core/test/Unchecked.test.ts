@@ -5,6 +5,7 @@ import { Event } from "@herald/core/webhooks/Event"
 import * as DateTime from "effect/DateTime"
 import * as Equal from "effect/Equal"
 import * as Hash from "effect/Hash"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 
 describe("Unchecked.unchecked", () => {
@@ -13,7 +14,8 @@ describe("Unchecked.unchecked", () => {
     organizationId: OrganizationId.make("6f1d2a3b-4c5d-4e6f-8a7b-9c0d1e2f3a4b"),
     type: "post.published" as const,
     data: { post_id: PostId.make("1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d"), attempt: 1 },
-    createdAt: DateTime.unsafeMake(1_790_000_000_000)
+    createdAt: DateTime.unsafeMake(1_790_000_000_000),
+    traceParent: Option.none<string>()
   }
 
   it("makes what the class's constructor makes: prototype, own keys in order, equality and hash", () => {

@@ -31,6 +31,7 @@ import * as Backup from "./Backup.js"
 import * as Config from "./Config.js"
 import * as Health from "./groups/Health.js"
 import * as LogSink from "./LogSink.js"
+import * as OtlpTracing from "./OtlpTracing.js"
 import * as RateLimit from "./RateLimit.js"
 import * as Server from "./Server.js"
 import * as Worker from "./Worker.js"
@@ -375,6 +376,8 @@ const serve = (values: Values): void => {
       dataDir: dataDir(values),
       sandbox: values.sandbox === true
     })),
+    // Traces exported over OTLP when the OTEL_* variables ask for it; flushed when the process stops.
+    Effect.provide(OtlpTracing.layerFromEnv),
     Effect.provide(quietLogger)
   )
   boundShutdown()

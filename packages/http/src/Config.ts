@@ -26,6 +26,8 @@ export const logLevel: Check = test(
 )
 /** `HERALD_LOG_FORMAT` (`herald serve`, `herald worker` and the admin commands). */
 export const logFormat: Check = test((v) => ["logfmt", "json"].includes(v.toLowerCase()), "one of logfmt, json")
+/** `OTEL_EXPORTER_OTLP[_TRACES]_PROTOCOL`: the OTLP/HTTP encodings the exporter speaks (no gRPC). */
+export const otlpProtocol: Check = test((v) => ["http/protobuf", "http/json"].includes(v), "one of http/protobuf, http/json")
 export const boolean: Check = test((v) => ["true", "false"].includes(v.toLowerCase()), "true or false")
 
 const parsesAs = (value: string, protocols: ReadonlyArray<string>): boolean => {
@@ -110,7 +112,14 @@ export const variables: Readonly<Record<string, Variable>> = {
   HERALD_S3_ACCESS_KEY_ID: { check: anyValue },
   HERALD_S3_SECRET_ACCESS_KEY: { check: anyValue, secret: true },
   HERALD_S3_FORCE_PATH_STYLE: { check: boolean },
-  HERALD_S3_LINKS: { check: linkMode }
+  HERALD_S3_LINKS: { check: linkMode },
+  // Trace export (OtlpTracing): the standard OpenTelemetry variables Herald reads.
+  OTEL_EXPORTER_OTLP_ENDPOINT: { check: httpUrl },
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: { check: httpUrl },
+  OTEL_EXPORTER_OTLP_PROTOCOL: { check: otlpProtocol },
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: { check: otlpProtocol },
+  OTEL_BSP_SCHEDULE_DELAY: { check: positiveInteger },
+  OTEL_BSP_MAX_EXPORT_BATCH_SIZE: { check: positiveInteger }
 }
 
 const isSet = (env: Readonly<Record<string, string | undefined>>, name: string): boolean =>
@@ -138,7 +147,7 @@ const endpointOverride = /^HERALD_[A-Z0-9]+_(API|VIDEO_API|AUTHORIZE|OAUTH|TOKEN
 /** Whether a variable's value must never be printed. */
 export const isSecret = (name: string): boolean =>
   variables[name]?.secret === true || name === "HERALD_SECRET" || name === "HERALD_AI_API_KEY" ||
-  name.endsWith("_CLIENT_SECRET") || name.endsWith("_API_KEY") || name.endsWith("_TOKEN")
+  name.endsWith("_CLIENT_SECRET") || name.endsWith("_API_KEY") || name.endsWith("_TOKEN") || name.endsWith("_HEADERS")
 
 const checkFor = (name: string): Check | undefined =>
   variables[name]?.check ?? (endpointOverride.test(name) ? httpUrl : undefined)

@@ -186,6 +186,8 @@ export const make = (options: {
     PrometheusBridge.register(registry, EngineMetrics.families)
     registerStoreGauges(registry, (effect) =>
       Runtime.runPromise(runtime)(effect.pipe(
+        // A scrape every few seconds: its statements are not traced.
+        Effect.withTracerEnabled(false),
         Effect.map(Option.some),
         Effect.catchAllCause((cause) => Effect.as(Effect.logWarning("Metrics: reading the store failed", cause), Option.none()))
       )))

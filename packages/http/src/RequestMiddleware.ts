@@ -39,6 +39,15 @@ const logFieldsOf: WeakMap<Envelope.Meta, Map<string, string>> = globalValue(
 export const annotateRequestLog = (key: string, value: string): Effect.Effect<void> =>
   Effect.flatMap(FiberRef.get(Envelope.currentMeta), (meta) => Effect.sync(() => void logFieldsOf.get(meta)?.set(key, value)))
 
+/**
+ * Requests never traced, even with tracing on: load balancers' probes and metrics scrapes, which come
+ * every few seconds and would bury the traces worth reading.
+ */
+export const untraced = (request: { readonly url: string }): boolean => {
+  const path = request.url.split("?")[0]!
+  return path === "/metrics" || path === "/health" || path.startsWith("/health/")
+}
+
 /** Seconds a 429 asks the caller to wait when it knows no window end. */
 export const defaultRetryAfterSeconds = 30
 
@@ -213,7 +222,8 @@ export const makeForRequest = Effect.gen(function*() {
       const meta: Envelope.Meta = { request_id: requestId, timestamp: DateTime.formatIso(now) }
       const logFields = new Map<string, string>()
       logFieldsOf.set(meta, logFields)
-      const response = yield* InputLimits.guardRequest(request, app).pipe(
+      const guarded = InputLimits.guardRequest(request, app)
+      const response = yield* (untraced(request) ? Effect.withTracerEnabled(guarded, false) : guarded).pipe(
         Effect.locally(Envelope.currentMeta, meta),
         Effect.catchAllCause((cause) => {
           // Interrupted only: no failure of the input limits (or any other) is in it.

@@ -31,6 +31,7 @@ import * as Dashboard from "./Dashboard.js"
 import * as FastPath from "./FastPath.js"
 import * as HttpMetrics from "./HttpMetrics.js"
 import * as Metrics from "./Metrics.js"
+import * as OtlpTracing from "./OtlpTracing.js"
 import * as NodeFastPath from "./NodeFastPath.js"
 import { AccountsLive } from "./groups/Accounts.js"
 import { AiLive } from "./groups/Ai.js"
@@ -113,17 +114,18 @@ const routerRoutes: ReadonlyArray<{ readonly method: string; readonly path: stri
 ]
 
 /**
- * Whether requests are traced (`HERALD_TRACING=true`): a server span per request (the platform's
- * tracer middleware, with URL and header attributes) and the spans of the stores and SQL statements.
- * Nothing in Herald exports spans, so by default they are not made: they cost a fifth of a small
- * request's CPU. A host that installs a tracer (an OpenTelemetry layer) turns them on.
+ * Whether requests are traced (`HERALD_TRACING=true`, or traces exported over OTLP: `OtlpTracing`): a
+ * server span per request (the platform's tracer middleware, with URL and header attributes) and the
+ * spans of the stores and SQL statements. Without an exporter they are not made by default: they
+ * cost a fifth of a small request's CPU. A host that installs a tracer of its own sets HERALD_TRACING.
  */
-export const tracingEnabled = (): boolean => (process.env.HERALD_TRACING ?? "").trim().toLowerCase() === "true"
+export const tracingEnabled = (): boolean =>
+  (process.env.HERALD_TRACING ?? "").trim().toLowerCase() === "true" || OtlpTracing.enabled()
 
 /** The tracing switch applied to a layer and every fiber it starts (the request fibers included). */
 export const tracing = (enabled: boolean) => <A, E, R>(layer: Layer.Layer<A, E, R>): Layer.Layer<A, E, R> =>
   enabled
-    ? layer
+    ? HttpMiddleware.withTracerDisabledWhen(layer, RequestMiddleware.untraced)
     : HttpMiddleware.withTracerDisabledWhen(Layer.locally(layer, FiberRef.currentTracerEnabled, false), () => true)
 
 /**
@@ -148,9 +150,14 @@ const serve = (fastPath: boolean, belowPlatform: boolean) =>
     Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer])
   )
 
-/** The HTTP application on an `HttpServer`; needs the stores, crypto, ids and rate limits. */
-export const app = serve(FastPath.enabled(), !tracingEnabled()).pipe(
-  tracing(tracingEnabled()),
+/**
+ * The HTTP application on an `HttpServer`; needs the stores, crypto, ids and rate limits. Its switches
+ * (fast path, tracing, metrics) are read from the environment when it is built.
+ */
+export const app = Layer.suspend(() => appWith(tracingEnabled()))
+
+const appWith = (traced: boolean) => serve(FastPath.enabled(), !traced).pipe(
+  tracing(traced),
   Layer.provide(ApiDocuments.layer({ openApiPath, docsPath })),
   Layer.provide(Dashboard.layer),
   Layer.provide(RequestMiddleware.layer),

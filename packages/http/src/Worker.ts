@@ -37,6 +37,7 @@ import { DispatchLag } from "./groups/Health.js"
 import * as MediaHttp from "./groups/Media.js"
 import * as WebhooksHttp from "./groups/Webhooks.js"
 import * as LogSink from "./LogSink.js"
+import * as OtlpTracing from "./OtlpTracing.js"
 
 export interface WorkerOptions {
   /** Destinations claimed per round (default 50). */
@@ -128,6 +129,10 @@ export const dispatcherOptions = (workerId: string, options: WorkerOptions = {})
 /**
  * The dispatcher as a background fiber for as long as the layer lives. Provide `Dispatcher.layerSignal`
  * beside the posts use cases so that new immediate posts wake it at once.
+ *
+ * The loops run untraced: their polling (a round and its statements every second, heartbeats, sweeps)
+ * would flood a trace backend. A post's publishes and its events' deliveries are traced all the same,
+ * as children of the request that created the post (`TraceContext`).
  */
 export const layer = (options: WorkerOptions = {}) =>
   Layer.scopedDiscard(
@@ -160,7 +165,7 @@ export const layer = (options: WorkerOptions = {}) =>
       yield* Effect.forkScoped(Housekeeping.run(options.housekeeping ?? housekeepingFromEnv()))
       // Metrics of published destinations, on their decaying schedule (claims exclusive, leased).
       yield* Effect.forkScoped(MetricsSweep.run(options.metrics ?? metricsFromEnv()))
-    })
+    }).pipe(Effect.withTracerEnabled(false))
   )
 
 /**
@@ -329,7 +334,11 @@ export const layerStandalone = (config: WorkerConfig) =>
  * even build its per-publish line then. The start line is written at every level.
  */
 export const run = (config: WorkerConfig) =>
-  Layer.launch(layerStandalone(config)).pipe(Effect.provide(logging(config.logLevel ?? LogLevel.Info)))
+  Layer.launch(layerStandalone(config)).pipe(
+    // Traces exported over OTLP when the OTEL_* variables ask for it (`OtlpTracing`).
+    Effect.provide(OtlpTracing.layerFromEnv),
+    Effect.provide(logging(config.logLevel ?? LogLevel.Info))
+  )
 
 /**
  * The worker's logging: logfmt (or JSON, `HERALD_LOG_FORMAT=json`) on stderr through the batching

@@ -79,11 +79,12 @@ export const make = Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
       yield* sql`WITH r AS (
           SELECT * FROM ROWS FROM (json_to_recordset(CAST(${rows} AS JSON)) AS (
-            id TEXT, organization_id TEXT, type TEXT, data TEXT, created_at BIGINT, post_id TEXT, accounts JSONB
-          )) WITH ORDINALITY AS r(id, organization_id, type, data, created_at, post_id, accounts, n)
+            id TEXT, organization_id TEXT, type TEXT, data TEXT, created_at BIGINT, post_id TEXT, trace_parent TEXT,
+            accounts JSONB
+          )) WITH ORDINALITY AS r(id, organization_id, type, data, created_at, post_id, trace_parent, accounts, n)
         ), e AS (
-          INSERT INTO events (id, organization_id, type, data, created_at, post_id)
-          SELECT id, organization_id, type, data, created_at, post_id FROM r
+          INSERT INTO events (id, organization_id, type, data, created_at, post_id, trace_parent)
+          SELECT id, organization_id, type, data, created_at, post_id, trace_parent FROM r
           ORDER BY n
           RETURNING id, organization_id, type, seq
         )

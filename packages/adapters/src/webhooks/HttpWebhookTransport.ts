@@ -17,6 +17,7 @@ import type * as ConfigError from "effect/ConfigError"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import * as Http from "node:http"
 import * as Https from "node:https"
@@ -175,6 +176,35 @@ const exchange = (
     })
   })
 
+/** The receiver's origin (scheme, host, port): a webhook URL's path or query may hold a credential. */
+const originOf = (url: string): string => {
+  try {
+    return new URL(url).origin
+  } catch {
+    return "invalid"
+  }
+}
+
+/**
+ * The exchange as an HTTP client span (when spans are on), named and attributed as the platform's
+ * HTTP client names its own, with the receiver's origin only and the status it answered.
+ */
+const clientSpan = (url: string) =>
+<A extends { readonly status: number }, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.withFiberRuntime((fiber) =>
+    fiber.getFiberRef(FiberRef.currentTracerEnabled)
+      ? Effect.withSpan(
+        Effect.tap(self, (answer) => Effect.annotateCurrentSpan("http.response.status_code", answer.status)),
+        "http.client POST",
+        {
+          kind: "client",
+          captureStackTrace: false,
+          attributes: { "http.request.method": "POST", "server.address": originOf(url) }
+        }
+      )
+      : self
+  )
+
 export const make = (options: TransportOptions): WebhookTransport["Type"] => {
   const guard: AddressGuard.GuardOptions = options.resolve === undefined
     ? { allowPrivate: options.allowPrivate }
@@ -190,7 +220,7 @@ export const make = (options: TransportOptions): WebhookTransport["Type"] => {
             reason: refused.reason === "unresolvable" ? "network" : refused.reason,
             message: refused.message
           })),
-          Effect.flatMap((target) => exchange(target, request, agents)),
+          Effect.flatMap((target) => exchange(target, request, agents).pipe(clientSpan(request.url))),
           Effect.timeoutFail({
             duration: timeout,
             onTimeout: (): Failure => ({

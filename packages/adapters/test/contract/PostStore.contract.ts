@@ -99,7 +99,8 @@ export const postStoreContract = (layer: StoresLayer) =>
           idempotencyKey: Option.some("idem-1"),
           requestHash: Option.some("abc123"),
           threadPosts: [new ThreadPost({ content: "2/2", media_ids: [MediaId.make(randomUUID())] })],
-          useQueue: true
+          useQueue: true,
+          traceParent: Option.some("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
         })
         // Destinations come back in the order of account_ids, whatever their insertion order.
         const dB = destination({ post: full, account: b }, {
@@ -127,6 +128,21 @@ export const postStoreContract = (layer: StoresLayer) =>
           )
         )
         expect(yield* store.findMany([])).toEqual([])
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("keeps a plain post's trace context, and none when it has none", () =>
+      Effect.gen(function*() {
+        const store = yield* PostStore
+        const org = yield* givenOrganization
+        const traced = post(org.id, { traceParent: Option.some("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01") })
+        const untraced = post(org.id)
+        yield* store.insert({ post: traced, destinations: [] })
+        yield* store.insert({ post: untraced, destinations: [] })
+        expect(Option.map(yield* store.findById(org.id, traced.id), (r) => r.post)).toEqual(Option.some(traced))
+        const found = yield* store.findMany([traced.id, untraced.id])
+        expect(new Map(found.map((r) => [r.post.id, r.post.traceParent]))).toEqual(
+          new Map([[traced.id, traced.traceParent], [untraced.id, Option.none()]])
+        )
       }).pipe(Effect.provide(layer)))
 
     it.effect("insertChecked stores only while every expected account is in the organization, active, on its platform", () =>

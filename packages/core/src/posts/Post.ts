@@ -66,5 +66,13 @@ export class Post extends Schema.Class<Post>("Post")({
   threadPosts: Schema.Array(ThreadPost),
   useQueue: Schema.Boolean,
   createdAt: Schema.DateTimeUtc,
-  updatedAt: Schema.DateTimeUtc
+  updatedAt: Schema.DateTimeUtc,
+  /**
+   * The `traceparent` of the request that created the post, when it was traced (`TraceContext`): the
+   * publishes take it as their parent, so they join that request's trace. Not part of the API.
+   */
+  traceParent: Schema.OptionFromNullOr(Schema.String).pipe(
+    Schema.propertySignature,
+    Schema.withConstructorDefault(() => Option.none())
+  )
 }) {}

@@ -38,6 +38,7 @@ import { UsageCounters } from "../access/UsageCounters.js"
 import * as QueryParams from "../kernel/QueryParams.js"
 import { firstParam, listParam, pageParams, positiveInt, type RawParams } from "../kernel/QueryParams.js"
 import * as Spans from "../kernel/Spans.js"
+import * as TraceContext from "../kernel/TraceContext.js"
 
 // ---------------------------------------------------------------------------------------------------
 // Constants
@@ -453,7 +454,14 @@ export const statusOf = (record: PostRecord): PostStatus =>
 const makeEvent = (organizationId: OrganizationId, type: EventType, data: EventData) =>
   Effect.gen(function*() {
     const id = yield* (yield* IdGenerator).uuid
-    return new Event({ id: EventId.make(id), organizationId, type, data, createdAt: yield* DateTime.now })
+    return new Event({
+      id: EventId.make(id),
+      organizationId,
+      type,
+      data,
+      createdAt: yield* DateTime.now,
+      traceParent: yield* TraceContext.current
+    })
   })
 
 const isoOrNull = (t: Option.Option<DateTime.Utc>): string | null =>
@@ -637,7 +645,8 @@ const createOnce = (
       threadPosts,
       useQueue,
       createdAt: now,
-      updatedAt: now
+      updatedAt: now,
+      traceParent: yield* TraceContext.current
     }, trusted)
     const transactor = yield* Transactor
     const posts = yield* PostStore

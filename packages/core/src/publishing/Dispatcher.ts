@@ -32,6 +32,7 @@ import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
+import type * as Tracer from "effect/Tracer"
 import { SocialAccount } from "../accounts/Account.js"
 import { AccountStore, successPrecisionMillis } from "../accounts/AccountStore.js"
 import * as CircuitBreaker from "./CircuitBreaker.js"
@@ -42,6 +43,7 @@ import * as DestinationLifecycle from "../posts/DestinationLifecycle.js"
 import { type Claim, type Completion, DispatchStore } from "./DispatchStore.js"
 import * as EngineMetrics from "../kernel/EngineMetrics.js"
 import type { PersistenceError } from "../kernel/Errors.js"
+import * as TraceContext from "../kernel/TraceContext.js"
 import { Event, type EventData, type EventType } from "../webhooks/Event.js"
 import { EventStore } from "../webhooks/EventStore.js"
 import { IdGenerator } from "../kernel/IdGenerator.js"
@@ -260,7 +262,7 @@ const makeEvent = (organizationId: OrganizationId, type: EventType, data: EventD
     const ids = yield* IdGenerator
     const id = yield* ids.uuid
     const createdAt = yield* DateTime.now
-    return unchecked(Event, { id: id as EventId, organizationId, type, data, createdAt })
+    return unchecked(Event, { id: id as EventId, organizationId, type, data, createdAt, traceParent: Option.none() })
   })
 
 /**
@@ -272,9 +274,14 @@ const eventsAt = (count: number, createdAt: DateTime.Utc) =>
     Effect.flatMap(IdGenerator, (ids) => Effect.replicateEffect(ids.uuid, count)),
     (ids) => {
       let next = 0
-      return (organizationId: OrganizationId, type: EventType, data: EventData): Event => {
+      return (
+        organizationId: OrganizationId,
+        type: EventType,
+        data: EventData,
+        traceParent: Option.Option<string> = Option.none()
+      ): Event => {
         if (next >= ids.length) throw new Error(`Dispatcher: a batch made more than its ${count} events`)
-        return unchecked(Event, { id: ids[next++] as EventId, organizationId, type, data, createdAt })
+        return unchecked(Event, { id: ids[next++] as EventId, organizationId, type, data, createdAt, traceParent })
       }
     }
   )
@@ -665,7 +672,15 @@ export interface Pending {
   readonly claim: Claim
   readonly outcome: Outcome
   readonly loaded: Loaded
+  /**
+   * The `traceparent` its events carry (the publish's span); when absent, the post's (`Post.traceParent`).
+   */
+  readonly trace?: Option.Option<string>
 }
+
+/** The `traceparent` the events of an outcome carry, so that their deliveries join the post's trace. */
+const traceOf = (p: Pending): Option.Option<string> =>
+  p.trace ?? (Option.isSome(p.loaded.post) ? p.loaded.post.value.traceParent : Option.none())
 
 type RecordServices = DispatchStore | EventStore | AccountStore | PostStore | Transactor | IdGenerator | UsageCounters
 
@@ -726,7 +741,7 @@ export const recordAll = (
                 ...base,
                 published_at: DateTime.formatIso(completion.publishedAt),
                 platform_post_id: completion.platformPostId
-              })
+              }, traceOf(p))
             )
             break
           }
@@ -737,7 +752,7 @@ export const recordAll = (
                 error: completion.error,
                 attempts: d.attempts,
                 failed_at: DateTime.formatIso(completion.failedAt)
-              })
+              }, traceOf(p))
             )
             break
           }
@@ -1372,6 +1387,8 @@ const startPublishes = (
         continue
       }
       const loaded = ready.loaded
+      const span = yield* publishSpan(d, loaded)
+      const trace = span === undefined ? undefined : TraceContext.format(span)
       if (ready.checkHold && !(yield* holds.stillHeld(claim))) {
         handOver({ claim, outcome: outcomeOf(Exit.fail(notHeld())), loaded })
         continue
@@ -1381,12 +1398,14 @@ const startPublishes = (
       // A child of the round's fiber: a stopped round stops its publishes.
       const annotated = withDestination(annotations, d)
       outbox.annotated.set(claim, annotated)
-      const fiber = yield* Effect.fork(annotatedFiber(ready.send, annotated))
+      const send = span === undefined ? ready.send : Effect.withTracerEnabled(Effect.withParentSpan(ready.send, span), true)
+      const fiber = yield* Effect.fork(annotatedFiber(send, annotated))
       inFlight += 1
       deadlines.watch(fiber, at)
       fiber.addObserver((exit) => {
         const timedOut = deadlines.forget(fiber)
         ended()
+        span?.end(clock.unsafeCurrentTimeNanos(), exit)
         if (!Exit.isInterrupted(exit) || timedOut) {
           EngineMetrics.publishDuration.record(
             { platform: d.platform, outcome: Exit.isSuccess(exit) ? "success" : "failure" },
@@ -1399,7 +1418,7 @@ const startPublishes = (
               kind: "transient",
               message: `The platform did not answer within ${Duration.format(ready.timeout)}`
             })
-            handOver({ claim, outcome: outcomeOf(Exit.fail(timeout)), loaded })
+            handOver({ claim, outcome: outcomeOf(Exit.fail(timeout)), loaded, ...(trace === undefined ? {} : { trace }) })
           } else {
             // The round itself was stopped: nothing is recorded, the lease resolves the claim.
             holds.release(claim)
@@ -1409,10 +1428,36 @@ const startPublishes = (
           }
           return
         }
-        handOver({ claim, outcome: outcomeOf(exit), loaded })
+        handOver({ claim, outcome: outcomeOf(exit), loaded, ...(trace === undefined ? {} : { trace }) })
       })
     }
   })
+
+/**
+ * The span of one publish, child of the span that created the post (`Post.traceParent`), so that the
+ * platform's calls (client spans of the HTTP client) join the creating request's trace; made, and its
+ * publish traced, even where the loop itself is not (its polling would flood a trace backend). None
+ * for a post created while nothing was traced: a span per publish would then be made for no one.
+ */
+const publishSpan = (d: Destination, loaded: Loaded): Effect.Effect<Tracer.Span | undefined> => {
+  const stored = Option.isSome(loaded.post) ? loaded.post.value.traceParent : Option.none()
+  const parent = Option.flatMap(stored, TraceContext.parse)
+  if (Option.isNone(parent)) return Effect.succeed(undefined)
+  return Effect.withTracerEnabled(
+    Effect.makeSpan("Dispatcher.publish", {
+      parent: parent.value,
+      kind: "internal",
+      captureStackTrace: false,
+      attributes: {
+        "herald.platform": d.platform,
+        "herald.post_id": d.postId,
+        "herald.destination_id": d.id,
+        "herald.attempt": d.attempts
+      }
+    }),
+    true
+  )
+}
 
 /**
  * Records a round's outcomes as they arrive, many per transaction when many are waiting (one

@@ -1,3 +1,4 @@
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { EventId, OrganizationId } from "../kernel/Ids.js"
 
@@ -37,5 +38,13 @@ export class Event extends Schema.Class<Event>("Event")({
   organizationId: OrganizationId,
   type: EventType,
   data: EventData,
-  createdAt: Schema.DateTimeUtc
+  createdAt: Schema.DateTimeUtc,
+  /**
+   * The `traceparent` of the span that caused the event, when it was traced (`TraceContext`): its
+   * webhook deliveries take it as their parent. Never sent to receivers.
+   */
+  traceParent: Schema.OptionFromNullOr(Schema.String).pipe(
+    Schema.propertySignature,
+    Schema.withConstructorDefault(() => Option.none())
+  )
 }) {}

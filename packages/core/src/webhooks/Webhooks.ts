@@ -23,6 +23,7 @@ import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as EngineMetrics from "../kernel/EngineMetrics.js"
+import * as TraceContext from "../kernel/TraceContext.js"
 import { Crypto } from "../kernel/Crypto.js"
 import { DomainError, type PersistenceError } from "../kernel/Errors.js"
 import { type EventType, eventTypes, isEventType } from "./Event.js"
@@ -511,6 +512,30 @@ export const outcomeOf = (ok: boolean, attempt: number, at: DateTime.Utc): Deliv
   })
 }
 
+/**
+ * One delivery attempt as a child of the span that caused its event (`Event.traceParent`), so that a
+ * post's `post.published` delivery joins the trace of the request that created the post; traced even
+ * where the delivery loop is not. An event caused by nothing traced gets no span of its own.
+ */
+const deliverySpan = (claim: SubscriptionClaim, claimed: ClaimedDelivery) =>
+<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
+  const parent = Option.flatMap(claimed.event.traceParent, TraceContext.parse)
+  if (Option.isNone(parent)) return self
+  return Effect.withTracerEnabled(
+    Effect.withSpan(self, "Webhooks.deliver", {
+      parent: parent.value,
+      captureStackTrace: false,
+      attributes: {
+        "herald.webhook_id": claim.subscription.id,
+        "herald.event_id": claimed.event.id,
+        "herald.event_type": claimed.event.type,
+        "herald.attempt": claimed.attempt
+      }
+    }),
+    true
+  )
+}
+
 const attemptOne = (claim: SubscriptionClaim, claimed: ClaimedDelivery, config: Resolved) =>
   Effect.gen(function*() {
     const store = yield* WebhookStore
@@ -555,7 +580,7 @@ const attemptOne = (claim: SubscriptionClaim, claimed: ClaimedDelivery, config: 
       })
     )
     return { recorded, stillActive: written._tag === "Recorded" && written.isActive }
-  })
+  }).pipe(deliverySpan(claim, claimed))
 
 /**
  * Sends a claimed subscription's deliveries one after another, in event order, while its lease leaves

@@ -176,7 +176,8 @@ export const post = tryFast((r): Post => {
     threadPosts: [],
     useQueue: bool(r["use_queue"]),
     createdAt: instant(r["created_at"]),
-    updatedAt: instant(r["updated_at"])
+    updatedAt: instant(r["updated_at"]),
+    traceParent: optionalString(r["trace_parent"] ?? null)
   })
 })
 
@@ -230,7 +231,8 @@ export const eventRow = (event: Event) => {
     type: event.type,
     data: JSON.stringify(event.data),
     created_at: DateTime.toEpochMillis(event.createdAt),
-    post_id: typeof postId === "string" ? postId : null
+    post_id: typeof postId === "string" ? postId : null,
+    trace_parent: Option.getOrNull(event.traceParent)
   }
 }
 
@@ -267,6 +269,7 @@ export const postRow = (post: Post) => {
     use_queue: post.useQueue ? 1 : 0,
     created_at: DateTime.toEpochMillis(post.createdAt),
     updated_at: DateTime.toEpochMillis(post.updatedAt),
+    trace_parent: Option.getOrNull(post.traceParent),
     approval_status: null
   }
 }

@@ -173,7 +173,8 @@ const PostColumns = Schema.Struct({
   threadPosts: column("thread_posts", Schema.parseJson(Schema.Array(ThreadPost))),
   useQueue: column("use_queue", Bool),
   createdAt: column("created_at", Instant),
-  updatedAt: column("updated_at", Instant)
+  updatedAt: column("updated_at", Instant),
+  traceParent: column("trace_parent", nullable(Schema.String))
 })
 
 export const PostRow = Schema.transform(PostColumns, Schema.instanceOf(Post), {
@@ -232,7 +233,8 @@ export const EventRow = Schema.transform(
     organizationId: column("organization_id", OrganizationId),
     type: EventType,
     data: Schema.parseJson(EventData),
-    createdAt: column("created_at", Instant)
+    createdAt: column("created_at", Instant),
+    traceParent: column("trace_parent", nullable(Schema.String))
   }),
   Schema.instanceOf(Event),
   { strict: true, decode: (fields) => new Event(fields, trusted), encode: (event) => event }
