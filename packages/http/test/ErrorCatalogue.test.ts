@@ -2,13 +2,21 @@ import { DomainError, errorCodes } from "@herald/core/kernel/Errors"
 import { describe, expect, it } from "vitest"
 import * as ErrorCatalogue from "../src/ErrorCatalogue.js"
 
+/** Codes of the `Idempotency-Key` header, which the spec does not have (docs/decisions.md). */
+const headerCodes: ReadonlyArray<string> = ["idempotency_key_in_use", "idempotency_key_mismatch"]
+
 describe("error catalogue", () => {
   it("gives every spec code a status, retryable exactly for 429 and 5xx", () => {
-    for (const code of errorCodes) {
+    for (const code of errorCodes.filter((c) => !headerCodes.includes(c))) {
       const { retryable, status } = ErrorCatalogue.lookup(code)
       expect([400, 401, 402, 403, 404, 422, 429, 500]).toContain(status)
       expect(retryable, code).toBe(status === 429 || status >= 500)
     }
+  })
+
+  it("the Idempotency-Key header's own codes: in use is a transient 409, another request a permanent 422", () => {
+    expect(ErrorCatalogue.lookup("idempotency_key_in_use")).toEqual({ status: 409, retryable: true })
+    expect(ErrorCatalogue.lookup("idempotency_key_mismatch")).toEqual({ status: 422, retryable: false })
   })
 
   it("maps the spec's named codes to the spec's statuses", () => {
