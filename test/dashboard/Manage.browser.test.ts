@@ -75,19 +75,9 @@ describe.skipIf(skip !== undefined)("managing queue, campaigns and posts in the 
       }),
       Browsers.launch()
     ])
-    // The first start prints the owner's link just after the listening line.
-    for (let i = 0; i < 200 && !/HERALD_OWNER_LINK=\S+token=[0-9a-f]{64}/.test(server.output()); i++) {
-      await new Promise((resolve) => setTimeout(resolve, 50))
-    }
-    const token = /HERALD_OWNER_LINK=\S+token=([0-9a-f]{64})/.exec(server.output())![1]!
-    email = /the owner \(([^)\s]+)\)/.exec(server.output())![1]!
-    const set = await server.request("POST", "/dashboard/api/password", { key: null, body: { token, password } })
-    expect(set.status, set.text).toBe(204)
-    const signedIn = await server.request("POST", "/dashboard/api/session", { key: null, body: { email, password } })
-    expect(signedIn.status, signedIn.text).toBe(200)
-    const cookie = /herald_session=([0-9a-f]{64})/.exec(signedIn.headers.get("set-cookie") ?? "")![1]!
+    email = await Browsers.setOwnerPassword(server, password)
     context = await browser.newContext({ baseURL: server.baseUrl, timezoneId, locale: "en-GB", viewport: { width: 1100, height: 900 } })
-    await context.addCookies([{ name: "herald_session", value: cookie, url: server.baseUrl, httpOnly: true, sameSite: "Strict" }])
+    await Browsers.signInto(context, server, { email, password })
     for (const a of (await api<{ accounts: ReadonlyArray<{ id: number; platform: string }> }>("GET", "/accounts")).data.accounts) {
       accounts[a.platform] = a.id
     }
@@ -284,10 +274,7 @@ describe.skipIf(skip !== undefined)("managing queue, campaigns and posts in the 
   it("keeps the composer's work through a session that ends, restores it after signing in again, and drops it once saved", async () => {
     // A context of its own: its session is ended here, the file's shared one is not.
     const own = await browser.newContext({ baseURL: server.baseUrl, timezoneId, locale: "en-GB", viewport: { width: 375, height: 800 } })
-    const signedIn = await server.request("POST", "/dashboard/api/session", { key: null, body: { email, password } })
-    const cookie = /herald_session=([0-9a-f]{64})/.exec(signedIn.headers.get("set-cookie") ?? "")![1]!
-    const csrf = (signedIn.json as { csrf_token: string }).csrf_token
-    await own.addCookies([{ name: "herald_session", value: cookie, url: server.baseUrl, httpOnly: true, sameSite: "Strict" }])
+    const { cookie, csrf } = await Browsers.signInto(own, server, { email, password })
     const page = await own.newPage()
     const errors = Browsers.watchErrors(page)
     await page.goto("/compose")

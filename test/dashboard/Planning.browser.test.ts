@@ -88,20 +88,10 @@ describe.skipIf(skip !== undefined)("planning in the dashboard (Chromium)", () =
       }),
       Browsers.launch()
     ])
-    // The first start prints the owner's link just after the listening line.
-    for (let i = 0; i < 200 && !/HERALD_OWNER_LINK=\S+token=[0-9a-f]{64}/.test(server.output()); i++) {
-      await new Promise((resolve) => setTimeout(resolve, 50))
-    }
-    const token = /HERALD_OWNER_LINK=\S+token=([0-9a-f]{64})/.exec(server.output())![1]!
-    const email = /the owner \(([^)\s]+)\)/.exec(server.output())![1]!
     const password = "correct horse battery staple 35"
-    const set = await server.request("POST", "/dashboard/api/password", { key: null, body: { token, password } })
-    expect(set.status, set.text).toBe(204)
-    const signedIn = await server.request("POST", "/dashboard/api/session", { key: null, body: { email, password } })
-    expect(signedIn.status, signedIn.text).toBe(200)
-    const cookie = /herald_session=([0-9a-f]{64})/.exec(signedIn.headers.get("set-cookie") ?? "")![1]!
+    const email = await Browsers.setOwnerPassword(server, password)
     context = await browser.newContext({ baseURL: server.baseUrl, timezoneId, locale: "en-GB", viewport: { width: 1100, height: 900 } })
-    await context.addCookies([{ name: "herald_session", value: cookie, url: server.baseUrl, httpOnly: true, sameSite: "Strict" }])
+    await Browsers.signInto(context, server, { email, password })
     for (const a of (await api<{ accounts: ReadonlyArray<{ id: number; platform: string }> }>("GET", "/accounts")).data.accounts) {
       accounts[a.platform] = a.id
     }

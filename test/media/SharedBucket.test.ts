@@ -77,14 +77,18 @@ describe.skipIf(skipReason !== undefined)("media on a shared bucket", () => {
         { readonly id: number; readonly platform: string }
       >
       const bluesky = accounts.find((account) => account.platform === "bluesky")!.id
+      const due = Date.now() + 15_000
       const post = await a.request("POST", "/api/v1/posts", {
         content: "made on A, published by the worker",
         account_ids: [bluesky],
         media_ids: [mediaId],
-        scheduled_for: new Date(Date.now() + 3_000).toISOString()
+        // Due well after A has stopped: A dispatches too, and a post A claimed before its SIGTERM
+        // would be published by A's drain, not by the worker (a stop under load can take seconds).
+        scheduled_for: new Date(due).toISOString()
       })
       expect(post.status, post.text).toBe(201)
       await a.stop()
+      expect(Date.now(), "A stopped before the post was due").toBeLessThan(due)
 
       // The worker read the medium from the bucket (and made Bluesky's rendition of it there).
       const sent = await eventually("the worker's publish", 60, () => W.readJournal(workerJournal)[0]) as
