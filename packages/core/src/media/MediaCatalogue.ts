@@ -15,7 +15,15 @@ import { Media, MediaKind } from "./Media.js"
 import { MediaStore } from "./MediaStore.js"
 import * as Posts from "../posts/Posts.js"
 import { Transactor } from "../kernel/Transactor.js"
-import { addStoredBytes, eventData, invalid, loadIn, makeEvent, notFound, removeBlobQuietly } from "./internal/MediaRecords.js"
+import {
+  addStoredBytes,
+  eventData,
+  invalid,
+  loadIn,
+  makeEvent,
+  notFound,
+  removeBlobQuietly
+} from "./internal/MediaRecords.js"
 import { UpdateBody, checkAltText } from "./MediaUpload.js"
 import { recordKey, renditionKeys, storedRendition } from "./MediaForDispatch.js"
 

@@ -19,7 +19,15 @@ import { MediaStore } from "./MediaStore.js"
 import * as Posts from "../posts/Posts.js"
 import { Transactor } from "../kernel/Transactor.js"
 import { UrlFetchError, UrlFetcher } from "./MediaPorts.js"
-import { addStoredBytes, eventData, invalid, makeEvent, removeBlobQuietly, sanitizeFilename, storageKey } from "./internal/MediaRecords.js"
+import {
+  addStoredBytes,
+  eventData,
+  invalid,
+  makeEvent,
+  removeBlobQuietly,
+  sanitizeFilename,
+  storageKey
+} from "./internal/MediaRecords.js"
 import { checkBudget, consumeBudget } from "./UploadBudget.js"
 import { checkAltText, inspectStored, unspecificTypes } from "./MediaUpload.js"
 

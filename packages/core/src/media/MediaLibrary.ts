@@ -33,12 +33,39 @@ import { MediaBudget, MediaProbe, PublicUrlsRequired } from "./MediaPorts.js"
 import { carriesMedia, checkPostMedia, checkWithoutMedia } from "./PostMediaChecks.js"
 import { resolveForDispatch } from "./MediaForDispatch.js"
 
-export { MediaBudget, MediaProbe, MediaSettings, PublicUrlsRequired, UrlFetchError, UrlFetchFailure, UrlFetcher, defaultBudget, defaultUploadTtlSeconds } from "./MediaPorts.js"
+export {
+  MediaBudget,
+  MediaProbe,
+  MediaSettings,
+  PublicUrlsRequired,
+  UrlFetchError,
+  UrlFetchFailure,
+  UrlFetcher,
+  defaultBudget,
+  defaultUploadTtlSeconds
+} from "./MediaPorts.js"
 export type { Budget, FetchedUrl, Probe } from "./MediaPorts.js"
-export { eventData, sanitizeFilename, storageKey, storedBytes, storedBytesEnd, storedBytesKey } from "./internal/MediaRecords.js"
+export {
+  eventData,
+  sanitizeFilename,
+  storageKey,
+  storedBytes,
+  storedBytesEnd,
+  storedBytesKey
+} from "./internal/MediaRecords.js"
 export { budgetExceeded, budgetKey, checkBudget, consumeBudget } from "./UploadBudget.js"
 export { signUpload, verifyUpload } from "./UploadTokens.js"
-export { UpdateBody, UploadBody, checkAltText, complete, finalize, maxAltTextLength, notUploadedMessage, presign, receiveUpload } from "./MediaUpload.js"
+export {
+  UpdateBody,
+  UploadBody,
+  checkAltText,
+  complete,
+  finalize,
+  maxAltTextLength,
+  notUploadedMessage,
+  presign,
+  receiveUpload
+} from "./MediaUpload.js"
 export type { IncomingUpload, Presigned } from "./MediaUpload.js"
 export { ImportBody, importFromUrl } from "./MediaImport.js"
 export { defaultPageSize, get, list, maxPageSize, remove, update } from "./MediaCatalogue.js"

@@ -11,7 +11,6 @@ import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 
-
 /** What the first bytes of a file are (an adapter reads magic bytes and cheap header fields). */
 export interface Probe {
   readonly mime: string

@@ -21,7 +21,16 @@ import { MediaStore } from "./MediaStore.js"
 import * as Posts from "../posts/Posts.js"
 import { Transactor } from "../kernel/Transactor.js"
 import { MediaProbe, MediaSettings, Probe, defaultUploadTtlSeconds } from "./MediaPorts.js"
-import { addStoredBytes, eventData, invalid, loadIn, makeEvent, notFound, removeBlobQuietly, storageKey } from "./internal/MediaRecords.js"
+import {
+  addStoredBytes,
+  eventData,
+  invalid,
+  loadIn,
+  makeEvent,
+  notFound,
+  removeBlobQuietly,
+  storageKey
+} from "./internal/MediaRecords.js"
 import { checkBudget, consumeBudget } from "./UploadBudget.js"
 import { signUpload, verifyUpload } from "./UploadTokens.js"
 

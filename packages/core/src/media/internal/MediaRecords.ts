@@ -16,7 +16,6 @@ import * as MediaRules from "../MediaRules.js"
 import { MediaStore } from "../MediaStore.js"
 import { UsageCounters } from "../../access/UsageCounters.js"
 
-
 /** Where the bytes of a medium live in the blob store. */
 export const storageKey = (organizationId: OrganizationId, id: MediaId): string => `${organizationId}/${id}`
 
