@@ -13,16 +13,7 @@
  * published. Without a ledger it cannot speak for other processes, so a post it does not remember is
  * `Unknown` rather than `Absent`.
  */
-import type { SocialAccount } from "@herald/core/accounts/Account"
-import { AccountStore } from "@herald/core/accounts/AccountStore"
-import * as Organization from "@herald/core/access/Organization"
-import { OrganizationStore } from "@herald/core/access/OrganizationStore"
-import { Metrics } from "@herald/core/posts/Destination"
-import { Event } from "@herald/core/webhooks/Event"
-import { EventStore } from "@herald/core/webhooks/EventStore"
-import { IdGenerator } from "@herald/core/kernel/IdGenerator"
-import { EventId, type OrganizationId } from "@herald/core/kernel/Ids"
-import { credentialPlatforms, type Platform, platforms } from "@herald/core/platforms/Platform"
+import { type Platform, platforms } from "@herald/core/platforms/Platform"
 import {
   type ConnectedIdentity,
   type PlatformClient,
@@ -32,17 +23,22 @@ import {
   type PublishRequest,
   type PublishResult
 } from "@herald/core/platforms/Platforms"
-import { Transactor } from "@herald/core/kernel/Transactor"
 import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Random from "effect/Random"
-import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as crypto from "node:crypto"
-import * as fs from "node:fs"
+import { LedgerEntry, LineFiles, appendPerLine, findInLedger, openLineFiles } from "./SandboxLedger.js"
+import { fakeMetrics, fakePost, metricsAt, slug } from "./SandboxFakes.js"
+import { avatarUrl } from "./SandboxAccounts.js"
+
+export { findInLedger, openLineFiles, readLedger } from "./SandboxLedger.js"
+export type { LedgerEntry, LineFiles } from "./SandboxLedger.js"
+export { fakeMetrics, fakePost, metricsAt } from "./SandboxFakes.js"
+export { bootstrapAccountId, bootstrapAccounts, fitPlan } from "./SandboxAccounts.js"
 
 export const markers = {
   fail: "[sandbox:fail]",
@@ -110,241 +106,6 @@ export interface SandboxOptions {
    * as after a restart.
    */
   readonly remembered?: number
-}
-
-/** One post the sandbox published, as its ledger keeps it. */
-export interface LedgerEntry {
-  readonly platform: Platform
-  readonly destinationId: string
-  readonly attempt: number
-  readonly platformPostId: string
-  readonly platformPostUrl: string
-  readonly at: number
-}
-
-/** The ledger's entries; a line cut short by a killed process is not a whole entry and is skipped. */
-export const readLedger = (file: string): ReadonlyArray<LedgerEntry> => {
-  if (!fs.existsSync(file)) return []
-  return fs.readFileSync(file, "utf8").split("\n").flatMap((line) => {
-    if (line.length === 0) return []
-    try {
-      return [JSON.parse(line) as LedgerEntry]
-    } catch {
-      return []
-    }
-  })
-}
-
-/**
- * The ledger's entries by platform, destination and attempt, read incrementally: each lookup reads
- * only the bytes appended since the last one (a dead process's take-over asks once per destination it
- * held; re-reading the whole ledger each time made settling 1,400 claims take minutes). A line still
- * being written is left for the next read; a file that shrank (replaced) is read again from the start.
- */
-interface LedgerIndex {
-  offset: number
-  tail: string
-  readonly entries: Map<string, LedgerEntry>
-}
-
-const ledgerIndexes = new Map<string, LedgerIndex>()
-
-const ledgerKey = (platform: string, destinationId: string, attempt: number) => `${platform}\u0000${destinationId}\u0000${attempt}`
-
-/** The ledger entry for one attempt, if any process of the deployment recorded it. */
-export const findInLedger = (
-  file: string,
-  platform: Platform,
-  destinationId: string,
-  attempt: number
-): LedgerEntry | undefined => {
-  let index = ledgerIndexes.get(file)
-  if (index === undefined) {
-    index = { offset: 0, tail: "", entries: new Map() }
-    ledgerIndexes.set(file, index)
-  }
-  if (!fs.existsSync(file)) return undefined
-  const fd = fs.openSync(file, "r")
-  try {
-    const size = fs.fstatSync(fd).size
-    if (size < index.offset) {
-      index.offset = 0
-      index.tail = ""
-      index.entries.clear()
-    }
-    if (size > index.offset) {
-      const buffer = Buffer.alloc(size - index.offset)
-      let read = 0
-      while (read < buffer.length) {
-        const n = fs.readSync(fd, buffer, read, buffer.length - read, index.offset + read)
-        if (n === 0) break
-        read += n
-      }
-      index.offset += read
-      const lines = (index.tail + buffer.subarray(0, read).toString("utf8")).split("\n")
-      index.tail = lines.pop() ?? ""
-      for (const line of lines) {
-        if (line.length === 0) continue
-        try {
-          const entry = JSON.parse(line) as LedgerEntry
-          index.entries.set(ledgerKey(entry.platform, entry.destinationId, entry.attempt), entry)
-        } catch {
-          // A line cut short by a killed process, followed by the next process's whole lines.
-        }
-      }
-    }
-  } finally {
-    fs.closeSync(fd)
-  }
-  return index.entries.get(ledgerKey(platform, destinationId, attempt))
-}
-
-/**
- * Where the sandbox appends its lines (ledger, journal). Each line is one whole `write` on a file opened
- * with O_APPEND, so lines of several processes never interleave mid-line, and a line is in the file
- * when `append` returns; a process killed mid-write leaves at most a cut last line, which readers skip.
- */
-export interface LineFiles {
-  readonly append: (file: string, line: string) => void
-}
-
-/** Opens, writes and closes the file per line (`appendFileSync`): for clients made outside a scope. */
-const appendPerLine: LineFiles = { append: (file, line) => fs.appendFileSync(file, line, { mode: 0o600 }) }
-
-const writeWhole = (fd: number, line: string): void => {
-  const bytes = Buffer.from(line, "utf8")
-  let offset = 0
-  // A regular file takes the whole line in one write(); the loop only covers a short write.
-  while (offset < bytes.length) offset += fs.writeSync(fd, bytes, offset, bytes.length - offset)
-}
-
-/**
- * Files opened once, on their first line (a file nothing was written to is not created), with O_APPEND,
- * and closed when the scope closes.
- */
-export const openLineFiles: Effect.Effect<LineFiles, never, Scope.Scope> = Effect.acquireRelease(
-  Effect.sync(() => new Map<string, number>()),
-  (fds) =>
-    Effect.sync(() => {
-      for (const fd of fds.values()) fs.closeSync(fd)
-      fds.clear()
-    })
-).pipe(Effect.map((fds): LineFiles => ({
-  append: (file, line) => {
-    let fd = fds.get(file)
-    if (fd === undefined) {
-      fd = fs.openSync(file, "a", 0o600)
-      fds.set(file, fd)
-    }
-    writeWhole(fd, line)
-  }
-})))
-
-const digits = (n: number): string => {
-  let out = String(1 + crypto.randomInt(9))
-  while (out.length < n) out += String(crypto.randomInt(10))
-  return out
-}
-
-const alnum = (n: number, alphabet = "abcdefghijklmnopqrstuvwxyz234567"): string => {
-  let out = ""
-  for (let i = 0; i < n; i++) out += alphabet[crypto.randomInt(alphabet.length)]
-  return out
-}
-
-const slug = (name: string): string => name.toLowerCase().replace(/[^a-z0-9]+/g, "_").replace(/^_|_$/g, "") || "sandbox"
-
-/** A post id and URL shaped like the platform's own. */
-export const fakePost = (platform: Platform, handle: string): { readonly id: string; readonly url: string } => {
-  const h = slug(handle)
-  switch (platform) {
-    case "x": {
-      const id = digits(19)
-      return { id, url: `https://x.com/${h}/status/${id}` }
-    }
-    case "instagram": {
-      const code = alnum(11, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
-      return { id: digits(17), url: `https://www.instagram.com/p/${code}/` }
-    }
-    case "facebook": {
-      const page = digits(15)
-      const post = digits(16)
-      return { id: `${page}_${post}`, url: `https://www.facebook.com/${page}/posts/${post}` }
-    }
-    case "linkedin": {
-      const id = `urn:li:share:${digits(19)}`
-      return { id, url: `https://www.linkedin.com/feed/update/${id}/` }
-    }
-    case "youtube": {
-      const id = alnum(11, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
-      return { id, url: `https://www.youtube.com/watch?v=${id}` }
-    }
-    case "tiktok": {
-      const id = digits(19)
-      return { id, url: `https://www.tiktok.com/@${h}/video/${id}` }
-    }
-    case "threads": {
-      const code = alnum(11, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
-      return { id: digits(17), url: `https://www.threads.net/@${h}/post/${code}` }
-    }
-    case "pinterest": {
-      const id = digits(18)
-      return { id, url: `https://www.pinterest.com/pin/${id}/` }
-    }
-    case "bluesky": {
-      const rkey = alnum(13)
-      return {
-        id: `at://did:plc:${alnum(24)}/app.bsky.feed.post/${rkey}`,
-        url: `https://bsky.app/profile/${h}.bsky.social/post/${rkey}`
-      }
-    }
-    case "telegram": {
-      const id = String(1 + crypto.randomInt(999_999))
-      return { id, url: `https://t.me/${h}/${id}` }
-    }
-    case "discord": {
-      const id = digits(19)
-      return { id, url: `https://discord.com/channels/${digits(18)}/${digits(18)}/${id}` }
-    }
-  }
-}
-
-const hashInt = (text: string, salt: string, max: number): number =>
-  crypto.createHash("sha256").update(`${salt}:${text}`).digest().readUInt32BE(0) % max
-
-/** Plausible, stable metrics for a sandbox post. */
-export const fakeMetrics = (platformPostId: string): Metrics => {
-  const views = hashInt(platformPostId, "views", 5000)
-  return new Metrics({
-    views,
-    impressions: views + hashInt(platformPostId, "impressions", 2000),
-    likes: hashInt(platformPostId, "likes", Math.max(1, Math.floor(views / 10))),
-    comments: hashInt(platformPostId, "comments", 40),
-    shares: hashInt(platformPostId, "shares", 60),
-    saves: hashInt(platformPostId, "saves", 30),
-    clicks: hashInt(platformPostId, "clicks", 200)
-  })
-}
-
-/**
- * The sandbox post's metrics `age` after it was published: `fakeMetrics` reached along a curve that
- * rises fast and levels off (a third after 6 hours, two thirds after a day), at least one view once
- * published. Deterministic: the same post at the same age has the same numbers.
- */
-export const metricsAt = (platformPostId: string, age: Duration.Duration): Metrics => {
-  const ms = Math.max(0, Duration.toMillis(age))
-  const share = ms / (ms + Duration.toMillis(Duration.hours(12)))
-  const final = fakeMetrics(platformPostId)
-  const grown = (n: number) => Math.floor(n * share)
-  return new Metrics({
-    views: Math.max(ms > 0 ? 1 : 0, grown(final.views)),
-    impressions: Math.max(ms > 0 ? 1 : 0, grown(final.impressions)),
-    likes: grown(final.likes),
-    comments: grown(final.comments),
-    shares: grown(final.shares),
-    saves: grown(final.saves),
-    clicks: grown(final.clicks)
-  })
 }
 
 const texts = (request: PublishRequest): ReadonlyArray<string> => [
@@ -542,79 +303,3 @@ export const makeAll = (options: SandboxOptions = {}, files: LineFiles = appendP
 export const makeAllScoped = (options: SandboxOptions = {}): Effect.Effect<ReadonlyArray<PlatformClient>, never, Scope.Scope> =>
   Effect.map(openLineFiles, (files) => makeAll(options, files))
 
-const avatarUrl = (platform: Platform): string => `https://sandbox.herald.invalid/avatars/${platform}.png`
-
-/** The platform account id of the bootstrap sandbox account of `platform`. */
-export const bootstrapAccountId = (platform: Platform): string => `sandbox-${platform}`
-
-/**
- * Connects one sandbox account per platform, named `Sandbox <platform>`, to the organization, with its
- * `account.connected` event. Accounts already there are left alone, so running it on every start is safe.
- */
-export const bootstrapAccounts = (organizationId: OrganizationId) =>
-  Effect.gen(function*() {
-    const accounts = yield* AccountStore
-    const events = yield* EventStore
-    const transactor = yield* Transactor
-    const ids = yield* IdGenerator
-    const created: Array<SocialAccount> = []
-    for (const platform of platforms) {
-      const existing = yield* accounts.findByPlatformAccountId(organizationId, platform, bootstrapAccountId(platform))
-      if (Option.isSome(existing)) continue
-      const now = yield* DateTime.now
-      const account = yield* transactor.withTransaction(Effect.gen(function*() {
-        const account = yield* accounts.insert({
-          organizationId,
-          platform,
-          platformAccountId: bootstrapAccountId(platform),
-          accountName: `Sandbox ${platform}`,
-          avatarUrl: avatarUrl(platform),
-          isActive: true,
-          connectionFlow: (credentialPlatforms as ReadonlyArray<Platform>).includes(platform) ? "credential" : "direct",
-          needsReconnection: false,
-          tokenExpiresAt: Option.none(),
-          lastSuccessAt: Option.none(),
-          recentFailures: 0,
-          credentials: Option.some(Redacted.make(JSON.stringify({ sandbox: "true" }))),
-          createdAt: now,
-          updatedAt: now
-        })
-        yield* events.append([
-          new Event({
-            id: EventId.make(yield* ids.uuid),
-            organizationId,
-            type: "account.connected",
-            data: { account_id: account.id, platform, account_name: account.accountName },
-            createdAt: now
-          })
-        ])
-        return account
-      }))
-      created.push(account)
-    }
-    return created
-  })
-
-/** The plans from the smallest allowance of social accounts up. */
-const plansByAccounts: ReadonlyArray<Organization.Plan> = (Object.keys(Organization.planAllowances) as Array<Organization.Plan>)
-  .filter((plan) => plan !== "trial")
-  .sort((a, b) => Organization.planAllowances[a].socialAccounts - Organization.planAllowances[b].socialAccounts)
-
-/**
- * The sandbox's organization must hold its sandbox accounts and still take a connect: when its plan
- * allows no more accounts than it has, it moves to the smallest plan that allows more (the largest
- * plan when none does). Its subscription status is left as it is. Returns the plan it moved to, if any.
- */
-export const fitPlan = (organizationId: OrganizationId) =>
-  Effect.gen(function*() {
-    const orgs = yield* OrganizationStore
-    const org = yield* orgs.findById(organizationId)
-    if (Option.isNone(org)) return Option.none<Organization.Plan>()
-    const count = (yield* (yield* AccountStore).list(organizationId)).length
-    if (Organization.planAllowances[org.value.plan].socialAccounts > count) return Option.none<Organization.Plan>()
-    const plan = plansByAccounts.find((p) => Organization.planAllowances[p].socialAccounts > count) ??
-      plansByAccounts[plansByAccounts.length - 1]!
-    if (plan === org.value.plan) return Option.none<Organization.Plan>()
-    yield* orgs.update(new Organization.Organization({ ...org.value, plan }))
-    return Option.some(plan)
-  })
