@@ -119,7 +119,7 @@ describe("authentication", () => {
       yield* store.update(new Organization.Organization({ ...org, trialEndsAt: Option.some(DateTime.unsafeMake(0)) }))
     }))
     // Written by this test process, not the server: the server may serve the organization it read
-    // for up to 250 ms more (docs/decisions.md, "Request path"); past that it must see it.
+    // for up to 250 ms more (docs/decisions/performance.md, "Request path: key, organization and account list read from memory"); past that it must see it.
     await new Promise((resolve) => setTimeout(resolve, 300))
     const res = await server.request("GET", "/api/v1/me", { key })
     expect(res.status).toBe(402)

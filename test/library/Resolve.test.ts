@@ -1,7 +1,7 @@
 /**
  * The test suite runs the TypeScript sources, also in the processes it starts (through one bundle of
  * them built per run, see support/HeraldBin.ts), while the `herald` bin and host apps run dist/ (see
- * decisions.md, "Herald as a library").
+ * docs/decisions/library.md, "Herald as a library").
  */
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"

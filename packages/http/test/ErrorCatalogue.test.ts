@@ -2,7 +2,7 @@ import { DomainError, errorCodes } from "@herald/core/kernel/Errors"
 import { describe, expect, it } from "vitest"
 import * as ErrorCatalogue from "../src/ErrorCatalogue.js"
 
-/** Codes of the `Idempotency-Key` header, which the spec does not have (docs/decisions.md). */
+/** Codes of the `Idempotency-Key` header, which the spec does not have (docs/decisions/api.md, "Idempotency-Key on create endpoints"). */
 const headerCodes: ReadonlyArray<string> = ["idempotency_key_in_use", "idempotency_key_mismatch"]
 
 describe("error catalogue", () => {

@@ -4,7 +4,7 @@
  * and the `ImageRenditions` port an adapter makes renditions through. No I/O.
  *
  * Every JPEG, PNG and WebP that leaves Herald goes through a rendition, even when it already fits,
- * because only a re-encode drops its EXIF, XMP and GPS metadata (see docs/decisions.md, "Media
+ * because only a re-encode drops its EXIF, XMP and GPS metadata (see docs/decisions/media.md, "Media
  * renditions"). GIFs go as they are where the platform takes them (re-encoding an animation is not
  * faithful), and are refused where it does not.
  */

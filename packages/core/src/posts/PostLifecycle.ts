@@ -1,6 +1,6 @@
 /**
  * The post status, derived from the destinations every time it is read (the spec leaves the rule
- * open; docs/decisions.md "Post status"). The SQL post list implements the same rule for its filter.
+ * open; docs/decisions/posts.md "State machines"). The SQL post list implements the same rule for its filter.
  */
 import type { DestinationStatus } from "./Destination.js"
 import type { PostStatus } from "./Post.js"

@@ -6,7 +6,7 @@
  * `dryRun` checks everything and creates nothing. Valid rows are created through `Posts.create`, one
  * transaction each, so every rule of a single create applies.
  *
- * Decisions (docs/decisions.md "Bulk create and bulk schedule"):
+ * Decisions (docs/decisions/bulk.md "POST /posts/bulk-schedule"):
  * - a time in a spring-forward gap is a row error naming the gap; a time that happens twice (fall
  *   back) takes the earlier instant and adds a batch warning;
  * - a platform name picks the organization's one active account of that platform, or the account

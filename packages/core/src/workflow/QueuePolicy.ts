@@ -2,7 +2,7 @@
  * The posting queue's allocation policy, pure: which instants a queue's recurring openings (weekday +
  * wall-clock `HH:MM` in the queue's IANA zone) name, and which one the next post takes.
  *
- * Daylight saving time (docs/decisions.md "The posting queue"):
+ * Daylight saving time (docs/decisions/queue.md "The posting queue"):
  * - an opening in a spring-forward gap (02:30 on the night New York jumps from 02:00 to 03:00) is
  *   shifted forward by the length of the gap (03:30): the post still goes out that day, as close as
  *   the clock allows, never earlier than the wall-clock asked for;
