@@ -691,7 +691,10 @@ export const run = async (options: { readonly scale: number; readonly log?: (lin
   return { load: [loadAtStart, os.loadavg()[0]!], rows, ratios, notes }
 }
 
-/** The section `npm run bench` appends to bench/results.md. */
+/** The heading of the section `npm run bench` writes to bench/results.md. */
+export const heading = "## Dispatch in batches, side by side"
+
+/** That section. */
 export const markdown = (results: Results, machine: string): string => {
   const header = ["Benchmark", "System", "Processes", "Items", "Seconds", "Figure", "Target"]
   const table = results.rows.map((r) => [
@@ -705,7 +708,7 @@ export const markdown = (results: Results, machine: string): string => {
   ])
   return [
     "",
-    "## Dispatch in batches, side by side",
+    heading,
     "",
     `Run with ${
       [...process.execArgv, process.env.NODE_OPTIONS ?? ""].join(" ").includes("herald-source")

@@ -21,6 +21,7 @@
  * Run `npm run build` first: this measures `dist/` (NODE_OPTIONS is cleared for the children, so the
  * test suite's `herald-source` condition never applies here).
  */
+import { replaceSection } from "./ResultsFile.js"
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as net from "node:net"
@@ -367,8 +368,7 @@ const machine = () => {
 export const heading = "## herald serve: cold start, idle RSS, soak"
 
 /**
- * Runs the figures and writes them into `file` under `heading`, replacing that section if it is
- * there (up to the next `## ` heading) and appending it otherwise.
+ * Runs the figures and writes them into `file` as its section under `heading` (`replaceSection`).
  */
 export const runInto = async (file: string, options: Options = {}): Promise<void> => {
   const result = await run(options)
@@ -378,7 +378,7 @@ export const runInto = async (file: string, options: Options = {}): Promise<void
     "",
     `Run on ${new Date().toISOString().slice(0, 10)}: ${machine()}. Compiled build (\`dist/\`); see`,
     "bench/Startup.ts for what each figure measures. Targets: cold start ≤ 1 s, idle RSS ≤ 150 MB,",
-    "soak drift within ±10 %. Other helpers' work shared the 2 cores during the run, so times vary run to run.",
+    "soak drift within ±10 %. Other work on the machine shares its cores, so times vary run to run.",
     "",
     "| Benchmark | Subject | Figure | Against peer / volume |",
     "|---|---|---|---|",
@@ -387,13 +387,7 @@ export const runInto = async (file: string, options: Options = {}): Promise<void
     ...result.notes.map((note) => `- ${note}`),
     ""
   ].join("\n")
-  const existing = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : ""
-  const at = existing.indexOf(heading)
-  const next = at === -1 ? -1 : existing.indexOf("\n## ", at + heading.length)
-  const updated = at === -1
-    ? `${existing.trimEnd()}\n\n${section}`
-    : `${existing.slice(0, at)}${section}${next === -1 ? "" : existing.slice(next + 1)}`
-  fs.writeFileSync(file, updated)
+  replaceSection(file, heading, section)
   console.log(`written to ${path.relative(repoRoot, file)}`)
 }
 

@@ -1,9 +1,9 @@
 /**
  * `npm run bench`: the project's figures, printed as a table and written to bench/results.md (the table
  * replaces the file's first block; the sections below it are kept, and this run's dispatch and start-up
- * sections are appended).
+ * sections replace their own, `ResultsFile.replaceSection`).
  *
- * (a, b, d) dispatch, side by side with graphile-worker (bench/Dispatch.ts, appended to results.md under
+ * (a, b, d) dispatch, side by side with graphile-worker (bench/Dispatch.ts, written to results.md under
  *     its own heading): throughput through the zero-latency sandbox, and 10,000 destinations due in one
  *     second;
  * (c, e) the request path side by side (bench/RequestPath.ts): POST /posts against a hand-written
@@ -15,6 +15,7 @@
  * Sizes can be scaled with BENCH_SCALE (default 1). Postgres parts are skipped with a reason when no
  * Postgres answers at HERALD_TEST_PG_URL.
  */
+import { replaceSection } from "./ResultsFile.js"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -92,7 +93,7 @@ const main = async () => {
     fs.rmSync(tmp, { recursive: true, force: true })
   }
   write()
-  fs.appendFileSync(path.join(import.meta.dirname, "results.md"), DispatchBench.markdown(dispatch, machine()))
+  replaceSection(path.join(import.meta.dirname, "results.md"), DispatchBench.heading, DispatchBench.markdown(dispatch, machine()))
   await Startup.runInto(path.join(import.meta.dirname, "results.md"))
 }
 
@@ -121,8 +122,8 @@ const write = () => {
     ...notes.map((note) => `- ${note}`),
     ""
   ].join("\n")
-  // The table replaces the file's first block; the sections below it (each session's own figures,
-  // and the dispatch and start-up sections this run appends after it) are kept.
+  // The table replaces the file's first block; the sections below it (the other programs' figures,
+  // and the dispatch and start-up sections this run replaces after it) are kept.
   const file = path.join(import.meta.dirname, "results.md")
   const previous = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : ""
   const sections = previous.indexOf("\n## ")
