@@ -26,6 +26,7 @@ import * as TextLimits from "@herald/core/platforms/TextLimits"
 const pg = await probePostgres
 if (!pg.available) console.warn(`[skip] AI conformance on Postgres skipped: ${pg.reason}`)
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- answers are read field by field, as a client would
 type Json = Record<string, any>
 
 const noProvider = { HERALD_AI_BASE_URL: "", HERALD_AI_API_KEY: "" }

@@ -19,11 +19,13 @@ import * as MediaFixtures from "../support/MediaFixtures.js"
 const pg = await probePostgres
 if (!pg.available) console.warn(`[skip] Idempotency-Key conformance on Postgres skipped: ${pg.reason}`)
 
+/* eslint-disable @typescript-eslint/no-explicit-any -- answers are read field by field, as a client would */
 type Json = {
   readonly data: Record<string, any> | null
   readonly error: { readonly code: string; readonly retryable: boolean; readonly details?: Record<string, any> } | null
   readonly meta: { readonly request_id: string }
 }
+/* eslint-enable @typescript-eslint/no-explicit-any */
 const json = (r: HeraldServer.Response) => r.json as Json
 
 const env = {

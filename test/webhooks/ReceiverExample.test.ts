@@ -101,7 +101,7 @@ describe("examples/webhook-receiver.ts", () => {
     }))
 
   it.live("timestamps more than 5 minutes away are rejected", () =>
-    Effect.gen(function*() {
+    Effect.sync(() => {
       const { body, headers } = captured[0]!
       const sent = Number(headers["x-service-timestamp"])
       expect(Receiver.verify(secret, body, headers, sent + 300)).toMatchObject({ ok: true })

@@ -52,7 +52,7 @@ describe("destination transitions", () => {
 
   it.prop("from queued, no sequence of events reaches published without passing publishing", [fc.array(event, { maxLength: 30 })], ([seq]) => {
     let current: DestinationStatus = "queued"
-    let previous: DestinationStatus = "queued"
+    let previous: DestinationStatus
     for (const e of seq) {
       const next = transition(current, e)
       if (Either.isRight(next)) {

@@ -7,6 +7,8 @@ import * as Duration from "effect/Duration"
 import * as Either from "effect/Either"
 import type { DestinationStatus } from "./Destination.js"
 
+// Variants without fields are `{}` in Data.TaggedEnum.
+/* eslint-disable @typescript-eslint/no-empty-object-type */
 export type DestinationEvent = Data.TaggedEnum<{
   /** A dispatcher claimed it for a publish attempt. */
   Claim: {}
@@ -20,6 +22,7 @@ export type DestinationEvent = Data.TaggedEnum<{
   /** A user asked to retry it. */
   Retry: {}
 }>
+/* eslint-enable @typescript-eslint/no-empty-object-type */
 
 export const DestinationEvent = Data.taggedEnum<DestinationEvent>()
 

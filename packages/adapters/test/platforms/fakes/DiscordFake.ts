@@ -38,7 +38,7 @@ export const problemsOf = (request: FakeServer.Recorded): ReadonlyArray<string> 
     }
   }
   const raw = request.form.get("payload_json")
-  let payload: unknown = {}
+  let payload: unknown
   try {
     payload = typeof raw === "string" ? JSON.parse(raw) : {}
   } catch {
@@ -165,7 +165,7 @@ export const start = async (): Promise<DiscordFake> => {
     }
     if (request.method !== "POST") return { status: 405, body: { message: "405: Method Not Allowed", code: 0 } }
 
-    let payload: Record<string, unknown> = {}
+    let payload: Record<string, unknown>
     const files: Array<{ field: string; filename: string; bytes: Uint8Array }> = []
     if (request.form !== undefined) {
       payload = JSON.parse(String(request.form.get("payload_json") ?? "{}"))
