@@ -1,5 +1,4 @@
 import * as PgClient from "@effect/sql-pg/PgClient"
-import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
 import type { MigrationError } from "@effect/sql/Migrator"
@@ -12,6 +11,7 @@ import Pg from "pg"
 import * as PgPrepared from "./internal/PgPrepared.js"
 import * as PoolUsage from "./PoolUsage.js"
 import * as Migrations from "./Migrations.js"
+import * as SqliteReaderClient from "./SqliteReaderClient.js"
 
 /**
  * SQLite durability: `FULL` fsyncs every commit, so an accepted post survives a power loss;
@@ -22,6 +22,11 @@ export type SqliteSynchronous = "FULL" | "NORMAL"
 export interface SqliteOptions {
   readonly filename: string
   readonly synchronous?: SqliteSynchronous
+  /**
+   * Worker threads that run single reads off the event loop, each with a read-only connection
+   * (`SqliteReaderClient`); 0 runs every statement on the main connection. Default 2.
+   */
+  readonly readers?: number
 }
 
 /** Owner-only: the store holds sessions, key hashes and encrypted platform credentials. */
@@ -45,13 +50,18 @@ export const preparePrivateFile = (filename: string): void => {
   }
 }
 
-/** The embedded default: one SQLite file in WAL mode, created owner-only (`preparePrivateFile`). */
+/**
+ * The embedded default: one SQLite file in WAL mode, created owner-only (`preparePrivateFile`), with
+ * its single reads run on a pool of reader threads (`SqliteReaderClient`).
+ */
 export const layerSqlite = (options: SqliteOptions): Layer.Layer<SqlClient.SqlClient, SqlError> => {
   const client = Layer.unwrapEffect(
     Effect.sync(() => {
       if (options.filename !== ":memory:") preparePrivateFile(options.filename)
-      // The config is given, not read, so the layer's ConfigError cannot occur.
-      return SqliteClient.layer({ filename: options.filename }).pipe(Layer.orDie)
+      return SqliteReaderClient.layer({
+        filename: options.filename,
+        ...(options.readers !== undefined ? { readers: options.readers } : {})
+      })
     })
   )
   const pragmas = Layer.effectDiscard(
@@ -110,7 +120,12 @@ export const layerPg = (options: PgOptions): Layer.Layer<SqlClient.SqlClient, Sq
   })
 
 export type DatabaseConfig =
-  | { readonly _tag: "Sqlite"; readonly filename: string; readonly synchronous?: SqliteSynchronous }
+  | {
+    readonly _tag: "Sqlite"
+    readonly filename: string
+    readonly synchronous?: SqliteSynchronous
+    readonly readers?: number
+  }
   | { readonly _tag: "Postgres"; readonly url: Redacted.Redacted<string> | string; readonly maxConnections?: number }
 
 /** Chooses the store from configuration: a database URL means Postgres, otherwise SQLite in the data dir. */
@@ -124,7 +139,11 @@ export const configFrom = (options: {
 
 export const layerClient = (config: DatabaseConfig): Layer.Layer<SqlClient.SqlClient, SqlError> =>
   config._tag === "Sqlite"
-    ? layerSqlite({ filename: config.filename, ...(config.synchronous ? { synchronous: config.synchronous } : {}) })
+    ? layerSqlite({
+      filename: config.filename,
+      ...(config.synchronous ? { synchronous: config.synchronous } : {}),
+      ...(config.readers !== undefined ? { readers: config.readers } : {})
+    })
     : layerPg({ url: config.url, ...(config.maxConnections ? { maxConnections: config.maxConnections } : {}) })
 
 /** The client with every pending migration applied before anything uses it. */

@@ -1,0 +1,134 @@
+/**
+ * The SQLite reader threads (`SqliteReaderClient`) against the main connection alone (`readers: 0`),
+ * in the same run on the same database file:
+ *
+ * - short reads: a primary-key lookup and a 50-row page (the shapes of most API reads), one at a time
+ *   (the latency a message round trip to a worker adds) and 64 in flight (throughput);
+ * - a slow read (a recursive CTE counting to BENCH_SLOW_COUNT, about a second): the longest wait of
+ *   a `GET /health/live` served by a node:http server in this process and polled every 10 ms while
+ *   the read runs, and the longest gap of a 1 ms timer.
+ *
+ * Run: `npx tsx bench/SqliteReaders.ts` (BENCH_READS, BENCH_SLOW_COUNT to change the sizes).
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as fs from "node:fs"
+import * as http from "node:http"
+import * as os from "node:os"
+import * as path from "node:path"
+import * as SqliteReaderClient from "../packages/adapters/src/sql/SqliteReaderClient.js"
+
+const reads = Number(process.env.BENCH_READS ?? 4000)
+const slowCount = Number(process.env.BENCH_SLOW_COUNT ?? 1_000_000)
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), "herald-bench-readers-"))
+const filename = path.join(dir, "herald.db")
+
+const build = (readers: number) =>
+  Effect.map(Layer.build(SqliteReaderClient.layer({ filename, readers })), (c) => Context.get(c, SqlClient.SqlClient))
+
+const seed = (sql: SqlClient.SqlClient) =>
+  Effect.gen(function*() {
+    yield* sql`CREATE TABLE posts (id INTEGER PRIMARY KEY, organization_id TEXT NOT NULL, content TEXT NOT NULL,
+      status TEXT NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, scheduled_for INTEGER,
+      tags TEXT NOT NULL, media BLOB)`
+    yield* sql`CREATE INDEX posts_org_created ON posts (organization_id, created_at DESC)`
+    yield* sql.withTransaction(Effect.forEach(Array.from({ length: 10_000 }, (_, i) => i), (i) =>
+      sql`INSERT INTO posts (id, organization_id, content, status, created_at, updated_at, scheduled_for, tags, media)
+        VALUES (${i}, ${`org-${i % 10}`}, ${`Post number ${i}, with a sentence or two of text as posts have.`},
+        ${i % 7 === 0 ? "failed" : "published"}, ${1_700_000_000_000 + i}, ${1_700_000_000_000 + i}, ${null},
+        ${'["launch","news"]'}, ${i % 5 === 0 ? Buffer.alloc(64, i % 256) : null})`, { discard: true }))
+  })
+
+const lookup = (sql: SqlClient.SqlClient, i: number) => sql`SELECT * FROM posts WHERE id = ${i % 10_000}`
+const page = (sql: SqlClient.SqlClient, i: number) =>
+  sql`SELECT * FROM posts WHERE organization_id = ${`org-${i % 10}`} ORDER BY created_at DESC LIMIT 50`
+
+/** Microseconds per read: `reads` reads one after the other, then with 64 in flight. */
+const timeReads = (sql: SqlClient.SqlClient, read: (sql: SqlClient.SqlClient, i: number) => Effect.Effect<unknown, unknown>) =>
+  Effect.gen(function*() {
+    // Warm-up: statements prepared, workers started, JIT.
+    yield* Effect.forEach(Array.from({ length: 500 }, (_, i) => i), (i) => read(sql, i), { concurrency: 16, discard: true })
+    let started = performance.now()
+    for (let i = 0; i < reads; i++) yield* read(sql, i)
+    const sequential = ((performance.now() - started) * 1000) / reads
+    started = performance.now()
+    yield* Effect.forEach(Array.from({ length: reads }, (_, i) => i), (i) => read(sql, i), { concurrency: 64, discard: true })
+    const concurrent = ((performance.now() - started) * 1000) / reads
+    return { sequential, concurrent }
+  })
+
+/** The longest /health/live answer and timer gap while the slow read runs. */
+const stall = (sql: SqlClient.SqlClient, port: number) =>
+  Effect.gen(function*() {
+    let polling = true
+    let longestProbe = 0
+    let probes = 0
+    const poll = async () => {
+      while (polling) {
+        const started = performance.now()
+        await fetch(`http://127.0.0.1:${port}/health/live`).then((r) => r.text())
+        longestProbe = Math.max(longestProbe, performance.now() - started)
+        probes++
+        await new Promise((resolve) => setTimeout(resolve, 10))
+      }
+    }
+    let last = performance.now()
+    let longestGap = 0
+    const timer = setInterval(() => {
+      const now = performance.now()
+      longestGap = Math.max(longestGap, now - last)
+      last = now
+    }, 1)
+    const poller = poll()
+    yield* Effect.sleep("50 millis")
+    const started = performance.now()
+    yield* sql`WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < ${slowCount}) SELECT COUNT(*) AS n FROM c`
+    const took = performance.now() - started
+    longestGap = Math.max(longestGap, performance.now() - last)
+    polling = false
+    clearInterval(timer)
+    yield* Effect.promise(() => poller)
+    return { took, longestProbe, longestGap, probes }
+  })
+
+const fmt = (n: number) => n.toFixed(1)
+
+const program = Effect.gen(function*() {
+  const server = http.createServer((_req, res) => res.end('{"status":"ok"}'))
+  yield* Effect.acquireRelease(
+    Effect.promise(() => new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))),
+    () => Effect.sync(() => server.close())
+  )
+  const address = server.address()
+  const port = typeof address === "object" && address !== null ? address.port : 0
+
+  const pooled = yield* build(SqliteReaderClient.defaultReaders)
+  const mainOnly = yield* build(0)
+  yield* seed(mainOnly)
+
+  console.log(`SQLite reader threads (${SqliteReaderClient.defaultReaders}) vs main connection only, ${reads} reads, ${os.cpus().length} CPUs`)
+  console.log("| read | readers µs/read | main only µs/read | ratio (readers / main) |")
+  console.log("|---|---|---|---|")
+  for (const [name, read] of [["primary-key lookup", lookup], ["50-row page", page]] as const) {
+    const a = yield* timeReads(pooled, read)
+    const b = yield* timeReads(mainOnly, read)
+    console.log(`| ${name}, one at a time | ${fmt(a.sequential)} | ${fmt(b.sequential)} | ${(a.sequential / b.sequential).toFixed(2)} |`)
+    console.log(`| ${name}, 64 in flight | ${fmt(a.concurrent)} | ${fmt(b.concurrent)} | ${(a.concurrent / b.concurrent).toFixed(2)} |`)
+  }
+
+  const a = yield* stall(pooled, port)
+  const b = yield* stall(mainOnly, port)
+  console.log()
+  console.log(`Slow read (recursive CTE to ${slowCount}) while GET /health/live is polled every 10 ms`)
+  console.log("| | readers | main only |")
+  console.log("|---|---|---|")
+  console.log(`| slow read took (ms) | ${fmt(a.took)} | ${fmt(b.took)} |`)
+  console.log(`| longest /health/live wait (ms) | ${fmt(a.longestProbe)} | ${fmt(b.longestProbe)} |`)
+  console.log(`| longest 1 ms timer gap (ms) | ${fmt(a.longestGap)} | ${fmt(b.longestGap)} |`)
+  console.log(`| probes answered during the run | ${a.probes} | ${b.probes} |`)
+})
+
+await Effect.runPromise(Effect.scoped(program)).finally(() => fs.rmSync(dir, { recursive: true, force: true }))
