@@ -3,7 +3,9 @@
  * in the same run on the same database file:
  *
  * - short reads: a primary-key lookup and a 50-row page (the shapes of most API reads), one at a time
- *   (the latency a message round trip to a worker adds) and 64 in flight (throughput);
+ *   (the latency a message round trip to a worker adds) and 64 in flight (throughput): wall time per
+ *   read, and the main thread's busy time per read (event-loop utilization: what a read costs the
+ *   thread that serves every request);
  * - a slow read (a recursive CTE counting to BENCH_SLOW_COUNT, about a second): the longest wait of
  *   a `GET /health/live` served by a node:http server in this process and polled every 10 ms while
  *   the read runs, and the longest gap of a 1 ms timer.
@@ -46,18 +48,62 @@ const lookup = (sql: SqlClient.SqlClient, i: number) => sql`SELECT * FROM posts 
 const page = (sql: SqlClient.SqlClient, i: number) =>
   sql`SELECT * FROM posts WHERE organization_id = ${`org-${i % 10}`} ORDER BY created_at DESC LIMIT 50`
 
-/** Microseconds per read: `reads` reads one after the other, then with 64 in flight. */
-const timeReads = (sql: SqlClient.SqlClient, read: (sql: SqlClient.SqlClient, i: number) => Effect.Effect<unknown, unknown>) =>
+interface Timing {
+  readonly sequential: number
+  readonly concurrent: number
+  readonly sequentialBusy: number
+  readonly concurrentBusy: number
+}
+
+/** Microseconds per read (wall and main-thread busy): `n` reads one after the other, then `n` with 64 in flight. */
+const timeBlock = (sql: SqlClient.SqlClient, read: (sql: SqlClient.SqlClient, i: number) => Effect.Effect<unknown, unknown>, n: number) =>
   Effect.gen(function*() {
-    // Warm-up: statements prepared, workers started, JIT.
-    yield* Effect.forEach(Array.from({ length: 500 }, (_, i) => i), (i) => read(sql, i), { concurrency: 16, discard: true })
     let started = performance.now()
-    for (let i = 0; i < reads; i++) yield* read(sql, i)
-    const sequential = ((performance.now() - started) * 1000) / reads
+    let loop = performance.eventLoopUtilization()
+    for (let i = 0; i < n; i++) yield* read(sql, i)
+    const sequential = ((performance.now() - started) * 1000) / n
+    const sequentialBusy = (performance.eventLoopUtilization(loop).active * 1000) / n
     started = performance.now()
-    yield* Effect.forEach(Array.from({ length: reads }, (_, i) => i), (i) => read(sql, i), { concurrency: 64, discard: true })
-    const concurrent = ((performance.now() - started) * 1000) / reads
-    return { sequential, concurrent }
+    loop = performance.eventLoopUtilization()
+    yield* Effect.forEach(Array.from({ length: n }, (_, i) => i), (i) => read(sql, i), { concurrency: 64, discard: true })
+    const concurrent = ((performance.now() - started) * 1000) / n
+    const concurrentBusy = (performance.eventLoopUtilization(loop).active * 1000) / n
+    return { sequential, concurrent, sequentialBusy, concurrentBusy } satisfies Timing
+  })
+
+const median = (values: ReadonlyArray<number>) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)]!
+
+/**
+ * Both clients in ten alternating blocks of `reads / 10` (after a warm-up), so that a change in the
+ * machine's load falls on both; each figure is the median over the blocks, the ratio the median of
+ * the blocks' ratios.
+ */
+const compare = (
+  a: SqlClient.SqlClient,
+  b: SqlClient.SqlClient,
+  read: (sql: SqlClient.SqlClient, i: number) => Effect.Effect<unknown, unknown>
+) =>
+  Effect.gen(function*() {
+    for (const sql of [a, b]) {
+      yield* Effect.forEach(Array.from({ length: 500 }, (_, i) => i), (i) => read(sql, i), { concurrency: 16, discard: true })
+    }
+    const blocks: Array<readonly [Timing, Timing]> = []
+    for (let block = 0; block < 10; block++) {
+      const x = yield* timeBlock(a, read, Math.ceil(reads / 10))
+      const y = yield* timeBlock(b, read, Math.ceil(reads / 10))
+      blocks.push([x, y])
+    }
+    const figure = (key: keyof Timing) => ({
+      a: median(blocks.map(([x]) => x[key])),
+      b: median(blocks.map(([, y]) => y[key])),
+      ratio: median(blocks.map(([x, y]) => x[key] / y[key]))
+    })
+    return {
+      sequential: figure("sequential"),
+      concurrent: figure("concurrent"),
+      sequentialBusy: figure("sequentialBusy"),
+      concurrentBusy: figure("concurrentBusy")
+    }
   })
 
 /** The longest /health/live answer and timer gap while the slow read runs. */
@@ -110,13 +156,17 @@ const program = Effect.gen(function*() {
   yield* seed(mainOnly)
 
   console.log(`SQLite reader threads (${SqliteReaderClient.defaultReaders}) vs main connection only, ${reads} reads, ${os.cpus().length} CPUs`)
-  console.log("| read | readers µs/read | main only µs/read | ratio (readers / main) |")
-  console.log("|---|---|---|---|")
+  console.log("| read | readers µs/read | main only µs/read | ratio (readers / main) | main thread busy µs/read: readers | main only | ratio |")
+  console.log("|---|---|---|---|---|---|---|")
   for (const [name, read] of [["primary-key lookup", lookup], ["50-row page", page]] as const) {
-    const a = yield* timeReads(pooled, read)
-    const b = yield* timeReads(mainOnly, read)
-    console.log(`| ${name}, one at a time | ${fmt(a.sequential)} | ${fmt(b.sequential)} | ${(a.sequential / b.sequential).toFixed(2)} |`)
-    console.log(`| ${name}, 64 in flight | ${fmt(a.concurrent)} | ${fmt(b.concurrent)} | ${(a.concurrent / b.concurrent).toFixed(2)} |`)
+    const c = yield* compare(pooled, mainOnly, read)
+    type Figure = { readonly a: number; readonly b: number; readonly ratio: number }
+    const row = (label: string, wall: Figure, busy: Figure) =>
+      console.log(
+        `| ${name}, ${label} | ${fmt(wall.a)} | ${fmt(wall.b)} | ${wall.ratio.toFixed(2)} | ${fmt(busy.a)} | ${fmt(busy.b)} | ${busy.ratio.toFixed(2)} |`
+      )
+    row("one at a time", c.sequential, c.sequentialBusy)
+    row("64 in flight", c.concurrent, c.concurrentBusy)
   }
 
   const a = yield* stall(pooled, port)

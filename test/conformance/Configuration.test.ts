@@ -35,6 +35,13 @@ describe("configuration at start", () => {
     expect(fs.existsSync(path.join(work, "serve", "herald.db"))).toBe(false)
   }, 60_000)
 
+  it("herald serve refuses a reader thread count that is not a non-negative integer", async () => {
+    const result = await herald(["serve", "--port", "0", ...store("readers")], { ...baseEnv, HERALD_SQLITE_READERS: "two" })
+    expect(result.code).toBe(2)
+    expect(lines(result.stderr)).toEqual(["HERALD_SQLITE_READERS: expected a non-negative integer, got 'two'"])
+    expect(fs.existsSync(path.join(work, "readers", "herald.db"))).toBe(false)
+  }, 60_000)
+
   // PORT is wrong too, but --port overrides it, so it is not read and not reported.
   it("never prints a secret's value, only its name", async () => {
     const result = await herald(["serve", "--port", "0", ...store("secret")], {

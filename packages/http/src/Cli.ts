@@ -111,8 +111,15 @@ const dataDir = (values: Values): string => values["data-dir"] ?? env("HERALD_DA
 const databaseConfig = (values: Values): SqlDatabase.DatabaseConfig =>
   SqlDatabase.configFrom({
     dataDir: dataDir(values),
-    databaseUrl: values["database-url"] ?? env("HERALD_DATABASE_URL")
+    databaseUrl: values["database-url"] ?? env("HERALD_DATABASE_URL"),
+    sqliteReaders: sqliteReaders()
   })
+
+/** `HERALD_SQLITE_READERS`: threads running SQLite reads off the event loop (0: none). */
+const sqliteReaders = (): number | undefined => {
+  const raw = env("HERALD_SQLITE_READERS")
+  return raw === undefined ? undefined : positiveInt(raw, "HERALD_SQLITE_READERS")
+}
 
 const rateLimits = (): RateLimit.Limits => ({
   perMinute: positiveInt(env("HERALD_RATE_LIMIT_PER_MINUTE") ?? String(RateLimit.defaults.perMinute), "HERALD_RATE_LIMIT_PER_MINUTE"),

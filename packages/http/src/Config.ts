@@ -74,6 +74,7 @@ export const variables: Readonly<Record<string, Variable>> = {
   PORT: { check: port },
   HERALD_HOST: { check: host },
   HERALD_DATABASE_URL: { check: postgresUrl, secret: true },
+  HERALD_SQLITE_READERS: { check: nonNegativeInteger },
   HERALD_RATE_LIMIT_PER_MINUTE: { check: nonNegativeInteger },
   HERALD_RATE_LIMIT_PER_HOUR: { check: nonNegativeInteger },
   HERALD_PUBLIC_URL: { check: httpUrl },

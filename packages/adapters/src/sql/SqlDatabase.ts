@@ -128,14 +128,22 @@ export type DatabaseConfig =
   }
   | { readonly _tag: "Postgres"; readonly url: Redacted.Redacted<string> | string; readonly maxConnections?: number }
 
-/** Chooses the store from configuration: a database URL means Postgres, otherwise SQLite in the data dir. */
+/**
+ * Chooses the store from configuration: a database URL means Postgres, otherwise SQLite in the data
+ * dir (with `sqliteReaders` reader threads, `SqliteReaderClient.defaultReaders` when not given).
+ */
 export const configFrom = (options: {
   readonly dataDir: string
   readonly databaseUrl?: string | undefined
+  readonly sqliteReaders?: number | undefined
 }): DatabaseConfig =>
   options.databaseUrl !== undefined && options.databaseUrl !== ""
     ? { _tag: "Postgres", url: Redacted.make(options.databaseUrl) }
-    : { _tag: "Sqlite", filename: path.join(options.dataDir, "herald.db") }
+    : {
+      _tag: "Sqlite",
+      filename: path.join(options.dataDir, "herald.db"),
+      ...(options.sqliteReaders !== undefined ? { readers: options.sqliteReaders } : {})
+    }
 
 export const layerClient = (config: DatabaseConfig): Layer.Layer<SqlClient.SqlClient, SqlError> =>
   config._tag === "Sqlite"
