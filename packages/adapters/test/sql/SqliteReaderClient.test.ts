@@ -71,8 +71,9 @@ describe("SQLite reader threads", () => {
       expect(on.result).toEqual([{ n }])
       // The control: on the main connection the timer could not run while the read ran.
       expect(on.longestGap).toBeGreaterThan(on.took * 0.8)
-      // Through the readers the timer kept running for (nearly) the whole read.
-      expect(off.longestGap).toBeLessThan(off.took / 4)
+      // Through the readers the timer kept running through the read (a loaded machine can hold a
+      // process off its core for a while, hence the margin; the control above is near the whole read).
+      expect(off.longestGap).toBeLessThan(off.took / 2)
     }).pipe(Effect.scoped), 60_000)
 
   it.live("a single read sees every write committed before it, at once", () =>
