@@ -12,6 +12,7 @@ import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import * as DashboardPreview from "./DashboardPreview.js"
 
 /** Where the assets are served from; `/dashboard/api/` (the session endpoints) is beside it. */
 export const assetsPath = "/dashboard/assets"
@@ -25,6 +26,7 @@ export const pagePaths = [
   "/posts/:id",
   "/calendar",
   "/compose",
+  "/media",
   "/approvals",
   "/queue",
   "/campaigns",
@@ -102,6 +104,7 @@ export const layer = HttpApiBuilder.Router.use((router) =>
       headers: { ...securityHeaders, "cache-control": "no-store" }
     })
     for (const pagePath of pagePaths) yield* router.get(pagePath, Effect.succeed(page))
+    yield* router.post(DashboardPreview.path, DashboardPreview.handler)
     yield* router.get(
       `${assetsPath}/*`,
       Effect.map(HttpServerRequest.HttpServerRequest, (request) => {

@@ -9,6 +9,7 @@ const pages = [
   [/^\/posts\/([0-9a-fA-F-]{36})$/, "post"],
   [/^\/calendar$/, "calendar"],
   [/^\/compose$/, "compose"],
+  [/^\/media$/, "media"],
   [/^\/approvals$/, "approvals"],
   [/^\/queue$/, "queue"],
   [/^\/campaigns$/, "campaigns"],

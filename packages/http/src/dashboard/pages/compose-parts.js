@@ -1,34 +1,7 @@
-// The composer's pieces that hold no page state: counting text as each platform counts, the input
-// for each platform setting and its value, what each platform gets of a file, and uploads with
-// progress.
+// The composer's pieces that hold no page state: the input for each platform setting and its value,
+// what each platform gets of a file, and uploads with progress. (Counting text is the server's: see
+// preview.js.)
 import { h } from "../ui.js"
-
-// Counting as each platform counts (GET /platform-rules names the unit). X's weighted count is
-// approximated here (URLs 23, CJK and emoji 2): the server's count decides.
-
-const segmenter = new Intl.Segmenter(undefined, { granularity: "grapheme" })
-const light = (cp) => cp <= 4351 || (cp >= 8192 && cp <= 8205) || (cp >= 8208 && cp <= 8223) || (cp >= 8242 && cp <= 8247)
-const urlPattern = /https?:\/\/[^\s]+/g
-
-export const count = (text, unit) => {
-  switch (unit) {
-    case "graphemes":
-      return [...segmenter.segment(text)].length
-    case "utf16_units":
-      return text.length
-    case "bytes":
-      return new TextEncoder().encode(text).length
-    case "weighted_characters": {
-      const normalized = text.normalize("NFC")
-      const urls = normalized.match(urlPattern) ?? []
-      let total = urls.length * 23
-      for (const ch of normalized.replace(urlPattern, "")) total += light(ch.codePointAt(0)) ? 1 : 2
-      return total
-    }
-    default:
-      return [...text].length
-  }
-}
 
 export const settingInput = (name, setting) => {
   const common = { name, "data-setting": name, "data-type": setting.type }

@@ -3,8 +3,10 @@
 // that changed, and a refusal is shown under the field it names.
 import { v1 } from "../api.js"
 import { busy, checkbox, errorText, field, flashNext, h, instantOf, localInputValue, notice, render, replace, time, zone } from "../ui.js"
-import { count, put, renditionFor, settingInput, settingText, settingValue } from "./compose-parts.js"
+import { put, renditionFor, settingInput, settingText, settingValue } from "./compose-parts.js"
 import { clearDraft, draftKey, loadDraft, saveDraft } from "./compose-draft.js"
+import { altTextField, threadComposer } from "./compose-thread.js"
+import { countLine, drawPreviews, measure, platformName } from "./preview.js"
 import { mayPublish } from "./post-actions.js"
 import { accounts as loadAccounts, campaigns as loadCampaigns, settingLabel } from "./shared.js"
 
@@ -32,7 +34,8 @@ export default async ({ session }) => {
     sourceId ? v1("GET", `/posts/${encodeURIComponent(sourceId)}`) : null
   ])
   const editing = editId ? source : null
-  const media = source?.media_ids?.length ? await loadMedia(source.media_ids) : [] // {id, filename, type, mime_type, status}
+  // {id, filename, type, mime_type, status, width, height, alt_text, src}: src is what the preview shows
+  const media = (source?.media_ids?.length ? await loadMedia(source.media_ids) : []).map((m) => ({ ...m, src: m.public_url ?? null }))
   const out = h("div", { "aria-live": "polite" })
 
   // accounts
@@ -123,7 +126,14 @@ export default async ({ session }) => {
       keep()
     })
     item.append(" ", remove, h("ul", { class: "renditions muted", "data-media": entry.id }))
+    if (entry.type === "image" && entry.status !== "missing") item.append(altTextField(entry, altLimits, () => { update(); keep() }))
   }
+  /** The alt-text limits of the targeted platforms that have one (their settings' own limits). */
+  const altLimits = () =>
+    chosenPlatforms().flatMap((p) =>
+      Object.entries(rules[p]?.settings ?? {})
+        .filter(([name, s]) => /alttext/i.test(name) && s.max_length && rules[p].media.kinds.includes("image"))
+        .map(([, s]) => ({ platform: p, name: platformName(p), limit: s.max_length })))
   for (const entry of media) {
     const item = h("li", {}, h("strong", {}, entry.filename), " ", h("span", {}, entry.status))
     mediaList.append(item)
@@ -141,7 +151,7 @@ export default async ({ session }) => {
       const done = await v1("POST", `/media/${presigned.id}/complete`, {})
       progress.value = 1
       line.textContent = done.status === "ready" ? "ready" : `${done.status}${done.error ? `: ${done.error}` : ""}`
-      const entry = { ...done }
+      const entry = { ...done, src: preview?.src ?? done.public_url ?? null }
       media.push(entry)
       listed(entry, item)
       update()
@@ -166,6 +176,11 @@ export default async ({ session }) => {
     for (const file of e.dataTransfer?.files ?? []) upload(file)
   })
 
+  // the thread: further parts, for the platforms that publish them as replies
+  const thread = threadComposer(source?.threadPosts ?? [], () => { update(); keep() })
+  const previews = h("div", { class: "previews", id: "previews" })
+  const threadTargets = () => chosenPlatforms().filter((p) => rules[p]?.threads)
+
   // campaign, time
   const campaign = h("select", { name: "campaign_id" }, h("option", { value: "" }, "None"), campaigns.map((c) =>
     h("option", { value: String(c.id), selected: source?.campaign_id === c.id }, c.name)))
@@ -174,33 +189,80 @@ export default async ({ session }) => {
   const initial = savedTime ?? (asked && !Number.isNaN(Date.parse(asked)) ? new Date(asked) : new Date(Date.now() + 3_600_000))
   const when = h("input", { type: "datetime-local", name: "scheduled_for", step: "1", value: localInputValue(initial) })
 
-  const update = () => {
+  /** A setting's value as its input holds it, in the override block of `platform`. */
+  const settingFor = (platform, name) =>
+    overrideBlocks.get(platform)?.querySelector(`[data-setting="${CSS.escape(name)}"]`)?.value?.trim() || undefined
+
+  // Counting is the server's (one source of truth): each change asks it again, the latest answer wins.
+  let countRequest = 0
+  const counted = new Map()
+  const drawCounts = () => {
     const targets = chosenPlatforms()
     replace(counters,
       targets.map((platform) => {
-        const rule = rules[platform]
-        if (!rule) return h("li", {}, platform)
-        const used = count(textFor(platform), rule.caption.unit)
-        const over = used > rule.caption.limit
-        return h("li", { class: over ? "over" : "", "data-platform": platform }, `${platform}: ${used} / ${rule.caption.limit}${over ? " (too long)" : ""}`)
+        const measured = counted.get(`${platform}:0`)
+        if (!rules[platform] || !measured) return h("li", { "data-platform": platform }, `${platform}: counting…`)
+        const line = countLine(measured)
+        return h("li", { class: line.over ? "over" : "", "data-platform": platform }, `${platform}: ${line.text}${line.over ? " (too long)" : ""}`)
       })
     )
-    replace(overrides, targets.map(overrideBlock))
     for (const platform of targets) {
-      const rule = rules[platform]
-      const counter = overrideBlocks.get(platform).querySelector("[data-counter]")
-      if (!rule) continue
+      const counter = overrideBlocks.get(platform)?.querySelector("[data-counter]")
+      const measured = counted.get(`${platform}:0`)
+      if (!counter || !measured) continue
       const own = (overrideBlocks.get(platform).querySelector("[data-override]").value ?? "").trim() !== ""
-      const used = count(textFor(platform), rule.caption.unit)
-      const over = used > rule.caption.limit
-      counter.className = over ? "counter over" : "counter"
-      counter.textContent = `${used} / ${rule.caption.limit}${own ? "" : " (the main text)"}${over ? ": too long" : ""}`
+      const line = countLine(measured)
+      counter.className = line.over ? "counter over" : "counter"
+      counter.textContent = `${line.text}${own ? "" : " (the main text)"}${line.over ? ": too long" : ""}`
     }
+    thread.showCounts(threadTargets(), (platform, i) => counted.get(`${platform}:${i + 1}`))
+    drawPreviews(previews, {
+      platforms: targets,
+      rules,
+      textFor,
+      media,
+      parts: thread.parts().map((p) => p.content),
+      settingFor
+    }, counted)
+  }
+  const recount = async () => {
+    const mine = ++countRequest
+    const hasMedia = media.length > 0
+    const keys = []
+    const texts = []
+    for (const platform of chosenPlatforms().filter((p) => rules[p])) {
+      keys.push(`${platform}:0`)
+      texts.push({ platform, text: textFor(platform), has_media: hasMedia })
+      if (!rules[platform].threads) continue
+      thread.parts().forEach((part, i) => {
+        keys.push(`${platform}:${i + 1}`)
+        texts.push({ platform, text: part.content, has_media: (part.media_ids ?? []).length > 0 })
+      })
+    }
+    try {
+      const answers = await measure(texts)
+      if (mine !== countRequest) return
+      counted.clear()
+      answers.forEach((answer, i) => counted.set(keys[i], { ...answer, text: texts[i].text }))
+      drawCounts()
+    } catch {
+      // Counting is a help, not a gate: the server checks the post when it is sent.
+    }
+  }
+  let timer = null
+  const update = () => {
+    const targets = chosenPlatforms()
+    replace(overrides, targets.map(overrideBlock))
+    thread.show(threadTargets().map(platformName))
     for (const list of mediaList.querySelectorAll("[data-media]")) {
       const item = media.find((m) => m.id === list.dataset.media)
       if (!item || !item.mime_type) continue
       replace(list, targets.filter((p) => rules[p]).map((p) => h("li", {}, `${p} ${renditionFor(item, rules[p])}`)))
     }
+    for (const refresh of mediaList.querySelectorAll("[data-alt-refresh]")) refresh.dispatchEvent(new Event("refresh"))
+    drawCounts()
+    clearTimeout(timer)
+    timer = setTimeout(recount, 120)
   }
 
   const platformContent = () => {
@@ -231,7 +293,8 @@ export default async ({ session }) => {
     account_ids: chosen().map((a) => a.id),
     platform_content: platformContent(),
     media_ids: media.map((m) => m.id),
-    campaign_id: campaign.value === "" ? null : Number(campaign.value)
+    campaign_id: campaign.value === "" ? null : Number(campaign.value),
+    threadPosts: threadTargets().length === 0 ? [] : thread.parts().filter((p) => p.content.trim() !== "" || (p.media_ids ?? []).length > 0)
   })
 
   const createBody = (extra) => {
@@ -242,6 +305,7 @@ export default async ({ session }) => {
       ...(Object.keys(all.platform_content).length === 0 ? {} : { platform_content: all.platform_content }),
       ...(all.media_ids.length === 0 ? {} : { media_ids: all.media_ids }),
       ...(all.campaign_id === null ? {} : { campaign_id: all.campaign_id }),
+      ...(all.threadPosts.length === 0 ? {} : { threadPosts: all.threadPosts }),
       timezone: zone(),
       ...extra
     }
@@ -255,7 +319,8 @@ export default async ({ session }) => {
       account_ids: editing.account_ids ?? [],
       platform_content: editing.platform_content ?? {},
       media_ids: editing.media_ids ?? [],
-      campaign_id: editing.campaign_id
+      campaign_id: editing.campaign_id,
+      threadPosts: editing.threadPosts ?? []
     }
     // An entry that only repeats the main text says nothing the main text does not.
     const meaningful = (entries, main) =>
@@ -290,7 +355,9 @@ export default async ({ session }) => {
       contentType: block.querySelector("[data-content-type]")?.value ?? "",
       settings: Object.fromEntries([...block.querySelectorAll("[data-setting]")].map((i) => [i.dataset.setting, i.value]))
     }])),
-    media: media.map(({ id, filename, type, mime_type, status }) => ({ id, filename, type, mime_type, status })),
+    media: media.map(({ id, filename, type, mime_type, status, width, height, alt_text, public_url }) =>
+      ({ id, filename, type, mime_type, status, width, height, alt_text, public_url })),
+    thread: thread.parts(),
     campaign_id: campaign.value,
     when: when.value
   })
@@ -308,7 +375,8 @@ export default async ({ session }) => {
       for (const input of block.querySelectorAll("[data-setting]")) input.value = saved.settings?.[input.dataset.setting] ?? ""
       if ((saved.content ?? "").trim() !== "") block.open = true
     }
-    media.splice(0, media.length, ...(state.media ?? []))
+    media.splice(0, media.length, ...(state.media ?? []).map((m) => ({ ...m, src: m.public_url ?? null })))
+    if (Array.isArray(state.thread)) thread.set(state.thread)
     replace(mediaList)
     for (const entry of media) {
       const item = h("li", {}, h("strong", {}, entry.filename), " ", h("span", {}, entry.status))
@@ -331,14 +399,18 @@ export default async ({ session }) => {
     flashNext(message)
     location.assign(`/posts/${id}`)
   }
+  /** Alt texts being stored on their media finish before the post is sent. */
+  const altSaved = () => Promise.all(media.map((m) => m.altSaving).filter(Boolean))
   const create = (label, extra, cls, message) =>
     button(label, async () => {
+      await altSaved()
       const made = await v1("POST", "/posts", createBody(extra()))
       leaveTo(made.id ?? made.post_id, message)
     }, cls)
   /** Saves the edit (when anything changed), then schedules the draft as `body()` says. */
   const saveThen = (label, body, cls, message) =>
     button(label, async () => {
+      await altSaved()
       const changed = changes()
       const next = body?.()
       if (Object.keys(changed).length > 0) await v1("PATCH", `/posts/${editing.id}`, changed)
@@ -370,8 +442,10 @@ export default async ({ session }) => {
     picker,
     field("Text", content, undefined, "content"),
     counters,
+    thread.element,
     overrides,
     h("fieldset", { "data-field": "media_ids" }, h("legend", {}, "Media"), dropzone, mediaList),
+    h("section", { "aria-labelledby": "previews-heading", class: "previews-wrap" }, h("h2", { id: "previews-heading" }, "Preview"), previews),
     field("Campaign", campaign, undefined, "campaign_id"),
     showTime ? field(timeLabel, when, undefined, "scheduled_for") : null,
     h("div", { class: "actions", "data-field": "use_queue" }, actions)

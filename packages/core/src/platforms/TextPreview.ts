@@ -1,0 +1,67 @@
+/**
+ * A text as one platform will count it, for a composer's preview: every limit the text must meet
+ * (`TextLimits.textLimits`, the very limits POST /posts checks), its length in each limit's unit, and
+ * where a text that is too long stops fitting (the longest prefix, at a grapheme boundary, within
+ * every limit), so a preview can show what fits and what is over. Pure: no I/O.
+ */
+import type { Platform } from "./Platform.js"
+import { graphemeClusters } from "./TextCounting.js"
+import { reportedLengthFactor } from "./PlatformRules.js"
+import { type TextLimit, textLimits } from "./TextLimits.js"
+
+export interface LimitCount {
+  readonly limit: number
+  readonly unit: TextLimit["unit"]
+  /** The text's length in `unit`, exact up to 10 times the limit; past that, where counting stopped. */
+  readonly length: number
+  readonly length_is_minimum: boolean
+  readonly over: boolean
+}
+
+export interface TextMeasure {
+  readonly limits: ReadonlyArray<LimitCount>
+  /**
+   * UTF-16 index where the part that fits every limit ends: the text's length when it fits; else the
+   * longest prefix ending at a grapheme boundary that is within every limit.
+   */
+  readonly fits: number
+}
+
+const within = (limits: ReadonlyArray<TextLimit>, text: string): boolean =>
+  limits.every((l) => l.countUpTo(text, l.limit) <= l.limit)
+
+/** How `text`, published on `platform` (with or without media), counts against each of its limits. */
+export const measure = (platform: Platform, text: string, hasMedia: boolean): TextMeasure => {
+  const limits = textLimits(platform, hasMedia)
+  const counts = limits.map((l): LimitCount => {
+    const ceiling = l.limit * reportedLengthFactor
+    const length = l.countUpTo(text, ceiling)
+    return {
+      limit: l.limit,
+      unit: l.unit,
+      length: Math.min(length, ceiling),
+      length_is_minimum: length > ceiling,
+      over: length > l.limit
+    }
+  })
+  if (!counts.some((c) => c.over)) return { limits: counts, fits: text.length }
+  // Cluster boundaries up to where no limit could still be met: no limit counts a cluster as less than
+  // one unit, so the prefix that fits has at most `largest` clusters.
+  const largest = Math.max(...limits.map((l) => l.limit))
+  const boundaries = [0]
+  let position = 0
+  for (const cluster of graphemeClusters(text)) {
+    position += cluster.length
+    boundaries.push(position)
+    if (boundaries.length > largest + 1) break
+  }
+  // The longest fitting prefix, by bisection (counts grow with the prefix).
+  let lo = 0
+  let hi = boundaries.length - 1
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2)
+    if (within(limits, text.slice(0, boundaries[mid]))) lo = mid
+    else hi = mid - 1
+  }
+  return { limits: counts, fits: boundaries[lo]! }
+}
