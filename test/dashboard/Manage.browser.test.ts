@@ -285,7 +285,7 @@ describe.skipIf(skip !== undefined)("managing queue, campaigns and posts in the 
     // Each platform's own text has its own counter, counting the main text while it is empty.
     const xCounter = page.locator("[data-counter=x]")
     await page.locator("details[data-platform=x] summary").click()
-    expect(await xCounter.textContent()).toBe("26 / 280 (the main text)")
+    await expect.poll(() => xCounter.textContent(), eventually).toBe("26 / 280 (the main text)")
     await page.getByLabel("Text for x (empty: the main text)").fill("Cedar workshop, Saturday 10:00 🌲")
     await expect.poll(() => xCounter.textContent(), eventually).toBe("33 / 280")
     expect(await page.getByLabel("Text for x (empty: the main text)").getAttribute("aria-describedby")).toBe("counter-x")

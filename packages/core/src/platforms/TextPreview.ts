@@ -45,15 +45,13 @@ export const measure = (platform: Platform, text: string, hasMedia: boolean): Te
     }
   })
   if (!counts.some((c) => c.over)) return { limits: counts, fits: text.length }
-  // Cluster boundaries up to where no limit could still be met: no limit counts a cluster as less than
-  // one unit, so the prefix that fits has at most `largest` clusters.
-  const largest = Math.max(...limits.map((l) => l.limit))
+  // Every cluster boundary: a fitting prefix may hold more clusters than the limit's number (X counts
+  // a long URL as 23).
   const boundaries = [0]
   let position = 0
   for (const cluster of graphemeClusters(text)) {
     position += cluster.length
     boundaries.push(position)
-    if (boundaries.length > largest + 1) break
   }
   // The longest fitting prefix, by bisection (counts grow with the prefix).
   let lo = 0
