@@ -218,6 +218,47 @@ describe.skipIf(skip !== undefined)("composer previews, threads, alt text and th
     await page.close()
   }, 90_000)
 
+  it("suggests captions when the server has an AI provider, each one click from the post; says so once when it has none", async () => {
+    const { page, errors } = await open("/compose", "Compose")
+    await page.getByLabel("Sandbox x (x)").check()
+    await page.getByLabel("Text", { exact: true }).fill("Our cedar workshop opens on Saturday")
+    await page.getByText("Suggest captions with AI").click()
+    expect(await page.getByLabel("What the post is about").inputValue()).toBe("Our cedar workshop opens on Saturday")
+    await page.getByLabel("Tone").selectOption("witty")
+    const answered = page.waitForResponse((r) => r.url().endsWith("/api/v1/ai/generate-caption"))
+    await page.getByRole("button", { name: "Suggest captions", exact: true }).click()
+    const response = await answered
+    expect(response.request().postDataJSON()).toEqual({ topic: "Our cedar workshop opens on Saturday", tone: "witty", platform: "x", count: 3 })
+    const variants = ((await response.json()) as { data: { variants: ReadonlyArray<{ text: string; length: number }> } }).data.variants
+    await expect.poll(() => page.locator("[data-suggestion]").count(), eventually).toBe(variants.length)
+    expect(variants.length).toBeGreaterThan(0)
+    expect(await page.locator("[data-suggestion='0'] .counter").textContent()).toContain(`${variants[0]!.length} / 280 on X`)
+    await page.getByRole("button", { name: `Use suggestion ${variants.length}` }).click()
+    expect(await page.getByLabel("Text", { exact: true }).inputValue()).toBe(variants[variants.length - 1]!.text)
+    await fitsWidth(page)
+    await Browsers.screenshot(page, "375px-compose-ai-captions")
+    expect(errors).toEqual([])
+    await page.close()
+
+    // A server without a provider answers misconfig: the panel says so, and is not offered again in the tab.
+    const second = await open("/compose", "Compose")
+    await second.page.route("**/api/v1/ai/generate-caption", (route) =>
+      route.fulfill({
+        status: 400,
+        contentType: "application/json",
+        body: JSON.stringify({ data: null, error: { code: "misconfig", message: "No AI provider is configured", retryable: false }, meta: { request_id: "r", timestamp: new Date().toISOString() } })
+      }))
+    await second.page.getByLabel("Text", { exact: true }).fill("Anything")
+    await second.page.getByText("Suggest captions with AI").click()
+    await second.page.getByRole("button", { name: "Suggest captions", exact: true }).click()
+    await second.page.getByText("This server has no AI provider configured, so there are no suggestions.").waitFor(eventually)
+    await second.page.reload()
+    await second.page.locator("main h1", { hasText: "Compose" }).waitFor(eventually)
+    expect(await second.page.locator("#ai-captions").count()).toBe(0)
+    expect(second.errors).toEqual([])
+    await second.page.close()
+  }, 90_000)
+
   it("media library: upload, search, set alt text, see where a medium is used, delete with the in-use warning", async () => {
     const { page, errors } = await open("/media", "Media library")
     await page.locator("#library-file").setInputFiles([image("harbour-boats.png", png(640, 480), "image/png"), image("forest-path.jpg", jpeg(500, 700), "image/jpeg")])
@@ -256,7 +297,7 @@ describe.skipIf(skip !== undefined)("composer previews, threads, alt text and th
       scheduled_for: new Date(Date.now() + 3 * 86_400_000).toISOString()
     })
     expect(post.status, JSON.stringify(post.error)).toBe(201)
-    const postId = (post.data as Post & { post_id?: string }).id ?? (post.data as { post_id: string }).post_id
+    const postId = post.data.id
     await forest.getByRole("button", { name: "Where it is used" }).click()
     await expect.poll(() => forest.locator("[data-usage-count]").getAttribute("data-usage-count"), eventually).toBe("1")
     expect(await forest.locator(`[data-usage] a[href="/posts/${postId}"]`).textContent()).toBe("A walk in the woods")

@@ -27,8 +27,13 @@ export interface TextMeasure {
   readonly fits: number
 }
 
-const within = (limits: ReadonlyArray<TextLimit>, text: string): boolean =>
-  limits.every((l) => l.countUpTo(text, l.limit) <= l.limit)
+/**
+ * Whether the first `clusters` grapheme clusters of the text (`prefix`) are within every limit. A
+ * grapheme count is the cluster count itself (a prefix ending at a boundary holds exactly the clusters
+ * before it), which spares segmenting the prefix again at each step.
+ */
+const within = (limits: ReadonlyArray<TextLimit>, prefix: string, clusters: number): boolean =>
+  limits.every((l) => (l.unit === "graphemes" ? clusters : l.countUpTo(prefix, l.limit)) <= l.limit)
 
 /** How `text`, published on `platform` (with or without media), counts against each of its limits. */
 export const measure = (platform: Platform, text: string, hasMedia: boolean): TextMeasure => {
@@ -58,7 +63,7 @@ export const measure = (platform: Platform, text: string, hasMedia: boolean): Te
   let hi = boundaries.length - 1
   while (lo < hi) {
     const mid = Math.ceil((lo + hi) / 2)
-    if (within(limits, text.slice(0, boundaries[mid]))) lo = mid
+    if (within(limits, text.slice(0, boundaries[mid]), mid)) lo = mid
     else hi = mid - 1
   }
   return { limits: counts, fits: boundaries[lo]! }

@@ -5,6 +5,7 @@ import { v1 } from "../api.js"
 import { busy, checkbox, errorText, field, flashNext, h, instantOf, localInputValue, notice, render, replace, time, zone } from "../ui.js"
 import { put, renditionFor, settingInput, settingText, settingValue } from "./compose-parts.js"
 import { clearDraft, draftKey, loadDraft, saveDraft } from "./compose-draft.js"
+import { captionSuggestions } from "./compose-ai.js"
 import { altTextField, threadComposer } from "./compose-thread.js"
 import { countLine, drawPreviews, measure, platformName } from "./preview.js"
 import { mayPublish } from "./post-actions.js"
@@ -179,6 +180,16 @@ export default async ({ session }) => {
   // the thread: further parts, for the platforms that publish them as replies
   const thread = threadComposer(source?.threadPosts ?? [], () => { update(); keep() })
   const previews = h("div", { class: "previews", id: "previews" })
+  const suggestions = captionSuggestions({
+    topic: () => content.value,
+    platform: () => chosenPlatforms()[0] ?? null,
+    use: (text) => {
+      content.value = text
+      update()
+      keep()
+      content.focus()
+    }
+  })
   const threadTargets = () => chosenPlatforms().filter((p) => rules[p]?.threads)
 
   // campaign, time
@@ -294,8 +305,14 @@ export default async ({ session }) => {
     platform_content: platformContent(),
     media_ids: media.map((m) => m.id),
     campaign_id: campaign.value === "" ? null : Number(campaign.value),
-    threadPosts: threadTargets().length === 0 ? [] : thread.parts().filter((p) => p.content.trim() !== "" || (p.media_ids ?? []).length > 0)
+    // Without a platform that publishes threads the composer hides the parts: an edited post keeps its own.
+    threadPosts: threadTargets().length === 0
+      ? normalParts(editing?.threadPosts ?? [])
+      : thread.parts().filter((p) => p.content.trim() !== "" || (p.media_ids ?? []).length > 0)
   })
+
+  /** Thread parts as the composer holds them: a part without media has no `media_ids`. */
+  const normalParts = (parts) => parts.map((p) => ({ content: p.content, ...(p.media_ids?.length ? { media_ids: p.media_ids } : {}) }))
 
   const createBody = (extra) => {
     const all = fields()
@@ -320,7 +337,7 @@ export default async ({ session }) => {
       platform_content: editing.platform_content ?? {},
       media_ids: editing.media_ids ?? [],
       campaign_id: editing.campaign_id,
-      threadPosts: editing.threadPosts ?? []
+      threadPosts: normalParts(editing.threadPosts ?? [])
     }
     // An entry that only repeats the main text says nothing the main text does not.
     const meaningful = (entries, main) =>
@@ -442,6 +459,7 @@ export default async ({ session }) => {
     picker,
     field("Text", content, undefined, "content"),
     counters,
+    suggestions,
     thread.element,
     overrides,
     h("fieldset", { "data-field": "media_ids" }, h("legend", {}, "Media"), dropzone, mediaList),
