@@ -137,10 +137,11 @@ describe.skipIf(skip !== undefined)("composer previews, threads, alt text and th
     expect(await region("bluesky").locator(".preview-media li.tile").count()).toBe(2)
     expect(await region("instagram").locator(".preview-media ul").getAttribute("data-layout")).toBe("carousel")
     expect(await region("instagram").locator(".preview-media ul").getAttribute("aria-label")).toBe("Carousel of 2")
-    // Instagram takes 4:5 to 1.91:1: the 4:1 image is letterboxed to 1.91:1, the square is not.
+    // Instagram takes 4:5 to 1.91:1: the 4:1 image (listed first, as chosen) is letterboxed to 1.91:1, the square is not.
     const tiles = region("instagram").locator("li.tile")
     await expect.poll(() => tiles.nth(0).getAttribute("data-letterboxed"), eventually).toBe("1.91:1")
     expect(await tiles.nth(1).getAttribute("data-letterboxed")).toBe(null)
+    expect(await tiles.nth(1).getAttribute("data-media")).toBe(await page.getByLabel("Alt text for square.jpg").getAttribute("data-alt"))
     expect(await region("x").locator("li.tile img").count()).toBe(2)
     // With media, no link card.
     await page.getByLabel("Text", { exact: true }).fill(`Two pictures ${url}`)
@@ -259,6 +260,39 @@ describe.skipIf(skip !== undefined)("composer previews, threads, alt text and th
     await second.page.close()
   }, 90_000)
 
+  it("media library pages through the library, twenty at a time, newest first", async () => {
+    // 21 more media through the API (presign, PUT the bytes, complete).
+    for (let i = 0; i < 21; i++) {
+      const bytes = png(20 + i, 20)
+      const presigned = await api<{ id: string; upload_url: string; upload_headers: Record<string, string> }>("POST", "/media/upload", {
+        filename: `page-${String(i).padStart(2, "0")}.png`,
+        content_type: "image/png",
+        file_size: bytes.length
+      })
+      expect(presigned.status, JSON.stringify(presigned.error)).toBe(201)
+      const uploaded = await fetch(presigned.data.upload_url, { method: "PUT", headers: presigned.data.upload_headers, body: bytes })
+      expect(uploaded.status).toBeLessThan(300)
+      expect((await api("POST", `/media/${presigned.data.id}/complete`, {})).status).toBe(200)
+    }
+    const total = (await api<{ pagination: { total: number } }>("GET", "/media?limit=1")).data.pagination.total
+    const { page, errors } = await open("/media", "Media library")
+    await expect.poll(() => page.locator("#media-status").textContent(), eventually).toBe(`Showing 1–20 of ${total}.`)
+    expect(await page.locator("li[data-medium] h3").first().textContent()).toBe("page-20.png")
+    expect(await page.getByRole("button", { name: "Previous page" }).isDisabled()).toBe(true)
+    await page.getByRole("button", { name: "Next page" }).click()
+    await expect.poll(() => page.locator("#media-status").textContent(), eventually).toBe(`Showing 21–${Math.min(40, total)} of ${total}.`)
+    expect(page.url()).toContain("offset=20")
+    expect(await page.locator("li[data-medium]").count()).toBe(Math.min(20, total - 20))
+    await page.getByRole("button", { name: "Previous page" }).click()
+    await expect.poll(() => page.locator("#media-status").textContent(), eventually).toBe(`Showing 1–20 of ${total}.`)
+    // A kind filter with no match says so.
+    await page.getByLabel("Kind").selectOption("document")
+    await page.getByRole("button", { name: "Search", exact: true }).click()
+    await expect.poll(() => page.locator("#media-status").textContent(), eventually).toBe("No media match.")
+    expect(errors).toEqual([])
+    await page.close()
+  }, 120_000)
+
   it("media library: upload, search, set alt text, see where a medium is used, delete with the in-use warning", async () => {
     const { page, errors } = await open("/media", "Media library")
     await page.locator("#library-file").setInputFiles([image("harbour-boats.png", png(640, 480), "image/png"), image("forest-path.jpg", jpeg(500, 700), "image/jpeg")])
@@ -276,15 +310,15 @@ describe.skipIf(skip !== undefined)("composer previews, threads, alt text and th
 
     // Search: by file name, and by alt text.
     await page.getByLabel("Search by file name or alt text").fill("forest")
-    await page.getByRole("button", { name: "Search" }).click()
+    await page.getByRole("button", { name: "Search", exact: true }).click()
     await expect.poll(() => page.locator("li[data-medium]").count(), eventually).toBe(1)
     expect(await page.locator("#media-status").textContent()).toBe("Showing 1–1 of 1 matching “forest”.")
     expect(page.url()).toContain("q=forest")
     await page.getByLabel("Search by file name or alt text").fill("dusk")
-    await page.getByRole("button", { name: "Search" }).click()
+    await page.getByRole("button", { name: "Search", exact: true }).click()
     await expect.poll(() => page.locator("li[data-medium] h3").allTextContents(), eventually).toEqual(["harbour-boats.png"])
     await page.getByLabel("Search by file name or alt text").fill("")
-    await page.getByRole("button", { name: "Search" }).click()
+    await page.getByRole("button", { name: "Search", exact: true }).click()
     await expect.poll(() => page.locator("li[data-medium]", { hasText: "forest-path.jpg" }).count(), eventually).toBe(1)
 
     // Where it is used: a scheduled post names the forest picture.
@@ -322,5 +356,21 @@ describe.skipIf(skip !== undefined)("composer previews, threads, alt text and th
     expect((await api<Medium>("GET", `/media/${boatsId}`)).status).toBe(404)
     expect(errors).toEqual([])
     await page.close()
+
+    // The composer takes a medium from the library.
+    const composer = await open("/compose", "Compose")
+    await composer.page.getByLabel("Sandbox x (x)").check()
+    await composer.page.getByLabel("Text", { exact: true }).fill("From the library")
+    await composer.page.getByText("Choose from the media library").click()
+    await composer.page.getByRole("button", { name: "Add forest-path.jpg" }).click()
+    expect(await composer.page.getByRole("button", { name: "Add forest-path.jpg" }).isDisabled()).toBe(true)
+    await composer.page.getByLabel("Alt text for forest-path.jpg").waitFor(eventually)
+    await expect.poll(() => composer.page.getByRole("region", { name: "X preview" }).locator("li.tile").count(), eventually).toBe(1)
+    await composer.page.getByRole("button", { name: "Save draft" }).click()
+    await composer.page.waitForURL(/\/posts\/[0-9a-f-]{36}$/, eventually)
+    const drafted = /\/posts\/([0-9a-f-]{36})$/.exec(composer.page.url())![1]!
+    expect((await api<Post>("GET", `/posts/${drafted}`)).data.media_ids).toEqual([forestId])
+    expect(composer.errors).toEqual([])
+    await composer.page.close()
   }, 120_000)
 })

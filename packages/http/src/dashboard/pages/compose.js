@@ -119,6 +119,7 @@ export default async ({ session }) => {
     fileInput
   )
   const listed = (entry, item) => {
+    entry.item = item
     const remove = h("button", { type: "button", class: "link", "aria-label": `Remove ${entry.filename}` }, "Remove")
     remove.addEventListener("click", () => {
       media.splice(media.indexOf(entry), 1)
@@ -155,6 +156,8 @@ export default async ({ session }) => {
       const entry = { ...done, src: preview?.src ?? done.public_url ?? null }
       media.push(entry)
       listed(entry, item)
+      // Uploads finish in any order; the post's media keep the order the files are listed in.
+      media.sort((a, b) => (a.item.compareDocumentPosition(b.item) & Node.DOCUMENT_POSITION_FOLLOWING ? -1 : 1))
       update()
       keep()
     } catch (e) {
@@ -162,6 +165,40 @@ export default async ({ session }) => {
       line.className = "error"
     }
   }
+  // Media already in the library: the newest 20 ready ones, offered when the picker opens.
+  const libraryList = h("ul", { class: "media-list", id: "library-picker-list", "aria-live": "polite" })
+  const libraryPicker = h(
+    "details",
+    { id: "library-picker" },
+    h("summary", {}, "Choose from the media library"),
+    libraryList,
+    h("p", {}, h("a", { href: "/media" }, "Open the media library"))
+  )
+  libraryPicker.addEventListener("toggle", async () => {
+    if (!libraryPicker.open) return
+    replace(libraryList, h("li", { class: "muted" }, "Loading…"))
+    try {
+      const page = await v1("GET", "/media?limit=20")
+      const ready = page.media.filter((m) => m.status === "ready")
+      replace(libraryList, ready.length === 0 ? h("li", { class: "muted" }, "The library has no ready media yet.") : ready.map((m) => {
+        const add = h("button", { type: "button", class: "secondary", "aria-label": `Add ${m.filename}`, disabled: media.some((x) => x.id === m.id) }, "Add")
+        add.addEventListener("click", () => {
+          if (media.some((x) => x.id === m.id)) return
+          const entry = { ...m, src: m.public_url ?? null }
+          media.push(entry)
+          const item = h("li", {}, h("strong", {}, entry.filename), " ", h("span", {}, entry.status))
+          mediaList.append(item)
+          listed(entry, item)
+          add.disabled = true
+          update()
+          keep()
+        })
+        return h("li", { "data-library-medium": m.id }, `${m.filename} (${m.type}${m.width && m.height ? `, ${m.width} × ${m.height}` : ""}) `, add)
+      }))
+    } catch (e) {
+      replace(libraryList, h("li", { class: "error" }, `The library could not be loaded: ${errorText(e)}`))
+    }
+  })
   fileInput.addEventListener("change", () => {
     for (const file of fileInput.files) upload(file)
     fileInput.value = ""
@@ -462,7 +499,7 @@ export default async ({ session }) => {
     suggestions,
     thread.element,
     overrides,
-    h("fieldset", { "data-field": "media_ids" }, h("legend", {}, "Media"), dropzone, mediaList),
+    h("fieldset", { "data-field": "media_ids" }, h("legend", {}, "Media"), dropzone, libraryPicker, mediaList),
     h("section", { "aria-labelledby": "previews-heading", class: "previews-wrap" }, h("h2", { id: "previews-heading" }, "Preview"), previews),
     field("Campaign", campaign, undefined, "campaign_id"),
     showTime ? field(timeLabel, when, undefined, "scheduled_for") : null,
