@@ -120,7 +120,7 @@ export default async () => {
     const altCount = h("p", { class: "counter", id: `${altId}-count` }, `${[...alt.value].length} / 1000 characters`)
     alt.setAttribute("aria-describedby", altCount.id)
     alt.addEventListener("input", () => (altCount.textContent = `${[...alt.value].length} / 1000 characters`))
-    const saveAlt = h("button", { type: "button", class: "secondary" }, "Save alt text")
+    const saveAlt = h("button", { type: "button", class: "secondary", "aria-label": `Save alt text of ${m.filename}` }, "Save alt text")
     const altForm = h(
       "div",
       { class: "field", "data-field": "alt_text" },
@@ -137,7 +137,7 @@ export default async () => {
         alt.value = saved.alt_text ?? ""
         flash(`Alt text of ${m.filename} saved.`)
       }, { scope: altForm }))
-    const where = h("button", { type: "button", class: "secondary" }, "Where it is used")
+    const where = h("button", { type: "button", class: "secondary", "aria-label": `Where it is used: ${m.filename}` }, "Where it is used")
     where.addEventListener("click", () =>
       busy(where, rowOut, async () => {
         replace(usage, h("p", { class: "muted" }, "Looking through the posts…"))
@@ -155,7 +155,7 @@ export default async () => {
             )
         )
       }))
-    const remove = h("button", { type: "button", class: "danger" }, "Delete")
+    const remove = h("button", { type: "button", class: "danger", "aria-label": `Delete ${m.filename}` }, "Delete")
     remove.addEventListener("click", () =>
       busy(remove, rowOut, async () => {
         const posts = await postsUsing(m.id)
