@@ -15,6 +15,7 @@ import { jpeg, png } from "../support/MediaFixtures.js"
 
 declare const document: { readonly documentElement: { readonly scrollWidth: number } }
 declare const localStorage: { readonly clear: () => void }
+declare const sessionStorage: { readonly getItem: (key: string) => string | null; readonly setItem: (key: string, value: string) => void }
 
 const eventually = { timeout: 15_000 }
 const timezoneId = "America/New_York"
@@ -70,8 +71,14 @@ describe.skipIf(skip !== undefined)("composer previews, threads, alt text and th
   const open = async (path: string, heading: string): Promise<{ page: Page; errors: Array<string> }> => {
     const page = await context.newPage()
     const errors = Browsers.watchErrors(page)
-    // Each test composes from scratch: no work in progress kept by an earlier test is offered back.
-    await page.addInitScript(() => localStorage.clear())
+    // Each test composes from scratch: no work in progress kept by an earlier test is offered back
+    // (cleared once per tab, so a reload within the test finds what the test kept).
+    await page.addInitScript(() => {
+      if (sessionStorage.getItem("composer-test-tab") === null) {
+        localStorage.clear()
+        sessionStorage.setItem("composer-test-tab", "1")
+      }
+    })
     // A refused style or script (the content security policy) is a console error, not a page error.
     page.on("console", (m) => {
       if (m.type() === "error" && /Content Security Policy/.test(m.text())) errors.push(m.text())
@@ -177,6 +184,11 @@ describe.skipIf(skip !== undefined)("composer previews, threads, alt text and th
     await expect.poll(() => preview.locator("[data-part='2'] .preview-text").textContent(), eventually).toBe("End of the thread, 3/3")
     await fitsWidth(page)
     await Browsers.screenshot(page, "375px-compose-thread")
+    // The parts are kept with the rest of the work in progress: a reload offers them back.
+    await page.reload()
+    await page.locator("#restored").waitFor(eventually)
+    expect(await page.getByLabel("Part 2", { exact: true }).inputValue()).toBe("Cedar smells of pencils, 2/3")
+    expect(await page.getByLabel("Part 3", { exact: true }).inputValue()).toBe("End of the thread, 3/3")
     const created = page.waitForResponse((r) => r.url().endsWith("/api/v1/posts") && r.request().method() === "POST")
     await page.getByRole("button", { name: "Save draft" }).click()
     const body = (await created).request().postDataJSON() as { threadPosts: ReadonlyArray<{ content: string }> }
