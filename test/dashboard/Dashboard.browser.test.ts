@@ -154,7 +154,8 @@ describe.skipIf(skip !== undefined)("the dashboard in Chromium", () => {
     await expect.poll(() => page.getByRole("alert").count(), eventually).toBe(1)
     expect(errors).toEqual([])
     await context.close()
-  })
+    // The first page loads of the file and two password hashes: slow on a loaded machine.
+  }, 90_000)
 
   /** Signs the owner in through the sign-in page; the page lands on the posts list. */
   const signIn = async (page: Page) => {
