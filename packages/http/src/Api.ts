@@ -13,7 +13,7 @@ import { DashboardDeviceGroup } from "./groups/DashboardDevice.js"
 import { DashboardKeysGroup } from "./groups/DashboardKeys.js"
 import { DashboardQueueGroup } from "./groups/DashboardQueue.js"
 import { DashboardSessionGroup, DashboardSignInGroup } from "./groups/DashboardSession.js"
-import { DashboardUsersGroup } from "./groups/DashboardUsers.js"
+import { DashboardJoinGroup, DashboardUsersGroup } from "./groups/DashboardUsers.js"
 import { BulkGroup } from "./groups/Bulk.js"
 import { ConnectionsGroup, OAuthCallbackGroup } from "./groups/Connections.js"
 import { DeviceLoginGroup } from "./groups/DeviceLogin.js"
@@ -53,6 +53,7 @@ export class Api extends HttpApi.make("herald")
   .add(DashboardKeysGroup)
   .add(DashboardDeviceGroup)
   .add(DashboardUsersGroup)
+  .add(DashboardJoinGroup)
   .add(DashboardQueueGroup)
   .annotateContext(OpenApi.annotations({
     title: "Herald — Social Publishing Service API",

@@ -32,7 +32,9 @@ export const pagePaths = [
   "/campaigns",
   "/accounts",
   "/developer",
-  "/device"
+  "/device",
+  "/team",
+  "/join"
 ] as const
 
 const contentTypes: Record<string, string> = {

@@ -43,7 +43,7 @@ import { DashboardDeviceLive } from "./groups/DashboardDevice.js"
 import { DashboardKeysLive } from "./groups/DashboardKeys.js"
 import { DashboardQueueLive } from "./groups/DashboardQueue.js"
 import { DashboardSessionLive, DashboardSignInLive } from "./groups/DashboardSession.js"
-import { DashboardUsersLive } from "./groups/DashboardUsers.js"
+import { DashboardJoinLive, DashboardUsersLive } from "./groups/DashboardUsers.js"
 import { ConnectionsLive, OAuthCallbackLive } from "./groups/Connections.js"
 import { DeviceLoginLive } from "./groups/DeviceLogin.js"
 import { HealthLive, MigrationProbe, StoreProbe } from "./groups/Health.js"
@@ -96,7 +96,8 @@ export const dashboardHandlers = Layer.mergeAll(
   DashboardKeysLive,
   DashboardDeviceLive,
   DashboardUsersLive,
-  DashboardQueueLive
+  DashboardQueueLive,
+  DashboardJoinLive
 )
 
 export const ApiLive = HttpApiBuilder.api(Api).pipe(

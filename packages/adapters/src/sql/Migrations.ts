@@ -25,6 +25,7 @@ import webhookLeaseHolder from "./migrations/0032_webhook_lease_holder.js"
 import postListing from "./migrations/0033_post_listing.js"
 import idempotencyKeys from "./migrations/0040_idempotency_keys.js"
 import traceContext from "./migrations/0060_trace_context.js"
+import invitations from "./migrations/0068_invitations.js"
 
 /** Herald's own migrations table, so an embedding host's `effect_sql_migrations` never clashes. */
 export const table = "herald_migrations"
@@ -55,7 +56,8 @@ export const loader = Migrator.fromRecord({
   "0032_webhook_lease_holder": webhookLeaseHolder,
   "0033_post_listing": postListing,
   "0040_idempotency_keys": idempotencyKeys,
-  "0060_trace_context": traceContext
+  "0060_trace_context": traceContext,
+  "0068_invitations": invitations
 })
 
 /** Applies pending migrations in one transaction; on Postgres concurrent runners wait on a table lock. */

@@ -22,6 +22,7 @@ import type { UsageCounters } from "@herald/core/access/UsageCounters"
 import type { WebhookStore } from "@herald/core/webhooks/WebhookStore"
 import type { SessionStore } from "@herald/core/access/SessionStore"
 import type { UserStore } from "@herald/core/access/UserStore"
+import type { InvitationStore } from "@herald/core/access/InvitationStore"
 import * as Layer from "effect/Layer"
 import * as SqlAccountStore from "./SqlAccountStore.js"
 import * as SqlAiCreditLedger from "./SqlAiCreditLedger.js"
@@ -45,6 +46,7 @@ import * as SqlUsageCounters from "./SqlUsageCounters.js"
 import * as SqlWebhookStore from "./SqlWebhookStore.js"
 import * as SqlSessionStore from "./SqlSessionStore.js"
 import * as SqlUserStore from "./SqlUserStore.js"
+import * as SqlInvitationStore from "./SqlInvitationStore.js"
 
 /** Every store port this module implements over one SQL client. */
 export type Stores =
@@ -70,6 +72,7 @@ export type Stores =
   | UserStore
   | SessionStore
   | IdempotencyStore
+  | InvitationStore
 
 /**
  * Every core store over the given SQL client (SQLite or Postgres), plus the transactor that makes
@@ -100,5 +103,7 @@ export const layer: Layer.Layer<Stores, never, SqlClient.SqlClient | IdGenerator
   SqlUserStore.layer,
   SqlSessionStore.layer,
   // Create requests sent with an Idempotency-Key and their recorded answers.
-  SqlIdempotencyStore.layer
+  SqlIdempotencyStore.layer,
+  // Links to join an organization with a role.
+  SqlInvitationStore.layer
 )

@@ -65,6 +65,15 @@ export const make = Effect.gen(function*() {
         Effect.map((rows) => rows.length > 0),
         orPersistence("UserStore.setPasswordHash")
       ),
+    remove: (id) =>
+      sql.withTransaction(
+        sql`DELETE FROM password_tokens WHERE user_id = ${id}`.pipe(
+          Effect.zipRight(sql`DELETE FROM users WHERE id = ${id} RETURNING id`)
+        )
+      ).pipe(
+        Effect.map((rows) => rows.length > 0),
+        orPersistence("UserStore.remove")
+      ),
     insertPasswordToken: (token) =>
       sql.withTransaction(
         sql`INSERT INTO password_tokens ${

@@ -28,6 +28,7 @@ import { queueStoreContract } from "../contract/QueueStore.contract.js"
 import { usageCountersContract } from "../contract/UsageCounters.contract.js"
 import { sessionStoreContract } from "../contract/SessionStore.contract.js"
 import { userStoreContract } from "../contract/UserStore.contract.js"
+import { invitationStoreContract } from "../contract/InvitationStore.contract.js"
 import { createFreshPgDatabase, databasesUnderTest, type TestDatabaseLayer } from "../support/TestDatabases.js"
 
 const randomIds = Layer.succeed(IdGenerator, IdGenerator.of({ uuid: Effect.sync(() => randomUUID()) }))
@@ -66,5 +67,6 @@ for (const db of await databasesUnderTest()) {
     processStoreContract(layer, { databaseClock: db.label === "postgres" })
     userStoreContract(layer, concurrent)
     sessionStoreContract(layer)
+    invitationStoreContract(layer, concurrent)
   })
 }

@@ -33,6 +33,8 @@ export class UserStore extends Context.Tag("@herald/core/access/UserStore")<User
   /** False when there is no such user. */
   readonly setRole: (id: UserId, role: Role) => Effect.Effect<boolean, PersistenceError>
   readonly setPasswordHash: (id: UserId, hash: string) => Effect.Effect<boolean, PersistenceError>
+  /** Removes the user and their password tokens; false when there is no such user. */
+  readonly remove: (id: UserId) => Effect.Effect<boolean, PersistenceError>
   /** Stores the token and removes every earlier token of its user: only the newest one works. */
   readonly insertPasswordToken: (token: PasswordToken) => Effect.Effect<void, PersistenceError>
   /**

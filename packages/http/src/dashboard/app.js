@@ -15,7 +15,9 @@ const pages = [
   [/^\/campaigns$/, "campaigns"],
   [/^\/accounts$/, "accounts"],
   [/^\/developer$/, "developer"],
-  [/^\/device$/, "device"]
+  [/^\/device$/, "device"],
+  [/^\/team$/, "team"],
+  [/^\/join$/, "join", { public: true }]
 ]
 
 const route = () => {
@@ -51,6 +53,7 @@ const showChrome = (session) => {
   }
   if (isReviewer(session)) {
     document.getElementById("nav-approvals").hidden = false
+    document.getElementById("nav-team").hidden = false
     refreshBadge()
   }
   document.getElementById("sign-out").addEventListener("click", async () => {
