@@ -34,7 +34,8 @@ export const pagePaths = [
   "/developer",
   "/device",
   "/team",
-  "/join"
+  "/join",
+  "/notifications"
 ] as const
 
 const contentTypes: Record<string, string> = {

@@ -43,6 +43,7 @@ import { DashboardDeviceLive } from "./groups/DashboardDevice.js"
 import { DashboardKeysLive } from "./groups/DashboardKeys.js"
 import { DashboardQueueLive } from "./groups/DashboardQueue.js"
 import { DashboardSessionLive, DashboardSignInLive } from "./groups/DashboardSession.js"
+import { DashboardNotificationsLive } from "./groups/DashboardNotifications.js"
 import { DashboardJoinLive, DashboardUsersLive } from "./groups/DashboardUsers.js"
 import { ConnectionsLive, OAuthCallbackLive } from "./groups/Connections.js"
 import { DeviceLoginLive } from "./groups/DeviceLogin.js"
@@ -97,7 +98,8 @@ export const dashboardHandlers = Layer.mergeAll(
   DashboardDeviceLive,
   DashboardUsersLive,
   DashboardQueueLive,
-  DashboardJoinLive
+  DashboardJoinLive,
+  DashboardNotificationsLive
 )
 
 export const ApiLive = HttpApiBuilder.api(Api).pipe(

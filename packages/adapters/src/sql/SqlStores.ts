@@ -23,6 +23,7 @@ import type { WebhookStore } from "@herald/core/webhooks/WebhookStore"
 import type { SessionStore } from "@herald/core/access/SessionStore"
 import type { UserStore } from "@herald/core/access/UserStore"
 import type { InvitationStore } from "@herald/core/access/InvitationStore"
+import type { NotificationStore } from "@herald/core/workflow/Notification"
 import * as Layer from "effect/Layer"
 import * as SqlAccountStore from "./SqlAccountStore.js"
 import * as SqlAiCreditLedger from "./SqlAiCreditLedger.js"
@@ -32,7 +33,6 @@ import * as SqlCampaignStore from "./SqlCampaignStore.js"
 import * as SqlConnectSessionStore from "./SqlConnectSessionStore.js"
 import * as SqlDeviceAuthorizationStore from "./SqlDeviceAuthorizationStore.js"
 import * as SqlDispatchStore from "./SqlDispatchStore.js"
-import * as SqlEventFanout from "./SqlEventFanout.js"
 import * as SqlIdempotencyStore from "./SqlIdempotencyStore.js"
 import * as SqlMediaStore from "./SqlMediaStore.js"
 import * as SqlMetricsStore from "./SqlMetricsStore.js"
@@ -47,6 +47,8 @@ import * as SqlWebhookStore from "./SqlWebhookStore.js"
 import * as SqlSessionStore from "./SqlSessionStore.js"
 import * as SqlUserStore from "./SqlUserStore.js"
 import * as SqlInvitationStore from "./SqlInvitationStore.js"
+import * as SqlNotificationFanout from "./SqlNotificationFanout.js"
+import * as SqlNotificationStore from "./SqlNotificationStore.js"
 
 /** Every store port this module implements over one SQL client. */
 export type Stores =
@@ -73,6 +75,7 @@ export type Stores =
   | SessionStore
   | IdempotencyStore
   | InvitationStore
+  | NotificationStore
 
 /**
  * Every core store over the given SQL client (SQLite or Postgres), plus the transactor that makes
@@ -84,8 +87,8 @@ export const layer: Layer.Layer<Stores, never, SqlClient.SqlClient | IdGenerator
   SqlAccountStore.layer,
   SqlPostStore.layer,
   SqlDispatchStore.layer,
-  // The event store that also creates webhook deliveries in the event's transaction.
-  SqlEventFanout.layer,
+  // The event store that also creates webhook deliveries and in-app notifications in the event's transaction.
+  SqlNotificationFanout.layer,
   SqlUsageCounters.layer,
   // API-key rate-limit windows: in memory on SQLite, an UNLOGGED table on Postgres.
   SqlRequestCounters.layer,
@@ -105,5 +108,7 @@ export const layer: Layer.Layer<Stores, never, SqlClient.SqlClient | IdGenerator
   // Create requests sent with an Idempotency-Key and their recorded answers.
   SqlIdempotencyStore.layer,
   // Links to join an organization with a role.
-  SqlInvitationStore.layer
+  SqlInvitationStore.layer,
+  // In-app notifications and their e-mail copies.
+  SqlNotificationStore.layer
 )

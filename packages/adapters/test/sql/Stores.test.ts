@@ -29,6 +29,7 @@ import { usageCountersContract } from "../contract/UsageCounters.contract.js"
 import { sessionStoreContract } from "../contract/SessionStore.contract.js"
 import { userStoreContract } from "../contract/UserStore.contract.js"
 import { invitationStoreContract } from "../contract/InvitationStore.contract.js"
+import { notificationStoreContract } from "../contract/NotificationStore.contract.js"
 import { createFreshPgDatabase, databasesUnderTest, type TestDatabaseLayer } from "../support/TestDatabases.js"
 
 const randomIds = Layer.succeed(IdGenerator, IdGenerator.of({ uuid: Effect.sync(() => randomUUID()) }))
@@ -68,5 +69,6 @@ for (const db of await databasesUnderTest()) {
     userStoreContract(layer, concurrent)
     sessionStoreContract(layer)
     invitationStoreContract(layer, concurrent)
+    notificationStoreContract(layer)
   })
 }

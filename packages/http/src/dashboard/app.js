@@ -17,7 +17,8 @@ const pages = [
   [/^\/developer$/, "developer"],
   [/^\/device$/, "device"],
   [/^\/team$/, "team"],
-  [/^\/join$/, "join", { public: true }]
+  [/^\/join$/, "join", { public: true }],
+  [/^\/notifications$/, "notifications"]
 ]
 
 const route = () => {
@@ -43,6 +44,19 @@ export const refreshBadge = async () => {
   }
 }
 
+/** The unread-notifications badge; the link's name says the count to a screen reader. */
+export const refreshNotificationsBadge = async () => {
+  const badge = document.getElementById("notifications-badge")
+  try {
+    const data = await api("GET", "/dashboard/api/notifications?limit=0")
+    const unread = data?.unread_count ?? 0
+    badge.textContent = unread > 0 ? String(unread) : ""
+    badge.setAttribute("aria-label", `${unread} unread`)
+  } catch {
+    badge.textContent = ""
+  }
+}
+
 const showChrome = (session) => {
   document.getElementById("nav").hidden = false
   document.getElementById("who").hidden = false
@@ -56,6 +70,11 @@ const showChrome = (session) => {
     document.getElementById("nav-team").hidden = false
     refreshBadge()
   }
+  refreshNotificationsBadge()
+  // New notifications show up while a page stays open (only the badge changes: focus stays put).
+  setInterval(() => {
+    if (document.visibilityState === "visible") refreshNotificationsBadge()
+  }, 30_000)
   document.getElementById("sign-out").addEventListener("click", async () => {
     try {
       await api("DELETE", "/dashboard/api/session", undefined, { allowUnauthorized: true })

@@ -100,8 +100,8 @@ export default async ({ session }) => {
           location.assign("/sign-in")
           return
         }
-        flash(`Removed ${user.name}.`)
         await refresh()
+        flash(`Removed ${user.name}.`)
       })
     })
     return h(
