@@ -40,6 +40,7 @@ const parsesAs = (value: string, protocols: ReadonlyArray<string>): boolean => {
 
 export const httpUrl: Check = test((v) => parsesAs(v, ["http:", "https:"]), "an http(s) URL")
 export const postgresUrl: Check = test((v) => parsesAs(v, ["postgres:", "postgresql:"]), "a postgres:// URL")
+export const smtpUrl: Check = test((v) => parsesAs(v, ["smtp:", "smtps:"]), "an smtp:// or smtps:// URL")
 /** `HERALD_METRICS_SCHEDULE`: comma-separated durations such as `1h,6h,1d` (units s, m, h, d). */
 export const durationList: Check = test(
   (v) => v.split(",").map((p) => p.trim()).every((p) => /^\d+(\.\d+)?[smhd]$/.test(p) && parseFloat(p) > 0),
@@ -114,6 +115,8 @@ export const variables: Readonly<Record<string, Variable>> = {
   HERALD_S3_SECRET_ACCESS_KEY: { check: anyValue, secret: true },
   HERALD_S3_FORCE_PATH_STYLE: { check: boolean },
   HERALD_S3_LINKS: { check: linkMode },
+  // Notification e-mails (Worker.mailFromEnv): the URL may carry the SMTP password.
+  HERALD_SMTP_URL: { check: smtpUrl, secret: true },
   // Trace export (OtlpTracing): the standard OpenTelemetry variables Herald reads.
   OTEL_EXPORTER_OTLP_ENDPOINT: { check: httpUrl },
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: { check: httpUrl },
@@ -132,6 +135,9 @@ const combinations = (env: Readonly<Record<string, string | undefined>>): Array<
   const s3 = Object.keys(env).filter((name) => name.startsWith("HERALD_S3_") && isSet(env, name))
   if (s3.length > 0 && !isSet(env, "HERALD_S3_BUCKET")) {
     lines.push(`HERALD_S3_BUCKET: expected a bucket name, since ${s3.sort().join(", ")} ${s3.length === 1 ? "is" : "are"} set`)
+  }
+  if (isSet(env, "HERALD_SMTP_URL") && !isSet(env, "HERALD_MAIL_FROM")) {
+    lines.push("HERALD_MAIL_FROM: expected the From address of notification e-mails, since HERALD_SMTP_URL is set")
   }
   if (isSet(env, "HERALD_S3_ACCESS_KEY_ID") !== isSet(env, "HERALD_S3_SECRET_ACCESS_KEY")) {
     lines.push(

@@ -13,6 +13,7 @@ import * as Sandbox from "@herald/adapters/platforms/Sandbox"
 import * as CredentialCipher from "@herald/adapters/security/CredentialCipher"
 import * as SqlDatabase from "@herald/adapters/sql/SqlDatabase"
 import * as SqlStores from "@herald/adapters/sql/SqlStores"
+import * as SmtpMailer from "@herald/adapters/mail/SmtpMailer"
 import { AccountStore } from "@herald/core/accounts/AccountStore"
 import * as TokenRefresh from "@herald/core/accounts/TokenRefresh"
 import * as Dispatcher from "@herald/core/publishing/Dispatcher"
@@ -23,6 +24,8 @@ import * as Processes from "@herald/core/publishing/Processes"
 import { OrganizationStore } from "@herald/core/access/OrganizationStore"
 import * as PublishAuthRetry from "@herald/core/publishing/PublishAuthRetry"
 import * as Webhooks from "@herald/core/webhooks/Webhooks"
+import * as NotificationMail from "@herald/core/workflow/NotificationMail"
+import * as Redacted from "effect/Redacted"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -126,6 +129,28 @@ export const dispatcherOptions = (workerId: string, options: WorkerOptions = {})
   ...(options.pollMillis === undefined ? {} : { pollInterval: `${options.pollMillis} millis` as const })
 })
 
+/** The e-mail sender's settings, when HERALD_SMTP_URL is set. */
+export interface MailSettings {
+  readonly smtp: SmtpMailer.Settings
+  readonly dashboardUrl: Option.Option<string>
+}
+
+/**
+ * From the environment: HERALD_SMTP_URL (`smtp://user:pass@host:587` or `smtps://…`; unset: no e-mail),
+ * HERALD_MAIL_FROM (the From address, required with it) and HERALD_PUBLIC_URL (links in the e-mails).
+ */
+export const mailFromEnv = (env: NodeJS.ProcessEnv = process.env): Option.Option<MailSettings> => {
+  const url = env.HERALD_SMTP_URL?.trim() ?? ""
+  if (url === "") return Option.none()
+  const from = env.HERALD_MAIL_FROM?.trim() ?? ""
+  if (from === "") throw new Error("HERALD_MAIL_FROM must be set with HERALD_SMTP_URL (the From address of notification e-mails)")
+  const publicUrl = env.HERALD_PUBLIC_URL?.trim() ?? ""
+  return Option.some({
+    smtp: { url: Redacted.make(url), from },
+    dashboardUrl: publicUrl === "" ? Option.none() : Option.some(publicUrl)
+  })
+}
+
 /**
  * The dispatcher as a background fiber for as long as the layer lives. Provide `Dispatcher.layerSignal`
  * beside the posts use cases so that new immediate posts wake it at once.
@@ -165,6 +190,16 @@ export const layer = (options: WorkerOptions = {}) =>
       yield* Effect.forkScoped(Housekeeping.run(options.housekeeping ?? housekeepingFromEnv()))
       // Metrics of published destinations, on their decaying schedule (claims exclusive, leased).
       yield* Effect.forkScoped(MetricsSweep.run(options.metrics ?? metricsFromEnv()))
+      // Notification e-mails, when SMTP is configured: from the notifications' outbox, leased, retried.
+      const mail = mailFromEnv()
+      if (Option.isSome(mail)) {
+        const mailer = yield* SmtpMailer.make(mail.value.smtp).pipe(Effect.orDie)
+        yield* Effect.forkScoped(
+          NotificationMail.run({ dashboardUrl: mail.value.dashboardUrl }).pipe(
+            Effect.provideService(NotificationMail.Mailer, mailer)
+          )
+        )
+      }
     }).pipe(Effect.withTracerEnabled(false))
   )
 
