@@ -221,6 +221,45 @@ describe.each([
     expect((await as(owner, "POST", "/invitations", { email: "one-too-many@example.com", role: "member" })).status).toBe(201)
   })
 
+  it.skipIf(skip)("comments on a draft go between its author and the reviewers, each side notified; other members may not read them", async () => {
+    await server.withStore(Admin.setPlan(server.orgId, "scale"))
+    const author = await join(owner, "cora@example.com", "member")
+    const bystander = await join(owner, "ben@example.com", "member")
+    const created = await server.request("POST", "/api/v1/posts", {
+      key: null,
+      body: { content: "Holiday hours", draft: true },
+      headers: { cookie: author.cookie, "x-csrf-token": author.csrf }
+    })
+    expect(created.status, created.text).toBe(201)
+    const postId = (created.json as { data: { id: string } }).data.id
+    const unread = async (person: Person) =>
+      ((await as(person, "GET", "/notifications?unread=true")).json as { data: ReadonlyArray<{ kind: string; title: string; link: string }> }).data
+        .filter((n) => n.kind === "comment")
+
+    const fromAuthor = await as(author, "POST", `/posts/${postId}/comments`, { body: "  Is the date right?  " })
+    expect(fromAuthor.status, fromAuthor.text).toBe(201)
+    expect(fromAuthor.json).toMatchObject({ post_id: postId, author_name: "cora", body: "Is the date right?" })
+    const toOwner = await unread(owner)
+    expect(toOwner.map((n) => [n.title, n.link])).toEqual([["cora commented on “Holiday hours”", `/posts/${postId}`]])
+    expect(await unread(author)).toEqual([])
+
+    const fromOwner = await as(owner, "POST", `/posts/${postId}/comments`, { body: "Yes, the 24th." })
+    expect(fromOwner.status, fromOwner.text).toBe(201)
+    expect((await unread(author)).map((n) => n.title)).toEqual([expect.stringMatching(/ commented on “Holiday hours”$/)])
+    const thread = (await as(author, "GET", `/posts/${postId}/comments`)).json as { data: ReadonlyArray<{ body: string }> }
+    expect(thread.data.map((c) => c.body)).toEqual(["Is the date right?", "Yes, the 24th."])
+
+    const refusedRead = await as(bystander, "GET", `/posts/${postId}/comments`)
+    expect([refusedRead.status, errorOf(refusedRead).code]).toEqual([403, "insufficient_scope"])
+    const refusedWrite = await as(bystander, "POST", `/posts/${postId}/comments`, { body: "me too" })
+    expect([refusedWrite.status, errorOf(refusedWrite).code]).toEqual([403, "insufficient_scope"])
+    const empty = await as(author, "POST", `/posts/${postId}/comments`, { body: "   " })
+    expect([empty.status, errorOf(empty).code, errorOf(empty).details?.["field"]]).toEqual([400, "validation_error", "body"])
+    const unknown = await as(owner, "GET", "/posts/00000000-0000-4000-8000-000000000000/comments")
+    expect([unknown.status, errorOf(unknown).code]).toEqual([404, "not_found"])
+    expect(((await as(owner, "GET", `/posts/${postId}/comments`)).json as { data: ReadonlyArray<unknown> }).data).toHaveLength(2)
+  })
+
   it.skipIf(skip)("bad input is refused with the spec's envelope and stores nothing", async () => {
     await server.withStore(Admin.setPlan(server.orgId, "scale"))
     const before = await invitationRows()

@@ -4,7 +4,8 @@
  * e-mails: the owner invites a member by link, the member joins and signs in, the owner changes the
  * role and removes them (their session ends); a member submits a draft for approval, the owner sees a
  * notification (and its badge) and gets an e-mail, approves, and the author is notified in the app and
- * by e-mail. Screenshots of the new pages go to test-artifacts/dashboard/.
+ * by e-mail; the two talk in the post's comments. Screenshots of the new pages go to
+ * test-artifacts/dashboard/.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import * as Admin from "@herald/http/Admin"
@@ -155,13 +156,14 @@ describe.skipIf(skip !== undefined)("team, invitations and notifications in the 
     await join.waitForURL(/\/sign-in/, eventually)
     expect([...errors, ...joinErrors]).toEqual([])
     await invitee.close()
-  })
+  }, 120_000)
 
   it("a draft submitted for approval notifies the owner in the app and by e-mail; approving it notifies the author", async () => {
     // Sam joins as a member through an invitation (over HTTP) and signs in in a browser of his own.
     const ownerCookie = (await owner.cookies()).map((c) => `${c.name}=${c.value}`).join("; ")
     const ownerSession = await server.request("GET", "/dashboard/api/session", { key: null, headers: { cookie: ownerCookie } })
     const ownerCsrf = (ownerSession.json as { csrf_token: string }).csrf_token
+    const ownerName = (ownerSession.json as { user: { name: string } }).user.name
     const invited = await server.request("POST", "/dashboard/api/invitations", {
       key: null,
       body: { email: "sam@example.com", role: "member" },
@@ -205,9 +207,12 @@ describe.skipIf(skip !== undefined)("team, invitations and notifications in the 
     // The author asked for the review: no notification and no e-mail of it to them.
     expect(mails.filter((m) => m.to === "sam@example.com")).toEqual([])
 
-    // The owner opens the draft from the notification and approves it.
+    // The owner opens the draft from the notification, leaves a comment for the author, and approves it.
     await item.getByRole("link").click()
     await page.waitForURL(new RegExp(`/posts/${postId}$`), eventually)
+    await page.getByLabel("Your comment").fill("Looks good; add the store link next time.")
+    await page.getByRole("button", { name: "Add comment" }).click()
+    await expect.poll(() => page.locator("#comments li.comment").count(), eventually).toBe(1)
     await page.getByRole("button", { name: "Approve" }).click()
     await expect.poll(() => page.locator("#flash").textContent(), eventually).toContain("Approved")
 
@@ -215,24 +220,38 @@ describe.skipIf(skip !== undefined)("team, invitations and notifications in the 
     const authorPage = await author.newPage()
     const authorErrors = Browsers.watchErrors(authorPage)
     await authorPage.goto("/notifications")
-    await expect.poll(() => authorPage.locator("#notifications-badge").textContent(), eventually).toBe("1")
+    // Two unread: the owner's comment and the approval.
+    await expect.poll(() => authorPage.locator("#notifications-badge").textContent(), eventually).toBe("2")
+    expect(await authorPage.locator('li.notification[data-kind="comment"]').getByRole("link").textContent())
+      .toBe(`${ownerName} commented on “Autumn sale starts Friday”`)
     const approved = authorPage.locator('li.notification[data-kind="approved"]')
     await approved.waitFor(eventually)
     expect(await approved.getByRole("link").textContent()).toBe("Approved: “Autumn sale starts Friday”")
     await mailTo("sam@example.com", "Approved")
-    const toAuthor = mails.find((m) => m.to === "sam@example.com")!
+    const toAuthor = mails.find((m) => m.to === "sam@example.com" && m.subject.startsWith("Approved"))!
+    // The owner's comment reached the author by e-mail too.
+    expect(mails.filter((m) => m.to === "sam@example.com").map((m) => m.subject)).toContain(`${ownerName} commented on “Autumn sale starts Friday”`)
     expect(toAuthor.subject).toBe("Approved: “Autumn sale starts Friday”")
     expect(toAuthor.text).toContain("Your draft “Autumn sale starts Friday” was approved")
     await approved.getByRole("button", { name: /^Mark read/ }).click()
-    await expect.poll(() => authorPage.locator("#unread-count").textContent(), eventually).toBe("Nothing unread.")
-    await expect.poll(() => authorPage.locator("#notifications-badge").textContent(), eventually).toBe("")
+    await expect.poll(() => authorPage.locator("#unread-count").textContent(), eventually).toBe("1 unread.")
+    await expect.poll(() => authorPage.locator("#notifications-badge").textContent(), eventually).toBe("1")
     await fits(authorPage)
 
-    // The owner marks everything read.
+    // The author reads the comment on the post's page and answers it.
+    await authorPage.goto(`/posts/${postId}`)
+    await expect.poll(() => authorPage.locator("#comments").textContent(), eventually).toContain("Looks good; add the store link next time.")
+    await authorPage.getByLabel("Your comment").fill("Will do, thanks!")
+    await authorPage.getByRole("button", { name: "Add comment" }).click()
+    await expect.poll(() => authorPage.locator("#comments li.comment").count(), eventually).toBe(2)
+    await fits(authorPage)
+    await Browsers.screenshot(authorPage, "post-comments")
+
+    // The owner marks everything read (the author's answer among them).
     await page.goto("/notifications")
     await page.getByRole("button", { name: "Mark all read" }).click()
     await expect.poll(() => page.locator("#notifications-badge").textContent(), eventually).toBe("")
     expect([...errors, ...authorErrors]).toEqual([])
     await author.close()
-  })
+  }, 120_000)
 })

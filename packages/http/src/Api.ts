@@ -13,6 +13,7 @@ import { DashboardDeviceGroup } from "./groups/DashboardDevice.js"
 import { DashboardKeysGroup } from "./groups/DashboardKeys.js"
 import { DashboardQueueGroup } from "./groups/DashboardQueue.js"
 import { DashboardSessionGroup, DashboardSignInGroup } from "./groups/DashboardSession.js"
+import { DashboardCommentsGroup } from "./groups/DashboardComments.js"
 import { DashboardNotificationsGroup } from "./groups/DashboardNotifications.js"
 import { DashboardJoinGroup, DashboardUsersGroup } from "./groups/DashboardUsers.js"
 import { BulkGroup } from "./groups/Bulk.js"
@@ -56,6 +57,7 @@ export class Api extends HttpApi.make("herald")
   .add(DashboardUsersGroup)
   .add(DashboardJoinGroup)
   .add(DashboardNotificationsGroup)
+  .add(DashboardCommentsGroup)
   .add(DashboardQueueGroup)
   .annotateContext(OpenApi.annotations({
     title: "Herald — Social Publishing Service API",

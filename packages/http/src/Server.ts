@@ -43,6 +43,7 @@ import { DashboardDeviceLive } from "./groups/DashboardDevice.js"
 import { DashboardKeysLive } from "./groups/DashboardKeys.js"
 import { DashboardQueueLive } from "./groups/DashboardQueue.js"
 import { DashboardSessionLive, DashboardSignInLive } from "./groups/DashboardSession.js"
+import { DashboardCommentsLive } from "./groups/DashboardComments.js"
 import { DashboardNotificationsLive } from "./groups/DashboardNotifications.js"
 import { DashboardJoinLive, DashboardUsersLive } from "./groups/DashboardUsers.js"
 import { ConnectionsLive, OAuthCallbackLive } from "./groups/Connections.js"
@@ -99,7 +100,8 @@ export const dashboardHandlers = Layer.mergeAll(
   DashboardUsersLive,
   DashboardQueueLive,
   DashboardJoinLive,
-  DashboardNotificationsLive
+  DashboardNotificationsLive,
+  DashboardCommentsLive
 )
 
 export const ApiLive = HttpApiBuilder.api(Api).pipe(

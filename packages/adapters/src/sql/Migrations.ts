@@ -26,7 +26,7 @@ import postListing from "./migrations/0033_post_listing.js"
 import idempotencyKeys from "./migrations/0040_idempotency_keys.js"
 import traceContext from "./migrations/0060_trace_context.js"
 import invitations from "./migrations/0068_invitations.js"
-import notifications from "./migrations/0069_notifications.js"
+import notificationsComments from "./migrations/0069_notifications_comments.js"
 
 /** Herald's own migrations table, so an embedding host's `effect_sql_migrations` never clashes. */
 export const table = "herald_migrations"
@@ -59,7 +59,7 @@ export const loader = Migrator.fromRecord({
   "0040_idempotency_keys": idempotencyKeys,
   "0060_trace_context": traceContext,
   "0068_invitations": invitations,
-  "0069_notifications": notifications
+  "0069_notifications_comments": notificationsComments
 })
 
 /** Applies pending migrations in one transaction; on Postgres concurrent runners wait on a table lock. */

@@ -24,6 +24,7 @@ import type { SessionStore } from "@herald/core/access/SessionStore"
 import type { UserStore } from "@herald/core/access/UserStore"
 import type { InvitationStore } from "@herald/core/access/InvitationStore"
 import type { NotificationStore } from "@herald/core/workflow/Notification"
+import type { CommentStore } from "@herald/core/workflow/Comment"
 import * as Layer from "effect/Layer"
 import * as SqlAccountStore from "./SqlAccountStore.js"
 import * as SqlAiCreditLedger from "./SqlAiCreditLedger.js"
@@ -49,6 +50,7 @@ import * as SqlUserStore from "./SqlUserStore.js"
 import * as SqlInvitationStore from "./SqlInvitationStore.js"
 import * as SqlNotificationFanout from "./SqlNotificationFanout.js"
 import * as SqlNotificationStore from "./SqlNotificationStore.js"
+import * as SqlCommentStore from "./SqlCommentStore.js"
 
 /** Every store port this module implements over one SQL client. */
 export type Stores =
@@ -76,6 +78,7 @@ export type Stores =
   | IdempotencyStore
   | InvitationStore
   | NotificationStore
+  | CommentStore
 
 /**
  * Every core store over the given SQL client (SQLite or Postgres), plus the transactor that makes
@@ -110,5 +113,7 @@ export const layer: Layer.Layer<Stores, never, SqlClient.SqlClient | IdGenerator
   // Links to join an organization with a role.
   SqlInvitationStore.layer,
   // In-app notifications and their e-mail copies.
-  SqlNotificationStore.layer
+  SqlNotificationStore.layer,
+  // Comments on posts between authors and reviewers.
+  SqlCommentStore.layer
 )

@@ -30,6 +30,7 @@ import { sessionStoreContract } from "../contract/SessionStore.contract.js"
 import { userStoreContract } from "../contract/UserStore.contract.js"
 import { invitationStoreContract } from "../contract/InvitationStore.contract.js"
 import { notificationStoreContract } from "../contract/NotificationStore.contract.js"
+import { commentStoreContract } from "../contract/CommentStore.contract.js"
 import { createFreshPgDatabase, databasesUnderTest, type TestDatabaseLayer } from "../support/TestDatabases.js"
 
 const randomIds = Layer.succeed(IdGenerator, IdGenerator.of({ uuid: Effect.sync(() => randomUUID()) }))
@@ -70,5 +71,6 @@ for (const db of await databasesUnderTest()) {
     sessionStoreContract(layer)
     invitationStoreContract(layer, concurrent)
     notificationStoreContract(layer)
+    commentStoreContract(layer)
   })
 }

@@ -20,7 +20,9 @@ export const NotificationKind = Schema.Literal(
   "approved",
   "changes_requested",
   "post_failed",
-  "account_reconnect_needed"
+  "account_reconnect_needed",
+  /** A comment on a post, to the other side (the author, or the reviewers). */
+  "comment"
 )
 export type NotificationKind = typeof NotificationKind.Type
 

@@ -10,7 +10,8 @@ const kindNames = {
   approved: "Approved",
   changes_requested: "Changes requested",
   post_failed: "Post failed",
-  account_reconnect_needed: "Reconnect an account"
+  account_reconnect_needed: "Reconnect an account",
+  comment: "Comment"
 }
 
 export default async () => {

@@ -4,6 +4,7 @@ import { platformName } from "../errors.js"
 import { busy, flash, h, keepingFocus, notice, render, replace, status, table, time, zonedTime } from "../ui.js"
 import { draftActions, mayPublish, postTools, rescheduleForm, waiting } from "./post-actions.js"
 import { reviewControls } from "./review.js"
+import { commentsSection } from "./comments.js"
 
 const metricNames = ["views", "likes", "comments", "shares", "impressions", "saves", "clicks"]
 
@@ -111,6 +112,6 @@ export default async function page({ session, params }) {
     }
   }
 
-  render("Post", head, live)
+  render("Post", head, live, commentsSection(id))
   draw()
 }

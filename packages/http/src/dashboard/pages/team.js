@@ -13,7 +13,7 @@ const roleNames = { owner: "Owner", admin: "Admin", member: "Member" }
 const roleSelect = (label, value, { ownerAllowed }) =>
   h(
     "select",
-    { "aria-label": label },
+    { "aria-label": label, class: "team-role" },
     roles
       .filter(([role]) => ownerAllowed || role !== "owner" || value === "owner")
       .map(([role, text]) => h("option", { value: role, selected: role === value }, text.split(":")[0]))
@@ -56,7 +56,13 @@ export default async ({ session }) => {
           })
           replace(
             linkArea,
-            notice(`Invitation for ${created.invitation.email} as ${roleNames[created.invitation.role]}. Send them this link; it works once, until ${time(created.invitation.expires_at)}. It is not shown again.`, "ok"),
+            h(
+              "p",
+              { class: "notice ok", role: "status" },
+              `Invitation for ${created.invitation.email} as ${roleNames[created.invitation.role]}. Send them this link; it works once, until `,
+              time(created.invitation.expires_at),
+              ". It is not shown again."
+            ),
             h("div", { class: "actions" }, link, copy)
           )
           email.value = ""
@@ -71,7 +77,7 @@ export default async ({ session }) => {
     h("div", { class: "actions" }, inviteButton)
   )
 
-  const userRow = (user) => {
+  const userRow = (user, owners) => {
     const self = user.id === me.id
     // An admin does not change owners (only an owner grants or takes away the owner role).
     const locked = user.role === "owner" && !isOwner
@@ -87,7 +93,8 @@ export default async ({ session }) => {
         }
       }))
     const removeButton = h("button", { type: "button", class: "danger" }, self ? "Leave" : "Remove")
-    removeButton.hidden = locked
+    // The only owner can neither leave nor be removed (the server refuses it too).
+    removeButton.hidden = locked || (user.role === "owner" && owners === 1)
     removeButton.setAttribute("aria-label", self ? "Leave the organization" : `Remove ${user.name}`)
     removeButton.addEventListener("click", async () => {
       const question = self
@@ -137,7 +144,7 @@ export default async ({ session }) => {
       api("GET", "/dashboard/api/users"),
       api("GET", "/dashboard/api/invitations")
     ])
-    replace(people, h("h2", { id: "people-heading" }, "People"), table(["Name", "Email", "Role", ""], users.data.map(userRow)))
+    replace(people, h("h2", { id: "people-heading" }, "People"), table(["Name", "Email", "Role", ""], users.data.map((u) => userRow(u, users.data.filter((x) => x.role === "owner").length))))
     replace(
       pending,
       h("h2", { id: "invitations-heading" }, "Open invitations"),
