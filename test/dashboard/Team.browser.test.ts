@@ -108,6 +108,9 @@ describe.skipIf(skip !== undefined)("team, invitations and notifications in the 
     await link.waitFor(eventually)
     const url = await link.inputValue()
     expect(url).toMatch(new RegExp(`^${server.baseUrl}/join\\?token=[0-9a-f]{64}$`))
+    expect(await page.locator("p.notice.ok").textContent()).toMatch(
+      /^Invitation for mia@example\.com as Member\. Send them this link; it works once, until \d{1,2} [A-Z][a-z]{2} \d{4}, \d{2}:\d{2}\. It is not shown again\.$/
+    )
     await page.locator('tr[data-invitation="mia@example.com"]').waitFor(eventually)
     await fits(page)
     await Browsers.screenshot(page, "team")
@@ -197,6 +200,7 @@ describe.skipIf(skip !== undefined)("team, invitations and notifications in the 
     await item.waitFor(eventually)
     expect(await item.getByRole("link").textContent()).toBe("Approval requested: “Autumn sale starts Friday”")
     expect(await item.getByRole("link").getAttribute("href")).toBe(`/posts/${postId}`)
+    expect(await item.locator("p.muted").textContent()).toMatch(/^Approval requested · \d{1,2} [A-Z][a-z]{2} \d{4}, \d{2}:\d{2} · unread$/)
     await fits(page)
     await Browsers.screenshot(page, "notifications")
     await mailTo(ownerEmail, "Approval requested")
@@ -244,6 +248,10 @@ describe.skipIf(skip !== undefined)("team, invitations and notifications in the 
     await authorPage.getByLabel("Your comment").fill("Will do, thanks!")
     await authorPage.getByRole("button", { name: "Add comment" }).click()
     await expect.poll(() => authorPage.locator("#comments li.comment").count(), eventually).toBe(2)
+    // Each comment names its writer and when, as a time (the viewer's zone).
+    expect(await authorPage.locator("#comments li.comment").first().locator("p.muted").textContent()).toMatch(
+      new RegExp(`^${ownerName} · \\d{1,2} [A-Z][a-z]{2} \\d{4}, \\d{2}:\\d{2}$`)
+    )
     await fits(authorPage)
     await Browsers.screenshot(authorPage, "post-comments")
 

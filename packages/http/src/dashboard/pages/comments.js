@@ -23,7 +23,7 @@ export const commentsSection = (postId) => {
             h(
               "li",
               { class: "comment" },
-              h("p", { class: "muted" }, `${c.author_name ?? "A former member"} · ${time(c.created_at)}`),
+              h("p", { class: "muted" }, `${c.author_name ?? "A former member"} · `, time(c.created_at)),
               h("p", {}, c.body)
             ))
         )

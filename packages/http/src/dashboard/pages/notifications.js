@@ -31,7 +31,7 @@ export default async () => {
     return h(
       "li",
       { class: `notification${unread ? " unread" : ""}`, "data-kind": n.kind },
-      h("p", { class: "muted" }, `${kindNames[n.kind] ?? n.kind} · ${time(n.created_at)}${unread ? " · unread" : ""}`),
+      h("p", { class: "muted" }, `${kindNames[n.kind] ?? n.kind} · `, time(n.created_at), unread ? " · unread" : ""),
       h("p", {}, h("a", { href: n.link }, n.title)),
       h("p", {}, n.body),
       h("div", { class: "actions" }, markOne)
