@@ -1,11 +1,15 @@
 /**
- * The analytics aggregates in two grouped queries: posts by derived status, and destinations by
- * platform and status with the sums of their synced metrics (stored as JSON in `metrics`).
+ * The analytics aggregates: posts by derived status, and destinations by platform and status with the
+ * sums of their synced metrics. Read from the maintained day and month rollups
+ * (`AnalyticsRollupSql`, a few hundred rows for any period), plus the base rows of the partial days
+ * at the edges of a range that does not start or end on a UTC day (an index range on creation time).
+ * A key restricted to some accounts counts from the base rows: its visibility is a property of each
+ * post's whole set of targets, which no per-account aggregate can answer.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type * as Statement from "@effect/sql/Statement"
 import { AnalyticsStore, metricNames } from "@herald/core/analytics/AnalyticsStore"
-import type { AnalyticsQuery, MetricName } from "@herald/core/analytics/AnalyticsStore"
+import type { AnalyticsCounts, AnalyticsQuery, MetricName } from "@herald/core/analytics/AnalyticsStore"
 import { DestinationStatus } from "@herald/core/posts/Destination"
 import { Platform } from "@herald/core/platforms/Platform"
 import { PostStatus } from "@herald/core/posts/Post"
@@ -13,6 +17,7 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import * as RollupSql from "./internal/AnalyticsRollupSql.js"
 import { visibleThrough } from "./internal/PostVisibilitySql.js"
 import { DbNumber, orPersistence } from "./internal/Rows.js"
 
@@ -64,20 +69,88 @@ export const make = Effect.gen(function*() {
       WHERE d.organization_id = ${q.organizationId} AND ${postFilters(q)}
       GROUP BY d.platform, d.status`.pipe(Effect.flatMap(decodeGroups))
 
+  /** The rollup rows of the plan's day and month buckets, as conditions on the alias `r`. */
+  const bucketsOf = (plan: RollupSql.Plan): Statement.Fragment | undefined => {
+    const ranges = [
+      ...plan.days.map((range) => ({ grain: "day", range })),
+      ...plan.months.map((range) => ({ grain: "month", range }))
+    ]
+    if (ranges.length === 0) return undefined
+    return sql.or(ranges.map(({ grain, range }) =>
+      sql.and([
+        sql`r.grain = ${grain}`,
+        ...(range.from === undefined ? [] : [sql`r.bucket >= ${range.from}`]),
+        ...(range.to === undefined ? [] : [sql`r.bucket < ${range.to}`])
+      ])
+    ))
+  }
+
+  const rolledPosts = (organizationId: AnalyticsQuery["organizationId"], buckets: Statement.Fragment) =>
+    sql`SELECT r.status AS status, SUM(r.posts) AS count FROM post_rollups r
+      WHERE r.organization_id = ${organizationId} AND (${buckets}) GROUP BY r.status`.pipe(Effect.flatMap(decodeStatuses))
+
+  const rolledGroups = (organizationId: AnalyticsQuery["organizationId"], buckets: Statement.Fragment) =>
+    sql`SELECT r.platform AS platform, r.status AS status, SUM(r.destinations) AS count, ${
+      sql.csv(metricNames.map((m) => sql`SUM(r.${sql.literal(m)}) AS ${sql.literal(m)}`))
+    } FROM destination_rollups r
+      WHERE r.organization_id = ${organizationId} AND (${buckets}) GROUP BY r.platform, r.status`.pipe(
+      Effect.flatMap(decodeGroups)
+    )
+
+  type Group = Schema.Schema.Type<typeof GroupRow>
+
+  /** Sums rows of the same key (rollup buckets and base edges), dropping those that sum to nothing. */
+  const combine = (
+    posts: ReadonlyArray<ReadonlyArray<Schema.Schema.Type<typeof StatusRow>>>,
+    groups: ReadonlyArray<ReadonlyArray<Group>>
+  ): AnalyticsCounts => {
+    const byStatus = new Map<PostStatus, number>()
+    for (const row of posts.flat()) byStatus.set(row.status, (byStatus.get(row.status) ?? 0) + row.count)
+    const byGroup = new Map<string, { platform: Platform; status: DestinationStatus; count: number; metrics: Record<MetricName, number> }>()
+    for (const g of groups.flat()) {
+      const key = `${g.platform}\u0000${g.status}`
+      const entry = byGroup.get(key) ?? {
+        platform: g.platform,
+        status: g.status,
+        count: 0,
+        metrics: Object.fromEntries(metricNames.map((m) => [m, 0])) as Record<MetricName, number>
+      }
+      entry.count += g.count
+      for (const m of metricNames) entry.metrics[m] += g[m] ?? 0
+      byGroup.set(key, entry)
+    }
+    return {
+      posts: [...byStatus].filter(([, count]) => count !== 0).map(([status, count]) => ({ status, count })),
+      destinations: [...byGroup.values()].filter((g) => g.count !== 0)
+    }
+  }
+
+  /** The counts from the base rows alone (a restricted key, and the partial days of a range). */
+  const fromRows = (q: AnalyticsQuery) => Effect.all([postsByStatus(q), destinationGroups(q)])
+
+  const summarize = (q: AnalyticsQuery): Effect.Effect<AnalyticsCounts, unknown> => {
+    if (q.visibleAccountIds !== undefined) {
+      return Effect.map(fromRows(q), ([posts, groups]) => combine([posts], [groups]))
+    }
+    const plan = RollupSql.plan({
+      from: q.from === undefined ? undefined : DateTime.toEpochMillis(q.from),
+      to: q.to === undefined ? undefined : DateTime.toEpochMillis(q.to)
+    })
+    const buckets = bucketsOf(plan)
+    return Effect.all([
+      buckets === undefined ? Effect.succeed([[], []] as const) : Effect.all([
+        rolledPosts(q.organizationId, buckets),
+        rolledGroups(q.organizationId, buckets)
+      ]),
+      Effect.forEach(plan.base, (edge) =>
+        fromRows({ organizationId: q.organizationId, from: DateTime.unsafeMake(edge.from), to: DateTime.unsafeMake(edge.to) }))
+    ]).pipe(Effect.map(([rolled, edges]) =>
+      combine([rolled[0], ...edges.map((e) => e[0])], [rolled[1], ...edges.map((e) => e[1])])
+    ))
+  }
+
   return AnalyticsStore.of({
-    summarize: (q) =>
-      Effect.all([postsByStatus(q), destinationGroups(q)]).pipe(
-        Effect.map(([posts, groups]) => ({
-          posts,
-          destinations: groups.map((g) => ({
-            platform: g.platform,
-            status: g.status,
-            count: g.count,
-            metrics: Object.fromEntries(metricNames.map((m) => [m, g[m] ?? 0])) as Record<MetricName, number>
-          }))
-        })),
-        orPersistence("AnalyticsStore.summarize")
-      )
+    summarize: (q) => summarize(q).pipe(orPersistence("AnalyticsStore.summarize"))
   })
 })
 
