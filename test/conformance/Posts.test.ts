@@ -259,7 +259,7 @@ describe.each([
     expect(all.status).toBe(200)
     const data = (all.json as Json).data
     expect(data.posts.map((p) => p.content)).toEqual([`${tag} draft`, `${tag} two`, `${tag} one`])
-    expect(data.pagination).toEqual({ limit: 20, offset: 0, total: 3, has_more: false })
+    expect(data.pagination).toEqual({ limit: 20, offset: 0, total: 3, has_more: false, next_cursor: null })
     conforms("/api/v1/posts", "get", all)
     const twitter = await server.request("GET", `/api/v1/posts?search=${tag}&platform=twitter,nope`)
     expect((twitter.json as Json).data.posts.map((p) => p.content)).toEqual([`${tag} one`])
@@ -270,9 +270,94 @@ describe.each([
     expect((junk.json as Json).data.pagination.total).toBe(3)
     const page = await server.request("GET", `/api/v1/posts?search=${tag}&limit=1&offset=1&order=asc`)
     expect((page.json as Json).data.posts.map((p) => p.content)).toEqual([`${tag} two`])
-    expect((page.json as Json).data.pagination).toEqual({ limit: 1, offset: 1, total: 3, has_more: true })
+    expect((page.json as Json).data.pagination).toEqual({
+      limit: 1,
+      offset: 1,
+      total: 3,
+      has_more: true,
+      next_cursor: expect.any(String)
+    })
     const clamped = await server.request("GET", "/api/v1/posts?limit=1000")
     expect((clamped.json as Json).data.pagination.limit).toBe(100)
+  })
+
+  it.skipIf(skip)("GET /posts?cursor: a walk reads every post exactly once while posts are created during it", async () => {
+    const tag = `walk-${Date.now()}`
+    const before: Array<string> = []
+    for (let i = 0; i < 7; i++) {
+      before.push(((await post({ content: `${tag} ${i}`, account_ids: [x], scheduled_for: future(30 + i) })).json as Json).data.id)
+    }
+    /** Walks the tag's posts two at a time in `order`, creating a post after every page. */
+    const walk = async (order: string) => {
+      const seen: Array<string> = []
+      const created: Array<string> = []
+      let cursor: string | null = null
+      let pages = 0
+      do {
+        const res = await server.request(
+          "GET",
+          `/api/v1/posts?search=${tag}&limit=2&order=${order}${cursor === null ? "" : `&cursor=${cursor}`}`
+        )
+        expect(res.status, res.text).toBe(200)
+        conforms("/api/v1/posts", "get", res)
+        const data = (res.json as Json).data
+        seen.push(...data.posts.map((p) => p.id))
+        expect(data.pagination.offset).toBe(0)
+        cursor = data.pagination.next_cursor as string | null
+        expect(cursor === null).toBe(data.pagination.has_more === false)
+        created.push(((await post({ content: `${tag} during ${order} ${pages}`, draft: true })).json as Json).data.id)
+        pages++
+      } while (cursor !== null && pages < 50)
+      return { seen, created }
+    }
+    const newest = await walk("desc")
+    // Newest first: the posts created during the walk sort before the cursor; every other exactly once.
+    expect(new Set(newest.seen).size).toBe(newest.seen.length)
+    expect([...newest.seen].sort()).toEqual([...before].sort())
+    const oldest = await walk("asc")
+    // Oldest first: posts created during the walk come after the cursor and are read too, once each.
+    expect(new Set(oldest.seen).size).toBe(oldest.seen.length)
+    const all = [...before, ...newest.created, ...oldest.created.slice(0, -1)]
+    expect([...oldest.seen].sort()).toEqual(all.sort())
+    // The same walk by scheduled_for (nullable: drafts without a time come last).
+    const bySchedule: Array<string> = []
+    let cursor: string | null = null
+    do {
+      const res = await server.request(
+        "GET",
+        `/api/v1/posts?search=${tag}&limit=3&sort=scheduled_for&order=asc${cursor === null ? "" : `&cursor=${cursor}`}`
+      )
+      const data = (res.json as Json).data
+      bySchedule.push(...data.posts.map((p) => p.id))
+      cursor = data.pagination.next_cursor as string | null
+    } while (cursor !== null)
+    expect(bySchedule.slice(0, before.length)).toEqual(before)
+    expect([...bySchedule].sort()).toEqual([...all, oldest.created.at(-1)!].sort())
+  })
+
+  it.skipIf(skip)("GET /posts?cursor: a cursor not handed out, or beside an offset or another sort, is a validation error", async () => {
+    const first = await server.request("GET", "/api/v1/posts?limit=1")
+    const cursor = (first.json as Json).data.pagination.next_cursor as string
+    expect(typeof cursor).toBe("string")
+    for (
+      const query of [
+        "cursor=not-a-cursor",
+        "cursor=%24%24%24",
+        `cursor=${Buffer.from(JSON.stringify({ s: "created_at", o: "desc", k: 1, i: "nope" })).toString("base64url")}`,
+        `cursor=${cursor}&offset=5`,
+        `cursor=${cursor}&sort=updated_at`,
+        `cursor=${cursor}&order=asc`
+      ]
+    ) {
+      const res = await server.request("GET", `/api/v1/posts?${query}`)
+      expect([res.status, (res.json as Json).error.code], query).toEqual([400, "validation_error"])
+      expect((res.json as Json).error.retryable).toBe(false)
+      expect((res.json as Json).error.details.validation_errors).toEqual([{ path: "cursor", message: expect.any(String) }])
+      conforms("/api/v1/posts", "get", res)
+    }
+    // The cursor's own sort and order named again are fine.
+    const same = await server.request("GET", `/api/v1/posts?limit=1&cursor=${cursor}&sort=created_at&order=desc&offset=0`)
+    expect(same.status, same.text).toBe(200)
   })
 
   it.skipIf(skip)("PATCH, DELETE, schedule: statuses and codes", async () => {

@@ -216,7 +216,13 @@ const make = (config: HeraldConfig) =>
         list: (params: Params = {}) =>
           run(Effect.map(Posts.list(caller, params), (l) => ({
             posts: l.page.items.map((r) => toPostView(r)),
-            pagination: { limit: l.limit, offset: l.offset, total: l.page.total, has_more: l.hasMore }
+            pagination: {
+              limit: l.limit,
+              offset: l.offset,
+              total: l.page.total,
+              has_more: l.hasMore,
+              next_cursor: l.nextCursor
+            }
           }))),
         update: (id: string, body: unknown) => run(Effect.map(Posts.update(caller, id, body ?? {}), (u) => toPostView(u.record))),
         schedule: (id: string, body: unknown = {}) => run(Effect.map(Posts.schedule(caller, id, body), (r) => toPostView(r))),

@@ -4,7 +4,7 @@ import type { Destination } from "@herald/core/posts/Destination"
 import type { AccountId, PostId } from "@herald/core/kernel/Ids"
 import { type Post, PostStatus } from "@herald/core/posts/Post"
 import { PostStore } from "@herald/core/posts/PostStore"
-import type { PostCount, PostQuery, PostRecord, PostSort, RequeueQuery } from "@herald/core/posts/PostStore"
+import type { PostCount, PostCursor, PostQuery, PostRecord, PostSort, RequeueQuery } from "@herald/core/posts/PostStore"
 import * as Arr from "effect/Array"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -100,6 +100,41 @@ export const make = Effect.gen(function*() {
 
   const millis = (t: DateTime.Utc) => DateTime.toEpochMillis(t)
 
+  const decodeStatusCounts = Schema.decodeUnknown(
+    Schema.Array(Schema.Struct({ status: PostStatus, count: CountRow.fields.count }))
+  )
+
+  /**
+   * The organization's posts per status from the maintained month rollups (`AnalyticsRollupSql`):
+   * a few rows per month of history, whatever the number of posts.
+   */
+  const rolledCounts = (organizationId: PostQuery["organizationId"]) =>
+    sql`SELECT r.status AS status, SUM(r.posts) AS count FROM post_rollups r
+      WHERE r.organization_id = ${organizationId} AND r.grain = 'month' GROUP BY r.status`.pipe(
+      Effect.flatMap(decodeStatusCounts),
+      Effect.map((rows) => {
+        const counts = Object.fromEntries(PostStatus.literals.map((status) => [status, 0])) as Record<PostStatus, number>
+        for (const row of rows) counts[row.status] = row.count
+        return counts
+      })
+    )
+
+  /** Whether the query filters by nothing but (at most) status: its counts are the rollups'. */
+  const onlyStatus = (q: PostQuery) =>
+    q.visibleAccountIds === undefined &&
+    filtersOf(q).length === (q.statuses !== undefined && q.statuses.length > 0 ? 1 : 0)
+
+  /** `pagination.total`: from the rollups when they answer the filters, else counted through the filter's index. */
+  const totalOf = (q: PostQuery, where: Statement.Fragment) =>
+    onlyStatus(q)
+      ? Effect.map(rolledCounts(q.organizationId), (counts) =>
+        [...new Set(q.statuses === undefined || q.statuses.length === 0 ? PostStatus.literals : q.statuses)]
+          .reduce((sum, status) => sum + counts[status], 0))
+      : sql`SELECT COUNT(*) AS count FROM posts l WHERE ${where}`.pipe(
+        Effect.flatMap(decodeCount),
+        Effect.map((rows) => rows[0]?.count ?? 0)
+      )
+
   const filtersOf = (q: PostQuery): Array<Statement.Fragment> => {
     const filters: Array<Statement.Fragment> = []
     if (q.statuses !== undefined && q.statuses.length > 0) {
@@ -163,20 +198,30 @@ export const make = Effect.gen(function*() {
         ? sql``
         : sql`CASE WHEN ${column} IS NULL THEN 1 ELSE 0 END, `
       const order = sql`${nullsLast}${column} ${direction}, l.id ${direction}`
-      const totalRows = yield* sql`SELECT COUNT(*) AS count FROM posts l WHERE ${where}`.pipe(
-        Effect.flatMap(decodeCount)
-      )
+      const total = yield* totalOf(q, where)
+      const page = q.after === undefined ? where : sql.and([where, keysetAfter(q, q.after)])
+      // One more than the page: whether more follow, read with the page itself.
       const rows = yield* sql`SELECT l.* FROM posts l WHERE l.id IN (
-          SELECT l.id FROM posts l WHERE ${where} ORDER BY ${order} LIMIT ${q.limit} OFFSET ${q.offset}
+          SELECT l.id FROM posts l WHERE ${page} ORDER BY ${order} LIMIT ${q.limit + 1}
+          OFFSET ${q.after === undefined ? q.offset : 0}
         ) ORDER BY ${order}`
       const posts = yield* decodePosts(rows)
-      const items = yield* withDestinations(posts)
-      return { items, total: totalRows[0]?.count ?? 0 }
+      const items = yield* withDestinations(posts.slice(0, q.limit))
+      return { items, total, hasMore: posts.length > q.limit }
     })
 
-  const decodeStatusCounts = Schema.decodeUnknown(
-    Schema.Array(Schema.Struct({ status: PostStatus, count: CountRow.fields.count }))
-  )
+  /**
+   * The posts after `cursor` in the query's order, as a row-value comparison on (column, id) that
+   * the sort's index answers as a range. Posts without a value for a nullable sort column come last
+   * in either order: after a post with a value, every post without one follows.
+   */
+  const keysetAfter = (q: PostQuery, cursor: PostCursor): Statement.Fragment => {
+    const column = sql.literal(sortColumns[q.sort])
+    const past = sql.literal(q.order === "asc" ? ">" : "<")
+    if (cursor.value === null) return sql`(${column} IS NULL AND l.id ${past} ${cursor.id})`
+    const beyond = sql`(${column}, l.id) ${past} (${cursor.value}, ${cursor.id})`
+    return q.sort === "created_at" || q.sort === "updated_at" ? beyond : sql`(${beyond} OR ${column} IS NULL)`
+  }
 
   /** The post, its targets and its destinations as separate statements (SQLite; the caller's transaction). */
   const insertSeparately = (record: PostRecord) =>
@@ -196,7 +241,7 @@ export const make = Effect.gen(function*() {
   }
 
   const countByStatus = (q: PostQuery) =>
-    Effect.gen(function*() {
+    onlyStatus(q) && (q.statuses === undefined || q.statuses.length === 0) ? rolledCounts(q.organizationId) : Effect.gen(function*() {
       const where = sql.and([sql`l.organization_id = ${q.organizationId}`, ...filtersOf(q)])
       const rows = yield* sql`SELECT l.status AS status, COUNT(*) AS count
         FROM posts l WHERE ${where} GROUP BY l.status`.pipe(Effect.flatMap(decodeStatusCounts))

@@ -22,6 +22,15 @@ export interface PostCount {
 
 export type PostSort = "created_at" | "scheduled_for" | "updated_at" | "published_at"
 
+/**
+ * A keyset position in the post list: the sort column's value of the last post read (null for a post
+ * without one, which sorts last) and its id (the tie-break). The next page starts after it.
+ */
+export interface PostCursor {
+  readonly value: number | null
+  readonly id: PostId
+}
+
 /** The post-list query. Absent fields do not filter. Status filters on the derived status. */
 export interface PostQuery {
   readonly organizationId: OrganizationId
@@ -46,6 +55,8 @@ export interface PostQuery {
   readonly order: "asc" | "desc"
   readonly limit: number
   readonly offset: number
+  /** Posts after this position in the sort's order (keyset paging; `offset` is then 0). */
+  readonly after?: PostCursor | undefined
 }
 
 /** An account a write expects as the checks saw it: in the post's organization, active, on this platform. */
@@ -80,7 +91,10 @@ export interface Requeued {
 
 export interface PostPage {
   readonly items: ReadonlyArray<PostRecord>
+  /** Every post the filters match, wherever the page starts. */
   readonly total: number
+  /** More posts follow this page in the sort's order (read with the page, not derived from `total`). */
+  readonly hasMore: boolean
 }
 
 export class PostStore extends Context.Tag("@herald/core/posts/PostStore")<PostStore, {

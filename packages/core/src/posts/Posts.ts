@@ -9,6 +9,7 @@ import * as Data from "effect/Data"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Encoding from "effect/Encoding"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
@@ -32,7 +33,14 @@ import * as PlatformRules from "../platforms/PlatformRules.js"
 import { Approval, ApprovalStatus, PlatformContent, Post, PostStatus, ThreadPost } from "./Post.js"
 import * as PostingLimits from "./PostingLimits.js"
 import * as PostLifecycle from "./PostLifecycle.js"
-import { type PostPage, type PostQuery, type PostRecord, type PostSort, PostStore } from "./PostStore.js"
+import {
+  type PostCursor,
+  type PostPage,
+  type PostQuery,
+  type PostRecord,
+  type PostSort,
+  PostStore
+} from "./PostStore.js"
 import { Transactor } from "../kernel/Transactor.js"
 import { UsageCounters } from "../access/UsageCounters.js"
 import * as QueryParams from "../kernel/QueryParams.js"
@@ -782,20 +790,97 @@ export interface Listed {
   readonly limit: number
   readonly offset: number
   readonly hasMore: boolean
+  /** Where the next page starts (`cursor`), when more follow. */
+  readonly nextCursor: string | null
 }
 
+/**
+ * A list cursor as the API hands it out: base64url of `{s, o, k, i}` (sort, order, the sort column's
+ * value of the last post as epoch millis or null, its id). Opaque to clients; it carries the sort
+ * and order so a page is never continued in another order.
+ */
+const CursorJson = Schema.parseJson(Schema.Struct({
+  s: Schema.Literal("created_at", "scheduled_for", "updated_at", "published_at"),
+  o: Schema.Literal("asc", "desc"),
+  k: Schema.NullOr(Schema.Int),
+  i: PostId
+}))
+
+export interface ListCursor extends PostCursor {
+  readonly sort: PostSort
+  readonly order: "asc" | "desc"
+}
+
+export const encodeCursor = (cursor: ListCursor): string =>
+  Encoding.encodeBase64Url(JSON.stringify({ s: cursor.sort, o: cursor.order, k: cursor.value, i: cursor.id }))
+
+export const decodeCursor = (raw: string): Option.Option<ListCursor> => {
+  if (!/^[A-Za-z0-9_-]+$/.test(raw)) return Option.none()
+  return Option.getRight(Encoding.decodeBase64UrlString(raw)).pipe(
+    Option.flatMap(Schema.decodeUnknownOption(CursorJson)),
+    Option.map((c) => ({ sort: c.s, order: c.o, value: c.k, id: c.i }))
+  )
+}
+
+/** The sort column's value of a listed post, as the store sorts by it. */
+const sortValue = (record: PostRecord, sort: PostSort): number | null => {
+  switch (sort) {
+    case "created_at":
+      return DateTime.toEpochMillis(record.post.createdAt)
+    case "updated_at":
+      return DateTime.toEpochMillis(record.post.updatedAt)
+    case "scheduled_for":
+      return Option.match(record.post.scheduledFor, { onNone: () => null, onSome: DateTime.toEpochMillis })
+    case "published_at": {
+      const times = record.destinations.flatMap((d) => Option.toArray(d.publishedAt)).map(DateTime.toEpochMillis)
+      return times.length === 0 ? null : Math.max(...times)
+    }
+  }
+}
+
+const cursorError = (message: string) =>
+  DomainError.of("validation_error", `cursor: ${message}`, { validation_errors: [{ path: "cursor", message }] })
+
+/**
+ * GET /posts: a page by `offset`, or by `cursor` (keyset: the page after the position the previous
+ * page's `next_cursor` names, whatever was created or deleted before it). A cursor takes its sort and
+ * order from itself; naming another sort or order, or an offset, beside it is a validation error, as
+ * is a cursor this server did not hand out.
+ */
 export const list = (
   caller: Caller,
   params: RawParams
-): Effect.Effect<Listed, PersistenceError, PostStore> =>
+): Effect.Effect<Listed, DomainError | PersistenceError, PostStore> =>
   Effect.gen(function*() {
-    const query = parseListQuery(caller, params)
+    const parsed = parseListQuery(caller, params)
+    const rawCursor = firstParam(params, "cursor")
+    let query: PostQuery = parsed
+    if (rawCursor !== undefined && rawCursor !== "") {
+      const cursor = decodeCursor(rawCursor)
+      if (Option.isNone(cursor)) {
+        return yield* cursorError("not a cursor this API handed out (use pagination.next_cursor as it is)")
+      }
+      const named = (name: string) => firstParam(params, name) !== undefined && firstParam(params, name) !== ""
+      if (named("sort") && parsed.sort !== cursor.value.sort || named("order") && parsed.order !== cursor.value.order) {
+        return yield* cursorError(
+          `the cursor continues sort=${cursor.value.sort}&order=${cursor.value.order}; drop sort and order or name those`
+        )
+      }
+      if (named("offset") && parsed.offset !== 0) {
+        return yield* cursorError("cursor and offset cannot be combined; the cursor already says where the page starts")
+      }
+      query = { ...parsed, sort: cursor.value.sort, order: cursor.value.order, offset: 0, after: cursor.value }
+    }
     const page = yield* (yield* PostStore).list(query)
+    const last = page.items.at(-1)
     return {
       page,
       limit: query.limit,
       offset: query.offset,
-      hasMore: query.offset + page.items.length < page.total
+      hasMore: page.hasMore,
+      nextCursor: page.hasMore && last !== undefined
+        ? encodeCursor({ sort: query.sort, order: query.order, value: sortValue(last, query.sort), id: last.post.id })
+        : null
     }
   }).pipe(Spans.withSpan("Posts.list"))
 

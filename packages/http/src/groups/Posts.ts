@@ -139,7 +139,11 @@ export const PostList = Schema.Struct({
     limit: Schema.Int,
     offset: Schema.Int,
     total: Schema.Int,
-    has_more: Schema.Boolean
+    has_more: Schema.Boolean,
+    next_cursor: Schema.NullOr(Schema.String).annotations({
+      description: "When has_more: pass as `cursor` for the next page (keyset: no post skipped or repeated " +
+        "as posts are created or deleted meanwhile); null on the last page"
+    })
   })
 }).annotations({ identifier: "PostList" })
 
@@ -185,6 +189,10 @@ export const ListParams = Schema.Struct({
   order: QueryValue.annotations({ description: "asc or desc (default)" }),
   limit: QueryValue.annotations({ description: "1 to 100, default 20; larger values are clamped to 100" }),
   offset: QueryValue.annotations({ description: "0 or more, default 0" }),
+  cursor: QueryValue.annotations({
+    description: "pagination.next_cursor of the previous page: the page after it, in its sort and order " +
+      "(not with offset; an unknown cursor is 400 validation_error)"
+  }),
   approval: QueryValue.annotations({ description: "Comma-separated: pending, approved, changes_requested" })
 })
 
@@ -341,7 +349,8 @@ export const PostsLive = HttpApiBuilder.group(ApiGroup.apiOf(PostsGroup), "posts
             limit: listed.limit,
             offset: listed.offset,
             total: listed.page.total,
-            has_more: listed.hasMore
+            has_more: listed.hasMore,
+            next_cursor: listed.nextCursor
           }
         }
       }))
