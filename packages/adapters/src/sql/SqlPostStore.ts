@@ -14,6 +14,7 @@ import * as Schema from "effect/Schema"
 import * as FastRows from "./internal/FastRows.js"
 import * as PgPrepared from "./internal/PgPrepared.js"
 import { CountRow, DestinationRow, encodePost, orPersistence, PostRow } from "./internal/Rows.js"
+import * as RollupSql from "./internal/AnalyticsRollupSql.js"
 import { visibleThrough } from "./internal/PostVisibilitySql.js"
 
 /** Escapes LIKE wildcards so a search term matches literally (used with `ESCAPE '\'`). */
@@ -106,10 +107,11 @@ export const make = Effect.gen(function*() {
 
   /**
    * The organization's posts per status from the maintained month rollups (`AnalyticsRollupSql`):
-   * a few rows per month of history, whatever the number of posts.
+   * a few rows per month of history, whatever the number of posts, plus on Postgres the deltas
+   * appended since the analytics read last folded them in.
    */
   const rolledCounts = (organizationId: PostQuery["organizationId"]) =>
-    sql`SELECT r.status AS status, SUM(r.posts) AS count FROM post_rollups r
+    sql`SELECT r.status AS status, SUM(r.posts) AS count FROM ${sql.literal(RollupSql.postRows)} r
       WHERE r.organization_id = ${organizationId} AND r.grain = 'month' GROUP BY r.status`.pipe(
       Effect.flatMap(decodeStatusCounts),
       Effect.map((rows) => {
@@ -240,8 +242,17 @@ export const make = Effect.gen(function*() {
     }`
   }
 
+  /** Postgres: the organization's appended rollup deltas folded in first (as the analytics read does). */
+  const foldDeltas = (organizationId: PostQuery["organizationId"]) =>
+    sql.onDialectOrElse({
+      pg: () => Effect.ignore(Effect.forEach(RollupSql.foldDeltas(10_000), (text) => sql.unsafe(text, [organizationId]))),
+      orElse: () => Effect.void
+    })
+
   const countByStatus = (q: PostQuery) =>
-    onlyStatus(q) && (q.statuses === undefined || q.statuses.length === 0) ? rolledCounts(q.organizationId) : Effect.gen(function*() {
+    onlyStatus(q) && (q.statuses === undefined || q.statuses.length === 0)
+      ? Effect.zipRight(foldDeltas(q.organizationId), rolledCounts(q.organizationId))
+      : Effect.gen(function*() {
       const where = sql.and([sql`l.organization_id = ${q.organizationId}`, ...filtersOf(q)])
       const rows = yield* sql`SELECT l.status AS status, COUNT(*) AS count
         FROM posts l WHERE ${where} GROUP BY l.status`.pipe(Effect.flatMap(decodeStatusCounts))

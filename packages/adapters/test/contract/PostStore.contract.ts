@@ -6,7 +6,7 @@ import { Destination, type DestinationStatus, Metrics } from "@herald/core/posts
 import { AccountId, ApiKeyId, CampaignId, MediaId, type OrganizationId, PostId } from "@herald/core/kernel/Ids"
 import type { Platform } from "@herald/core/platforms/Platform"
 import { Approval, PlatformContentEntry, Post, type PostStatus, ThreadPost } from "@herald/core/posts/Post"
-import { PostStore, type PostQuery } from "@herald/core/posts/PostStore"
+import { type PostPage, PostStore, type PostQuery } from "@herald/core/posts/PostStore"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { randomUUID } from "node:crypto"
@@ -465,10 +465,23 @@ export const postStoreContract = (layer: StoresLayer) =>
               ids: want.slice(3, 5),
               total: 6
             })
+            expect(window.hasMore).toBe(true)
+            // Keyset: pages of 2 after the last post read (its sort value, absent as null, and id).
+            const walked: Array<string> = []
+            let after: PostQuery["after"] = undefined
+            for (let k = 0; k < 5; k++) {
+              const next: PostPage = yield* store.list(query(org.id, { sort, order, limit: 2, ...(after === undefined ? {} : { after }) }))
+              walked.push(...ids(next))
+              expect(next.total).toBe(6)
+              const last = next.items.at(-1)
+              if (!next.hasMore || last === undefined) break
+              after = { value: Option.getOrNull(key[sort](last.post)), id: last.post.id }
+            }
+            expect({ sort, order, walked }).toEqual({ sort, order, walked: want })
           }
         }
         const beyond = yield* store.list(query(org.id, { offset: 10 }))
-        expect(beyond).toEqual({ items: [], total: 6 })
+        expect(beyond).toEqual({ items: [], total: 6, hasMore: false })
         const filtered = yield* store.list(query(org.id, { statuses: ["scheduled"], limit: 1 }))
         expect(filtered.total).toBe(2)
         expect(filtered.items.length).toBe(1)

@@ -52,9 +52,18 @@ export interface Source {
 
 const union = (parts: ReadonlyArray<string>) => parts.join(" UNION ALL ")
 
-/** Applies the posts of the sources (alias `r`) to `post_rollups`. */
-export const applyPosts = (dialect: Dialect, sources: ReadonlyArray<Source>): string =>
-  `INSERT INTO post_rollups (organization_id, grain, bucket, status, posts)
+/**
+ * Where a trigger writes: `rollups`, upserted in place (SQLite: one writer at a time, so a rollup row
+ * never makes one transaction wait for another), or `deltas`, appended (Postgres: an upsert would
+ * lock the rollup row until the writer commits, so concurrent writers of one organization and day,
+ * such as two dispatchers claiming side by side, would wait on each other; appended rows lock
+ * nothing another writer needs). Readers add the deltas to the rollups; `foldDeltas` moves them in.
+ */
+export type Target = "rollups" | "deltas"
+
+/** Applies the posts of the sources (alias `r`) to `post_rollups` (or appends them to its deltas). */
+export const applyPosts = (dialect: Dialect, sources: ReadonlyArray<Source>, target: Target = "rollups"): string =>
+  `INSERT INTO ${target === "rollups" ? "post_rollups" : "post_rollup_deltas"} (organization_id, grain, bucket, status, posts)
     SELECT organization_id, grain, bucket, status, SUM(delta) FROM (${
     union(sources.map((s) =>
       `SELECT r.organization_id AS organization_id, g.grain AS grain, ${bucketOf(dialect, "r.created_at")} AS bucket,
@@ -63,15 +72,21 @@ export const applyPosts = (dialect: Dialect, sources: ReadonlyArray<Source>): st
       }`
     ))
   }) x WHERE true GROUP BY organization_id, grain, bucket, status HAVING SUM(delta) <> 0
-    ORDER BY organization_id, grain, bucket, status
+    ORDER BY organization_id, grain, bucket, status${
+    target === "rollups"
+      ? `
     ON CONFLICT (organization_id, grain, bucket, status) DO UPDATE SET posts = post_rollups.posts + excluded.posts`
+      : ""
+  }`
 
 /**
  * Applies the destinations of the sources (alias `r`, joined here to their post `p` for its
  * creation time) to `destination_rollups`.
  */
-export const applyDestinations = (dialect: Dialect, sources: ReadonlyArray<Source>): string =>
-  `INSERT INTO destination_rollups (organization_id, grain, bucket, platform, account_id, status, destinations, ${
+export const applyDestinations = (dialect: Dialect, sources: ReadonlyArray<Source>, target: Target = "rollups"): string =>
+  `INSERT INTO ${
+    target === "rollups" ? "destination_rollups" : "destination_rollup_deltas"
+  } (organization_id, grain, bucket, platform, account_id, status, destinations, ${
     metricNames.join(", ")
   })
     SELECT organization_id, grain, bucket, platform, account_id, status, SUM(delta), ${
@@ -87,11 +102,49 @@ export const applyDestinations = (dialect: Dialect, sources: ReadonlyArray<Sourc
     ))
   }) x WHERE true GROUP BY organization_id, grain, bucket, platform, account_id, status
     HAVING SUM(delta) <> 0 OR ${metricNames.map((m) => `SUM(${m}) <> 0`).join(" OR ")}
-    ORDER BY organization_id, grain, bucket, platform, account_id, status
+    ORDER BY organization_id, grain, bucket, platform, account_id, status${
+    target === "rollups" ? upsertDestinations : ""
+  }`
+
+const upsertDestinations = `
     ON CONFLICT (organization_id, grain, bucket, platform, account_id, status) DO UPDATE SET
       destinations = destination_rollups.destinations + excluded.destinations, ${
-    metricNames.map((m) => `${m} = destination_rollups.${m} + excluded.${m}`).join(", ")
-  }`
+  metricNames.map((m) => `${m} = destination_rollups.${m} + excluded.${m}`).join(", ")
+}`
+
+/** The rollup rows and the deltas not folded in yet, as one row source (sum them by key). */
+export const postRows = `(SELECT organization_id, grain, bucket, status, posts FROM post_rollups
+  UNION ALL SELECT organization_id, grain, bucket, status, posts FROM post_rollup_deltas)`
+export const destinationRows = `(SELECT organization_id, grain, bucket, platform, account_id, status, destinations, ${
+  metricNames.join(", ")
+} FROM destination_rollups UNION ALL SELECT organization_id, grain, bucket, platform, account_id, status, destinations, ${
+  metricNames.join(", ")
+} FROM destination_rollup_deltas)`
+
+/**
+ * Postgres: moves up to `limit` of an organization's appended deltas into the rollups, in one
+ * statement per table (deltas a writer still holds are skipped, and left for the next time). Only
+ * these statements write rollup rows on Postgres, so the row locks they take keep no writer waiting.
+ */
+export const foldDeltas = (limit: number): ReadonlyArray<string> => [
+  `WITH moved AS (DELETE FROM post_rollup_deltas WHERE ctid IN (
+      SELECT ctid FROM post_rollup_deltas WHERE organization_id = $1 LIMIT ${limit} FOR UPDATE SKIP LOCKED
+    ) RETURNING organization_id, grain, bucket, status, posts)
+    INSERT INTO post_rollups (organization_id, grain, bucket, status, posts)
+    SELECT organization_id, grain, bucket, status, SUM(posts) FROM moved
+    GROUP BY organization_id, grain, bucket, status ORDER BY organization_id, grain, bucket, status
+    ON CONFLICT (organization_id, grain, bucket, status) DO UPDATE SET posts = post_rollups.posts + excluded.posts`,
+  `WITH moved AS (DELETE FROM destination_rollup_deltas WHERE ctid IN (
+      SELECT ctid FROM destination_rollup_deltas WHERE organization_id = $1 LIMIT ${limit} FOR UPDATE SKIP LOCKED
+    ) RETURNING *)
+    INSERT INTO destination_rollups (organization_id, grain, bucket, platform, account_id, status, destinations, ${
+    metricNames.join(", ")
+  })
+    SELECT organization_id, grain, bucket, platform, account_id, status, SUM(destinations), ${
+    metricNames.map((m) => `SUM(${m})`).join(", ")
+  } FROM moved GROUP BY organization_id, grain, bucket, platform, account_id, status
+    ORDER BY organization_id, grain, bucket, platform, account_id, status${upsertDestinations}`
+]
 
 /** The destination columns a rollup counts: a change of any of them moves the row between groups. */
 export const countedDestinationColumns = ["status", "metrics", "platform", "account_id", "post_id", "organization_id"] as const

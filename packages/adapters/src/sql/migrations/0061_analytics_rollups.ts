@@ -40,12 +40,34 @@ export default Effect.gen(function*() {
     PRIMARY KEY (organization_id, grain, bucket, platform, account_id, status)
   )`)
 
+  // Postgres's triggers append here (`AnalyticsRollupSql.Target`); SQLite's leave them empty.
+  yield* sql`CREATE TABLE post_rollup_deltas (
+    organization_id TEXT NOT NULL,
+    grain TEXT NOT NULL,
+    bucket BIGINT NOT NULL,
+    status TEXT NOT NULL,
+    posts BIGINT NOT NULL
+  )`
+  yield* sql`CREATE INDEX post_rollup_deltas_by_bucket ON post_rollup_deltas (organization_id, grain, bucket)`
+  yield* sql.unsafe(`CREATE TABLE destination_rollup_deltas (
+    organization_id TEXT NOT NULL,
+    grain TEXT NOT NULL,
+    bucket BIGINT NOT NULL,
+    platform TEXT NOT NULL,
+    account_id BIGINT NOT NULL,
+    status TEXT NOT NULL,
+    destinations BIGINT NOT NULL,
+    ${metricNames.map((m) => `${m} BIGINT NOT NULL`).join(",\n    ")}
+  )`)
+  yield* sql`CREATE INDEX destination_rollup_deltas_by_bucket ON destination_rollup_deltas (organization_id, grain, bucket)`
+
   // Backfill: every existing post and destination, as one insert each.
   yield* sql.unsafe(applyPosts(dialect, [{ from: "posts r", sign: 1 }]))
   yield* sql.unsafe(applyDestinations(dialect, [{ from: "destinations r", sign: 1 }]))
 
   if (dialect === "pg") {
-    // Statement-level, with transition tables: a batch of the dispatcher or the sweep is one upsert.
+    // Statement-level, with transition tables: a batch of the dispatcher or the sweep is one insert,
+    // appended to the deltas (no rollup row locked by a writer; `AnalyticsRollupSql.foldDeltas`).
     const fn = (name: string, body: string) =>
       sql.unsafe(`CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN
@@ -55,23 +77,23 @@ export default Effect.gen(function*() {
     /** `r` changed a counted column against its other version `other` (the same id). */
     const moved = (columns: ReadonlyArray<string>, other: string) =>
       `${other}.id = r.id AND (${columns.map((c) => `${other}.${c} IS DISTINCT FROM r.${c}`).join(" OR ")})`
-    yield* fn("herald_post_rollups_inserted", applyPosts(dialect, [{ from: "new_rows r", sign: 1 }]))
-    yield* fn("herald_post_rollups_deleted", applyPosts(dialect, [{ from: "old_rows r", sign: -1 }]))
+    yield* fn("herald_post_rollups_inserted", applyPosts(dialect, [{ from: "new_rows r", sign: 1 }], "deltas"))
+    yield* fn("herald_post_rollups_deleted", applyPosts(dialect, [{ from: "old_rows r", sign: -1 }], "deltas"))
     yield* fn(
       "herald_post_rollups_updated",
       applyPosts(dialect, [
         { from: "old_rows r JOIN new_rows n ON true", sign: -1, where: moved(countedPostColumns, "n") },
         { from: "new_rows r JOIN old_rows o ON true", sign: 1, where: moved(countedPostColumns, "o") }
-      ])
+      ], "deltas")
     )
-    yield* fn("herald_destination_rollups_inserted", applyDestinations(dialect, [{ from: "new_rows r", sign: 1 }]))
-    yield* fn("herald_destination_rollups_deleted", applyDestinations(dialect, [{ from: "old_rows r", sign: -1 }]))
+    yield* fn("herald_destination_rollups_inserted", applyDestinations(dialect, [{ from: "new_rows r", sign: 1 }], "deltas"))
+    yield* fn("herald_destination_rollups_deleted", applyDestinations(dialect, [{ from: "old_rows r", sign: -1 }], "deltas"))
     yield* fn(
       "herald_destination_rollups_updated",
       applyDestinations(dialect, [
         { from: "old_rows r JOIN new_rows n ON true", sign: -1, where: moved(countedDestinationColumns, "n") },
         { from: "new_rows r JOIN old_rows o ON true", sign: 1, where: moved(countedDestinationColumns, "o") }
-      ])
+      ], "deltas")
     )
     yield* sql`CREATE TRIGGER post_rollups_inserted AFTER INSERT ON posts
       REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION herald_post_rollups_inserted()`
