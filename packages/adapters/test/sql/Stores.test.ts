@@ -22,6 +22,7 @@ import { metricsStoreContract } from "../contract/MetricsStore.contract.js"
 import { postListingContract, requeueFailedContract } from "../contract/PostListing.contract.js"
 import { postStoreContract } from "../contract/PostStore.contract.js"
 import { processStoreContract } from "../contract/ProcessStore.contract.js"
+import { rollupsContract } from "../contract/Rollups.contract.js"
 import { transactorContract } from "../contract/Transactor.contract.js"
 import { organizationStoreContract } from "../contract/OrganizationStore.contract.js"
 import { queueStoreContract } from "../contract/QueueStore.contract.js"
@@ -57,6 +58,8 @@ for (const db of await databasesUnderTest()) {
     analyticsStoreContract(layer)
     postListingContract(layer)
     requeueFailedContract(layer)
+    // Modest run counts: each run is a fresh organization and up to 25 writes, checked in full.
+    rollupsContract(layer, { numRuns: db.label === "postgres" ? 15 : 30 })
     transactorContract(layer)
     const concurrent = db.label === "postgres" ? storesOn(widePostgres) : layer
     usageCountersContract(concurrent)
