@@ -12,7 +12,7 @@
  * from the previous size, and the longest `/health/live` wait while the slowest read runs.
  *
  *   npm run bench:scale -- [--sizes 10000,100000] [--stores sqlite,pg] [--baseline /work/main]
- *     [--samples 15]
+ *     [--samples 15] [--baseline-only]
  *
  * `--baseline DIR` runs the same measurements against another checkout's build first (before/after in
  * one run). Sizes are posts; 1M is `--sizes 1000000` (minutes of seeding, GiBs of disk).
@@ -34,6 +34,8 @@ const arg = (name: string): string | undefined => {
 const sizes = (arg("sizes") ?? "10000,100000").split(",").map(Number)
 const stores = (arg("stores") ?? "sqlite,pg").split(",") as Array<"sqlite" | "pg">
 const baseline = arg("baseline")
+/** `--baseline-only`: measure only the `--baseline` checkout (its "before" figures, e.g. while this build is not built yet). */
+const baselineOnly = process.argv.includes("--baseline-only")
 const samples = Number(arg("samples") ?? "15")
 /** A read stops sampling after this long (at least 3 samples). */
 const budgetMs = Number(arg("budget-ms") ?? "8000")
@@ -63,12 +65,25 @@ const sample = async (run: () => Promise<void>, before?: () => Promise<void>): P
   return { p50: quantile(times, 0.5), p99: quantile(times, 0.99) }
 }
 
+interface Statement {
+  readonly text: string
+  readonly params: ReadonlyArray<unknown>
+  readonly write?: boolean
+}
+
 interface Read {
   readonly name: string
   readonly http: { readonly method: "GET" | "POST"; readonly path: string; readonly body?: unknown }
   /** The hand-written statements that give the same answer (run one after another). */
-  readonly sql: (org: string, now: number) => ReadonlyArray<{ readonly text: string; readonly params: ReadonlyArray<unknown>; readonly write?: boolean }>
+  readonly sql: (org: string, now: number) => ReadonlyArray<Statement>
   readonly resets?: boolean
+  /**
+   * A read whose request and statements depend on the store (a cursor the server hands out): made
+   * once before sampling; undefined when the build cannot make it (the read is then not measured).
+   */
+  readonly prepare?: (context: { readonly server: HeraldServer.HeraldServer; readonly db: Db; readonly org: string; readonly size: number }) => Promise<
+    { readonly path: string; readonly sql: ReadonlyArray<Statement> } | undefined
+  >
 }
 
 /** The page's destinations, as the API returns them with each post. */
@@ -96,6 +111,48 @@ const listed = (where: string) => {
 
 const onlyFailed = `AND p.is_draft = 0 AND EXISTS (SELECT 1 FROM destinations d WHERE d.post_id = p.id AND d.status = 'failed')
   AND NOT EXISTS (SELECT 1 FROM destinations d WHERE d.post_id = p.id AND d.status <> 'failed')`
+
+/**
+ * GET /analytics/summary for the calendar periods and an unaligned custom range (a week starting and
+ * ending mid-day), each beside the grouped statements over the base rows for the same range.
+ */
+const analyticsPeriods = (metric: (m: string) => string): ReadonlyArray<Read> => {
+  const day = 86_400_000
+  const today = Math.floor(Date.now() / day) * day
+  const weekday = (new Date(today).getUTCDay() + 6) % 7
+  const monthStart = Date.UTC(new Date(today).getUTCFullYear(), new Date(today).getUTCMonth(), 1)
+  const customFrom = today - 20 * day + 3 * 3_600_000 + 17 * 60_000
+  const customTo = customFrom + 7 * day + 5 * 3_600_000
+  const ranges: ReadonlyArray<{ name: string; query: string; from: number; to: number }> = [
+    { name: "today", query: "period=today", from: today, to: today + day },
+    { name: "week", query: "period=week", from: today - weekday * day, to: today + (7 - weekday) * day },
+    { name: "month", query: "period=month", from: monthStart, to: Date.UTC(new Date(today).getUTCFullYear(), new Date(today).getUTCMonth() + 1, 1) },
+    {
+      name: "custom (unaligned week)",
+      query: `period=custom&from=${new Date(customFrom).toISOString()}&to=${new Date(customTo).toISOString()}`,
+      from: customFrom,
+      to: customTo
+    }
+  ]
+  return ranges.map((r) => ({
+    name: `GET /analytics/summary?period=${r.name}`,
+    http: { method: "GET", path: `/analytics/summary?${r.query}` },
+    sql: (o) => [
+      {
+        text: `SELECT s, COUNT(*) AS c FROM (SELECT ${derived} AS s FROM posts p WHERE p.organization_id = $1
+          AND p.created_at >= $2 AND p.created_at < $3) x GROUP BY s`,
+        params: [o, r.from, r.to]
+      },
+      {
+        text: `SELECT d.platform, d.status, COUNT(*) AS c, ${
+          ["views", "likes", "comments", "shares", "impressions", "saves", "clicks"].map(metric).join(", ")
+        } FROM destinations d JOIN posts p ON p.id = d.post_id WHERE d.organization_id = $1
+          AND p.created_at >= $2 AND p.created_at < $3 GROUP BY d.platform, d.status`,
+        params: [o, r.from, r.to]
+      }
+    ]
+  }))
+}
 
 const reads = (dialect: Db["dialect"]): ReadonlyArray<Read> => {
   const like = dialect === "pg" ? "ILIKE" : "LIKE"
@@ -138,6 +195,55 @@ const reads = (dialect: Db["dialect"]): ReadonlyArray<Read> => {
           params: [o]
         }
       ]
+    },
+    ...analyticsPeriods(metric),
+    {
+      name: "GET /posts?offset=<half the store>",
+      http: { method: "GET", path: "/posts" },
+      sql: () => [],
+      prepare: async ({ org, size }) => {
+        const offset = Math.floor(size / 2)
+        const page = `SELECT p.* FROM posts p WHERE p.organization_id = $1 ORDER BY p.created_at DESC, p.id DESC LIMIT 20 OFFSET ${offset}`
+        return {
+          path: `/posts?offset=${offset}`,
+          sql: [
+            { text: page, params: [org] },
+            { text: pageDestinations(page), params: [org] },
+            { text: "SELECT COUNT(*) AS c FROM posts p WHERE p.organization_id = $1", params: [org] }
+          ]
+        }
+      }
+    },
+    {
+      name: "GET /posts?cursor=<half the store>",
+      http: { method: "GET", path: "/posts" },
+      sql: () => [],
+      // The cursor the server hands out after the post half-way down the default order; the
+      // statement is the keyset page after that post's (created_at, id).
+      prepare: async ({ server, db, org, size }) => {
+        const offset = Math.floor(size / 2)
+        const res = await send(`${server.base}/posts?offset=${offset - 1}&limit=1`, {
+          method: "GET",
+          headers: { authorization: `Bearer ${server.key}` }
+        })
+        const cursor = (JSON.parse(res.text) as { data: { pagination: { next_cursor?: string | null } } }).data.pagination.next_cursor
+        if (typeof cursor !== "string") return undefined
+        const at = (await db.all(
+          `SELECT created_at, id FROM posts WHERE organization_id = $1 ORDER BY created_at DESC, id DESC LIMIT 1 OFFSET ${offset - 1}`,
+          [org]
+        ))[0]!
+        const page = `SELECT p.* FROM posts p WHERE p.organization_id = $1 AND (p.created_at, p.id) < (CAST($2 AS BIGINT), CAST($3 AS TEXT))
+          ORDER BY p.created_at DESC, p.id DESC LIMIT 20`
+        const params = [org, Number(at.created_at), String(at.id)]
+        return {
+          path: `/posts?cursor=${cursor}`,
+          sql: [
+            { text: page, params },
+            { text: pageDestinations(page), params },
+            { text: "SELECT COUNT(*) AS c FROM posts p WHERE p.organization_id = $1", params: [org] }
+          ]
+        }
+      }
     },
     {
       name: `POST /posts/retry-failed (platform=${retryPlatform})`,
@@ -280,7 +386,17 @@ const runOne = async (options: {
       const startSeconds = (performance.now() - t0) / 1000
       try {
         const measured: Array<Measured> = []
-        for (const read of reads(db.dialect)) {
+        for (const planned of reads(db.dialect)) {
+          const prepared = planned.prepare === undefined
+            ? undefined
+            : await planned.prepare({ server, db, org: seeded.organizationId, size: options.size })
+          if (planned.prepare !== undefined && prepared === undefined) {
+            console.log(`  ${planned.name.padEnd(44)} not offered by this build`)
+            continue
+          }
+          const read: Read = prepared === undefined
+            ? planned
+            : { ...planned, http: { ...planned.http, path: prepared.path }, sql: () => prepared.sql }
           await request(server, read) // warm
           const api = await sample(() => request(server, read), read.resets ? () => resetFailed(db) : undefined)
           const statements = read.sql(seeded.organizationId, Date.now())
@@ -296,7 +412,7 @@ const runOne = async (options: {
               ` | sql p50 ${sqlFigure.p50.toFixed(1).padStart(7)} | x${(api.p50 / sqlFigure.p50).toFixed(1)}`
           )
         }
-        const slowest = reads(db.dialect).filter((r) => r.resets !== true).reduce((a, b) =>
+        const slowest = reads(db.dialect).filter((r) => r.resets !== true && r.prepare === undefined).reduce((a, b) =>
           (measured.find((m) => m.name === a.name)!.api.p50 >= measured.find((m) => m.name === b.name)!.api.p50 ? a : b)
         )
         const stall = await stallDuring(server, slowest)
@@ -328,14 +444,18 @@ const report = (runs: ReadonlyArray<Run>): string => {
       lines.push(`\n### ${build}, ${store}\n`)
       lines.push(`| read | ${mine.map((r) => `${r.size} posts: api p50 / p99 | sql p50 | ratio`).join(" | ")} | growth |`)
       lines.push(`|---|${mine.map(() => "---|---|---|").join("")}---|`)
-      for (const name of mine[0]!.reads.map((m) => m.name)) {
+      for (const name of [...new Set(mine.flatMap((r) => r.reads.map((m) => m.name)))]) {
         const cells = mine.map((r) => {
-          const m = r.reads.find((x) => x.name === name)!
-          return `${fmt(m.api.p50)} / ${fmt(m.api.p99)} | ${fmt(m.sql.p50)} | ${(m.api.p50 / m.sql.p50).toFixed(1)}×`
+          const m = r.reads.find((x) => x.name === name)
+          return m === undefined
+            ? "— | — | —"
+            : `${fmt(m.api.p50)} / ${fmt(m.api.p99)} | ${fmt(m.sql.p50)} | ${(m.api.p50 / m.sql.p50).toFixed(1)}×`
         })
-        const growth = mine.slice(1).map((r, k) =>
-          `${(r.reads.find((x) => x.name === name)!.api.p50 / mine[k]!.reads.find((x) => x.name === name)!.api.p50).toFixed(1)}×`
-        ).join(", ")
+        const growth = mine.slice(1).map((r, k) => {
+          const now = r.reads.find((x) => x.name === name)
+          const before = mine[k]!.reads.find((x) => x.name === name)
+          return now === undefined || before === undefined ? "—" : `${(now.api.p50 / before.api.p50).toFixed(1)}×`
+        }).join(", ")
         lines.push(`| ${name} | ${cells.join(" | ")} | ${growth || "—"} |`)
       }
       for (const r of mine) {
@@ -363,7 +483,7 @@ const main = async () => {
   }
   const builds: Array<{ name: string; root: string }> = [
     ...(baseline === undefined ? [] : [{ name: `baseline (${baseline})`, root: path.resolve(baseline) }]),
-    { name: "this build", root: path.resolve(import.meta.dirname, "..") }
+    ...(baselineOnly ? [] : [{ name: "this build", root: path.resolve(import.meta.dirname, "..") }])
   ]
   const runs: Array<Run> = []
   for (const store of wanted) {
