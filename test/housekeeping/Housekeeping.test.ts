@@ -19,6 +19,9 @@ import { PostStore } from "@herald/core/posts/PostStore"
 import { QueueStore } from "@herald/core/workflow/QueueStore"
 import * as DateTime from "effect/DateTime"
 import * as Worker from "@herald/http/Worker"
+import * as Config from "@herald/http/Config"
+import { UsageCounters } from "@herald/core/access/UsageCounters"
+import { EventStore } from "@herald/core/webhooks/EventStore"
 import * as Chunk from "effect/Chunk"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -104,10 +107,13 @@ describe("housekeeping", () => {
       const second = yield* Housekeeping.runOnce()
       expect([second.media?.media, second.webhooks?.deliveries, second.webhooks?.attempts]).toEqual([0, 1, 1])
       expect((yield* Webhooks.attempts(org.id, hook.id)).items).toEqual([])
-      expect(housekeepingLines(lines)).toHaveLength(2)
+      expect(housekeepingLines(lines)).toHaveLength(3)
       expect(housekeepingLines(lines)[1]).toMatch(
         /^Housekeeping: pruned 1 webhook deliveries with 1 attempts \(finished before .*, or beyond 10000 per webhook\)$/
       )
+      // The delivered event is past its 30 days too, and no pending delivery needs it.
+      expect(second.events?.removed).toBe(1)
+      expect(housekeepingLines(lines)[2]).toMatch(/^Housekeeping: pruned 1 events created before /)
     }).pipe(Effect.scoped, Effect.provide(services), Effect.provide(logged(lines)))
   })
 
@@ -228,19 +234,81 @@ describe("housekeeping", () => {
     }).pipe(Effect.scoped, Effect.provide(services), Effect.provide(logged(lines)))
   })
 
+  it.effect("a round prunes events past their retention and ended counter windows, in bounded batches", () => {
+    const lines: Array<string> = []
+    return Effect.gen(function*() {
+      const org = yield* givenOrganization
+      const events = yield* EventStore
+      const counters = yield* UsageCounters
+      const old = Array.from({ length: 5 }, () => ContractFixtures.event(org.id, { createdAt: DateTime.unsafeMake(0) }))
+      yield* events.append(old)
+      // A minute window that ends at 1 min, and the month-long window that contains every instant below.
+      yield* counters.increment("posting:scheduled:org:minute", DateTime.unsafeMake(60_000), 1)
+      const month = DateTime.unsafeMake(40 * 24 * HOUR)
+      yield* counters.increment("ai_credits:org", month, 3)
+      yield* TestClock.setTime(HOUR)
+      const young = ContractFixtures.event(org.id, { createdAt: DateTime.unsafeMake(HOUR) })
+      yield* events.append([young])
+      const options = { events: { batchSize: 2, maxBatches: 2 }, counters: { batchSize: 2 } } as const
+      const early = yield* Housekeeping.runOnce(options)
+      expect([early.events?.removed, early.counters?.removed]).toEqual([0, 0])
+
+      // Thirty days and a bit later: two batches of two events, the fifth left for the next round.
+      yield* TestClock.setTime(30 * 24 * HOUR + 1)
+      const first = yield* Housekeeping.runOnce(options)
+      expect(first.events).toMatchObject({ removed: 4, more: true })
+      expect(first.counters).toMatchObject({ removed: 1, more: false })
+      expect(housekeepingLines(lines)).toContain(
+        "Housekeeping: pruned 4 events created before 1970-01-01T00:00:00.001Z (more left for the next round)"
+      )
+      const second = yield* Housekeeping.runOnce(options)
+      expect(second.events).toMatchObject({ removed: 1, more: false })
+      expect(yield* events.list(org.id)).toEqual([young])
+      // The current window is what GET /me reads: kept.
+      expect(yield* counters.get("ai_credits:org", month)).toBe(3)
+      expect(yield* counters.get("posting:scheduled:org:minute", DateTime.unsafeMake(60_000))).toBe(0)
+    }).pipe(Effect.scoped, Effect.provide(services), Effect.provide(logged(lines)))
+  })
+
   it("settings from the environment, invalid ones ignored", () => {
-    expect(Worker.housekeepingFromEnv({})).toEqual({ webhooks: {} })
+    expect(Worker.housekeepingFromEnv({})).toEqual({ webhooks: {}, events: {}, counters: {} })
     expect(Worker.housekeepingFromEnv({
       HERALD_MEDIA_PENDING_GRACE_HOURS: "48",
       HERALD_WEBHOOK_HISTORY_DAYS: "7",
       HERALD_WEBHOOK_HISTORY_MAX: "500",
-      HERALD_HOUSEKEEPING_MINUTES: "5"
+      HERALD_HOUSEKEEPING_MINUTES: "5",
+      HERALD_EVENT_HISTORY_DAYS: "14",
+      HERALD_COUNTER_HISTORY_HOURS: "2",
+      HERALD_HOUSEKEEPING_BATCH: "200"
     })).toEqual({
       every: Duration.minutes(5),
       media: { grace: Duration.hours(48) },
-      webhooks: { retention: Duration.days(7), maxPerWebhook: 500 }
+      webhooks: { retention: Duration.days(7), maxPerWebhook: 500, batchSize: 200 },
+      events: { retention: Duration.days(14), batchSize: 200 },
+      counters: { retention: Duration.hours(2), batchSize: 200 }
     })
-    expect(Worker.housekeepingFromEnv({ HERALD_WEBHOOK_HISTORY_DAYS: "-3", HERALD_WEBHOOK_HISTORY_MAX: "lots" }))
-      .toEqual({ webhooks: {} })
+    expect(Worker.housekeepingFromEnv({
+      HERALD_WEBHOOK_HISTORY_DAYS: "-3",
+      HERALD_WEBHOOK_HISTORY_MAX: "lots",
+      HERALD_EVENT_HISTORY_DAYS: "0",
+      HERALD_HOUSEKEEPING_BATCH: "2.5"
+    })).toEqual({ webhooks: {}, events: {}, counters: {} })
+  })
+
+  it("retention settings are refused at start when invalid, each named in one line", () => {
+    expect(Config.problems({
+      HERALD_EVENT_HISTORY_DAYS: "30",
+      HERALD_COUNTER_HISTORY_HOURS: "0.5",
+      HERALD_HOUSEKEEPING_BATCH: "1000"
+    })).toEqual([])
+    expect(Config.problems({
+      HERALD_EVENT_HISTORY_DAYS: "forever",
+      HERALD_COUNTER_HISTORY_HOURS: "0",
+      HERALD_HOUSEKEEPING_BATCH: "2.5"
+    })).toEqual([
+      "HERALD_EVENT_HISTORY_DAYS: expected a positive number, got 'forever'",
+      "HERALD_COUNTER_HISTORY_HOURS: expected a positive number, got '0'",
+      "HERALD_HOUSEKEEPING_BATCH: expected a positive integer, got '2.5'"
+    ])
   })
 })

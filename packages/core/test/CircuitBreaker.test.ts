@@ -19,7 +19,7 @@ const memoryCounters = Layer.sync(UsageCounters, () => {
         return next
       }),
     get: (key, end) => Effect.sync(() => counts.get(id(key, end)) ?? 0),
-    purge: () => Effect.void
+    purge: () => Effect.succeed(0)
   })
 })
 
@@ -166,7 +166,7 @@ describe("the breaker", () => {
               return counts.get(id)!
             }),
           get: (key, end) => Effect.sync(() => counts.get(`${key}@${DateTime.toEpochMillis(end)}`) ?? 0),
-          purge: () => Effect.void
+          purge: () => Effect.succeed(0)
         })
       })
       yield* Effect.gen(function*() {

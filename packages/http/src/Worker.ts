@@ -72,21 +72,31 @@ const positiveNumber = (raw: string | undefined): number | undefined => {
  * Housekeeping settings from the environment: `HERALD_MEDIA_PENDING_GRACE_HOURS` (uploads never
  * completed are removed this long after their upload URL expired; default 24),
  * `HERALD_WEBHOOK_HISTORY_DAYS` (finished deliveries kept; default 30),
- * `HERALD_WEBHOOK_HISTORY_MAX` (finished deliveries kept per webhook; default 10000) and
- * `HERALD_HOUSEKEEPING_MINUTES` (time between sweeps; default 10). Invalid values are ignored.
+ * `HERALD_WEBHOOK_HISTORY_MAX` (finished deliveries kept per webhook; default 10000),
+ * `HERALD_EVENT_HISTORY_DAYS` (events kept; default 30), `HERALD_COUNTER_HISTORY_HOURS` (usage
+ * counter windows kept after they end; default 24), `HERALD_HOUSEKEEPING_BATCH` (rows removed per
+ * statement; default 500) and `HERALD_HOUSEKEEPING_MINUTES` (time between sweeps; default 10).
+ * Invalid values are ignored here; `herald serve` and `herald worker` refuse them at start (`Config`).
  */
 export const housekeepingFromEnv = (env: NodeJS.ProcessEnv = process.env): Housekeeping.Options => {
   const grace = positiveNumber(env.HERALD_MEDIA_PENDING_GRACE_HOURS)
   const days = positiveNumber(env.HERALD_WEBHOOK_HISTORY_DAYS)
   const max = positiveNumber(env.HERALD_WEBHOOK_HISTORY_MAX)
   const minutes = positiveNumber(env.HERALD_HOUSEKEEPING_MINUTES)
+  const eventDays = positiveNumber(env.HERALD_EVENT_HISTORY_DAYS)
+  const counterHours = positiveNumber(env.HERALD_COUNTER_HISTORY_HOURS)
+  const rawBatch = positiveNumber(env.HERALD_HOUSEKEEPING_BATCH)
+  const batch = rawBatch !== undefined && Number.isSafeInteger(rawBatch) ? { batchSize: rawBatch } : {}
   return {
     ...(minutes === undefined ? {} : { every: Duration.minutes(minutes) }),
     ...(grace === undefined ? {} : { media: { grace: Duration.hours(grace) } }),
     webhooks: {
       ...(days === undefined ? {} : { retention: Duration.days(days) }),
-      ...(max === undefined ? {} : { maxPerWebhook: Math.floor(max) })
-    }
+      ...(max === undefined ? {} : { maxPerWebhook: Math.floor(max) }),
+      ...batch
+    },
+    events: { ...(eventDays === undefined ? {} : { retention: Duration.days(eventDays) }), ...batch },
+    counters: { ...(counterHours === undefined ? {} : { retention: Duration.hours(counterHours) }), ...batch }
   }
 }
 

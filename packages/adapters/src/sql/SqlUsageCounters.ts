@@ -10,6 +10,7 @@ const decode = Schema.decodeUnknown(Schema.Array(CountRow))
 
 export const make = Effect.gen(function*() {
   const sql = (yield* SqlClient.SqlClient).withoutTransforms()
+  const skipLocked = sql.onDialectOrElse({ pg: () => sql.literal("FOR UPDATE SKIP LOCKED"), orElse: () => sql.literal("") })
 
   return UsageCounters.of({
     // One atomic upsert: concurrent increments of one window serialize on its row.
@@ -29,9 +30,15 @@ export const make = Effect.gen(function*() {
           Effect.map((rows) => rows[0]?.count ?? 0),
           orPersistence("UsageCounters.get")
         ),
-    purge: (before) =>
-      sql`DELETE FROM usage_counters WHERE window_end < ${DateTime.toEpochMillis(before)}`.pipe(
-        Effect.asVoid,
+    // One batch of ended windows by `usage_counters_by_end`, oldest first. On Postgres a window whose
+    // row another transaction holds (a settlement's lock row, an increment in flight) is skipped, not
+    // waited for: it goes in a later batch.
+    purge: (before, limit) =>
+      limit <= 0 ? Effect.succeed(0) : sql`DELETE FROM usage_counters WHERE (key, window_end) IN (
+          SELECT key, window_end FROM usage_counters WHERE window_end < ${DateTime.toEpochMillis(before)}
+          ORDER BY window_end LIMIT ${Math.trunc(limit)} ${skipLocked}
+        ) RETURNING window_end`.pipe(
+        Effect.map((rows) => rows.length),
         orPersistence("UsageCounters.purge")
       )
   })

@@ -51,4 +51,26 @@ export const eventStoreContract = (layer: StoresLayer) =>
         expect(yield* store.findById(traced.id)).toEqual(Option.some(traced))
         expect(yield* store.findById(randomUUID())).toEqual(Option.none())
       }).pipe(Effect.provide(layer)))
+
+    it.effect("prune removes at most the limit of the events created before the cutoff, of every organization", () =>
+      Effect.gen(function*() {
+        const store = yield* EventStore
+        const org = yield* givenOrganization
+        const other = yield* givenOrganization
+        const old = [
+          ...Array.from({ length: 3 }, (_, i) => event(org.id, { createdAt: at(T0 + i) })),
+          ...Array.from({ length: 2 }, (_, i) => event(other.id, { createdAt: at(T0 + i) }))
+        ]
+        const atCutoff = event(org.id, { createdAt: at(T0 + 100) })
+        const recent = event(other.id, { createdAt: at(T0 + 200) })
+        yield* store.append([...old, atCutoff, recent])
+        expect(yield* store.prune(at(T0 + 100), 0)).toBe(0)
+        expect(yield* store.prune(at(T0 + 100), 2)).toBe(2)
+        expect(yield* store.prune(at(T0 + 100), 2)).toBe(2)
+        expect(yield* store.prune(at(T0 + 100), 2)).toBe(1)
+        expect(yield* store.prune(at(T0 + 100), 2)).toBe(0)
+        expect(yield* store.list(org.id)).toEqual([atCutoff])
+        expect(yield* store.list(other.id)).toEqual([recent])
+        for (const e of old) expect(yield* store.findById(e.id)).toEqual(Option.none())
+      }).pipe(Effect.provide(layer)))
   })

@@ -590,4 +590,25 @@ export const webhookStoreContract = (
         expect(held.length).toBe(12)
         for (const c of [...rounds.flat(), ...rest]) expect(c.deliveries).toHaveLength(3)
       }).pipe(Effect.provide(concurrentLayer)), { timeout: 60_000 })
+
+    it.effect("event pruning keeps an event a pending delivery still has to send, and removes it once delivered", () =>
+      Effect.gen(function*() {
+        const events = yield* EventStore
+        const org = yield* givenOrganization
+        yield* givenSubscription(org.id)
+        const pending = yield* emit(org.id, "post.published")
+        // No subscription names post.failed: no delivery, nothing keeps it.
+        const undelivered = yield* emit(org.id, "post.failed")
+        const cutoff = at(T0 + DAY)
+        expect(yield* events.prune(cutoff, 10)).toBe(1)
+        expect(yield* events.findById(undelivered.id)).toEqual(Option.none())
+        expect(yield* events.findById(pending.id)).toEqual(Option.some(pending))
+        // Delivered: the delivery keeps its event id and type, the event itself is no longer needed.
+        const claim = onlyClaim(yield* claimAt(T0 + 1000))
+        yield* finishAt(claim, claim.deliveries[0]!, "Delivered", T0 + 2000)
+        expect(yield* events.prune(cutoff, 10)).toBe(1)
+        expect(yield* events.findById(pending.id)).toEqual(Option.none())
+        const deliveries = yield* (yield* WebhookStore).listDeliveries(claim.subscription.id)
+        expect(deliveries.map((d) => [d.eventId, d.eventType, d.status])).toEqual([[pending.id, "post.published", "delivered"]])
+      }).pipe(Effect.provide(layer)))
   })

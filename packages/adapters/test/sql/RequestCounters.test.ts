@@ -38,6 +38,18 @@ for (const db of await databasesUnderTest()) {
         expect(yield* counters.increment("k", w2, 1)).toBe(3)
       }).pipe(Effect.provide(layer)))
 
+    // Postgres only: SQLite keeps these counters in memory, there is no table to plan.
+    if (db.label === "postgres") it.effect("the purge of ended windows reads them by their end (request_counters_by_end)", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        // Planned as it would be on a large table: an index that serves the range is used.
+        const plan = yield* sql.withTransaction(Effect.zipRight(
+          sql`SET LOCAL enable_seqscan = off`,
+          sql<{ "QUERY PLAN": string }>`EXPLAIN DELETE FROM request_counters WHERE window_end < ${T0}`
+        ))
+        expect(plan.map((row) => row["QUERY PLAN"]).join("\n")).toContain("request_counters_by_end")
+      }).pipe(Effect.provide(layer)))
+
     it.live("300 concurrent increments over three keys: every caller sees a distinct running total", () =>
       Effect.gen(function*() {
         const counters = yield* RequestCounters

@@ -15,6 +15,9 @@ export class UsageCounters extends Context.Tag("@herald/core/access/UsageCounter
   readonly increment: (key: string, windowEnd: DateTime.Utc, amount: number) => Effect.Effect<number, PersistenceError>
   /** The current total of the window, 0 when it has none. */
   readonly get: (key: string, windowEnd: DateTime.Utc) => Effect.Effect<number, PersistenceError>
-  /** Forgets windows that ended before `before`. */
-  readonly purge: (before: DateTime.Utc) => Effect.Effect<void, PersistenceError>
+  /**
+   * Forgets at most `limit` windows that ended before `before` (one short statement, so a store with
+   * millions of ended windows is cleared in small batches); returns how many it forgot.
+   */
+  readonly purge: (before: DateTime.Utc, limit: number) => Effect.Effect<number, PersistenceError>
 }>() {}

@@ -9,6 +9,13 @@
  * - Queue claims (`Queues.pruneClaims`): claims of openings more than a day in the past.
  * - Idempotency keys (`IdempotentRequests.prune`): keys and their recorded answers 24 hours after
  *   their first request (they already count as absent then).
+ * - Events (`pruneEvents`): the outbox after 30 days, except events a pending webhook delivery still
+ *   has to send. Nothing the API answers reads an event: deliveries and attempts carry their event's
+ *   id and type themselves, and the SDK's event subscription reads only the last seconds.
+ * - Usage counters (`pruneCounters`): windows that ended more than a day ago (the posting allowances'
+ *   minutes, hours and days, upload budgets, past months of AI credits, the settlement lock rows).
+ *   Every reader asks for the window that contains now, so an ended window is never read again;
+ *   counters meant to last (stored bytes, the circuit breaker's ring) have a window end far ahead.
  *
  * All work in short batches, take the time from `Clock`, and are safe with several processes on one
  * database (each row is removed by one of them). A sweep that fails is logged and tried again at the
@@ -19,12 +26,75 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Random from "effect/Random"
 import * as IdempotentRequests from "../access/IdempotentRequests.js"
+import { UsageCounters } from "../access/UsageCounters.js"
+import type { PersistenceError } from "../kernel/Errors.js"
+import { EventStore } from "../webhooks/EventStore.js"
 import * as MediaLibrary from "../media/MediaLibrary.js"
 import * as Webhooks from "../webhooks/Webhooks.js"
 import * as Queues from "../workflow/Queues.js"
 
 /** How often a process sweeps: every 10 minutes, give or take a fifth. */
 export const defaultInterval: Duration.Duration = Duration.minutes(10)
+
+/** How long a kind of row is kept, and how a pass removes it: batches of `batchSize`, at most `maxBatches`. */
+export interface RetentionOptions {
+  /** Rows older than this (events: created; counters: window ended) go. */
+  readonly retention?: Duration.DurationInput
+  /** Rows removed per statement (default 500): each is one short transaction. */
+  readonly batchSize?: number
+  /** Statements per pass (default 100); what is left goes in the next pass. */
+  readonly maxBatches?: number
+}
+
+export const defaultEventRetention: Duration.Duration = Duration.days(30)
+export const defaultCounterRetention: Duration.Duration = Duration.days(1)
+export const defaultBatchSize = 500
+export const defaultMaxBatches = 100
+
+export interface RetentionSummary {
+  /** Rows removed by this pass. */
+  readonly removed: number
+  /** Rows older than this instant were past the retention. */
+  readonly before: DateTime.Utc
+  /** True when the pass stopped at `maxBatches` with rows possibly left. */
+  readonly more: boolean
+}
+
+/**
+ * Calls `batch(before, size)` until it removes fewer than `size` rows or `maxBatches` ran, yielding
+ * between batches so other work (requests, the dispatcher) runs in between on a single-threaded store.
+ */
+const inBatches = (
+  options: RetentionOptions | undefined,
+  fallback: Duration.Duration,
+  batch: (before: DateTime.Utc, size: number) => Effect.Effect<number, PersistenceError>
+) =>
+  Effect.gen(function*() {
+    const now = yield* DateTime.now
+    const before = DateTime.subtractDuration(now, Duration.decode(options?.retention ?? fallback))
+    const size = Math.max(1, Math.trunc(options?.batchSize ?? defaultBatchSize))
+    const maxBatches = Math.max(1, Math.trunc(options?.maxBatches ?? defaultMaxBatches))
+    let removed = 0
+    for (let i = 0; i < maxBatches; i++) {
+      const n = yield* batch(before, size)
+      removed += n
+      if (n < size) return { removed, before, more: false } satisfies RetentionSummary
+      yield* Effect.yieldNow()
+    }
+    return { removed, before, more: true } satisfies RetentionSummary
+  })
+
+/** Removes events past the retention (default 30 days) that no pending webhook delivery needs. */
+export const pruneEvents = (options?: RetentionOptions) =>
+  Effect.flatMap(EventStore, (store) => inBatches(options, defaultEventRetention, store.prune)).pipe(
+    Effect.withSpan("Housekeeping.pruneEvents")
+  )
+
+/** Removes usage-counter windows that ended longer ago than the retention (default a day). */
+export const pruneCounters = (options?: RetentionOptions) =>
+  Effect.flatMap(UsageCounters, (counters) => inBatches(options, defaultCounterRetention, counters.purge)).pipe(
+    Effect.withSpan("Housekeeping.pruneCounters")
+  )
 
 export interface Options {
   /** The time between sweeps (each one jittered by ±20 %); default 10 minutes. */
@@ -33,6 +103,8 @@ export interface Options {
   readonly webhooks?: Webhooks.HistoryOptions
   readonly queue?: Queues.ClaimPruneOptions
   readonly idempotency?: IdempotentRequests.PruneOptions
+  readonly events?: RetentionOptions
+  readonly counters?: RetentionOptions
 }
 
 export interface Summary {
@@ -41,6 +113,8 @@ export interface Summary {
   readonly webhooks: Webhooks.HistorySummary | undefined
   readonly queue: Queues.ClaimPruneSummary | undefined
   readonly idempotency: IdempotentRequests.PruneSummary | undefined
+  readonly events: RetentionSummary | undefined
+  readonly counters: RetentionSummary | undefined
 }
 
 const formatInstant = (instant: DateTime.Utc) => DateTime.formatIso(instant)
@@ -95,7 +169,33 @@ export const runOnce = (options: Options = {}) =>
         Effect.logWarning("Housekeeping: pruning expired idempotency keys failed", cause).pipe(Effect.as(undefined))
       )
     )
-    const summary: Summary = { media, webhooks, queue, idempotency }
+    const events = yield* pruneEvents(options.events).pipe(
+      Effect.tap((s) =>
+        s.removed > 0
+          ? Effect.logInfo(
+            `Housekeeping: pruned ${s.removed} events created before ${formatInstant(s.before)}` +
+              (s.more ? " (more left for the next round)" : "")
+          )
+          : Effect.void
+      ),
+      Effect.catchAllCause((cause) =>
+        Effect.logWarning("Housekeeping: pruning old events failed", cause).pipe(Effect.as(undefined))
+      )
+    )
+    const counters = yield* pruneCounters(options.counters).pipe(
+      Effect.tap((s) =>
+        s.removed > 0
+          ? Effect.logInfo(
+            `Housekeeping: pruned ${s.removed} usage counter windows ended before ${formatInstant(s.before)}` +
+              (s.more ? " (more left for the next round)" : "")
+          )
+          : Effect.void
+      ),
+      Effect.catchAllCause((cause) =>
+        Effect.logWarning("Housekeeping: pruning ended usage counter windows failed", cause).pipe(Effect.as(undefined))
+      )
+    )
+    const summary: Summary = { media, webhooks, queue, idempotency, events, counters }
     return summary
   }).pipe(Effect.withSpan("Housekeeping.runOnce"))
 

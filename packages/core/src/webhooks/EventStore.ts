@@ -1,4 +1,5 @@
 import * as Context from "effect/Context"
+import type * as DateTime from "effect/DateTime"
 import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import type { PersistenceError } from "../kernel/Errors.js"
@@ -17,4 +18,10 @@ export class EventStore extends Context.Tag("@herald/core/webhooks/EventStore")<
     options?: { readonly postId?: PostId; readonly limit?: number }
   ) => Effect.Effect<ReadonlyArray<Event>, PersistenceError>
   readonly findById: (id: string) => Effect.Effect<Option.Option<Event>, PersistenceError>
+  /**
+   * Removes at most `limit` events created before `before` (in no particular order), except those a webhook
+   * delivery still pending has to send (the deliverer reads its event when it sends); returns how many
+   * it removed. One short statement per call: housekeeping calls it in batches.
+   */
+  readonly prune: (before: DateTime.Utc, limit: number) => Effect.Effect<number, PersistenceError>
 }>() {}
