@@ -88,6 +88,12 @@ const runOne = async (build: string, root: string, store: "sqlite" | "pg"): Prom
     try {
       const seeded = await seed(db, size, Date.now())
       console.log(`  ${build} ${store}: seeded ${size} posts in ${seeded.seedSeconds.toFixed(1)} s`)
+      // The seed copies the template's metrics schedule (not started) onto every published
+      // destination; in a store a year old, posts older than the schedule (7 days) have finished it.
+      await db.all(
+        "UPDATE destinations SET metrics_step = 5, next_metrics_at = NULL WHERE status = 'published' AND published_at < $1",
+        [Date.now() - 7 * 86_400_000]
+      )
       // The burst: the first `burst` scheduled posts (all their destinations queued, due in a year).
       await db.exec("CREATE TEMP TABLE burst AS SELECT DISTINCT post_id FROM destinations WHERE status = 'queued'")
       await db.exec(`DELETE FROM burst WHERE post_id NOT IN (SELECT post_id FROM burst ORDER BY post_id LIMIT ${burst})`)

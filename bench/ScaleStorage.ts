@@ -78,6 +78,18 @@ const liveBytes = async (db: Db): Promise<number> => {
   return (pages - free) * pageSize
 }
 
+/** SQLite: bytes per table and index (the dbstat virtual table), largest first. */
+const breakdown = async (db: Db): Promise<Array<[string, number]>> => {
+  if (db.dialect === "pg") {
+    const rows = await db.all(`SELECT relname AS name, pg_relation_size(c.oid) AS bytes FROM pg_class c
+      JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'i', 't')
+      ORDER BY 2 DESC LIMIT 16`)
+    return rows.map((r) => [String(r.name), Number(r.bytes)])
+  }
+  const rows = await db.all("SELECT name, SUM(pgsize) AS bytes FROM dbstat GROUP BY name ORDER BY 2 DESC LIMIT 16")
+  return rows.map((r) => [String(r.name), Number(r.bytes)])
+}
+
 interface Measured {
   readonly build: string
   readonly store: string
@@ -102,6 +114,7 @@ const runOne = async (build: string, root: string, store: "sqlite" | "pg"): Prom
     await seedCounters(db, seeded.organizationId, size, now)
     const rowsBefore = await counts(db)
     const before = await liveBytes(db)
+    const tablesBefore = await breakdown(db)
     console.log(`  ${build} ${store}: seeded in ${seeded.seedSeconds.toFixed(1)} s, ${(before / 2 ** 20).toFixed(1)} MiB`)
     await db.close()
     // Housekeeping every ~3 s, in large statements, until a minute passes or the counts settle.
@@ -129,7 +142,13 @@ const runOne = async (build: string, root: string, store: "sqlite" | "pg"): Prom
     }
     const rowsAfter = await counts(db)
     const after = await liveBytes(db)
+    const tablesAfter = await breakdown(db)
     await db.close()
+    const mib = (b: number) => `${(b / size * 1e5 / 2 ** 20).toFixed(1)}`
+    console.log(`  ${build} ${store}: MiB per 100k posts by table/index, seeded → after housekeeping:`)
+    for (const [name, bytes] of tablesBefore) {
+      console.log(`    ${name.padEnd(40)} ${mib(bytes).padStart(8)} → ${mib(tablesAfter.find(([n]) => n === name)?.[1] ?? 0).padStart(8)}`)
+    }
     console.log(`  ${build} ${store}: after housekeeping ${(after / 2 ** 20).toFixed(1)} MiB`)
     return { build, store, before, after, rowsBefore, rowsAfter }
   } finally {

@@ -27,6 +27,7 @@ import idempotencyKeys from "./migrations/0040_idempotency_keys.js"
 import traceContext from "./migrations/0060_trace_context.js"
 import analyticsRollups from "./migrations/0061_analytics_rollups.js"
 import requestCounterEnds from "./migrations/0064_request_counter_ends.js"
+import eventsLean from "./migrations/0065_events_lean.js"
 import invitations from "./migrations/0068_invitations.js"
 import notificationsComments from "./migrations/0069_notifications_comments.js"
 
@@ -62,6 +63,7 @@ export const loader = Migrator.fromRecord({
   "0060_trace_context": traceContext,
   "0061_analytics_rollups": analyticsRollups,
   "0064_request_counter_ends": requestCounterEnds,
+  "0065_events_lean": eventsLean,
   "0068_invitations": invitations,
   "0069_notifications_comments": notificationsComments
 })

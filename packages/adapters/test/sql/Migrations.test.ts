@@ -40,6 +40,19 @@ for (const db of await databasesUnderTest()) {
         expect(Number(tables[0]!.n)).toBe(0)
       }).pipe(Effect.provide(db.layer!)), 60_000)
 
+    it.effect("events keep only the indexes the server's statements read (by id; by organization and time)", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const names = yield* sql.onDialectOrElse({
+          pg: () => sql<{ name: string }>`SELECT indexname AS name FROM pg_indexes WHERE tablename = 'events' ORDER BY 1`,
+          orElse: () =>
+            sql<{ name: string }>`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' ORDER BY 1`
+        })
+        expect(names.map((r) => r.name)).toEqual(
+          db.label === "postgres" ? ["events_by_organization", "events_pkey"] : ["events_by_organization", "sqlite_autoindex_events_1"]
+        )
+      }).pipe(Effect.provide(db.layer!)), 60_000)
+
     it.effect("check: nothing on a migrated store; what run would apply, changing nothing; what a newer Herald applied", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
