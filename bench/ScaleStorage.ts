@@ -104,7 +104,8 @@ const runOne = async (build: string, root: string, store: "sqlite" | "pg"): Prom
   const pgDatabase = store === "pg" ? await Effect.runPromise(createFreshPgDatabase()) : undefined
   const env: Record<string, string> = pgDatabase === undefined ? {} : { HERALD_DATABASE_URL: pgDatabase.url }
   try {
-    const first = await HeraldServer.start({ dataDir, env, repoRoot: root })
+    // Private addresses allowed for the template webhook (127.0.0.1), so its deliveries are templates too.
+    const first = await HeraldServer.start({ dataDir, env: { ...env, HERALD_WEBHOOKS_ALLOW_PRIVATE: "true" }, repoRoot: root })
     await prepareTemplates(first)
     await first.stop()
     const open = () => pgDatabase === undefined ? Promise.resolve(sqliteDb(path.join(dataDir, "herald.db"))) : pgDb(pgDatabase.url)

@@ -93,6 +93,11 @@ const wellFormed = (text: string | null): string | null =>
 export const make = Effect.gen(function*() {
   const sql = (yield* SqlClient.SqlClient).withoutTransforms()
   const ids = yield* IdGenerator
+  /** `destinations.status` as a term SQLite does not look up in an index (see completeAll). */
+  const publishing = sql.onDialectOrElse({
+    pg: () => sql.literal("destinations.status"),
+    orElse: () => sql.literal("+destinations.status")
+  })
 
   /**
    * Every member's new column values travel in one list joined on the destination id (a VALUES list
@@ -147,6 +152,11 @@ export const make = Effect.gen(function*() {
             sql.csv(rows.map((m) => sql`(${m[0]}, ${m[1]}, ${m[2]}, ${m[3]}, ${m[4]}, ${m[5]}, ${m[6]}, ${m[7]}, ${m[8]}, ${m[9]})`))
           }) AS members`
       })
+      // SQLite: the unary `+` (`publishing`) keeps the planner off `destinations_leases` (status = 'publishing'), so it
+      // reads the members and looks each destination up by id. With that index it scanned every
+      // destination in flight once per member: with 5,000 publishing (a due burst) a batch of 500
+      // took 316 ms instead of 22 ms (EXPLAIN QUERY PLAN: SCAN destinations USING INDEX
+      // destinations_leases, then the VALUES; now SCAN VALUES, SEARCH destinations by its primary key).
       const written = yield* sql<{ id: string }>`UPDATE destinations SET
           status = v.status,
           due_at = COALESCE(v.due_at, destinations.due_at),
@@ -158,7 +168,7 @@ export const make = Effect.gen(function*() {
           lease_token = NULL, lease_expires_at = NULL, leased_by = NULL,
           updated_at = ${now}
         FROM (${members}) AS v
-        WHERE destinations.id = v.id AND destinations.status = 'publishing'
+        WHERE destinations.id = v.id AND ${publishing} = 'publishing'
           AND destinations.lease_token = v.lease_token AND destinations.attempts = v.attempts
         RETURNING destinations.id`
       const ids = new Set(written.map((row) => row.id))
@@ -238,9 +248,11 @@ export const make = Effect.gen(function*() {
     renew: (claims, until) =>
       Effect.gen(function*() {
         if (claims.length === 0) return new Set<string>()
+        // By id (the primary key), then the lease: not by scanning every destination in flight.
         const rows = yield* sql<{ lease_token: string }>`UPDATE destinations
           SET lease_expires_at = ${DateTime.toEpochMillis(until)}
-          WHERE status = 'publishing' AND lease_token IN ${sql.in(claims.map((c) => c.leaseToken))}
+          WHERE id IN ${sql.in(claims.map((c) => c.destination.id))} AND ${publishing} = 'publishing'
+            AND lease_token IN ${sql.in(claims.map((c) => c.leaseToken))}
           RETURNING lease_token`
         return new Set(rows.map((row) => row.lease_token))
       }).pipe(orPersistence("DispatchStore.renew")),
