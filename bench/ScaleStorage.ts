@@ -78,15 +78,15 @@ const liveBytes = async (db: Db): Promise<number> => {
   return (pages - free) * pageSize
 }
 
-/** SQLite: bytes per table and index (the dbstat virtual table), largest first. */
+/** Bytes per table and index, largest first (SQLite: the dbstat virtual table). */
 const breakdown = async (db: Db): Promise<Array<[string, number]>> => {
   if (db.dialect === "pg") {
     const rows = await db.all(`SELECT relname AS name, pg_relation_size(c.oid) AS bytes FROM pg_class c
       JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'i', 't')
-      ORDER BY 2 DESC LIMIT 16`)
+      ORDER BY 2 DESC`)
     return rows.map((r) => [String(r.name), Number(r.bytes)])
   }
-  const rows = await db.all("SELECT name, SUM(pgsize) AS bytes FROM dbstat GROUP BY name ORDER BY 2 DESC LIMIT 16")
+  const rows = await db.all("SELECT name, SUM(pgsize) AS bytes FROM dbstat GROUP BY name ORDER BY 2 DESC")
   return rows.map((r) => [String(r.name), Number(r.bytes)])
 }
 
@@ -147,7 +147,7 @@ const runOne = async (build: string, root: string, store: "sqlite" | "pg"): Prom
     await db.close()
     const mib = (b: number) => `${(b / size * 1e5 / 2 ** 20).toFixed(1)}`
     console.log(`  ${build} ${store}: MiB per 100k posts by table/index, seeded → after housekeeping:`)
-    for (const [name, bytes] of tablesBefore) {
+    for (const [name, bytes] of tablesBefore.slice(0, 16)) {
       console.log(`    ${name.padEnd(40)} ${mib(bytes).padStart(8)} → ${mib(tablesAfter.find(([n]) => n === name)?.[1] ?? 0).padStart(8)}`)
     }
     console.log(`  ${build} ${store}: after housekeeping ${(after / 2 ** 20).toFixed(1)} MiB`)
