@@ -13,7 +13,7 @@ import * as QueryParams from "../kernel/QueryParams.js"
 import { OrganizationId } from "../kernel/Ids.js"
 import { Media, MediaKind } from "./Media.js"
 import { MediaStore } from "./MediaStore.js"
-import * as Posts from "../posts/Posts.js"
+import { decodeBody } from "../kernel/RequestBodies.js"
 import { Transactor } from "../kernel/Transactor.js"
 import {
   addStoredBytes,
@@ -83,7 +83,7 @@ export const get = (organizationId: OrganizationId, rawId: string) => loadIn(org
  */
 export const update = (organizationId: OrganizationId, rawId: string, raw: unknown) =>
   Effect.gen(function*() {
-    const body = yield* Posts.decodeBody(UpdateBody, raw)
+    const body = yield* decodeBody(UpdateBody, raw)
     if (body.alt_text === undefined) return yield* loadIn(organizationId, rawId)
     const altText = yield* checkAltText(body.alt_text)
     const store = yield* MediaStore

@@ -16,7 +16,7 @@ import { MediaId, OrganizationId } from "../kernel/Ids.js"
 import { Media, MediaKind } from "./Media.js"
 import * as MediaRules from "./MediaRules.js"
 import { MediaStore } from "./MediaStore.js"
-import * as Posts from "../posts/Posts.js"
+import { decodeBody } from "../kernel/RequestBodies.js"
 import { Transactor } from "../kernel/Transactor.js"
 import { UrlFetchError, UrlFetcher } from "./MediaPorts.js"
 import {
@@ -59,7 +59,7 @@ const fetchFailure = (error: UrlFetchError): DomainError => {
  */
 export const importFromUrl = (organizationId: OrganizationId, raw: unknown) =>
   Effect.gen(function*() {
-    const body = yield* Posts.decodeBody(ImportBody, raw)
+    const body = yield* decodeBody(ImportBody, raw)
     const url = body.url.trim()
     if (url === "") return yield* Effect.fail(invalid("url", "Expected an http(s) URL"))
     const altText = yield* checkAltText(body.alt_text)

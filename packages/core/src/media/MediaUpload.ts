@@ -18,7 +18,7 @@ import { MediaId, OrganizationId } from "../kernel/Ids.js"
 import { Media } from "./Media.js"
 import * as MediaRules from "./MediaRules.js"
 import { MediaStore } from "./MediaStore.js"
-import * as Posts from "../posts/Posts.js"
+import { decodeBody } from "../kernel/RequestBodies.js"
 import { Transactor } from "../kernel/Transactor.js"
 import { MediaProbe, MediaSettings, Probe, defaultUploadTtlSeconds } from "./MediaPorts.js"
 import {
@@ -74,7 +74,7 @@ export interface Presigned {
  */
 export const presign = (organizationId: OrganizationId, raw: unknown) =>
   Effect.gen(function*() {
-    const body = yield* Posts.decodeBody(UploadBody, raw)
+    const body = yield* decodeBody(UploadBody, raw)
     if (!Number.isSafeInteger(body.file_size) || body.file_size < 1) {
       return yield* Effect.fail(invalid("file_size", "Expected a positive integer number of bytes"))
     }

@@ -3,12 +3,11 @@
  * that every caller, HTTP or an embedding host, gets the same rules.
  */
 import * as Effect from "effect/Effect"
-import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import { decodeBody } from "../kernel/RequestBodies.js"
 import { DomainError } from "../kernel/Errors.js"
 import * as FieldCaps from "../kernel/FieldCaps.js"
 import { CampaignId, MediaId } from "../kernel/Ids.js"
-import * as PlatformRules from "../platforms/PlatformRules.js"
 import { PlatformContent, ThreadPost } from "./Post.js"
 import { forbiddenMediaFields } from "./PostPorts.js"
 
@@ -70,34 +69,7 @@ export const ScheduleBody = Schema.Struct({
 }).annotations({ identifier: "SchedulePostRequest" })
 export type ScheduleBody = typeof ScheduleBody.Type
 
-const nullishAlternative = /^Expected (null|undefined), actual /
-
-/**
- * Every problem, as `{path, message}`. A nullable field that fails reports its real problem plus
- * "Expected null" and "Expected undefined" for the union's other members: those two are dropped
- * when the real problem is reported at the same path or below it.
- */
-const issuesOf = (error: ParseResult.ParseError): ReadonlyArray<PlatformRules.Issue> => {
-  const all = ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => ({
-    path: issue.path.map(String).join("."),
-    message: issue.message
-  }))
-  const within = (path: string, other: string) => other === path || other.startsWith(`${path}.`)
-  return all.filter((issue) =>
-    !nullishAlternative.test(issue.message) ||
-    !all.some((other) => !nullishAlternative.test(other.message) && within(issue.path, other.path))
-  )
-}
-
-/** Decodes a body, reporting every problem in `details.validation_errors` (unknown fields are ignored). */
-export const decodeBody = <A, I>(schema: Schema.Schema<A, I>, raw: unknown): Effect.Effect<A, DomainError> =>
-  Schema.decodeUnknown(schema, { errors: "all", onExcessProperty: "ignore" })(raw).pipe(
-    Effect.mapError((error) =>
-      DomainError.of("validation_error", "The request did not match the expected schema", {
-        validation_errors: issuesOf(error)
-      })
-    )
-  )
+export { decodeBody }
 
 export const invalid = (path: string, message: string): DomainError =>
   DomainError.of("validation_error", path === "" ? message : `${path}: ${message}`, {
