@@ -286,9 +286,13 @@ describe("Dispatch in batches (SQLite + sandbox)", () => {
         steps.filter((s) => s.startsWith("record")).reduce((n, s) => n + Number(s.split(" ")[1]), 0) === 20
       ))).toBe(true)
       yield* Fiber.interrupt(loop)
-      // Five full claims back to back, and the short one that ends the backlog, before any recording
-      // (before, each round's recording came between the claims).
-      expect(steps.slice(0, 6)).toEqual(["claim 4", "claim 4", "claim 4", "claim 4", "claim 4", "claim 0"])
+      // Claims go ahead of recording: the loop claims the next batches before the first outcomes are
+      // recorded (on a quiet machine all five full claims and the short one that ends the backlog come
+      // first; on a loaded one a recording may slip in after the first few, so only that order is held).
+      const firstRecord = steps.findIndex((s) => s.startsWith("record"))
+      expect(steps.slice(0, 2)).toEqual(["claim 4", "claim 4"])
+      expect(firstRecord).toBeGreaterThan(1)
+      expect(steps.filter((s) => s.startsWith("claim")).reduce((n, s) => n + Number(s.split(" ")[1]), 0)).toBe(20)
       // The loop's own sweep only: its rounds never sweep (settling a dead process's claims must not
       // hold up new work).
       expect(sweeps).toBe(1)
