@@ -66,7 +66,10 @@ module.exports = {
       comment: "core's only dependency is effect",
       severity: "error",
       from: { path: "^packages/core/src/" },
-      to: { dependencyTypes: ["npm", "npm-dev", "npm-optional", "npm-peer", "npm-bundled", "npm-no-pkg", "npm-unknown"], pathNot: "node_modules/effect/" }
+      to: {
+        dependencyTypes: ["npm", "npm-dev", "npm-optional", "npm-peer", "npm-bundled", "npm-no-pkg", "npm-unknown"],
+        pathNot: "node_modules/effect/"
+      }
     },
     {
       name: "not-unresolvable",

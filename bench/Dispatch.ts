@@ -24,7 +24,7 @@ import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as ManagedRuntime from "effect/ManagedRuntime"
-import { Logger as GraphileLogger, makeWorkerUtils, type Runner, run as runGraphile } from "graphile-worker"
+import { Logger as GraphileLogger, makeWorkerUtils, run as runGraphile, type Runner } from "graphile-worker"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -150,7 +150,9 @@ const warmUpThenRelease = async (runtime: ManagedRuntime.ManagedRuntime<W.Stores
 
 /** A run whose set-up overran its due instant would time part of the set-up: refused. */
 const beforeDue = (due: { readonly monotonic: number }, what: string) => {
-  if (performance.now() >= due.monotonic) throw new Error(`${what} were not ready by the due instant (${dueAhead} ms after their set-up began)`)
+  if (performance.now() >= due.monotonic) {
+    throw new Error(`${what} were not ready by the due instant (${dueAhead} ms after their set-up began)`)
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -245,7 +247,9 @@ export const onTimeLightInProcess = async (database: Database, count: number) =>
 // Herald worker processes on Postgres
 // ---------------------------------------------------------------------------------------------------
 
-const withPg = async <A>(f: (url: string, runtime: ManagedRuntime.ManagedRuntime<W.StoresServices, never>) => Promise<A>) => {
+const withPg = async <A>(
+  f: (url: string, runtime: ManagedRuntime.ManagedRuntime<W.StoresServices, never>) => Promise<A>
+) => {
   const db = await Effect.runPromise(createFreshPgDatabase())
   const runtime = ManagedRuntime.make(W.storesLayer({ _tag: "Postgres", url: db.url, maxConnections: 4 }))
   try {
@@ -272,7 +276,9 @@ const workerEnv = (): NodeJS.ProcessEnv => {
   const tsx = pathToFileURL(path.join(W.repoRoot, "node_modules/tsx/dist/esm/index.mjs")).href
   return {
     ...logLevel,
-    NODE_OPTIONS: `${current.includes("herald-source") ? current : `${current} --conditions=herald-source`} --import=${tsx}`.trim()
+    NODE_OPTIONS: `${
+      current.includes("herald-source") ? current : `${current} --conditions=herald-source`
+    } --import=${tsx}`.trim()
   }
 }
 
@@ -280,8 +286,7 @@ const startWorkers = async (url: string, dir: string, count: number, args: Reado
   HeraldServer.requireFreshBuild({ nodeOptions: workerEnv().NODE_OPTIONS ?? process.env.NODE_OPTIONS ?? "" })
   const workers = Array.from(
     { length: count },
-    (_, i) =>
-      W.spawnWorker({ database: { url }, journal: path.join(dir, `w${i}.jsonl`), args, env: workerEnv() })
+    (_, i) => W.spawnWorker({ database: { url }, journal: path.join(dir, `w${i}.jsonl`), args, env: workerEnv() })
   )
   const deadline = Date.now() + 90_000
   while (Date.now() < deadline && !workers.every((w) => w.output().includes("Dispatcher started"))) {
@@ -345,12 +350,15 @@ const cpuFigure = (cpu: { readonly node: number; readonly postgres: number }) =>
  * rows) took a quarter as much Postgres CPU as the workers' own statements, on the cores they share.
  * graphile-worker's jobs table is probed the same way, at the same interval.
  */
-const pending = Effect.flatMap(SqlClient.SqlClient, (sql) =>
-  sql<{ pending: boolean | number }>`SELECT EXISTS (SELECT 1 FROM destinations WHERE status = 'queued')
-    OR EXISTS (SELECT 1 FROM destinations WHERE status = 'publishing') AS pending`).pipe(
-    // A boolean on Postgres, 0 or 1 on SQLite.
-    Effect.map((rows) => rows[0]?.pending === true || rows[0]?.pending === 1)
-  )
+const pending = Effect.flatMap(
+  SqlClient.SqlClient,
+  (sql) =>
+    sql<{ pending: boolean | number }>`SELECT EXISTS (SELECT 1 FROM destinations WHERE status = 'queued')
+    OR EXISTS (SELECT 1 FROM destinations WHERE status = 'publishing') AS pending`
+).pipe(
+  // A boolean on Postgres, 0 or 1 on SQLite.
+  Effect.map((rows) => rows[0]?.pending === true || rows[0]?.pending === 1)
+)
 
 export const throughputWorkers = (processes: number, count: number) =>
   withPg(async (url, runtime) => {
@@ -474,7 +482,8 @@ export const graphileNoop = async (count: number) => {
     probe.on("error", () => {})
     pools.push(probe)
     const left = async () =>
-      (await probe.query<{ left: boolean }>("SELECT EXISTS (SELECT 1 FROM graphile_worker._private_jobs) AS left")).rows[0]!.left
+      (await probe.query<{ left: boolean }>("SELECT EXISTS (SELECT 1 FROM graphile_worker._private_jobs) AS left"))
+        .rows[0]!.left
     const started = performance.now()
     const runner = await runGraphile({
       pgPool: pool,
@@ -520,7 +529,9 @@ export const graphileNoop = async (count: number) => {
 
 // ---------------------------------------------------------------------------------------------------
 
-export const run = async (options: { readonly scale: number; readonly log?: (line: string) => void }): Promise<Results> => {
+export const run = async (
+  options: { readonly scale: number; readonly log?: (line: string) => void }
+): Promise<Results> => {
   const n = (base: number) => Math.max(10, Math.round(base * options.scale))
   const log = options.log ?? ((line: string) => console.log(line))
   // The in-process rows run this process's modules: the compiled dist/ unless it runs the sources.
@@ -566,10 +577,17 @@ export const run = async (options: { readonly scale: number; readonly log?: (lin
       // fifth between minutes, and graphile-worker (latency-bound at concurrency 10) drifts less with
       // it than Herald (CPU-bound) does.
       const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? "3"))
-      const runs = { peer: [] as Array<Awaited<ReturnType<typeof graphileNoop>>>, inProcess: [] as Array<Throughput>, one: [] as Array<Throughput>, two: [] as Array<Throughput> }
+      const runs = {
+        peer: [] as Array<Awaited<ReturnType<typeof graphileNoop>>>,
+        inProcess: [] as Array<Throughput>,
+        one: [] as Array<Throughput>,
+        two: [] as Array<Throughput>
+      }
       for (let round = 0; round < rounds; round++) {
         runs.peer.push(await graphileNoop(count))
-        runs.inProcess.push(await withPg((url) => throughputInProcess({ _tag: "Postgres", url, maxConnections: 10 }, count)))
+        runs.inProcess.push(
+          await withPg((url) => throughputInProcess({ _tag: "Postgres", url, maxConnections: 10 }, count))
+        )
         runs.one.push(await throughputWorkers(1, count))
         runs.two.push(await throughputWorkers(2, count))
       }
@@ -586,7 +604,9 @@ export const run = async (options: { readonly scale: number; readonly log?: (lin
         processes: "1 (in-process)",
         items: count,
         seconds: peer.seconds,
-        figure: `${perSecond(peer.rate)} jobs${of(runs.peer)}; its last job:success event ${peer.lastSuccess.toFixed(2)} s`
+        figure: `${perSecond(peer.rate)} jobs${of(runs.peer)}; its last job:success event ${
+          peer.lastSuccess.toFixed(2)
+        } s`
       })
       // The in-process loop as `herald serve` runs it; then the standalone worker, one process as
       // graphile-worker's runner is one; then two. On a 2-core machine one worker and Postgres already
@@ -728,7 +748,9 @@ export const markdown = (results: Results, machine: string): string => {
     "two workers; each run's rate in brackets), and ratios are of medians.",
     "On-time lag runs from the due instant to the start of each publish call; Seconds is the last start.",
     "Postgres, the `herald worker` processes and the benchmark share the machine's cores; the 1-minute load",
-    `average was ${results.load[0].toFixed(1)} at the start of these parts and ${results.load[1].toFixed(1)} at the end.`,
+    `average was ${results.load[0].toFixed(1)} at the start of these parts and ${
+      results.load[1].toFixed(1)
+    } at the end.`,
     "",
     `| ${header.join(" | ")} |`,
     `|${header.map(() => "---").join("|")}|`,

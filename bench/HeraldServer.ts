@@ -2,7 +2,7 @@
  * A `herald serve --sandbox` child process for benches: started on a free port in its own data dir
  * with the rate limits raised, its printed API key captured, its RSS readable from /proc.
  */
-import { spawn, type ChildProcess } from "node:child_process"
+import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as net from "node:net"
 import * as path from "node:path"
@@ -64,7 +64,10 @@ export interface HeraldServer {
  * The sandbox's Telegram account (every bench's drafts target it), read through `GET /accounts`;
  * `text` is the answer as sent, for a peer seeded with the same accounts.
  */
-export const draftAccount = async (base: string, key: string): Promise<{ readonly id: number; readonly text: string }> => {
+export const draftAccount = async (
+  base: string,
+  key: string
+): Promise<{ readonly id: number; readonly text: string }> => {
   const text = await (await fetch(`${base}/accounts`, { headers: { authorization: `Bearer ${key}` } })).text()
   const accounts = JSON.parse(text) as { data: { accounts: Array<{ id: number; platform: string }> } }
   const id = accounts.data.accounts.find((a) => a.platform === "telegram")?.id

@@ -96,7 +96,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     })
     console.log(`load average ${os.loadavg().map((x) => x.toFixed(2)).join(" ")}`)
     for (const s of steps) {
-      console.log(`${s.name.padEnd(18)} ${Load.describe(s.result).padEnd(48)} server CPU ${s.cpuMicros.toFixed(0)} us/request`)
+      console.log(
+        `${s.name.padEnd(18)} ${Load.describe(s.result).padEnd(48)} server CPU ${s.cpuMicros.toFixed(0)} us/request`
+      )
     }
   } finally {
     fs.rmSync(dir, { recursive: true, force: true })

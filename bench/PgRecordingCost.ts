@@ -57,10 +57,13 @@ const measure = Effect.gen(function*() {
     }
   })
   for (let round = 0; round < 3; round++) {
-    const batches = Array.from({ length: calls }, () =>
-      items.map(({ claim }, n) =>
-        F.event(org.id, { type: "post.published", data: { post_id: claim.destination.postId, n } })
-      ))
+    const batches = Array.from(
+      { length: calls },
+      () =>
+        items.map(({ claim }, n) =>
+          F.event(org.id, { type: "post.published", data: { post_id: claim.destination.postId, n } })
+        )
+    )
     const [n0, p0] = [nodeMs(), processMs(backend)]
     for (let i = 0; i < calls; i++) yield* store.completeAll(items)
     const [n1, p1] = [nodeMs(), processMs(backend)]

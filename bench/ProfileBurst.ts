@@ -35,7 +35,10 @@ const count = Number(process.env.N ?? "10000")
 fs.mkdirSync("/tmp/dispatch", { recursive: true })
 const tmp = fs.mkdtempSync(path.join("/tmp/dispatch", "burst-"))
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-const cpuNow = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000 }
+const cpuNow = () => {
+  const u = process.cpuUsage()
+  return (u.user + u.system) / 1000
+}
 let sent = 0
 let cpuAtLastSend = 0
 let wallAtLastSend = 0
@@ -43,7 +46,9 @@ let wall0 = 0
 let measuring = false
 const timeline: Array<string> = []
 const since = () => (performance.now() - wall0).toFixed(1)
-const note = (line: string) => { if (measuring && process.env.TIMELINE !== undefined) timeline.push(line) }
+const note = (line: string) => {
+  if (measuring && process.env.TIMELINE !== undefined) timeline.push(line)
+}
 
 // SQL_TIMES: better-sqlite3's prepare wrapped, each statement's run/all/get timed while measuring.
 const sqlTimes = new Map<string, { n: number; ms: number }>()
@@ -55,14 +60,24 @@ if (process.env.SQL_TIMES === "1") {
     const statement = prepare.call(this, text)
     const key = text.replace(/\s+/g, " ").replace(/\?(, \?)+/g, "?..").slice(0, 90)
     if (measuring) {
-      const e = sqlTimes.get(`prepare: ${key}`) ?? { n: 0, ms: 0 }; e.n++; e.ms += performance.now() - started; sqlTimes.set(`prepare: ${key}`, e)
+      const e = sqlTimes.get(`prepare: ${key}`) ?? { n: 0, ms: 0 }
+      e.n++
+      e.ms += performance.now() - started
+      sqlTimes.set(`prepare: ${key}`, e)
     }
     for (const method of ["all", "run", "get"]) {
       const call = statement[method]
       statement[method] = function(this: unknown, ...args: Array<unknown>) {
         const t = performance.now()
-        try { return call.apply(this, args) } finally {
-          if (measuring) { const e = sqlTimes.get(key) ?? { n: 0, ms: 0 }; e.n++; e.ms += performance.now() - t; sqlTimes.set(key, e) }
+        try {
+          return call.apply(this, args)
+        } finally {
+          if (measuring) {
+            const e = sqlTimes.get(key) ?? { n: 0, ms: 0 }
+            e.n++
+            e.ms += performance.now() - t
+            sqlTimes.set(key, e)
+          }
         }
       }
     }
@@ -73,34 +88,72 @@ if (process.env.SQL_TIMES === "1") {
 const stores = W.storesLayer({ _tag: "Sqlite", filename: path.join(tmp, "b.db") })
 let transactions = 0
 const traced = Layer.mergeAll(
-  Layer.effect(DispatchStore, Effect.map(DispatchStore, (d) => DispatchStore.of({
-    ...d,
-    claimDue: (o) => Effect.suspend(() => { const s = since(); return Effect.tap(d.claimDue(o), (c) => note(`${s}-${since()} claimDue ${c.length} (sent ${sent})`)) }),
-    completeAll: (items) => Effect.suspend(() => { const s = since(); return Effect.tap(d.completeAll(items), () => note(`${s}-${since()} completeAll ${items.length} (sent ${sent})`)) })
-  }))),
-  Layer.effect(Transactor, Effect.map(Transactor, (t) => Transactor.of({
-    ...t,
-    withTransaction: (self) => Effect.suspend(() => {
-      const n = ++transactions; const queued = since(); let running = ""
-      return Effect.tap(t.withTransaction(Effect.zipRight(Effect.sync(() => { running = since() }), self)), () =>
-        note(`${queued} queued, ${running} running, ${since()} answered: transaction ${n}`))
-    })
-  })))
+  Layer.effect(
+    DispatchStore,
+    Effect.map(DispatchStore, (d) =>
+      DispatchStore.of({
+        ...d,
+        claimDue: (o) =>
+          Effect.suspend(() => {
+            const s = since()
+            return Effect.tap(d.claimDue(o), (c) => note(`${s}-${since()} claimDue ${c.length} (sent ${sent})`))
+          }),
+        completeAll: (items) =>
+          Effect.suspend(() => {
+            const s = since()
+            return Effect.tap(
+              d.completeAll(items),
+              () => note(`${s}-${since()} completeAll ${items.length} (sent ${sent})`)
+            )
+          })
+      }))
+  ),
+  Layer.effect(
+    Transactor,
+    Effect.map(Transactor, (t) =>
+      Transactor.of({
+        ...t,
+        withTransaction: (self) =>
+          Effect.suspend(() => {
+            const n = ++transactions
+            const queued = since()
+            let running = ""
+            return Effect.tap(
+              t.withTransaction(Effect.zipRight(
+                Effect.sync(() => {
+                  running = since()
+                }),
+                self
+              )),
+              () => note(`${queued} queued, ${running} running, ${since()} answered: transaction ${n}`)
+            )
+          })
+      }))
+  )
 ).pipe(Layer.provide(stores))
 const runtime = ManagedRuntime.make(Layer.mergeAll(
   process.env.TIMELINE === undefined ? stores : Layer.merge(stores, traced),
-  Registry.layerSandbox({ onSend: () => Effect.sync(() => {
-    sent++; cpuAtLastSend = cpuNow(); wallAtLastSend = performance.now()
-    if (sent % 500 === 0) note(`${since()} sent ${sent}`)
-  }) }),
+  Registry.layerSandbox({
+    onSend: () =>
+      Effect.sync(() => {
+        sent++
+        cpuAtLastSend = cpuNow()
+        wallAtLastSend = performance.now()
+        if (sent % 500 === 0) note(`${since()} sent ${sent}`)
+      })
+  }),
   Logger.minimumLogLevel(LogLevel.Warning)
 ))
 try {
-  await runtime.runPromise(W.seed({ posts: count, platforms: ["telegram"], dueAt: DateTime.unsafeMake(Date.now() + 86_400_000) }))
+  await runtime.runPromise(
+    W.seed({ posts: count, platforms: ["telegram"], dueAt: DateTime.unsafeMake(Date.now() + 86_400_000) })
+  )
   const fiber = runtime.runFork(Dispatcher.run({ workerId: "burst" }))
   await sleep(300)
   const due = Date.now() + 1000
-  await runtime.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => sql`UPDATE destinations SET due_at = ${due} WHERE status = 'queued'`))
+  await runtime.runPromise(
+    Effect.flatMap(SqlClient.SqlClient, (sql) => sql`UPDATE destinations SET due_at = ${due} WHERE status = 'queued'`)
+  )
   const session = new Session()
   session.connect()
   if (process.env.PROFILE !== undefined) {
@@ -108,7 +161,9 @@ try {
     await session.post("Profiler.start")
   }
   while (Date.now() < due) await sleep(1)
-  const cpu0 = cpuNow(); wall0 = performance.now(); measuring = true
+  const cpu0 = cpuNow()
+  wall0 = performance.now()
+  measuring = true
   const counts = async () => runtime.runPromise(W.statusCounts)
   while (sent < count) await sleep(20)
   if (process.env.PROFILE !== undefined) {
@@ -118,10 +173,20 @@ try {
   session.disconnect()
   const statements = [...sqlTimes].sort((a, b) => b[1].ms - a[1].ms)
   while (((await counts()) as Record<string, number>).published !== count) await sleep(20)
-  const cpuAll = cpuNow() - cpu0; const wallAll = performance.now() - wall0
+  const cpuAll = cpuNow() - cpu0
+  const wallAll = performance.now() - wall0
   measuring = false
   await runtime.runPromise(Fiber.interrupt(fiber))
   if (process.env.TIMELINE !== undefined) fs.writeFileSync(process.env.TIMELINE, timeline.join("\n") + "\n")
   for (const [text, { ms, n }] of statements.slice(0, 12)) console.log(`${ms.toFixed(0)} ms, ${n}x: ${text}`)
-  console.log(`last start: ${(wallAtLastSend - wall0).toFixed(0)} ms wall, ${(cpuAtLastSend - cpu0).toFixed(0)} ms CPU; all recorded: ${wallAll.toFixed(0)} ms wall, ${cpuAll.toFixed(0)} ms CPU; load ${os.loadavg()[0].toFixed(1)}`)
-} finally { await runtime.dispose(); fs.rmSync(tmp, { recursive: true, force: true }) }
+  console.log(
+    `last start: ${(wallAtLastSend - wall0).toFixed(0)} ms wall, ${
+      (cpuAtLastSend - cpu0).toFixed(0)
+    } ms CPU; all recorded: ${wallAll.toFixed(0)} ms wall, ${cpuAll.toFixed(0)} ms CPU; load ${
+      os.loadavg()[0].toFixed(1)
+    }`
+  )
+} finally {
+  await runtime.dispose()
+  fs.rmSync(tmp, { recursive: true, force: true })
+}

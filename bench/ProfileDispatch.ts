@@ -65,9 +65,14 @@ const drain = async (database: Parameters<typeof W.storesLayer>[0]) => {
 
 const drainOnce = async (runtime: ReturnType<typeof runtimeOf>, last: boolean) => {
   {
-    await runtime.runPromise(W.seed({ posts: count, platforms: ["telegram"], dueAt: DateTime.unsafeMake(Date.now() + 86_400_000) }))
     await runtime.runPromise(
-      Effect.flatMap(SqlClient.SqlClient, (sql) => sql`UPDATE destinations SET due_at = ${Date.now()} WHERE status = 'queued'`)
+      W.seed({ posts: count, platforms: ["telegram"], dueAt: DateTime.unsafeMake(Date.now() + 86_400_000) })
+    )
+    await runtime.runPromise(
+      Effect.flatMap(
+        SqlClient.SqlClient,
+        (sql) => sql`UPDATE destinations SET due_at = ${Date.now()} WHERE status = 'queued'`
+      )
     )
     const session = new Session()
     session.connect()
@@ -78,7 +83,11 @@ const drainOnce = async (runtime: ReturnType<typeof runtimeOf>, last: boolean) =
     }
     // HEAP=file: a sampling heap profile of the same drain (every allocation kept, sampled every 4 KiB).
     if (last && process.env.HEAP !== undefined) {
-      await session.post("HeapProfiler.startSampling", { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true })
+      await session.post("HeapProfiler.startSampling", {
+        samplingInterval: 4096,
+        includeObjectsCollectedByMajorGC: true,
+        includeObjectsCollectedByMinorGC: true
+      })
     }
     const threadsBefore = threadTimes()
     const started = performance.now()

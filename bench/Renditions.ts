@@ -157,9 +157,11 @@ export const run = async (): Promise<ReadonlyArray<Line>> => {
     // The peer: plain sharp of the same pairs, at the widths the engine's renditions came out.
     const widths = { bluesky: 1400, instagram: 2600, x: 2600 } as const
     const peer = await withPeakRss(() =>
-      Promise.all(sources.flatMap((source) =>
-        platforms.map((p) => sharp(source).rotate().resize({ width: widths[p] }).jpeg({ quality: 85 }).toBuffer())
-      ))
+      Promise.all(
+        sources.flatMap((source) =>
+          platforms.map((p) => sharp(source).rotate().resize({ width: widths[p] }).jpeg({ quality: 85 }).toBuffer())
+        )
+      )
     )
     const engineRate = renders / engine.seconds
     const peerRate = peer.result.length / peer.seconds
@@ -191,6 +193,8 @@ export const run = async (): Promise<ReadonlyArray<Line>> => {
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   for (const line of await run()) {
-    console.log(`${line.benchmark} | ${line.processes} | ${line.items} in ${line.seconds.toFixed(2)} s | ${line.figure}`)
+    console.log(
+      `${line.benchmark} | ${line.processes} | ${line.items} in ${line.seconds.toFixed(2)} s | ${line.figure}`
+    )
   }
 }

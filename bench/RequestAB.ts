@@ -57,7 +57,9 @@ try {
         const per = (seconds: number) => ((seconds * 1e6) / result.requests).toFixed(1)
         rates.set(side.name, [...(rates.get(side.name) ?? []), result.rps])
         console.log(
-          `${side.name.padEnd(10)} ${Load.describe(result)}; CPU per request: user ${per(after.user - before.user)} µs, ` +
+          `${side.name.padEnd(10)} ${Load.describe(result)}; CPU per request: user ${
+            per(after.user - before.user)
+          } µs, ` +
             `system ${per(after.system - before.system)} µs`
         )
       }
@@ -65,8 +67,12 @@ try {
     const mean = (name: string) => rates.get(name)!.reduce((s, v) => s + v, 0) / rounds
     const peerRate = mean("peer")
     console.log(
-      `${what}, means: this build ${mean("this build").toFixed(0)} req/s = ${(mean("this build") / peerRate).toFixed(3)}x; ` +
-        `baseline ${mean("baseline").toFixed(0)} = ${(mean("baseline") / peerRate).toFixed(3)}x; peer ${peerRate.toFixed(0)}`
+      `${what}, means: this build ${mean("this build").toFixed(0)} req/s = ${
+        (mean("this build") / peerRate).toFixed(3)
+      }x; ` +
+        `baseline ${mean("baseline").toFixed(0)} = ${(mean("baseline") / peerRate).toFixed(3)}x; peer ${
+          peerRate.toFixed(0)
+        }`
     )
   } finally {
     await peer.stop()

@@ -64,7 +64,11 @@ export const run = async (options: {
     const accountsJson = path.join(options.dir, "accounts.json")
     fs.writeFileSync(accountsJson, accountsText)
     // The peer's database: a consistent copy of Herald's (schema, indexes, organization, key, accounts).
-    const peer = await startPeer(path.join(options.dir, "herald", "herald.db"), path.join(options.dir, "peer.db"), accountsJson)
+    const peer = await startPeer(
+      path.join(options.dir, "herald", "herald.db"),
+      path.join(options.dir, "peer.db"),
+      accountsJson
+    )
     try {
       await HeraldServer.sleep(1000)
       const rss = { herald: [HeraldServer.rssMiB(herald.child.pid)], peer: [HeraldServer.rssMiB(peer.child.pid)] }
@@ -76,7 +80,10 @@ export const run = async (options: {
             : { url: `${base}/accounts`, method: "GET", headers: { authorization: headers.authorization } },
           { connections, seconds: options.seconds }
         )
-      const runs = { posts: { herald: [] as Array<Load.LoadResult>, peer: [] as Array<Load.LoadResult> }, accounts: { herald: [] as Array<Load.LoadResult>, peer: [] as Array<Load.LoadResult> } }
+      const runs = {
+        posts: { herald: [] as Array<Load.LoadResult>, peer: [] as Array<Load.LoadResult> },
+        accounts: { herald: [] as Array<Load.LoadResult>, peer: [] as Array<Load.LoadResult> }
+      }
       for (const what of ["posts", "accounts"] as const) {
         for (let round = 0; round < options.rounds; round++) {
           runs[what].herald.push(await load(herald.base, what))
@@ -122,8 +129,22 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     line("POST /posts", r.posts.herald, r.posts.peer)
     line("GET /accounts", r.accounts.herald, r.accounts.peer)
     const pgDir = path.join(dir, "pg")
-    console.log(`POST /posts on Postgres: ${RequestPathPg.describe(await runPostgres({ dir: pgDir, seconds: Number(process.argv[2] ?? "5"), rounds: Number(process.argv[3] ?? "2") }))}`)
-    console.log(`RSS MiB (idle, after a, after c): herald ${r.rss.herald.map((x) => x.toFixed(0)).join(", ")} | peer ${r.rss.peer.map((x) => x.toFixed(0)).join(", ")}`)
+    console.log(
+      `POST /posts on Postgres: ${
+        RequestPathPg.describe(
+          await runPostgres({
+            dir: pgDir,
+            seconds: Number(process.argv[2] ?? "5"),
+            rounds: Number(process.argv[3] ?? "2")
+          })
+        )
+      }`
+    )
+    console.log(
+      `RSS MiB (idle, after a, after c): herald ${r.rss.herald.map((x) => x.toFixed(0)).join(", ")} | peer ${
+        r.rss.peer.map((x) => x.toFixed(0)).join(", ")
+      }`
+    )
   } finally {
     fs.rmSync(dir, { recursive: true, force: true })
   }

@@ -63,7 +63,11 @@ const backendsCpu = async (client: pg.Client, database: string, application: str
 
 const startPeer = async (url: string) => {
   const port = await HeraldServer.freePort()
-  return HeraldServer.startPeer({ script: path.join(import.meta.dirname, "peers/create-peer-pg.mjs"), args: [url, String(port)], port })
+  return HeraldServer.startPeer({
+    script: path.join(import.meta.dirname, "peers/create-peer-pg.mjs"),
+    args: [url, String(port)],
+    port
+  })
 }
 
 /** Loads one server with drafts; its CPU per request and that of its Postgres backends. */
@@ -119,7 +123,17 @@ export const run = async (options: {
         const body = HeraldServer.draftBody(target)
         const runs = { herald: [] as Array<PgSide>, peer: [] as Array<PgSide> }
         const measure = (base: string, pid: number | undefined, application: string) =>
-          measureSide({ admin, database: db.name, application, base, pid, headers, body, connections, seconds: options.seconds })
+          measureSide({
+            admin,
+            database: db.name,
+            application,
+            base,
+            pid,
+            headers,
+            body,
+            connections,
+            seconds: options.seconds
+          })
         for (let round = 0; round < options.rounds; round++) {
           runs.herald.push(await measure(herald.base, herald.child.pid, "herald"))
           runs.peer.push(await measure(peer.base, peer.child.pid, "create-peer-pg"))
@@ -162,12 +176,16 @@ const mean = (sides: ReadonlyArray<PgSide>): PgSide => {
 /** One line: both sides, the ratio, CPU per request. */
 export const describe = (r: PgResult): string =>
   r.available
-    ? `herald ${r.herald.rps.toFixed(0)} vs peer ${r.peer.rps.toFixed(0)} req/s = ${(r.herald.rps / r.peer.rps).toFixed(2)}x ` +
-      `(target 0.3x); p50 ${r.herald.p50.toFixed(1)} vs ${r.peer.p50.toFixed(1)} ms, p99 ${r.herald.p99.toFixed(1)} vs ${
-        r.peer.p99.toFixed(1)
-      } ms; CPU/request node ${r.herald.cpuMs.toFixed(2)} vs ${r.peer.cpuMs.toFixed(2)} ms, postgres ${
-        r.herald.pgCpuMs.toFixed(2)
-      } vs ${r.peer.pgCpuMs.toFixed(2)} ms; synchronous_commit=${r.synchronousCommit}` +
+    ? `herald ${r.herald.rps.toFixed(0)} vs peer ${r.peer.rps.toFixed(0)} req/s = ${
+      (r.herald.rps / r.peer.rps).toFixed(2)
+    }x ` +
+      `(target 0.3x); p50 ${r.herald.p50.toFixed(1)} vs ${r.peer.p50.toFixed(1)} ms, p99 ${
+        r.herald.p99.toFixed(1)
+      } vs ${r.peer.p99.toFixed(1)} ms; CPU/request node ${r.herald.cpuMs.toFixed(2)} vs ${
+        r.peer.cpuMs.toFixed(2)
+      } ms, postgres ${r.herald.pgCpuMs.toFixed(2)} vs ${
+        r.peer.pgCpuMs.toFixed(2)
+      } ms; synchronous_commit=${r.synchronousCommit}` +
       (Object.keys(r.herald.failures).length + Object.keys(r.peer.failures).length > 0
         ? ` failures ${JSON.stringify([r.herald.failures, r.peer.failures])}`
         : "")
@@ -214,17 +232,19 @@ export const runAB = async (options: {
     await HeraldServer.sleep(500)
     for (let round = 0; round < options.rounds; round++) {
       for (const l of loaded) {
-        l.side.runs.push(await measureSide({
-          admin: l.admin,
-          database: l.database,
-          application: "herald",
-          base: l.herald.base,
-          pid: l.herald.child.pid,
-          headers: l.headers,
-          body: l.body,
-          connections,
-          seconds: options.seconds
-        }))
+        l.side.runs.push(
+          await measureSide({
+            admin: l.admin,
+            database: l.database,
+            application: "herald",
+            base: l.herald.base,
+            pid: l.herald.child.pid,
+            headers: l.headers,
+            body: l.body,
+            connections,
+            seconds: options.seconds
+          })
+        )
       }
     }
     return sides.map((side) => {

@@ -81,7 +81,14 @@ interface Read {
    * A read whose request and statements depend on the store (a cursor the server hands out): made
    * once before sampling; undefined when the build cannot make it (the read is then not measured).
    */
-  readonly prepare?: (context: { readonly server: HeraldServer.HeraldServer; readonly db: Db; readonly org: string; readonly size: number }) => Promise<
+  readonly prepare?: (
+    context: {
+      readonly server: HeraldServer.HeraldServer
+      readonly db: Db
+      readonly org: string
+      readonly size: number
+    }
+  ) => Promise<
     { readonly path: string; readonly sql: ReadonlyArray<Statement> } | undefined
   >
 }
@@ -101,7 +108,8 @@ const derived = `CASE WHEN p.is_draft = 1 THEN 'draft'
   ELSE 'partially_failed' END`
 
 const listed = (where: string) => {
-  const page = `SELECT p.* FROM posts p WHERE p.organization_id = $1 ${where} ORDER BY p.created_at DESC, p.id DESC LIMIT 20`
+  const page =
+    `SELECT p.* FROM posts p WHERE p.organization_id = $1 ${where} ORDER BY p.created_at DESC, p.id DESC LIMIT 20`
   return [
     { text: page, params: ["org"] },
     { text: pageDestinations(page), params: ["org"] },
@@ -109,7 +117,8 @@ const listed = (where: string) => {
   ]
 }
 
-const onlyFailed = `AND p.is_draft = 0 AND EXISTS (SELECT 1 FROM destinations d WHERE d.post_id = p.id AND d.status = 'failed')
+const onlyFailed =
+  `AND p.is_draft = 0 AND EXISTS (SELECT 1 FROM destinations d WHERE d.post_id = p.id AND d.status = 'failed')
   AND NOT EXISTS (SELECT 1 FROM destinations d WHERE d.post_id = p.id AND d.status <> 'failed')`
 
 /**
@@ -126,7 +135,12 @@ const analyticsPeriods = (metric: (m: string) => string): ReadonlyArray<Read> =>
   const ranges: ReadonlyArray<{ name: string; query: string; from: number; to: number }> = [
     { name: "today", query: "period=today", from: today, to: today + day },
     { name: "week", query: "period=week", from: today - weekday * day, to: today + (7 - weekday) * day },
-    { name: "month", query: "period=month", from: monthStart, to: Date.UTC(new Date(today).getUTCFullYear(), new Date(today).getUTCMonth() + 1, 1) },
+    {
+      name: "month",
+      query: "period=month",
+      from: monthStart,
+      to: Date.UTC(new Date(today).getUTCFullYear(), new Date(today).getUTCMonth() + 1, 1)
+    },
     {
       name: "custom (unaligned week)",
       query: `period=custom&from=${new Date(customFrom).toISOString()}&to=${new Date(customTo).toISOString()}`,
@@ -164,7 +178,11 @@ const reads = (dialect: Db["dialect"]): ReadonlyArray<Read> => {
     list.map((s) => ({ text: s.text, params: s.params.map((p) => (p === "org" ? o : p)) }))
   return [
     { name: "GET /posts (default page)", http: { method: "GET", path: "/posts" }, sql: org(listed("")) },
-    { name: "GET /posts?status=failed", http: { method: "GET", path: "/posts?status=failed" }, sql: org(listed(onlyFailed)) },
+    {
+      name: "GET /posts?status=failed",
+      http: { method: "GET", path: "/posts?status=failed" },
+      sql: org(listed(onlyFailed))
+    },
     {
       name: "GET /posts?search=<rare word>",
       http: { method: "GET", path: `/posts?search=${rareWord}` },
@@ -179,7 +197,11 @@ const reads = (dialect: Db["dialect"]): ReadonlyArray<Read> => {
       name: "GET /me",
       http: { method: "GET", path: "/me" },
       sql: (o) => [
-        { text: `SELECT s, COUNT(*) AS c FROM (SELECT ${derived} AS s FROM posts p WHERE p.organization_id = $1) x GROUP BY s`, params: [o] },
+        {
+          text:
+            `SELECT s, COUNT(*) AS c FROM (SELECT ${derived} AS s FROM posts p WHERE p.organization_id = $1) x GROUP BY s`,
+          params: [o]
+        },
         { text: "SELECT COALESCE(SUM(size), 0) AS b FROM media WHERE organization_id = $1", params: [o] }
       ]
     },
@@ -187,7 +209,11 @@ const reads = (dialect: Db["dialect"]): ReadonlyArray<Read> => {
       name: "GET /analytics/summary?period=all",
       http: { method: "GET", path: "/analytics/summary?period=all" },
       sql: (o) => [
-        { text: `SELECT s, COUNT(*) AS c FROM (SELECT ${derived} AS s FROM posts p WHERE p.organization_id = $1) x GROUP BY s`, params: [o] },
+        {
+          text:
+            `SELECT s, COUNT(*) AS c FROM (SELECT ${derived} AS s FROM posts p WHERE p.organization_id = $1) x GROUP BY s`,
+          params: [o]
+        },
         {
           text: `SELECT d.platform, d.status, COUNT(*) AS c, ${
             ["views", "likes", "comments", "shares", "impressions", "saves", "clicks"].map(metric).join(", ")
@@ -203,7 +229,8 @@ const reads = (dialect: Db["dialect"]): ReadonlyArray<Read> => {
       sql: () => [],
       prepare: async ({ org, size }) => {
         const offset = Math.floor(size / 2)
-        const page = `SELECT p.* FROM posts p WHERE p.organization_id = $1 ORDER BY p.created_at DESC, p.id DESC LIMIT 20 OFFSET ${offset}`
+        const page =
+          `SELECT p.* FROM posts p WHERE p.organization_id = $1 ORDER BY p.created_at DESC, p.id DESC LIMIT 20 OFFSET ${offset}`
         return {
           path: `/posts?offset=${offset}`,
           sql: [
@@ -226,13 +253,18 @@ const reads = (dialect: Db["dialect"]): ReadonlyArray<Read> => {
           method: "GET",
           headers: { authorization: `Bearer ${server.key}` }
         })
-        const cursor = (JSON.parse(res.text) as { data: { pagination: { next_cursor?: string | null } } }).data.pagination.next_cursor
+        const cursor =
+          (JSON.parse(res.text) as { data: { pagination: { next_cursor?: string | null } } }).data.pagination
+            .next_cursor
         if (typeof cursor !== "string") return undefined
         const at = (await db.all(
-          `SELECT created_at, id FROM posts WHERE organization_id = $1 ORDER BY created_at DESC, id DESC LIMIT 1 OFFSET ${offset - 1}`,
+          `SELECT created_at, id FROM posts WHERE organization_id = $1 ORDER BY created_at DESC, id DESC LIMIT 1 OFFSET ${
+            offset - 1
+          }`,
           [org]
         ))[0]!
-        const page = `SELECT p.* FROM posts p WHERE p.organization_id = $1 AND (p.created_at, p.id) < (CAST($2 AS BIGINT), CAST($3 AS TEXT))
+        const page =
+          `SELECT p.* FROM posts p WHERE p.organization_id = $1 AND (p.created_at, p.id) < (CAST($2 AS BIGINT), CAST($3 AS TEXT))
           ORDER BY p.created_at DESC, p.id DESC LIMIT 20`
         const params = [org, Number(at.created_at), String(at.id)]
         return {
@@ -298,7 +330,10 @@ interface Run {
  * One request on its own connection (node:http, no keep-alive): a socket idle across a long reset
  * would be closed by the server's keep-alive timeout just as the next request is sent.
  */
-const send = (url: string, init: { readonly method: string; readonly headers?: Record<string, string>; readonly body?: string }) =>
+const send = (
+  url: string,
+  init: { readonly method: string; readonly headers?: Record<string, string>; readonly body?: string }
+) =>
   new Promise<{ readonly status: number; readonly text: string }>((resolve, reject) => {
     const req = http.request(url, { method: init.method, headers: init.headers ?? {}, agent: false }, (res) => {
       const chunks: Array<Buffer> = []
@@ -356,7 +391,9 @@ const prepareTemplates = async (server: HeraldServer.HeraldServer) => {
   // The sandbox publishes it: its destination and events are the templates.
   const deadline = Date.now() + 20_000
   while (Date.now() < deadline) {
-    const body = await (await fetch(`${server.base}/posts`, { headers })).json() as { data: { posts: Array<{ status: string }> } }
+    const body = await (await fetch(`${server.base}/posts`, { headers })).json() as {
+      data: { posts: Array<{ status: string }> }
+    }
     if (body.data.posts[0]?.status === "published") break
     await HeraldServer.sleep(100)
   }
@@ -380,7 +417,9 @@ const runOne = async (options: {
       const now = Date.now()
       const seeded = await seed(db, options.size, now)
       const bytes = await db.bytes()
-      console.log(`  seeded ${options.size} posts in ${seeded.seedSeconds.toFixed(1)} s (${(bytes / 2 ** 20).toFixed(0)} MiB)`)
+      console.log(
+        `  seeded ${options.size} posts in ${seeded.seedSeconds.toFixed(1)} s (${(bytes / 2 ** 20).toFixed(0)} MiB)`
+      )
       const t0 = performance.now()
       const server = await HeraldServer.start({ dataDir, env, repoRoot: options.root, key: first.key })
       const startSeconds = (performance.now() - t0) / 1000
@@ -408,15 +447,25 @@ const runOne = async (options: {
           })
           measured.push({ name: read.name, api, sql: sqlFigure })
           console.log(
-            `  ${read.name.padEnd(44)} api p50 ${api.p50.toFixed(1).padStart(8)} p99 ${api.p99.toFixed(1).padStart(8)}` +
+            `  ${read.name.padEnd(44)} api p50 ${api.p50.toFixed(1).padStart(8)} p99 ${
+              api.p99.toFixed(1).padStart(8)
+            }` +
               ` | sql p50 ${sqlFigure.p50.toFixed(1).padStart(7)} | x${(api.p50 / sqlFigure.p50).toFixed(1)}`
           )
         }
-        const slowest = reads(db.dialect).filter((r) => r.resets !== true && r.prepare === undefined).reduce((a, b) =>
-          (measured.find((m) => m.name === a.name)!.api.p50 >= measured.find((m) => m.name === b.name)!.api.p50 ? a : b)
+        const slowest = reads(db.dialect).filter((r) => r.resets !== true && r.prepare === undefined).reduce((
+          a,
+          b
+        ) => (measured.find((m) => m.name === a.name)!.api.p50 >= measured.find((m) => m.name === b.name)!.api.p50
+          ? a
+          : b)
         )
         const stall = await stallDuring(server, slowest)
-        console.log(`  /health/live longest wait ${stall.liveMaxMs.toFixed(1)} ms while ${stall.read} (${stall.requestMs.toFixed(0)} ms) ran`)
+        console.log(
+          `  /health/live longest wait ${stall.liveMaxMs.toFixed(1)} ms while ${stall.read} (${
+            stall.requestMs.toFixed(0)
+          } ms) ran`
+        )
         return { ...options, seedSeconds: seeded.seedSeconds, startSeconds, bytes, reads: measured, stall }
       } catch (error) {
         console.error(server.output().slice(-3000))
@@ -442,7 +491,9 @@ const report = (runs: ReadonlyArray<Run>): string => {
       const mine = runs.filter((r) => r.build === build && r.store === store).sort((a, b) => a.size - b.size)
       if (mine.length === 0) continue
       lines.push(`\n### ${build}, ${store}\n`)
-      lines.push(`| read | ${mine.map((r) => `${r.size} posts: api p50 / p99 | sql p50 | ratio`).join(" | ")} | growth |`)
+      lines.push(
+        `| read | ${mine.map((r) => `${r.size} posts: api p50 / p99 | sql p50 | ratio`).join(" | ")} | growth |`
+      )
       lines.push(`|---|${mine.map(() => "---|---|---|").join("")}---|`)
       for (const name of [...new Set(mine.flatMap((r) => r.reads.map((m) => m.name)))]) {
         const cells = mine.map((r) => {
@@ -462,7 +513,9 @@ const report = (runs: ReadonlyArray<Run>): string => {
         lines.push(
           `\n${r.size} posts: /health/live waited at most ${fmt(r.stall.liveMaxMs)} while ${r.stall.read} ran ` +
             `(${fmt(r.stall.requestMs)}); store ${(r.bytes / 2 ** 20).toFixed(0)} MiB ` +
-            `(${(r.bytes / r.size * 1e5 / 2 ** 20).toFixed(0)} MiB per 100k posts); seeded in ${r.seedSeconds.toFixed(1)} s; ` +
+            `(${(r.bytes / r.size * 1e5 / 2 ** 20).toFixed(0)} MiB per 100k posts); seeded in ${
+              r.seedSeconds.toFixed(1)
+            } s; ` +
             `server ready ${r.startSeconds.toFixed(1)} s after start`
         )
       }

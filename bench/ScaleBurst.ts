@@ -96,7 +96,11 @@ const runOne = async (build: string, root: string, store: "sqlite" | "pg"): Prom
   const workers: Array<ReturnType<typeof startWorker>> = []
   try {
     // Private addresses allowed for the template webhook (127.0.0.1), so its deliveries are templates too.
-    const first = await HeraldServer.start({ dataDir, env: { ...env, HERALD_WEBHOOKS_ALLOW_PRIVATE: "true" }, repoRoot: root })
+    const first = await HeraldServer.start({
+      dataDir,
+      env: { ...env, HERALD_WEBHOOKS_ALLOW_PRIVATE: "true" },
+      repoRoot: root
+    })
     await prepareTemplates(first)
     await first.stop()
     const db = pgDatabase === undefined ? sqliteDb(path.join(dataDir, "herald.db")) : await pgDb(pgDatabase.url)
@@ -111,8 +115,12 @@ const runOne = async (build: string, root: string, store: "sqlite" | "pg"): Prom
       )
       // The burst: the first `burst` scheduled posts (all their destinations queued, due in a year).
       await db.exec("CREATE TEMP TABLE burst AS SELECT DISTINCT post_id FROM destinations WHERE status = 'queued'")
-      await db.exec(`DELETE FROM burst WHERE post_id NOT IN (SELECT post_id FROM burst ORDER BY post_id LIMIT ${burst})`)
-      const destinations = Number((await one(db, "SELECT COUNT(*) AS n FROM destinations WHERE post_id IN (SELECT post_id FROM burst)")).n)
+      await db.exec(
+        `DELETE FROM burst WHERE post_id NOT IN (SELECT post_id FROM burst ORDER BY post_id LIMIT ${burst})`
+      )
+      const destinations = Number(
+        (await one(db, "SELECT COUNT(*) AS n FROM destinations WHERE post_id IN (SELECT post_id FROM burst)")).n
+      )
 
       // The store at rest: the seeding's WAL checkpointed into the file (a server opening a store
       // with a WAL of hundreds of MB spends seconds rebuilding its index, which no store at rest has).
@@ -142,10 +150,12 @@ const runOne = async (build: string, root: string, store: "sqlite" | "pg"): Prom
         await db.exec("COMMIT")
         const deadline = Date.now() + leadMs + 300_000
         while (Date.now() < deadline) {
-          const left = Number((await one(
-            db,
-            "SELECT COUNT(*) AS n FROM destinations WHERE post_id IN (SELECT post_id FROM burst) AND status IN ('queued', 'publishing')"
-          )).n)
+          const left = Number(
+            (await one(
+              db,
+              "SELECT COUNT(*) AS n FROM destinations WHERE post_id IN (SELECT post_id FROM burst) AND status IN ('queued', 'publishing')"
+            )).n
+          )
           if (left === 0) break
           await HeraldServer.sleep(200)
         }
@@ -170,7 +180,9 @@ const runOne = async (build: string, root: string, store: "sqlite" | "pg"): Prom
         }
         if (process.env.BENCH_BURST_OUTPUT !== undefined) console.log(server.output().slice(-6000))
         console.log(
-          `  ${build} ${store}: cold start ${coldStartMs.toFixed(0)} ms (${coldStartCpuMs.toFixed(0)} ms CPU); ${destinations} destinations of ${burst} posts: ` +
+          `  ${build} ${store}: cold start ${coldStartMs.toFixed(0)} ms (${
+            coldStartCpuMs.toFixed(0)
+          } ms CPU); ${destinations} destinations of ${burst} posts: ` +
             `first start +${measured.firstStartMs} ms, last start +${measured.lastStartMs} ms, last settled +${measured.lastPublishedMs} ms (${measured.published} published)`
         )
         return measured
@@ -205,7 +217,9 @@ const main = async () => {
   console.log("|---|---|---|---|---|---|---|")
   for (const r of results) {
     console.log(
-      `| ${r.store}${r.store === "pg" ? ` (serve + ${workerCount} workers)` : ""} | ${r.build} | ${(r.coldStartMs / 1000).toFixed(2)} s (${(r.coldStartCpuMs / 1000).toFixed(2)} s) | ` +
+      `| ${r.store}${r.store === "pg" ? ` (serve + ${workerCount} workers)` : ""} | ${r.build} | ${
+        (r.coldStartMs / 1000).toFixed(2)
+      } s (${(r.coldStartCpuMs / 1000).toFixed(2)} s) | ` +
         `${r.destinations} | +${(r.firstStartMs / 1000).toFixed(2)} s | +${(r.lastStartMs / 1000).toFixed(2)} s | ` +
         `+${(r.lastPublishedMs / 1000).toFixed(2)} s |`
     )

@@ -85,8 +85,7 @@ export const pgDb = async (url: string): Promise<Db> => {
         await client.query("ROLLBACK")
       }
     },
-    bytes: async () =>
-      Number((await client.query("SELECT pg_database_size(current_database()) AS b")).rows[0]!.b),
+    bytes: async () => Number((await client.query("SELECT pg_database_size(current_database()) AS b")).rows[0]!.b),
     close: () => client.end()
   }
 }
@@ -142,10 +141,10 @@ export const copyInsert = async (
 export const seed = async (db: Db, posts: number, now: number): Promise<Seeded> => {
   const started = performance.now()
   const org = String((await db.all("SELECT organization_id FROM posts LIMIT 1"))[0]!.organization_id)
-  const accounts = (await db.all(
+  const accounts = await db.all(
     "SELECT id, platform, account_name FROM social_accounts WHERE organization_id = $1 ORDER BY id",
     [org]
-  ))
+  )
   const n = accounts.length
   const dialect = db.dialect
   const stmt = (text: string) => db.exec(text)
@@ -158,15 +157,21 @@ export const seed = async (db: Db, posts: number, now: number): Promise<Seeded> 
       `INSERT INTO nums WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < ${posts}) SELECT i FROM c`
     )
   }
-  await stmt(`CREATE TEMP TABLE accts AS SELECT * FROM (VALUES ${
-    accounts.map((a, k) => `(${k}, ${Number(a.id)}, '${String(a.platform)}', '${String(a.account_name).replace(/'/g, "''")}')`)
-      .join(", ")
-  }) AS v(k, id, platform, account_name)`.replace(
-    "AS v(k, id, platform, account_name)",
-    dialect === "pg" ? "AS v(k, id, platform, account_name)" : ""
-  ))
+  await stmt(
+    `CREATE TEMP TABLE accts AS SELECT * FROM (VALUES ${
+      accounts.map((a, k) =>
+        `(${k}, ${Number(a.id)}, '${String(a.platform)}', '${String(a.account_name).replace(/'/g, "''")}')`
+      )
+        .join(", ")
+    }) AS v(k, id, platform, account_name)`.replace(
+      "AS v(k, id, platform, account_name)",
+      dialect === "pg" ? "AS v(k, id, platform, account_name)" : ""
+    )
+  )
   if (dialect === "sqlite") {
-    await stmt("CREATE TEMP TABLE accts2 AS SELECT column1 AS k, column2 AS id, column3 AS platform, column4 AS account_name FROM accts")
+    await stmt(
+      "CREATE TEMP TABLE accts2 AS SELECT column1 AS k, column2 AS id, column3 AS platform, column4 AS account_name FROM accts"
+    )
     await stmt("DROP TABLE accts")
     await stmt("ALTER TABLE accts2 RENAME TO accts")
   }
@@ -181,11 +186,14 @@ export const seed = async (db: Db, posts: number, now: number): Promise<Seeded> 
     ` || CASE WHEN n.i % 10007 = 3 THEN ' ${rareWord}' ELSE '' END`
   const acct1 = `(SELECT id FROM accts WHERE k = n.i % ${n})`
   const acct2 = `(SELECT id FROM accts WHERE k = (n.i + 1) % ${n})`
-  const accountIds = `CASE WHEN n.i % 2 = 0 OR ${kind} >= 95 THEN '[' || ${acct1} || ',' || ${acct2} || ']' ELSE '[' || ${acct1} || ']' END`
+  const accountIds =
+    `CASE WHEN n.i % 2 = 0 OR ${kind} >= 95 THEN '[' || ${acct1} || ',' || ${acct2} || ']' ELSE '[' || ${acct1} || ']' END`
   const begin = dialect === "pg" ? "BEGIN" : "BEGIN IMMEDIATE"
   let lap = performance.now()
   const lapped = (what: string) => {
-    if (process.env.BENCH_SCALE_VERBOSE !== undefined) console.log(`    ${what}: ${((performance.now() - lap) / 1000).toFixed(1)} s`)
+    if (process.env.BENCH_SCALE_VERBOSE !== undefined) {
+      console.log(`    ${what}: ${((performance.now() - lap) / 1000).toFixed(1)} s`)
+    }
     lap = performance.now()
   }
   await stmt(begin)
@@ -204,62 +212,87 @@ export const seed = async (db: Db, posts: number, now: number): Promise<Seeded> 
     updated_at: createdAt
   }, `posts t CROSS JOIN nums n WHERE t.id = '${tpl}'`)
   lapped("posts")
-  await copyInsert(db, "post_targets", { post_id: uuid(dialect, "8001", "n.i"), account_id: "a.id" },
+  await copyInsert(
+    db,
+    "post_targets",
+    { post_id: uuid(dialect, "8001", "n.i"), account_id: "a.id" },
     `nums n JOIN accts a ON a.k = n.i % ${n} OR ((n.i % 2 = 0 OR ${kind} >= 95) AND a.k = (n.i + 1) % ${n})
-     CROSS JOIN (SELECT * FROM post_targets LIMIT 1) t`)
+     CROSS JOIN (SELECT * FROM post_targets LIMIT 1) t`
+  )
   lapped("post_targets")
   // Destinations: the first (d.j = 0) and, for even or partially failed posts, a second (d.j = 1).
-  const status = `CASE WHEN ${kind} < 30 THEN 'queued' WHEN ${kind} < 85 THEN 'published' WHEN ${kind} < 95 THEN 'failed'
+  const status =
+    `CASE WHEN ${kind} < 30 THEN 'queued' WHEN ${kind} < 85 THEN 'published' WHEN ${kind} < 95 THEN 'failed'
     WHEN d.j = 0 THEN 'published' ELSE 'failed' END`
   const published = `(${kind} >= 30 AND ${kind} < 85) OR (${kind} >= 95 AND d.j = 0)`
   const failed = `(${kind} >= 85 AND ${kind} < 95) OR (${kind} >= 95 AND d.j = 1)`
-  await copyInsert(db, "destinations", {
-    id: `CASE WHEN ${failed} THEN ${uuid(dialect, "8003", "n.i * 2 + d.j")} ELSE ${uuid(dialect, "8002", "n.i * 2 + d.j")} END`,
-    post_id: uuid(dialect, "8001", "n.i"),
-    account_id: "a.id",
-    platform: "a.platform",
-    account_name: "a.account_name",
-    status,
-    due_at: `CASE WHEN ${kind} < 30 THEN ${dueLater} ELSE ${createdAt} END`,
-    attempts: `CASE WHEN ${kind} < 30 THEN 0 WHEN ${failed} THEN 3 ELSE 1 END`,
-    error: `CASE WHEN ${failed} THEN 'The platform refused the post (seeded)' ELSE NULL END`,
-    platform_post_id: `CASE WHEN ${published} THEN 'p' || n.i || '-' || d.j ELSE NULL END`,
-    platform_post_url: `CASE WHEN ${published} THEN 'https://example.com/p/' || n.i || '-' || d.j ELSE NULL END`,
-    published_at: `CASE WHEN ${published} THEN ${createdAt} + 1000 ELSE NULL END`,
-    failed_at: `CASE WHEN ${failed} THEN ${createdAt} + 1000 ELSE NULL END`,
-    metrics: `CASE WHEN ${published} THEN '{"views":' || (n.i % 1000) || ',"likes":' || (n.i % 50) || ',"comments":' ||
+  await copyInsert(
+    db,
+    "destinations",
+    {
+      id: `CASE WHEN ${failed} THEN ${uuid(dialect, "8003", "n.i * 2 + d.j")} ELSE ${
+        uuid(dialect, "8002", "n.i * 2 + d.j")
+      } END`,
+      post_id: uuid(dialect, "8001", "n.i"),
+      account_id: "a.id",
+      platform: "a.platform",
+      account_name: "a.account_name",
+      status,
+      due_at: `CASE WHEN ${kind} < 30 THEN ${dueLater} ELSE ${createdAt} END`,
+      attempts: `CASE WHEN ${kind} < 30 THEN 0 WHEN ${failed} THEN 3 ELSE 1 END`,
+      error: `CASE WHEN ${failed} THEN 'The platform refused the post (seeded)' ELSE NULL END`,
+      platform_post_id: `CASE WHEN ${published} THEN 'p' || n.i || '-' || d.j ELSE NULL END`,
+      platform_post_url: `CASE WHEN ${published} THEN 'https://example.com/p/' || n.i || '-' || d.j ELSE NULL END`,
+      published_at: `CASE WHEN ${published} THEN ${createdAt} + 1000 ELSE NULL END`,
+      failed_at: `CASE WHEN ${failed} THEN ${createdAt} + 1000 ELSE NULL END`,
+      metrics:
+        `CASE WHEN ${published} THEN '{"views":' || (n.i % 1000) || ',"likes":' || (n.i % 50) || ',"comments":' ||
       (n.i % 7) || ',"shares":' || (n.i % 5) || ',"impressions":' || (n.i % 2000) || ',"saves":0,"clicks":' || (n.i % 30) || '}'
       ELSE t.metrics END`,
-    lease_token: "NULL",
-    lease_expires_at: "NULL",
-    leased_by: "NULL",
-    created_at: createdAt,
-    updated_at: createdAt
-  }, `nums n CROSS JOIN (SELECT 0 AS j UNION ALL SELECT 1) d
+      lease_token: "NULL",
+      lease_expires_at: "NULL",
+      leased_by: "NULL",
+      created_at: createdAt,
+      updated_at: createdAt
+    },
+    `nums n CROSS JOIN (SELECT 0 AS j UNION ALL SELECT 1) d
      JOIN accts a ON a.k = (n.i + d.j) % ${n}
      CROSS JOIN (SELECT * FROM destinations WHERE id = '${tplDest}') t
-     WHERE ${kind} >= 10 AND (d.j = 0 OR n.i % 2 = 0 OR ${kind} >= 95)`)
+     WHERE ${kind} >= 10 AND (d.j = 0 OR n.i % 2 = 0 OR ${kind} >= 95)`
+  )
   lapped("destinations")
   // Events: every template event, once per post.
   const events = await db.all("SELECT id FROM events WHERE post_id IS NOT NULL ORDER BY created_at LIMIT 6")
   for (const [k, e] of events.entries()) {
-    await copyInsert(db, "events", {
-      id: uuid(dialect, `9${String(k).padStart(3, "0")}`, "n.i"),
-      post_id: uuid(dialect, "8001", "n.i"),
-      created_at: createdAt
-    }, `nums n CROSS JOIN (SELECT * FROM events WHERE id = '${String(e.id)}') t`, ["seq"])
+    await copyInsert(
+      db,
+      "events",
+      {
+        id: uuid(dialect, `9${String(k).padStart(3, "0")}`, "n.i"),
+        post_id: uuid(dialect, "8001", "n.i"),
+        created_at: createdAt
+      },
+      `nums n CROSS JOIN (SELECT * FROM events WHERE id = '${String(e.id)}') t`,
+      ["seq"]
+    )
   }
   lapped("events")
   const deliveries = await db.all("SELECT id FROM webhook_deliveries ORDER BY created_at LIMIT 2")
   for (const [k, d] of deliveries.entries()) {
-    await copyInsert(db, "webhook_deliveries", {
-      id: uuid(dialect, `a${String(k).padStart(3, "0")}`, "n.i"),
-      event_id: uuid(dialect, `9${String(k).padStart(3, "0")}`, "n.i"),
-      status: "'delivered'",
-      next_attempt_at: "NULL",
-      created_at: createdAt,
-      updated_at: createdAt
-    }, `nums n CROSS JOIN (SELECT * FROM webhook_deliveries WHERE id = '${String(d.id)}') t`, ["seq"])
+    await copyInsert(
+      db,
+      "webhook_deliveries",
+      {
+        id: uuid(dialect, `a${String(k).padStart(3, "0")}`, "n.i"),
+        event_id: uuid(dialect, `9${String(k).padStart(3, "0")}`, "n.i"),
+        status: "'delivered'",
+        next_attempt_at: "NULL",
+        created_at: createdAt,
+        updated_at: createdAt
+      },
+      `nums n CROSS JOIN (SELECT * FROM webhook_deliveries WHERE id = '${String(d.id)}') t`,
+      ["seq"]
+    )
   }
   await stmt(`INSERT INTO media (id, organization_id, filename, mime_type, size, kind, width, height, duration_ms,
       status, error, storage_key, source_url, created_at, updated_at)

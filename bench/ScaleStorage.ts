@@ -105,10 +105,15 @@ const runOne = async (build: string, root: string, store: "sqlite" | "pg"): Prom
   const env: Record<string, string> = pgDatabase === undefined ? {} : { HERALD_DATABASE_URL: pgDatabase.url }
   try {
     // Private addresses allowed for the template webhook (127.0.0.1), so its deliveries are templates too.
-    const first = await HeraldServer.start({ dataDir, env: { ...env, HERALD_WEBHOOKS_ALLOW_PRIVATE: "true" }, repoRoot: root })
+    const first = await HeraldServer.start({
+      dataDir,
+      env: { ...env, HERALD_WEBHOOKS_ALLOW_PRIVATE: "true" },
+      repoRoot: root
+    })
     await prepareTemplates(first)
     await first.stop()
-    const open = () => pgDatabase === undefined ? Promise.resolve(sqliteDb(path.join(dataDir, "herald.db"))) : pgDb(pgDatabase.url)
+    const open = () =>
+      pgDatabase === undefined ? Promise.resolve(sqliteDb(path.join(dataDir, "herald.db"))) : pgDb(pgDatabase.url)
     let db = await open()
     const now = Date.now()
     const seeded = await seed(db, size, now)
@@ -116,7 +121,9 @@ const runOne = async (build: string, root: string, store: "sqlite" | "pg"): Prom
     const rowsBefore = await counts(db)
     const before = await liveBytes(db)
     const tablesBefore = await breakdown(db)
-    console.log(`  ${build} ${store}: seeded in ${seeded.seedSeconds.toFixed(1)} s, ${(before / 2 ** 20).toFixed(1)} MiB`)
+    console.log(
+      `  ${build} ${store}: seeded in ${seeded.seedSeconds.toFixed(1)} s, ${(before / 2 ** 20).toFixed(1)} MiB`
+    )
     await db.close()
     // Housekeeping every ~3 s, in large statements, until a minute passes or the counts settle.
     const server = await HeraldServer.start({
@@ -148,7 +155,11 @@ const runOne = async (build: string, root: string, store: "sqlite" | "pg"): Prom
     const mib = (b: number) => `${(b / size * 1e5 / 2 ** 20).toFixed(1)}`
     console.log(`  ${build} ${store}: MiB per 100k posts by table/index, seeded → after housekeeping:`)
     for (const [name, bytes] of tablesBefore.slice(0, 16)) {
-      console.log(`    ${name.padEnd(40)} ${mib(bytes).padStart(8)} → ${mib(tablesAfter.find(([n]) => n === name)?.[1] ?? 0).padStart(8)}`)
+      console.log(
+        `    ${name.padEnd(40)} ${mib(bytes).padStart(8)} → ${
+          mib(tablesAfter.find(([n]) => n === name)?.[1] ?? 0).padStart(8)
+        }`
+      )
     }
     console.log(`  ${build} ${store}: after housekeeping ${(after / 2 ** 20).toFixed(1)} MiB`)
     return { build, store, before, after, rowsBefore, rowsAfter }
@@ -183,7 +194,11 @@ const main = async () => {
     const base = results.find((r) => r.store === store && r.build === "baseline")
     const mine = results.find((r) => r.store === store && r.build === "this")
     if (base !== undefined && mine !== undefined) {
-      console.log(`\n${store}: after housekeeping this build keeps ${(mine.after / base.after * 100).toFixed(0)} % of the baseline's bytes`)
+      console.log(
+        `\n${store}: after housekeeping this build keeps ${
+          (mine.after / base.after * 100).toFixed(0)
+        } % of the baseline's bytes`
+      )
     }
   }
 }

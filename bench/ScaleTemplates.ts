@@ -21,7 +21,9 @@ export const prepareTemplates = async (server: HeraldServer.HeraldServer): Promi
   // The sandbox publishes it: its destination and events are the templates.
   const deadline = Date.now() + 20_000
   while (Date.now() < deadline) {
-    const body = await (await fetch(`${server.base}/posts`, { headers })).json() as { data: { posts: Array<{ status: string }> } }
+    const body = await (await fetch(`${server.base}/posts`, { headers })).json() as {
+      data: { posts: Array<{ status: string }> }
+    }
     if (body.data.posts[0]?.status === "published") break
     await HeraldServer.sleep(100)
   }

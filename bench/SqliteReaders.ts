@@ -40,11 +40,15 @@ const seed = (sql: SqlClient.SqlClient) =>
       status TEXT NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, scheduled_for INTEGER,
       tags TEXT NOT NULL, media BLOB)`
     yield* sql`CREATE INDEX posts_org_created ON posts (organization_id, created_at DESC)`
-    yield* sql.withTransaction(Effect.forEach(Array.from({ length: 10_000 }, (_, i) => i), (i) =>
-      sql`INSERT INTO posts (id, organization_id, content, status, created_at, updated_at, scheduled_for, tags, media)
+    yield* sql.withTransaction(Effect.forEach(
+      Array.from({ length: 10_000 }, (_, i) => i),
+      (i) =>
+        sql`INSERT INTO posts (id, organization_id, content, status, created_at, updated_at, scheduled_for, tags, media)
         VALUES (${i}, ${`org-${i % 10}`}, ${`Post number ${i}, with a sentence or two of text as posts have.`},
         ${i % 7 === 0 ? "failed" : "published"}, ${1_700_000_000_000 + i}, ${1_700_000_000_000 + i}, ${null},
-        ${'["launch","news"]'}, ${i % 5 === 0 ? Buffer.alloc(64, i % 256) : null})`, { discard: true }))
+        ${"[\"launch\",\"news\"]"}, ${i % 5 === 0 ? Buffer.alloc(64, i % 256) : null})`,
+      { discard: true }
+    ))
   })
 
 const lookup = (sql: SqlClient.SqlClient, i: number) => sql`SELECT * FROM posts WHERE id = ${i % 10_000}`
@@ -59,7 +63,11 @@ interface Timing {
 }
 
 /** Microseconds per read (wall and main-thread busy): `n` reads one after the other, then `n` with 64 in flight. */
-const timeBlock = (sql: SqlClient.SqlClient, read: (sql: SqlClient.SqlClient, i: number) => Effect.Effect<unknown, unknown>, n: number) =>
+const timeBlock = (
+  sql: SqlClient.SqlClient,
+  read: (sql: SqlClient.SqlClient, i: number) => Effect.Effect<unknown, unknown>,
+  n: number
+) =>
   Effect.gen(function*() {
     let started = performance.now()
     let loop = performance.eventLoopUtilization()
@@ -68,7 +76,10 @@ const timeBlock = (sql: SqlClient.SqlClient, read: (sql: SqlClient.SqlClient, i:
     const sequentialBusy = (performance.eventLoopUtilization(loop).active * 1000) / n
     started = performance.now()
     loop = performance.eventLoopUtilization()
-    yield* Effect.forEach(Array.from({ length: n }, (_, i) => i), (i) => read(sql, i), { concurrency: 64, discard: true })
+    yield* Effect.forEach(Array.from({ length: n }, (_, i) => i), (i) => read(sql, i), {
+      concurrency: 64,
+      discard: true
+    })
     const concurrent = ((performance.now() - started) * 1000) / n
     const concurrentBusy = (performance.eventLoopUtilization(loop).active * 1000) / n
     return { sequential, concurrent, sequentialBusy, concurrentBusy } satisfies Timing
@@ -88,7 +99,10 @@ const compare = (
 ) =>
   Effect.gen(function*() {
     for (const sql of [a, b]) {
-      yield* Effect.forEach(Array.from({ length: 500 }, (_, i) => i), (i) => read(sql, i), { concurrency: 16, discard: true })
+      yield* Effect.forEach(Array.from({ length: 500 }, (_, i) => i), (i) => read(sql, i), {
+        concurrency: 16,
+        discard: true
+      })
     }
     const blocks: Array<readonly [Timing, Timing]> = []
     for (let block = 0; block < 10; block++) {
@@ -176,7 +190,7 @@ const stall = (sql: SqlClient.SqlClient, port: number) =>
 const fmt = (n: number) => n.toFixed(1)
 
 const program = Effect.gen(function*() {
-  const server = http.createServer((_req, res) => res.end('{"status":"ok"}'))
+  const server = http.createServer((_req, res) => res.end("{\"status\":\"ok\"}"))
   yield* Effect.acquireRelease(
     Effect.promise(() => new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))),
     () => Effect.sync(() => server.close())
@@ -188,15 +202,21 @@ const program = Effect.gen(function*() {
   const mainOnly = yield* build(0)
   yield* seed(mainOnly)
 
-  console.log(`SQLite reader threads (${SqliteReaderClient.defaultReaders}) vs main connection only, ${reads} reads, ${os.cpus().length} CPUs`)
-  console.log("| read | readers µs/read | main only µs/read | ratio (readers / main) | main thread busy µs/read: readers | main only | ratio |")
+  console.log(
+    `SQLite reader threads (${SqliteReaderClient.defaultReaders}) vs main connection only, ${reads} reads, ${os.cpus().length} CPUs`
+  )
+  console.log(
+    "| read | readers µs/read | main only µs/read | ratio (readers / main) | main thread busy µs/read: readers | main only | ratio |"
+  )
   console.log("|---|---|---|---|---|---|---|")
   for (const [name, read] of [["primary-key lookup", lookup], ["50-row page", page]] as const) {
     const c = yield* compare(pooled, mainOnly, read)
     type Figure = { readonly a: number; readonly b: number; readonly ratio: number }
     const row = (label: string, wall: Figure, busy: Figure) =>
       console.log(
-        `| ${name}, ${label} | ${fmt(wall.a)} | ${fmt(wall.b)} | ${wall.ratio.toFixed(2)} | ${fmt(busy.a)} | ${fmt(busy.b)} | ${busy.ratio.toFixed(2)} |`
+        `| ${name}, ${label} | ${fmt(wall.a)} | ${fmt(wall.b)} | ${wall.ratio.toFixed(2)} | ${fmt(busy.a)} | ${
+          fmt(busy.b)
+        } | ${busy.ratio.toFixed(2)} |`
       )
     row("one at a time", c.sequential, c.sequentialBusy)
     row("64 in flight", c.concurrent, c.concurrentBusy)

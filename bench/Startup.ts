@@ -286,8 +286,9 @@ const soak = async (seconds: number, figures: Array<Figure>, notes: Array<string
         account_ids: targets,
         scheduled_for: new Date(Date.now() + 2000).toISOString()
       })
-      if (created.status === 201 || created.status === 200) postIds.push(String(created.json().data.post_id ?? created.json().data.id))
-      else fail(`POST /posts ${created.status}`)
+      if (created.status === 201 || created.status === 200) {
+        postIds.push(String(created.json().data.post_id ?? created.json().data.id))
+      } else fail(`POST /posts ${created.status}`)
       for (let r = 0; r < 10; r++) {
         const id = postIds[Math.floor(Math.random() * postIds.length)]
         const read = r % 3 === 0

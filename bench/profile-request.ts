@@ -27,7 +27,9 @@ const posts = only === "accounts" ? undefined : await Load.run({
   body: HeraldServer.draftBody(target)
 }, { connections: 32, seconds })
 if (posts !== undefined) console.log(`POST /posts: ${Load.describe(posts)}`)
-const reads = only === "posts" ? undefined : await Load.run({ url: `${server.base}/accounts`, method: "GET", headers }, { connections: 32, seconds })
+const reads = only === "posts"
+  ? undefined
+  : await Load.run({ url: `${server.base}/accounts`, method: "GET", headers }, { connections: 32, seconds })
 if (reads !== undefined) console.log(`GET /accounts: ${Load.describe(reads)}`)
 await server.stop()
 
@@ -47,7 +49,9 @@ for (const s of profile.samples) self.set(s, (self.get(s) ?? 0) + 1)
 const frames = new Map<string, number>()
 for (const [id, count] of self) {
   const f = byId.get(id)!.callFrame
-  const name = `${f.functionName || "(anonymous)"} ${f.url.replace(/.*node_modules\//, "").replace(/.*packages\//, "")}:${f.lineNumber}`
+  const name = `${f.functionName || "(anonymous)"} ${
+    f.url.replace(/.*node_modules\//, "").replace(/.*packages\//, "")
+  }:${f.lineNumber}`
   frames.set(name, (frames.get(name) ?? 0) + count)
 }
 const total = profile.samples.length

@@ -52,7 +52,11 @@ const main = async () => {
   const dispatch = await DispatchBench.run({ scale })
   try {
     console.log("(c) request path against hand-written peers, 32 keep-alive connections")
-    const requestPath = await RequestPath.run({ dir: path.join(tmp, "request-path"), seconds: Math.max(2, 5 * scale), rounds: 2 })
+    const requestPath = await RequestPath.run({
+      dir: path.join(tmp, "request-path"),
+      seconds: Math.max(2, 5 * scale),
+      rounds: 2
+    })
     const side = (what: string, h: RequestPath.Side, p: RequestPath.Side, target: number) => {
       record({
         benchmark: what,
@@ -60,15 +64,27 @@ const main = async () => {
         processes: `herald serve / peer, ${requestPath.connections} connections`,
         items: requestPath.rounds,
         seconds: requestPath.seconds * requestPath.rounds,
-        figure: `${h.rps.toFixed(0)} vs ${p.rps.toFixed(0)} req/s = ${(h.rps / p.rps).toFixed(2)}x (target ${target}x); ` +
+        figure:
+          `${h.rps.toFixed(0)} vs ${p.rps.toFixed(0)} req/s = ${(h.rps / p.rps).toFixed(2)}x (target ${target}x); ` +
           `p50 ${h.p50.toFixed(1)} vs ${p.p50.toFixed(1)} ms, p99 ${h.p99.toFixed(1)} vs ${p.p99.toFixed(1)} ms`
       })
       const failed = { ...h.failures, ...p.failures }
-      if (Object.keys(failed).length > 0) notes.push(`${what}: non-2xx answers ${JSON.stringify([h.failures, p.failures])}`)
+      if (Object.keys(failed).length > 0) {
+        notes.push(`${what}: non-2xx answers ${JSON.stringify([h.failures, p.failures])}`)
+      }
     }
     side("POST /posts (draft) vs node:http + better-sqlite3", requestPath.posts.herald, requestPath.posts.peer, 0.5)
-    side("GET /accounts (authenticated) vs node:http, same JSON", requestPath.accounts.herald, requestPath.accounts.peer, 0.25)
-    const postsPg = await RequestPath.runPostgres({ dir: path.join(tmp, "request-path-pg"), seconds: Math.max(2, 5 * scale), rounds: 2 })
+    side(
+      "GET /accounts (authenticated) vs node:http, same JSON",
+      requestPath.accounts.herald,
+      requestPath.accounts.peer,
+      0.25
+    )
+    const postsPg = await RequestPath.runPostgres({
+      dir: path.join(tmp, "request-path-pg"),
+      seconds: Math.max(2, 5 * scale),
+      rounds: 2
+    })
     record({
       benchmark: "POST /posts (draft) vs node:http + pg",
       store: postsPg.available ? `postgres (synchronous_commit=${postsPg.synchronousCommit})` : "postgres",
@@ -93,7 +109,11 @@ const main = async () => {
     fs.rmSync(tmp, { recursive: true, force: true })
   }
   write()
-  replaceSection(path.join(import.meta.dirname, "results.md"), DispatchBench.heading, DispatchBench.markdown(dispatch, machine()))
+  replaceSection(
+    path.join(import.meta.dirname, "results.md"),
+    DispatchBench.heading,
+    DispatchBench.markdown(dispatch, machine())
+  )
   await Startup.runInto(path.join(import.meta.dirname, "results.md"))
 }
 

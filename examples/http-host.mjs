@@ -42,7 +42,9 @@ const server = createServer(async (request, response) => {
     })
     send(response, 201, { post_id: post.id, status: post.status, scheduled_for: post.scheduled_for })
   } catch (error) {
-    if (error instanceof HeraldError) return send(response, error.status ?? 400, { error: error.code, message: error.message })
+    if (error instanceof HeraldError) {
+      return send(response, error.status ?? 400, { error: error.code, message: error.message })
+    }
     send(response, 400, { error: "bad_request" })
   }
 })

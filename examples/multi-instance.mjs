@@ -23,7 +23,11 @@ const bin = fileURLToPath(new URL("../packages/http/bin/herald.mjs", import.meta
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "herald-walkthrough-"))
 const posts = Number(process.env.POSTS ?? "6")
 // One credentials key for every process (each would otherwise generate its own in its data dir).
-const env = { ...process.env, HERALD_DATABASE_URL: url, HERALD_SECRET: process.env.HERALD_SECRET ?? "walkthrough-secret" }
+const env = {
+  ...process.env,
+  HERALD_DATABASE_URL: url,
+  HERALD_SECRET: process.env.HERALD_SECRET ?? "walkthrough-secret"
+}
 
 const processes = []
 const start = (name, args) => {
@@ -81,7 +85,7 @@ try {
   }
   for (const [i, id] of ids.entries()) {
     const port = i % 2 === 0 ? portB : portA
-    for (let tries = 0; ; tries++) {
+    for (let tries = 0;; tries++) {
       const got = await api(port, "GET", `/posts/${id}`)
       if (got.body.data.status === "published") break
       if (tries > 600) throw new Error(`post ${id} is ${got.body.data.status}`)
@@ -93,12 +97,14 @@ try {
   console.log(`published ${ids.length} posts; sends per process: ${perProcess}; total sends ${total}`)
 } finally {
   // 4. Stop everything gracefully.
-  const codes = await Promise.all(processes.map((p) =>
-    p.child.exitCode !== null ? Promise.resolve(p.child.exitCode) : new Promise((resolve) => {
-      p.child.once("exit", (code) => resolve(code))
-      p.child.kill("SIGTERM")
-    })
-  ))
+  const codes = await Promise.all(
+    processes.map((p) =>
+      p.child.exitCode !== null ? Promise.resolve(p.child.exitCode) : new Promise((resolve) => {
+        p.child.once("exit", (code) => resolve(code))
+        p.child.kill("SIGTERM")
+      })
+    )
+  )
   console.log(`stopped: ${processes.map((p, i) => `${p.name}=${codes[i]}`).join(" ")}`)
   fs.rmSync(dir, { recursive: true, force: true })
 }

@@ -15,7 +15,9 @@ for (const pkg of ["core", "adapters", "http"]) {
   const walk = (dir, prefix) => {
     for (const entry of fs.readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
       if (entry.isDirectory()) {
-        if (entry.name !== "internal" && entry.name !== "migrations") walk(path.join(dir, entry.name), `${prefix}${entry.name}/`)
+        if (entry.name !== "internal" && entry.name !== "migrations") {
+          walk(path.join(dir, entry.name), `${prefix}${entry.name}/`)
+        }
       } else if (entry.name.endsWith(".ts") && entry.name !== "index.ts" && !entry.name.endsWith(".d.ts")) {
         const name = entry.name.slice(0, -3)
         if (/^[A-Z]/.test(name)) modules.push({ name, prefix })

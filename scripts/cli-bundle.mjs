@@ -23,7 +23,10 @@ export const bundleCli = async ({ entry, outdir, conditions = [] }) => {
     conditions,
     external: ["better-sqlite3", "sharp", "pg-native", "bufferutil", "utf-8-validate"],
     // CommonJS packages in the bundle (pg, ws) call require for Node's built-ins.
-    banner: { js: "import { createRequire as __heraldCreateRequire } from \"node:module\"; const require = __heraldCreateRequire(import.meta.url);" },
+    banner: {
+      js:
+        "import { createRequire as __heraldCreateRequire } from \"node:module\"; const require = __heraldCreateRequire(import.meta.url);"
+    },
     legalComments: "none",
     logLevel: "warning"
   })

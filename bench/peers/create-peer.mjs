@@ -37,7 +37,16 @@ const insertPost = db.prepare(`INSERT INTO posts (id, organization_id, created_b
   VALUES (?, ?, ?, ?, ?, '{}', '[]', NULL, NULL, NULL, 1, 'draft', NULL, NULL, NULL, ?, '[]', 0, ?, ?)`)
 const insertTarget = db.prepare("INSERT INTO post_targets (post_id, account_id) VALUES (?, ?)")
 const create = db.transaction((row, accountIds) => {
-  insertPost.run(row.id, row.organizationId, row.keyId, row.content, JSON.stringify(accountIds), row.hash, row.now, row.now)
+  insertPost.run(
+    row.id,
+    row.organizationId,
+    row.keyId,
+    row.content,
+    JSON.stringify(accountIds),
+    row.hash,
+    row.now,
+    row.now
+  )
   for (const account of accountIds) insertTarget.run(row.id, account)
 })
 

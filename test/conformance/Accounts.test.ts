@@ -168,11 +168,13 @@ describe.each([
   })
 
   it.skipIf(skip)("answers absent and other-organization accounts with 404 not_found", async () => {
-    for (const path of [
-      "/api/v1/accounts/999999",
-      `/api/v1/accounts/${otherOrgAccount.id}`,
-      `/api/v1/accounts/${otherOrgAccount.id}/health`
-    ]) {
+    for (
+      const path of [
+        "/api/v1/accounts/999999",
+        `/api/v1/accounts/${otherOrgAccount.id}`,
+        `/api/v1/accounts/${otherOrgAccount.id}/health`
+      ]
+    ) {
       const res = await server.request("GET", path)
       expect(res.status).toBe(404)
       expect((res.json as { error: { code: string } }).error.code).toBe("not_found")

@@ -27,7 +27,10 @@ interface Summary {
   readonly from: string | null
   readonly to: string | null
   readonly posts: { readonly total: number; readonly by_status: Record<string, number> }
-  readonly platforms: Record<string, { destinations: number; by_status: Record<string, number> } & Record<string, number>>
+  readonly platforms: Record<
+    string,
+    { destinations: number; by_status: Record<string, number> } & Record<string, number>
+  >
   readonly totals: Record<string, number>
   readonly ai_credits_used: number
 }
@@ -38,9 +41,12 @@ interface ErrorBody {
   readonly details: Record<string, unknown>
 }
 type Doc = {
-  readonly paths: Record<string, Record<string, {
-    readonly responses: Record<string, { readonly content: Record<string, { readonly schema: unknown }> }>
-  }>>
+  readonly paths: Record<
+    string,
+    Record<string, {
+      readonly responses: Record<string, { readonly content: Record<string, { readonly schema: unknown }> }>
+    }>
+  >
 }
 
 const postStatuses = ["draft", "scheduled", "publishing", "published", "partially_failed", "failed"]
@@ -158,81 +164,86 @@ describe.each([
     })
   })
 
-  it.skipIf(skip)("counts posts by the status GET /posts reports, with the per-platform breakdown and metric totals", async () => {
-    const accounts = [x, bluesky, linkedin]
-    const ids: Array<string> = []
-    for (const [i, states] of mix.entries()) {
-      const res = await server.request("POST", "/api/v1/posts", {
-        body: {
-          content: `post ${i}`,
-          account_ids: accounts.slice(0, states.length),
-          scheduled_for: new Date(Date.now() + day).toISOString()
-        }
-      })
-      expect(res.status, res.text).toBe(201)
-      const id = (res.json as { data: { id: string } }).data.id
-      ids.push(id)
-      await server.withStore(settle(server.orgId, id, states, 10 * (i + 1)))
-    }
-    for (let i = 0; i < 2; i++) {
-      const draft = await server.request("POST", "/api/v1/posts", { body: { content: `draft ${i}`, draft: true } })
-      expect(draft.status, draft.text).toBe(201)
-    }
-
-    const data = await summary("?period=month")
-    // What GET /posts reports, post by post and through its status filter.
-    const reported: Record<string, number> = Object.fromEntries(postStatuses.map((s) => [s, 0]))
-    const list = await server.request("GET", "/api/v1/posts?limit=100")
-    for (const p of (list.json as { data: { posts: ReadonlyArray<{ status: string }> } }).data.posts) reported[p.status]! += 1
-    expect(data.posts.by_status).toEqual(reported)
-    for (const status of postStatuses) {
-      const filtered = await server.request("GET", `/api/v1/posts?status=${status}&limit=1`)
-      expect((filtered.json as { data: { pagination: { total: number } } }).data.pagination.total, status)
-        .toBe(data.posts.by_status[status])
-    }
-    expect(data.posts.total).toBe(mix.length + 2)
-    expect(data.posts.by_status).toEqual({
-      draft: 2,
-      scheduled: 2,
-      publishing: 3,
-      published: 2,
-      partially_failed: 2,
-      failed: 2
-    })
-
-    // The breakdown, from the mix itself.
-    const platforms = ["x", "bluesky", "linkedin"]
-    const expected: Record<string, { destinations: number; by_status: Record<string, number>; views: number }> = {}
-    let views = 0
-    for (const [i, states] of mix.entries()) {
-      for (const [j, status] of states.entries()) {
-        const entry = expected[platforms[j]!] ??= {
-          destinations: 0,
-          by_status: { queued: 0, publishing: 0, published: 0, failed: 0 },
-          views: 0
-        }
-        entry.destinations += 1
-        entry.by_status[status]! += 1
-        entry.views += 10 * (i + 1)
-        views += 10 * (i + 1)
+  it.skipIf(skip)(
+    "counts posts by the status GET /posts reports, with the per-platform breakdown and metric totals",
+    async () => {
+      const accounts = [x, bluesky, linkedin]
+      const ids: Array<string> = []
+      for (const [i, states] of mix.entries()) {
+        const res = await server.request("POST", "/api/v1/posts", {
+          body: {
+            content: `post ${i}`,
+            account_ids: accounts.slice(0, states.length),
+            scheduled_for: new Date(Date.now() + day).toISOString()
+          }
+        })
+        expect(res.status, res.text).toBe(201)
+        const id = (res.json as { data: { id: string } }).data.id
+        ids.push(id)
+        await server.withStore(settle(server.orgId, id, states, 10 * (i + 1)))
       }
+      for (let i = 0; i < 2; i++) {
+        const draft = await server.request("POST", "/api/v1/posts", { body: { content: `draft ${i}`, draft: true } })
+        expect(draft.status, draft.text).toBe(201)
+      }
+
+      const data = await summary("?period=month")
+      // What GET /posts reports, post by post and through its status filter.
+      const reported: Record<string, number> = Object.fromEntries(postStatuses.map((s) => [s, 0]))
+      const list = await server.request("GET", "/api/v1/posts?limit=100")
+      for (
+        const p of (list.json as { data: { posts: ReadonlyArray<{ status: string }> } }).data.posts
+      ) reported[p.status]! += 1
+      expect(data.posts.by_status).toEqual(reported)
+      for (const status of postStatuses) {
+        const filtered = await server.request("GET", `/api/v1/posts?status=${status}&limit=1`)
+        expect((filtered.json as { data: { pagination: { total: number } } }).data.pagination.total, status)
+          .toBe(data.posts.by_status[status])
+      }
+      expect(data.posts.total).toBe(mix.length + 2)
+      expect(data.posts.by_status).toEqual({
+        draft: 2,
+        scheduled: 2,
+        publishing: 3,
+        published: 2,
+        partially_failed: 2,
+        failed: 2
+      })
+
+      // The breakdown, from the mix itself.
+      const platforms = ["x", "bluesky", "linkedin"]
+      const expected: Record<string, { destinations: number; by_status: Record<string, number>; views: number }> = {}
+      let views = 0
+      for (const [i, states] of mix.entries()) {
+        for (const [j, status] of states.entries()) {
+          const entry = expected[platforms[j]!] ??= {
+            destinations: 0,
+            by_status: { queued: 0, publishing: 0, published: 0, failed: 0 },
+            views: 0
+          }
+          entry.destinations += 1
+          entry.by_status[status]! += 1
+          entry.views += 10 * (i + 1)
+          views += 10 * (i + 1)
+        }
+      }
+      const destinations = mix.flat().length
+      for (const platform of platforms) expect(data.platforms[platform], platform).toMatchObject(expected[platform]!)
+      expect(Object.keys(data.platforms).sort()).toEqual([...platforms].sort())
+      expect(data.platforms.x).toMatchObject({ likes: mix.length, clicks: 6 * mix.length })
+      expect(data.totals).toEqual({
+        destinations,
+        views,
+        likes: destinations,
+        comments: 2 * destinations,
+        shares: 3 * destinations,
+        impressions: 4 * destinations,
+        saves: 5 * destinations,
+        clicks: 6 * destinations
+      })
+      expect(data.ai_credits_used).toBe(0)
     }
-    const destinations = mix.flat().length
-    for (const platform of platforms) expect(data.platforms[platform], platform).toMatchObject(expected[platform]!)
-    expect(Object.keys(data.platforms).sort()).toEqual([...platforms].sort())
-    expect(data.platforms.x).toMatchObject({ likes: mix.length, clicks: 6 * mix.length })
-    expect(data.totals).toEqual({
-      destinations,
-      views,
-      likes: destinations,
-      comments: 2 * destinations,
-      shares: 3 * destinations,
-      impressions: 4 * destinations,
-      saves: 5 * destinations,
-      clicks: 6 * destinations
-    })
-    expect(data.ai_credits_used).toBe(0)
-  })
+  )
 
   it.skipIf(skip)("periods: UTC bounds of today, the ISO week and the month; all; custom [from, to)", async () => {
     await server.withStore(insertOldPost(server.orgId, 400 * day))
@@ -259,7 +270,9 @@ describe.each([
     expect(all.posts.by_status.scheduled).toBe(month.posts.by_status.scheduled! + 1)
 
     const around = (from: number, to: number) =>
-      `?period=custom&from=${encodeURIComponent(new Date(from).toISOString())}&to=${encodeURIComponent(new Date(to).toISOString())}`
+      `?period=custom&from=${encodeURIComponent(new Date(from).toISOString())}&to=${
+        encodeURIComponent(new Date(to).toISOString())
+      }`
     const old = await summary(around(Date.now() - 401 * day, Date.now() - 399 * day))
     expect(old.posts).toMatchObject({ total: 1, by_status: { scheduled: 1 } })
     expect(old.period).toBe("custom")
@@ -301,15 +314,18 @@ describe.each([
     expect((await summary(`?period=all&from=nonsense`)).period).toBe("all")
   })
 
-  it.skipIf(skip)("no plan gates analytics or the platform rules: the smallest plan (lite) gets both, never 402", async () => {
-    expect((await server.cli(["orgs", "set-plan", server.orgId, "lite"])).code).toBe(0)
-    try {
-      expect((await summary("?period=all")).posts.total).toBeGreaterThan(0)
-      expect((await server.request("GET", "/api/v1/platform-rules")).status).toBe(200)
-    } finally {
-      expect((await server.cli(["orgs", "set-plan", server.orgId, "trial"])).code).toBe(0)
+  it.skipIf(skip)(
+    "no plan gates analytics or the platform rules: the smallest plan (lite) gets both, never 402",
+    async () => {
+      expect((await server.cli(["orgs", "set-plan", server.orgId, "lite"])).code).toBe(0)
+      try {
+        expect((await summary("?period=all")).posts.total).toBeGreaterThan(0)
+        expect((await server.request("GET", "/api/v1/platform-rules")).status).toBe(200)
+      } finally {
+        expect((await server.cli(["orgs", "set-plan", server.orgId, "trial"])).code).toBe(0)
+      }
     }
-  })
+  )
 
   it.skipIf(skip)("needs the read scope; a restricted key counts only the posts it can see", async () => {
     const writeOnly = await server.createKey({ scopes: ["write"] })

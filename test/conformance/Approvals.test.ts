@@ -37,9 +37,12 @@ interface Json {
   }
 }
 type Doc = {
-  readonly paths: Record<string, Record<string, {
-    readonly responses: Record<string, { readonly content: Record<string, { readonly schema: unknown }> }>
-  }>>
+  readonly paths: Record<
+    string,
+    Record<string, {
+      readonly responses: Record<string, { readonly content: Record<string, { readonly schema: unknown }> }>
+    }>
+  >
 }
 interface Payload {
   readonly event: string
@@ -70,7 +73,9 @@ const startReceiver = async () => {
     for (;;) {
       const found = payloads().find(match)
       if (found !== undefined) return found
-      if (Date.now() > deadline) throw new Error(`no matching delivery; got ${JSON.stringify(payloads().map((p) => p.event))}`)
+      if (Date.now() > deadline) {
+        throw new Error(`no matching delivery; got ${JSON.stringify(payloads().map((p) => p.event))}`)
+      }
       await new Promise((resolve) => setTimeout(resolve, 100))
     }
   }
@@ -106,7 +111,9 @@ describe.each([
       }
     })
     doc = (await server.request("GET", "/api/v1/openapi.json", { key: null })).json as Doc
-    ;[x] = (await server.withStore(insertAccounts(server.orgId, [{ platform: "x", name: "approvals_x" }]))).map((a) => a.id)
+    ;[x] = (await server.withStore(insertAccounts(server.orgId, [{ platform: "x", name: "approvals_x" }]))).map((a) =>
+      a.id
+    )
     const keyId = String((json(await server.request("GET", "/api/v1/me")).data["key"] as { id: string }).id)
     const owner = await server.withStore(Effect.map(
       Effect.flatMap(ApiKeyStore, (keys) => keys.findById(ApiKeyId.make(keyId))),
@@ -154,97 +161,127 @@ describe.each([
     return String(signature) === expected
   }
 
-  it.skipIf(skip)("approve: 200 with the post as GET shows it, approved; a note is optional; event post.approved", async () => {
-    const id = await pending()
-    const res = await approve(id, { note: "Looks good" })
-    expect(res.status, res.text).toBe(200)
-    conforms("/api/v1/posts/{id}/approve", "post", res)
-    expect(json(res).data).toMatchObject({
-      id,
-      status: "draft",
-      draft: true,
-      approval_status: "approved",
-      approval_note: "Looks good",
-      request_approval: true
-    })
-    const got = json(await server.request("GET", `/api/v1/posts/${id}`)).data
-    // The round trip: the request's `note` comes back under its own name, beside the post as GET shows it.
-    const { note, ...post } = json(res).data
-    expect(note).toBe("Looks good")
-    expect(post).toEqual(got)
+  it.skipIf(skip)(
+    "approve: 200 with the post as GET shows it, approved; a note is optional; event post.approved",
+    async () => {
+      const id = await pending()
+      const res = await approve(id, { note: "Looks good" })
+      expect(res.status, res.text).toBe(200)
+      conforms("/api/v1/posts/{id}/approve", "post", res)
+      expect(json(res).data).toMatchObject({
+        id,
+        status: "draft",
+        draft: true,
+        approval_status: "approved",
+        approval_note: "Looks good",
+        request_approval: true
+      })
+      const got = json(await server.request("GET", `/api/v1/posts/${id}`)).data
+      // The round trip: the request's `note` comes back under its own name, beside the post as GET shows it.
+      const { note, ...post } = json(res).data
+      expect(note).toBe("Looks good")
+      expect(post).toEqual(got)
 
-    const bare = await pending()
-    const noBody = await approve(bare)
-    expect([noBody.status, json(noBody).data["approval_status"], json(noBody).data["approval_note"], json(noBody).data["note"]])
-      .toEqual([200, "approved", null, null])
+      const bare = await pending()
+      const noBody = await approve(bare)
+      expect([
+        noBody.status,
+        json(noBody).data["approval_status"],
+        json(noBody).data["approval_note"],
+        json(noBody).data["note"]
+      ])
+        .toEqual([200, "approved", null, null])
 
-    const requested = await receiver.waitFor((p) => p.event === "post.approval_requested" && p.data["post_id"] === id)
-    expect(requested.data).toEqual({ post_id: id, account_ids: [x], requested_by: me })
-    const event = await receiver.waitFor((p) => p.event === "post.approved" && p.data["post_id"] === id)
-    expect(event.data).toEqual({ post_id: id, account_ids: [x], reviewed_by: me, note: "Looks good" })
-    const noNote = await receiver.waitFor((p) => p.event === "post.approved" && p.data["post_id"] === bare)
-    expect(noNote.data["note"]).toBeNull()
-    const delivery = receiver.received.find((r) => (JSON.parse(r.raw.toString("utf8")) as Payload).event_id === event.event_id)!
-    expect(signed(delivery.raw, delivery.headers["x-service-signature"])).toBe(true)
-    expect(delivery.headers["x-service-event"]).toBe("post.approved")
-  }, 60_000)
+      const requested = await receiver.waitFor((p) => p.event === "post.approval_requested" && p.data["post_id"] === id)
+      expect(requested.data).toEqual({ post_id: id, account_ids: [x], requested_by: me })
+      const event = await receiver.waitFor((p) => p.event === "post.approved" && p.data["post_id"] === id)
+      expect(event.data).toEqual({ post_id: id, account_ids: [x], reviewed_by: me, note: "Looks good" })
+      const noNote = await receiver.waitFor((p) => p.event === "post.approved" && p.data["post_id"] === bare)
+      expect(noNote.data["note"]).toBeNull()
+      const delivery = receiver.received.find((r) =>
+        (JSON.parse(r.raw.toString("utf8")) as Payload).event_id === event.event_id
+      )!
+      expect(signed(delivery.raw, delivery.headers["x-service-signature"])).toBe(true)
+      expect(delivery.headers["x-service-event"]).toBe("post.approved")
+    },
+    60_000
+  )
 
-  it.skipIf(skip)("request-changes: note required (400 validation_error), then changes_requested with event; an edit resubmits", async () => {
-    const id = await pending()
-    for (const body of [undefined, {}, { note: null }, { note: "" }, { note: "   " }, { note: 42 }, { note: "n".repeat(2001) }]) {
-      const res = await requestChanges(id, body)
-      expect([JSON.stringify(body), res.status, json(res).error.code]).toEqual([JSON.stringify(body), 400, "validation_error"])
-      expect(json(res).error.details.validation_errors?.map((e) => e.path)).toContain("note")
+  it.skipIf(skip)(
+    "request-changes: note required (400 validation_error), then changes_requested with event; an edit resubmits",
+    async () => {
+      const id = await pending()
+      for (
+        const body of [undefined, {}, { note: null }, { note: "" }, { note: "   " }, { note: 42 }, {
+          note: "n".repeat(2001)
+        }]
+      ) {
+        const res = await requestChanges(id, body)
+        expect([JSON.stringify(body), res.status, json(res).error.code]).toEqual([
+          JSON.stringify(body),
+          400,
+          "validation_error"
+        ])
+        expect(json(res).error.details.validation_errors?.map((e) => e.path)).toContain("note")
+        conforms("/api/v1/posts/{id}/request-changes", "post", res)
+      }
+      const bad = await server.request("POST", `/api/v1/posts/${id}/request-changes`, { rawBody: "{\"note\": " })
+      expect([bad.status, json(bad).error.code]).toEqual([400, "invalid_json"])
+      expect(json(await server.request("GET", `/api/v1/posts/${id}`)).data["approval_status"]).toBe("pending")
+
+      const res = await requestChanges(id, { note: "Shorter, please" })
+      expect(res.status, res.text).toBe(200)
       conforms("/api/v1/posts/{id}/request-changes", "post", res)
-    }
-    const bad = await server.request("POST", `/api/v1/posts/${id}/request-changes`, { rawBody: "{\"note\": " })
-    expect([bad.status, json(bad).error.code]).toEqual([400, "invalid_json"])
-    expect(json(await server.request("GET", `/api/v1/posts/${id}`)).data["approval_status"]).toBe("pending")
+      expect(json(res).data).toMatchObject({
+        id,
+        status: "draft",
+        approval_status: "changes_requested",
+        approval_note: "Shorter, please",
+        note: "Shorter, please"
+      })
+      const event = await receiver.waitFor((p) => p.event === "post.changes_requested" && p.data["post_id"] === id)
+      expect(event.data).toEqual({ post_id: id, account_ids: [x], reviewed_by: me, note: "Shorter, please" })
 
-    const res = await requestChanges(id, { note: "Shorter, please" })
-    expect(res.status, res.text).toBe(200)
-    conforms("/api/v1/posts/{id}/request-changes", "post", res)
-    expect(json(res).data).toMatchObject({
-      id,
-      status: "draft",
-      approval_status: "changes_requested",
-      approval_note: "Shorter, please",
-      note: "Shorter, please"
-    })
-    const event = await receiver.waitFor((p) => p.event === "post.changes_requested" && p.data["post_id"] === id)
-    expect(event.data).toEqual({ post_id: id, account_ids: [x], reviewed_by: me, note: "Shorter, please" })
+      // Neither review applies to changes_requested; it cannot be scheduled either.
+      for (const res of [await approve(id), await requestChanges(id, { note: "again" })]) {
+        expect([res.status, json(res).error.code]).toEqual([400, "invalid_post_status"])
+        expect(json(res).error.details).toMatchObject({ status: "draft", approval_status: "changes_requested" })
+      }
+      const scheduled = await server.request("POST", `/api/v1/posts/${id}/schedule`, {
+        body: { scheduled_for: future(120) }
+      })
+      expect([scheduled.status, json(scheduled).error.code]).toEqual([409, "invalid_post_status"])
 
-    // Neither review applies to changes_requested; it cannot be scheduled either.
-    for (const res of [await approve(id), await requestChanges(id, { note: "again" })]) {
-      expect([res.status, json(res).error.code]).toEqual([400, "invalid_post_status"])
-      expect(json(res).error.details).toMatchObject({ status: "draft", approval_status: "changes_requested" })
-    }
-    const scheduled = await server.request("POST", `/api/v1/posts/${id}/schedule`, { body: { scheduled_for: future(120) } })
-    expect([scheduled.status, json(scheduled).error.code]).toEqual([409, "invalid_post_status"])
-
-    // The edit resubmits: pending again, with post.approval_requested (resubmitted), and reviewable again.
-    const edited = await server.request("PATCH", `/api/v1/posts/${id}`, { body: { content: "short" } })
-    expect([edited.status, json(edited).data["approval_status"], json(edited).data["approval_note"]])
-      .toEqual([200, "pending", null])
-    const again = await receiver.waitFor((p) =>
-      p.event === "post.approval_requested" && p.data["post_id"] === id && p.data["resubmitted"] === true
-    )
-    expect(again.data["requested_by"]).toEqual(me)
-    expect(json(await approve(id)).data["approval_status"]).toBe("approved")
-  }, 60_000)
+      // The edit resubmits: pending again, with post.approval_requested (resubmitted), and reviewable again.
+      const edited = await server.request("PATCH", `/api/v1/posts/${id}`, { body: { content: "short" } })
+      expect([edited.status, json(edited).data["approval_status"], json(edited).data["approval_note"]])
+        .toEqual([200, "pending", null])
+      const again = await receiver.waitFor((p) =>
+        p.event === "post.approval_requested" && p.data["post_id"] === id && p.data["resubmitted"] === true
+      )
+      expect(again.data["requested_by"]).toEqual(me)
+      expect(json(await approve(id)).data["approval_status"]).toBe("approved")
+    },
+    60_000
+  )
 
   it.skipIf(skip)("400 invalid_post_status on anything but a pending draft; nothing changes", async () => {
     const approved = await pending()
     expect((await approve(approved)).status).toBe(200)
-    const plain = json(await server.request("POST", "/api/v1/posts", { body: { content: "no review", draft: true } })).data.id
-    const live = json(await server.request("POST", "/api/v1/posts", {
-      body: { content: "scheduled already", account_ids: [x], scheduled_for: future(240) }
-    })).data.id
-    for (const [id, status, approvalStatus] of [
-      [approved, "draft", "approved"],
-      [plain, "draft", null],
-      [live, "scheduled", null]
-    ] as const) {
+    const plain =
+      json(await server.request("POST", "/api/v1/posts", { body: { content: "no review", draft: true } })).data.id
+    const live = json(
+      await server.request("POST", "/api/v1/posts", {
+        body: { content: "scheduled already", account_ids: [x], scheduled_for: future(240) }
+      })
+    ).data.id
+    for (
+      const [id, status, approvalStatus] of [
+        [approved, "draft", "approved"],
+        [plain, "draft", null],
+        [live, "scheduled", null]
+      ] as const
+    ) {
       for (const res of [await approve(id, { note: "ok" }), await requestChanges(id, { note: "no" })]) {
         expect([id, res.status, json(res).error.code]).toEqual([id, 400, "invalid_post_status"])
         expect(json(res).error.details).toEqual({ status, approval_status: approvalStatus })
@@ -255,43 +292,61 @@ describe.each([
     }
   })
 
-  it.skipIf(skip)("one approval authorizes exactly one publish; an edit of an approved draft needs a new approval", async () => {
-    const id = await pending()
-    const early = await server.request("POST", `/api/v1/posts/${id}/schedule`, { body: { scheduled_for: future(120) } })
-    expect([early.status, json(early).error.code, json(early).error.details["approval_status"]])
-      .toEqual([409, "invalid_post_status", "pending"])
-    expect((await approve(id)).status).toBe(200)
+  it.skipIf(skip)(
+    "one approval authorizes exactly one publish; an edit of an approved draft needs a new approval",
+    async () => {
+      const id = await pending()
+      const early = await server.request("POST", `/api/v1/posts/${id}/schedule`, {
+        body: { scheduled_for: future(120) }
+      })
+      expect([early.status, json(early).error.code, json(early).error.details["approval_status"]])
+        .toEqual([409, "invalid_post_status", "pending"])
+      expect((await approve(id)).status).toBe(200)
 
-    // Edited after approval: back to pending, and the old approval no longer schedules it.
-    const edited = await server.request("PATCH", `/api/v1/posts/${id}`, { body: { content: "changed after approval" } })
-    expect(json(edited).data["approval_status"]).toBe("pending")
-    const refused = await server.request("POST", `/api/v1/posts/${id}/schedule`, { body: { scheduled_for: future(120) } })
-    expect([refused.status, json(refused).error.code]).toEqual([409, "invalid_post_status"])
+      // Edited after approval: back to pending, and the old approval no longer schedules it.
+      const edited = await server.request("PATCH", `/api/v1/posts/${id}`, {
+        body: { content: "changed after approval" }
+      })
+      expect(json(edited).data["approval_status"]).toBe("pending")
+      const refused = await server.request("POST", `/api/v1/posts/${id}/schedule`, {
+        body: { scheduled_for: future(120) }
+      })
+      expect([refused.status, json(refused).error.code]).toEqual([409, "invalid_post_status"])
 
-    expect((await approve(id, { note: "final" })).status).toBe(200)
-    const at = future(120)
-    const scheduled = await server.request("POST", `/api/v1/posts/${id}/schedule`, { body: { scheduled_for: at } })
-    expect(scheduled.status, scheduled.text).toBe(200)
-    expect(json(scheduled).data).toMatchObject({ status: "scheduled", draft: false, approval_status: "approved", scheduled_for: at })
-    // Spent: the post is no longer a draft, so neither a second schedule nor a second review applies.
-    const second = await server.request("POST", `/api/v1/posts/${id}/schedule`, { body: { scheduled_for: future(180) } })
-    expect([second.status, json(second).error.code]).toEqual([409, "invalid_post_status"])
-    const reapprove = await approve(id)
-    expect([reapprove.status, json(reapprove).error.details["status"]]).toEqual([400, "scheduled"])
-    // A scheduled post edited after its approval was spent stays approved (the spent approval is kept).
-    const moved = await server.request("PATCH", `/api/v1/posts/${id}`, { body: { scheduled_for: future(200) } })
-    expect([moved.status, json(moved).data["approval_status"]]).toEqual([200, "approved"])
-  })
+      expect((await approve(id, { note: "final" })).status).toBe(200)
+      const at = future(120)
+      const scheduled = await server.request("POST", `/api/v1/posts/${id}/schedule`, { body: { scheduled_for: at } })
+      expect(scheduled.status, scheduled.text).toBe(200)
+      expect(json(scheduled).data).toMatchObject({
+        status: "scheduled",
+        draft: false,
+        approval_status: "approved",
+        scheduled_for: at
+      })
+      // Spent: the post is no longer a draft, so neither a second schedule nor a second review applies.
+      const second = await server.request("POST", `/api/v1/posts/${id}/schedule`, {
+        body: { scheduled_for: future(180) }
+      })
+      expect([second.status, json(second).error.code]).toEqual([409, "invalid_post_status"])
+      const reapprove = await approve(id)
+      expect([reapprove.status, json(reapprove).error.details["status"]]).toEqual([400, "scheduled"])
+      // A scheduled post edited after its approval was spent stays approved (the spent approval is kept).
+      const moved = await server.request("PATCH", `/api/v1/posts/${id}`, { body: { scheduled_for: future(200) } })
+      expect([moved.status, json(moved).data["approval_status"]]).toEqual([200, "approved"])
+    }
+  )
 
   it.skipIf(skip)("404 for unknown, malformed and other organizations' posts; read scope is 403", async () => {
     const id = await pending()
     const org = await server.cli(["orgs", "create", "Reviewers elsewhere"])
     const other = await server.createKey({ org: /[0-9a-f-]{36}/.exec(org.stdout)![0] })
-    for (const [target, key] of [
-      ["00000000-0000-4000-8000-000000000000", undefined],
-      ["not-a-uuid", undefined],
-      [id, other]
-    ] as const) {
+    for (
+      const [target, key] of [
+        ["00000000-0000-4000-8000-000000000000", undefined],
+        ["not-a-uuid", undefined],
+        [id, other]
+      ] as const
+    ) {
       for (const res of [await approve(target, { note: "x" }, key), await requestChanges(target, { note: "x" }, key)]) {
         expect([target, res.status, json(res).error.code]).toEqual([target, 404, "not_found"])
         conforms("/api/v1/posts/{id}/approve", "post", res)
@@ -319,7 +374,10 @@ describe.each([
     expect(statuses).toEqual([200, 400, 400, 400])
     const winner = json(answers.find((r) => r.status === 200)!).data
     const final = json(await server.request("GET", `/api/v1/posts/${id}`)).data
-    expect([final["approval_status"], final["approval_note"]]).toEqual([winner["approval_status"], winner["approval_note"]])
+    expect([final["approval_status"], final["approval_note"]]).toEqual([
+      winner["approval_status"],
+      winner["approval_note"]
+    ])
     const type = winner["approval_status"] === "approved" ? "post.approved" : "post.changes_requested"
     await receiver.waitFor((p) => p.event === type && p.data["post_id"] === id)
     await new Promise((resolve) => setTimeout(resolve, 1000))
@@ -333,7 +391,8 @@ describe.each([
     const org = await server.cli(["orgs", "create", "Filtering"])
     const key = await server.createKey({ org: /[0-9a-f-]{36}/.exec(org.stdout)![0] })
     const make = async (body: Record<string, unknown>) =>
-      json(await server.request("POST", "/api/v1/posts", { key, body: { content: `f ${Math.random()}`, ...body } })).data.id
+      json(await server.request("POST", "/api/v1/posts", { key, body: { content: `f ${Math.random()}`, ...body } }))
+        .data.id
     const stillPending = await make({ draft: true, request_approval: true })
     const approvedOne = await make({ draft: true, request_approval: true })
     const sentBack = await make({ draft: true, request_approval: true })

@@ -38,68 +38,88 @@ const readStore = <A>(dataDir: string, query: (sql: SqlClient.SqlClient) => Effe
   )
 
 describe("herald backup and restore", () => {
-  it("a backup taken under a running create load restores every post answered 201 before it began, with media and key", async () => {
-    const png = Fixtures.png(32, 24)
-    const presigned = await server.request("POST", "/api/v1/media/upload", {
-      body: { filename: "kept.png", content_type: "image/png", file_size: png.length }
-    })
-    const media = (presigned.json as { data: { id: string; upload_url: string } }).data
-    expect((await fetch(media.upload_url, { method: "PUT", headers: { "content-type": "image/png" }, body: png })).status)
-      .toBe(200)
-    expect((await server.request("POST", `/api/v1/media/${media.id}/complete`)).status).toBe(200)
-    const accounts = (await server.request("GET", "/api/v1/accounts")).json as { data: { accounts: Array<{ id: number }> } }
-    const account = accounts.data.accounts[0]!.id
-
-    // The load: four clients creating posts back to back until told to stop; each 201 is noted with
-    // the instant its answer arrived. Drafts, which no posting allowance limits (20 immediate
-    // publishes a minute would stop the load within a second).
-    const answered: Array<{ readonly id: string; readonly at: number }> = []
-    let running = true
-    const client = async (n: number) => {
-      for (let i = 0; running; i++) {
-        const created = await server.request("POST", "/api/v1/posts", {
-          body: { content: `load ${n}-${i}`, account_ids: [account], draft: true }
-        })
-        if (created.status === 201) answered.push({ id: (created.json as { data: { id: string } }).data.id, at: Date.now() })
+  it(
+    "a backup taken under a running create load restores every post answered 201 before it began, with media and key",
+    async () => {
+      const png = Fixtures.png(32, 24)
+      const presigned = await server.request("POST", "/api/v1/media/upload", {
+        body: { filename: "kept.png", content_type: "image/png", file_size: png.length }
+      })
+      const media = (presigned.json as { data: { id: string; upload_url: string } }).data
+      expect(
+        (await fetch(media.upload_url, { method: "PUT", headers: { "content-type": "image/png" }, body: png })).status
+      )
+        .toBe(200)
+      expect((await server.request("POST", `/api/v1/media/${media.id}/complete`)).status).toBe(200)
+      const accounts = (await server.request("GET", "/api/v1/accounts")).json as {
+        data: { accounts: Array<{ id: number }> }
       }
-    }
-    const load = Promise.all([0, 1, 2, 3].map(client))
-    while (answered.length < 20) await new Promise((resolve) => setTimeout(resolve, 20))
+      const account = accounts.data.accounts[0]!.id
 
-    const file = path.join(work, "herald.tar.gz")
-    const began = Date.now()
-    const backup = await server.cli(["backup", "--to", file])
-    const ended = Date.now()
-    running = false
-    await load
-    expect(backup.code, backup.stderr).toBe(0)
-    expect(backup.stdout.trim()).toBe(file)
-    expect(backup.stderr).toMatch(/herald: backup of the store as of .* 1 media files, secret\.key/)
-    const before = answered.filter((a) => a.at < began).map((a) => a.id)
-    // The load really ran while the backup was taken.
-    expect(answered.filter((a) => a.at >= began && a.at <= ended).length).toBeGreaterThan(0)
+      // The load: four clients creating posts back to back until told to stop; each 201 is noted with
+      // the instant its answer arrived. Drafts, which no posting allowance limits (20 immediate
+      // publishes a minute would stop the load within a second).
+      const answered: Array<{ readonly id: string; readonly at: number }> = []
+      let running = true
+      const client = async (n: number) => {
+        for (let i = 0; running; i++) {
+          const created = await server.request("POST", "/api/v1/posts", {
+            body: { content: `load ${n}-${i}`, account_ids: [account], draft: true }
+          })
+          if (created.status === 201) {
+            answered.push({
+              id: (created.json as { data: { id: string } }).data.id,
+              at: Date.now()
+            })
+          }
+        }
+      }
+      const load = Promise.all([0, 1, 2, 3].map(client))
+      while (answered.length < 20) await new Promise((resolve) => setTimeout(resolve, 20))
 
-    const restoredDir = path.join(work, "restored")
-    const restore = await HeraldServer.herald(["restore", "--from", file, "--data-dir", restoredDir], {
-      HERALD_DATA_DIR: "",
-      HERALD_DATABASE_URL: ""
-    })
-    expect(restore.code, restore.stderr).toBe(0)
-    expect(restore.stderr).toMatch(/herald: restored the store as of .*, 1 media files, secret\.key/)
+      const file = path.join(work, "herald.tar.gz")
+      const began = Date.now()
+      const backup = await server.cli(["backup", "--to", file])
+      const ended = Date.now()
+      running = false
+      await load
+      expect(backup.code, backup.stderr).toBe(0)
+      expect(backup.stdout.trim()).toBe(file)
+      expect(backup.stderr).toMatch(/herald: backup of the store as of .* 1 media files, secret\.key/)
+      const before = answered.filter((a) => a.at < began).map((a) => a.id)
+      // The load really ran while the backup was taken.
+      expect(answered.filter((a) => a.at >= began && a.at <= ended).length).toBeGreaterThan(0)
 
-    const restored = new Set(await readStore(restoredDir, (sql) => Effect.map(sql<{ id: string }>`SELECT id FROM posts`, (rows) => rows.map((r) => r.id))))
-    expect(before.length).toBeGreaterThan(0)
-    expect(before.filter((id) => !restored.has(id))).toEqual([])
-    const orgDir = fs.readdirSync(path.join(restoredDir, "media"))
-    expect(orgDir).toHaveLength(1)
-    expect(fs.readFileSync(path.join(restoredDir, "media", orgDir[0]!, media.id))).toEqual(Buffer.from(png))
-    expect(fs.readFileSync(path.join(restoredDir, "secret.key"))).toEqual(
-      fs.readFileSync(path.join(server.storeArgs[1]!, "secret.key"))
-    )
+      const restoredDir = path.join(work, "restored")
+      const restore = await HeraldServer.herald(["restore", "--from", file, "--data-dir", restoredDir], {
+        HERALD_DATA_DIR: "",
+        HERALD_DATABASE_URL: ""
+      })
+      expect(restore.code, restore.stderr).toBe(0)
+      expect(restore.stderr).toMatch(/herald: restored the store as of .*, 1 media files, secret\.key/)
 
-    const check = await HeraldServer.herald(["migrate", "--check", "--data-dir", restoredDir], { HERALD_DATABASE_URL: "" })
-    expect([check.code, check.stdout, check.stderr]).toEqual([0, "", "herald: nothing to apply\n"])
-  }, 180_000)
+      const restored = new Set(
+        await readStore(
+          restoredDir,
+          (sql) => Effect.map(sql<{ id: string }>`SELECT id FROM posts`, (rows) => rows.map((r) => r.id))
+        )
+      )
+      expect(before.length).toBeGreaterThan(0)
+      expect(before.filter((id) => !restored.has(id))).toEqual([])
+      const orgDir = fs.readdirSync(path.join(restoredDir, "media"))
+      expect(orgDir).toHaveLength(1)
+      expect(fs.readFileSync(path.join(restoredDir, "media", orgDir[0]!, media.id))).toEqual(Buffer.from(png))
+      expect(fs.readFileSync(path.join(restoredDir, "secret.key"))).toEqual(
+        fs.readFileSync(path.join(server.storeArgs[1]!, "secret.key"))
+      )
+
+      const check = await HeraldServer.herald(["migrate", "--check", "--data-dir", restoredDir], {
+        HERALD_DATABASE_URL: ""
+      })
+      expect([check.code, check.stdout, check.stderr]).toEqual([0, "", "herald: nothing to apply\n"])
+    },
+    180_000
+  )
 
   it("migrate --check on a data dir with no store lists every migration and creates nothing", async () => {
     const empty = path.join(work, "nothing-here")

@@ -36,7 +36,10 @@ describe("configuration at start", () => {
   }, 60_000)
 
   it("herald serve refuses a reader thread count that is not a non-negative integer", async () => {
-    const result = await herald(["serve", "--port", "0", ...store("readers")], { ...baseEnv, HERALD_SQLITE_READERS: "two" })
+    const result = await herald(["serve", "--port", "0", ...store("readers")], {
+      ...baseEnv,
+      HERALD_SQLITE_READERS: "two"
+    })
     expect(result.code).toBe(2)
     expect(lines(result.stderr)).toEqual(["HERALD_SQLITE_READERS: expected a non-negative integer, got 'two'"])
     expect(fs.existsSync(path.join(work, "readers", "herald.db"))).toBe(false)
@@ -71,24 +74,28 @@ describe("configuration at start", () => {
     ])
   }, 60_000)
 
-  it("notification e-mail: an SMTP URL that is not one is refused without its password; HERALD_MAIL_FROM is required with it", async () => {
-    const wrong = await herald(["serve", "--port", "0", ...store("smtp-wrong")], {
-      ...baseEnv,
-      HERALD_SMTP_URL: "https://mailer:smtp-pa55word@mail.example.com",
-      HERALD_MAIL_FROM: "Herald <herald@example.com>"
-    })
-    expect(wrong.code).toBe(2)
-    expect(lines(wrong.stderr)).toEqual(["HERALD_SMTP_URL: expected an smtp:// or smtps:// URL (value not shown)"])
-    expect(wrong.stderr + wrong.stdout).not.toContain("smtp-pa55word")
-    const noFrom = await herald(["worker", ...store("smtp-from")], {
-      ...baseEnv,
-      HERALD_SMTP_URL: "smtp://mailer:smtp-pa55word@mail.example.com:587",
-      HERALD_MAIL_FROM: ""
-    })
-    expect(noFrom.code).toBe(2)
-    expect(lines(noFrom.stderr)).toEqual([
-      "HERALD_MAIL_FROM: expected the From address of notification e-mails, since HERALD_SMTP_URL is set"
-    ])
-    expect(noFrom.stderr + noFrom.stdout).not.toContain("smtp-pa55word")
-  }, 60_000)
+  it(
+    "notification e-mail: an SMTP URL that is not one is refused without its password; HERALD_MAIL_FROM is required with it",
+    async () => {
+      const wrong = await herald(["serve", "--port", "0", ...store("smtp-wrong")], {
+        ...baseEnv,
+        HERALD_SMTP_URL: "https://mailer:smtp-pa55word@mail.example.com",
+        HERALD_MAIL_FROM: "Herald <herald@example.com>"
+      })
+      expect(wrong.code).toBe(2)
+      expect(lines(wrong.stderr)).toEqual(["HERALD_SMTP_URL: expected an smtp:// or smtps:// URL (value not shown)"])
+      expect(wrong.stderr + wrong.stdout).not.toContain("smtp-pa55word")
+      const noFrom = await herald(["worker", ...store("smtp-from")], {
+        ...baseEnv,
+        HERALD_SMTP_URL: "smtp://mailer:smtp-pa55word@mail.example.com:587",
+        HERALD_MAIL_FROM: ""
+      })
+      expect(noFrom.code).toBe(2)
+      expect(lines(noFrom.stderr)).toEqual([
+        "HERALD_MAIL_FROM: expected the From address of notification e-mails, since HERALD_SMTP_URL is set"
+      ])
+      expect(noFrom.stderr + noFrom.stdout).not.toContain("smtp-pa55word")
+    },
+    60_000
+  )
 })

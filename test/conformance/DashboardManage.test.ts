@@ -58,7 +58,13 @@ describe.each([
   let owner: Browser
   let member: Browser
 
-  const call = (browser: Browser | null, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+  const call = (
+    browser: Browser | null,
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {}
+  ) =>
     server.request(method, path, {
       key: null,
       ...(body === undefined ? {} : { body }),
@@ -81,7 +87,9 @@ describe.each([
   }
 
   const keyCount = () =>
-    server.withStore(Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ n: number | string }>`SELECT COUNT(*) AS n FROM api_keys`))
+    server.withStore(
+      Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ n: number | string }>`SELECT COUNT(*) AS n FROM api_keys`)
+    )
       .then((rows) => Number(rows[0]!.n))
 
   const listKeys = async (browser: Browser) => {
@@ -127,63 +135,72 @@ describe.each([
     expect((await call(null, "GET", "/dashboard/api/keys")).status).toBe(401)
   })
 
-  it.skipIf(skip)("an owner creates a key (secret once, it works) and revokes it; a member can do neither", async () => {
-    const [account] = await server.withStore(insertAccounts(server.orgId, [{ platform: "x", name: "keys_x" }]))
-    const before = await keyCount()
-    const refused = await call(member, "POST", "/dashboard/api/keys", { name: "member's", scopes: ["read"] })
-    expect(refused.status).toBe(403)
-    expect(errorOf(refused).code).toBe("forbidden")
-    const noCsrf = await call(owner, "POST", "/dashboard/api/keys", { name: "x", scopes: ["read"] }, { "x-csrf-token": "" })
-    expect(noCsrf.status).toBe(403)
-    expect(errorOf(noCsrf).code).toBe("csrf_failed")
-    const badScope = await call(owner, "POST", "/dashboard/api/keys", { name: "x", scopes: ["admin"] })
-    expect(badScope.status).toBe(400)
-    expect(errorOf(badScope).code).toBe("validation_error")
-    const noScopes = await call(owner, "POST", "/dashboard/api/keys", { name: "x", scopes: [] })
-    expect(errorOf(noScopes).code).toBe("validation_error")
-    const blankName = await call(owner, "POST", "/dashboard/api/keys", { name: "  ", scopes: ["read"] })
-    expect(errorOf(blankName).code).toBe("validation_error")
-    const foreignAccount = await call(owner, "POST", "/dashboard/api/keys", { name: "x", scopes: ["read"], account_ids: [999999] })
-    expect(foreignAccount.status).toBe(400)
-    expect(errorOf(foreignAccount).code).toBe("invalid_accounts")
-    expect(await keyCount()).toBe(before)
+  it.skipIf(skip)(
+    "an owner creates a key (secret once, it works) and revokes it; a member can do neither",
+    async () => {
+      const [account] = await server.withStore(insertAccounts(server.orgId, [{ platform: "x", name: "keys_x" }]))
+      const before = await keyCount()
+      const refused = await call(member, "POST", "/dashboard/api/keys", { name: "member's", scopes: ["read"] })
+      expect(refused.status).toBe(403)
+      expect(errorOf(refused).code).toBe("forbidden")
+      const noCsrf = await call(owner, "POST", "/dashboard/api/keys", { name: "x", scopes: ["read"] }, {
+        "x-csrf-token": ""
+      })
+      expect(noCsrf.status).toBe(403)
+      expect(errorOf(noCsrf).code).toBe("csrf_failed")
+      const badScope = await call(owner, "POST", "/dashboard/api/keys", { name: "x", scopes: ["admin"] })
+      expect(badScope.status).toBe(400)
+      expect(errorOf(badScope).code).toBe("validation_error")
+      const noScopes = await call(owner, "POST", "/dashboard/api/keys", { name: "x", scopes: [] })
+      expect(errorOf(noScopes).code).toBe("validation_error")
+      const blankName = await call(owner, "POST", "/dashboard/api/keys", { name: "  ", scopes: ["read"] })
+      expect(errorOf(blankName).code).toBe("validation_error")
+      const foreignAccount = await call(owner, "POST", "/dashboard/api/keys", {
+        name: "x",
+        scopes: ["read"],
+        account_ids: [999999]
+      })
+      expect(foreignAccount.status).toBe(400)
+      expect(errorOf(foreignAccount).code).toBe("invalid_accounts")
+      expect(await keyCount()).toBe(before)
 
-    const created = await call(owner, "POST", "/dashboard/api/keys", {
-      name: " CI deploys ",
-      scopes: ["read", "write"],
-      account_ids: [account!.id]
-    })
-    expect(created.status, created.text).toBe(201)
-    const { key, secret } = created.json as { key: KeyView; secret: string }
-    expect(secret).toMatch(/^pe_live_[0-9a-f]{32}$/)
-    expect(key).toMatchObject({
-      name: "CI deploys",
-      prefix: secret.slice(0, 12),
-      scopes: ["read", "write"],
-      account_ids: [account!.id],
-      last_used_at: null,
-      revoked_at: null
-    })
-    const me = await server.request("GET", "/api/v1/me", { key: secret })
-    expect(me.status).toBe(200)
-    expect((me.json as { data: { key: { id: string; scopes: Array<string> } } }).data.key).toMatchObject({
-      id: key.id,
-      scopes: ["read", "write"]
-    })
-    expect(JSON.stringify(await listKeys(owner))).not.toContain(secret)
+      const created = await call(owner, "POST", "/dashboard/api/keys", {
+        name: " CI deploys ",
+        scopes: ["read", "write"],
+        account_ids: [account!.id]
+      })
+      expect(created.status, created.text).toBe(201)
+      const { key, secret } = created.json as { key: KeyView; secret: string }
+      expect(secret).toMatch(/^pe_live_[0-9a-f]{32}$/)
+      expect(key).toMatchObject({
+        name: "CI deploys",
+        prefix: secret.slice(0, 12),
+        scopes: ["read", "write"],
+        account_ids: [account!.id],
+        last_used_at: null,
+        revoked_at: null
+      })
+      const me = await server.request("GET", "/api/v1/me", { key: secret })
+      expect(me.status).toBe(200)
+      expect((me.json as { data: { key: { id: string; scopes: Array<string> } } }).data.key).toMatchObject({
+        id: key.id,
+        scopes: ["read", "write"]
+      })
+      expect(JSON.stringify(await listKeys(owner))).not.toContain(secret)
 
-    const memberRevoke = await call(member, "DELETE", `/dashboard/api/keys/${key.id}`)
-    expect(memberRevoke.status).toBe(403)
-    expect((await server.request("GET", "/api/v1/me", { key: secret })).status).toBe(200)
-    const revoked = await call(owner, "DELETE", `/dashboard/api/keys/${key.id}`)
-    expect(revoked.status).toBe(204)
-    const after = await server.request("GET", "/api/v1/me", { key: secret })
-    expect(after.status).toBe(401)
-    expect(errorOf(after).code).toBe("api_key_revoked")
-    expect((await listKeys(owner)).find((k) => k.id === key.id)!.revoked_at).not.toBeNull()
-    expect((await call(owner, "DELETE", "/dashboard/api/keys/00000000-0000-4000-8000-000000000000")).status).toBe(404)
-    expect((await call(owner, "DELETE", "/dashboard/api/keys/not-a-uuid")).status).toBe(404)
-  })
+      const memberRevoke = await call(member, "DELETE", `/dashboard/api/keys/${key.id}`)
+      expect(memberRevoke.status).toBe(403)
+      expect((await server.request("GET", "/api/v1/me", { key: secret })).status).toBe(200)
+      const revoked = await call(owner, "DELETE", `/dashboard/api/keys/${key.id}`)
+      expect(revoked.status).toBe(204)
+      const after = await server.request("GET", "/api/v1/me", { key: secret })
+      expect(after.status).toBe(401)
+      expect(errorOf(after).code).toBe("api_key_revoked")
+      expect((await listKeys(owner)).find((k) => k.id === key.id)!.revoked_at).not.toBeNull()
+      expect((await call(owner, "DELETE", "/dashboard/api/keys/00000000-0000-4000-8000-000000000000")).status).toBe(404)
+      expect((await call(owner, "DELETE", "/dashboard/api/keys/not-a-uuid")).status).toBe(404)
+    }
+  )
 
   it.skipIf(skip)("another organization's key looks absent", async () => {
     const other = await server.cli(["orgs", "create", "Elsewhere"])
@@ -196,36 +213,49 @@ describe.each([
     expect((await server.request("GET", "/api/v1/me", { key: foreignKey })).status).toBe(200)
   }, 90_000)
 
-  it.skipIf(skip)("a device login started by POST /auth/device is looked up, then approved in the browser", async () => {
-    const start = await server.request("POST", "/api/v1/auth/device", { key: null, body: { client_name: "herald-cli" } })
-    expect(start.status).toBe(200)
-    const { device_code, user_code } = (start.json as { data: { device_code: string; user_code: string } }).data
-    const looked = await call(member, "GET", `/dashboard/api/device/${user_code.toLowerCase()}`)
-    expect(looked.status, looked.text).toBe(200)
-    expect(looked.json).toMatchObject({ user_code, client_name: "herald-cli", scopes: ["read", "write", "ai"], status: "pending" })
-    expect(Date.parse((looked.json as { expires_at: string }).expires_at)).toBeGreaterThan(Date.now())
+  it.skipIf(skip)(
+    "a device login started by POST /auth/device is looked up, then approved in the browser",
+    async () => {
+      const start = await server.request("POST", "/api/v1/auth/device", {
+        key: null,
+        body: { client_name: "herald-cli" }
+      })
+      expect(start.status).toBe(200)
+      const { device_code, user_code } = (start.json as { data: { device_code: string; user_code: string } }).data
+      const looked = await call(member, "GET", `/dashboard/api/device/${user_code.toLowerCase()}`)
+      expect(looked.status, looked.text).toBe(200)
+      expect(looked.json).toMatchObject({
+        user_code,
+        client_name: "herald-cli",
+        scopes: ["read", "write", "ai"],
+        status: "pending"
+      })
+      expect(Date.parse((looked.json as { expires_at: string }).expires_at)).toBeGreaterThan(Date.now())
 
-    const byMember = await call(member, "POST", `/dashboard/api/device/${user_code}/approve`)
-    expect(byMember.status).toBe(403)
-    expect(errorOf(byMember).code).toBe("forbidden")
-    const noCsrf = await call(owner, "POST", `/dashboard/api/device/${user_code}/approve`, undefined, { "x-csrf-token": "nope" })
-    expect(noCsrf.status).toBe(403)
-    expect(errorOf(noCsrf).code).toBe("csrf_failed")
-    expect((await call(owner, "GET", `/dashboard/api/device/${user_code}`)).json).toMatchObject({ status: "pending" })
+      const byMember = await call(member, "POST", `/dashboard/api/device/${user_code}/approve`)
+      expect(byMember.status).toBe(403)
+      expect(errorOf(byMember).code).toBe("forbidden")
+      const noCsrf = await call(owner, "POST", `/dashboard/api/device/${user_code}/approve`, undefined, {
+        "x-csrf-token": "nope"
+      })
+      expect(noCsrf.status).toBe(403)
+      expect(errorOf(noCsrf).code).toBe("csrf_failed")
+      expect((await call(owner, "GET", `/dashboard/api/device/${user_code}`)).json).toMatchObject({ status: "pending" })
 
-    const approved = await call(owner, "POST", `/dashboard/api/device/${user_code}/approve`)
-    expect(approved.status, approved.text).toBe(204)
-    const again = await call(owner, "POST", `/dashboard/api/device/${user_code}/approve`)
-    expect(again.status).toBe(400)
-    await sleep(1100)
-    const token = await server.request("POST", "/api/v1/auth/device/token", { key: null, body: { device_code } })
-    const data = (token.json as { data: { status: string; api_key: string; organization_id: string } }).data
-    expect(data.status).toBe("authorized")
-    expect(data.organization_id).toBe(server.orgId)
-    expect((await server.request("GET", "/api/v1/me", { key: data.api_key })).status).toBe(200)
-    expect((await call(owner, "GET", "/dashboard/api/device/BCDF-GHJK")).status).toBe(404)
-    expect((await call(owner, "GET", "/dashboard/api/device/nonsense")).status).toBe(404)
-  })
+      const approved = await call(owner, "POST", `/dashboard/api/device/${user_code}/approve`)
+      expect(approved.status, approved.text).toBe(204)
+      const again = await call(owner, "POST", `/dashboard/api/device/${user_code}/approve`)
+      expect(again.status).toBe(400)
+      await sleep(1100)
+      const token = await server.request("POST", "/api/v1/auth/device/token", { key: null, body: { device_code } })
+      const data = (token.json as { data: { status: string; api_key: string; organization_id: string } }).data
+      expect(data.status).toBe("authorized")
+      expect(data.organization_id).toBe(server.orgId)
+      expect((await server.request("GET", "/api/v1/me", { key: data.api_key })).status).toBe(200)
+      expect((await call(owner, "GET", "/dashboard/api/device/BCDF-GHJK")).status).toBe(404)
+      expect((await call(owner, "GET", "/dashboard/api/device/nonsense")).status).toBe(404)
+    }
+  )
 
   it.skipIf(skip)("a device login denied in the browser is denied to the device", async () => {
     const start = await server.request("POST", "/api/v1/auth/device", { key: null, body: {} })
@@ -241,44 +271,55 @@ describe.each([
     const res = await call(owner, "GET", "/dashboard/api/users")
     expect(res.status).toBe(200)
     const users = (res.json as { data: ReadonlyArray<{ email: string; role: string; id: string }> }).data
-    expect(users.map((u) => [u.email, u.role])).toEqual([["owner@localhost", "owner"], ["member@example.com", "member"]])
+    expect(users.map((u) => [u.email, u.role])).toEqual([["owner@localhost", "owner"], [
+      "member@example.com",
+      "member"
+    ]])
     const refused = await call(member, "GET", "/dashboard/api/users")
     expect(refused.status).toBe(403)
     expect(errorOf(refused).code).toBe("forbidden")
   })
-  it.skipIf(skip)("owners and admins set the queue's zone and openings; a member may not; bad input stores nothing", async () => {
-    const queue = async () => ((await call(owner, "GET", "/api/v1/queue")).json as { data: QueueView }).data
-    const body = {
-      timezone: "America/New_York",
-      openings: [{ weekday_number: 3, time: "14:30" }, { weekday_number: 1, time: "09:00" }, { weekday_number: 1, time: "09:00" }]
-    }
-    const refused = await call(member, "PUT", "/dashboard/api/queue", body)
-    expect(refused.status).toBe(403)
-    expect(errorOf(refused).code).toBe("forbidden")
-    expect((await queue()).configured).toBe(false)
+  it.skipIf(skip)(
+    "owners and admins set the queue's zone and openings; a member may not; bad input stores nothing",
+    async () => {
+      const queue = async () => ((await call(owner, "GET", "/api/v1/queue")).json as { data: QueueView }).data
+      const body = {
+        timezone: "America/New_York",
+        openings: [{ weekday_number: 3, time: "14:30" }, { weekday_number: 1, time: "09:00" }, {
+          weekday_number: 1,
+          time: "09:00"
+        }]
+      }
+      const refused = await call(member, "PUT", "/dashboard/api/queue", body)
+      expect(refused.status).toBe(403)
+      expect(errorOf(refused).code).toBe("forbidden")
+      expect((await queue()).configured).toBe(false)
 
-    const set = await call(owner, "PUT", "/dashboard/api/queue", body)
-    expect(set.status, set.text).toBe(200)
-    const answered = (set.json as { data: QueueView }).data
-    // Week order, each opening once; the answer is the queue as GET /queue shows it.
-    expect(answered.openings.map((o) => [o.weekday_number, o.time])).toEqual([[1, "09:00"], [3, "14:30"]])
-    expect(answered.timezone).toBe("America/New_York")
-    expect(answered.forecast.length).toBeGreaterThan(0)
-    expect(await queue()).toEqual(answered)
+      const set = await call(owner, "PUT", "/dashboard/api/queue", body)
+      expect(set.status, set.text).toBe(200)
+      const answered = (set.json as { data: QueueView }).data
+      // Week order, each opening once; the answer is the queue as GET /queue shows it.
+      expect(answered.openings.map((o) => [o.weekday_number, o.time])).toEqual([[1, "09:00"], [3, "14:30"]])
+      expect(answered.timezone).toBe("America/New_York")
+      expect(answered.forecast.length).toBeGreaterThan(0)
+      expect(await queue()).toEqual(answered)
 
-    for (const [bad, code] of [
-      [{ ...body, timezone: "Mars/Base" }, "invalid_timezone"],
-      [{ ...body, openings: [{ weekday_number: 8, time: "09:00" }] }, "validation_error"],
-      [{ ...body, openings: [{ weekday_number: 1, time: "9:00" }] }, "validation_error"],
-      [{ timezone: "Europe/Berlin" }, "validation_error"]
-    ] as const) {
-      const res = await call(owner, "PUT", "/dashboard/api/queue", bad)
-      expect(res.status, JSON.stringify(bad)).toBe(400)
-      expect(errorOf(res).code).toBe(code)
+      for (
+        const [bad, code] of [
+          [{ ...body, timezone: "Mars/Base" }, "invalid_timezone"],
+          [{ ...body, openings: [{ weekday_number: 8, time: "09:00" }] }, "validation_error"],
+          [{ ...body, openings: [{ weekday_number: 1, time: "9:00" }] }, "validation_error"],
+          [{ timezone: "Europe/Berlin" }, "validation_error"]
+        ] as const
+      ) {
+        const res = await call(owner, "PUT", "/dashboard/api/queue", bad)
+        expect(res.status, JSON.stringify(bad)).toBe(400)
+        expect(errorOf(res).code).toBe(code)
+      }
+      expect(await queue()).toEqual(answered)
+      // Without the session's CSRF token the write is refused.
+      const noCsrf = await call(owner, "PUT", "/dashboard/api/queue", body, { "x-csrf-token": "" })
+      expect(noCsrf.status).toBe(403)
     }
-    expect(await queue()).toEqual(answered)
-    // Without the session's CSRF token the write is refused.
-    const noCsrf = await call(owner, "PUT", "/dashboard/api/queue", body, { "x-csrf-token": "" })
-    expect(noCsrf.status).toBe(403)
-  })
+  )
 })

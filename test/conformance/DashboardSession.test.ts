@@ -117,40 +117,47 @@ describe.each([
 
     const set = await session("POST", "/dashboard/api/password", null, { body: { token, password: ownerPassword } })
     expect(set.status, set.text).toBe(204)
-    const again = await session("POST", "/dashboard/api/password", null, { body: { token, password: "another password" } })
+    const again = await session("POST", "/dashboard/api/password", null, {
+      body: { token, password: "another password" }
+    })
     expect(again.status).toBe(400)
     expect(errorOf(again).code).toBe("invalid_token")
-    const notHex = await session("POST", "/dashboard/api/password", null, { body: { token: "x", password: ownerPassword } })
+    const notHex = await session("POST", "/dashboard/api/password", null, {
+      body: { token: "x", password: ownerPassword }
+    })
     expect(errorOf(notHex).code).toBe("invalid_token")
   })
 
-  it.skipIf(skip)("sign-in sets an HttpOnly SameSite=Lax cookie; GET session answers the same user and CSRF token", async () => {
-    const res = await signIn("  Owner@LOCALHOST ", ownerPassword)
-    expect(res.status, res.text).toBe(200)
-    const cookies = res.headers.getSetCookie()
-    // The session cookie, and the known-device cookie of the sign-in limits.
-    expect(cookies.map((c) => c.split("=")[0]).sort()).toEqual(["herald_device", "herald_session"])
-    const setCookie = cookies.find((c) => c.startsWith("herald_session="))!
-    expect(setCookie).toMatch(/^herald_session=[0-9a-f]{64}; /)
-    expect(setCookie).toContain("HttpOnly")
-    expect(setCookie).toContain("SameSite=Lax")
-    expect(setCookie).toContain("Path=/")
-    expect(setCookie).not.toContain("Secure")
-    const body = res.json as SessionBody
-    expect(body.user).toMatchObject({ email: "owner@localhost", role: "owner" })
-    expect(body.organization.id).toBe(server.orgId)
-    expect(body.csrf_token).toMatch(/^[0-9a-f]{64}$/)
+  it.skipIf(skip)(
+    "sign-in sets an HttpOnly SameSite=Lax cookie; GET session answers the same user and CSRF token",
+    async () => {
+      const res = await signIn("  Owner@LOCALHOST ", ownerPassword)
+      expect(res.status, res.text).toBe(200)
+      const cookies = res.headers.getSetCookie()
+      // The session cookie, and the known-device cookie of the sign-in limits.
+      expect(cookies.map((c) => c.split("=")[0]).sort()).toEqual(["herald_device", "herald_session"])
+      const setCookie = cookies.find((c) => c.startsWith("herald_session="))!
+      expect(setCookie).toMatch(/^herald_session=[0-9a-f]{64}; /)
+      expect(setCookie).toContain("HttpOnly")
+      expect(setCookie).toContain("SameSite=Lax")
+      expect(setCookie).toContain("Path=/")
+      expect(setCookie).not.toContain("Secure")
+      const body = res.json as SessionBody
+      expect(body.user).toMatchObject({ email: "owner@localhost", role: "owner" })
+      expect(body.organization.id).toBe(server.orgId)
+      expect(body.csrf_token).toMatch(/^[0-9a-f]{64}$/)
 
-    const current = await session("GET", "/dashboard/api/session", cookieOf(res))
-    expect(current.status).toBe(200)
-    expect(current.json).toEqual(body)
+      const current = await session("GET", "/dashboard/api/session", cookieOf(res))
+      expect(current.status).toBe(200)
+      expect(current.json).toEqual(body)
 
-    const none = await session("GET", "/dashboard/api/session", null)
-    expect(none.status).toBe(401)
-    expect(errorOf(none).code).toBe("session_required")
-    const forged = await session("GET", "/dashboard/api/session", `herald_session=${"ab".repeat(32)}`)
-    expect(forged.status).toBe(401)
-  })
+      const none = await session("GET", "/dashboard/api/session", null)
+      expect(none.status).toBe(401)
+      expect(errorOf(none).code).toBe("session_required")
+      const forged = await session("GET", "/dashboard/api/session", `herald_session=${"ab".repeat(32)}`)
+      expect(forged.status).toBe(401)
+    }
+  )
 
   it.skipIf(skip)("wrong password and unknown email: the same 401, no session stored", async () => {
     const before = await countRows(server, "sessions")
@@ -176,57 +183,62 @@ describe.each([
     expect(await countRows(server, "sessions")).toBe(before)
   })
 
-  it.skipIf(skip)("the cookie works on /api/v1 with implicit scopes and no API-key rate limits or headers", async () => {
-    const { body: signedInBody, cookie } = await signedIn("owner@localhost", ownerPassword)
-    // The key's budget is 3 a minute: a cookie client makes many more requests, none refused.
-    for (let i = 0; i < 6; i++) {
-      const res = await session("GET", "/api/v1/posts?limit=1", cookie)
-      expect(res.status, res.text).toBe(200)
-      for (const name of ["x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset", "retry-after"]) {
-        expect(res.headers.get(name)).toBeNull()
+  it.skipIf(skip)(
+    "the cookie works on /api/v1 with implicit scopes and no API-key rate limits or headers",
+    async () => {
+      const { body: signedInBody, cookie } = await signedIn("owner@localhost", ownerPassword)
+      // The key's budget is 3 a minute: a cookie client makes many more requests, none refused.
+      for (let i = 0; i < 6; i++) {
+        const res = await session("GET", "/api/v1/posts?limit=1", cookie)
+        expect(res.status, res.text).toBe(200)
+        for (const name of ["x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset", "retry-after"]) {
+          expect(res.headers.get(name)).toBeNull()
+        }
       }
+      const me = await session("GET", "/api/v1/me", cookie)
+      expect(me.status).toBe(200)
+      expect((me.json as { data: { key: { scopes: Array<string> } } }).data.key.scopes).toEqual(["read", "write", "ai"])
+      // The ai scope is used, not only reported: the cookie is answered as a read/write/ai key is, where a
+      // key without ai is refused (this server has no AI provider, so both get the same misconfig answer).
+      const ask = { topic: "Our new oat-milk latte", platform: "x" }
+      const withAi = await server.request("POST", "/api/v1/ai/generate-caption", {
+        key: await server.createKey({ name: "ai", scopes: ["read", "write", "ai"] }),
+        body: ask
+      })
+      const withoutAi = await server.request("POST", "/api/v1/ai/generate-caption", {
+        key: await server.createKey({ name: "no ai", scopes: ["read", "write"] }),
+        body: ask
+      })
+      expect(withoutAi.status).toBe(403)
+      expect(errorOf(withoutAi).code).toBe("insufficient_scope")
+      const byCookie = await session("POST", "/api/v1/ai/generate-caption", cookie, {
+        body: ask,
+        headers: { "x-csrf-token": signedInBody.csrf_token }
+      })
+      expect(byCookie.status, byCookie.text).toBe(withAi.status)
+      expect(errorOf(byCookie).code).toBe(errorOf(withAi).code)
+      // The key itself is still limited (the budget is per key, so a fresh one).
+      const key = await server.createKey({ name: "limited" })
+      const statuses: Array<number> = []
+      for (let i = 0; i < 4; i++) statuses.push((await server.request("GET", "/api/v1/posts?limit=1", { key })).status)
+      expect(statuses).toEqual([200, 200, 200, 429])
+      // A key wins over a cookie: the same cookie beside the exhausted key is refused with the key's limit.
+      const both = await server.request("GET", "/api/v1/posts?limit=1", { key, headers: { cookie } })
+      expect(both.status).toBe(429)
+      // A stale cookie and no key: 401 session_required, so the dashboard knows to sign in again.
+      const stale = await session("GET", "/api/v1/posts", `herald_session=${"cd".repeat(32)}`)
+      expect(stale.status).toBe(401)
+      expect(errorOf(stale).code).toBe("session_required")
     }
-    const me = await session("GET", "/api/v1/me", cookie)
-    expect(me.status).toBe(200)
-    expect((me.json as { data: { key: { scopes: Array<string> } } }).data.key.scopes).toEqual(["read", "write", "ai"])
-    // The ai scope is used, not only reported: the cookie is answered as a read/write/ai key is, where a
-    // key without ai is refused (this server has no AI provider, so both get the same misconfig answer).
-    const ask = { topic: "Our new oat-milk latte", platform: "x" }
-    const withAi = await server.request("POST", "/api/v1/ai/generate-caption", {
-      key: await server.createKey({ name: "ai", scopes: ["read", "write", "ai"] }),
-      body: ask
-    })
-    const withoutAi = await server.request("POST", "/api/v1/ai/generate-caption", {
-      key: await server.createKey({ name: "no ai", scopes: ["read", "write"] }),
-      body: ask
-    })
-    expect(withoutAi.status).toBe(403)
-    expect(errorOf(withoutAi).code).toBe("insufficient_scope")
-    const byCookie = await session("POST", "/api/v1/ai/generate-caption", cookie, {
-      body: ask,
-      headers: { "x-csrf-token": signedInBody.csrf_token }
-    })
-    expect(byCookie.status, byCookie.text).toBe(withAi.status)
-    expect(errorOf(byCookie).code).toBe(errorOf(withAi).code)
-    // The key itself is still limited (the budget is per key, so a fresh one).
-    const key = await server.createKey({ name: "limited" })
-    const statuses: Array<number> = []
-    for (let i = 0; i < 4; i++) statuses.push((await server.request("GET", "/api/v1/posts?limit=1", { key })).status)
-    expect(statuses).toEqual([200, 200, 200, 429])
-    // A key wins over a cookie: the same cookie beside the exhausted key is refused with the key's limit.
-    const both = await server.request("GET", "/api/v1/posts?limit=1", { key, headers: { cookie } })
-    expect(both.status).toBe(429)
-    // A stale cookie and no key: 401 session_required, so the dashboard knows to sign in again.
-    const stale = await session("GET", "/api/v1/posts", `herald_session=${"cd".repeat(32)}`)
-    expect(stale.status).toBe(401)
-    expect(errorOf(stale).code).toBe("session_required")
-  })
+  )
 
   it.skipIf(skip)("CSRF: a cookie write needs the token and, when an Origin is sent, this server's", async () => {
     const { body, cookie } = await signedIn("owner@localhost", ownerPassword)
     const [account] = await server.withStore(insertAccounts(server.orgId, [{ platform: "x", name: "csrf_x" }]))
     const post = { content: "written through the browser", draft: true, account_ids: [account!.id] }
-    const before = (await session("GET", "/api/v1/posts?limit=1", cookie)).json as { data: { pagination: { total: number } } }
+    const before = (await session("GET", "/api/v1/posts?limit=1", cookie)).json as {
+      data: { pagination: { total: number } }
+    }
     const attempts: ReadonlyArray<Record<string, string>> = [
       {},
       { "x-csrf-token": "0".repeat(64) },
@@ -238,7 +250,9 @@ describe.each([
       expect(res.status, JSON.stringify(headers)).toBe(403)
       expect(errorOf(res).code).toBe("csrf_failed")
     }
-    const after = (await session("GET", "/api/v1/posts?limit=1", cookie)).json as { data: { pagination: { total: number } } }
+    const after = (await session("GET", "/api/v1/posts?limit=1", cookie)).json as {
+      data: { pagination: { total: number } }
+    }
     expect(after.data.pagination.total).toBe(before.data.pagination.total)
 
     const ok = await session("POST", "/api/v1/posts", cookie, {
@@ -246,7 +260,10 @@ describe.each([
       headers: { "x-csrf-token": body.csrf_token, origin: server.baseUrl }
     })
     expect(ok.status, ok.text).toBe(201)
-    const noOrigin = await session("POST", "/api/v1/posts", cookie, { body: post, headers: { "x-csrf-token": body.csrf_token } })
+    const noOrigin = await session("POST", "/api/v1/posts", cookie, {
+      body: post,
+      headers: { "x-csrf-token": body.csrf_token }
+    })
     expect(noOrigin.status, noOrigin.text).toBe(201)
 
     // The same rule on /dashboard/api: sign-out without the token is refused and the session lives on.
@@ -276,8 +293,12 @@ describe.each([
       expect((await session("GET", "/dashboard/api/session", cookie)).status).toBe(401)
       expect((await session("GET", "/api/v1/posts", cookie)).status).toBe(401)
     }
-    const left = await server.withStore(Effect.flatMap(SqlClient.SqlClient, (sql) =>
-      sql`SELECT id FROM sessions WHERE token_hash IN (${sha(idle.cookie)}, ${sha(old.cookie)})`))
+    const left = await server.withStore(
+      Effect.flatMap(
+        SqlClient.SqlClient,
+        (sql) => sql`SELECT id FROM sessions WHERE token_hash IN (${sha(idle.cookie)}, ${sha(old.cookie)})`
+      )
+    )
     expect(left).toEqual([])
   })
 
@@ -300,79 +321,89 @@ describe.each([
     expect((await session("GET", "/dashboard/api/session", b.cookie)).status).toBe(401)
   })
 
-  it.skipIf(skip)("herald users: create, list, set-role, reset-password; a member cannot approve through the browser", async () => {
-    const created = await server.cli(["users", "create", "Member@Example.com", "--role", "member", "--name", "Mem"])
-    expect(created.code, created.stderr).toBe(0)
-    const link = created.stdout.trim()
-    expect(link).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/set-password\?token=[0-9a-f]{64}$/)
-    const taken = await server.cli(["users", "create", "member@example.com"])
-    expect(taken.code).toBe(1)
-    expect(taken.stderr).toContain("already exists")
-    const token = link.split("token=")[1]!
-    expect((await session("POST", "/dashboard/api/password", null, { body: { token, password: memberPassword } })).status)
-      .toBe(204)
+  it.skipIf(skip)(
+    "herald users: create, list, set-role, reset-password; a member cannot approve through the browser",
+    async () => {
+      const created = await server.cli(["users", "create", "Member@Example.com", "--role", "member", "--name", "Mem"])
+      expect(created.code, created.stderr).toBe(0)
+      const link = created.stdout.trim()
+      expect(link).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/set-password\?token=[0-9a-f]{64}$/)
+      const taken = await server.cli(["users", "create", "member@example.com"])
+      expect(taken.code).toBe(1)
+      expect(taken.stderr).toContain("already exists")
+      const token = link.split("token=")[1]!
+      expect(
+        (await session("POST", "/dashboard/api/password", null, { body: { token, password: memberPassword } })).status
+      )
+        .toBe(204)
 
-    const listed = await server.cli(["users", "list"])
-    expect(listed.stdout).toMatch(/\tmember@example\.com\tmember\t/)
-    expect(listed.stdout).toMatch(/\towner@localhost\towner\t/)
+      const listed = await server.cli(["users", "list"])
+      expect(listed.stdout).toMatch(/\tmember@example\.com\tmember\t/)
+      expect(listed.stdout).toMatch(/\towner@localhost\towner\t/)
 
-    const member = await signedIn("member@example.com", memberPassword)
-    expect(member.body.user.role).toBe("member")
-    const [account] = await server.withStore(insertAccounts(server.orgId, [{ platform: "x", name: "review_x" }]))
-    const draft = await server.request("POST", "/api/v1/posts", {
-      key: await server.createKey({ name: "author" }),
-      body: { content: "please review", draft: true, request_approval: true, account_ids: [account!.id] }
-    })
-    expect(draft.status, draft.text).toBe(201)
-    const postId = (draft.json as { data: { id: string } }).data.id
-    const approve = (cookie: string, csrf: string) =>
-      session("POST", `/api/v1/posts/${postId}/approve`, cookie, { body: {}, headers: { "x-csrf-token": csrf } })
-    const refused = await approve(member.cookie, member.body.csrf_token)
-    expect(refused.status).toBe(403)
-    expect(errorOf(refused).code).toBe("insufficient_scope")
-    const sendBack = await session("POST", `/api/v1/posts/${postId}/request-changes`, member.cookie, {
-      body: { note: "shorter please" },
-      headers: { "x-csrf-token": member.body.csrf_token }
-    })
-    expect(sendBack.status).toBe(403)
-    expect(errorOf(sendBack).code).toBe("insufficient_scope")
-    // The same member may still write posts through the browser (scope write is implicit).
-    const own = await session("POST", "/api/v1/posts", member.cookie, {
-      body: { content: "a member's draft", draft: true, account_ids: [account!.id] },
-      headers: { "x-csrf-token": member.body.csrf_token }
-    })
-    expect(own.status, own.text).toBe(201)
+      const member = await signedIn("member@example.com", memberPassword)
+      expect(member.body.user.role).toBe("member")
+      const [account] = await server.withStore(insertAccounts(server.orgId, [{ platform: "x", name: "review_x" }]))
+      const draft = await server.request("POST", "/api/v1/posts", {
+        key: await server.createKey({ name: "author" }),
+        body: { content: "please review", draft: true, request_approval: true, account_ids: [account!.id] }
+      })
+      expect(draft.status, draft.text).toBe(201)
+      const postId = (draft.json as { data: { id: string } }).data.id
+      const approve = (cookie: string, csrf: string) =>
+        session("POST", `/api/v1/posts/${postId}/approve`, cookie, { body: {}, headers: { "x-csrf-token": csrf } })
+      const refused = await approve(member.cookie, member.body.csrf_token)
+      expect(refused.status).toBe(403)
+      expect(errorOf(refused).code).toBe("insufficient_scope")
+      const sendBack = await session("POST", `/api/v1/posts/${postId}/request-changes`, member.cookie, {
+        body: { note: "shorter please" },
+        headers: { "x-csrf-token": member.body.csrf_token }
+      })
+      expect(sendBack.status).toBe(403)
+      expect(errorOf(sendBack).code).toBe("insufficient_scope")
+      // The same member may still write posts through the browser (scope write is implicit).
+      const own = await session("POST", "/api/v1/posts", member.cookie, {
+        body: { content: "a member's draft", draft: true, account_ids: [account!.id] },
+        headers: { "x-csrf-token": member.body.csrf_token }
+      })
+      expect(own.status, own.text).toBe(201)
 
-    // Promoted to admin, the same session may approve (the role is read on every request).
-    const promoted = await server.cli(["users", "set-role", "member@example.com", "admin"])
-    expect(promoted.code, promoted.stderr).toBe(0)
-    const approved = await approve(member.cookie, member.body.csrf_token)
-    expect(approved.status, approved.text).toBe(200)
-    expect((approved.json as { data: { approval_status: string } }).data.approval_status).toBe("approved")
+      // Promoted to admin, the same session may approve (the role is read on every request).
+      const promoted = await server.cli(["users", "set-role", "member@example.com", "admin"])
+      expect(promoted.code, promoted.stderr).toBe(0)
+      const approved = await approve(member.cookie, member.body.csrf_token)
+      expect(approved.status, approved.text).toBe(200)
+      expect((approved.json as { data: { approval_status: string } }).data.approval_status).toBe("approved")
 
-    const lastOwner = await server.cli(["users", "set-role", "owner@localhost", "member"])
-    expect(lastOwner.code).toBe(1)
-    expect(lastOwner.stderr).toContain("only owner")
+      const lastOwner = await server.cli(["users", "set-role", "owner@localhost", "member"])
+      expect(lastOwner.code).toBe(1)
+      expect(lastOwner.stderr).toContain("only owner")
 
-    // A reset link sets a new password and signs the user out everywhere. Only the newest link works:
-    // an earlier one, still unexpired, is refused once a newer one was issued (and after it was used).
-    const resetLink = async () => {
-      const reset = await server.cli(["users", "reset-password", "member@example.com"])
-      expect(reset.code, reset.stderr).toBe(0)
-      return reset.stdout.trim().split("token=")[1]!
-    }
-    const olderToken = await resetLink()
-    const resetToken = await resetLink()
-    const newPassword = "a brand new passphrase"
-    expect((await session("POST", "/dashboard/api/password", null, { body: { token: resetToken, password: newPassword } }))
-      .status).toBe(204)
-    const older = await session("POST", "/dashboard/api/password", null, { body: { token: olderToken, password: "the older link's pick" } })
-    expect(older.status).toBe(400)
-    expect(errorOf(older).code).toBe("invalid_token")
-    expect((await session("GET", "/dashboard/api/session", member.cookie)).status).toBe(401)
-    expect((await signIn("member@example.com", memberPassword)).status).toBe(401)
-    expect((await signIn("member@example.com", newPassword)).status).toBe(200)
-  }, 300_000)
+      // A reset link sets a new password and signs the user out everywhere. Only the newest link works:
+      // an earlier one, still unexpired, is refused once a newer one was issued (and after it was used).
+      const resetLink = async () => {
+        const reset = await server.cli(["users", "reset-password", "member@example.com"])
+        expect(reset.code, reset.stderr).toBe(0)
+        return reset.stdout.trim().split("token=")[1]!
+      }
+      const olderToken = await resetLink()
+      const resetToken = await resetLink()
+      const newPassword = "a brand new passphrase"
+      expect(
+        (await session("POST", "/dashboard/api/password", null, { body: { token: resetToken, password: newPassword } }))
+          .status
+      ).toBe(204)
+      const older = await session("POST", "/dashboard/api/password", null, {
+        body: { token: olderToken, password: "the older link's pick" }
+      })
+      expect(older.status).toBe(400)
+      expect(errorOf(older).code).toBe("invalid_token")
+      expect((await session("GET", "/dashboard/api/session", member.cookie)).status).toBe(401)
+      expect((await signIn("member@example.com", memberPassword)).status).toBe(401)
+      expect((await signIn("member@example.com", newPassword)).status).toBe(200)
+    },
+    300_000
+  )
 
   it.skipIf(skip)("no password ever reaches the server's output", async () => {
     await signIn("owner@localhost", "a wrong password 1234")
@@ -398,7 +429,10 @@ describe("dashboard sessions behind HTTPS, and sign-in limits", () => {
     })
     const token = await ownerToken(server)
     expect(server.output()).toContain(`HERALD_OWNER_LINK=${publicUrl}/set-password?token=${token}`)
-    const set = await server.request("POST", "/dashboard/api/password", { key: null, body: { token, password: ownerPassword } })
+    const set = await server.request("POST", "/dashboard/api/password", {
+      key: null,
+      body: { token, password: ownerPassword }
+    })
     if (set.status !== 204) throw new Error(set.text)
   }, 120_000)
   afterAll(async () => {
@@ -457,58 +491,69 @@ describe("dashboard sessions behind HTTPS, and sign-in limits", () => {
       req.end(payload)
     })
 
-  it("a stranger's failures never lock the owner out; a spread guessing run slows unknown browsers, never a known one", async () => {
-    const email = "target@example.com"
-    const password = "the target's own passphrase"
-    const created = await server.cli(["users", "create", email, "--role", "admin"])
-    expect(created.code, created.stderr).toBe(0)
-    const token = created.stdout.trim().split("token=")[1]!
-    const set = await server.request("POST", "/dashboard/api/password", { key: null, body: { token, password } })
-    expect(set.status, set.text).toBe(204)
+  it(
+    "a stranger's failures never lock the owner out; a spread guessing run slows unknown browsers, never a known one",
+    async () => {
+      const email = "target@example.com"
+      const password = "the target's own passphrase"
+      const created = await server.cli(["users", "create", email, "--role", "admin"])
+      expect(created.code, created.stderr).toBe(0)
+      const token = created.stdout.trim().split("token=")[1]!
+      const set = await server.request("POST", "/dashboard/api/password", { key: null, body: { token, password } })
+      expect(set.status, set.text).toBe(204)
 
-    // The owner signs in at home: the answer makes this browser known to the account.
-    const home = await signInFrom("127.0.0.3", email, password)
-    expect(home.status, home.body).toBe(200)
-    const deviceCookie = [home.headers["set-cookie"] ?? []].flat().find((c) => c.startsWith("herald_device="))
-    expect(deviceCookie).toMatch(/^herald_device=\d+\.[0-9a-f]{64};/)
-    const attributes = deviceCookie!.split(/;\s*/).slice(1).map((a) => a.toLowerCase()).sort()
-    expect(attributes).toEqual(["httponly", "max-age=7776000", "path=/dashboard/api/session", "samesite=strict", "secure"])
-    const known = deviceCookie!.split(";")[0]!
+      // The owner signs in at home: the answer makes this browser known to the account.
+      const home = await signInFrom("127.0.0.3", email, password)
+      expect(home.status, home.body).toBe(200)
+      const deviceCookie = [home.headers["set-cookie"] ?? []].flat().find((c) => c.startsWith("herald_device="))
+      expect(deviceCookie).toMatch(/^herald_device=\d+\.[0-9a-f]{64};/)
+      const attributes = deviceCookie!.split(/;\s*/).slice(1).map((a) => a.toLowerCase()).sort()
+      expect(attributes).toEqual([
+        "httponly",
+        "max-age=7776000",
+        "path=/dashboard/api/session",
+        "samesite=strict",
+        "secure"
+      ])
+      const known = deviceCookie!.split(";")[0]!
 
-    // A stranger guesses from 127.0.0.2: three failures, then that address is refused for the account,
-    // even with the right password (guessing from one address stops there).
-    for (let i = 0; i < 3; i++) expect((await signInFrom("127.0.0.2", email, `guess ${i}`)).status).toBe(401)
-    const stopped = await signInFrom("127.0.0.2", email, password)
-    expect(stopped.status).toBe(429)
-    expect(JSON.parse(stopped.body).error.message).toContain("from this address")
-    expect(Number(stopped.headers["retry-after"])).toBeGreaterThan(0)
-    // The owner, at another address and in a browser the account does not know, is not locked out.
-    expect((await signInFrom("127.0.0.4", email, password)).status).toBe(200)
+      // A stranger guesses from 127.0.0.2: three failures, then that address is refused for the account,
+      // even with the right password (guessing from one address stops there).
+      for (let i = 0; i < 3; i++) expect((await signInFrom("127.0.0.2", email, `guess ${i}`)).status).toBe(401)
+      const stopped = await signInFrom("127.0.0.2", email, password)
+      expect(stopped.status).toBe(429)
+      expect(JSON.parse(stopped.body).error.message).toContain("from this address")
+      expect(Number(stopped.headers["retry-after"])).toBeGreaterThan(0)
+      // The owner, at another address and in a browser the account does not know, is not locked out.
+      expect((await signInFrom("127.0.0.4", email, password)).status).toBe(200)
 
-    // Guesses spread over more addresses reach the account's 6 failures an hour.
-    for (const address of ["127.0.0.5", "127.0.0.6", "127.0.0.7"]) {
-      expect((await signInFrom(address, email, "spread guess")).status).toBe(401)
-    }
-    // Away from a minute's end, so that the next attempts share one window.
-    const toMinuteEnd = 60_000 - (Date.now() % 60_000)
-    if (toMinuteEnd < 10_000) await sleep(toMinuteEnd + 200)
-    // Now a browser the account does not know gets one attempt a minute (all of them together)...
-    expect((await signInFrom("127.0.0.8", email, "one more guess")).status).toBe(401)
-    const slowed = await signInFrom("127.0.0.9", email, password)
-    expect(slowed.status, slowed.body).toBe(429)
-    expect(JSON.parse(slowed.body).error.message).toContain("one attempt a minute")
-    expect(Number(slowed.headers["retry-after"])).toBeLessThanOrEqual(60)
-    // ... a forged known-device cookie, or another account's, counts for nothing ...
-    const forged = known.replace(/[0-9a-f]{8}$/, "00000000")
-    expect((await signInFrom("127.0.0.10", email, password, forged)).status).toBe(429)
-    const other = await signInFrom("127.0.0.11", "owner@localhost", ownerPassword)
-    expect(other.status, other.body).toBe(200)
-    const othersDevice = [other.headers["set-cookie"] ?? []].flat().find((c) => c.startsWith("herald_device="))!.split(";")[0]!
-    expect((await signInFrom("127.0.0.11", email, password, othersDevice)).status).toBe(429)
-    // ... while the owner's known browser signs in at once, from any address.
-    expect((await signInFrom("127.0.0.12", email, password, known)).status).toBe(200)
-    expect((await signInFrom("127.0.0.13", email, "a wrong one", known)).status).toBe(401)
-  }, 120_000)
+      // Guesses spread over more addresses reach the account's 6 failures an hour.
+      for (const address of ["127.0.0.5", "127.0.0.6", "127.0.0.7"]) {
+        expect((await signInFrom(address, email, "spread guess")).status).toBe(401)
+      }
+      // Away from a minute's end, so that the next attempts share one window.
+      const toMinuteEnd = 60_000 - (Date.now() % 60_000)
+      if (toMinuteEnd < 10_000) await sleep(toMinuteEnd + 200)
+      // Now a browser the account does not know gets one attempt a minute (all of them together)...
+      expect((await signInFrom("127.0.0.8", email, "one more guess")).status).toBe(401)
+      const slowed = await signInFrom("127.0.0.9", email, password)
+      expect(slowed.status, slowed.body).toBe(429)
+      expect(JSON.parse(slowed.body).error.message).toContain("one attempt a minute")
+      expect(Number(slowed.headers["retry-after"])).toBeLessThanOrEqual(60)
+      // ... a forged known-device cookie, or another account's, counts for nothing ...
+      const forged = known.replace(/[0-9a-f]{8}$/, "00000000")
+      expect((await signInFrom("127.0.0.10", email, password, forged)).status).toBe(429)
+      const other = await signInFrom("127.0.0.11", "owner@localhost", ownerPassword)
+      expect(other.status, other.body).toBe(200)
+      const othersDevice = [other.headers["set-cookie"] ?? []].flat().find((c) => c.startsWith("herald_device="))!
+        .split(";")[0]!
+      expect((await signInFrom("127.0.0.11", email, password, othersDevice)).status).toBe(429)
+      // ... while the owner's known browser signs in at once, from any address.
+      expect((await signInFrom("127.0.0.12", email, password, known)).status).toBe(200)
+      expect((await signInFrom("127.0.0.13", email, "a wrong one", known)).status).toBe(401)
+    },
+    120_000
+  )
 })
 
 describe(`dashboard sessions shared by two servers on one ${pg.available ? "Postgres" : "SQLite"} store`, () => {
@@ -547,7 +592,10 @@ describe(`dashboard sessions shared by two servers on one ${pg.available ? "Post
 
   it("a session opened on one process works on the other, and signing out on either ends it on both", async () => {
     const token = await ownerToken(first)
-    const set = await first.request("POST", "/dashboard/api/password", { key: null, body: { token, password: ownerPassword } })
+    const set = await first.request("POST", "/dashboard/api/password", {
+      key: null,
+      body: { token, password: ownerPassword }
+    })
     expect(set.status).toBe(204)
     const signIn = await first.request("POST", "/dashboard/api/session", {
       key: null,

@@ -23,7 +23,17 @@ interface Started {
 /** `herald serve` on a free port through `sh`, with umask 022 as a login shell would have it. */
 const serve = (dataDir: string): Promise<Started> =>
   new Promise((resolve, reject) => {
-    const child = spawn("/bin/sh", ["-c", 'umask 022; exec "$0" "$@"', process.execPath, HeraldServer.bin, "serve", "--port", "0", "--data-dir", dataDir], {
+    const child = spawn("/bin/sh", [
+      "-c",
+      "umask 022; exec \"$0\" \"$@\"",
+      process.execPath,
+      HeraldServer.bin,
+      "serve",
+      "--port",
+      "0",
+      "--data-dir",
+      dataDir
+    ], {
       cwd: root,
       env: { ...process.env, PORT: "", HERALD_DATA_DIR: "", HERALD_DATABASE_URL: "", HERALD_SECRET: "" },
       stdio: ["ignore", "pipe", "pipe"]
@@ -36,7 +46,11 @@ const serve = (dataDir: string): Promise<Started> =>
       const port = /Herald listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(output)?.[1]
       if (port !== undefined) {
         clearTimeout(timer)
-        resolve({ child, baseUrl: `http://127.0.0.1:${port}`, key: /HERALD_API_KEY=(pe_live_[0-9a-f]{32})/.exec(output)?.[1] })
+        resolve({
+          child,
+          baseUrl: `http://127.0.0.1:${port}`,
+          key: /HERALD_API_KEY=(pe_live_[0-9a-f]{32})/.exec(output)?.[1]
+        })
       }
     })
     child.on("exit", (code) => {

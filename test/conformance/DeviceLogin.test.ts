@@ -64,7 +64,10 @@ describe.each([
   beforeAll(async () => {
     if (skip) return
     // A 3-second interval: the two quick polls below must land within it even on a loaded machine.
-    server = await HeraldServer.start({ postgres, env: { HERALD_DEVICE_POLL_INTERVAL_SECONDS: "3", HERALD_PUBLIC_URL: "" } })
+    server = await HeraldServer.start({
+      postgres,
+      env: { HERALD_DEVICE_POLL_INTERVAL_SECONDS: "3", HERALD_PUBLIC_URL: "" }
+    })
     doc = (await server.request("GET", "/api/v1/openapi.json", { key: null })).json as Doc
   }, 120_000)
   afterAll(async () => {
@@ -88,84 +91,95 @@ describe.each([
   }
 
   const poll = async (deviceCode: string) => {
-    const res = await server.request("POST", "/api/v1/auth/device/token", { key: null, body: { device_code: deviceCode } })
+    const res = await server.request("POST", "/api/v1/auth/device/token", {
+      key: null,
+      body: { device_code: deviceCode }
+    })
     conforms("/api/v1/auth/device/token", "post", res)
     return res
   }
 
-  it.skipIf(skip)("the whole flow: start, pending, slow_down, approve, authorized key works, reuse refused", async () => {
-    const started = await start("herald-cli <test>")
-    expect(started.user_code).toMatch(userCodePattern)
-    expect(started.device_code).toMatch(/^[0-9a-f]{64}$/)
-    expect(started.interval).toBe(3)
-    expect(started.expires_in).toBe(600)
-    expect(started.client_name).toBe("herald-cli <test>")
-    expect(started.verification_uri).toBe(`${server.baseUrl}/device`)
-    expect(started.verification_uri_complete).toBe(`${server.baseUrl}/device?code=${started.user_code}`)
+  it.skipIf(skip)(
+    "the whole flow: start, pending, slow_down, approve, authorized key works, reuse refused",
+    async () => {
+      const started = await start("herald-cli <test>")
+      expect(started.user_code).toMatch(userCodePattern)
+      expect(started.device_code).toMatch(/^[0-9a-f]{64}$/)
+      expect(started.interval).toBe(3)
+      expect(started.expires_in).toBe(600)
+      expect(started.client_name).toBe("herald-cli <test>")
+      expect(started.verification_uri).toBe(`${server.baseUrl}/device`)
+      expect(started.verification_uri_complete).toBe(`${server.baseUrl}/device?code=${started.user_code}`)
 
-    const first = await poll(started.device_code)
-    expect(first.status).toBe(200)
-    expect(body<Token>(first).data).toEqual({ status: "pending", interval: 3 })
-    const fast = await poll(started.device_code)
-    expect(body<Token>(fast).data).toEqual({ status: "slow_down", interval: 3 })
+      const first = await poll(started.device_code)
+      expect(first.status).toBe(200)
+      expect(body<Token>(first).data).toEqual({ status: "pending", interval: 3 })
+      const fast = await poll(started.device_code)
+      expect(body<Token>(fast).data).toEqual({ status: "slow_down", interval: 3 })
 
-    // The verification URI is the dashboard's device page (it shows the client once a person signs in;
-    // see test/dashboard); the page itself carries nothing of the request.
-    const page = await fetch(started.verification_uri_complete)
-    expect(page.status).toBe(200)
-    expect(page.headers.get("content-type")).toMatch(/^text\/html/)
-    const html = await page.text()
-    expect(html).toContain("/dashboard/assets/app.js")
-    expect(html).not.toContain("herald-cli")
+      // The verification URI is the dashboard's device page (it shows the client once a person signs in;
+      // see test/dashboard); the page itself carries nothing of the request.
+      const page = await fetch(started.verification_uri_complete)
+      expect(page.status).toBe(200)
+      expect(page.headers.get("content-type")).toMatch(/^text\/html/)
+      const html = await page.text()
+      expect(html).toContain("/dashboard/assets/app.js")
+      expect(html).not.toContain("herald-cli")
 
-    // Typed by a person: lower case, no dash.
-    const typed = started.user_code.replace("-", "").toLowerCase()
-    const approved = await server.cli(["device", "approve", typed, "--org", server.orgId])
-    expect(approved.code, approved.stderr).toBe(0)
-    expect(approved.stderr).toContain(started.user_code)
-    expect(approved.stdout).toBe("")
-    const again = await server.cli(["device", "approve", started.user_code])
-    expect(again.code).toBe(1)
-    expect(again.stderr).toContain("already approved")
+      // Typed by a person: lower case, no dash.
+      const typed = started.user_code.replace("-", "").toLowerCase()
+      const approved = await server.cli(["device", "approve", typed, "--org", server.orgId])
+      expect(approved.code, approved.stderr).toBe(0)
+      expect(approved.stderr).toContain(started.user_code)
+      expect(approved.stdout).toBe("")
+      const again = await server.cli(["device", "approve", started.user_code])
+      expect(again.code).toBe(1)
+      expect(again.stderr).toContain("already approved")
 
-    await sleep(3100)
-    const authorized = await poll(started.device_code)
-    expect(authorized.status).toBe(200)
-    const token = body<Token>(authorized).data!
-    expect(token).toMatchObject({
-      status: "authorized",
-      user: { email: "owner@localhost" },
-      organization_id: server.orgId,
-      key: { name: "device: herald-cli <test>", scopes: ["read", "write", "ai"] }
-    })
-    expect(token.api_key).toMatch(/^pe_live_[0-9a-f]{32}$/)
+      await sleep(3100)
+      const authorized = await poll(started.device_code)
+      expect(authorized.status).toBe(200)
+      const token = body<Token>(authorized).data!
+      expect(token).toMatchObject({
+        status: "authorized",
+        user: { email: "owner@localhost" },
+        organization_id: server.orgId,
+        key: { name: "device: herald-cli <test>", scopes: ["read", "write", "ai"] }
+      })
+      expect(token.api_key).toMatch(/^pe_live_[0-9a-f]{32}$/)
 
-    const me = await server.request("GET", "/api/v1/me", { key: token.api_key! })
-    expect(me.status, me.text).toBe(200)
-    expect(body<{ key: { id: string; name: string } }>(me).data!.key).toMatchObject({
-      id: token.key!.id,
-      name: "device: herald-cli <test>"
-    })
+      const me = await server.request("GET", "/api/v1/me", { key: token.api_key! })
+      expect(me.status, me.text).toBe(200)
+      expect(body<{ key: { id: string; name: string } }>(me).data!.key).toMatchObject({
+        id: token.key!.id,
+        name: "device: herald-cli <test>"
+      })
 
-    // Shown once: the device code is spent.
-    const reused = await poll(started.device_code)
-    expect(reused.status).toBe(400)
-    expect(body<Token>(reused).error).toMatchObject({ code: "validation_error", details: { reason: "device_code_used" } })
-    expect(reused.text).not.toContain("pe_live_")
+      // Shown once: the device code is spent.
+      const reused = await poll(started.device_code)
+      expect(reused.status).toBe(400)
+      expect(body<Token>(reused).error).toMatchObject({
+        code: "validation_error",
+        details: { reason: "device_code_used" }
+      })
+      expect(reused.text).not.toContain("pe_live_")
 
-    // The store holds neither code nor the key, only hashes.
-    const rows = await server.withStore(Effect.flatMap(SqlClient.SqlClient, (sql) =>
-      sql<Record<string, unknown>>`SELECT * FROM device_authorizations`))
-    const dump = JSON.stringify(rows)
-    expect(dump).not.toContain(started.device_code)
-    expect(dump).not.toContain(started.user_code.replace("-", ""))
-    expect(dump).not.toContain(token.api_key)
-    expect(dump).toContain(createHash("sha256").update(started.device_code).digest("hex"))
-    // Nor does the server's output (request lines carry the path only).
-    expect(server.output()).not.toContain(started.device_code)
-    expect(server.output()).not.toContain(token.api_key)
-    expect(server.output()).not.toContain(started.user_code)
-  }, 180_000)
+      // The store holds neither code nor the key, only hashes.
+      const rows = await server.withStore(
+        Effect.flatMap(SqlClient.SqlClient, (sql) => sql<Record<string, unknown>>`SELECT * FROM device_authorizations`)
+      )
+      const dump = JSON.stringify(rows)
+      expect(dump).not.toContain(started.device_code)
+      expect(dump).not.toContain(started.user_code.replace("-", ""))
+      expect(dump).not.toContain(token.api_key)
+      expect(dump).toContain(createHash("sha256").update(started.device_code).digest("hex"))
+      // Nor does the server's output (request lines carry the path only).
+      expect(server.output()).not.toContain(started.device_code)
+      expect(server.output()).not.toContain(token.api_key)
+      expect(server.output()).not.toContain(started.user_code)
+    },
+    180_000
+  )
 
   it.skipIf(skip)("a denied request polls denied and cannot be approved afterwards", async () => {
     const started = await start()
@@ -209,7 +223,10 @@ describe.each([
     expect(body<Token>(missing).error!.details!.validation_errors).toEqual([
       expect.objectContaining({ path: "device_code" })
     ])
-    const long = await server.request("POST", "/api/v1/auth/device", { key: null, body: { client_name: "x".repeat(101) } })
+    const long = await server.request("POST", "/api/v1/auth/device", {
+      key: null,
+      body: { client_name: "x".repeat(101) }
+    })
     expect(long.status).toBe(400)
     expect(body<Token>(long).error!.code).toBe("validation_error")
     const cli = await server.cli(["device", "approve", "BCDF-GHJK"])
@@ -280,22 +297,25 @@ describe.each([
     throw new Error(`${path} was never limited`)
   }
 
-  it.skipIf(skip)("both endpoints are limited per client address: 429 rate_limit_exceeded with Retry-After", async () => {
-    const limited = await until429("/api/v1/auth/device", { client_name: "flood" })
-    const error = body<Token>(limited).error!
-    expect(error).toMatchObject({ code: "rate_limit_exceeded", retryable: true, details: { limit: 3, remaining: 0 } })
-    const retryAfter = Number(limited.headers.get("retry-after"))
-    expect(retryAfter).toBeGreaterThanOrEqual(1)
-    expect(retryAfter).toBeLessThanOrEqual(60)
-    expect(error.details!.retry_after).toBe(retryAfter)
-    expect(typeof error.details!.reset_at).toBe("string")
+  it.skipIf(skip)(
+    "both endpoints are limited per client address: 429 rate_limit_exceeded with Retry-After",
+    async () => {
+      const limited = await until429("/api/v1/auth/device", { client_name: "flood" })
+      const error = body<Token>(limited).error!
+      expect(error).toMatchObject({ code: "rate_limit_exceeded", retryable: true, details: { limit: 3, remaining: 0 } })
+      const retryAfter = Number(limited.headers.get("retry-after"))
+      expect(retryAfter).toBeGreaterThanOrEqual(1)
+      expect(retryAfter).toBeLessThanOrEqual(60)
+      expect(error.details!.retry_after).toBe(retryAfter)
+      expect(typeof error.details!.reset_at).toBe("string")
 
-    const polls = await until429("/api/v1/auth/device/token", { device_code: "0".repeat(64) })
-    expect(body<Token>(polls).error).toMatchObject({ code: "rate_limit_exceeded", details: { limit: 4 } })
-    expect(polls.headers.get("retry-after")).not.toBeNull()
+      const polls = await until429("/api/v1/auth/device/token", { device_code: "0".repeat(64) })
+      expect(body<Token>(polls).error).toMatchObject({ code: "rate_limit_exceeded", details: { limit: 4 } })
+      expect(polls.headers.get("retry-after")).not.toBeNull()
 
-    // API-key traffic is not counted against the address.
-    const me = await server.request("GET", "/api/v1/me")
-    expect(me.status).toBe(200)
-  })
+      // API-key traffic is not counted against the address.
+      const me = await server.request("GET", "/api/v1/me")
+      expect(me.status).toBe(200)
+    }
+  )
 })

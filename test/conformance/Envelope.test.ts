@@ -80,13 +80,21 @@ describe("envelope", () => {
   it("answers domain errors in the envelope with retryable from the catalogue", async () => {
     const body = expectErrorEnvelope(await server.request("GET", "/api/v1/accounts/xyz"), 400, "invalid_id")
     expect(body.error.retryable).toBe(false)
-    expect(expectErrorEnvelope(await server.request("GET", "/api/v1/accounts/424242"), 404, "not_found").error.retryable)
+    expect(
+      expectErrorEnvelope(await server.request("GET", "/api/v1/accounts/424242"), 404, "not_found").error.retryable
+    )
       .toBe(false)
   })
 
   it.each(bodyEndpoints)("answers a body that is not JSON on %s with 400 invalid_json", async (endpoint) => {
     // Errors table: invalid_json is "Body is not valid JSON (raw control characters in strings)".
-    for (const rawBody of ["{\"content\": \"a\u0001b\", \"account_ids\": [1]}", "{\"content\": \"a\nb\"}", "{\"content\": "]) {
+    for (
+      const rawBody of [
+        "{\"content\": \"a\u0001b\", \"account_ids\": [1]}",
+        "{\"content\": \"a\nb\"}",
+        "{\"content\": "
+      ]
+    ) {
       const res = await server.request("POST", endpoint, { rawBody })
       expect(expectErrorEnvelope(res, 400, "invalid_json").error.retryable).toBe(false)
     }

@@ -64,7 +64,10 @@ const signIn = async (server: HeraldServer.HeraldServer): Promise<Fixture["brows
     token = /HERALD_OWNER_LINK=\S+\/set-password\?token=([0-9a-f]{64})/.exec(server.output())?.[1]
     if (token === undefined) await new Promise((resolve) => setTimeout(resolve, 50))
   }
-  const set = await server.request("POST", "/dashboard/api/password", { key: null, body: { token, password: ownerPassword } })
+  const set = await server.request("POST", "/dashboard/api/password", {
+    key: null,
+    body: { token, password: ownerPassword }
+  })
   if (set.status !== 204) throw new Error(`password: ${set.text}`)
   const res = await server.request("POST", "/dashboard/api/session", {
     key: null,
@@ -94,15 +97,20 @@ const overTheLimit = (send: (f: Fixture, key: string) => Promise<HeraldServer.Re
 const cases: ReadonlyArray<Case> = [
   ["GET /accounts 200", get("/api/v1/accounts", fresh())],
   ["GET /accounts 200 with a query string", get("/api/v1/accounts?page=2", fresh())],
-  ["GET /accounts 200 for a restricted key", async (f) =>
-    f.server.request("GET", "/api/v1/accounts", { key: await f.server.createKey({ accounts: [f.accountId] }) })],
+  [
+    "GET /accounts 200 for a restricted key",
+    async (f) =>
+      f.server.request("GET", "/api/v1/accounts", { key: await f.server.createKey({ accounts: [f.accountId] }) })
+  ],
   ["GET /accounts 401 without credentials", get("/api/v1/accounts", none)],
   ["GET /accounts 401 for a malformed key", get("/api/v1/accounts", fixed("pe_live_nothex"))],
   ["GET /accounts 401 for an unknown key", get("/api/v1/accounts", fixed(unknownKey))],
   ["GET /accounts 401 for another scheme", get("/api/v1/accounts", none, { authorization: "Basic dXNlcjpwYXNz" })],
   ["GET /accounts 401 for a cookie that is no session", get("/api/v1/accounts", none, { cookie: "herald_session=no" })],
-  ["GET /accounts 402 for a lapsed organization", async (f) =>
-    f.server.request("GET", "/api/v1/accounts", { key: await f.server.createKey({ org: f.lapsedOrg }) })],
+  [
+    "GET /accounts 402 for a lapsed organization",
+    async (f) => f.server.request("GET", "/api/v1/accounts", { key: await f.server.createKey({ org: f.lapsedOrg }) })
+  ],
   ["GET /accounts 403 without the read scope", get("/api/v1/accounts", fresh({ scopes: ["write"] }))],
   ["GET /accounts 400 for a NUL in the query", get("/api/v1/accounts?x=%00", fresh())],
   ["GET /accounts 429 past the limit", overTheLimit((f, key) => f.server.request("GET", "/api/v1/accounts", { key }))],
@@ -110,31 +118,53 @@ const cases: ReadonlyArray<Case> = [
   ["POST /posts 201 with a query string", post("/api/v1/posts?x=1", fresh(), draft)],
   ["POST /posts 401 without credentials", post("/api/v1/posts", none, draft)],
   ["POST /posts 401 for an unknown key", post("/api/v1/posts", fixed(unknownKey), draft)],
-  ["POST /posts 402 for a lapsed organization", async (f) =>
-    f.server.request("POST", "/api/v1/posts", { key: await f.server.createKey({ org: f.lapsedOrg }), ...draft(f) })],
+  [
+    "POST /posts 402 for a lapsed organization",
+    async (f) =>
+      f.server.request("POST", "/api/v1/posts", { key: await f.server.createKey({ org: f.lapsedOrg }), ...draft(f) })
+  ],
   ["POST /posts 403 without the write scope", post("/api/v1/posts", fresh({ scopes: ["read"] }), draft)],
   ["POST /posts 400 for invalid JSON", post("/api/v1/posts", fresh(), () => ({ rawBody: "{\"content\": " }))],
-  ["POST /posts 413 for a body over the limit", post("/api/v1/posts", fresh(), (f) => ({
-    body: { content: "x".repeat(1_100_000), account_ids: [f.accountId], draft: true }
-  }))],
-  ["POST /posts 422 for a form body", post("/api/v1/posts", fresh(), () => ({
-    rawBody: "content=Hello",
-    headers: { "content-type": "application/x-www-form-urlencoded" }
-  }))],
-  ["POST /posts 422 for a body that does not match", post("/api/v1/posts", fresh(), () => ({
-    body: { content: 5, account_ids: "all" }
-  }))],
-  ["POST /posts for an account that is not there", post("/api/v1/posts", fresh(), () => ({
-    body: { content: "Hello", account_ids: [987654], draft: true }
-  }))],
-  ["POST /posts 429 past the limit", overTheLimit((f, key) => f.server.request("POST", "/api/v1/posts", { key, ...draft(f) }))],
+  [
+    "POST /posts 413 for a body over the limit",
+    post("/api/v1/posts", fresh(), (f) => ({
+      body: { content: "x".repeat(1_100_000), account_ids: [f.accountId], draft: true }
+    }))
+  ],
+  [
+    "POST /posts 422 for a form body",
+    post("/api/v1/posts", fresh(), () => ({
+      rawBody: "content=Hello",
+      headers: { "content-type": "application/x-www-form-urlencoded" }
+    }))
+  ],
+  [
+    "POST /posts 422 for a body that does not match",
+    post("/api/v1/posts", fresh(), () => ({
+      body: { content: 5, account_ids: "all" }
+    }))
+  ],
+  [
+    "POST /posts for an account that is not there",
+    post("/api/v1/posts", fresh(), () => ({
+      body: { content: "Hello", account_ids: [987654], draft: true }
+    }))
+  ],
+  [
+    "POST /posts 429 past the limit",
+    overTheLimit((f, key) => f.server.request("POST", "/api/v1/posts", { key, ...draft(f) }))
+  ],
   ["GET /accounts 200 for a signed-in session cookie", (f) => {
     const { cookie, csrf } = f.browser
     return f.server.request("GET", "/api/v1/accounts", { key: null, headers: { cookie, "x-csrf-token": csrf } })
   }],
   ["POST /posts 201 for a signed-in session cookie with its CSRF token", (f) => {
     const { cookie, csrf } = f.browser
-    return f.server.request("POST", "/api/v1/posts", { key: null, headers: { cookie, "x-csrf-token": csrf }, ...draft(f) })
+    return f.server.request("POST", "/api/v1/posts", {
+      key: null,
+      headers: { cookie, "x-csrf-token": csrf },
+      ...draft(f)
+    })
   }],
   ["POST /posts 403 for a signed-in session cookie without its CSRF token", (f) => {
     const { cookie } = f.browser
@@ -197,17 +227,27 @@ describe("the fast path answers like the HttpApi endpoint", () => {
       const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
       const url = new URL(f.server.baseUrl)
       const answers: Array<[number | undefined, boolean, string | undefined]> = []
-      for (const [method, path] of [["GET", "/api/v1/accounts"], ["POST", "/api/v1/posts"], ["GET", "/api/v1/me"], ["GET", "/api/v1/accounts"]] as const) {
+      for (
+        const [method, path] of [["GET", "/api/v1/accounts"], ["POST", "/api/v1/posts"], ["GET", "/api/v1/me"], [
+          "GET",
+          "/api/v1/accounts"
+        ]] as const
+      ) {
         answers.push(
           await new Promise((resolve, reject) => {
-            const body = method === "POST" ? JSON.stringify({ content: "Hello", account_ids: [f.accountId], draft: true }) : undefined
+            const body = method === "POST"
+              ? JSON.stringify({ content: "Hello", account_ids: [f.accountId], draft: true })
+              : undefined
             const req = http.request({
               host: url.hostname,
               port: url.port,
               path,
               method,
               agent,
-              headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "content-type": "application/json" }) }
+              headers: {
+                authorization: `Bearer ${key}`,
+                ...(body === undefined ? {} : { "content-type": "application/json" })
+              }
             }, (res) => {
               res.resume()
               res.on("end", () => resolve([res.statusCode, req.reusedSocket, res.headers.connection]))
@@ -221,7 +261,11 @@ describe("the fast path answers like the HttpApi endpoint", () => {
       return answers
     }
     const [a, b] = await Promise.all([onOneSocket(fast), onOneSocket(api)])
-    expect(a).toEqual([[200, false, "keep-alive"], [201, true, "keep-alive"], [200, true, "keep-alive"], [200, true, "keep-alive"]])
+    expect(a).toEqual([[200, false, "keep-alive"], [201, true, "keep-alive"], [200, true, "keep-alive"], [
+      200,
+      true,
+      "keep-alive"
+    ]])
     expect(a).toEqual(b)
   })
 
@@ -240,6 +284,8 @@ describe("the fast path answers like the HttpApi endpoint", () => {
     const session = { key: null, headers: { cookie, "x-csrf-token": csrf } }
     expect((await fast.server.request("GET", "/api/v1/accounts", session)).status).toBe(200)
     expect((await fast.server.request("POST", "/api/v1/posts", { ...session, ...draft(fast) })).status).toBe(201)
-    expect((await fast.server.request("POST", "/api/v1/posts", { key: null, headers: { cookie }, ...draft(fast) })).status).toBe(403)
+    expect(
+      (await fast.server.request("POST", "/api/v1/posts", { key: null, headers: { cookie }, ...draft(fast) })).status
+    ).toBe(403)
   })
 })

@@ -83,7 +83,7 @@ describe("readiness during a graceful shutdown", () => {
     expect(created.status).toBe(201)
     const id = (created.json as PostData).data.id
     const until = Date.now() + 20_000
-    while ((await server.request("GET", `/api/v1/posts/${id}`)).text.includes('"publishing"') === false) {
+    while ((await server.request("GET", `/api/v1/posts/${id}`)).text.includes("\"publishing\"") === false) {
       if (Date.now() > until) throw new Error("the post never started publishing")
       await new Promise((r) => setTimeout(r, 50))
     }
@@ -127,7 +127,9 @@ const pgProxy = async () => {
     upstream.on("error", drop).on("close", drop)
   })
   const listen = (port: number) =>
-    new Promise<number>((resolve) => server.listen(port, "127.0.0.1", () => resolve((server.address() as net.AddressInfo).port)))
+    new Promise<number>((resolve) =>
+      server.listen(port, "127.0.0.1", () => resolve((server.address() as net.AddressInfo).port))
+    )
   const port = await listen(0)
   return {
     port,
@@ -177,8 +179,10 @@ describe.skipIf(!pgAnswers)("an unreachable Postgres", () => {
       expect((await server.request("GET", "/health/live", { key: null })).status).toBe(200)
 
       await proxy.restore()
-      await waitFor("readiness to return", async () =>
-        (await server.request("GET", "/health/ready", { key: null })).status === 200)
+      await waitFor(
+        "readiness to return",
+        async () => (await server.request("GET", "/health/ready", { key: null })).status === 200
+      )
       const after = await server.request("POST", "/api/v1/posts", { body: { content: "After", account_ids: [1] } })
       expect(after.status).toBe(201)
     } finally {
@@ -194,13 +198,22 @@ describe("a SQLite store that cannot be written", () => {
     const filename = path.join(dir, "herald.db")
     try {
       const probeWith = (database: Layer.Layer<SqlClient.SqlClient, unknown>) =>
-        Effect.runPromise(Effect.scoped(Effect.gen(function*() {
-          const sql = yield* SqlClient.SqlClient
-          const read = yield* sql`SELECT COUNT(*) AS n FROM organizations`.pipe(Effect.as(true), Effect.orElseSucceed(() => false))
-          const readiness = yield* Health.readiness
-          const writeError = yield* sql`UPDATE store_heartbeat SET beat_at = 1`.pipe(Effect.flip, Effect.option)
-          return { read, readiness, writeError }
-        }).pipe(Effect.provide(Layer.mergeAll(Server.sqlStoreProbe, Server.sqlMigrationProbe).pipe(Layer.provideMerge(database))))))
+        Effect.runPromise(Effect.scoped(
+          Effect.gen(function*() {
+            const sql = yield* SqlClient.SqlClient
+            const read = yield* sql`SELECT COUNT(*) AS n FROM organizations`.pipe(
+              Effect.as(true),
+              Effect.orElseSucceed(() => false)
+            )
+            const readiness = yield* Health.readiness
+            const writeError = yield* sql`UPDATE store_heartbeat SET beat_at = 1`.pipe(Effect.flip, Effect.option)
+            return { read, readiness, writeError }
+          }).pipe(
+            Effect.provide(
+              Layer.mergeAll(Server.sqlStoreProbe, Server.sqlMigrationProbe).pipe(Layer.provideMerge(database))
+            )
+          )
+        ))
 
       const writable = await probeWith(SqlDatabase.layer({ _tag: "Sqlite", filename }))
       expect(writable.readiness).toEqual({ status: "ready", store: "ok", migrations: "applied", shutting_down: false })
@@ -217,15 +230,17 @@ describe("a SQLite store that cannot be written", () => {
   }, 60_000)
 
   it("a full database file (SQLITE_FULL) counts as unavailable; a statement's own fault does not", async () => {
-    const outcome = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      yield* sql`CREATE TABLE filler (x TEXT)`
-      const pages = (yield* sql<{ page_count: number }>`PRAGMA page_count`)[0]!.page_count
-      yield* sql.unsafe(`PRAGMA max_page_count = ${pages}`)
-      const full = yield* sql`INSERT INTO filler (x) VALUES (${"x".repeat(64_000)})`.pipe(Effect.flip)
-      const syntax = yield* sql`SELECT * FROM no_such_table`.pipe(Effect.flip)
-      return { full, syntax }
-    }).pipe(Effect.provide(SqliteClient.layer({ filename: ":memory:" })))))
+    const outcome = await Effect.runPromise(Effect.scoped(
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`CREATE TABLE filler (x TEXT)`
+        const pages = (yield* sql<{ page_count: number }>`PRAGMA page_count`)[0]!.page_count
+        yield* sql.unsafe(`PRAGMA max_page_count = ${pages}`)
+        const full = yield* sql`INSERT INTO filler (x) VALUES (${"x".repeat(64_000)})`.pipe(Effect.flip)
+        const syntax = yield* sql`SELECT * FROM no_such_table`.pipe(Effect.flip)
+        return { full, syntax }
+      }).pipe(Effect.provide(SqliteClient.layer({ filename: ":memory:" })))
+    ))
     expect(isStoreUnavailable(outcome.full)).toBe(true)
     expect(isStoreUnavailable(outcome.syntax)).toBe(false)
   })

@@ -141,7 +141,8 @@ describe.each([
     })
 
   const postsWith = async (search: string) =>
-    json(await server.request("GET", `/api/v1/posts?search=${encodeURIComponent(search)}&limit=100`)).data!["pagination"]
+    json(await server.request("GET", `/api/v1/posts?search=${encodeURIComponent(search)}&limit=100`))
+      .data!["pagination"]
       .total as number
 
   /** Sends the request twice with one fresh key: the second answers the first again. */
@@ -182,7 +183,9 @@ describe.each([
   it.skipIf(skip)("every create endpoint answers a retry with its first answer and creates nothing more", async () => {
     // Bulk create (201), and a mixed bulk (207).
     const bulkContent = unique("bulk")
-    await replayed("/api/v1/posts/bulk", { posts: [{ content: `${bulkContent} a`, draft: true }, { content: `${bulkContent} b`, draft: true }] })
+    await replayed("/api/v1/posts/bulk", {
+      posts: [{ content: `${bulkContent} a`, draft: true }, { content: `${bulkContent} b`, draft: true }]
+    })
     const mixed = await replayed("/api/v1/posts/bulk", {
       posts: [{ content: `${bulkContent} c`, draft: true }, { content: `${bulkContent} d`, account_ids: [999999] }]
     })
@@ -202,7 +205,11 @@ describe.each([
     const mediaTotal = async () =>
       json(await server.request("GET", "/api/v1/media?limit=1")).data!["pagination"].total as number
     const mediaBefore = await mediaTotal()
-    const presigned = await replayed("/api/v1/media/upload", { filename: `${unique("m")}.png`, content_type: "image/png", file_size: 100 })
+    const presigned = await replayed("/api/v1/media/upload", {
+      filename: `${unique("m")}.png`,
+      content_type: "image/png",
+      file_size: 100
+    })
     expect(presigned.first.status).toBe(201)
     const fetchedBefore = source.requests()
     const imported = await replayed("/api/v1/media/upload-from-url", { url: source.url(unique("img")) })
@@ -211,10 +218,13 @@ describe.each([
     expect(await mediaTotal()).toBe(mediaBefore + 2)
 
     // A webhook: its secret, shown once, is in the replayed answer too; one webhook exists.
-    const hooksBefore = (json(await server.request("GET", "/api/v1/webhooks")).data!["webhooks"] as Array<unknown>).length
+    const hooksBefore =
+      (json(await server.request("GET", "/api/v1/webhooks")).data!["webhooks"] as Array<unknown>).length
     const hook = await replayed("/api/v1/webhooks", { url: "http://127.0.0.1:9/hook", events: ["post.published"] })
     expect(json(hook.second).data!["secret"]).toMatch(/^whsec_/)
-    expect((json(await server.request("GET", "/api/v1/webhooks")).data!["webhooks"] as Array<unknown>).length).toBe(hooksBefore + 1)
+    expect((json(await server.request("GET", "/api/v1/webhooks")).data!["webhooks"] as Array<unknown>).length).toBe(
+      hooksBefore + 1
+    )
 
     // A campaign.
     const campaignsBefore = json(await server.request("GET", "/api/v1/campaigns")).data!["pagination"].total as number
@@ -230,49 +240,57 @@ describe.each([
     expect(await mediaTotal()).toBe(mediaBefore + 3)
   })
 
-  it.skipIf(skip)("the key with another request is 422 idempotency_key_mismatch, and nothing of it is stored", async () => {
-    const key = unique("k")
-    const content = unique("first")
-    expect((await send("POST", "/api/v1/posts", { content, draft: true }, key)).status).toBe(201)
-    const other = unique("other")
-    const expectMismatch = (res: HeraldServer.Response) => {
-      expect(res.status, res.text).toBe(422)
-      expect(json(res).error).toMatchObject({ code: "idempotency_key_mismatch", retryable: false })
-      expect(json(res).data).toBeNull()
-      expect(res.headers.get("idempotent-replayed")).toBeNull()
+  it.skipIf(skip)(
+    "the key with another request is 422 idempotency_key_mismatch, and nothing of it is stored",
+    async () => {
+      const key = unique("k")
+      const content = unique("first")
+      expect((await send("POST", "/api/v1/posts", { content, draft: true }, key)).status).toBe(201)
+      const other = unique("other")
+      const expectMismatch = (res: HeraldServer.Response) => {
+        expect(res.status, res.text).toBe(422)
+        expect(json(res).error).toMatchObject({ code: "idempotency_key_mismatch", retryable: false })
+        expect(json(res).data).toBeNull()
+        expect(res.headers.get("idempotent-replayed")).toBeNull()
+      }
+      // Another body, another path, another caller of the organization.
+      expectMismatch(await send("POST", "/api/v1/posts", { content: other, draft: true }, key))
+      expectMismatch(await send("POST", "/api/v1/posts/bulk", { posts: [{ content: other, draft: true }] }, key))
+      expectMismatch(
+        await send("POST", "/api/v1/posts", { content, draft: true }, key, await server.createKey({ name: "second" }))
+      )
+      expect(await postsWith(other)).toBe(0)
+      expect(await postsWith(content)).toBe(1)
+      // Keys are per organization: another one uses the same key for itself.
+      const elsewhere = await server.createKey({ org: await server.createOrg({ name: unique("Other org") }) })
+      const theirs = await send("POST", "/api/v1/posts", { content, draft: true }, key, elsewhere)
+      expect(theirs.status, theirs.text).toBe(201)
+      expect(theirs.headers.get("idempotent-replayed")).toBeNull()
     }
-    // Another body, another path, another caller of the organization.
-    expectMismatch(await send("POST", "/api/v1/posts", { content: other, draft: true }, key))
-    expectMismatch(await send("POST", "/api/v1/posts/bulk", { posts: [{ content: other, draft: true }] }, key))
-    expectMismatch(await send("POST", "/api/v1/posts", { content, draft: true }, key, await server.createKey({ name: "second" })))
-    expect(await postsWith(other)).toBe(0)
-    expect(await postsWith(content)).toBe(1)
-    // Keys are per organization: another one uses the same key for itself.
-    const elsewhere = await server.createKey({ org: await server.createOrg({ name: unique("Other org") }) })
-    const theirs = await send("POST", "/api/v1/posts", { content, draft: true }, key, elsewhere)
-    expect(theirs.status, theirs.text).toBe(201)
-    expect(theirs.headers.get("idempotent-replayed")).toBeNull()
-  })
+  )
 
-  it.skipIf(skip)("a second request while the first is running is 409 (retryable); then it gets the first answer", async () => {
-    const key = unique("k")
-    const body = { url: source.url(unique("slow")) }
-    source.holdNext()
-    const fetchedBefore = source.requests()
-    const first = send("POST", "/api/v1/media/upload-from-url", body, key)
-    await until("the import to reach the source", async () => source.requests() > fetchedBefore)
-    const second = await send("POST", "/api/v1/media/upload-from-url", body, key)
-    expect(second.status, second.text).toBe(409)
-    expect(json(second).error).toMatchObject({ code: "idempotency_key_in_use", retryable: true })
-    // Another body under the key is still a mismatch, not a wait.
-    expect((await send("POST", "/api/v1/media/upload-from-url", { url: source.url("else") }, key)).status).toBe(422)
-    source.release()
-    const done = await first
-    expect(done.status, done.text).toBe(201)
-    const third = await send("POST", "/api/v1/media/upload-from-url", body, key)
-    expect([third.status, third.text]).toEqual([201, done.text])
-    expect(source.requests() - fetchedBefore).toBe(1)
-  })
+  it.skipIf(skip)(
+    "a second request while the first is running is 409 (retryable); then it gets the first answer",
+    async () => {
+      const key = unique("k")
+      const body = { url: source.url(unique("slow")) }
+      source.holdNext()
+      const fetchedBefore = source.requests()
+      const first = send("POST", "/api/v1/media/upload-from-url", body, key)
+      await until("the import to reach the source", async () => source.requests() > fetchedBefore)
+      const second = await send("POST", "/api/v1/media/upload-from-url", body, key)
+      expect(second.status, second.text).toBe(409)
+      expect(json(second).error).toMatchObject({ code: "idempotency_key_in_use", retryable: true })
+      // Another body under the key is still a mismatch, not a wait.
+      expect((await send("POST", "/api/v1/media/upload-from-url", { url: source.url("else") }, key)).status).toBe(422)
+      source.release()
+      const done = await first
+      expect(done.status, done.text).toBe(201)
+      const third = await send("POST", "/api/v1/media/upload-from-url", body, key)
+      expect([third.status, third.text]).toEqual([201, done.text])
+      expect(source.requests() - fetchedBefore).toBe(1)
+    }
+  )
 
   it.skipIf(skip)("an error answer is not kept: after a 4xx or a 5xx the key runs the request again", async () => {
     // 400: not remembered; the corrected request may use the same key.
@@ -290,18 +308,24 @@ describe.each([
     const boom = unique("boom")
     const ddl = (statements: ReadonlyArray<string>) =>
       server.withStore(Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.forEach(statements, (s) => sql.unsafe(s))))
-    await ddl(postgres
-      ? [
-        `CREATE FUNCTION idem_refuse() RETURNS trigger AS $$ BEGIN IF NEW.content = '${boom}' THEN ` +
-        `RAISE EXCEPTION 'refused'; END IF; RETURN NEW; END $$ LANGUAGE plpgsql`,
-        `CREATE TRIGGER idem_refuse BEFORE INSERT ON posts FOR EACH ROW EXECUTE FUNCTION idem_refuse()`
-      ]
-      : [`CREATE TRIGGER idem_refuse BEFORE INSERT ON posts WHEN NEW.content = '${boom}' BEGIN SELECT RAISE(ABORT, 'refused'); END`])
+    await ddl(
+      postgres
+        ? [
+          `CREATE FUNCTION idem_refuse() RETURNS trigger AS $$ BEGIN IF NEW.content = '${boom}' THEN ` +
+          `RAISE EXCEPTION 'refused'; END IF; RETURN NEW; END $$ LANGUAGE plpgsql`,
+          `CREATE TRIGGER idem_refuse BEFORE INSERT ON posts FOR EACH ROW EXECUTE FUNCTION idem_refuse()`
+        ]
+        : [
+          `CREATE TRIGGER idem_refuse BEFORE INSERT ON posts WHEN NEW.content = '${boom}' BEGIN SELECT RAISE(ABORT, 'refused'); END`
+        ]
+    )
     const boomKey = unique("k")
     const failed = await send("POST", "/api/v1/posts", { content: boom, draft: true }, boomKey)
     expect(failed.status, failed.text).toBe(500)
     expect(json(failed).error?.retryable).toBe(true)
-    await ddl(postgres ? ["DROP TRIGGER idem_refuse ON posts", "DROP FUNCTION idem_refuse()"] : ["DROP TRIGGER idem_refuse"])
+    await ddl(
+      postgres ? ["DROP TRIGGER idem_refuse ON posts", "DROP FUNCTION idem_refuse()"] : ["DROP TRIGGER idem_refuse"]
+    )
     const retried = await send("POST", "/api/v1/posts", { content: boom, draft: true }, boomKey)
     expect(retried.status, retried.text).toBe(201)
     expect(retried.headers.get("idempotent-replayed")).toBeNull()
@@ -310,23 +334,28 @@ describe.each([
     expect(await postsWith(boom)).toBe(1)
   })
 
-  it.skipIf(skip)("the key is 1 to 255 printable ASCII characters; anything else is 400 validation_error, nothing stored", async () => {
-    const content = unique("keys")
-    for (const bad of ["k".repeat(256), "", "  ", "clé"]) {
-      const res = await send("POST", "/api/v1/posts", { content, draft: true }, bad)
-      expect(res.status, `${JSON.stringify(bad)}: ${res.text}`).toBe(400)
-      expect(json(res).error).toMatchObject({
-        code: "validation_error",
-        retryable: false,
-        details: { validation_errors: [{ path: "Idempotency-Key" }], max_length: 255 }
-      })
+  it.skipIf(skip)(
+    "the key is 1 to 255 printable ASCII characters; anything else is 400 validation_error, nothing stored",
+    async () => {
+      const content = unique("keys")
+      for (const bad of ["k".repeat(256), "", "  ", "clé"]) {
+        const res = await send("POST", "/api/v1/posts", { content, draft: true }, bad)
+        expect(res.status, `${JSON.stringify(bad)}: ${res.text}`).toBe(400)
+        expect(json(res).error).toMatchObject({
+          code: "validation_error",
+          retryable: false,
+          details: { validation_errors: [{ path: "Idempotency-Key" }], max_length: 255 }
+        })
+      }
+      expect(await postsWith(content)).toBe(0)
+      const longest = `${unique("k")}-`.padEnd(255, "x")
+      expect((await send("POST", "/api/v1/posts", { content, draft: true }, longest)).status).toBe(201)
+      expect(
+        (await send("POST", "/api/v1/posts", { content, draft: true }, longest)).headers.get("idempotent-replayed")
+      ).toBe("true")
+      expect(await postsWith(content)).toBe(1)
     }
-    expect(await postsWith(content)).toBe(0)
-    const longest = `${unique("k")}-`.padEnd(255, "x")
-    expect((await send("POST", "/api/v1/posts", { content, draft: true }, longest)).status).toBe(201)
-    expect((await send("POST", "/api/v1/posts", { content, draft: true }, longest)).headers.get("idempotent-replayed")).toBe("true")
-    expect(await postsWith(content)).toBe(1)
-  })
+  )
 
   it.skipIf(skip)("the body's idempotency_key field stays a field of the post: it deduplicates nothing", async () => {
     const content = unique("field")
@@ -339,74 +368,90 @@ describe.each([
     expect(await postsWith(content)).toBe(2)
   })
 
-  it.skipIf(skip)("a client cut off before it read the answer to POST /posts gets the one stored post on retry", async () => {
-    const key = unique("k")
-    const content = unique("cut")
-    const body = { content, account_ids: [x], scheduled_for: future(90) }
-    // Cut once the post is stored: the client never reads what was answered.
-    await sendAndCut(server, "/api/v1/posts", key, body, async () => (await postsWith(content)) === 1)
-    let retry = await send("POST", "/api/v1/posts", body, key)
-    await until("the first request's answer to be recorded", async () => {
-      if (retry.status !== 409) return true
-      retry = await send("POST", "/api/v1/posts", body, key)
-      return false
-    })
-    expect(retry.status, retry.text).toBe(201)
-    expect(retry.headers.get("idempotent-replayed")).toBe("true")
-    const listed = json(await server.request("GET", `/api/v1/posts?search=${content}`)).data!["posts"] as Array<{ id: string }>
-    expect(listed.map((p) => p.id)).toEqual([json(retry).data!["id"]])
-  })
+  it.skipIf(skip)(
+    "a client cut off before it read the answer to POST /posts gets the one stored post on retry",
+    async () => {
+      const key = unique("k")
+      const content = unique("cut")
+      const body = { content, account_ids: [x], scheduled_for: future(90) }
+      // Cut once the post is stored: the client never reads what was answered.
+      await sendAndCut(server, "/api/v1/posts", key, body, async () => (await postsWith(content)) === 1)
+      let retry = await send("POST", "/api/v1/posts", body, key)
+      await until("the first request's answer to be recorded", async () => {
+        if (retry.status !== 409) return true
+        retry = await send("POST", "/api/v1/posts", body, key)
+        return false
+      })
+      expect(retry.status, retry.text).toBe(201)
+      expect(retry.headers.get("idempotent-replayed")).toBe("true")
+      const listed = json(await server.request("GET", `/api/v1/posts?search=${content}`)).data!["posts"] as Array<
+        { id: string }
+      >
+      expect(listed.map((p) => p.id)).toEqual([json(retry).data!["id"]])
+    }
+  )
 
   // Postgres only: the test can hold a lock there that makes the server's writes wait without
   // blocking its event loop (a SQLite write lock held by another process blocks the writer's thread).
-  if (postgres) it.skipIf(skip)("cut off while the store is still writing, POST /posts and /posts/bulk store once; a retry meanwhile is 409", async () => {
-    // The test holds a lock on posts, so the server's writes wait; the clients are cut off meanwhile.
-    let unlock!: () => void
-    const unlocked = new Promise<void>((resolve) => (unlock = resolve))
-    let locked!: () => void
-    const lockHeld = new Promise<void>((resolve) => (locked = resolve))
-    const holder = server.withStore(Effect.flatMap(SqlClient.SqlClient, (sql) =>
-      sql.withTransaction(Effect.gen(function*() {
-        yield* sql`LOCK TABLE posts IN EXCLUSIVE MODE`
-        locked()
-        yield* Effect.promise(() => unlocked)
-      }))))
-    await lockHeld
-    try {
-      const waitingWrites = () =>
-        server.withStore(Effect.flatMap(SqlClient.SqlClient, (sql) =>
-          sql<{ n: number | string }>`SELECT COUNT(*) AS n FROM pg_stat_activity
-            WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE '%posts%'`)).then((rows) =>
-            Number(rows[0]!.n)
-          )
-      const single = { key: unique("k"), content: unique("locked") }
-      const singleBody = { content: single.content, account_ids: [x], scheduled_for: future(120) }
-      const bulk = { key: unique("k"), content: unique("locked-bulk") }
-      const bulkBody = { posts: [{ content: `${bulk.content} 1`, draft: true }, { content: `${bulk.content} 2`, draft: true }] }
-      await sendAndCut(server, "/api/v1/posts", single.key, singleBody, async () => (await waitingWrites()) >= 1)
-      await sendAndCut(server, "/api/v1/posts/bulk", bulk.key, bulkBody, async () => (await waitingWrites()) >= 2)
-      const meanwhile = await send("POST", "/api/v1/posts", singleBody, single.key)
-      expect([meanwhile.status, json(meanwhile).error?.code]).toEqual([409, "idempotency_key_in_use"])
-      unlock()
-      await holder
-      const settled = async (path: string, body: unknown, key: string) => {
-        let res = await send("POST", path, body, key)
-        await until(`${path} to be answered`, async () => {
-          if (res.status !== 409) return true
-          res = await send("POST", path, body, key)
-          return false
-        })
-        return res
+  if (postgres) {
+    it.skipIf(skip)(
+      "cut off while the store is still writing, POST /posts and /posts/bulk store once; a retry meanwhile is 409",
+      async () => {
+        // The test holds a lock on posts, so the server's writes wait; the clients are cut off meanwhile.
+        let unlock!: () => void
+        const unlocked = new Promise<void>((resolve) => (unlock = resolve))
+        let locked!: () => void
+        const lockHeld = new Promise<void>((resolve) => (locked = resolve))
+        const holder = server.withStore(
+          Effect.flatMap(SqlClient.SqlClient, (sql) =>
+            sql.withTransaction(Effect.gen(function*() {
+              yield* sql`LOCK TABLE posts IN EXCLUSIVE MODE`
+              locked()
+              yield* Effect.promise(() => unlocked)
+            })))
+        )
+        await lockHeld
+        try {
+          const waitingWrites = () =>
+            server.withStore(
+              Effect.flatMap(SqlClient.SqlClient, (sql) =>
+                sql<{ n: number | string }>`SELECT COUNT(*) AS n FROM pg_stat_activity
+            WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE '%posts%'`)
+            ).then((rows) =>
+              Number(rows[0]!.n)
+            )
+          const single = { key: unique("k"), content: unique("locked") }
+          const singleBody = { content: single.content, account_ids: [x], scheduled_for: future(120) }
+          const bulk = { key: unique("k"), content: unique("locked-bulk") }
+          const bulkBody = {
+            posts: [{ content: `${bulk.content} 1`, draft: true }, { content: `${bulk.content} 2`, draft: true }]
+          }
+          await sendAndCut(server, "/api/v1/posts", single.key, singleBody, async () => (await waitingWrites()) >= 1)
+          await sendAndCut(server, "/api/v1/posts/bulk", bulk.key, bulkBody, async () => (await waitingWrites()) >= 2)
+          const meanwhile = await send("POST", "/api/v1/posts", singleBody, single.key)
+          expect([meanwhile.status, json(meanwhile).error?.code]).toEqual([409, "idempotency_key_in_use"])
+          unlock()
+          await holder
+          const settled = async (path: string, body: unknown, key: string) => {
+            let res = await send("POST", path, body, key)
+            await until(`${path} to be answered`, async () => {
+              if (res.status !== 409) return true
+              res = await send("POST", path, body, key)
+              return false
+            })
+            return res
+          }
+          const a = await settled("/api/v1/posts", singleBody, single.key)
+          expect([a.status, a.headers.get("idempotent-replayed")]).toEqual([201, "true"])
+          const b = await settled("/api/v1/posts/bulk", bulkBody, bulk.key)
+          expect([b.status, b.headers.get("idempotent-replayed")]).toEqual([201, "true"])
+          expect(await postsWith(single.content)).toBe(1)
+          expect(await postsWith(bulk.content)).toBe(2)
+        } finally {
+          unlock()
+          await holder.catch(() => undefined)
+        }
       }
-      const a = await settled("/api/v1/posts", singleBody, single.key)
-      expect([a.status, a.headers.get("idempotent-replayed")]).toEqual([201, "true"])
-      const b = await settled("/api/v1/posts/bulk", bulkBody, bulk.key)
-      expect([b.status, b.headers.get("idempotent-replayed")]).toEqual([201, "true"])
-      expect(await postsWith(single.content)).toBe(1)
-      expect(await postsWith(bulk.content)).toBe(2)
-    } finally {
-      unlock()
-      await holder.catch(() => undefined)
-    }
-  })
+    )
+  }
 })

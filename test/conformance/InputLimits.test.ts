@@ -61,7 +61,9 @@ describe.each([
   afterAll(async () => {
     if (skip) return
     console.log(
-      `[input limits on ${label}] server duration_ms per hostile request (max ${Math.max(...durations.map(([, d]) => d))}): ` +
+      `[input limits on ${label}] server duration_ms per hostile request (max ${
+        Math.max(...durations.map(([, d]) => d))
+      }): ` +
         durations.map(([name, d]) => `${name}=${d}`).join(", ")
     )
     await server.stop()
@@ -129,70 +131,125 @@ describe.each([
   const huge = "h".repeat(400 * KB)
   const long = "w".repeat(99_000)
 
-  it.skipIf(skip)("texts of 400 KB and of 99,000 characters to x, threads and bluesky: 400, nothing stored", async () => {
-    const before = await totals()
-    const all = [accounts.x, accounts.threads, accounts.bluesky]
-    // For scale: a small invalid body through the same path (authentication, rate limit, decoding).
-    await hostile("baseline small invalid", "POST", "/api/v1/posts", json({ content: 5 }), { status: 400, code: "validation_error" })
-    for (const [platform, id] of Object.entries(accounts)) {
-      await hostile(`content 400KB ${platform}`, "POST", "/api/v1/posts", json({ content: huge, account_ids: [id] }), {
+  it.skipIf(skip)(
+    "texts of 400 KB and of 99,000 characters to x, threads and bluesky: 400, nothing stored",
+    async () => {
+      const before = await totals()
+      const all = [accounts.x, accounts.threads, accounts.bluesky]
+      // For scale: a small invalid body through the same path (authentication, rate limit, decoding).
+      await hostile("baseline small invalid", "POST", "/api/v1/posts", json({ content: 5 }), {
         status: 400,
         code: "validation_error"
       })
-      const tooLong = await hostile(`content 99k ${platform}`, "POST", "/api/v1/posts", json({ content: long, account_ids: [id] }), {
+      for (const [platform, id] of Object.entries(accounts)) {
+        await hostile(
+          `content 400KB ${platform}`,
+          "POST",
+          "/api/v1/posts",
+          json({ content: huge, account_ids: [id] }),
+          {
+            status: 400,
+            code: "validation_error"
+          }
+        )
+        const tooLong = await hostile(
+          `content 99k ${platform}`,
+          "POST",
+          "/api/v1/posts",
+          json({ content: long, account_ids: [id] }),
+          {
+            status: 400,
+            code: "content_too_long"
+          }
+        )
+        expect(tooLong.error?.details).toMatchObject({ platform, field: "content" })
+      }
+      const override = await hostile(
+        "platform_content.x.content 400KB",
+        "POST",
+        "/api/v1/posts",
+        json({
+          content: "ok",
+          account_ids: all,
+          platform_content: { x: { content: huge } }
+        }),
+        { status: 400, code: "validation_error" }
+      )
+      expect(override.error?.details?.["validation_errors"]).toEqual([
+        { path: "platform_content.x.content", message: "At most 100000 characters" }
+      ])
+      await hostile(
+        "platform_content.x.content 99k",
+        "POST",
+        "/api/v1/posts",
+        json({
+          content: "ok",
+          account_ids: all,
+          platform_content: { x: { content: long } }
+        }),
+        { status: 400, code: "content_too_long" }
+      )
+      await hostile(
+        "threadPosts 99k",
+        "POST",
+        "/api/v1/posts",
+        json({
+          content: "ok",
+          account_ids: all,
+          threadPosts: [{ content: "fine" }, { content: long }]
+        }),
+        { status: 400, code: "content_too_long" }
+      )
+      await hostile("draft 400KB", "POST", "/api/v1/posts", json({ content: huge, draft: true }), {
         status: 400,
-        code: "content_too_long"
+        code: "validation_error"
       })
-      expect(tooLong.error?.details).toMatchObject({ platform, field: "content" })
+      await hostile("PATCH 400KB", "PATCH", `/api/v1/posts/${draftId}`, json({ content: huge }), {
+        status: 400,
+        code: "validation_error"
+      })
+      await hostile(
+        "PATCH override 99k",
+        "PATCH",
+        `/api/v1/posts/${draftId}`,
+        json({
+          platform_content: { bluesky: { content: long } }
+        }),
+        { status: 400, code: "content_too_long" }
+      )
+      await hostile(
+        "schedule a 99k draft",
+        "POST",
+        `/api/v1/posts/${draftId}/schedule`,
+        json({
+          publish_now: true,
+          account_ids: all
+        }),
+        { status: 400, code: "content_too_long" }
+      )
+      expect(await totals()).toEqual(before)
+      const draft = await server.request("GET", `/api/v1/posts/${draftId}`)
+      expect((draft.json as Envelope).data).toMatchObject({ status: "draft", content: "d".repeat(99_000) })
     }
-    const override = await hostile("platform_content.x.content 400KB", "POST", "/api/v1/posts", json({
-      content: "ok",
-      account_ids: all,
-      platform_content: { x: { content: huge } }
-    }), { status: 400, code: "validation_error" })
-    expect(override.error?.details?.["validation_errors"]).toEqual([
-      { path: "platform_content.x.content", message: "At most 100000 characters" }
-    ])
-    await hostile("platform_content.x.content 99k", "POST", "/api/v1/posts", json({
-      content: "ok",
-      account_ids: all,
-      platform_content: { x: { content: long } }
-    }), { status: 400, code: "content_too_long" })
-    await hostile("threadPosts 99k", "POST", "/api/v1/posts", json({
-      content: "ok",
-      account_ids: all,
-      threadPosts: [{ content: "fine" }, { content: long }]
-    }), { status: 400, code: "content_too_long" })
-    await hostile("draft 400KB", "POST", "/api/v1/posts", json({ content: huge, draft: true }), {
-      status: 400,
-      code: "validation_error"
-    })
-    await hostile("PATCH 400KB", "PATCH", `/api/v1/posts/${draftId}`, json({ content: huge }), {
-      status: 400,
-      code: "validation_error"
-    })
-    await hostile("PATCH override 99k", "PATCH", `/api/v1/posts/${draftId}`, json({
-      platform_content: { bluesky: { content: long } }
-    }), { status: 400, code: "content_too_long" })
-    await hostile("schedule a 99k draft", "POST", `/api/v1/posts/${draftId}/schedule`, json({
-      publish_now: true,
-      account_ids: all
-    }), { status: 400, code: "content_too_long" })
-    expect(await totals()).toEqual(before)
-    const draft = await server.request("GET", `/api/v1/posts/${draftId}`)
-    expect((draft.json as Envelope).data).toMatchObject({ status: "draft", content: "d".repeat(99_000) })
-  })
+  )
 
   it.skipIf(skip)("a 10 MB body: 413 validation_error with max_bytes, announced or streamed", async () => {
     const before = await totals()
     const tenMb = json({ content: "a".repeat(10_000_000), draft: true })
-    const refused = await hostile("10MB draft", "POST", "/api/v1/posts", tenMb, { status: 413, code: "validation_error" })
+    const refused = await hostile("10MB draft", "POST", "/api/v1/posts", tenMb, {
+      status: 413,
+      code: "validation_error"
+    })
     expect(refused.error?.details?.["max_bytes"]).toBe(1_048_576)
     // Streamed without a Content-Length: refused once 1 MiB has arrived.
     const streamed = await new Promise<{ status: number; body: string }>((resolve, reject) => {
       const req = Http.request(`${server.baseUrl}/api/v1/posts`, {
         method: "POST",
-        headers: { authorization: `Bearer ${server.key}`, "content-type": "application/json", "transfer-encoding": "chunked" }
+        headers: {
+          authorization: `Bearer ${server.key}`,
+          "content-type": "application/json",
+          "transfer-encoding": "chunked"
+        }
       }, (res) => {
         let body = ""
         res.on("data", (c: Buffer) => (body += c.toString("utf8")))
@@ -252,61 +309,75 @@ describe.each([
       pump().catch(() => undefined)
     })
 
-  it.skipIf(skip)("150 MB to the sign-in endpoint, announced or streamed: 413 while the server's memory stays bounded", async () => {
-    const baseline = residentBytes()
-    let peak = baseline
-    const sampler = setInterval(() => {
-      try {
-        peak = Math.max(peak, residentBytes())
-      } catch {
-        // the process is gone: the assertions below say so
-      }
-    }, 10)
-    const healthTimes: Array<number> = []
-    const healthFailures: Array<string> = []
-    let sending = true
-    const healthLoop = (async () => {
-      while (sending) {
-        const started = Date.now()
-        const status = await server.request("GET", "/health", { key: null }).then((r) => String(r.status), String)
-        if (status !== "200") healthFailures.push(status)
-        healthTimes.push(Date.now() - started)
-        await new Promise((r) => setTimeout(r, 50))
-      }
-    })()
-    const answers: Array<string> = []
-    try {
-      for (const path of ["/dashboard/api/session", "/dashboard/api/password", "/api/v1/auth/device/token"]) {
-        for (const announce of [true, false]) {
-          const answer = await sendHuge(path, 150_000_000, announce).then(String, String)
-          answers.push(`${path} ${announce ? "announced" : "streamed"}: ${answer}`)
+  it.skipIf(skip)(
+    "150 MB to the sign-in endpoint, announced or streamed: 413 while the server's memory stays bounded",
+    async () => {
+      const baseline = residentBytes()
+      let peak = baseline
+      const sampler = setInterval(() => {
+        try {
+          peak = Math.max(peak, residentBytes())
+        } catch {
+          // the process is gone: the assertions below say so
         }
+      }, 10)
+      const healthTimes: Array<number> = []
+      const healthFailures: Array<string> = []
+      let sending = true
+      const healthLoop = (async () => {
+        while (sending) {
+          const started = Date.now()
+          const status = await server.request("GET", "/health", { key: null }).then((r) => String(r.status), String)
+          if (status !== "200") healthFailures.push(status)
+          healthTimes.push(Date.now() - started)
+          await new Promise((r) => setTimeout(r, 50))
+        }
+      })()
+      const answers: Array<string> = []
+      try {
+        for (const path of ["/dashboard/api/session", "/dashboard/api/password", "/api/v1/auth/device/token"]) {
+          for (const announce of [true, false]) {
+            const answer = await sendHuge(path, 150_000_000, announce).then(String, String)
+            answers.push(`${path} ${announce ? "announced" : "streamed"}: ${answer}`)
+          }
+        }
+      } finally {
+        sending = false
+        clearInterval(sampler)
+        await healthLoop
       }
-    } finally {
-      sending = false
-      clearInterval(sampler)
-      await healthLoop
-    }
-    const grewMb = (peak - baseline) / 1_048_576
-    console.log(
-      `[input limits on ${label}] 150 MB bodies: resident ${Math.round(baseline / 1_048_576)} MB before, ` +
-        `peak ${Math.round(peak / 1_048_576)} MB (+${grewMb.toFixed(1)}); /health max ${Math.max(...healthTimes)} ms`
-    )
-    // Before the limits covered /dashboard/api, one such body took the server from 141 MB to 1.2 GB.
-    expect(grewMb).toBeLessThan(100)
-    expect(healthFailures).toEqual([])
-    expect(Math.max(...healthTimes)).toBeLessThan(2_000)
-    expect(answers.filter((a) => !a.endsWith(": 413"))).toEqual([])
-    expect((await server.request("GET", "/health", { key: null })).status).toBe(200)
-  }, 120_000)
+      const grewMb = (peak - baseline) / 1_048_576
+      console.log(
+        `[input limits on ${label}] 150 MB bodies: resident ${Math.round(baseline / 1_048_576)} MB before, ` +
+          `peak ${Math.round(peak / 1_048_576)} MB (+${grewMb.toFixed(1)}); /health max ${Math.max(...healthTimes)} ms`
+      )
+      // Before the limits covered /dashboard/api, one such body took the server from 141 MB to 1.2 GB.
+      expect(grewMb).toBeLessThan(100)
+      expect(healthFailures).toEqual([])
+      expect(Math.max(...healthTimes)).toBeLessThan(2_000)
+      expect(answers.filter((a) => !a.endsWith(": 413"))).toEqual([])
+      expect((await server.request("GET", "/health", { key: null })).status).toBe(200)
+    },
+    120_000
+  )
 
   it.skipIf(skip)("3,000-deep nesting and 100,000 nested arrays: 400 validation_error (max_depth 32)", async () => {
     const before = await totals()
     const deepObject = nested(3_000, "{\"a\":", "}")
     const cases: ReadonlyArray<readonly [string, string, string, string]> = [
       ["junk 3000", "POST", "/api/v1/posts", `{"content":"ok","draft":true,"junk":${deepObject}}`],
-      ["platform_content 3000", "POST", "/api/v1/posts", `{"content":"ok","draft":true,"platform_content":{"x":{"content":"a","settings":${deepObject}}}}`],
-      ["threadPosts 3000", "POST", "/api/v1/posts", `{"content":"ok","draft":true,"threadPosts":[{"content":"a","x":${deepObject}}]}`],
+      [
+        "platform_content 3000",
+        "POST",
+        "/api/v1/posts",
+        `{"content":"ok","draft":true,"platform_content":{"x":{"content":"a","settings":${deepObject}}}}`
+      ],
+      [
+        "threadPosts 3000",
+        "POST",
+        "/api/v1/posts",
+        `{"content":"ok","draft":true,"threadPosts":[{"content":"a","x":${deepObject}}]}`
+      ],
       ["PATCH 3000", "PATCH", `/api/v1/posts/${draftId}`, `{"junk":${deepObject}}`],
       ["webhooks 100000 arrays", "POST", "/api/v1/webhooks", nested(100_000, "[", "]", "")],
       ["media/upload 100000 arrays", "POST", "/api/v1/media/upload", nested(100_000, "[", "]", "")],
@@ -319,9 +390,19 @@ describe.each([
     // Without a key or a session: sign-in, password set, device flow, the dashboard's own API.
     const unauthenticated: ReadonlyArray<readonly [string, string, string, string]> = [
       ["sign-in 100000 arrays", "POST", "/dashboard/api/session", nested(100_000, "[", "]", "")],
-      ["sign-in 100000 objects", "POST", "/dashboard/api/session", `{"email":"a@b.co","password":${nested(100_000, "{\"a\":", "}")}}`],
+      [
+        "sign-in 100000 objects",
+        "POST",
+        "/dashboard/api/session",
+        `{"email":"a@b.co","password":${nested(100_000, "{\"a\":", "}")}}`
+      ],
       ["password set 100000 arrays", "POST", "/dashboard/api/password", nested(100_000, "[", "]", "")],
-      ["device approve 100000 arrays", "POST", "/dashboard/api/device/ABCD-EFGH/approve", nested(100_000, "[", "]", "")],
+      [
+        "device approve 100000 arrays",
+        "POST",
+        "/dashboard/api/device/ABCD-EFGH/approve",
+        nested(100_000, "[", "]", "")
+      ],
       ["device start 100000 arrays", "POST", "/api/v1/auth/device", nested(100_000, "[", "]", "")],
       ["device token 100000 arrays", "POST", "/api/v1/auth/device/token", nested(100_000, "[", "]", "")],
       ["no such route 100000 arrays", "POST", "/no/such/route", nested(100_000, "[", "]", "")]
@@ -343,37 +424,102 @@ describe.each([
     const before = await totals()
     const cases: ReadonlyArray<readonly [string, string, string, string | undefined, string]> = [
       ["content NUL", "POST", "/api/v1/posts", json({ content: "a\u0000b", draft: true }), "content"],
-      ["idempotency_key NUL", "POST", "/api/v1/posts", json({ content: "a", draft: true, idempotency_key: "k\u0000" }), "idempotency_key"],
-      ["threadPosts NUL", "POST", "/api/v1/posts", json({ content: "a", draft: true, threadPosts: [{ content: "\u0000" }] }), "threadPosts.0.content"],
+      [
+        "idempotency_key NUL",
+        "POST",
+        "/api/v1/posts",
+        json({ content: "a", draft: true, idempotency_key: "k\u0000" }),
+        "idempotency_key"
+      ],
+      [
+        "threadPosts NUL",
+        "POST",
+        "/api/v1/posts",
+        json({ content: "a", draft: true, threadPosts: [{ content: "\u0000" }] }),
+        "threadPosts.0.content"
+      ],
       ["PATCH NUL", "PATCH", `/api/v1/posts/${draftId}`, json({ content: "\u0000" }), "content"],
-      ["webhook name NUL", "POST", "/api/v1/webhooks", json({ url: "https://example.com/h", events: ["post.published"], name: "n\u0000" }), "name"],
-      ["bluesky handle NUL", "POST", "/api/v1/accounts/connect-credential", json({ platform: "bluesky", handle: "a\u0000.bsky.social", app_password: "aaaa-bbbb-cccc-dddd" }), "handle"],
-      ["media filename NUL", "POST", "/api/v1/media/upload", json({ filename: "a\u0000.jpg", content_type: "image/jpeg", file_size: 10 }), "filename"],
+      [
+        "webhook name NUL",
+        "POST",
+        "/api/v1/webhooks",
+        json({ url: "https://example.com/h", events: ["post.published"], name: "n\u0000" }),
+        "name"
+      ],
+      [
+        "bluesky handle NUL",
+        "POST",
+        "/api/v1/accounts/connect-credential",
+        json({ platform: "bluesky", handle: "a\u0000.bsky.social", app_password: "aaaa-bbbb-cccc-dddd" }),
+        "handle"
+      ],
+      [
+        "media filename NUL",
+        "POST",
+        "/api/v1/media/upload",
+        json({ filename: "a\u0000.jpg", content_type: "image/jpeg", file_size: 10 }),
+        "filename"
+      ],
       ["search NUL", "GET", "/api/v1/posts?search=%00", undefined, "query"],
       ["path NUL", "GET", "/api/v1/posts/%00", undefined, "path"]
     ]
     for (const [name, method, path, body, field] of cases) {
       const answer = await hostile(name, method, path, body, { status: 400, code: "validation_error" })
-      expect(answer.error?.details?.["validation_errors"]).toEqual([{ path: field, message: expect.stringContaining("U+0000") }])
+      expect(answer.error?.details?.["validation_errors"]).toEqual([{
+        path: field,
+        message: expect.stringContaining("U+0000")
+      }])
     }
     const unauthenticated: ReadonlyArray<readonly [string, string, string, string, string, string?]> = [
-      ["sign-in email NUL", "POST", "/dashboard/api/session", json({ email: "owner\u0000@example.com", password: "x".repeat(12) }), "email"],
-      ["sign-in password NUL", "POST", "/dashboard/api/session", json({ email: "owner@example.com", password: "pw\u0000" }), "password"],
-      ["password set token NUL", "POST", "/dashboard/api/password", json({ token: "t\u0000", password: "x".repeat(12) }), "token"],
+      [
+        "sign-in email NUL",
+        "POST",
+        "/dashboard/api/session",
+        json({ email: "owner\u0000@example.com", password: "x".repeat(12) }),
+        "email"
+      ],
+      [
+        "sign-in password NUL",
+        "POST",
+        "/dashboard/api/session",
+        json({ email: "owner@example.com", password: "pw\u0000" }),
+        "password"
+      ],
+      [
+        "password set token NUL",
+        "POST",
+        "/dashboard/api/password",
+        json({ token: "t\u0000", password: "x".repeat(12) }),
+        "token"
+      ],
       ["device token NUL", "POST", "/api/v1/auth/device/token", json({ device_code: "\u0000" }), "device_code"],
       ["sign-in raw NUL", "POST", "/dashboard/api/session", "{\"email\":\"a\u0000@b.co\"}", ""],
-      ["form %00", "POST", "/dashboard/api/session", "email=a%00%40b.co&password=x", "", "application/x-www-form-urlencoded"]
+      [
+        "form %00",
+        "POST",
+        "/dashboard/api/session",
+        "email=a%00%40b.co&password=x",
+        "",
+        "application/x-www-form-urlencoded"
+      ]
     ]
     for (const [name, method, path, body, field, contentType] of unauthenticated) {
       const [res, health] = await Promise.all([
-        server.request(method, path, { key: null, rawBody: body, ...(contentType === undefined ? {} : { headers: { "content-type": contentType } }) }),
+        server.request(method, path, {
+          key: null,
+          rawBody: body,
+          ...(contentType === undefined ? {} : { headers: { "content-type": contentType } })
+        }),
         server.request("GET", "/health", { key: null })
       ])
       expect(health.status).toBe(200)
       expect([name, res.status], res.text).toEqual([name, 400])
       const envelope = res.json as Envelope
       expect(envelope.error?.code).toBe("validation_error")
-      expect(envelope.error?.details?.["validation_errors"]).toEqual([{ path: field, message: expect.stringContaining("U+0000") }])
+      expect(envelope.error?.details?.["validation_errors"]).toEqual([{
+        path: field,
+        message: expect.stringContaining("U+0000")
+      }])
       expect(res.text).not.toContain("owner")
     }
     // An escaped backslash before "u0000" is no NUL.
@@ -387,12 +533,14 @@ describe.each([
   it.skipIf(skip)("a huge invalid value is quoted at most 100 characters; 2 MB is over the body limit", async () => {
     const before = await totals()
     const value = "v".repeat(900 * KB)
-    for (const [name, body] of [
-      ["account_ids 900KB", { content: "ok", account_ids: value }],
-      ["draft 900KB", { content: "ok", draft: value }],
-      ["timezone 900KB", { content: "ok", draft: true, timezone: value }],
-      ["scheduled_for 900KB", { content: "ok", draft: true, scheduled_for: value }]
-    ] as const) {
+    for (
+      const [name, body] of [
+        ["account_ids 900KB", { content: "ok", account_ids: value }],
+        ["draft 900KB", { content: "ok", draft: value }],
+        ["timezone 900KB", { content: "ok", draft: true, timezone: value }],
+        ["scheduled_for 900KB", { content: "ok", draft: true, scheduled_for: value }]
+      ] as const
+    ) {
       const answer = await hostile(name, "POST", "/api/v1/posts", json(body), { status: 400, code: "validation_error" })
       expect(JSON.stringify(answer.error)).not.toContain("v".repeat(101))
     }
@@ -400,11 +548,17 @@ describe.each([
       status: 400,
       code: "validation_error"
     })
-    const handle = await hostile("bluesky handle 900KB", "POST", "/api/v1/accounts/connect-credential", json({
-      platform: "bluesky",
-      handle: value,
-      app_password: "aaaa-bbbb-cccc-dddd"
-    }), { status: 400, code: "validation_error" })
+    const handle = await hostile(
+      "bluesky handle 900KB",
+      "POST",
+      "/api/v1/accounts/connect-credential",
+      json({
+        platform: "bluesky",
+        handle: value,
+        app_password: "aaaa-bbbb-cccc-dddd"
+      }),
+      { status: 400, code: "validation_error" }
+    )
     expect(JSON.stringify(handle.error)).not.toContain("v".repeat(101))
     await hostile("2MB value", "POST", "/api/v1/posts", json({ content: "ok", account_ids: "v".repeat(2_000_000) }), {
       status: 413,
@@ -418,7 +572,11 @@ describe.each([
     const pending = new Promise<number>((resolve, reject) => {
       const req = Http.request(`${server.baseUrl}/api/v1/posts`, {
         method: "POST",
-        headers: { authorization: `Bearer ${server.key}`, "content-type": "application/json", "transfer-encoding": "chunked" }
+        headers: {
+          authorization: `Bearer ${server.key}`,
+          "content-type": "application/json",
+          "transfer-encoding": "chunked"
+        }
       }, (res) => {
         res.resume()
         res.on("end", () => resolve(res.statusCode ?? 0))
@@ -463,14 +621,40 @@ describe.each([
     { weight: 1, arbitrary: FastCheck.integer({ min: 10_000_000, max: 2_000_000_000 }).map((n) => [n]) }
   )
   const fields = [
-    "content", "platform_content", "threadPosts", "draft", "scheduled_for", "scheduled_at", "timezone",
-    "idempotency_key", "media_ids", "campaign_id", "request_approval", "use_queue", "publish_now",
-    "url", "events", "name", "filename", "content_type", "file_size", "post_ids", "platform", "failed_after",
-    "failed_before", "is_active"
+    "content",
+    "platform_content",
+    "threadPosts",
+    "draft",
+    "scheduled_for",
+    "scheduled_at",
+    "timezone",
+    "idempotency_key",
+    "media_ids",
+    "campaign_id",
+    "request_approval",
+    "use_queue",
+    "publish_now",
+    "url",
+    "events",
+    "name",
+    "filename",
+    "content_type",
+    "file_size",
+    "post_ids",
+    "platform",
+    "failed_after",
+    "failed_before",
+    "is_active"
   ]
   const platformContent = FastCheck.dictionary(
     FastCheck.constantFrom("x", "bluesky", "threads", "youtube", "tiktok", "instagram", "nope"),
-    FastCheck.oneof(leaf, FastCheck.record({ content: leaf, settings: FastCheck.dictionary(FastCheck.string({ maxLength: 12 }), leaf, { maxKeys: 4 }) }, { requiredKeys: [] }))
+    FastCheck.oneof(
+      leaf,
+      FastCheck.record({
+        content: leaf,
+        settings: FastCheck.dictionary(FastCheck.string({ maxLength: 12 }), leaf, { maxKeys: 4 })
+      }, { requiredKeys: [] })
+    )
   )
   const body = FastCheck.oneof(
     { weight: 4, arbitrary: FastCheck.dictionary(FastCheck.constantFrom(...fields), leaf, { maxKeys: 6 }) },

@@ -92,7 +92,9 @@ describe.each([
     expect(sha256(fs.readFileSync(stored))).toBe(sha256(png))
 
     // Completing again changes nothing.
-    expect((await server.request("POST", `/api/v1/media/${data.id}/complete`)).json.data).toMatchObject({ status: "ready" })
+    expect((await server.request("POST", `/api/v1/media/${data.id}/complete`)).json.data).toMatchObject({
+      status: "ready"
+    })
     const got = await server.request("GET", `/api/v1/media/${data.id}`)
     expect(got.json.data).toMatchObject({ id: data.id, status: "ready", width: 64 })
     const images = await server.request("GET", "/api/v1/media?type=image&limit=100")
@@ -106,8 +108,18 @@ describe.each([
 
   it.skipIf(skip)("every generated type is accepted and measured: JPEG, GIF, MP4, PDF", async () => {
     const cases = [
-      { name: "a.jpg", type: "image/jpeg", bytes: Fixtures.jpeg(40, 24), expect: { type: "image", width: 40, height: 24 } },
-      { name: "a.gif", type: "image/gif", bytes: Fixtures.gif(10, 12), expect: { type: "image", width: 10, height: 12 } },
+      {
+        name: "a.jpg",
+        type: "image/jpeg",
+        bytes: Fixtures.jpeg(40, 24),
+        expect: { type: "image", width: 40, height: 24 }
+      },
+      {
+        name: "a.gif",
+        type: "image/gif",
+        bytes: Fixtures.gif(10, 12),
+        expect: { type: "image", width: 10, height: 12 }
+      },
       {
         name: "a.mp4",
         type: "video/mp4",
@@ -124,25 +136,28 @@ describe.each([
     }
   })
 
-  it.skipIf(skip)("declared checks at presign: unsupported_media_type and file_too_large (20 MiB images, 500 MiB video)", async () => {
-    const svg = await presign("a.svg", "image/svg+xml", 100)
-    expect([svg.status, svg.json.error.code]).toEqual([400, "unsupported_media_type"])
-    const big = await presign("a.png", "image/png", 20 * 1024 * 1024 + 1)
-    expect([big.status, big.json.error.code]).toEqual([400, "file_too_large"])
-    expect(big.json.error.details).toMatchObject({ kind: "image", max_bytes: 20 * 1024 * 1024 })
-    expect((await presign("a.png", "image/png", 20 * 1024 * 1024)).status).toBe(201)
-    expect((await presign("a.mp4", "video/mp4", 500 * 1024 * 1024)).status).toBe(201)
-    const bigVideo = await presign("a.mp4", "video/mp4", 500 * 1024 * 1024 + 1)
-    expect(bigVideo.json.error.code).toBe("file_too_large")
-    const form = await fetch(`${server.baseUrl}/api/v1/media/upload`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${server.key}`, "content-type": "multipart/form-data; boundary=x" },
-      body: "--x--"
-    })
-    const formJson = (await form.json()) as { error: { message: string } }
-    expect(form.status).toBe(400)
-    expect(formJson.error.message).toContain("upload_url")
-  })
+  it.skipIf(skip)(
+    "declared checks at presign: unsupported_media_type and file_too_large (20 MiB images, 500 MiB video)",
+    async () => {
+      const svg = await presign("a.svg", "image/svg+xml", 100)
+      expect([svg.status, svg.json.error.code]).toEqual([400, "unsupported_media_type"])
+      const big = await presign("a.png", "image/png", 20 * 1024 * 1024 + 1)
+      expect([big.status, big.json.error.code]).toEqual([400, "file_too_large"])
+      expect(big.json.error.details).toMatchObject({ kind: "image", max_bytes: 20 * 1024 * 1024 })
+      expect((await presign("a.png", "image/png", 20 * 1024 * 1024)).status).toBe(201)
+      expect((await presign("a.mp4", "video/mp4", 500 * 1024 * 1024)).status).toBe(201)
+      const bigVideo = await presign("a.mp4", "video/mp4", 500 * 1024 * 1024 + 1)
+      expect(bigVideo.json.error.code).toBe("file_too_large")
+      const form = await fetch(`${server.baseUrl}/api/v1/media/upload`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${server.key}`, "content-type": "multipart/form-data; boundary=x" },
+        body: "--x--"
+      })
+      const formJson = (await form.json()) as { error: { message: string } }
+      expect(form.status).toBe(400)
+      expect(formJson.error.message).toContain("upload_url")
+    }
+  )
 
   it.skipIf(skip)("a PNG declared as JPEG is file_type_mismatch at complete; the bytes are removed", async () => {
     const png = Fixtures.png(8, 8)
@@ -156,79 +171,90 @@ describe.each([
     expect((await server.request("GET", `/api/v1/media/${id}`)).json.data["status"]).toBe("pending_upload")
   })
 
-  it.skipIf(skip)("a PNG of a few bytes declaring 40,000 x 6,700 pixels: the PUT is 400 file_too_large naming the limit; nothing kept", async () => {
-    const bomb = PixelBomb.header(40_000, 6_700)
-    const p = await presign("bomb.png", "image/png", bomb.length)
-    expect(p.status, p.text).toBe(201)
-    const put = await server.put(String(p.json.data["upload_url"]), bomb, "image/png")
-    expect([put.status, put.json.error.code]).toEqual([400, "file_too_large"])
-    expect(put.json.error.message).toContain("64,000,000 pixels")
-    expect(put.json.error.details).toMatchObject({ width: 40_000, height: 6_700, max_pixels: 64_000_000 })
-    const id = String(p.json.data.id)
-    expect((await server.request("GET", `/api/v1/media/${id}`)).json.data["status"]).toBe("pending_upload")
-    const done = await server.request("POST", `/api/v1/media/${id}/complete`)
-    expect(done.json.error.code).toBe("file_not_uploaded")
-  })
+  it.skipIf(skip)(
+    "a PNG of a few bytes declaring 40,000 x 6,700 pixels: the PUT is 400 file_too_large naming the limit; nothing kept",
+    async () => {
+      const bomb = PixelBomb.header(40_000, 6_700)
+      const p = await presign("bomb.png", "image/png", bomb.length)
+      expect(p.status, p.text).toBe(201)
+      const put = await server.put(String(p.json.data["upload_url"]), bomb, "image/png")
+      expect([put.status, put.json.error.code]).toEqual([400, "file_too_large"])
+      expect(put.json.error.message).toContain("64,000,000 pixels")
+      expect(put.json.error.details).toMatchObject({ width: 40_000, height: 6_700, max_pixels: 64_000_000 })
+      const id = String(p.json.data.id)
+      expect((await server.request("GET", `/api/v1/media/${id}`)).json.data["status"]).toBe("pending_upload")
+      const done = await server.request("POST", `/api/v1/media/${id}/complete`)
+      expect(done.json.error.code).toBe("file_not_uploaded")
+    }
+  )
 
-  it.skipIf(skip)("the upload URL: tampered, missing or wrong-type is refused; oversize is file_too_large", async () => {
-    const png = Fixtures.png(4, 4)
-    const p = await presign("a.png", "image/png", png.length)
-    const url = String(p.json.data["upload_url"])
-    const tampered = url.slice(0, -1) + (url.endsWith("0") ? "1" : "0")
-    const t = await server.put(tampered, png, "image/png")
-    expect([t.status, t.json.error.code]).toEqual([401, "auth_failed"])
-    expect(t.json.data).toBeNull()
-    const none = await server.put(url.replace(/\?token=.*$/, ""), png, "image/png")
-    expect([none.status, none.json.error.code]).toEqual([401, "auth_failed"])
-    // Another media's id with this token.
-    const other = await presign("b.png", "image/png", 10)
-    const swapped = url.replace(p.json.data.id, other.json.data.id)
-    expect((await server.put(swapped, png, "image/png")).status).toBe(401)
-    const wrongType = await server.put(url, png, "image/gif")
-    expect([wrongType.status, wrongType.json.error.code]).toEqual([400, "file_type_mismatch"])
+  it.skipIf(skip)(
+    "the upload URL: tampered, missing or wrong-type is refused; oversize is file_too_large",
+    async () => {
+      const png = Fixtures.png(4, 4)
+      const p = await presign("a.png", "image/png", png.length)
+      const url = String(p.json.data["upload_url"])
+      const tampered = url.slice(0, -1) + (url.endsWith("0") ? "1" : "0")
+      const t = await server.put(tampered, png, "image/png")
+      expect([t.status, t.json.error.code]).toEqual([401, "auth_failed"])
+      expect(t.json.data).toBeNull()
+      const none = await server.put(url.replace(/\?token=.*$/, ""), png, "image/png")
+      expect([none.status, none.json.error.code]).toEqual([401, "auth_failed"])
+      // Another media's id with this token.
+      const other = await presign("b.png", "image/png", 10)
+      const swapped = url.replace(p.json.data.id, other.json.data.id)
+      expect((await server.put(swapped, png, "image/png")).status).toBe(401)
+      const wrongType = await server.put(url, png, "image/gif")
+      expect([wrongType.status, wrongType.json.error.code]).toEqual([400, "file_type_mismatch"])
 
-    // 20 MiB + 1 declared by Content-Length: refused before reading.
-    const over = new Uint8Array(20 * 1024 * 1024 + 1)
-    const big = await server.put(url, over, "image/png")
-    expect([big.status, big.json.error.code]).toEqual([400, "file_too_large"])
-    // A chunked body without a length: refused once the stream passes the cap.
-    let pulled = 0
-    const chunk = new Uint8Array(1024 * 1024)
-    const stream = new ReadableStream<Uint8Array>({
-      pull(controller) {
-        if (pulled >= 40 * 1024 * 1024) return controller.close()
-        pulled += chunk.length
-        controller.enqueue(chunk)
-      }
-    })
-    const streamed = await server.put(url, stream, "image/png")
-    expect([streamed.status, streamed.json.error.code]).toEqual([400, "file_too_large"])
-    // Nothing was kept: the medium still has no file.
-    expect((await server.request("POST", `/api/v1/media/${p.json.data.id}/complete`)).json.error.code).toBe(
-      "file_not_uploaded"
-    )
-  })
+      // 20 MiB + 1 declared by Content-Length: refused before reading.
+      const over = new Uint8Array(20 * 1024 * 1024 + 1)
+      const big = await server.put(url, over, "image/png")
+      expect([big.status, big.json.error.code]).toEqual([400, "file_too_large"])
+      // A chunked body without a length: refused once the stream passes the cap.
+      let pulled = 0
+      const chunk = new Uint8Array(1024 * 1024)
+      const stream = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          if (pulled >= 40 * 1024 * 1024) return controller.close()
+          pulled += chunk.length
+          controller.enqueue(chunk)
+        }
+      })
+      const streamed = await server.put(url, stream, "image/png")
+      expect([streamed.status, streamed.json.error.code]).toEqual([400, "file_too_large"])
+      // Nothing was kept: the medium still has no file.
+      expect((await server.request("POST", `/api/v1/media/${p.json.data.id}/complete`)).json.error.code).toBe(
+        "file_not_uploaded"
+      )
+    }
+  )
 
-  it.skipIf(skip)("complete before any bytes: file_not_uploaded, saying to upload first; unknown ids are 404", async () => {
-    const p = await presign("a.png", "image/png", 100)
-    const done = await server.request("POST", `/api/v1/media/${p.json.data.id}/complete`)
-    expect([done.status, done.json.error.code]).toEqual([400, "file_not_uploaded"])
-    expect(done.json.error.message).toContain("upload the file first")
-    const missing = await server.request("POST", "/api/v1/media/00000000-0000-4000-8000-000000000000/complete")
-    expect(missing.status).toBe(404)
-    expect((await server.request("GET", "/api/v1/media/not-a-uuid")).status).toBe(404)
-  })
+  it.skipIf(skip)(
+    "complete before any bytes: file_not_uploaded, saying to upload first; unknown ids are 404",
+    async () => {
+      const p = await presign("a.png", "image/png", 100)
+      const done = await server.request("POST", `/api/v1/media/${p.json.data.id}/complete`)
+      expect([done.status, done.json.error.code]).toEqual([400, "file_not_uploaded"])
+      expect(done.json.error.message).toContain("upload the file first")
+      const missing = await server.request("POST", "/api/v1/media/00000000-0000-4000-8000-000000000000/complete")
+      expect(missing.status).toBe(404)
+      expect((await server.request("GET", "/api/v1/media/not-a-uuid")).status).toBe(404)
+    }
+  )
 
   it.skipIf(skip)("upload-from-url refuses loopback, private, link-local and metadata addresses", async () => {
-    for (const url of [
-      "http://127.0.0.1:1/a.png",
-      "http://10.1.2.3/a.png",
-      "http://192.168.0.1/a.png",
-      "http://169.254.169.254/latest/meta-data",
-      "http://[::1]/a.png",
-      "http://localhost/a.png",
-      "ftp://example.com/a.png"
-    ]) {
+    for (
+      const url of [
+        "http://127.0.0.1:1/a.png",
+        "http://10.1.2.3/a.png",
+        "http://192.168.0.1/a.png",
+        "http://169.254.169.254/latest/meta-data",
+        "http://[::1]/a.png",
+        "http://localhost/a.png",
+        "ftp://example.com/a.png"
+      ]
+    ) {
       const r = await server.request("POST", "/api/v1/media/upload-from-url", { url })
       expect([url, r.status, r.json.error.code]).toEqual([url, 400, "validation_error"])
     }
@@ -243,45 +269,50 @@ describe.each([
     expect((await server.request("GET", "/api/v1/media", undefined, null)).status).toBe(401)
   })
 
-  it.skipIf(skip)("posts: unknown ids and unuploaded files are file_not_uploaded; uploaded ones are finalized", async () => {
-    const x = account("x")
-    const unknown = await server.request("POST", "/api/v1/posts", {
-      content: "hi",
-      account_ids: [x],
-      scheduled_for: new Date(Date.now() + 3_600_000).toISOString(),
-      media_ids: ["00000000-0000-4000-8000-0000000000aa"]
-    })
-    expect([unknown.status, unknown.json.error.code]).toEqual([400, "file_not_uploaded"])
+  it.skipIf(skip)(
+    "posts: unknown ids and unuploaded files are file_not_uploaded; uploaded ones are finalized",
+    async () => {
+      const x = account("x")
+      const unknown = await server.request("POST", "/api/v1/posts", {
+        content: "hi",
+        account_ids: [x],
+        scheduled_for: new Date(Date.now() + 3_600_000).toISOString(),
+        media_ids: ["00000000-0000-4000-8000-0000000000aa"]
+      })
+      expect([unknown.status, unknown.json.error.code]).toEqual([400, "file_not_uploaded"])
 
-    const p = await presign("later.png", "image/png", 100)
-    const notYet = await server.request("POST", "/api/v1/posts", {
-      content: "hi",
-      account_ids: [x],
-      draft: true,
-      media_ids: [p.json.data.id]
-    })
-    expect([notYet.status, notYet.json.error.code]).toEqual([400, "file_not_uploaded"])
+      const p = await presign("later.png", "image/png", 100)
+      const notYet = await server.request("POST", "/api/v1/posts", {
+        content: "hi",
+        account_ids: [x],
+        draft: true,
+        media_ids: [p.json.data.id]
+      })
+      expect([notYet.status, notYet.json.error.code]).toEqual([400, "file_not_uploaded"])
 
-    const id = await uploaded("now.png", "image/png", Fixtures.png(12, 12))
-    expect((await server.request("GET", `/api/v1/media/${id}`)).json.data["status"]).toBe("pending_upload")
-    const post = await server.request("POST", "/api/v1/posts", {
-      content: "with a picture",
-      account_ids: [x],
-      scheduled_for: new Date(Date.now() + 3_600_000).toISOString(),
-      media_ids: [id]
-    })
-    expect(post.status, post.text).toBe(201)
-    expect(post.json.data["media_ids"]).toEqual([id])
-    expect((await server.request("GET", `/api/v1/media/${id}`)).json.data).toMatchObject({
-      status: "ready",
-      width: 12
-    })
-  })
+      const id = await uploaded("now.png", "image/png", Fixtures.png(12, 12))
+      expect((await server.request("GET", `/api/v1/media/${id}`)).json.data["status"]).toBe("pending_upload")
+      const post = await server.request("POST", "/api/v1/posts", {
+        content: "with a picture",
+        account_ids: [x],
+        scheduled_for: new Date(Date.now() + 3_600_000).toISOString(),
+        media_ids: [id]
+      })
+      expect(post.status, post.text).toBe(201)
+      expect(post.json.data["media_ids"]).toEqual([id])
+      expect((await server.request("GET", `/api/v1/media/${id}`)).json.data).toMatchObject({
+        status: "ready",
+        width: 12
+      })
+    }
+  )
 
   it.skipIf(skip)("posts: per-platform media rules at create time name the platform", async () => {
     const later = new Date(Date.now() + 3_600_000).toISOString()
     const image = await uploaded("i.png", "image/png", Fixtures.png(4, 4))
-    const images = await Promise.all([1, 2, 3, 4, 5].map((i) => uploaded(`m${i}.jpg`, "image/jpeg", Fixtures.jpeg(8, 8))))
+    const images = await Promise.all(
+      [1, 2, 3, 4, 5].map((i) => uploaded(`m${i}.jpg`, "image/jpeg", Fixtures.jpeg(8, 8)))
+    )
     const video = await uploaded("v.mp4", "video/mp4", Fixtures.movie())
 
     const errorsOf = (r: Fixtures.Answer) =>
@@ -322,7 +353,9 @@ describe.each([
       media_ids: images
     })
     expect(xFive.status).toBe(400)
-    expect(errorsOf(xFive)).toEqual([expect.objectContaining({ platform: "x", message: expect.stringContaining("at most 4") })])
+    expect(errorsOf(xFive)).toEqual([
+      expect.objectContaining({ platform: "x", message: expect.stringContaining("at most 4") })
+    ])
 
     const mixed = await server.request("POST", "/api/v1/posts", {
       content: "mixed",
@@ -334,7 +367,11 @@ describe.each([
     expect(errorsOf(mixed).map((e) => e.platform)).toContain("bluesky")
 
     // A draft may lack required media; a TikTok video is fine.
-    const draft = await server.request("POST", "/api/v1/posts", { content: "d", account_ids: [account("tiktok")], draft: true })
+    const draft = await server.request("POST", "/api/v1/posts", {
+      content: "d",
+      account_ids: [account("tiktok")],
+      draft: true
+    })
     expect(draft.status, draft.text).toBe(201)
     const tiktokVideo = await server.request("POST", "/api/v1/posts", {
       content: "v",
@@ -346,44 +383,56 @@ describe.each([
     expect(tiktokVideo.status, tiktokVideo.text).toBe(201)
   })
 
-  it.skipIf(skip)("end to end: the sandbox publishes each platform's rendition of an uploaded image, read through the blob store", async () => {
-    const png = Fixtures.png(33, 21)
-    const id = await uploaded("e2e.png", "image/png", png)
-    expect((await server.request("POST", `/api/v1/media/${id}/complete`)).status).toBe(200)
-    const post = await server.request("POST", "/api/v1/posts", {
-      content: "Picture from the sandbox",
-      account_ids: [account("bluesky"), account("instagram")],
-      media_ids: [id]
-    })
-    expect(post.status, post.text).toBe(201)
-    const postId = String(post.json.data["post_id"] ?? post.json.data.id)
-    let status = ""
-    for (let i = 0; i < 100 && status !== "published" && status !== "failed"; i++) {
-      await new Promise((r) => setTimeout(r, 100))
-      status = String((await server.request("GET", `/api/v1/posts/${postId}`)).json.data["status"])
+  it.skipIf(skip)(
+    "end to end: the sandbox publishes each platform's rendition of an uploaded image, read through the blob store",
+    async () => {
+      const png = Fixtures.png(33, 21)
+      const id = await uploaded("e2e.png", "image/png", png)
+      expect((await server.request("POST", `/api/v1/media/${id}/complete`)).status).toBe(200)
+      const post = await server.request("POST", "/api/v1/posts", {
+        content: "Picture from the sandbox",
+        account_ids: [account("bluesky"), account("instagram")],
+        media_ids: [id]
+      })
+      expect(post.status, post.text).toBe(201)
+      const postId = String(post.json.data["post_id"] ?? post.json.data.id)
+      let status = ""
+      for (let i = 0; i < 100 && status !== "published" && status !== "failed"; i++) {
+        await new Promise((r) => setTimeout(r, 100))
+        status = String((await server.request("GET", `/api/v1/posts/${postId}`)).json.data["status"])
+      }
+      expect(status).toBe("published")
+      const orgDirs = fs.readdirSync(path.join(server.dataDir, "media"))
+      const original = orgDirs.map((d) => path.join(server.dataDir, "media", d, id)).find((f) => fs.existsSync(f))!
+      // The original is untouched; each platform got its rendition, stored beside it.
+      expect(sha256(fs.readFileSync(original))).toBe(sha256(png))
+      const rendition = (profile: string) => fs.readFileSync(`${original}.renditions/${profile}`)
+      const sent = (platform: string) =>
+        server.journalLines().filter((l) => l["outcome"] === "published" && l["platform"] === platform)
+          .find((l) => Array.isArray(l["media"]) && (l["media"] as ReadonlyArray<{ id: string }>)[0]?.id === id)
+          ?.["media"]
+      const bluesky = rendition("png-max1000000.png")
+      expect(sent("bluesky")).toEqual([{ id, mimeType: "image/png", size: bluesky.length, sha256: sha256(bluesky) }])
+      // Instagram takes JPEG only: a PNG is converted, not refused.
+      const instagram = rendition(`jpeg-max${8 * 1024 * 1024}-pad-4x5-1_91x1.jpg`)
+      expect([instagram[0], instagram[1]]).toEqual([0xff, 0xd8])
+      expect(sent("instagram")).toEqual([{
+        id,
+        mimeType: "image/jpeg",
+        size: instagram.length,
+        sha256: sha256(instagram)
+      }])
     }
-    expect(status).toBe("published")
-    const orgDirs = fs.readdirSync(path.join(server.dataDir, "media"))
-    const original = orgDirs.map((d) => path.join(server.dataDir, "media", d, id)).find((f) => fs.existsSync(f))!
-    // The original is untouched; each platform got its rendition, stored beside it.
-    expect(sha256(fs.readFileSync(original))).toBe(sha256(png))
-    const rendition = (profile: string) => fs.readFileSync(`${original}.renditions/${profile}`)
-    const sent = (platform: string) =>
-      server.journalLines().filter((l) => l["outcome"] === "published" && l["platform"] === platform)
-        .find((l) => Array.isArray(l["media"]) && (l["media"] as ReadonlyArray<{ id: string }>)[0]?.id === id)?.["media"]
-    const bluesky = rendition("png-max1000000.png")
-    expect(sent("bluesky")).toEqual([{ id, mimeType: "image/png", size: bluesky.length, sha256: sha256(bluesky) }])
-    // Instagram takes JPEG only: a PNG is converted, not refused.
-    const instagram = rendition(`jpeg-max${8 * 1024 * 1024}-pad-4x5-1_91x1.jpg`)
-    expect([instagram[0], instagram[1]]).toEqual([0xff, 0xd8])
-    expect(sent("instagram")).toEqual([{ id, mimeType: "image/jpeg", size: instagram.length, sha256: sha256(instagram) }])
-  })
+  )
 
   it.skipIf(skip)("answers match the OpenAPI document", async () => {
     type Doc = {
-      readonly paths: Record<string, Record<string, {
-        readonly responses: Record<string, { readonly content: Record<string, { readonly schema: unknown }> }>
-      }>>
+      readonly paths: Record<
+        string,
+        Record<string, {
+          readonly responses: Record<string, { readonly content: Record<string, { readonly schema: unknown }> }>
+        }>
+      >
     }
     const doc = (await server.request("GET", "/api/v1/openapi.json", undefined, null)).json as unknown as Doc
     const conforms = (p: string, method: string, res: Fixtures.Answer) => {
@@ -397,7 +446,11 @@ describe.each([
     const put = await server.put(String(p.json.data["upload_url"]), png, "image/png")
     conforms("/uploads/media/{id}", "put", put)
     conforms("/uploads/media/{id}", "put", await server.put(String(p.json.data["upload_url"]) + "0", png, "image/png"))
-    conforms("/api/v1/media/{id}/complete", "post", await server.request("POST", `/api/v1/media/${p.json.data.id}/complete`))
+    conforms(
+      "/api/v1/media/{id}/complete",
+      "post",
+      await server.request("POST", `/api/v1/media/${p.json.data.id}/complete`)
+    )
     conforms("/api/v1/media/{id}", "get", await server.request("GET", `/api/v1/media/${p.json.data.id}`))
     conforms("/api/v1/media", "get", await server.request("GET", "/api/v1/media"))
     conforms("/api/v1/media/upload", "post", await presign("a.svg", "image/svg+xml", 3))
@@ -409,35 +462,38 @@ describe.each([
     conforms("/api/v1/media/{id}", "delete", await server.request("DELETE", `/api/v1/media/${p.json.data.id}`))
   })
 
-  it.skipIf(skip)("posts: what a rendition can fit is planned, not refused; a video too long for a platform is refused at create time", async () => {
-    const later = new Date(Date.now() + 3_600_000).toISOString()
-    const png = await uploaded("screen.png", "image/png", Fixtures.png(40, 30))
-    const forInstagram = await server.request("POST", "/api/v1/posts", {
-      content: "a screenshot",
-      account_ids: [account("instagram")],
-      scheduled_for: later,
-      media_ids: [png]
-    })
-    expect(forInstagram.status, forInstagram.text).toBe(201)
-    const long = await uploaded("long.mp4", "video/mp4", Fixtures.movie({ durationMs: 150_000 }))
-    const forX = await server.request("POST", "/api/v1/posts", {
-      content: "a long video",
-      account_ids: [account("x"), account("facebook")],
-      scheduled_for: later,
-      media_ids: [long]
-    })
-    expect([forX.status, forX.json.error.code]).toEqual([400, "validation_error"])
-    expect(forX.json.error.details?.["validation_errors"]).toEqual([
-      { platform: "x", path: "media_ids.0", message: "x takes videos of at most 140 seconds (150 seconds given)" }
-    ])
-    const forFacebook = await server.request("POST", "/api/v1/posts", {
-      content: "a long video",
-      account_ids: [account("facebook")],
-      scheduled_for: later,
-      media_ids: [long]
-    })
-    expect(forFacebook.status, forFacebook.text).toBe(201)
-  })
+  it.skipIf(skip)(
+    "posts: what a rendition can fit is planned, not refused; a video too long for a platform is refused at create time",
+    async () => {
+      const later = new Date(Date.now() + 3_600_000).toISOString()
+      const png = await uploaded("screen.png", "image/png", Fixtures.png(40, 30))
+      const forInstagram = await server.request("POST", "/api/v1/posts", {
+        content: "a screenshot",
+        account_ids: [account("instagram")],
+        scheduled_for: later,
+        media_ids: [png]
+      })
+      expect(forInstagram.status, forInstagram.text).toBe(201)
+      const long = await uploaded("long.mp4", "video/mp4", Fixtures.movie({ durationMs: 150_000 }))
+      const forX = await server.request("POST", "/api/v1/posts", {
+        content: "a long video",
+        account_ids: [account("x"), account("facebook")],
+        scheduled_for: later,
+        media_ids: [long]
+      })
+      expect([forX.status, forX.json.error.code]).toEqual([400, "validation_error"])
+      expect(forX.json.error.details?.["validation_errors"]).toEqual([
+        { platform: "x", path: "media_ids.0", message: "x takes videos of at most 140 seconds (150 seconds given)" }
+      ])
+      const forFacebook = await server.request("POST", "/api/v1/posts", {
+        content: "a long video",
+        account_ids: [account("facebook")],
+        scheduled_for: later,
+        media_ids: [long]
+      })
+      expect(forFacebook.status, forFacebook.text).toBe(201)
+    }
+  )
 
   it.skipIf(skip)("alt_text: set at upload, changed and cleared by PATCH /media/{id}, bounded, scoped", async () => {
     const png = Fixtures.png(5, 5)
@@ -450,7 +506,9 @@ describe.each([
     expect(p.status, p.text).toBe(201)
     expect(p.json.data["alt_text"]).toBe("A red bicycle against a wall")
     const id = p.json.data.id
-    expect((await server.request("GET", `/api/v1/media/${id}`)).json.data["alt_text"]).toBe("A red bicycle against a wall")
+    expect((await server.request("GET", `/api/v1/media/${id}`)).json.data["alt_text"]).toBe(
+      "A red bicycle against a wall"
+    )
     const changed = await server.request("PATCH", `/api/v1/media/${id}`, { alt_text: "A blue bicycle" })
     expect(changed.status, changed.text).toBe(200)
     expect(changed.json.data).toMatchObject({ id, alt_text: "A blue bicycle", status: "pending_upload" })
@@ -463,7 +521,9 @@ describe.each([
     expect((await server.request("PATCH", `/api/v1/media/${id}`, {})).json.data["alt_text"]).toBe("A blue bicycle")
     const cleared = await server.request("PATCH", `/api/v1/media/${id}`, { alt_text: null })
     expect(cleared.json.data["alt_text"]).toBeNull()
-    const unknown = await server.request("PATCH", "/api/v1/media/00000000-0000-4000-8000-000000000000", { alt_text: "x" })
+    const unknown = await server.request("PATCH", "/api/v1/media/00000000-0000-4000-8000-000000000000", {
+      alt_text: "x"
+    })
     expect(unknown.status).toBe(404)
     const tooLongAtUpload = await server.request("POST", "/api/v1/media/upload", {
       filename: "alt.png",
@@ -527,7 +587,13 @@ describe("media upload budget (sqlite, 2 per hour)", () => {
     // Still pending: a refused complete is not counted and does not finalize.
     expect((await server.request("GET", `/api/v1/media/${ids[2]}`)).json.data["status"]).toBe("pending_upload")
     // Presign is not counted; imports are checked against the budget before anything is fetched.
-    expect((await server.request("POST", "/api/v1/media/upload", { filename: "c.png", content_type: "image/png", file_size: 5 })).status)
+    expect(
+      (await server.request("POST", "/api/v1/media/upload", {
+        filename: "c.png",
+        content_type: "image/png",
+        file_size: 5
+      })).status
+    )
       .toBe(201)
     const imported = await server.request("POST", "/api/v1/media/upload-from-url", { url: "https://example.com/a.png" })
     expect([imported.status, imported.json.error.code]).toEqual([429, "rate_limit_exceeded"])

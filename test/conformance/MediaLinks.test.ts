@@ -112,7 +112,8 @@ describe.each([
   const resolveFor = (mediaId: string) =>
     server.withStore(
       Effect.flatMap(DispatchMedia, (media) =>
-        media.resolve(server.orgId as OrganizationId, [mediaId as MediaId], { platform: "instagram", settings: {} })).pipe(
+        media.resolve(server.orgId as OrganizationId, [mediaId as MediaId], { platform: "instagram", settings: {} }))
+        .pipe(
           Effect.provide(
             MediaHttp.layerDispatch({ dataDir, env: { HERALD_MEDIA_PUBLIC_URL: publicBase } }).pipe(
               Layer.provide(CredentialCipher.layer({ dataDir }))
@@ -128,7 +129,9 @@ describe.each([
   }
 
   it.skipIf(skip)("the media record's public_url is a signed link that serves the original's bytes", async () => {
-    const png = new Uint8Array(await sharp({ create: { width: 64, height: 48, channels: 3, background: "#00f" } }).png().toBuffer())
+    const png = new Uint8Array(
+      await sharp({ create: { width: 64, height: 48, channels: 3, background: "#00f" } }).png().toBuffer()
+    )
     const id = await upload(png)
     const got = await server.request("GET", `/api/v1/media/${id}`)
     const link = String((got.json as Envelope).data!["public_url"])
@@ -145,83 +148,91 @@ describe.each([
     expect(new Uint8Array(await served.arrayBuffer())).toEqual(png)
   }, 60_000)
 
-  it.skipIf(skip)("Instagram's fake fetches the signed rendition link over loopback and receives the JPEG; forged links are refused", async () => {
-    const png = new Uint8Array(
-      await sharp({ create: { width: 800, height: 600, channels: 4, background: { r: 0, g: 128, b: 0, alpha: 1 } } })
-        .png().toBuffer()
-    )
-    const id = await upload(png)
-    const [ref] = await resolveFor(id)
-    const link = Option.getOrThrow(ref!.publicUrl)
-    expect(ref!.mimeType).toBe("image/jpeg")
-    expect(link).toMatch(new RegExp(`^${publicBase}/${server.orgId}/${id}\\.renditions/[A-Za-z0-9_-]+\\.jpg\\?expires=\\d+&signature=[0-9a-f]{64}$`))
-
-    const client = await Effect.runPromise(
-      Instagram.make({ apiUrl: fake.server.url, pollInterval: "5 millis", maxPolls: 10 }).pipe(
-        Effect.provide(FetchHttpClient.layer)
+  it.skipIf(skip)(
+    "Instagram's fake fetches the signed rendition link over loopback and receives the JPEG; forged links are refused",
+    async () => {
+      const png = new Uint8Array(
+        await sharp({ create: { width: 800, height: 600, channels: 4, background: { r: 0, g: 128, b: 0, alpha: 1 } } })
+          .png().toBuffer()
       )
-    )
-    const result = await Effect.runPromise(
-      client.publish({
-        ...request({
-          platform: "instagram",
-          credentials: {
-            access_token: InstagramApiFake.accessToken,
-            user_id: InstagramApiFake.userId,
-            username: InstagramApiFake.username,
-            expires_at: "1767232800000"
-          },
-          main: part("a screenshot", [ref!])
-        }),
-        account: new SocialAccount({ ...account("instagram"), platformAccountId: InstagramApiFake.userId })
-      }).pipe(Effect.provide(FetchHttpClient.layer))
-    )
-    expect(result.platformPostId).not.toBe("")
-    const fetched = fake.fetched.get(link)
-    expect(fetched?.status).toBe(200)
-    expect(fetched?.contentType).toBe("image/jpeg")
-    const seen = await sharp(fetched!.bytes).metadata()
-    expect([seen.format, seen.width, seen.height]).toEqual(["jpeg", 800, 600])
-
-    const url = new URL(link)
-    const signature = url.searchParams.get("signature")!
-    const altered = new URL(link)
-    altered.searchParams.set("signature", `${signature.slice(0, -1)}${signature.endsWith("0") ? "1" : "0"}`)
-    expect(await refusal(altered.toString())).toMatchObject({ status: 403, code: "auth_failed" })
-    expect(await refusal(`${url.origin}${url.pathname}`)).toMatchObject({ status: 403, code: "auth_failed" })
-    const later = new URL(link)
-    later.searchParams.set("expires", String(Number(url.searchParams.get("expires")) + 3600))
-    expect(await refusal(later.toString())).toMatchObject({ status: 403, code: "auth_failed" })
-    // The rendition's signature does not open the original.
-    const original = `${publicBase}/${server.orgId}/${id}${url.search}`
-    expect(await refusal(original)).toMatchObject({ status: 403, code: "auth_failed" })
-
-    // Signed correctly but an hour past its expiry.
-    const expired = await Effect.runPromise(
-      Effect.gen(function*() {
-        const cipher = yield* CredentialCipher.CredentialCipher
-        const signingKey = yield* cipher.deriveSecret("media-public/v1")
-        return yield* MediaLinks.signedUrl(`${server.orgId}/${id}`).pipe(
-          Effect.provideService(MediaLinks.MediaLinkSigner, { signingKey, lifetime: MediaLinks.defaultLifetime }),
-          Effect.withClock(pastClock(2 * 60 * 60 * 1000))
+      const id = await upload(png)
+      const [ref] = await resolveFor(id)
+      const link = Option.getOrThrow(ref!.publicUrl)
+      expect(ref!.mimeType).toBe("image/jpeg")
+      expect(link).toMatch(
+        new RegExp(
+          `^${publicBase}/${server.orgId}/${id}\\.renditions/[A-Za-z0-9_-]+\\.jpg\\?expires=\\d+&signature=[0-9a-f]{64}$`
         )
-      }).pipe(
-        Effect.provide(Layer.mergeAll(
-          CredentialCipher.layer({ dataDir }),
-          FileBlobStore.layer({ directory: `${dataDir}/media`, publicBaseUrl: publicBase }).pipe(Layer.orDie),
-          NodeCrypto.layer
-        ))
       )
-    )
-    expect(await refusal(Option.getOrThrow(expired))).toEqual({
-      status: 403,
-      code: "auth_failed",
-      message: "This media link has expired"
-    })
 
-    // A deleted medium's links stop working at once.
-    const deleted = await server.request("DELETE", `/api/v1/media/${id}`)
-    expect(deleted.status, deleted.text).toBe(200)
-    expect(await refusal(link)).toMatchObject({ status: 404, code: "not_found" })
-  }, 120_000)
+      const client = await Effect.runPromise(
+        Instagram.make({ apiUrl: fake.server.url, pollInterval: "5 millis", maxPolls: 10 }).pipe(
+          Effect.provide(FetchHttpClient.layer)
+        )
+      )
+      const result = await Effect.runPromise(
+        client.publish({
+          ...request({
+            platform: "instagram",
+            credentials: {
+              access_token: InstagramApiFake.accessToken,
+              user_id: InstagramApiFake.userId,
+              username: InstagramApiFake.username,
+              expires_at: "1767232800000"
+            },
+            main: part("a screenshot", [ref!])
+          }),
+          account: new SocialAccount({ ...account("instagram"), platformAccountId: InstagramApiFake.userId })
+        }).pipe(Effect.provide(FetchHttpClient.layer))
+      )
+      expect(result.platformPostId).not.toBe("")
+      const fetched = fake.fetched.get(link)
+      expect(fetched?.status).toBe(200)
+      expect(fetched?.contentType).toBe("image/jpeg")
+      const seen = await sharp(fetched!.bytes).metadata()
+      expect([seen.format, seen.width, seen.height]).toEqual(["jpeg", 800, 600])
+
+      const url = new URL(link)
+      const signature = url.searchParams.get("signature")!
+      const altered = new URL(link)
+      altered.searchParams.set("signature", `${signature.slice(0, -1)}${signature.endsWith("0") ? "1" : "0"}`)
+      expect(await refusal(altered.toString())).toMatchObject({ status: 403, code: "auth_failed" })
+      expect(await refusal(`${url.origin}${url.pathname}`)).toMatchObject({ status: 403, code: "auth_failed" })
+      const later = new URL(link)
+      later.searchParams.set("expires", String(Number(url.searchParams.get("expires")) + 3600))
+      expect(await refusal(later.toString())).toMatchObject({ status: 403, code: "auth_failed" })
+      // The rendition's signature does not open the original.
+      const original = `${publicBase}/${server.orgId}/${id}${url.search}`
+      expect(await refusal(original)).toMatchObject({ status: 403, code: "auth_failed" })
+
+      // Signed correctly but an hour past its expiry.
+      const expired = await Effect.runPromise(
+        Effect.gen(function*() {
+          const cipher = yield* CredentialCipher.CredentialCipher
+          const signingKey = yield* cipher.deriveSecret("media-public/v1")
+          return yield* MediaLinks.signedUrl(`${server.orgId}/${id}`).pipe(
+            Effect.provideService(MediaLinks.MediaLinkSigner, { signingKey, lifetime: MediaLinks.defaultLifetime }),
+            Effect.withClock(pastClock(2 * 60 * 60 * 1000))
+          )
+        }).pipe(
+          Effect.provide(Layer.mergeAll(
+            CredentialCipher.layer({ dataDir }),
+            FileBlobStore.layer({ directory: `${dataDir}/media`, publicBaseUrl: publicBase }).pipe(Layer.orDie),
+            NodeCrypto.layer
+          ))
+        )
+      )
+      expect(await refusal(Option.getOrThrow(expired))).toEqual({
+        status: 403,
+        code: "auth_failed",
+        message: "This media link has expired"
+      })
+
+      // A deleted medium's links stop working at once.
+      const deleted = await server.request("DELETE", `/api/v1/media/${id}`)
+      expect(deleted.status, deleted.text).toBe(200)
+      expect(await refusal(link)).toMatchObject({ status: 404, code: "not_found" })
+    },
+    120_000
+  )
 })

@@ -66,49 +66,62 @@ describe.each([
     none = await start()
   }, 120_000)
 
-  it.skipIf(skip)("no public origin: image for Instagram, any medium for Threads refused at create; Instagram videos too; drafts pass", async () => {
-    const { server, instagram, threads, upload } = none
-    const image = await upload("photo.jpg", "image/jpeg", Fixtures.jpeg(64, 80))
-    const video = await upload("clip.mp4", "video/mp4", Fixtures.movie())
-    const later = new Date(Date.now() + 3_600_000).toISOString()
-    const before = await server.request("GET", "/api/v1/posts")
+  it.skipIf(skip)(
+    "no public origin: image for Instagram, any medium for Threads refused at create; Instagram videos too; drafts pass",
+    async () => {
+      const { server, instagram, threads, upload } = none
+      const image = await upload("photo.jpg", "image/jpeg", Fixtures.jpeg(64, 80))
+      const video = await upload("clip.mp4", "video/mp4", Fixtures.movie())
+      const later = new Date(Date.now() + 3_600_000).toISOString()
+      const before = await server.request("GET", "/api/v1/posts")
 
-    const igImage = await server.request("POST", "/api/v1/posts", {
-      body: { content: "a photo", account_ids: [instagram], scheduled_for: later, media_ids: [image] }
-    })
-    expect([igImage.status, (igImage.json as Envelope).error?.code]).toEqual([400, "validation_error"])
-    expect(errorsOf(igImage)).toEqual([
-      expect.objectContaining({ platform: "instagram", path: "media_ids.0", message: expect.stringContaining("HERALD_MEDIA_PUBLIC_URL") })
-    ])
-    expect((igImage.json as Envelope).error?.message).toContain("HERALD_MEDIA_PUBLIC_URL")
+      const igImage = await server.request("POST", "/api/v1/posts", {
+        body: { content: "a photo", account_ids: [instagram], scheduled_for: later, media_ids: [image] }
+      })
+      expect([igImage.status, (igImage.json as Envelope).error?.code]).toEqual([400, "validation_error"])
+      expect(errorsOf(igImage)).toEqual([
+        expect.objectContaining({
+          platform: "instagram",
+          path: "media_ids.0",
+          message: expect.stringContaining("HERALD_MEDIA_PUBLIC_URL")
+        })
+      ])
+      expect((igImage.json as Envelope).error?.message).toContain("HERALD_MEDIA_PUBLIC_URL")
 
-    const threadsVideo = await server.request("POST", "/api/v1/posts", {
-      body: { content: "a clip", account_ids: [threads], media_ids: [video] }
-    })
-    expect(threadsVideo.status, threadsVideo.text).toBe(400)
-    expect(errorsOf(threadsVideo).map((e) => [e.platform, e.path])).toEqual([["threads", "media_ids.0"]])
+      const threadsVideo = await server.request("POST", "/api/v1/posts", {
+        body: { content: "a clip", account_ids: [threads], media_ids: [video] }
+      })
+      expect(threadsVideo.status, threadsVideo.text).toBe(400)
+      expect(errorsOf(threadsVideo).map((e) => [e.platform, e.path])).toEqual([["threads", "media_ids.0"]])
 
-    // Nothing stored by the refusals.
-    const after = await server.request("GET", "/api/v1/posts")
-    expect((after.json as Envelope).data?.["pagination"]).toEqual((before.json as Envelope).data?.["pagination"])
+      // Nothing stored by the refusals.
+      const after = await server.request("GET", "/api/v1/posts")
+      expect((after.json as Envelope).data?.["pagination"]).toEqual((before.json as Envelope).data?.["pagination"])
 
-    const draft = await server.request("POST", "/api/v1/posts", {
-      body: { content: "later", account_ids: [instagram, threads], media_ids: [image], draft: true }
-    })
-    expect(draft.status, draft.text).toBe(201)
+      const draft = await server.request("POST", "/api/v1/posts", {
+        body: { content: "later", account_ids: [instagram, threads], media_ids: [image], draft: true }
+      })
+      expect(draft.status, draft.text).toBe(201)
 
-    // Instagram fetches videos too (its resumable upload needs a Facebook Login connection).
-    const beforeVideo = await server.request("GET", "/api/v1/posts")
-    const igVideo = await server.request("POST", "/api/v1/posts", {
-      body: { content: "a reel", account_ids: [instagram], scheduled_for: later, media_ids: [video] }
-    })
-    expect([igVideo.status, (igVideo.json as Envelope).error?.code]).toEqual([400, "validation_error"])
-    expect(errorsOf(igVideo)).toEqual([
-      expect.objectContaining({ platform: "instagram", path: "media_ids.0", message: expect.stringContaining("HERALD_MEDIA_PUBLIC_URL") })
-    ])
-    const afterVideo = await server.request("GET", "/api/v1/posts")
-    expect((afterVideo.json as Envelope).data?.["pagination"]).toEqual((beforeVideo.json as Envelope).data?.["pagination"])
-  })
+      // Instagram fetches videos too (its resumable upload needs a Facebook Login connection).
+      const beforeVideo = await server.request("GET", "/api/v1/posts")
+      const igVideo = await server.request("POST", "/api/v1/posts", {
+        body: { content: "a reel", account_ids: [instagram], scheduled_for: later, media_ids: [video] }
+      })
+      expect([igVideo.status, (igVideo.json as Envelope).error?.code]).toEqual([400, "validation_error"])
+      expect(errorsOf(igVideo)).toEqual([
+        expect.objectContaining({
+          platform: "instagram",
+          path: "media_ids.0",
+          message: expect.stringContaining("HERALD_MEDIA_PUBLIC_URL")
+        })
+      ])
+      const afterVideo = await server.request("GET", "/api/v1/posts")
+      expect((afterVideo.json as Envelope).data?.["pagination"]).toEqual(
+        (beforeVideo.json as Envelope).data?.["pagination"]
+      )
+    }
+  )
 
   it.skipIf(skip)("with HERALD_MEDIA_PUBLIC_URL set, the same Instagram image post is accepted", async () => {
     const { server, instagram, upload } = await start({ HERALD_MEDIA_PUBLIC_URL: "https://media.example.com/herald" })

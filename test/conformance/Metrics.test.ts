@@ -57,7 +57,9 @@ describe.each([
   it.skipIf(skip)("a published sandbox post's destinations show metrics and when they were fetched", async () => {
     const accounts = data(await server.request("GET", "/api/v1/accounts")).accounts
     const ids = ["x", "telegram"].map((p) => accounts.find((a) => a.platform === p)!.id)
-    const created = await server.request("POST", "/api/v1/posts", { body: { content: "metrics, please", account_ids: ids } })
+    const created = await server.request("POST", "/api/v1/posts", {
+      body: { content: "metrics, please", account_ids: ids }
+    })
     expect(created.status, created.text).toBe(201)
     const postId = data(created).id
     for (const d of data(created).destinations) {

@@ -102,7 +102,9 @@ describe("OpenAPI document", () => {
     for (const [path, method] of bridge) {
       const op = paths[path]?.[method]
       expect(op, `${method} ${path}`).toBeDefined()
-      expect(Object.keys(op!.responses)).toEqual(expect.arrayContaining(["200", "400", "401", "402", "403", "404", "429", "500"]))
+      expect(Object.keys(op!.responses)).toEqual(
+        expect.arrayContaining(["200", "400", "401", "402", "403", "404", "429", "500"])
+      )
       expect(Object.keys(op!.responses["401"].content as Json)).toEqual(["application/json"])
       expect(JSON.stringify(op!.responses["401"])).toContain("api_key_required")
     }
@@ -148,17 +150,32 @@ describe("OpenAPI document", () => {
   })
 
   it("describes the AI routes: request fields with their enums and bounds, 200/201 bodies, 402 insufficient_credits", () => {
-    const paths = doc.paths as Record<string, Record<string, { requestBody?: Json; responses: Record<string, Json>; summary?: string }>>
+    const paths = doc.paths as Record<
+      string,
+      Record<string, { requestBody?: Json; responses: Record<string, Json>; summary?: string }>
+    >
     const requestOf = (path: string) => {
       const op = paths[path]?.["post"]
       expect(op, `POST ${path} is documented`).toBeDefined()
-      return (op!.requestBody as { content: Record<string, { schema: { required: Array<string>; properties: Record<string, { enum?: Array<string> } & Json> } }> })
+      return (op!.requestBody as {
+        content: Record<
+          string,
+          { schema: { required: Array<string>; properties: Record<string, { enum?: Array<string> } & Json> } }
+        >
+      })
         .content["application/json"]!.schema
     }
     const caption = requestOf("/api/v1/ai/generate-caption")
     expect(caption.required).toEqual(["topic"])
     expect(caption.properties.topic).toMatchObject({ type: "string", maxLength: 1000 })
-    expect(caption.properties.tone.enum).toEqual(["professional", "casual", "witty", "enthusiastic", "urgent", "inspirational"])
+    expect(caption.properties.tone.enum).toEqual([
+      "professional",
+      "casual",
+      "witty",
+      "enthusiastic",
+      "urgent",
+      "inspirational"
+    ])
     expect(caption.properties.length.enum).toEqual(["short", "medium", "long"])
     expect(JSON.stringify(caption.properties.count)).toContain("\"maximum\":5")
     expect(Object.keys(caption.properties)).toEqual(
@@ -187,10 +204,18 @@ describe("OpenAPI document", () => {
   it("describes GET /platform-rules and GET /analytics/summary, with their real bodies", async () => {
     const paths = doc.paths as Record<string, Record<string, { parameters?: ReadonlyArray<{ name: string }> }>>
     expect(paths["/api/v1/platform-rules"]?.get).toBeDefined()
-    expect(paths["/api/v1/analytics/summary"]?.get?.parameters?.map((p) => p.name).sort()).toEqual(["from", "period", "to"])
+    expect(paths["/api/v1/analytics/summary"]?.get?.parameters?.map((p) => p.name).sort()).toEqual([
+      "from",
+      "period",
+      "to"
+    ])
     await conforms("/api/v1/platform-rules", "/api/v1/platform-rules", 200)
     await conforms("/api/v1/analytics/summary", "/api/v1/analytics/summary", 200)
-    await conforms("/api/v1/analytics/summary", "/api/v1/analytics/summary?period=custom&from=2026-01-01T00:00:00Z&to=2026-02-01T00:00:00Z", 200)
+    await conforms(
+      "/api/v1/analytics/summary",
+      "/api/v1/analytics/summary?period=custom&from=2026-01-01T00:00:00Z&to=2026-02-01T00:00:00Z",
+      200
+    )
     await conforms("/api/v1/analytics/summary", "/api/v1/analytics/summary?period=decade", 400)
     await conforms("/api/v1/analytics/summary", "/api/v1/analytics/summary?period=custom", 400)
     await conforms("/api/v1/platform-rules", "/api/v1/platform-rules", 403, { key: writeOnlyKey })
@@ -234,13 +259,15 @@ describe("OpenAPI document: approvals and campaigns", () => {
   })
 
   it("documents the campaign routes, the create body (name required) and the list parameters", () => {
-    for (const [path, method, status] of [
-      ["/api/v1/campaigns", "get", "200"],
-      ["/api/v1/campaigns", "post", "201"],
-      ["/api/v1/campaigns/{id}", "get", "200"],
-      ["/api/v1/campaigns/{id}", "patch", "200"],
-      ["/api/v1/campaigns/{id}", "delete", "200"]
-    ] as const) {
+    for (
+      const [path, method, status] of [
+        ["/api/v1/campaigns", "get", "200"],
+        ["/api/v1/campaigns", "post", "201"],
+        ["/api/v1/campaigns/{id}", "get", "200"],
+        ["/api/v1/campaigns/{id}", "patch", "200"],
+        ["/api/v1/campaigns/{id}", "delete", "200"]
+      ] as const
+    ) {
       expect(Object.keys(op(path, method).responses), `${method} ${path}`).toEqual(expect.arrayContaining([status]))
     }
     const create = requestSchema(op("/api/v1/campaigns", "post"))

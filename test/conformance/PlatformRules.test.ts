@@ -121,10 +121,13 @@ describe.each([
         HERALD_MEDIA_PUBLIC_URL: "https://media.herald.test"
       }
     })
-    const inserted = await server.withStore(insertAccounts(server.orgId, platforms.map((p) => ({
-      platform: p,
-      name: `rules_${p}`
-    }))))
+    const inserted = await server.withStore(insertAccounts(
+      server.orgId,
+      platforms.map((p) => ({
+        platform: p,
+        name: `rules_${p}`
+      }))
+    ))
     for (const a of inserted) account[a.platform] = a.id
     const res = await server.request("GET", "/api/v1/platform-rules")
     expect(res.status, res.text).toBe(200)
@@ -161,14 +164,24 @@ describe.each([
       [300, "graphemes", "always"],
       [3000, "bytes", "always"]
     ])
-    expect(rules.telegram.caption.limits.map((l) => [l.limit, l.applies])).toEqual([[4096, "text_only"], [1024, "with_media"]])
+    expect(rules.telegram.caption.limits.map((l) => [l.limit, l.applies])).toEqual([[4096, "text_only"], [
+      1024,
+      "with_media"
+    ]])
     expect(rules.tiktok.settings.privacyLevel).toMatchObject({
       type: "enum",
       required: true,
       values: ["PUBLIC_TO_EVERYONE", "MUTUAL_FOLLOW_FRIENDS", "FOLLOWER_OF_CREATOR", "SELF_ONLY"]
     })
-    expect(Object.keys(rules.tiktok.settings)).toEqual(expect.arrayContaining(["brandContent", "brandOrganic", "aiGenerated"]))
-    expect(rules.discord.first_comment_limits).toEqual([{ limit: 2000, unit: "characters", applies: "always", description: null }])
+    expect(Object.keys(rules.tiktok.settings)).toEqual(
+      expect.arrayContaining(["brandContent", "brandOrganic", "aiGenerated"])
+    )
+    expect(rules.discord.first_comment_limits).toEqual([{
+      limit: 2000,
+      unit: "characters",
+      applies: "always",
+      description: null
+    }])
     expect(rules.telegram.first_comment_limits.map((l) => [l.limit, l.unit])).toEqual([[4096, "utf16_units"]])
     expect(rules.tiktok.first_comment_limits).toEqual([])
     expect(rules.youtube.settings.title).toMatchObject({ type: "string", required: true, max_length: 100 })
@@ -190,7 +203,10 @@ describe.each([
     expect(rules.x.media.max_images).toBe(4)
 
     const doc = (await server.request("GET", "/api/v1/openapi.json", { key: null })).json as {
-      paths: Record<string, Record<string, { responses: Record<string, { content: Record<string, { schema: unknown }> }> }>>
+      paths: Record<
+        string,
+        Record<string, { responses: Record<string, { content: Record<string, { schema: unknown }> }> }>
+      >
     }
     const res = await server.request("GET", "/api/v1/platform-rules")
     const schema = doc.paths["/api/v1/platform-rules"]?.get?.responses["200"]?.content["application/json"]?.schema
@@ -208,64 +224,81 @@ describe.each([
     expect((await server.request("GET", "/api/v1/platform-rules", { key: null })).status).toBe(401)
   })
 
-  it.skipIf(skip)("every caption limit: at the limit is accepted, one over is content_too_long with that limit", async () => {
-    for (const platform of platforms) {
-      const rule = rules[platform]
-      for (const limit of rule.caption.limits) {
-        const withMedia = limit.applies === "with_media" ? { media_ids: [media.jpeg[0]] } : {}
-        const what = `${platform} ${limit.limit} ${limit.unit} (${limit.applies})`
-        if (limit.unit !== "bytes" || rule.caption.limits.length === 1) {
-          const at = await draft(platform, { content: "a".repeat(limit.limit), ...withMedia })
-          expect(at.status, `${what} at the limit: ${at.text}`).toBe(201)
+  it.skipIf(skip)(
+    "every caption limit: at the limit is accepted, one over is content_too_long with that limit",
+    async () => {
+      for (const platform of platforms) {
+        const rule = rules[platform]
+        for (const limit of rule.caption.limits) {
+          const withMedia = limit.applies === "with_media" ? { media_ids: [media.jpeg[0]] } : {}
+          const what = `${platform} ${limit.limit} ${limit.unit} (${limit.applies})`
+          if (limit.unit !== "bytes" || rule.caption.limits.length === 1) {
+            const at = await draft(platform, { content: "a".repeat(limit.limit), ...withMedia })
+            expect(at.status, `${what} at the limit: ${at.text}`).toBe(201)
+          }
+          const over = await draft(platform, { content: overLimit(rule, limit), ...withMedia })
+          expect(over.status, `${what}: ${over.text}`).toBe(400)
+          expect(errorOf(over).code, what).toBe("content_too_long")
+          expect(errorOf(over).details, what).toMatchObject({ platform, limit: limit.limit, unit: limit.unit })
         }
-        const over = await draft(platform, { content: overLimit(rule, limit), ...withMedia })
-        expect(over.status, `${what}: ${over.text}`).toBe(400)
-        expect(errorOf(over).code, what).toBe("content_too_long")
-        expect(errorOf(over).details, what).toMatchObject({ platform, limit: limit.limit, unit: limit.unit })
       }
     }
-  })
+  )
 
-  it.skipIf(skip)("every first-comment limit: at the limit is accepted, one over is content_too_long, nothing stored", async () => {
-    const count = async () => ((await server.request("GET", "/api/v1/posts?limit=100")).json as { data: Array<unknown> }).data.length
-    for (const platform of platforms) {
-      const rule = rules[platform]
-      for (const limit of rule.first_comment_limits) {
-        const what = `${platform} first comment ${limit.limit} ${limit.unit}`
-        const withComment = (firstComment: string) => ({
-          platform_content: { [platform]: { content: "hello", settings: { firstComment } } }
-        })
-        if (limit.unit !== "bytes" || rule.first_comment_limits.length === 1) {
-          const at = await draft(platform, withComment("a".repeat(limit.limit)))
-          expect(at.status, `${what} at the limit: ${at.text}`).toBe(201)
+  it.skipIf(skip)(
+    "every first-comment limit: at the limit is accepted, one over is content_too_long, nothing stored",
+    async () => {
+      const count = async () =>
+        ((await server.request("GET", "/api/v1/posts?limit=100")).json as { data: Array<unknown> }).data.length
+      for (const platform of platforms) {
+        const rule = rules[platform]
+        for (const limit of rule.first_comment_limits) {
+          const what = `${platform} first comment ${limit.limit} ${limit.unit}`
+          const withComment = (firstComment: string) => ({
+            platform_content: { [platform]: { content: "hello", settings: { firstComment } } }
+          })
+          if (limit.unit !== "bytes" || rule.first_comment_limits.length === 1) {
+            const at = await draft(platform, withComment("a".repeat(limit.limit)))
+            expect(at.status, `${what} at the limit: ${at.text}`).toBe(201)
+          }
+          const before = await count()
+          const over = await draft(
+            platform,
+            withComment(overLimit({ ...rule, caption: { ...rule.caption, limits: rule.first_comment_limits } }, limit))
+          )
+          expect(over.status, `${what}: ${over.text}`).toBe(400)
+          expect(errorOf(over).code, what).toBe("content_too_long")
+          expect(errorOf(over).details, what).toMatchObject({
+            platform,
+            limit: limit.limit,
+            unit: limit.unit,
+            field: `platform_content.${platform}.settings.firstComment`
+          })
+          expect(await count(), what).toBe(before)
         }
-        const before = await count()
-        const over = await draft(platform, withComment(overLimit({ ...rule, caption: { ...rule.caption, limits: rule.first_comment_limits } }, limit)))
-        expect(over.status, `${what}: ${over.text}`).toBe(400)
-        expect(errorOf(over).code, what).toBe("content_too_long")
-        expect(errorOf(over).details, what).toMatchObject({
-          platform,
-          limit: limit.limit,
-          unit: limit.unit,
-          field: `platform_content.${platform}.settings.firstComment`
-        })
-        expect(await count(), what).toBe(before)
       }
     }
-  })
+  )
 
-  it.skipIf(skip)("threads: thread posts are held to the caption limit exactly where the table says threads are published", async () => {
-    for (const platform of platforms) {
-      const rule = rules[platform]
-      const res = await draft(platform, { threadPosts: [{ content: "a".repeat(rule.caption.limit + 1) }] })
-      if (rule.threads) {
-        expect(res.status, `${platform}: ${res.text}`).toBe(400)
-        expect(errorOf(res).details).toMatchObject({ platform, field: "threadPosts.0.content", limit: rule.caption.limit })
-      } else {
-        expect(res.status, `${platform} does not publish threads: ${res.text}`).toBe(201)
+  it.skipIf(skip)(
+    "threads: thread posts are held to the caption limit exactly where the table says threads are published",
+    async () => {
+      for (const platform of platforms) {
+        const rule = rules[platform]
+        const res = await draft(platform, { threadPosts: [{ content: "a".repeat(rule.caption.limit + 1) }] })
+        if (rule.threads) {
+          expect(res.status, `${platform}: ${res.text}`).toBe(400)
+          expect(errorOf(res).details).toMatchObject({
+            platform,
+            field: "threadPosts.0.content",
+            limit: rule.caption.limit
+          })
+        } else {
+          expect(res.status, `${platform} does not publish threads: ${res.text}`).toBe(201)
+        }
       }
     }
-  })
+  )
 
   it.skipIf(skip)("text or media: a published post with neither is refused on every platform", async () => {
     for (const platform of platforms) {
@@ -282,28 +315,31 @@ describe.each([
     }
   })
 
-  it.skipIf(skip)("every setting: each bad value is a validation_error at its path; each enum value is accepted", async () => {
-    let checked = 0
-    for (const platform of platforms) {
-      for (const [key, setting] of Object.entries(rules[platform].settings)) {
-        const path = `platform_content.${platform}.settings.${key}`
-        for (const value of badValues(setting)) {
-          const res = await draft(platform, {
-            platform_content: { [platform]: { content: "hello", settings: { [key]: value } } }
-          })
-          expectValidationAt(res, path, `${path} = ${JSON.stringify(value)}`)
-          checked++
-        }
-        for (const value of setting.type === "enum" ? setting.values! : [goodValue(setting)]) {
-          const res = await draft(platform, {
-            platform_content: { [platform]: { content: "hello", settings: { [key]: value } } }
-          })
-          expect(res.status, `${path} = ${JSON.stringify(value)}: ${res.text}`).toBe(201)
+  it.skipIf(skip)(
+    "every setting: each bad value is a validation_error at its path; each enum value is accepted",
+    async () => {
+      let checked = 0
+      for (const platform of platforms) {
+        for (const [key, setting] of Object.entries(rules[platform].settings)) {
+          const path = `platform_content.${platform}.settings.${key}`
+          for (const value of badValues(setting)) {
+            const res = await draft(platform, {
+              platform_content: { [platform]: { content: "hello", settings: { [key]: value } } }
+            })
+            expectValidationAt(res, path, `${path} = ${JSON.stringify(value)}`)
+            checked++
+          }
+          for (const value of setting.type === "enum" ? setting.values! : [goodValue(setting)]) {
+            const res = await draft(platform, {
+              platform_content: { [platform]: { content: "hello", settings: { [key]: value } } }
+            })
+            expect(res.status, `${path} = ${JSON.stringify(value)}: ${res.text}`).toBe(201)
+          }
         }
       }
+      expect(checked).toBeGreaterThan(30)
     }
-    expect(checked).toBeGreaterThan(30)
-  })
+  )
 
   it.skipIf(skip)("required settings and required media: refused on publish, not on a draft", async () => {
     for (const platform of platforms) {
@@ -324,7 +360,9 @@ describe.each([
       const body = {
         content: "hello",
         account_ids: [account[platform]],
-        ...(Object.keys(settings).length === 0 ? {} : { platform_content: { [platform]: { content: "hello", settings } } })
+        ...(Object.keys(settings).length === 0
+          ? {}
+          : { platform_content: { [platform]: { content: "hello", settings } } })
       }
       expectValidationAt(await post({ ...body, scheduled_for: future() }), "media_ids", `${platform} without media`)
       const saved = await post({ ...body, draft: true })
@@ -353,48 +391,57 @@ describe.each([
           expectValidationAt(over, "media_ids", `${platform} ${type.value} with ${many.length} media`)
         }
       }
-      const res = await draft(platform, { platform_content: { [platform]: { content: "hello", contentType: "Carousel" } } })
+      const res = await draft(platform, {
+        platform_content: { [platform]: { content: "hello", contentType: "Carousel" } }
+      })
       expectValidationAt(res, `platform_content.${platform}.contentType`, `${platform} contentType Carousel`)
     }
   })
 
-  it.skipIf(skip)("media: types a platform does not take, counts over the limit, kinds that must stand alone", async () => {
-    const byType: Record<string, string> = {
-      "image/jpeg": media.jpeg[0]!,
-      "video/mp4": media.video[0]!,
-      "image/gif": media.gif,
-      "application/pdf": media.pdf
-    }
-    for (const platform of platforms) {
-      const rule = rules[platform].media
-      for (const [type, id] of Object.entries(byType)) {
-        const res = await draft(platform, { media_ids: [id] })
-        if (rule.types.includes(type)) expect(res.status, `${platform} takes ${type}: ${res.text}`).toBe(201)
-        else expectValidationAt(res, "media_ids.0", `${platform} refuses ${type}`)
+  it.skipIf(skip)(
+    "media: types a platform does not take, counts over the limit, kinds that must stand alone",
+    async () => {
+      const byType: Record<string, string> = {
+        "image/jpeg": media.jpeg[0]!,
+        "video/mp4": media.video[0]!,
+        "image/gif": media.gif,
+        "application/pdf": media.pdf
       }
-      if (rule.max_images !== null) {
-        expect((await draft(platform, { media_ids: media.jpeg.slice(0, rule.max_images) })).status).toBe(201)
-        const over = await draft(platform, { media_ids: media.jpeg.slice(0, rule.max_images + 1) })
-        expectValidationAt(over, "media_ids", `${platform} ${rule.max_images + 1} images`)
-      }
-      if (rule.max_items !== null && rules[platform].content_types === null) {
-        const pool = rule.types.includes("image/jpeg") ? media.jpeg : media.video
-        if (rule.max_items + 1 <= pool.length) {
-          expect((await draft(platform, { media_ids: pool.slice(0, rule.max_items) })).status).toBe(201)
-          const over = await draft(platform, { media_ids: pool.slice(0, rule.max_items + 1) })
-          expectValidationAt(over, "media_ids", `${platform} ${rule.max_items + 1} items`)
+      for (const platform of platforms) {
+        const rule = rules[platform].media
+        for (const [type, id] of Object.entries(byType)) {
+          const res = await draft(platform, { media_ids: [id] })
+          if (rule.types.includes(type)) expect(res.status, `${platform} takes ${type}: ${res.text}`).toBe(201)
+          else expectValidationAt(res, "media_ids.0", `${platform} refuses ${type}`)
+        }
+        if (rule.max_images !== null) {
+          expect((await draft(platform, { media_ids: media.jpeg.slice(0, rule.max_images) })).status).toBe(201)
+          const over = await draft(platform, { media_ids: media.jpeg.slice(0, rule.max_images + 1) })
+          expectValidationAt(over, "media_ids", `${platform} ${rule.max_images + 1} images`)
+        }
+        if (rule.max_items !== null && rules[platform].content_types === null) {
+          const pool = rule.types.includes("image/jpeg") ? media.jpeg : media.video
+          if (rule.max_items + 1 <= pool.length) {
+            expect((await draft(platform, { media_ids: pool.slice(0, rule.max_items) })).status).toBe(201)
+            const over = await draft(platform, { media_ids: pool.slice(0, rule.max_items + 1) })
+            expectValidationAt(over, "media_ids", `${platform} ${rule.max_items + 1} items`)
+          }
+        }
+        for (const kind of rule.alone) {
+          const lone = kind === "video" ? media.video[0] : kind === "gif" ? media.gif : media.pdf
+          expect((await draft(platform, { media_ids: [lone] })).status, `${platform} ${kind} alone`).toBe(201)
+          const mixed = await draft(platform, { media_ids: [lone, media.jpeg[0]] })
+          expectValidationAt(mixed, "media_ids", `${platform} ${kind} with an image`)
+        }
+        if (rule.documents_apart) {
+          expect((await draft(platform, { media_ids: [media.pdf] })).status).toBe(201)
+          expectValidationAt(
+            await draft(platform, { media_ids: [media.pdf, media.jpeg[0]] }),
+            "media_ids",
+            `${platform} mixed`
+          )
         }
       }
-      for (const kind of rule.alone) {
-        const lone = kind === "video" ? media.video[0] : kind === "gif" ? media.gif : media.pdf
-        expect((await draft(platform, { media_ids: [lone] })).status, `${platform} ${kind} alone`).toBe(201)
-        const mixed = await draft(platform, { media_ids: [lone, media.jpeg[0]] })
-        expectValidationAt(mixed, "media_ids", `${platform} ${kind} with an image`)
-      }
-      if (rule.documents_apart) {
-        expect((await draft(platform, { media_ids: [media.pdf] })).status).toBe(201)
-        expectValidationAt(await draft(platform, { media_ids: [media.pdf, media.jpeg[0]] }), "media_ids", `${platform} mixed`)
-      }
     }
-  })
+  )
 })

@@ -36,30 +36,40 @@ describe.each([
     await server?.stop()
   })
 
-  const post = (body: unknown, key?: string) => server.request("POST", "/api/v1/posts", { body, ...(key ? { key } : {}) })
+  const post = (body: unknown, key?: string) =>
+    server.request("POST", "/api/v1/posts", { body, ...(key ? { key } : {}) })
   const freshMinute = async () => {
     const ms = Date.now() % 60_000
     if (ms > 35_000) await new Promise((r) => setTimeout(r, 60_500 - ms))
   }
 
-  it.skipIf(skip)("an immediate POST /posts and a publish_now schedule answer publishing, and GET never says scheduled", async () => {
-    const now = await post({ content: `now ${Date.now()}`, account_ids: [linkedin] })
-    expect(now.status, now.text).toBe(201)
-    expect((now.json as Json).data["status"]).toBe("publishing")
-    const id = String((now.json as Json).data["id"])
-    const got = await server.request("GET", `/api/v1/posts/${id}`)
-    expect((got.json as Json).data["status"]).not.toBe("scheduled")
-    const listed = await server.request("GET", "/api/v1/posts?status=scheduled&limit=100")
-    expect((listed.json as Json).data.posts.map((p) => p.id)).not.toContain(id)
+  it.skipIf(skip)(
+    "an immediate POST /posts and a publish_now schedule answer publishing, and GET never says scheduled",
+    async () => {
+      const now = await post({ content: `now ${Date.now()}`, account_ids: [linkedin] })
+      expect(now.status, now.text).toBe(201)
+      expect((now.json as Json).data["status"]).toBe("publishing")
+      const id = String((now.json as Json).data["id"])
+      const got = await server.request("GET", `/api/v1/posts/${id}`)
+      expect((got.json as Json).data["status"]).not.toBe("scheduled")
+      const listed = await server.request("GET", "/api/v1/posts?status=scheduled&limit=100")
+      expect((listed.json as Json).data.posts.map((p) => p.id)).not.toContain(id)
 
-    const draft = await post({ content: `draft ${Date.now()}`, draft: true, account_ids: [linkedin] })
-    const draftId = String((draft.json as Json).data["id"])
-    const scheduled = await server.request("POST", `/api/v1/posts/${draftId}/schedule`, { body: { publish_now: true } })
-    expect(scheduled.status, scheduled.text).toBe(200)
-    expect((scheduled.json as Json).data["status"]).toBe("publishing")
-    const later = await post({ content: `later ${Date.now()}`, account_ids: [linkedin], scheduled_for: new Date(Date.now() + 3_600_000).toISOString() })
-    expect((later.json as Json).data["status"]).toBe("scheduled")
-  })
+      const draft = await post({ content: `draft ${Date.now()}`, draft: true, account_ids: [linkedin] })
+      const draftId = String((draft.json as Json).data["id"])
+      const scheduled = await server.request("POST", `/api/v1/posts/${draftId}/schedule`, {
+        body: { publish_now: true }
+      })
+      expect(scheduled.status, scheduled.text).toBe(200)
+      expect((scheduled.json as Json).data["status"]).toBe("publishing")
+      const later = await post({
+        content: `later ${Date.now()}`,
+        account_ids: [linkedin],
+        scheduled_for: new Date(Date.now() + 3_600_000).toISOString()
+      })
+      expect((later.json as Json).data["status"]).toBe("scheduled")
+    }
+  )
 
   it.skipIf(skip)("two keys of one user share the immediate allowance (20 per minute)", async () => {
     // `herald keys create` records the organization's owner, the bootstrap key's user, as creator.

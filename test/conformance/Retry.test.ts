@@ -23,7 +23,10 @@ if (!pg.available) console.warn(`[skip] Retry conformance on Postgres skipped: $
 type Status = "queued" | "publishing" | "published" | "failed"
 
 /** A post written straight into the store, with one destination per account in the given status. */
-const insertPost = (orgId: string, targets: ReadonlyArray<{ account: SocialAccount; status: Status; failedAt?: number }>) =>
+const insertPost = (
+  orgId: string,
+  targets: ReadonlyArray<{ account: SocialAccount; status: Status; failedAt?: number }>
+) =>
   Effect.gen(function*() {
     const now = yield* DateTime.now
     const organizationId = OrganizationId.make(orgId)
@@ -61,11 +64,15 @@ const insertPost = (orgId: string, targets: ReadonlyArray<{ account: SocialAccou
         status,
         dueAt: now,
         attempts: status === "queued" ? 0 : 3,
-        error: status === "failed" ? Option.some("The platform answered 503 (gave up after 3 attempts)") : Option.none(),
+        error: status === "failed"
+          ? Option.some("The platform answered 503 (gave up after 3 attempts)")
+          : Option.none(),
         platformPostId: status === "published" ? Option.some("123") : Option.none(),
         platformPostUrl: status === "published" ? Option.some("https://example.test/123") : Option.none(),
         publishedAt: status === "published" ? Option.some(now) : Option.none(),
-        failedAt: status === "failed" ? Option.some(DateTime.unsafeMake(failedAt ?? DateTime.toEpochMillis(now))) : Option.none(),
+        failedAt: status === "failed"
+          ? Option.some(DateTime.unsafeMake(failedAt ?? DateTime.toEpochMillis(now)))
+          : Option.none(),
         metrics: Metrics.zero,
         createdAt: now,
         updatedAt: now
@@ -139,8 +146,15 @@ describe.each([
     for (const d of body.data.destinations) {
       expect(d).toMatchObject({ status: "queued", attempts: 0, error: null })
       expect(Object.keys(d)).toEqual(expect.arrayContaining([
-        "account_id", "account_name", "platform", "status", "platform_post_id", "platform_post_url", "published_at",
-        "error", "attempts"
+        "account_id",
+        "account_name",
+        "platform",
+        "status",
+        "platform_post_id",
+        "platform_post_url",
+        "published_at",
+        "error",
+        "attempts"
       ]))
     }
     expect(typeof body.data.next_step).toBe("string")
@@ -148,7 +162,9 @@ describe.each([
 
   it.skipIf(skip)("account_ids limits the retry; nothing failed among them is 409 no_failed_destinations", async () => {
     const { post } = await seed([{ account: x, status: "failed" }, { account: linkedin, status: "failed" }])
-    const only = await server.request("POST", `/api/v1/posts/${post.id}/retry`, { body: { account_ids: [linkedin.id] } })
+    const only = await server.request("POST", `/api/v1/posts/${post.id}/retry`, {
+      body: { account_ids: [linkedin.id] }
+    })
     expect(only.status).toBe(200)
     const data = (only.json as Envelope<{ retried_count: number; destinations: ReadonlyArray<DestinationBody> }>).data
     expect(data.retried_count).toBe(1)
@@ -213,7 +229,10 @@ describe.each([
 
   it.skipIf(skip)("retry-failed by post_ids, then by platform (twitter means x) and time range", async () => {
     const now = Date.now()
-    const a = await seed([{ account: x, status: "failed", failedAt: now - 3_600_000 }, { account: telegram, status: "published" }])
+    const a = await seed([{ account: x, status: "failed", failedAt: now - 3_600_000 }, {
+      account: telegram,
+      status: "published"
+    }])
     const b = await seed([{ account: linkedin, status: "failed", failedAt: now - 3_600_000 }])
     const byIds = await server.request("POST", "/api/v1/posts/retry-failed", { body: { post_ids: [b.post.id] } })
     expect(byIds.status).toBe(200)
@@ -236,7 +255,8 @@ describe.each([
       body: { platform: "twitter", ...window }
     })
     expect(byPlatform.status).toBe(200)
-    const data = (byPlatform.json as Envelope<{ retried_count: number; posts: ReadonlyArray<{ post_id: string }> }>).data
+    const data =
+      (byPlatform.json as Envelope<{ retried_count: number; posts: ReadonlyArray<{ post_id: string }> }>).data
     // Other tests' failures on x lie outside the window.
     expect(data.posts.map((p) => p.post_id)).toEqual([a.post.id])
     expect(data.retried_count).toBe(1)

@@ -64,9 +64,9 @@ describe.each([
   }
 
   const count = (table: "webhook_subscriptions" | "api_keys" | "social_accounts" | "posts") =>
-    server.withStore(Effect.flatMap(SqlClient.SqlClient, (sql) =>
-      sql<{ n: number | string }>`SELECT COUNT(*) AS n FROM ${sql(table)}`
-    )).then((rows) => Number(rows[0]!.n))
+    server.withStore(
+      Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ n: number | string }>`SELECT COUNT(*) AS n FROM ${sql(table)}`)
+    ).then((rows) => Number(rows[0]!.n))
 
   const refused = (r: HeraldServer.Response, what: string) => {
     expect([what, r.status, body(r).error?.code]).toEqual([what, 403, "insufficient_scope"])
@@ -95,31 +95,37 @@ describe.each([
     await server?.stop()
   })
 
-  it.skipIf(skip)("webhooks are for owners and admins: a member may neither create, list, change nor delete one", async () => {
-    const hook = { url: "https://hooks.example.com/roles", events: ["post.published"] }
-    const before = await count("webhook_subscriptions")
-    refused(await as(member, "POST", "/api/v1/webhooks", hook), "member creates")
-    expect(await count("webhook_subscriptions")).toBe(before)
+  it.skipIf(skip)(
+    "webhooks are for owners and admins: a member may neither create, list, change nor delete one",
+    async () => {
+      const hook = { url: "https://hooks.example.com/roles", events: ["post.published"] }
+      const before = await count("webhook_subscriptions")
+      refused(await as(member, "POST", "/api/v1/webhooks", hook), "member creates")
+      expect(await count("webhook_subscriptions")).toBe(before)
 
-    const byOwner = await as(owner, "POST", "/api/v1/webhooks", hook)
-    expect(byOwner.status, byOwner.text).toBe(201)
-    const byAdmin = await as(admin, "POST", "/api/v1/webhooks", hook)
-    expect(byAdmin.status, byAdmin.text).toBe(201)
-    const id = body(byOwner).data.id
+      const byOwner = await as(owner, "POST", "/api/v1/webhooks", hook)
+      expect(byOwner.status, byOwner.text).toBe(201)
+      const byAdmin = await as(admin, "POST", "/api/v1/webhooks", hook)
+      expect(byAdmin.status, byAdmin.text).toBe(201)
+      const id = body(byOwner).data.id
 
-    refused(await as(member, "GET", "/api/v1/webhooks"), "member lists")
-    refused(await as(member, "GET", `/api/v1/webhooks/${id}`), "member reads")
-    refused(await as(member, "PATCH", `/api/v1/webhooks/${id}`, { url: "https://evil.example/h" }), "member re-points")
-    refused(await as(member, "POST", `/api/v1/webhooks/${id}/test`), "member tests")
-    refused(await as(member, "DELETE", `/api/v1/webhooks/${id}`), "member deletes")
-    const kept = body(await as(admin, "GET", `/api/v1/webhooks/${id}`)).data
-    expect(kept["url"]).toBe(hook.url)
+      refused(await as(member, "GET", "/api/v1/webhooks"), "member lists")
+      refused(await as(member, "GET", `/api/v1/webhooks/${id}`), "member reads")
+      refused(
+        await as(member, "PATCH", `/api/v1/webhooks/${id}`, { url: "https://evil.example/h" }),
+        "member re-points"
+      )
+      refused(await as(member, "POST", `/api/v1/webhooks/${id}/test`), "member tests")
+      refused(await as(member, "DELETE", `/api/v1/webhooks/${id}`), "member deletes")
+      const kept = body(await as(admin, "GET", `/api/v1/webhooks/${id}`)).data
+      expect(kept["url"]).toBe(hook.url)
 
-    expect((await as(admin, "PATCH", `/api/v1/webhooks/${id}`, { name: "by admin" })).status).toBe(200)
-    expect((await as(admin, "DELETE", `/api/v1/webhooks/${body(byAdmin).data.id}`)).status).toBe(200)
-    expect((await as(owner, "DELETE", `/api/v1/webhooks/${id}`)).status).toBe(200)
-    expect(await count("webhook_subscriptions")).toBe(before)
-  })
+      expect((await as(admin, "PATCH", `/api/v1/webhooks/${id}`, { name: "by admin" })).status).toBe(200)
+      expect((await as(admin, "DELETE", `/api/v1/webhooks/${body(byAdmin).data.id}`)).status).toBe(200)
+      expect((await as(owner, "DELETE", `/api/v1/webhooks/${id}`)).status).toBe(200)
+      expect(await count("webhook_subscriptions")).toBe(before)
+    }
+  )
 
   it.skipIf(skip)("connecting and disconnecting accounts is for owners and admins", async () => {
     const [a, b] = await server.withStore(insertAccounts(server.orgId, [
@@ -160,41 +166,52 @@ describe.each([
     expect((await as(owner, "DELETE", `/dashboard/api/keys/${keyId}`)).status).toBe(204)
   })
 
-  it.skipIf(skip)("a member creates posts and changes their own; only owners and admins change another person's", async () => {
-    const [account] = await server.withStore(insertAccounts(server.orgId, [{ platform: "x", name: "roles_posts" }]))
-    const draft = async (who: Browser, content: string) => {
-      const r = await as(who, "POST", "/api/v1/posts", { content, draft: true, account_ids: [account!.id] })
-      expect(r.status, r.text).toBe(201)
-      return body(r).data.id
-    }
-    const mine = await draft(member, "the member's")
-    const admins = await draft(admin, "the admin's")
-    const viaKey = body(await server.request("POST", "/api/v1/posts", {
-      body: { content: "by the bootstrap key", draft: true, account_ids: [account!.id] }
-    })).data.id
+  it.skipIf(skip)(
+    "a member creates posts and changes their own; only owners and admins change another person's",
+    async () => {
+      const [account] = await server.withStore(insertAccounts(server.orgId, [{ platform: "x", name: "roles_posts" }]))
+      const draft = async (who: Browser, content: string) => {
+        const r = await as(who, "POST", "/api/v1/posts", { content, draft: true, account_ids: [account!.id] })
+        expect(r.status, r.text).toBe(201)
+        return body(r).data.id
+      }
+      const mine = await draft(member, "the member's")
+      const admins = await draft(admin, "the admin's")
+      const viaKey = body(
+        await server.request("POST", "/api/v1/posts", {
+          body: { content: "by the bootstrap key", draft: true, account_ids: [account!.id] }
+        })
+      ).data.id
 
-    expect((await as(member, "PATCH", `/api/v1/posts/${mine}`, { content: "the member's, edited" })).status).toBe(200)
-    for (const id of [admins, viaKey]) {
-      refused(await as(member, "PATCH", `/api/v1/posts/${id}`, { content: "taken over" }), `member edits ${id}`)
-      refused(await as(member, "POST", `/api/v1/posts/${id}/schedule`, { publish_now: true }), `member schedules ${id}`)
-      refused(await as(member, "POST", `/api/v1/posts/${id}/retry`), `member retries ${id}`)
-      refused(await as(member, "DELETE", `/api/v1/posts/${id}`), `member deletes ${id}`)
-    }
-    refused(await as(member, "POST", "/api/v1/posts/retry-failed", { account_id: account!.id }), "member retry-failed")
-    const adminsPost = body(await as(member, "GET", `/api/v1/posts/${admins}`)).data
-    expect(adminsPost["content"]).toBe("the admin's")
-    // An unknown post is the handler's 404, not a refusal.
-    const unknown = await as(member, "DELETE", "/api/v1/posts/00000000-0000-4000-8000-000000000000")
-    expect(unknown.status).toBe(404)
+      expect((await as(member, "PATCH", `/api/v1/posts/${mine}`, { content: "the member's, edited" })).status).toBe(200)
+      for (const id of [admins, viaKey]) {
+        refused(await as(member, "PATCH", `/api/v1/posts/${id}`, { content: "taken over" }), `member edits ${id}`)
+        refused(
+          await as(member, "POST", `/api/v1/posts/${id}/schedule`, { publish_now: true }),
+          `member schedules ${id}`
+        )
+        refused(await as(member, "POST", `/api/v1/posts/${id}/retry`), `member retries ${id}`)
+        refused(await as(member, "DELETE", `/api/v1/posts/${id}`), `member deletes ${id}`)
+      }
+      refused(
+        await as(member, "POST", "/api/v1/posts/retry-failed", { account_id: account!.id }),
+        "member retry-failed"
+      )
+      const adminsPost = body(await as(member, "GET", `/api/v1/posts/${admins}`)).data
+      expect(adminsPost["content"]).toBe("the admin's")
+      // An unknown post is the handler's 404, not a refusal.
+      const unknown = await as(member, "DELETE", "/api/v1/posts/00000000-0000-4000-8000-000000000000")
+      expect(unknown.status).toBe(404)
 
-    expect((await as(admin, "PATCH", `/api/v1/posts/${mine}`, { content: "edited by the admin" })).status).toBe(200)
-    expect((await as(owner, "PATCH", `/api/v1/posts/${admins}`, { content: "edited by the owner" })).status).toBe(200)
-    const before = await count("posts")
-    expect((await as(member, "DELETE", `/api/v1/posts/${mine}`)).status).toBe(200)
-    expect((await as(owner, "DELETE", `/api/v1/posts/${admins}`)).status).toBe(200)
-    expect((await as(admin, "DELETE", `/api/v1/posts/${viaKey}`)).status).toBe(200)
-    expect(await count("posts")).toBe(before - 3)
-  })
+      expect((await as(admin, "PATCH", `/api/v1/posts/${mine}`, { content: "edited by the admin" })).status).toBe(200)
+      expect((await as(owner, "PATCH", `/api/v1/posts/${admins}`, { content: "edited by the owner" })).status).toBe(200)
+      const before = await count("posts")
+      expect((await as(member, "DELETE", `/api/v1/posts/${mine}`)).status).toBe(200)
+      expect((await as(owner, "DELETE", `/api/v1/posts/${admins}`)).status).toBe(200)
+      expect((await as(admin, "DELETE", `/api/v1/posts/${viaKey}`)).status).toBe(200)
+      expect(await count("posts")).toBe(before - 3)
+    }
+  )
 
   it.skipIf(skip)("keys are organization credentials: a member's role does not bound a key", async () => {
     const key = await server.createKey({ name: "integration" })

@@ -136,42 +136,58 @@ describe.each([
     return server.request("GET", back.pathname + back.search, { key: null })
   }
 
-  it.skipIf(skip)("401 api_key_required without a key, in the auth-layer shape; a presented bad key is invalid_api_key", async () => {
-    const cases: ReadonlyArray<[string, string, unknown]> = [
-      ["POST", "/api/v1/auth/social-connect/start", { platform: "x" }],
-      ["GET", "/api/v1/auth/social-connect/poll/00000000-0000-4000-8000-000000000000", undefined],
-      ["POST", "/api/v1/auth/social-connect/telegram", { bot_token: "t", channel: "c" }],
-      ["POST", "/api/v1/auth/social-connect/discord", { webhook_url: "https://discord.com/api/webhooks/1/x" }],
-      ["POST", "/api/v1/auth/social-connect/bluesky", { handle: "h", app_password: "p" }]
-    ]
-    for (const [method, path, payload] of cases) {
-      for (const headers of [{}, { authorization: "" }, { authorization: "Basic dXNlcjpwYXNz" }]) {
-        const res = await server.request(method, path, { key: null, headers, ...(payload === undefined ? {} : { body: payload }) })
-        expect(res.status, `${method} ${path} ${JSON.stringify(headers)}`).toBe(401)
-        expect(res.headers.get("content-type")).toContain("application/json")
-        const json = res.json as Record<string, unknown>
-        expect(json).toEqual({
-          data: null,
-          error: { code: "api_key_required", message: expect.any(String) },
-          meta: { timestamp: expect.any(String) }
-        })
-        conforms(path.includes("/poll/") ? "/api/v1/auth/social-connect/poll/{session_id}" : path, method.toLowerCase(), res)
+  it.skipIf(skip)(
+    "401 api_key_required without a key, in the auth-layer shape; a presented bad key is invalid_api_key",
+    async () => {
+      const cases: ReadonlyArray<[string, string, unknown]> = [
+        ["POST", "/api/v1/auth/social-connect/start", { platform: "x" }],
+        ["GET", "/api/v1/auth/social-connect/poll/00000000-0000-4000-8000-000000000000", undefined],
+        ["POST", "/api/v1/auth/social-connect/telegram", { bot_token: "t", channel: "c" }],
+        ["POST", "/api/v1/auth/social-connect/discord", { webhook_url: "https://discord.com/api/webhooks/1/x" }],
+        ["POST", "/api/v1/auth/social-connect/bluesky", { handle: "h", app_password: "p" }]
+      ]
+      for (const [method, path, payload] of cases) {
+        for (const headers of [{}, { authorization: "" }, { authorization: "Basic dXNlcjpwYXNz" }]) {
+          const res = await server.request(method, path, {
+            key: null,
+            headers,
+            ...(payload === undefined ? {} : { body: payload })
+          })
+          expect(res.status, `${method} ${path} ${JSON.stringify(headers)}`).toBe(401)
+          expect(res.headers.get("content-type")).toContain("application/json")
+          const json = res.json as Record<string, unknown>
+          expect(json).toEqual({
+            data: null,
+            error: { code: "api_key_required", message: expect.any(String) },
+            meta: { timestamp: expect.any(String) }
+          })
+          conforms(
+            path.includes("/poll/") ? "/api/v1/auth/social-connect/poll/{session_id}" : path,
+            method.toLowerCase(),
+            res
+          )
+        }
       }
+      const bad = await server.request("POST", "/api/v1/auth/social-connect/start", {
+        key: "pe_live_00000000000000000000000000000000",
+        body: { platform: "x" }
+      })
+      expect(bad.status).toBe(401)
+      expect(body(bad).error!.code).toBe("invalid_api_key")
+      // Elsewhere a missing header is still the plain-text 401.
+      const plain = await server.request("POST", "/api/v1/accounts/connect-link", {
+        key: null,
+        body: { platform: "x" }
+      })
+      expect(plain.status).toBe(401)
+      expect(plain.text).toBe("Unauthorized")
+      // The accounts are untouched by refused calls.
+      expect(
+        body<{ accounts: ReadonlyArray<AccountBody> }>(await server.request("GET", "/api/v1/accounts")).data!.accounts
+      )
+        .toEqual([])
     }
-    const bad = await server.request("POST", "/api/v1/auth/social-connect/start", {
-      key: "pe_live_00000000000000000000000000000000",
-      body: { platform: "x" }
-    })
-    expect(bad.status).toBe(401)
-    expect(body(bad).error!.code).toBe("invalid_api_key")
-    // Elsewhere a missing header is still the plain-text 401.
-    const plain = await server.request("POST", "/api/v1/accounts/connect-link", { key: null, body: { platform: "x" } })
-    expect(plain.status).toBe(401)
-    expect(plain.text).toBe("Unauthorized")
-    // The accounts are untouched by refused calls.
-    expect(body<{ accounts: ReadonlyArray<AccountBody> }>(await server.request("GET", "/api/v1/accounts")).data!.accounts)
-      .toEqual([])
-  })
+  )
 
   it.skipIf(skip)("start, poll pending, X's consent and the callback, poll completed with the account", async () => {
     const session = await start({ platform: "x" })
@@ -213,19 +229,27 @@ describe.each([
     expect((await poll(declined.session_id)).status).toBe("cancelled")
 
     const idle = await start({ platform: "x" })
-    await server.withStore(Effect.flatMap(SqlClient.SqlClient, (sql) =>
-      sql`UPDATE connect_sessions SET expires_at = ${Date.now() - 1000} WHERE id = ${idle.session_id}`))
+    await server.withStore(
+      Effect.flatMap(
+        SqlClient.SqlClient,
+        (sql) => sql`UPDATE connect_sessions SET expires_at = ${Date.now() - 1000} WHERE id = ${idle.session_id}`
+      )
+    )
     expect((await poll(idle.session_id)).status).toBe("expired")
   })
 
   it.skipIf(skip)("mode reconnect repairs a broken account in place; bad reconnect requests are refused", async () => {
-    const accounts = body<{ accounts: ReadonlyArray<AccountBody> }>(await server.request("GET", "/api/v1/accounts")).data!
+    const accounts = body<{ accounts: ReadonlyArray<AccountBody> }>(await server.request("GET", "/api/v1/accounts"))
+      .data!
     const xAccount = accounts.accounts.find((a) => a.platform === "x")!
     const healthy = await server.request("POST", "/api/v1/auth/social-connect/start", {
       body: { platform: "x", mode: "reconnect", account_id: xAccount.id }
     })
     expect(healthy.status).toBe(400)
-    expect(body(healthy).error).toMatchObject({ code: "validation_error", details: { reason: "reconnection_not_needed" } })
+    expect(body(healthy).error).toMatchObject({
+      code: "validation_error",
+      details: { reason: "reconnection_not_needed" }
+    })
     const noAccount = await server.request("POST", "/api/v1/auth/social-connect/start", {
       body: { platform: "x", mode: "reconnect" }
     })
@@ -238,7 +262,9 @@ describe.each([
 
     await server.withStore(Effect.gen(function*() {
       const store = yield* AccountStore
-      const found = Option.getOrThrow(yield* store.findById(OrganizationId.make(server.orgId), AccountId.make(xAccount.id)))
+      const found = Option.getOrThrow(
+        yield* store.findById(OrganizationId.make(server.orgId), AccountId.make(xAccount.id))
+      )
       yield* store.update(new SocialAccount({ ...found, needsReconnection: true }))
     }))
     const otherPlatform = await server.request("POST", "/api/v1/auth/social-connect/start", {
@@ -256,81 +282,99 @@ describe.each([
     })
   })
 
-  it.skipIf(skip)("poll: unknown sessions and other organizations' sessions are 404; a read-only key is 403", async () => {
-    const session = await start({ platform: "x" })
-    expect((await server.request("GET", "/api/v1/auth/social-connect/poll/not-a-session")).status).toBe(404)
-    const unknown = await server.request("GET", "/api/v1/auth/social-connect/poll/00000000-0000-4000-8000-000000000000")
-    expect(unknown.status).toBe(404)
-    conforms("/api/v1/auth/social-connect/poll/{session_id}", "get", unknown)
-    const other = await server.cli(["orgs", "create", "Elsewhere"])
-    const otherKey = await server.createKey({ org: other.stdout.trim() })
-    const foreign = await server.request("GET", `/api/v1/auth/social-connect/poll/${session.session_id}`, { key: otherKey })
-    expect(foreign.status).toBe(404)
-    const readOnly = await server.createKey({ scopes: ["read"] })
-    const forbidden = await server.request("POST", "/api/v1/auth/social-connect/start", {
-      key: readOnly,
-      body: { platform: "x" }
-    })
-    expect(forbidden.status).toBe(403)
-    expect(body(forbidden).error!.code).toBe("insufficient_scope")
-    const misconfigured = await server.request("POST", "/api/v1/auth/social-connect/start", { body: { platform: "linkedin" } })
-    expect(misconfigured.status).toBe(400)
-    expect(body(misconfigured).error!.code).toBe("misconfig")
-    const credentialPlatform = await server.request("POST", "/api/v1/auth/social-connect/start", { body: { platform: "telegram" } })
-    expect(credentialPlatform.status).toBe(400)
-    expect(body(credentialPlatform).error!.code).toBe("validation_error")
-  }, 180_000)
+  it.skipIf(skip)(
+    "poll: unknown sessions and other organizations' sessions are 404; a read-only key is 403",
+    async () => {
+      const session = await start({ platform: "x" })
+      expect((await server.request("GET", "/api/v1/auth/social-connect/poll/not-a-session")).status).toBe(404)
+      const unknown = await server.request(
+        "GET",
+        "/api/v1/auth/social-connect/poll/00000000-0000-4000-8000-000000000000"
+      )
+      expect(unknown.status).toBe(404)
+      conforms("/api/v1/auth/social-connect/poll/{session_id}", "get", unknown)
+      const other = await server.cli(["orgs", "create", "Elsewhere"])
+      const otherKey = await server.createKey({ org: other.stdout.trim() })
+      const foreign = await server.request("GET", `/api/v1/auth/social-connect/poll/${session.session_id}`, {
+        key: otherKey
+      })
+      expect(foreign.status).toBe(404)
+      const readOnly = await server.createKey({ scopes: ["read"] })
+      const forbidden = await server.request("POST", "/api/v1/auth/social-connect/start", {
+        key: readOnly,
+        body: { platform: "x" }
+      })
+      expect(forbidden.status).toBe(403)
+      expect(body(forbidden).error!.code).toBe("insufficient_scope")
+      const misconfigured = await server.request("POST", "/api/v1/auth/social-connect/start", {
+        body: { platform: "linkedin" }
+      })
+      expect(misconfigured.status).toBe(400)
+      expect(body(misconfigured).error!.code).toBe("misconfig")
+      const credentialPlatform = await server.request("POST", "/api/v1/auth/social-connect/start", {
+        body: { platform: "telegram" }
+      })
+      expect(credentialPlatform.status).toBe(400)
+      expect(body(credentialPlatform).error!.code).toBe("validation_error")
+    },
+    180_000
+  )
 
-  it.skipIf(skip)("credential bridges: telegram, discord and bluesky connect with the connect-credential bodies", async () => {
-    const tg = await server.request("POST", "/api/v1/auth/social-connect/telegram", {
-      body: { bot_token: TelegramFake.botToken, channel: "@herald_news" }
-    })
-    expect(tg.status, tg.text).toBe(200)
-    conforms("/api/v1/auth/social-connect/telegram", "post", tg)
-    expect(body(tg).data).toMatchObject({
-      platform: "telegram",
-      connected: true,
-      account: { platform: "telegram", account_name: "Herald News", health: { status: "healthy" } }
-    })
-    const hook = await server.request("POST", "/api/v1/auth/social-connect/discord", {
-      body: { platform: "discord", webhook_url: DiscordFake.webhookUrl }
-    })
-    expect(hook.status, hook.text).toBe(200)
-    expect(body<{ account: AccountBody }>(hook).data!.account.account_name).toBe("Herald Announcements")
-    const sky = await server.request("POST", "/api/v1/auth/social-connect/bluesky", {
-      body: { handle: "herald.bsky.social", app_password: BlueskyFake.appPassword }
-    })
-    expect(sky.status, sky.text).toBe(200)
-    expect(body<{ account: AccountBody }>(sky).data!.account.account_name).toBe("herald.bsky.social")
+  it.skipIf(skip)(
+    "credential bridges: telegram, discord and bluesky connect with the connect-credential bodies",
+    async () => {
+      const tg = await server.request("POST", "/api/v1/auth/social-connect/telegram", {
+        body: { bot_token: TelegramFake.botToken, channel: "@herald_news" }
+      })
+      expect(tg.status, tg.text).toBe(200)
+      conforms("/api/v1/auth/social-connect/telegram", "post", tg)
+      expect(body(tg).data).toMatchObject({
+        platform: "telegram",
+        connected: true,
+        account: { platform: "telegram", account_name: "Herald News", health: { status: "healthy" } }
+      })
+      const hook = await server.request("POST", "/api/v1/auth/social-connect/discord", {
+        body: { platform: "discord", webhook_url: DiscordFake.webhookUrl }
+      })
+      expect(hook.status, hook.text).toBe(200)
+      expect(body<{ account: AccountBody }>(hook).data!.account.account_name).toBe("Herald Announcements")
+      const sky = await server.request("POST", "/api/v1/auth/social-connect/bluesky", {
+        body: { handle: "herald.bsky.social", app_password: BlueskyFake.appPassword }
+      })
+      expect(sky.status, sky.text).toBe(200)
+      expect(body<{ account: AccountBody }>(sky).data!.account.account_name).toBe("herald.bsky.social")
 
-    const wrong = await server.request("POST", "/api/v1/auth/social-connect/telegram", {
-      body: { platform: "discord", webhook_url: DiscordFake.webhookUrl }
-    })
-    expect(wrong.status).toBe(400)
-    expect(body(wrong).error!.code).toBe("validation_error")
-    for (const [platform, sent] of [
-      ["telegram", { bot_token: { token: "7012345678:SECRET_VALUE" }, channel: "@herald_news" }],
-      ["bluesky", { handle: "h", app_password: { password: "SECRET_VALUE" } }],
-      ["discord", { webhook_url: ["https://discord.com/api/webhooks/1/SECRET_VALUE"] }]
-    ] as const) {
-      const mistyped = await server.request("POST", `/api/v1/auth/social-connect/${platform}`, { body: sent })
-      expect([platform, mistyped.status]).toEqual([platform, 400])
-      expect(body(mistyped).error!.code).toBe("validation_error")
-      expect(mistyped.text).not.toContain("SECRET_VALUE")
+      const wrong = await server.request("POST", "/api/v1/auth/social-connect/telegram", {
+        body: { platform: "discord", webhook_url: DiscordFake.webhookUrl }
+      })
+      expect(wrong.status).toBe(400)
+      expect(body(wrong).error!.code).toBe("validation_error")
+      for (
+        const [platform, sent] of [
+          ["telegram", { bot_token: { token: "7012345678:SECRET_VALUE" }, channel: "@herald_news" }],
+          ["bluesky", { handle: "h", app_password: { password: "SECRET_VALUE" } }],
+          ["discord", { webhook_url: ["https://discord.com/api/webhooks/1/SECRET_VALUE"] }]
+        ] as const
+      ) {
+        const mistyped = await server.request("POST", `/api/v1/auth/social-connect/${platform}`, { body: sent })
+        expect([platform, mistyped.status]).toEqual([platform, 400])
+        expect(body(mistyped).error!.code).toBe("validation_error")
+        expect(mistyped.text).not.toContain("SECRET_VALUE")
+      }
+      const missing = await server.request("POST", "/api/v1/auth/social-connect/bluesky", { body: { handle: "h" } })
+      expect(missing.status).toBe(400)
+      expect(body(missing).error).toMatchObject({
+        code: "validation_error",
+        details: { validation_errors: [{ path: "app_password" }] }
+      })
+      const refused = await server.request("POST", "/api/v1/auth/social-connect/telegram", {
+        body: { bot_token: "7012345678:AAH3kq-Zx8vJ_9LmN0pQrStUvWxYz000000", channel: "@herald_news" }
+      })
+      expect(refused.status).toBe(400)
+      expect(body(refused).error).toMatchObject({ code: "auth_failed", retryable: false })
+      expect(refused.text).not.toContain("AAH3kq-Zx8vJ_9LmN0pQrStUvWxYz000000")
+      const list = body<{ accounts: ReadonlyArray<AccountBody> }>(await server.request("GET", "/api/v1/accounts")).data!
+      expect(list.accounts.filter((a) => ["telegram", "discord", "bluesky"].includes(a.platform))).toHaveLength(3)
     }
-    const missing = await server.request("POST", "/api/v1/auth/social-connect/bluesky", { body: { handle: "h" } })
-    expect(missing.status).toBe(400)
-    expect(body(missing).error).toMatchObject({
-      code: "validation_error",
-      details: { validation_errors: [{ path: "app_password" }] }
-    })
-    const refused = await server.request("POST", "/api/v1/auth/social-connect/telegram", {
-      body: { bot_token: "7012345678:AAH3kq-Zx8vJ_9LmN0pQrStUvWxYz000000", channel: "@herald_news" }
-    })
-    expect(refused.status).toBe(400)
-    expect(body(refused).error).toMatchObject({ code: "auth_failed", retryable: false })
-    expect(refused.text).not.toContain("AAH3kq-Zx8vJ_9LmN0pQrStUvWxYz000000")
-    const list = body<{ accounts: ReadonlyArray<AccountBody> }>(await server.request("GET", "/api/v1/accounts")).data!
-    expect(list.accounts.filter((a) => ["telegram", "discord", "bluesky"].includes(a.platform))).toHaveLength(3)
-  })
+  )
 })

@@ -146,25 +146,24 @@ const servicesFor = (f: Fakes) => {
 /** Runs `body` with fresh fakes and a fresh database. */
 const withWorld = <A, E, R>(body: (f: Fakes) => Effect.Effect<A, E, R>) =>
   Effect.scoped(
-    Effect.flatMap(fakes, (f) =>
-      body(f).pipe(Effect.provide(servicesFor(f)))
-    )
+    Effect.flatMap(fakes, (f) => body(f).pipe(Effect.provide(servicesFor(f))))
   )
 
-const givenOrgOn = (plan: Organization["plan"]) => Effect.gen(function*() {
-  const id = OrganizationId.make(randomUUID())
-  yield* (yield* OrganizationStore).insert(
-    new Organization({
-      id,
-      name: "Herald test",
-      plan,
-      subscriptionStatus: "active",
-      trialEndsAt: Option.none(),
-      createdAt: yield* DateTime.now
-    })
-  )
-  return id
-})
+const givenOrgOn = (plan: Organization["plan"]) =>
+  Effect.gen(function*() {
+    const id = OrganizationId.make(randomUUID())
+    yield* (yield* OrganizationStore).insert(
+      new Organization({
+        id,
+        name: "Herald test",
+        plan,
+        subscriptionStatus: "active",
+        trialEndsAt: Option.none(),
+        createdAt: yield* DateTime.now
+      })
+    )
+    return id
+  })
 
 const givenOrg = givenOrgOn("scale")
 
@@ -182,10 +181,12 @@ const storedCredentials = (account: SocialAccount): Record<string, string> =>
   JSON.parse(Redacted.value(Option.getOrThrow(account.credentials))) as Record<string, string>
 
 const rawCredentials = (account: SocialAccount) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<{ credentials: string }>`SELECT credentials FROM social_accounts WHERE id = ${account.id}`).pipe(
-      Effect.map((rows) => rows[0]!.credentials)
-    )
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) => sql<{ credentials: string }>`SELECT credentials FROM social_accounts WHERE id = ${account.id}`
+  ).pipe(
+    Effect.map((rows) => rows[0]!.credentials)
+  )
 
 /** The X connect flow as a browser would run it: link, consent at X, back to the callback. */
 const connectX = (f: Fakes, orgId: OrganizationId, reconnect?: SocialAccount) =>
@@ -322,13 +323,18 @@ describe("credential platforms", () => {
           const account = yield* reload(connected)
           const client = Option.getOrThrow(platforms.get(account.platform))
           const credentials = storedCredentials(account)
-          const text = yield* client.publish({ ...request({ platform: account.platform, credentials, main: part("hello") }), account })
+          const text = yield* client.publish({
+            ...request({ platform: account.platform, credentials, main: part("hello") }),
+            account
+          })
           expect(text.platformPostId).not.toBe("")
           const image = yield* client.publish({
             ...request({
               platform: account.platform,
               credentials,
-              main: part("with a picture", [media({ kind: "image", mimeType: "image/png", bytes: png, filename: "a.png" })])
+              main: part("with a picture", [
+                media({ kind: "image", mimeType: "image/png", bytes: png, filename: "a.png" })
+              ])
             }),
             account
           })
@@ -459,7 +465,11 @@ describe("X connect link", () => {
         expect(f.x.counts.exchanges).toBe(2)
         const events = yield* eventsOf(orgId)
         expect(events.map((e) => e.type)).toEqual(["account.connected", "account.connected"])
-        expect(events[0]!.data).toMatchObject({ account_id: first.account.id, platform: "x", account_name: "@herald_app" })
+        expect(events[0]!.data).toMatchObject({
+          account_id: first.account.id,
+          platform: "x",
+          account_name: "@herald_app"
+        })
       })
     ))
 
@@ -483,7 +493,10 @@ describe("X connect link", () => {
         expect((yield* destinationOf(orgId, refused)).status).toBe("failed")
         expect(f.xApi.posts).toHaveLength(1)
         const after = yield* reload(account)
-        expect(AccountHealth.assess(after, yield* DateTime.now)).toMatchObject({ status: "broken", needsReconnection: true })
+        expect(AccountHealth.assess(after, yield* DateTime.now)).toMatchObject({
+          status: "broken",
+          needsReconnection: true
+        })
         expect((yield* eventsOf(orgId)).filter((e) => e.type === "account.reconnect_needed")).toHaveLength(1)
       })
     ))
@@ -497,7 +510,9 @@ describe("X connect link", () => {
         const state = back.searchParams.get("state")!
         const code = back.searchParams.get("code")!
         const callback = (s: string | undefined, platform: "x" | "linkedin" = "x") =>
-          Effect.flip(OAuthCallback.completeCallback({ platform, state: s, code, error: undefined, errorDescription: undefined }))
+          Effect.flip(
+            OAuthCallback.completeCallback({ platform, state: s, code, error: undefined, errorDescription: undefined })
+          )
 
         // Another organization's id with the original signature.
         const [payload, mac] = state.split(".") as [string, string]
@@ -538,7 +553,9 @@ describe("X connect link", () => {
         }))
         expect(refused).toMatchObject({ code: "auth_failed", status: 400 })
         expect(f.x.counts.exchanges).toBe(1)
-        const linkedin = yield* Effect.flip(ConnectLinks.createConnectLink({ organizationId: orgId, platform: "linkedin" }))
+        const linkedin = yield* Effect.flip(
+          ConnectLinks.createConnectLink({ organizationId: orgId, platform: "linkedin" })
+        )
         expect(linkedin).toMatchObject({ code: "misconfig" })
         expect((linkedin as DomainError).message).toContain("HERALD_LINKEDIN_CLIENT_ID")
       })
@@ -565,7 +582,10 @@ describe("Meta connect links", () => {
           expect(account.tokenExpiresAt).toEqual(Option.none())
           expect(AccountHealth.assess(account, yield* DateTime.now).status).toBe("healthy")
           const stored = storedCredentials(yield* reload(account))
-          expect(f.facebook.pageTokens.get(stored.access_token!)).toEqual({ pageId: account.platformAccountId, expires: false })
+          expect(f.facebook.pageTokens.get(stored.access_token!)).toEqual({
+            pageId: account.platformAccountId,
+            expires: false
+          })
           expect(yield* rawCredentials(account)).not.toContain(stored.access_token!)
         }
         const events = yield* eventsOf(orgId)
@@ -606,7 +626,10 @@ describe("Meta connect links", () => {
 
         f.facebook.selectPages = ["501", "503"]
         const repaired = yield* connectVia("facebook", f.facebook.authorize, orgId, broken)
-        expect(repaired.accounts.map((s) => [s.account.platformAccountId, s.created])).toEqual([["501", false], ["503", true]])
+        expect(repaired.accounts.map((s) => [s.account.platformAccountId, s.created])).toEqual([["501", false], [
+          "503",
+          true
+        ]])
         expect(repaired.accounts[0].account.id).toBe(news.account.id)
         expect((yield* reload(news.account)).needsReconnection).toBe(false)
         expect(ConnectionsHttp.callbackSummary(repaired)).toBe(
@@ -655,7 +678,11 @@ describe("Meta connect links", () => {
       Effect.gen(function*() {
         const orgId = yield* givenOrg
         const [{ account }] = (yield* connectVia("threads", f.threads.authorize, orgId)).accounts
-        expect(account).toMatchObject({ platform: "threads", platformAccountId: "25990011", accountName: "@herald.threads" })
+        expect(account).toMatchObject({
+          platform: "threads",
+          platformAccountId: "25990011",
+          accountName: "@herald.threads"
+        })
         const start = DateTime.toEpochMillis(yield* DateTime.now)
         expect(Option.map(account.tokenExpiresAt, DateTime.toEpochMillis)).toEqual(Option.some(start + 60 * 86_400_000))
         const before = storedCredentials(account)
@@ -686,9 +713,13 @@ describe("Meta connect links", () => {
     withWorld(() =>
       Effect.gen(function*() {
         const orgId = yield* givenOrg
-        const instagram = yield* Effect.flip(ConnectLinks.createConnectLink({ organizationId: orgId, platform: "instagram" }))
+        const instagram = yield* Effect.flip(
+          ConnectLinks.createConnectLink({ organizationId: orgId, platform: "instagram" })
+        )
         expect(instagram).toMatchObject({ code: "misconfig" })
-        expect((instagram as DomainError).message).toContain("HERALD_INSTAGRAM_CLIENT_ID and HERALD_INSTAGRAM_CLIENT_SECRET")
+        expect((instagram as DomainError).message).toContain(
+          "HERALD_INSTAGRAM_CLIENT_ID and HERALD_INSTAGRAM_CLIENT_SECRET"
+        )
         expect((instagram as DomainError).message).toContain("/oauth/callback/instagram")
         const bare = yield* ConnectionsConfig.makeProviders({}).pipe(Effect.provide(PlatformTransport.layer))
         for (const platform of ["facebook", "instagram", "threads"] as const) {
@@ -730,7 +761,12 @@ describe("reconnect and disconnect", () => {
         )
         const broken = yield* reload(account)
         const link = yield* ConnectLinks.createReconnectLink({ organizationId: orgId, account: broken })
-        expect(link).toMatchObject({ accountId: account.id, platform: "x", accountName: "@herald_app", expiresInSeconds: 600 })
+        expect(link).toMatchObject({
+          accountId: account.id,
+          platform: "x",
+          accountName: "@herald_app",
+          expiresInSeconds: 600
+        })
         const repaired = yield* connectX(f, orgId, broken)
         expect(repaired.created).toBe(false)
         expect(repaired.account.id).toBe(account.id)
@@ -812,7 +848,10 @@ describe("refresh sweep", () => {
         expect(yield* TokenRefresh.refreshExpiring()).toMatchObject({ refreshed: 0, dead: 1 })
         const after = yield* reload(account)
         expect(after.needsReconnection).toBe(true)
-        expect(AccountHealth.assess(after, yield* DateTime.now)).toMatchObject({ status: "broken", needsReconnection: true })
+        expect(AccountHealth.assess(after, yield* DateTime.now)).toMatchObject({
+          status: "broken",
+          needsReconnection: true
+        })
         // Already marked: the next sweep leaves it alone.
         expect(yield* TokenRefresh.refreshExpiring()).toMatchObject({ dead: 0 })
         const events = (yield* eventsOf(orgId)).filter((e) => e.type === "account.reconnect_needed")

@@ -190,27 +190,29 @@ const providers = (platform: OAuthPlatform, validToken: string, refreshes: { cou
     get: (asked) =>
       asked !== platform
         ? Either.left(`${asked} is not configured`)
-        : Either.right({
-          platform,
-          authorizeUrl: () => "https://example.invalid/authorize",
-          exchangeCode: () => Effect.die("not used"),
-          refresh: (credentials) =>
-            Effect.sync(() => {
-              refreshes.count++
-              const stored = Redacted.value(credentials)
-              return {
-                platformAccountId: "renewed",
-                accountName: "renewed",
-                avatarUrl: "",
-                credentials: {
-                  ...stored,
-                  access_token: validToken,
-                  ...(stored["refresh_token"] === undefined ? {} : { refresh_token: `${stored["refresh_token"]}-2` })
-                },
-                tokenExpiresAt: Option.some(DateTime.unsafeMake(Date.now() + 3_600_000))
-              }
-            })
-        } satisfies OAuthProviders.OAuthProvider)
+        : Either.right(
+          {
+            platform,
+            authorizeUrl: () => "https://example.invalid/authorize",
+            exchangeCode: () => Effect.die("not used"),
+            refresh: (credentials) =>
+              Effect.sync(() => {
+                refreshes.count++
+                const stored = Redacted.value(credentials)
+                return {
+                  platformAccountId: "renewed",
+                  accountName: "renewed",
+                  avatarUrl: "",
+                  credentials: {
+                    ...stored,
+                    access_token: validToken,
+                    ...(stored["refresh_token"] === undefined ? {} : { refresh_token: `${stored["refresh_token"]}-2` })
+                  },
+                  tokenExpiresAt: Option.some(DateTime.unsafeMake(Date.now() + 3_600_000))
+                }
+              })
+          } satisfies OAuthProviders.OAuthProvider
+        )
   })
 
 describe("a publish refused as auth renews the token once, on every platform whose tokens renew", () => {
@@ -228,7 +230,9 @@ describe("a publish refused as auth renews the token once, on every platform who
         const c = yield* made
         const refreshes = { count: 0 }
         const registry = Layer.succeed(Platforms, Registry.make([c.client]))
-        const world = Layer.mergeAll(registry, providers(platform, c.validToken, refreshes)).pipe(Layer.provideMerge(stores))
+        const world = Layer.mergeAll(registry, providers(platform, c.validToken, refreshes)).pipe(
+          Layer.provideMerge(stores)
+        )
         yield* Effect.gen(function*() {
           const orgId = OrganizationId.make(randomUUID())
           const now = yield* DateTime.now
@@ -259,7 +263,9 @@ describe("a publish refused as auth renews the token once, on every platform who
             createdAt: now,
             updatedAt: now
           })
-          const client = Option.getOrThrow((yield* PublishAuthRetry.decorate(PublishAuthRetry.refreshablePlatforms)).get(platform))
+          const client = Option.getOrThrow(
+            (yield* PublishAuthRetry.decorate(PublishAuthRetry.refreshablePlatforms)).get(platform)
+          )
           const result = yield* client.publish({
             account,
             credentials: Redacted.make(staleCredentials),
@@ -279,7 +285,9 @@ describe("a publish refused as auth renews the token once, on every platform who
           const after = Option.getOrThrow(yield* (yield* AccountStore).findById(orgId, account.id))
           const stored = JSON.parse(Redacted.value(Option.getOrThrow(after.credentials))) as Record<string, string>
           expect(stored["access_token"]).toBe(c.validToken)
-          if (c.stored["refresh_token"] !== undefined) expect(stored["refresh_token"]).toBe(`${c.stored["refresh_token"]}-2`)
+          if (c.stored["refresh_token"] !== undefined) {
+            expect(stored["refresh_token"]).toBe(`${c.stored["refresh_token"]}-2`)
+          }
           expect(after.needsReconnection).toBe(false)
           expect(Option.isSome(after.tokenExpiresAt)).toBe(true)
         }).pipe(Effect.provide(world))

@@ -77,7 +77,11 @@ const startReceiver = async () => {
   })
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
   const port = (server.address() as { port: number }).port
-  return { url: `http://127.0.0.1:${port}/hook`, received, close: () => new Promise<void>((r) => server.close(() => r())) }
+  return {
+    url: `http://127.0.0.1:${port}/hook`,
+    received,
+    close: () => new Promise<void>((r) => server.close(() => r()))
+  }
 }
 
 describe.skipIf(skip !== undefined)("the dashboard in Chromium", () => {
@@ -117,7 +121,9 @@ describe.skipIf(skip !== undefined)("the dashboard in Chromium", () => {
     if (work !== undefined) fs.rmSync(work, { recursive: true, force: true })
   })
 
-  const newPage = async (options: { readonly width?: number } = {}): Promise<{ context: BrowserContext; page: Page; errors: Array<string> }> => {
+  const newPage = async (
+    options: { readonly width?: number } = {}
+  ): Promise<{ context: BrowserContext; page: Page; errors: Array<string> }> => {
     const context = await browser.newContext({
       baseURL: server.baseUrl,
       timezoneId,
@@ -127,7 +133,6 @@ describe.skipIf(skip !== undefined)("the dashboard in Chromium", () => {
     const page = await context.newPage()
     return { context, page, errors: Browsers.watchErrors(page) }
   }
-
 
   /** The owner, whose password the first test sets from the first-start link. */
   const owner = { email: "", password: "correct horse battery staple 17" }
@@ -170,7 +175,10 @@ describe.skipIf(skip !== undefined)("the dashboard in Chromium", () => {
   const sessionOf = async (context: BrowserContext) => {
     const cookie = (await context.cookies()).find((c) => c.name === "herald_session")
     expect(cookie, "herald_session cookie").toBeDefined()
-    const res = await server.request("GET", "/dashboard/api/session", { key: null, headers: { cookie: `herald_session=${cookie!.value}` } })
+    const res = await server.request("GET", "/dashboard/api/session", {
+      key: null,
+      headers: { cookie: `herald_session=${cookie!.value}` }
+    })
     expect(res.status).toBe(200)
     return { cookie: `herald_session=${cookie!.value}`, csrf: (res.json as { csrf_token: string }).csrf_token }
   }
@@ -198,7 +206,19 @@ describe.skipIf(skip !== undefined)("the dashboard in Chromium", () => {
 
     const narrow = await context.newPage()
     await narrow.setViewportSize({ width: 320, height: 800 })
-    for (const p of ["/posts", "/calendar", "/compose", "/accounts", "/developer", "/approvals", "/device", "/queue", "/campaigns"]) {
+    for (
+      const p of [
+        "/posts",
+        "/calendar",
+        "/compose",
+        "/accounts",
+        "/developer",
+        "/approvals",
+        "/device",
+        "/queue",
+        "/campaigns"
+      ]
+    ) {
       await narrow.goto(p)
       await narrow.locator("main h1").waitFor()
       await narrow.waitForLoadState("networkidle")
@@ -211,30 +231,34 @@ describe.skipIf(skip !== undefined)("the dashboard in Chromium", () => {
     // Nine pages, each waited on until its network is idle: more than the default 30 s on a busy machine.
   }, 90_000)
 
-  it("a `next` that names another site is refused: sign-in and a signed-in visit land on this site's posts", async () => {
-    const { context, page, errors } = await newPage()
-    // Nothing may leave for evil.example: any request there fails at once instead of resolving.
-    const left: Array<string> = []
-    await context.route((url) => url.hostname.endsWith("evil.example"), (route) => {
-      left.push(route.request().url())
-      return route.abort()
-    })
-    await page.goto("/sign-in?next=/%5Cevil.example/")
-    await page.getByLabel("Email").fill(owner.email)
-    await page.getByLabel("Password").fill(owner.password)
-    await page.getByRole("button", { name: "Sign in" }).click()
-    await page.waitForURL(`${server.baseUrl}/posts`, eventually)
-    // Signed in, the page goes on to `next` at once.
-    for (const next of ["/%09/evil.example/", "/%5Cevil.example/", "//evil.example/", "/.//evil.example/"]) {
-      await page.goto(`/sign-in?next=${next}`)
+  it(
+    "a `next` that names another site is refused: sign-in and a signed-in visit land on this site's posts",
+    async () => {
+      const { context, page, errors } = await newPage()
+      // Nothing may leave for evil.example: any request there fails at once instead of resolving.
+      const left: Array<string> = []
+      await context.route((url) => url.hostname.endsWith("evil.example"), (route) => {
+        left.push(route.request().url())
+        return route.abort()
+      })
+      await page.goto("/sign-in?next=/%5Cevil.example/")
+      await page.getByLabel("Email").fill(owner.email)
+      await page.getByLabel("Password").fill(owner.password)
+      await page.getByRole("button", { name: "Sign in" }).click()
       await page.waitForURL(`${server.baseUrl}/posts`, eventually)
-    }
-    await page.goto("/sign-in?next=%2Fcompose")
-    await page.waitForURL(`${server.baseUrl}/compose`, eventually)
-    expect(left).toEqual([])
-    expect(errors).toEqual([])
-    await context.close()
-  }, 120_000)
+      // Signed in, the page goes on to `next` at once.
+      for (const next of ["/%09/evil.example/", "/%5Cevil.example/", "//evil.example/", "/.//evil.example/"]) {
+        await page.goto(`/sign-in?next=${next}`)
+        await page.waitForURL(`${server.baseUrl}/posts`, eventually)
+      }
+      await page.goto("/sign-in?next=%2Fcompose")
+      await page.waitForURL(`${server.baseUrl}/compose`, eventually)
+      expect(left).toEqual([])
+      expect(errors).toEqual([])
+      await context.close()
+    },
+    120_000
+  )
 
   it("composes and schedules a post with an image to two sandbox accounts, and watches it publish", async () => {
     const { context, page, errors } = await newPage()
@@ -244,12 +268,18 @@ describe.skipIf(skip !== undefined)("the dashboard in Chromium", () => {
     await page.getByLabel("Sandbox bluesky (bluesky)").check()
     await page.getByLabel("Text", { exact: true }).fill("Launch day from the dashboard 🚀")
     // Live counters, per platform, in each platform's unit.
-    await expect.poll(() => page.locator("#counters li[data-platform=x]").textContent(), eventually).toMatch(/^x: \d+ \/ 280$/)
-    await expect.poll(() => page.locator("#counters li[data-platform=bluesky]").textContent(), eventually).toBe("bluesky: 31 / 300")
+    await expect.poll(() => page.locator("#counters li[data-platform=x]").textContent(), eventually).toMatch(
+      /^x: \d+ \/ 280$/
+    )
+    await expect.poll(() => page.locator("#counters li[data-platform=bluesky]").textContent(), eventually).toBe(
+      "bluesky: 31 / 300"
+    )
     // Per-platform overrides and settings fold away under each targeted platform.
     await page.getByText("x: own text and settings").click()
     await page.getByLabel("Text for x (empty: the main text)").fill("x".repeat(281))
-    await expect.poll(() => page.locator("#counters li[data-platform=x]").textContent(), eventually).toBe("x: 281 / 280 (too long)")
+    await expect.poll(() => page.locator("#counters li[data-platform=x]").textContent(), eventually).toBe(
+      "x: 281 / 280 (too long)"
+    )
     await page.getByLabel("Text for x (empty: the main text)").fill("Launch day, the X cut")
     // Settings read as words, with the API's key beside them.
     await page.getByLabel("Reply settings", { exact: true }).selectOption("following")
@@ -262,15 +292,26 @@ describe.skipIf(skip !== undefined)("the dashboard in Chromium", () => {
       zone.dispatchEvent(new DragEvent("drop", { dataTransfer: transfer, bubbles: true, cancelable: true }))
     }, [...image])
     await expect.poll(() => page.locator(".media-list > li").first().textContent(), eventually).toContain("ready")
-    expect(await page.locator(".media-list progress").first().evaluate((p) => (p as unknown as { value: number }).value)).toBe(1)
-    await expect.poll(() => page.locator(".renditions").first().textContent(), eventually).toMatch(/^x gets a re-encoded PNG without metadata/)
+    expect(
+      await page.locator(".media-list progress").first().evaluate((p) => (p as unknown as { value: number }).value)
+    ).toBe(1)
+    await expect.poll(() => page.locator(".renditions").first().textContent(), eventually).toMatch(
+      /^x gets a re-encoded PNG without metadata/
+    )
     await Browsers.screenshot(page, "compose")
     const at = new Date(Date.now() + 6_000)
     await page.getByLabel(/^Schedule for/).fill(localInput(at))
     await page.getByRole("button", { name: "Schedule", exact: true }).click()
     await page.waitForURL(/\/posts\/[0-9a-f-]{36}$/)
     const postId = page.url().split("/").pop()!
-    const created = json<{ scheduled_for: string; timezone: string; media_ids: ReadonlyArray<string>; platform_content: Record<string, { content: string; settings?: Record<string, unknown> }> }>(
+    const created = json<
+      {
+        scheduled_for: string
+        timezone: string
+        media_ids: ReadonlyArray<string>
+        platform_content: Record<string, { content: string; settings?: Record<string, unknown> }>
+      }
+    >(
       await server.request("GET", `/api/v1/posts/${postId}`)
     ).data
     expect(Date.parse(created.scheduled_for)).toBe(Math.floor(at.getTime() / 1000) * 1000)
@@ -282,10 +323,14 @@ describe.skipIf(skip !== undefined)("the dashboard in Chromium", () => {
     await expect.poll(() => page.getByRole("link", { name: "Open post" }).count(), eventually).toBe(2)
     // The upload arrived whole, and both platforms were sent the image (or the rendition made for them).
     const mediaId = created.media_ids[0]!
-    const stored = json<{ size: number; mime_type: string }>(await server.request("GET", `/api/v1/media/${mediaId}`)).data
+    const stored =
+      json<{ size: number; mime_type: string }>(await server.request("GET", `/api/v1/media/${mediaId}`)).data
     expect(stored).toMatchObject({ size: image.length, mime_type: "image/png" })
     const sent = journal().filter((line) =>
-      line.outcome === "published" && (line.media as ReadonlyArray<{ id: string; size: number }> | undefined)?.some((m) => m.id === mediaId && m.size > 0)
+      line.outcome === "published" &&
+      (line.media as ReadonlyArray<{ id: string; size: number }> | undefined)?.some((m) =>
+        m.id === mediaId && m.size > 0
+      )
     )
     expect(sent.map((line) => line.platform).sort()).toEqual(["bluesky", "x"])
     await Browsers.screenshot(page, "post")
@@ -294,7 +339,9 @@ describe.skipIf(skip !== undefined)("the dashboard in Chromium", () => {
     const entry = page.locator(`.week a[href="/posts/${postId}"]`).locator("xpath=..").locator("time")
     expect(await entry.getAttribute("title")).toBe(`UTC: ${new Date(created.scheduled_for).toISOString()}`)
     expect(await entry.textContent()).toBe(
-      new Intl.DateTimeFormat("en-GB", { timeStyle: "short", timeZone: timezoneId }).format(new Date(created.scheduled_for))
+      new Intl.DateTimeFormat("en-GB", { timeStyle: "short", timeZone: timezoneId }).format(
+        new Date(created.scheduled_for)
+      )
     )
     await Browsers.screenshot(page, "calendar")
     expect(errors).toEqual([])
@@ -302,7 +349,9 @@ describe.skipIf(skip !== undefined)("the dashboard in Chromium", () => {
   }, 120_000)
 
   it("a failed destination shows its error, and Retry sends it again", async () => {
-    const created = await server.request("POST", "/api/v1/posts", { body: { content: "rejected [sandbox:fail]", account_ids: [1] } })
+    const created = await server.request("POST", "/api/v1/posts", {
+      body: { content: "rejected [sandbox:fail]", account_ids: [1] }
+    })
     expect(created.status).toBe(201)
     const postId = json<{ id: string }>(created).data.id
     const { context, page, errors } = await newPage()
@@ -315,9 +364,13 @@ describe.skipIf(skip !== undefined)("the dashboard in Chromium", () => {
     await row.getByRole("button", { name: "Retry" }).click()
     await expect.poll(() => page.locator("#flash").textContent(), eventually).toBe("Retrying 1 destination(s).")
     // Sent to the platform again (and, the marker being permanent, failed again): two sends in the journal.
-    const destination = json<{ destinations: ReadonlyArray<{ id: string }> }>(await server.request("GET", `/api/v1/posts/${postId}`))
-      .data.destinations[0]!.id
-    await expect.poll(() => journal().filter((line) => line.destinationId === destination).length, { timeout: 30_000, interval: 250 })
+    const destination =
+      json<{ destinations: ReadonlyArray<{ id: string }> }>(await server.request("GET", `/api/v1/posts/${postId}`))
+        .data.destinations[0]!.id
+    await expect.poll(() => journal().filter((line) => line.destinationId === destination).length, {
+      timeout: 30_000,
+      interval: 250
+    })
       .toBe(2)
     await expect.poll(() => page.locator("#post-status").textContent(), eventually).toBe("failed")
     expect(errors).toEqual([])
@@ -334,7 +387,9 @@ describe.skipIf(skip !== undefined)("the dashboard in Chromium", () => {
     page.once("dialog", (d) => void d.accept())
     await discord.getByRole("button", { name: "Disconnect" }).click()
     await expect.poll(() => page.locator("tr", { hasText: "Sandbox discord" }).count(), eventually).toBe(0)
-    const accounts = json<{ accounts: ReadonlyArray<{ platform: string }> }>(await server.request("GET", "/api/v1/accounts")).data.accounts
+    const accounts =
+      json<{ accounts: ReadonlyArray<{ platform: string }> }>(await server.request("GET", "/api/v1/accounts")).data
+        .accounts
     expect(accounts.map((a) => a.platform)).not.toContain("discord")
     expect(errors).toEqual([])
     await context.close()
@@ -342,7 +397,11 @@ describe.skipIf(skip !== undefined)("the dashboard in Chromium", () => {
 
   it("approves a pending draft and requests changes on another, with the pending badge", async () => {
     const draft = async (content: string) =>
-      json<{ id: string }>(await server.request("POST", "/api/v1/posts", { body: { content, draft: true, request_approval: true, account_ids: [1] } })).data.id
+      json<{ id: string }>(
+        await server.request("POST", "/api/v1/posts", {
+          body: { content, draft: true, request_approval: true, account_ids: [1] }
+        })
+      ).data.id
     const first = await draft("Please approve me")
     const second = await draft("Please fix me")
     const { context, page, errors } = await newPage()
@@ -353,14 +412,17 @@ describe.skipIf(skip !== undefined)("the dashboard in Chromium", () => {
     const card = (text: string) => page.locator("article", { hasText: text })
     await card("Please approve me").getByRole("button", { name: "Approve" }).click()
     // The approved draft stays on its card with its publishing actions (approve, then publish).
-    await expect.poll(() => card("Please approve me").getByRole("button", { name: "Publish now" }).count(), eventually).toBe(1)
+    await expect.poll(() => card("Please approve me").getByRole("button", { name: "Publish now" }).count(), eventually)
+      .toBe(1)
     await expect.poll(() => page.locator("#approvals-badge").textContent(), eventually).toBe("1")
     await card("Please fix me").getByLabel("What should change").fill("Add the launch link")
     await card("Please fix me").getByRole("button", { name: "Request changes" }).click()
     await expect.poll(() => card("Please fix me").count(), eventually).toBe(0)
     await expect.poll(() => page.locator("#approvals-badge").textContent(), eventually).toBe("")
     const a = json<{ approval_status: string }>(await server.request("GET", `/api/v1/posts/${first}`)).data
-    const b = json<{ approval_status: string; approval_note: string }>(await server.request("GET", `/api/v1/posts/${second}`)).data
+    const b =
+      json<{ approval_status: string; approval_note: string }>(await server.request("GET", `/api/v1/posts/${second}`))
+        .data
     expect(a.approval_status).toBe("approved")
     expect(b).toMatchObject({ approval_status: "changes_requested", approval_note: "Add the launch link" })
     // The posts list filters by approval.
@@ -375,9 +437,16 @@ describe.skipIf(skip !== undefined)("the dashboard in Chromium", () => {
     const created = await server.cli(["users", "create", "member@example.com", "--role", "member"])
     expect(created.code).toBe(0)
     const token = /set-password\?token=(\S+)/.exec(created.stdout)![1]!
-    expect((await server.request("POST", "/dashboard/api/password", { key: null, body: { token, password: owner.password } })).status).toBe(204)
+    expect(
+      (await server.request("POST", "/dashboard/api/password", {
+        key: null,
+        body: { token, password: owner.password }
+      })).status
+    ).toBe(204)
     const pending = json<{ id: string }>(
-      await server.request("POST", "/api/v1/posts", { body: { content: "waiting for a reviewer", draft: true, request_approval: true, account_ids: [1] } })
+      await server.request("POST", "/api/v1/posts", {
+        body: { content: "waiting for a reviewer", draft: true, request_approval: true, account_ids: [1] }
+      })
     ).data.id
     const { context, page, errors } = await newPage()
     await page.goto("/sign-in")
@@ -387,12 +456,18 @@ describe.skipIf(skip !== undefined)("the dashboard in Chromium", () => {
     await page.waitForURL("**/posts")
     expect(await page.locator("#nav-approvals").isHidden()).toBe(true)
     await page.goto("/approvals")
-    await expect.poll(() => page.locator("main .notice").textContent(), eventually).toBe("Only owners and admins review posts.")
+    await expect.poll(() => page.locator("main .notice").textContent(), eventually).toBe(
+      "Only owners and admins review posts."
+    )
     await page.goto(`/posts/${pending}`)
     await expect.poll(() => page.locator("#post-approval").textContent(), eventually).toBe("pending")
     expect(await page.getByRole("button", { name: "Approve" }).count()).toBe(0)
     const { cookie, csrf } = await sessionOf(context)
-    const refused = await server.request("POST", `/api/v1/posts/${pending}/approve`, { key: null, headers: { cookie, "x-csrf-token": csrf }, body: {} })
+    const refused = await server.request("POST", `/api/v1/posts/${pending}/approve`, {
+      key: null,
+      headers: { cookie, "x-csrf-token": csrf },
+      body: {}
+    })
     expect(refused.status).toBe(403)
     expect(json(refused).error?.code).toBe("insufficient_scope")
     expect(errors).toEqual([])
@@ -411,40 +486,47 @@ describe.skipIf(skip !== undefined)("the dashboard in Chromium", () => {
     await Browsers.screenshot(page, "developer")
     page.once("dialog", (d) => void d.accept())
     await page.getByRole("button", { name: "Revoke ci robot" }).click()
-    await expect.poll(() => page.locator("tr", { hasText: "ci robot" }).locator(".status").textContent(), eventually).toBe("revoked")
+    await expect.poll(() => page.locator("tr", { hasText: "ci robot" }).locator(".status").textContent(), eventually)
+      .toBe("revoked")
     expect(await page.locator("output[data-secret]").count()).toBe(0)
     expect((await server.request("GET", "/api/v1/me", { key: secret })).status).toBe(401)
     expect(errors).toEqual([])
     await context.close()
   })
 
-  it("creates a webhook (secret shown once), sends a test and reads the receiver's answer in the delivery log", async () => {
-    const { context, page, errors } = await newPage()
-    await signIn(page)
-    await page.goto("/developer")
-    await page.getByLabel("Webhook URL").fill(receiver.url)
-    await page.getByLabel("Webhook name").fill("loopback")
-    await page.getByLabel("post.published").check()
-    await page.getByRole("button", { name: "Create webhook" }).click()
-    const secret = (await page.locator("output[data-secret]").first().textContent())!
-    expect(secret).toMatch(/^whsec_.{64}$/)
-    const hook = page.locator("article", { hasText: receiver.url })
-    await hook.getByRole("button", { name: "Send test" }).click()
-    await expect.poll(() => hook.locator(".notice").first().textContent(), eventually).toContain("Delivered")
-    expect(receiver.received).toContainEqual(expect.objectContaining({ test: true }))
-    // A real event: a post published now; its delivery, with the receiver's answer, reaches the log.
-    const post = await server.request("POST", "/api/v1/posts", { body: { content: "for the webhook", account_ids: [1] } })
-    expect(post.status).toBe(201)
-    await expect.poll(async () => {
-      await hook.getByRole("button", { name: "Delivery log" }).click()
-      return hook.locator("table").textContent({ timeout: 1000 }).catch(() => "")
-    }, { timeout: 30_000 }).toContain("thanks from the loopback receiver")
-    expect(await hook.locator("table tbody tr").first().textContent()).toContain("post.published")
-    expect(receiver.received).toContainEqual({ event: "post.published", test: false })
-    await Browsers.screenshot(page, "developer-webhook")
-    expect(errors).toEqual([])
-    await context.close()
-  }, 60_000)
+  it(
+    "creates a webhook (secret shown once), sends a test and reads the receiver's answer in the delivery log",
+    async () => {
+      const { context, page, errors } = await newPage()
+      await signIn(page)
+      await page.goto("/developer")
+      await page.getByLabel("Webhook URL").fill(receiver.url)
+      await page.getByLabel("Webhook name").fill("loopback")
+      await page.getByLabel("post.published").check()
+      await page.getByRole("button", { name: "Create webhook" }).click()
+      const secret = (await page.locator("output[data-secret]").first().textContent())!
+      expect(secret).toMatch(/^whsec_.{64}$/)
+      const hook = page.locator("article", { hasText: receiver.url })
+      await hook.getByRole("button", { name: "Send test" }).click()
+      await expect.poll(() => hook.locator(".notice").first().textContent(), eventually).toContain("Delivered")
+      expect(receiver.received).toContainEqual(expect.objectContaining({ test: true }))
+      // A real event: a post published now; its delivery, with the receiver's answer, reaches the log.
+      const post = await server.request("POST", "/api/v1/posts", {
+        body: { content: "for the webhook", account_ids: [1] }
+      })
+      expect(post.status).toBe(201)
+      await expect.poll(async () => {
+        await hook.getByRole("button", { name: "Delivery log" }).click()
+        return hook.locator("table").textContent({ timeout: 1000 }).catch(() => "")
+      }, { timeout: 30_000 }).toContain("thanks from the loopback receiver")
+      expect(await hook.locator("table tbody tr").first().textContent()).toContain("post.published")
+      expect(receiver.received).toContainEqual({ event: "post.published", test: false })
+      await Browsers.screenshot(page, "developer-webhook")
+      expect(errors).toEqual([])
+      await context.close()
+    },
+    60_000
+  )
 
   it("approves a device login started by POST /auth/device", async () => {
     const started = json<{ device_code: string; user_code: string; verification_uri_complete: string }>(
@@ -452,13 +534,18 @@ describe.skipIf(skip !== undefined)("the dashboard in Chromium", () => {
     ).data
     const { context, page, errors } = await newPage()
     await signIn(page)
-    await page.goto(new URL(started.verification_uri_complete).pathname + new URL(started.verification_uri_complete).search)
+    await page.goto(
+      new URL(started.verification_uri_complete).pathname + new URL(started.verification_uri_complete).search
+    )
     await expect.poll(() => page.locator("#device-client").textContent(), eventually).toBe("herald-cli on laptop")
     await Browsers.screenshot(page, "device")
     await page.getByRole("button", { name: "Approve" }).click()
     await expect.poll(() => page.locator("#device-status").textContent(), eventually).not.toBe("pending")
     const token = json<{ status: string; api_key?: string }>(
-      await server.request("POST", "/api/v1/auth/device/token", { key: null, body: { device_code: started.device_code } })
+      await server.request("POST", "/api/v1/auth/device/token", {
+        key: null,
+        body: { device_code: started.device_code }
+      })
     ).data
     expect(token.status).toBe("authorized")
     expect((await server.request("GET", "/api/v1/me", { key: token.api_key! })).status).toBe(200)
@@ -479,7 +566,10 @@ describe.skipIf(skip !== undefined)("the dashboard in Chromium", () => {
     await expect.poll(() => page.locator("#device-status").textContent(), eventually).toBe("denied")
     expect(await page.getByRole("button", { name: "Approve" }).count()).toBe(0)
     const poll = json<{ status: string; api_key?: string }>(
-      await server.request("POST", "/api/v1/auth/device/token", { key: null, body: { device_code: started.device_code } })
+      await server.request("POST", "/api/v1/auth/device/token", {
+        key: null,
+        body: { device_code: started.device_code }
+      })
     ).data
     expect(poll).toEqual({ status: "denied" })
     expect(errors).toEqual([])
@@ -487,10 +577,20 @@ describe.skipIf(skip !== undefined)("the dashboard in Chromium", () => {
   })
 
   it("adds a post to the queue: it lands on the queue's next opening", async () => {
-    const set = await server.cli(["queue", "set", "--org", server.orgId, "--timezone", "Asia/Tokyo", "--slots", "mon-sun 07:15"])
+    const set = await server.cli([
+      "queue",
+      "set",
+      "--org",
+      server.orgId,
+      "--timezone",
+      "Asia/Tokyo",
+      "--slots",
+      "mon-sun 07:15"
+    ])
     expect(set.code, set.stderr).toBe(0)
-    const next = json<{ forecast: ReadonlyArray<{ scheduled_for: string }> }>(await server.request("GET", "/api/v1/queue?count=1"))
-      .data.forecast[0]!.scheduled_for
+    const next =
+      json<{ forecast: ReadonlyArray<{ scheduled_for: string }> }>(await server.request("GET", "/api/v1/queue?count=1"))
+        .data.forecast[0]!.scheduled_for
     const { context, page, errors } = await newPage()
     await signIn(page)
     await page.goto("/compose")
@@ -520,7 +620,9 @@ describe.skipIf(skip !== undefined)("the dashboard in Chromium", () => {
     await page.getByRole("button", { name: "Save draft" }).click()
     await page.waitForURL(/\/posts\/[0-9a-f-]{36}$/)
     const postId = page.url().split("/").pop()!
-    expect(json<{ campaign_id: number | null }>(await server.request("GET", `/api/v1/posts/${postId}`)).data.campaign_id)
+    expect(
+      json<{ campaign_id: number | null }>(await server.request("GET", `/api/v1/posts/${postId}`)).data.campaign_id
+    )
       .toBe(campaign.id)
     await page.goto("/posts")
     await page.getByLabel("Campaign").selectOption({ label: "Autumn launch" })
@@ -538,14 +640,18 @@ describe.skipIf(skip !== undefined)("the dashboard in Chromium", () => {
     const { cookie, csrf } = await sessionOf(context)
     const read = await server.request("GET", "/api/v1/posts", { key: null, headers: { cookie } })
     expect(read.status).toBe(200)
-    for (const h of ["x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"]) expect(read.headers.get(h), h).toBeNull()
+    for (const h of ["x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"]) {
+      expect(read.headers.get(h), h).toBeNull()
+    }
     const write = await server.request("POST", "/api/v1/posts", {
       key: null,
       headers: { cookie, "x-csrf-token": csrf, origin: server.baseUrl },
       body: { content: "written with the cookie", draft: true }
     })
     expect(write.status).toBe(201)
-    for (const h of ["x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"]) expect(write.headers.get(h), h).toBeNull()
+    for (const h of ["x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"]) {
+      expect(write.headers.get(h), h).toBeNull()
+    }
     await context.close()
   })
 
@@ -553,28 +659,42 @@ describe.skipIf(skip !== undefined)("the dashboard in Chromium", () => {
     const { context, page } = await newPage()
     await signIn(page)
     const { cookie, csrf } = await sessionOf(context)
-    const before = json<{ pagination: { total: number } }>(await server.request("GET", "/api/v1/posts?limit=1")).data.pagination.total
+    const before =
+      json<{ pagination: { total: number } }>(await server.request("GET", "/api/v1/posts?limit=1")).data.pagination
+        .total
     const attempts = [
       { cookie },
       { cookie, "x-csrf-token": "not-the-token" },
       { cookie, "x-csrf-token": csrf, origin: "http://evil.example" }
     ]
     for (const headers of attempts) {
-      const res = await server.request("POST", "/api/v1/posts", { key: null, headers, body: { content: "forged", draft: true } })
+      const res = await server.request("POST", "/api/v1/posts", {
+        key: null,
+        headers,
+        body: { content: "forged", draft: true }
+      })
       expect(res.status, JSON.stringify(headers)).toBe(403)
       expect(json(res).error?.code).toBe("csrf_failed")
     }
-    const keys = await server.request("POST", "/dashboard/api/keys", { key: null, headers: { cookie }, body: { name: "forged", scopes: ["read"] } })
+    const keys = await server.request("POST", "/dashboard/api/keys", {
+      key: null,
+      headers: { cookie },
+      body: { name: "forged", scopes: ["read"] }
+    })
     expect(keys.status).toBe(403)
     expect(json(keys).error?.code).toBe("csrf_failed")
     // The page itself, from the browser, sends a form's fetch with the token: a forged one without it fails.
-    const forged = await page.evaluate(async () => (await fetch("/api/v1/posts", {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ content: "forged from the page", draft: true })
-    })).status)
+    const forged = await page.evaluate(async () =>
+      (await fetch("/api/v1/posts", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ content: "forged from the page", draft: true })
+      })).status
+    )
     expect(forged).toBe(403)
-    const after = json<{ pagination: { total: number } }>(await server.request("GET", "/api/v1/posts?limit=1")).data.pagination.total
+    const after =
+      json<{ pagination: { total: number } }>(await server.request("GET", "/api/v1/posts?limit=1")).data.pagination
+        .total
     expect(after).toBe(before)
     await context.close()
   })
@@ -595,7 +715,9 @@ describe.skipIf(skip !== undefined)("the dashboard in Chromium", () => {
     // The first tab, back in front, checks its session and leaves for sign-in, keeping where it was.
     await page.evaluate("document.dispatchEvent(new Event('visibilitychange'))")
     await page.waitForURL(/\/sign-in\?next=%2Fcompose&reason=expired$/)
-    await expect.poll(() => page.locator("main .notice").textContent(), eventually).toBe("Your session has ended. Sign in again to continue.")
+    await expect.poll(() => page.locator("main .notice").textContent(), eventually).toBe(
+      "Your session has ended. Sign in again to continue."
+    )
     await Browsers.screenshot(page, "sign-in-expired")
     // Signing in again returns to the page it left.
     await page.getByLabel("Email").fill(owner.email)
@@ -613,7 +735,10 @@ describe.skipIf(skip !== undefined)("the dashboard in Chromium", () => {
       await expect.poll(() => idle.output(), { timeout: 10_000 }).toContain("HERALD_OWNER_LINK=")
       const token = /HERALD_OWNER_LINK=\S+\?token=(\S+)/.exec(idle.output())![1]!
       const email = /the owner \(([^)\s]+)\)/.exec(idle.output())![1]!
-      const set = await idle.request("POST", "/dashboard/api/password", { key: null, body: { token, password: owner.password } })
+      const set = await idle.request("POST", "/dashboard/api/password", {
+        key: null,
+        body: { token, password: owner.password }
+      })
       expect(set.status).toBe(204)
       const context = await browser.newContext({ baseURL: idle.baseUrl, timezoneId })
       const page = await context.newPage()
@@ -627,7 +752,12 @@ describe.skipIf(skip !== undefined)("the dashboard in Chromium", () => {
       await page.getByLabel("Text", { exact: true }).fill("written after the session went idle")
       const cookie = (await context.cookies()).find((c) => c.name === "herald_session")!
       await new Promise((r) => setTimeout(r, 3_000))
-      expect((await idle.request("GET", "/dashboard/api/session", { key: null, headers: { cookie: `herald_session=${cookie.value}` } })).status)
+      expect(
+        (await idle.request("GET", "/dashboard/api/session", {
+          key: null,
+          headers: { cookie: `herald_session=${cookie.value}` }
+        })).status
+      )
         .toBe(401)
       await page.getByRole("button", { name: "Save draft" }).click()
       await page.waitForURL(/\/sign-in\?next=%2Fcompose&reason=expired$/)

@@ -25,7 +25,9 @@ if (skip !== undefined) console.warn(`[skip] dashboard management browser tests:
 
 /** The viewer's calendar day of an instant, as a date input takes it. */
 const localDay = (date: Date): string =>
-  new Intl.DateTimeFormat("en-CA", { timeZone: timezoneId, year: "numeric", month: "2-digit", day: "2-digit" }).format(date)
+  new Intl.DateTimeFormat("en-CA", { timeZone: timezoneId, year: "numeric", month: "2-digit", day: "2-digit" }).format(
+    date
+  )
 
 const daysAhead = (days: number) => new Date(Math.floor((Date.now() + days * 86_400_000) / 1000) * 1000)
 
@@ -54,7 +56,11 @@ describe.skipIf(skip !== undefined)("managing queue, campaigns and posts in the 
   const password = "correct horse battery staple 35"
   const accounts: Record<string, number> = {}
 
-  const api = async <T>(method: string, path: string, body?: unknown): Promise<{ status: number; data: T; error: { code: string } | null }> => {
+  const api = async <T>(
+    method: string,
+    path: string,
+    body?: unknown
+  ): Promise<{ status: number; data: T; error: { code: string } | null }> => {
     const res = await server.request(method, `/api/v1${path}`, body === undefined ? {} : { body })
     const json = res.json as { data: T; error: { code: string } | null }
     return { status: res.status, data: json.data, error: json.error }
@@ -65,20 +71,34 @@ describe.skipIf(skip !== undefined)("managing queue, campaigns and posts in the 
     return res.data
   }
   const campaignNamed = async (name: string) =>
-    (await api<{ campaigns: ReadonlyArray<Campaign> }>("GET", "/campaigns?limit=100")).data.campaigns.find((c) => c.name === name)
+    (await api<{ campaigns: ReadonlyArray<Campaign> }>("GET", "/campaigns?limit=100")).data.campaigns.find((c) =>
+      c.name === name
+    )
 
   beforeAll(async () => {
     ;[server, browser] = await Promise.all([
       HeraldServer.start({
         args: ["--sandbox"],
-        env: { HERALD_RATE_LIMIT_PER_MINUTE: "100000", HERALD_RATE_LIMIT_PER_HOUR: "100000", HERALD_SIGN_IN_LIMIT_PER_MINUTE: "1000" }
+        env: {
+          HERALD_RATE_LIMIT_PER_MINUTE: "100000",
+          HERALD_RATE_LIMIT_PER_HOUR: "100000",
+          HERALD_SIGN_IN_LIMIT_PER_MINUTE: "1000"
+        }
       }),
       Browsers.launch()
     ])
     email = await Browsers.setOwnerPassword(server, password)
-    context = await browser.newContext({ baseURL: server.baseUrl, timezoneId, locale: "en-GB", viewport: { width: 1100, height: 900 } })
+    context = await browser.newContext({
+      baseURL: server.baseUrl,
+      timezoneId,
+      locale: "en-GB",
+      viewport: { width: 1100, height: 900 }
+    })
     await Browsers.signInto(context, server, { email, password })
-    for (const a of (await api<{ accounts: ReadonlyArray<{ id: number; platform: string }> }>("GET", "/accounts")).data.accounts) {
+    for (
+      const a of (await api<{ accounts: ReadonlyArray<{ id: number; platform: string }> }>("GET", "/accounts")).data
+        .accounts
+    ) {
       accounts[a.platform] = a.id
     }
   }, 120_000)
@@ -103,59 +123,71 @@ describe.skipIf(skip !== undefined)("managing queue, campaigns and posts in the 
     await Browsers.screenshot(page, name)
   }
 
-  it("edits the queue's zone and weekly openings, by keyboard too; a zone that is not one is refused under its field", async () => {
-    const { page, errors } = await open("/queue", "Queue")
-    expect(await page.getByText("This organization has no queue yet").count()).toBe(1)
-    await page.getByLabel("Time zone of the openings").fill("America/New_York")
-    await page.getByRole("button", { name: "Add opening" }).click()
-    // The new opening has focus; the keyboard sets its day and time.
-    expect(await page.evaluate(() => document.activeElement?.getAttribute("aria-label"))).toBe("Day of opening 1")
-    await page.keyboard.press("End") // Sunday
-    await page.keyboard.press("Tab")
-    await page.keyboard.type("0915")
-    await page.getByRole("button", { name: "Add opening" }).click()
-    await page.getByLabel("Day of opening 2").selectOption({ label: "Wednesday" })
-    await page.getByLabel("Time of opening 2").fill("14:30")
-    await page.getByRole("button", { name: "Add opening" }).click()
-    await page.getByLabel("Day of opening 3").selectOption({ label: "Monday" })
-    await page.getByLabel("Time of opening 3").fill("08:00")
-    const put = page.waitForRequest((r) => r.method() === "PUT")
-    await page.getByRole("button", { name: "Save queue" }).click()
-    expect((await put).postDataJSON()).toEqual({
-      timezone: "America/New_York",
-      openings: [{ weekday_number: 7, time: "09:15" }, { weekday_number: 3, time: "14:30" }, { weekday_number: 1, time: "08:00" }]
-    })
-    await expect.poll(() => page.locator("#flash").textContent(), eventually).toBe("Queue saved.")
-    const saved = (await api<QueueView>("GET", "/queue")).data
-    expect(saved).toMatchObject({
-      configured: true,
-      timezone: "America/New_York",
-      openings: [{ weekday_number: 1, time: "08:00" }, { weekday_number: 3, time: "14:30" }, { weekday_number: 7, time: "09:15" }]
-    })
-    // The forecast shows where the next queued posts land, each at its instant.
-    await expect.poll(() => page.locator("#forecast li time").first().getAttribute("datetime"), eventually)
-      .toBe(new Date(saved.forecast[0]!.scheduled_for).toISOString())
-    expect(await page.locator("#forecast li").count()).toBe(10)
-    // The openings are shown again in week order.
-    expect(await page.getByLabel("Day of opening 1").inputValue()).toBe("1")
-    expect(await page.getByLabel("Time of opening 3").inputValue()).toBe("09:15")
+  it(
+    "edits the queue's zone and weekly openings, by keyboard too; a zone that is not one is refused under its field",
+    async () => {
+      const { page, errors } = await open("/queue", "Queue")
+      expect(await page.getByText("This organization has no queue yet").count()).toBe(1)
+      await page.getByLabel("Time zone of the openings").fill("America/New_York")
+      await page.getByRole("button", { name: "Add opening" }).click()
+      // The new opening has focus; the keyboard sets its day and time.
+      expect(await page.evaluate(() => document.activeElement?.getAttribute("aria-label"))).toBe("Day of opening 1")
+      await page.keyboard.press("End") // Sunday
+      await page.keyboard.press("Tab")
+      await page.keyboard.type("0915")
+      await page.getByRole("button", { name: "Add opening" }).click()
+      await page.getByLabel("Day of opening 2").selectOption({ label: "Wednesday" })
+      await page.getByLabel("Time of opening 2").fill("14:30")
+      await page.getByRole("button", { name: "Add opening" }).click()
+      await page.getByLabel("Day of opening 3").selectOption({ label: "Monday" })
+      await page.getByLabel("Time of opening 3").fill("08:00")
+      const put = page.waitForRequest((r) => r.method() === "PUT")
+      await page.getByRole("button", { name: "Save queue" }).click()
+      expect((await put).postDataJSON()).toEqual({
+        timezone: "America/New_York",
+        openings: [{ weekday_number: 7, time: "09:15" }, { weekday_number: 3, time: "14:30" }, {
+          weekday_number: 1,
+          time: "08:00"
+        }]
+      })
+      await expect.poll(() => page.locator("#flash").textContent(), eventually).toBe("Queue saved.")
+      const saved = (await api<QueueView>("GET", "/queue")).data
+      expect(saved).toMatchObject({
+        configured: true,
+        timezone: "America/New_York",
+        openings: [{ weekday_number: 1, time: "08:00" }, { weekday_number: 3, time: "14:30" }, {
+          weekday_number: 7,
+          time: "09:15"
+        }]
+      })
+      // The forecast shows where the next queued posts land, each at its instant.
+      await expect.poll(() => page.locator("#forecast li time").first().getAttribute("datetime"), eventually)
+        .toBe(new Date(saved.forecast[0]!.scheduled_for).toISOString())
+      expect(await page.locator("#forecast li").count()).toBe(10)
+      // The openings are shown again in week order.
+      expect(await page.getByLabel("Day of opening 1").inputValue()).toBe("1")
+      expect(await page.getByLabel("Time of opening 3").inputValue()).toBe("09:15")
 
-    await page.getByRole("button", { name: "Remove opening 3" }).click()
-    // Focus stays in the list, on the opening now last.
-    expect(await page.evaluate(() => document.activeElement?.getAttribute("aria-label"))).toBe("Day of opening 2")
-    await page.getByLabel("Time zone of the openings").fill("Mars/Base")
-    await page.getByRole("button", { name: "Save queue" }).click()
-    await expect.poll(() => page.locator("[data-field=timezone] .field-error").textContent(), eventually).toContain("Mars/Base")
-    expect(await page.getByLabel("Time zone of the openings").getAttribute("aria-invalid")).toBe("true")
-    expect((await api<QueueView>("GET", "/queue")).data.openings).toEqual(saved.openings)
-    await page.getByLabel("Time zone of the openings").fill("America/New_York")
-    await page.getByRole("button", { name: "Save queue" }).click()
-    await expect.poll(async () => (await api<QueueView>("GET", "/queue")).data.openings.length, eventually).toBe(2)
-    await Browsers.screenshot(page, "queue")
-    await noSidewaysScrolling(page, "375px-queue")
-    expect(errors).toEqual([])
-    await page.close()
-  }, 60_000)
+      await page.getByRole("button", { name: "Remove opening 3" }).click()
+      // Focus stays in the list, on the opening now last.
+      expect(await page.evaluate(() => document.activeElement?.getAttribute("aria-label"))).toBe("Day of opening 2")
+      await page.getByLabel("Time zone of the openings").fill("Mars/Base")
+      await page.getByRole("button", { name: "Save queue" }).click()
+      await expect.poll(() => page.locator("[data-field=timezone] .field-error").textContent(), eventually).toContain(
+        "Mars/Base"
+      )
+      expect(await page.getByLabel("Time zone of the openings").getAttribute("aria-invalid")).toBe("true")
+      expect((await api<QueueView>("GET", "/queue")).data.openings).toEqual(saved.openings)
+      await page.getByLabel("Time zone of the openings").fill("America/New_York")
+      await page.getByRole("button", { name: "Save queue" }).click()
+      await expect.poll(async () => (await api<QueueView>("GET", "/queue")).data.openings.length, eventually).toBe(2)
+      await Browsers.screenshot(page, "queue")
+      await noSidewaysScrolling(page, "375px-queue")
+      expect(errors).toEqual([])
+      await page.close()
+    },
+    60_000
+  )
 
   it("creates, renames, recolours and archives a campaign; the posts list filters by campaign", async () => {
     const { page, errors } = await open("/campaigns", "Campaigns")
@@ -188,7 +220,12 @@ describe.skipIf(skip !== undefined)("managing queue, campaigns and posts in the 
     await noSidewaysScrolling(page, "375px-campaigns")
 
     // The posts list, filtered by the campaign, shows its posts only.
-    const inside = await createPost({ content: "Spring launch teaser", account_ids: [accounts["x"]], draft: true, campaign_id: made.id })
+    const inside = await createPost({
+      content: "Spring launch teaser",
+      account_ids: [accounts["x"]],
+      draft: true,
+      campaign_id: made.id
+    })
     await createPost({ content: "Unrelated note", account_ids: [accounts["x"]], draft: true })
     await page.setViewportSize({ width: 1100, height: 900 })
     await page.goto("/posts")
@@ -205,12 +242,21 @@ describe.skipIf(skip !== undefined)("managing queue, campaigns and posts in the 
   it("searches and filters the posts list; the filters live in the URL, so a reload keeps them", async () => {
     const soon = daysAhead(3)
     const later = daysAhead(10)
-    const festival = await createPost({ content: "Larch festival on the green", account_ids: [accounts["x"]], scheduled_for: soon.toISOString() })
+    const festival = await createPost({
+      content: "Larch festival on the green",
+      account_ids: [accounts["x"]],
+      scheduled_for: soon.toISOString()
+    })
     const sale = await createPost({ content: "Larch timber sale", account_ids: [accounts["telegram"]], draft: true })
-    const walk = await createPost({ content: "Guided larch walk", account_ids: [accounts["x"], accounts["bluesky"]], scheduled_for: later.toISOString() })
+    const walk = await createPost({
+      content: "Guided larch walk",
+      account_ids: [accounts["x"], accounts["bluesky"]],
+      scheduled_for: later.toISOString()
+    })
     await createPost({ content: "Oak planting day", account_ids: [accounts["x"]], scheduled_for: soon.toISOString() })
     const { page, errors } = await open("/posts", "Posts")
-    const listed = async () => (await page.locator("main tbody tr a").evaluateAll((links) => links.map((a) => a.getAttribute("href")))).sort()
+    const listed = async () =>
+      (await page.locator("main tbody tr a").evaluateAll((links) => links.map((a) => a.getAttribute("href")))).sort()
     const ids = (...posts: ReadonlyArray<Post>) => posts.map((p) => `/posts/${p.id}`).sort()
     const apply = async (check: (url: URL) => boolean) => {
       await page.getByRole("button", { name: "Apply" }).click()
@@ -244,12 +290,16 @@ describe.skipIf(skip !== undefined)("managing queue, campaigns and posts in the 
     await page.getByLabel("Dates").selectOption({ label: "Scheduled" })
     await page.getByLabel("From (your zone)").fill(localDay(later))
     await page.getByLabel("To (your zone)").fill(localDay(later))
-    const ranged = page.waitForRequest((r) => r.url().includes("/api/v1/posts?") && r.url().includes("scheduled_after="))
+    const ranged = page.waitForRequest((r) =>
+      r.url().includes("/api/v1/posts?") && r.url().includes("scheduled_after=")
+    )
     await apply((url) => url.searchParams.get("from") === localDay(later))
     const asked = new URL((await ranged).url()).searchParams
     expect(Date.parse(asked.get("scheduled_after")!)).toBeLessThanOrEqual(later.getTime())
     expect(Date.parse(asked.get("scheduled_before")!)).toBeGreaterThan(later.getTime())
-    expect(Date.parse(asked.get("scheduled_before")!) - Date.parse(asked.get("scheduled_after")!)).toBeLessThanOrEqual(25 * 3_600_000)
+    expect(Date.parse(asked.get("scheduled_before")!) - Date.parse(asked.get("scheduled_after")!)).toBeLessThanOrEqual(
+      25 * 3_600_000
+    )
     await expect.poll(listed, eventually).toEqual(ids(walk))
 
     // Account: the Telegram account's larch posts (the draft only).
@@ -271,67 +321,86 @@ describe.skipIf(skip !== undefined)("managing queue, campaigns and posts in the 
     await page.close()
   }, 60_000)
 
-  it("keeps the composer's work through a session that ends, restores it after signing in again, and drops it once saved", async () => {
-    // A context of its own: its session is ended here, the file's shared one is not.
-    const own = await browser.newContext({ baseURL: server.baseUrl, timezoneId, locale: "en-GB", viewport: { width: 375, height: 800 } })
-    const { cookie, csrf } = await Browsers.signInto(own, server, { email, password })
-    const page = await own.newPage()
-    const errors = Browsers.watchErrors(page)
-    await page.goto("/compose")
-    await page.locator("main h1", { hasText: "Compose" }).waitFor(eventually)
-    await page.getByLabel("Sandbox x (x)").check()
-    await page.getByLabel("Sandbox bluesky (bluesky)").check()
-    await page.getByLabel("Text", { exact: true }).fill("Cedar workshop on Saturday")
-    // Each platform's own text has its own counter, counting the main text while it is empty.
-    const xCounter = page.locator("[data-counter=x]")
-    await page.locator("details[data-platform=x] summary").click()
-    await expect.poll(() => xCounter.textContent(), eventually).toBe("26 / 280 (the main text)")
-    await page.getByLabel("Text for x (empty: the main text)").fill("Cedar workshop, Saturday 10:00 🌲")
-    await expect.poll(() => xCounter.textContent(), eventually).toBe("33 / 280")
-    expect(await page.getByLabel("Text for x (empty: the main text)").getAttribute("aria-describedby")).toBe("counter-x")
-    await page.getByLabel("Text for x (empty: the main text)").fill("x".repeat(281))
-    await expect.poll(() => xCounter.textContent(), eventually).toBe("281 / 280: too long")
-    expect(await xCounter.getAttribute("class")).toContain("over")
-    await page.getByLabel("Text for x (empty: the main text)").fill("Cedar workshop, Saturday 10:00")
-    await expect.poll(() => xCounter.textContent(), eventually).toBe("30 / 280")
-    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375)
-    await Browsers.screenshot(page, "375px-compose-override-counter")
+  it(
+    "keeps the composer's work through a session that ends, restores it after signing in again, and drops it once saved",
+    async () => {
+      // A context of its own: its session is ended here, the file's shared one is not.
+      const own = await browser.newContext({
+        baseURL: server.baseUrl,
+        timezoneId,
+        locale: "en-GB",
+        viewport: { width: 375, height: 800 }
+      })
+      const { cookie, csrf } = await Browsers.signInto(own, server, { email, password })
+      const page = await own.newPage()
+      const errors = Browsers.watchErrors(page)
+      await page.goto("/compose")
+      await page.locator("main h1", { hasText: "Compose" }).waitFor(eventually)
+      await page.getByLabel("Sandbox x (x)").check()
+      await page.getByLabel("Sandbox bluesky (bluesky)").check()
+      await page.getByLabel("Text", { exact: true }).fill("Cedar workshop on Saturday")
+      // Each platform's own text has its own counter, counting the main text while it is empty.
+      const xCounter = page.locator("[data-counter=x]")
+      await page.locator("details[data-platform=x] summary").click()
+      await expect.poll(() => xCounter.textContent(), eventually).toBe("26 / 280 (the main text)")
+      await page.getByLabel("Text for x (empty: the main text)").fill("Cedar workshop, Saturday 10:00 🌲")
+      await expect.poll(() => xCounter.textContent(), eventually).toBe("33 / 280")
+      expect(await page.getByLabel("Text for x (empty: the main text)").getAttribute("aria-describedby")).toBe(
+        "counter-x"
+      )
+      await page.getByLabel("Text for x (empty: the main text)").fill("x".repeat(281))
+      await expect.poll(() => xCounter.textContent(), eventually).toBe("281 / 280: too long")
+      expect(await xCounter.getAttribute("class")).toContain("over")
+      await page.getByLabel("Text for x (empty: the main text)").fill("Cedar workshop, Saturday 10:00")
+      await expect.poll(() => xCounter.textContent(), eventually).toBe("30 / 280")
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375)
+      await Browsers.screenshot(page, "375px-compose-override-counter")
 
-    // The session ends (signed out elsewhere); the next page asks to sign in again.
-    const ended = await server.request("DELETE", "/dashboard/api/session", { key: null, headers: { cookie: `herald_session=${cookie}`, "x-csrf-token": csrf } })
-    expect(ended.status, ended.text).toBeLessThan(300)
-    await page.reload()
-    await page.waitForURL((url) => url.pathname === "/sign-in")
-    await page.getByLabel("Email").fill(email)
-    await page.getByLabel("Password").fill(password)
-    await page.getByRole("button", { name: "Sign in" }).click()
-    await page.waitForURL((url) => url.pathname === "/compose")
-    await page.locator("#restored").waitFor(eventually)
-    expect(await page.locator("#restored").textContent()).toContain("Restored your unsaved work from")
-    expect(await page.getByLabel("Text", { exact: true }).inputValue()).toBe("Cedar workshop on Saturday")
-    expect(await page.getByLabel("Sandbox x (x)").isChecked()).toBe(true)
-    expect(await page.getByLabel("Sandbox bluesky (bluesky)").isChecked()).toBe(true)
-    expect(await page.getByLabel("Text for x (empty: the main text)").inputValue()).toBe("Cedar workshop, Saturday 10:00")
-    await expect.poll(() => xCounter.textContent(), eventually).toBe("30 / 280")
-    await Browsers.screenshot(page, "375px-compose-restored")
-    // Opened for a time (a calendar day's "+ New"), the kept work comes back with the time asked for.
-    const asked = new Date(Date.UTC(2031, 0, 15, 8, 0, 0))
-    await page.goto(`/compose?at=${asked.toISOString()}`)
-    await page.locator("#restored").waitFor(eventually)
-    expect(await page.getByLabel(/^Schedule for/).inputValue()).toMatch(/^2031-01-15T09:00(:00)?$/)
-    expect(await page.getByLabel("Text", { exact: true }).inputValue()).toBe("Cedar workshop on Saturday")
+      // The session ends (signed out elsewhere); the next page asks to sign in again.
+      const ended = await server.request("DELETE", "/dashboard/api/session", {
+        key: null,
+        headers: { cookie: `herald_session=${cookie}`, "x-csrf-token": csrf }
+      })
+      expect(ended.status, ended.text).toBeLessThan(300)
+      await page.reload()
+      await page.waitForURL((url) => url.pathname === "/sign-in")
+      await page.getByLabel("Email").fill(email)
+      await page.getByLabel("Password").fill(password)
+      await page.getByRole("button", { name: "Sign in" }).click()
+      await page.waitForURL((url) => url.pathname === "/compose")
+      await page.locator("#restored").waitFor(eventually)
+      expect(await page.locator("#restored").textContent()).toContain("Restored your unsaved work from")
+      expect(await page.getByLabel("Text", { exact: true }).inputValue()).toBe("Cedar workshop on Saturday")
+      expect(await page.getByLabel("Sandbox x (x)").isChecked()).toBe(true)
+      expect(await page.getByLabel("Sandbox bluesky (bluesky)").isChecked()).toBe(true)
+      expect(await page.getByLabel("Text for x (empty: the main text)").inputValue()).toBe(
+        "Cedar workshop, Saturday 10:00"
+      )
+      await expect.poll(() => xCounter.textContent(), eventually).toBe("30 / 280")
+      await Browsers.screenshot(page, "375px-compose-restored")
+      // Opened for a time (a calendar day's "+ New"), the kept work comes back with the time asked for.
+      const asked = new Date(Date.UTC(2031, 0, 15, 8, 0, 0))
+      await page.goto(`/compose?at=${asked.toISOString()}`)
+      await page.locator("#restored").waitFor(eventually)
+      expect(await page.getByLabel(/^Schedule for/).inputValue()).toMatch(/^2031-01-15T09:00(:00)?$/)
+      expect(await page.getByLabel("Text", { exact: true }).inputValue()).toBe("Cedar workshop on Saturday")
 
-    // Saved: the kept copy is dropped, and the composer opens empty.
-    await page.getByRole("button", { name: "Save draft" }).click()
-    await page.waitForURL((url) => /^\/posts\/[0-9a-f-]{36}$/.test(url.pathname))
-    const saved = (await api<Post & { platform_content: Record<string, { content: string }> }>("GET", `/posts/${page.url().split("/").pop()}`)).data
-    expect(saved.content).toBe("Cedar workshop on Saturday")
-    expect(saved.platform_content["x"]?.content).toBe("Cedar workshop, Saturday 10:00")
-    await page.goto("/compose")
-    await page.locator("main h1", { hasText: "Compose" }).waitFor(eventually)
-    expect(await page.locator("#restored").count()).toBe(0)
-    expect(await page.getByLabel("Text", { exact: true }).inputValue()).toBe("")
-    expect(errors).toEqual([])
-    await own.close()
-  }, 60_000)
+      // Saved: the kept copy is dropped, and the composer opens empty.
+      await page.getByRole("button", { name: "Save draft" }).click()
+      await page.waitForURL((url) => /^\/posts\/[0-9a-f-]{36}$/.test(url.pathname))
+      const saved = (await api<Post & { platform_content: Record<string, { content: string }> }>(
+        "GET",
+        `/posts/${page.url().split("/").pop()}`
+      )).data
+      expect(saved.content).toBe("Cedar workshop on Saturday")
+      expect(saved.platform_content["x"]?.content).toBe("Cedar workshop, Saturday 10:00")
+      await page.goto("/compose")
+      await page.locator("main h1", { hasText: "Compose" }).waitFor(eventually)
+      expect(await page.locator("#restored").count()).toBe(0)
+      expect(await page.getByLabel("Text", { exact: true }).inputValue()).toBe("")
+      expect(errors).toEqual([])
+      await own.close()
+    },
+    60_000
+  )
 })

@@ -23,8 +23,22 @@ const get = (p: string) => fetch(server.baseUrl + p)
 describe("dashboard pages", () => {
   it("every page path answers the HTML shell, not cached, with a same-origin CSP", async () => {
     const shell = fs.readFileSync(path.join(Dashboard.directory(), "index.html"), "utf8")
-    for (const p of ["/", "/sign-in", "/set-password?token=abc", "/posts", "/posts/3f1c2d4e-0000-4000-8000-000000000001",
-      "/calendar", "/compose", "/approvals", "/accounts", "/developer", "/device", "/device?code=BCDF-GHJK"]) {
+    for (
+      const p of [
+        "/",
+        "/sign-in",
+        "/set-password?token=abc",
+        "/posts",
+        "/posts/3f1c2d4e-0000-4000-8000-000000000001",
+        "/calendar",
+        "/compose",
+        "/approvals",
+        "/accounts",
+        "/developer",
+        "/device",
+        "/device?code=BCDF-GHJK"
+      ]
+    ) {
       const res = await get(p)
       expect(res.status, p).toBe(200)
       expect(res.headers.get("content-type"), p).toBe("text/html; charset=utf-8")
@@ -63,48 +77,54 @@ describe("dashboard pages", () => {
     const origin = server.baseUrl
     // As the page reads them: URLSearchParams decodes the query once.
     const nextOf = (query: string) => new URLSearchParams(query).get("next")
-    for (const query of [
-      "next=/%5Cevil.example/",
-      "next=/%09/evil.example/",
-      "next=/%0A/evil.example/",
-      "next=/%0D/evil.example/",
-      "next=/%00/evil.example/",
-      "next=//evil.example/",
-      "next=/%2F/evil.example/",
-      "next=/\\/evil.example/",
-      "next=/.//evil.example/",
-      "next=/%2e//evil.example/",
-      "next=/posts/../..//evil.example",
-      "next=https://evil.example/",
-      "next=http:/evil.example/",
-      "next=javascript:alert(1)",
-      "next=evil.example",
-      "next=",
-      ""
-    ]) {
+    for (
+      const query of [
+        "next=/%5Cevil.example/",
+        "next=/%09/evil.example/",
+        "next=/%0A/evil.example/",
+        "next=/%0D/evil.example/",
+        "next=/%00/evil.example/",
+        "next=//evil.example/",
+        "next=/%2F/evil.example/",
+        "next=/\\/evil.example/",
+        "next=/.//evil.example/",
+        "next=/%2e//evil.example/",
+        "next=/posts/../..//evil.example",
+        "next=https://evil.example/",
+        "next=http:/evil.example/",
+        "next=javascript:alert(1)",
+        "next=evil.example",
+        "next=",
+        ""
+      ]
+    ) {
       const landing = module.safeNext(nextOf(query), origin)
       expect([query, landing]).toEqual([query, "/posts"])
       expect(new URL(landing, origin).origin).toBe(origin)
     }
-    for (const [query, path] of [
-      ["next=%2Fcompose", "/compose"],
-      ["next=/posts/3f1c2d4e-0000-4000-8000-000000000001", "/posts/3f1c2d4e-0000-4000-8000-000000000001"],
-      ["next=%2Fcalendar%3Fweek%3D2026-11-23", "/calendar?week=2026-11-23"],
-      ["next=/device?code=BCDF-GHJK#top", "/device?code=BCDF-GHJK#top"]
-    ] as const) {
+    for (
+      const [query, path] of [
+        ["next=%2Fcompose", "/compose"],
+        ["next=/posts/3f1c2d4e-0000-4000-8000-000000000001", "/posts/3f1c2d4e-0000-4000-8000-000000000001"],
+        ["next=%2Fcalendar%3Fweek%3D2026-11-23", "/calendar?week=2026-11-23"],
+        ["next=/device?code=BCDF-GHJK#top", "/device?code=BCDF-GHJK#top"]
+      ] as const
+    ) {
       expect(module.safeNext(nextOf(query), origin)).toBe(path)
     }
   })
 
   it("answers 404 for anything that is not one of its files", async () => {
-    for (const p of [
-      "/dashboard/assets/nope.js",
-      "/dashboard/assets/../Dashboard.ts",
-      "/dashboard/assets/..%2FDashboard.ts",
-      "/dashboard/assets/%2e%2e%2f%2e%2e%2fpackage.json",
-      "/dashboard/assets/%E0%A4%A",
-      "/dashboard/assets/index.html"
-    ]) {
+    for (
+      const p of [
+        "/dashboard/assets/nope.js",
+        "/dashboard/assets/../Dashboard.ts",
+        "/dashboard/assets/..%2FDashboard.ts",
+        "/dashboard/assets/%2e%2e%2f%2e%2e%2fpackage.json",
+        "/dashboard/assets/%E0%A4%A",
+        "/dashboard/assets/index.html"
+      ]
+    ) {
       const res = await get(p)
       expect(res.status, p).toBe(404)
       expect(await res.text(), p).not.toContain("import")

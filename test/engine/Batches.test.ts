@@ -33,7 +33,10 @@ const provide = <A, E>(self: Effect.Effect<A, E, Engine.EngineServices>, clients
 describe("Dispatch in batches (SQLite + sandbox)", () => {
   it.effect("one member whose recording fails is recorded alone; the rest of the batch is not lost", () =>
     provide(Effect.gen(function*() {
-      const ok = yield* Effect.forEach([1, 2, 3], (i) => Engine.insertPost({ content: `ok ${i}`, platforms: ["telegram"] }))
+      const ok = yield* Effect.forEach(
+        [1, 2, 3],
+        (i) => Engine.insertPost({ content: `ok ${i}`, platforms: ["telegram"] })
+      )
       const bad = yield* Engine.insertPost({ content: "its account cannot be written", platforms: ["x"] })
       const broken = (yield* Engine.account("x")).id
       // A first publish writes the account's last success: that write fails for x's account only, which
@@ -81,12 +84,16 @@ describe("Dispatch in batches (SQLite + sandbox)", () => {
     }
     return provide(
       Effect.gen(function*() {
-        const posts = yield* Effect.forEach([1, 2, 3, 4, 5], (i) => Engine.insertPost({ content: `p${i}`, platforms: ["x"] }))
+        const posts = yield* Effect.forEach(
+          [1, 2, 3, 4, 5],
+          (i) => Engine.insertPost({ content: `p${i}`, platforms: ["x"] })
+        )
         const store = yield* DispatchStore
         const batches: Array<number> = []
         const counting = DispatchStore.of({
           ...store,
-          completeAll: (items) => Effect.zipRight(Effect.sync(() => batches.push(items.length)), store.completeAll(items))
+          completeAll: (items) =>
+            Effect.zipRight(Effect.sync(() => batches.push(items.length)), store.completeAll(items))
         })
         const round = yield* Effect.fork(Engine.runOnce.pipe(Effect.provideService(DispatchStore, counting)))
         expect(yield* Engine.eventually(Effect.sync(() => inFlight === 5))).toBe(true)
@@ -106,7 +113,10 @@ describe("Dispatch in batches (SQLite + sandbox)", () => {
   it.effect("an account that cannot be read re-queues its destinations unsent, once per account per round; the others publish", () =>
     provide(Effect.gen(function*() {
       const ok = yield* Engine.insertPost({ content: "its account reads", platforms: ["telegram"] })
-      const unread = yield* Effect.forEach([1, 2], (i) => Engine.insertPost({ content: `unread ${i}`, platforms: ["x"] }))
+      const unread = yield* Effect.forEach(
+        [1, 2],
+        (i) => Engine.insertPost({ content: `unread ${i}`, platforms: ["x"] })
+      )
       const broken = (yield* Engine.account("x")).id
       let reads = 0
       const failing = Effect.map(AccountStore, (accounts) => ({
@@ -198,7 +208,10 @@ describe("Dispatch in batches (SQLite + sandbox)", () => {
       publish: (request) =>
         request.main.content.startsWith("hangs")
           ? Effect.never.pipe(Effect.onInterrupt(() => Effect.sync(() => (interrupted += 1))))
-          : Effect.succeed({ platformPostId: request.destinationId ?? "1", platformPostUrl: "https://x.com/i/status/1" })
+          : Effect.succeed({
+            platformPostId: request.destinationId ?? "1",
+            platformPostUrl: "https://x.com/i/status/1"
+          })
     }
     return provide(
       Effect.gen(function*() {
@@ -206,8 +219,11 @@ describe("Dispatch in batches (SQLite + sandbox)", () => {
         const quick = yield* Engine.insertPost({ content: "answers at once", platforms: ["x"] })
         const round = yield* Effect.fork(Engine.runOnce)
         // The quick one is recorded while the other still waits for its platform.
-        expect(yield* Engine.eventually(Effect.map(Engine.findPost(quick.post.id), (p) =>
-          p.destinations[0].status === "published"))).toBe(true)
+        expect(
+          yield* Engine.eventually(
+            Effect.map(Engine.findPost(quick.post.id), (p) => p.destinations[0].status === "published")
+          )
+        ).toBe(true)
         yield* Engine.settle()
         yield* TestClock.adjust("9 seconds")
         yield* Engine.settle()
@@ -226,8 +242,10 @@ describe("Dispatch in batches (SQLite + sandbox)", () => {
 
   it.effect("the claim size doubles while claims come back full and falls back once the backlog is gone", () =>
     provide(Effect.gen(function*() {
-      yield* Effect.forEach(Array.from({ length: 20 }, (_, i) => i), (i) =>
-        Engine.insertPost({ content: `backlog ${i}`, platforms: ["telegram"] }))
+      yield* Effect.forEach(
+        Array.from({ length: 20 }, (_, i) => i),
+        (i) => Engine.insertPost({ content: `backlog ${i}`, platforms: ["telegram"] })
+      )
       const store = yield* DispatchStore
       const limits: Array<number> = []
       const spying = DispatchStore.of({
@@ -265,16 +283,21 @@ describe("Dispatch in batches (SQLite + sandbox)", () => {
     })))
   it.effect("while a backlog is claimed, the claims go ahead of recording and do not sweep; every outcome is then recorded once", () =>
     provide(Effect.gen(function*() {
-      const posts = yield* Effect.forEach(Array.from({ length: 20 }, (_, i) => i), (i) =>
-        Engine.insertPost({ content: `backlog ${i}`, platforms: ["telegram"] }))
+      const posts = yield* Effect.forEach(
+        Array.from({ length: 20 }, (_, i) => i),
+        (i) => Engine.insertPost({ content: `backlog ${i}`, platforms: ["telegram"] })
+      )
       const store = yield* DispatchStore
       const steps: Array<string> = []
       let sweeps = 0
       const spying = DispatchStore.of({
         ...store,
-        claimDue: (options) => Effect.tap(store.claimDue(options), (claims) => Effect.sync(() => steps.push(`claim ${claims.length}`))),
-        completeAll: (items) => Effect.tap(store.completeAll(items), () => Effect.sync(() => steps.push(`record ${items.length}`))),
-        takeOverAbandoned: (options) => Effect.zipRight(Effect.sync(() => (sweeps += 1)), store.takeOverAbandoned(options))
+        claimDue: (options) =>
+          Effect.tap(store.claimDue(options), (claims) => Effect.sync(() => steps.push(`claim ${claims.length}`))),
+        completeAll: (items) =>
+          Effect.tap(store.completeAll(items), () => Effect.sync(() => steps.push(`record ${items.length}`))),
+        takeOverAbandoned: (options) =>
+          Effect.zipRight(Effect.sync(() => (sweeps += 1)), store.takeOverAbandoned(options))
       })
       const loop = yield* Effect.fork(
         Dispatcher.run({ ...Engine.worker, batchSize: 4, minBatchSize: 4, pollInterval: "1 hour" }).pipe(
@@ -282,9 +305,13 @@ describe("Dispatch in batches (SQLite + sandbox)", () => {
         )
       )
       expect(yield* Engine.eventually(Effect.map(Engine.Sends, (s) => s.length === 20))).toBe(true)
-      expect(yield* Engine.eventually(Effect.sync(() =>
-        steps.filter((s) => s.startsWith("record")).reduce((n, s) => n + Number(s.split(" ")[1]), 0) === 20
-      ))).toBe(true)
+      expect(
+        yield* Engine.eventually(
+          Effect.sync(() =>
+            steps.filter((s) => s.startsWith("record")).reduce((n, s) => n + Number(s.split(" ")[1]), 0) === 20
+          )
+        )
+      ).toBe(true)
       yield* Fiber.interrupt(loop)
       // Claims go ahead of recording: the loop claims the next batches before the first outcomes are
       // recorded (on a quiet machine all five full claims and the short one that ends the backlog come
@@ -305,13 +332,17 @@ describe("Dispatch in batches (SQLite + sandbox)", () => {
   it.effect("claims stop going ahead once 32 batches are claimed and not yet recorded; they resume as recording catches up", () => {
     const gate = Effect.runSync(Deferred.make<void>())
     return provide(Effect.gen(function*() {
-      yield* Effect.forEach(Array.from({ length: 160 }, (_, i) => i), (i) =>
-        Engine.insertPost({ content: `backlog ${i}`, platforms: ["telegram"] }), { discard: true })
+      yield* Effect.forEach(
+        Array.from({ length: 160 }, (_, i) => i),
+        (i) => Engine.insertPost({ content: `backlog ${i}`, platforms: ["telegram"] }),
+        { discard: true }
+      )
       const store = yield* DispatchStore
       let claimed = 0
       const held = DispatchStore.of({
         ...store,
-        claimDue: (options) => Effect.tap(store.claimDue(options), (claims) => Effect.sync(() => (claimed += claims.length))),
+        claimDue: (options) =>
+          Effect.tap(store.claimDue(options), (claims) => Effect.sync(() => (claimed += claims.length))),
         // Recording is held until the gate opens.
         completeAll: (items) => Effect.zipRight(Deferred.await(gate), store.completeAll(items))
       })
@@ -341,12 +372,18 @@ describe("Dispatch in batches (SQLite + sandbox)", () => {
       Effect.gen(function*() {
         const hanging = yield* Engine.insertPost({ content: "hangs forever", platforms: ["x"] })
         const loop = yield* Effect.fork(Dispatcher.run({ ...Engine.worker, pollInterval: "1 hour" }))
-        expect(yield* Engine.eventually(Effect.map(Engine.findPost(hanging.post.id), (p) =>
-          p.destinations[0].status === "publishing"))).toBe(true)
+        expect(
+          yield* Engine.eventually(
+            Effect.map(Engine.findPost(hanging.post.id), (p) => p.destinations[0].status === "publishing")
+          )
+        ).toBe(true)
         yield* Engine.settle()
         yield* TestClock.adjust("11 seconds")
-        expect(yield* Engine.eventually(Effect.map(Engine.findPost(hanging.post.id), (p) =>
-          p.destinations[0].status === "queued"))).toBe(true)
+        expect(
+          yield* Engine.eventually(
+            Effect.map(Engine.findPost(hanging.post.id), (p) => p.destinations[0].status === "queued")
+          )
+        ).toBe(true)
         expect(interrupted).toBe(1)
         yield* Fiber.interrupt(loop)
       }),
@@ -356,17 +393,32 @@ describe("Dispatch in batches (SQLite + sandbox)", () => {
   it.effect("claims whose recording waits for the next claim keep their leases renewed; none is taken over or sent twice", () => {
     const gate = Effect.runSync(Deferred.make<void>())
     return provide(Effect.gen(function*() {
-      const posts = yield* Effect.forEach([1, 2, 3, 4], (i) => Engine.insertPost({ content: `p${i}`, platforms: ["telegram"] }))
+      const posts = yield* Effect.forEach(
+        [1, 2, 3, 4],
+        (i) => Engine.insertPost({ content: `p${i}`, platforms: ["telegram"] })
+      )
       const postStore = yield* PostStore
       let reads = 0
       // The second round's read of its posts (part of its claim) is held: the first round's outcomes
       // wait for it, unrecorded.
       const held = PostStore.of({
         ...postStore,
-        findMany: (ids) => Effect.suspend(() => (reads += 1) === 2 ? Effect.zipRight(Deferred.await(gate), postStore.findMany(ids)) : postStore.findMany(ids))
+        findMany: (ids) =>
+          Effect.suspend(() =>
+            (reads += 1) === 2
+              ? Effect.zipRight(Deferred.await(gate), postStore.findMany(ids))
+              : postStore.findMany(ids)
+          )
       })
       const loop = yield* Effect.fork(
-        Dispatcher.run({ ...Engine.worker, batchSize: 2, minBatchSize: 2, leaseFor: "30 seconds", renewEvery: "5 seconds", pollInterval: "10 seconds" }).pipe(
+        Dispatcher.run({
+          ...Engine.worker,
+          batchSize: 2,
+          minBatchSize: 2,
+          leaseFor: "30 seconds",
+          renewEvery: "5 seconds",
+          pollInterval: "10 seconds"
+        }).pipe(
           Effect.provideService(PostStore, held)
         )
       )
@@ -397,8 +449,10 @@ describe("Dispatch in batches (SQLite + sandbox)", () => {
 describe.skipIf(!pg.available)("Dispatch in batches (Postgres + sandbox)", () => {
   it.effect("the loop's next claim begins while the previous claim's transaction still writes its events", () =>
     Effect.gen(function*() {
-      const posts = yield* Effect.forEach(Array.from({ length: 12 }, (_, i) => i), (i) =>
-        Engine.insertPost({ content: `backlog ${i}`, platforms: ["telegram"] }))
+      const posts = yield* Effect.forEach(
+        Array.from({ length: 12 }, (_, i) => i),
+        (i) => Engine.insertPost({ content: `backlog ${i}`, platforms: ["telegram"] })
+      )
       const store = yield* DispatchStore
       const events = yield* EventStore
       let claims = 0
@@ -432,7 +486,9 @@ describe.skipIf(!pg.available)("Dispatch in batches (Postgres + sandbox)", () =>
           Effect.provideService(EventStore, holding)
         )
       )
-      expect(yield* Engine.eventually(Effect.map(W.statusCounts, (c) => c["published"] === 12), "10 seconds")).toBe(true)
+      expect(yield* Engine.eventually(Effect.map(W.statusCounts, (c) => c["published"] === 12), "10 seconds")).toBe(
+        true
+      )
       yield* Fiber.interrupt(loop)
       expect(overlapped).toBe(true)
       expect((yield* Engine.Sends).length).toBe(12)

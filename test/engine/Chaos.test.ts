@@ -74,13 +74,17 @@ describe.skipIf(!pg.available)("chaos: workers killed at random on Postgres", ()
       }))
       const initial = [spawn(), spawn(), spawn()]
       const startBy = Date.now() + 60_000
-      while (Date.now() < startBy && !initial.every((w) => w.output().includes("Dispatcher started"))) await W.sleep(100)
+      while (Date.now() < startBy && !initial.every((w) => w.output().includes("Dispatcher started"))) {
+        await W.sleep(100)
+      }
       for (const w of initial) {
         if (!w.output().includes("Dispatcher started")) throw new Error(`a worker did not start:\n${w.output()}`)
       }
       // Each registered itself in the process table, by pid.
-      const registered = await query((sql) => sql<{ kind: string; hostname: string; pid: number | string }>`
-        SELECT kind, hostname, pid FROM processes`)
+      const registered = await query((sql) =>
+        sql<{ kind: string; hostname: string; pid: number | string }>`
+        SELECT kind, hostname, pid FROM processes`
+      )
       expect(registered.map((p) => [p.kind, p.hostname, Number(p.pid)]).sort()).toEqual(
         initial.map((w) => ["worker", os.hostname(), w.child.pid!]).sort()
       )
@@ -145,7 +149,10 @@ describe.skipIf(!pg.available)("chaos: workers killed at random on Postgres", ()
           if (resolved) kill.resolvedAfterMs = Date.now() - kill.at
         }
         counts = await run(W.statusCounts)
-        if ((counts.queued ?? 0) === 0 && (counts.publishing ?? 0) === 0 && kills.every((k) => k.resolvedAfterMs !== undefined)) {
+        if (
+          (counts.queued ?? 0) === 0 && (counts.publishing ?? 0) === 0 &&
+          kills.every((k) => k.resolvedAfterMs !== undefined)
+        ) {
           break
         }
         await W.sleep(100)

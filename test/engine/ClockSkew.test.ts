@@ -59,9 +59,14 @@ describe.skipIf(!pg.available)("clock skew between worker processes (Postgres)",
       for (const w of workers) expect(w.output()).toContain("Dispatcher started")
 
       // Due three minutes ago by the database's clock: due by either process's clock too.
-      await runtime.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) =>
-        sql`UPDATE destinations SET due_at = CAST(FLOOR(EXTRACT(EPOCH FROM clock_timestamp()) * 1000) AS BIGINT) - 180000
-          WHERE status = 'queued'`))
+      await runtime.runPromise(
+        Effect.flatMap(
+          SqlClient.SqlClient,
+          (sql) =>
+            sql`UPDATE destinations SET due_at = CAST(FLOOR(EXTRACT(EPOCH FROM clock_timestamp()) * 1000) AS BIGINT) - 180000
+          WHERE status = 'queued'`
+        )
+      )
       const deadline = Date.now() + 120_000
       let counts = await runtime.runPromise(W.statusCounts)
       while (Date.now() < deadline && ((counts.queued ?? 0) > 0 || (counts.publishing ?? 0) > 0)) {

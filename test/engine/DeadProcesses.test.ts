@@ -65,9 +65,10 @@ describe("dead processes (SQLite, test clock)", () => {
         yield* registerProcess("doomed")
         const [claim] = yield* claimAs("doomed")
         const account = yield* Engine.account("x")
-        const sent = yield* Dispatcher.buildRequest(post, claim!.destination, account, claim!.destination.attempts).pipe(
-          Effect.flatMap(x.publish)
-        )
+        const sent = yield* Dispatcher.buildRequest(post, claim!.destination, account, claim!.destination.attempts)
+          .pipe(
+            Effect.flatMap(x.publish)
+          )
         // ...and the process dies before recording anything.
         expect(yield* Dispatcher.runOnce(sweeper)).toMatchObject({ claimed: 0, expired: 0 })
         yield* TestClock.adjust("19 seconds")
@@ -284,8 +285,6 @@ describe("dead processes (SQLite, test clock)", () => {
   })
 })
 
-
-
 describe("a process cut off from its heartbeats (test clock)", () => {
   const scenario = (lastBeatAt: Effect.Effect<number>) => {
     const ledger = newLedger()
@@ -342,7 +341,12 @@ describe("Processes.start (test clock)", () => {
         const scope = yield* Scope.make()
         yield* Processes.start({ id: "p1", kind: "serve", hostname: "host-a", pid: 7 }).pipe(Scope.extend(scope))
         const [row] = yield* store.list
-        expect([row!.kind, row!.hostname, row!.pid, row!.startedAt]).toEqual(["serve", "host-a", 7, yield* DateTime.now])
+        expect([row!.kind, row!.hostname, row!.pid, row!.startedAt]).toEqual([
+          "serve",
+          "host-a",
+          7,
+          yield* DateTime.now
+        ])
         yield* TestClock.adjust("5 seconds")
         yield* Engine.settle("20 millis")
         expect(yield* heartbeatOf).toEqual(DateTime.unsafeMake(5_000))

@@ -119,7 +119,9 @@ export const insertPost = (input: PostInput) =>
       content: input.content,
       accountIds: accounts.map((a) => a.id),
       platformContent: Object.fromEntries(
-        Object.entries(input.platformContent ?? {}).map(([p, e]) => [p, new PlatformContentEntry({ content: e.content })])
+        Object.entries(input.platformContent ?? {}).map((
+          [p, e]
+        ) => [p, new PlatformContentEntry({ content: e.content })])
       ) as PlatformContent,
       mediaIds: [],
       scheduledFor: DateTime.greaterThan(dueAt, now) ? Option.some(dueAt) : Option.none(),

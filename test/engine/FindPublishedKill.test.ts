@@ -57,7 +57,11 @@ describe.skipIf(!pg.available)("kill -9 mid-publish on a platform that can be as
         platforms: ["x"],
         dueAt: DateTime.unsafeMake(Date.now() + 24 * 3_600_000)
       }))
-      const credentials = JSON.stringify({ access_token: XFake.accessToken, user_id: XFake.userId, username: XFake.username })
+      const credentials = JSON.stringify({
+        access_token: XFake.accessToken,
+        user_id: XFake.userId,
+        username: XFake.username
+      })
       await query((sql) => sql`UPDATE social_accounts SET credentials = ${credentials} WHERE platform = 'x'`)
 
       // X stores each post and then holds its answer: the worker dies with posts out but not recorded.
@@ -67,9 +71,7 @@ describe.skipIf(!pg.available)("kill -9 mid-publish on a platform that can be as
       await query((sql) => sql`UPDATE destinations SET due_at = ${Date.now()} WHERE status = 'queued'`)
       await until("X to receive the first posts", () => fake.posts.length >= 4, 60_000)
       await W.sleep(300)
-      const held = await query((sql) =>
-        sql<{ id: string }>`SELECT id FROM destinations WHERE status = 'publishing'`
-      )
+      const held = await query((sql) => sql<{ id: string }>`SELECT id FROM destinations WHERE status = 'publishing'`)
       first.child.kill("SIGKILL")
       await first.exited
       const receivedBeforeKill = fake.posts.length
@@ -80,8 +82,10 @@ describe.skipIf(!pg.available)("kill -9 mid-publish on a platform that can be as
       fake.createDelayMs = 0
       spawn()
       await until("every destination to settle", async () => {
-        const rows = await query((sql) => sql<{ n: number | string }>`
-          SELECT COUNT(*) AS n FROM destinations WHERE status IN ('queued', 'publishing')`)
+        const rows = await query((sql) =>
+          sql<{ n: number | string }>`
+          SELECT COUNT(*) AS n FROM destinations WHERE status IN ('queued', 'publishing')`
+        )
         return Number(rows[0]!.n) === 0
       }, 120_000)
 

@@ -12,7 +12,10 @@ import * as TestClock from "effect/TestClock"
 import * as Engine from "./EngineHarness.js"
 
 /** A LinkedIn whose main post is instant and whose follow-up is `followUp`; every call is noted. */
-const slowFollowUps = (followUp: (log: Array<string>) => Effect.Effect<void>, followUpTimeout?: Duration.DurationInput) => {
+const slowFollowUps = (
+  followUp: (log: Array<string>) => Effect.Effect<void>,
+  followUpTimeout?: Duration.DurationInput
+) => {
   const log: Array<string> = []
   let published = 0
   const client: PlatformClient = {

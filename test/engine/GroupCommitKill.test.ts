@@ -27,7 +27,11 @@ const post = (port: number, key: string, body: string) =>
       port,
       path: "/api/v1/posts",
       method: "POST",
-      headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "content-length": Buffer.byteLength(body) }
+      headers: {
+        authorization: `Bearer ${key}`,
+        "content-type": "application/json",
+        "content-length": Buffer.byteLength(body)
+      }
     }, (res) => {
       const chunks: Array<Buffer> = []
       res.on("data", (c: Buffer) => chunks.push(c))
@@ -43,7 +47,13 @@ describe("group commit survives SIGKILL", () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "herald-kill-"))
     dirs.push(dir)
     const child = spawn(process.execPath, [bin, "serve", "--sandbox", "--port", "0", "--data-dir", dir], {
-      env: { ...process.env, PORT: "", HERALD_DATA_DIR: "", HERALD_DATABASE_URL: "", HERALD_RATE_LIMIT_PER_MINUTE: "100000" },
+      env: {
+        ...process.env,
+        PORT: "",
+        HERALD_DATA_DIR: "",
+        HERALD_DATABASE_URL: "",
+        HERALD_RATE_LIMIT_PER_MINUTE: "100000"
+      },
       stdio: ["ignore", "pipe", "pipe"]
     })
     const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()))
@@ -69,30 +79,35 @@ describe("group commit survives SIGKILL", () => {
 
       const answered: Array<string> = []
       let killed = false
-      const sends = Array.from({ length: 24 }, (_, i) =>
-        post(port, key, JSON.stringify({ content: `kill test ${i}`, account_ids: [target], draft: true })).then(
-          (res) => {
-            if (killed) return
-            expect(res.status).toBe(201)
-            answered.push((JSON.parse(res.text) as { data: { id: string } }).data.id)
-            // Killed on the spot once a few answers are in: later members of the same groups are mid-commit.
-            if (answered.length >= 3) {
-              killed = true
-              child.kill("SIGKILL")
-            }
-          },
-          () => undefined // connections cut by the kill
-        ))
+      const sends = Array.from(
+        { length: 24 },
+        (_, i) =>
+          post(port, key, JSON.stringify({ content: `kill test ${i}`, account_ids: [target], draft: true })).then(
+            (res) => {
+              if (killed) return
+              expect(res.status).toBe(201)
+              answered.push((JSON.parse(res.text) as { data: { id: string } }).data.id)
+              // Killed on the spot once a few answers are in: later members of the same groups are mid-commit.
+              if (answered.length >= 3) {
+                killed = true
+                child.kill("SIGKILL")
+              }
+            },
+            () => undefined // connections cut by the kill
+          )
+      )
       await Promise.all(sends)
       await exited
       expect(child.signalCode).toBe("SIGKILL")
       expect(answered.length).toBeGreaterThanOrEqual(3)
 
       const found = await Effect.runPromise(Effect.scoped(
-        Effect.flatMap(SqlClient.SqlClient, (sql) =>
-          sql<{ id: string }>`SELECT id FROM posts WHERE ${sql.in("id", answered)}`).pipe(
-            Effect.provide(SqlDatabase.layerClient({ _tag: "Sqlite", filename: path.join(dir, "herald.db") }))
-          )
+        Effect.flatMap(
+          SqlClient.SqlClient,
+          (sql) => sql<{ id: string }>`SELECT id FROM posts WHERE ${sql.in("id", answered)}`
+        ).pipe(
+          Effect.provide(SqlDatabase.layerClient({ _tag: "Sqlite", filename: path.join(dir, "herald.db") }))
+        )
       ))
       expect(found.map((r) => r.id).sort()).toEqual([...answered].sort())
     } finally {

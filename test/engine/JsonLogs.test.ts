@@ -76,10 +76,15 @@ describe("HERALD_LOG_FORMAT=json", () => {
       data: { accounts: Array<{ id: number; platform: string }> }
     }
     const x = accounts.data.accounts.find((a) => a.platform === "x")!
-    const created = await server.request("POST", "/api/v1/posts", { body: { content: "Logged as JSON", account_ids: [x.id] } })
+    const created = await server.request("POST", "/api/v1/posts", {
+      body: { content: "Logged as JSON", account_ids: [x.id] }
+    })
     expect(created.status).toBe(201)
     const postId = (created.json as { data: { id: string } }).data.id
-    await until("the publish line", () => lines().some((l) => l.message === "Dispatcher: published" && l["post_id"] === postId))
+    await until(
+      "the publish line",
+      () => lines().some((l) => l.message === "Dispatcher: published" && l["post_id"] === postId)
+    )
     // The lines of a turn of the event loop are written at its end.
     await until("the query's request line", () => lines().some((l) => l.message.startsWith("GET /api/v1/posts 200")))
 

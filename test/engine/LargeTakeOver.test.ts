@@ -44,22 +44,37 @@ describe("settling a dead process that held many claims", () => {
       const seeded = await runtime.runPromise(
         W.seed({ posts: held, platforms: ["x"], dueAt: DateTime.unsafeMake(Date.now() + 24 * 3_600_000) })
       )
-      const survivor = W.spawnWorker({ database: { file }, journal: path.join(dir, "survivor.jsonl"), args: ["--poll-ms", "100"], env })
+      const survivor = W.spawnWorker({
+        database: { file },
+        journal: path.join(dir, "survivor.jsonl"),
+        args: ["--poll-ms", "100"],
+        env
+      })
       workers.push(survivor)
       await started(survivor)
 
       // The dead process: registered, claims everything due, never heartbeats again.
       // Made due and claimed in one transaction, so that the running worker cannot claim any first.
-      const claimed = await runtime.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.withTransaction(Effect.gen(function*() {
-        yield* sql`UPDATE destinations SET due_at = ${Date.now()} WHERE status = 'queued'`
-        const processes = yield* ProcessStore
-        const dispatch = yield* DispatchStore
-        const now = yield* DateTime.now
-        yield* processes.register(
-          new ProcessInfo({ id: "dead-holder", kind: "worker", hostname: "h", pid: 1, startedAt: now, lastHeartbeatAt: now })
-        )
-        return yield* dispatch.claimDue({ now, limit: held, leaseFor: "30 seconds", workerId: "dead-holder" })
-      }))).pipe(Effect.orDie))
+      const claimed = await runtime.runPromise(
+        Effect.flatMap(SqlClient.SqlClient, (sql) =>
+          sql.withTransaction(Effect.gen(function*() {
+            yield* sql`UPDATE destinations SET due_at = ${Date.now()} WHERE status = 'queued'`
+            const processes = yield* ProcessStore
+            const dispatch = yield* DispatchStore
+            const now = yield* DateTime.now
+            yield* processes.register(
+              new ProcessInfo({
+                id: "dead-holder",
+                kind: "worker",
+                hostname: "h",
+                pid: 1,
+                startedAt: now,
+                lastHeartbeatAt: now
+              })
+            )
+            return yield* dispatch.claimDue({ now, limit: held, leaseFor: "30 seconds", workerId: "dead-holder" })
+          }))).pipe(Effect.orDie)
+      )
       expect(claimed.length).toBe(held)
       const killedAt = Date.now()
 
@@ -67,14 +82,18 @@ describe("settling a dead process that held many claims", () => {
       const fresh: Array<{ readonly organizationId: string; readonly dueAt: number }> = []
       let settledAt: number | undefined
       const held1 = async () =>
-        Number((await query((sql) =>
-          sql<{ n: number }>`SELECT COUNT(*) AS n FROM destinations d JOIN posts p ON p.id = d.post_id
+        Number(
+          (await query((sql) =>
+            sql<{ n: number }>`SELECT COUNT(*) AS n FROM destinations d JOIN posts p ON p.id = d.post_id
             WHERE p.organization_id = ${seeded.organizationId} AND d.status = 'publishing' AND d.attempts = 1`
-        ))[0]!.n)
+          ))[0]!.n
+        )
       while (Date.now() - killedAt < 240_000) {
         if (fresh.length < 40) {
           const dueAt = Date.now()
-          const s = await runtime.runPromise(W.seed({ posts: 1, platforms: ["telegram"], dueAt: DateTime.unsafeMake(dueAt) }))
+          const s = await runtime.runPromise(
+            W.seed({ posts: 1, platforms: ["telegram"], dueAt: DateTime.unsafeMake(dueAt) })
+          )
           fresh.push({ organizationId: s.organizationId, dueAt })
         }
         if ((await held1()) === 0) {
@@ -90,12 +109,16 @@ describe("settling a dead process that held many claims", () => {
       // Every new post published.
       await until("the new posts to be published", async () => {
         const rows = await query((sql) =>
-          sql<{ n: number }>`SELECT COUNT(*) AS n FROM destinations WHERE platform = 'telegram' AND status = 'published'`)
+          sql<
+            { n: number }
+          >`SELECT COUNT(*) AS n FROM destinations WHERE platform = 'telegram' AND status = 'published'`
+        )
         return Number(rows[0]!.n) === fresh.length
       }, 120_000)
       const sends = W.readJournal(survivor.journal).filter((e) => e.platform === "telegram")
       const rows = await query((sql) =>
-        sql<{ id: string; due_at: number }>`SELECT id, due_at FROM destinations WHERE platform = 'telegram'`)
+        sql<{ id: string; due_at: number }>`SELECT id, due_at FROM destinations WHERE platform = 'telegram'`
+      )
       const sentAt = new Map(sends.map((e) => [e.destinationId, e.at]))
       const lateness = rows.map((r) => (sentAt.get(r.id) ?? Number.POSITIVE_INFINITY) - Number(r.due_at))
       const worst = Math.max(...lateness) / 1000
@@ -108,7 +131,9 @@ describe("settling a dead process that held many claims", () => {
       // in its first half went out before it ended.
       if (settleSeconds >= 5) {
         const midway = killedAt + ((settledAt ?? Date.now()) - killedAt) / 2
-        const early = rows.filter((r) => Number(r.due_at) < midway).map((r) => sentAt.get(r.id) ?? Number.POSITIVE_INFINITY)
+        const early = rows.filter((r) => Number(r.due_at) < midway).map((r) =>
+          sentAt.get(r.id) ?? Number.POSITIVE_INFINITY
+        )
         expect(early.length).toBeGreaterThan(0)
         expect(Math.min(...early)).toBeLessThan(settledAt!)
       }

@@ -144,7 +144,11 @@ describe("Dispatcher lifecycle (SQLite + sandbox)", () => {
         requestHash: "hash-many"
       })
       expect(yield* Engine.runOnce).toMatchObject({ claimed: 3, failed: 3 })
-      expect((yield* Engine.findPost(post.id)).destinations.map((d) => d.status)).toEqual(["failed", "failed", "failed"])
+      expect((yield* Engine.findPost(post.id)).destinations.map((d) => d.status)).toEqual([
+        "failed",
+        "failed",
+        "failed"
+      ])
       expect(yield* CircuitBreaker.failureCount((yield* Engine.TestOrg).id, "hash-many")).toBe(1)
     })))
 
@@ -277,7 +281,11 @@ describe("Dispatcher lifecycle (SQLite + sandbox)", () => {
       })
       const results = yield* Dispatcher.recordAll([
         { claim: stale, outcome: published("1"), loaded: { post: Option.some(a.post), destinationCount: 1 } },
-        { claim: claimOf(b.post.id), outcome: published("2"), loaded: { post: Option.some(b.post), destinationCount: 1 } }
+        {
+          claim: claimOf(b.post.id),
+          outcome: published("2"),
+          loaded: { post: Option.some(b.post), destinationCount: 1 }
+        }
       ])
       expect(results).toEqual(["lost", "published"])
       expect((yield* Engine.findPost(a.post.id)).destinations[0].status).toBe("publishing")
@@ -318,11 +326,13 @@ describe("Dispatcher lifecycle (SQLite + sandbox)", () => {
       const accounts = yield* AccountStore
       const before = yield* Engine.account("threads")
       // Failing enough for the health report's `recent_permanent_failures`, with a success seconds ago.
-      yield* accounts.update(new SocialAccount({
-        ...before,
-        recentFailures: 3,
-        lastSuccessAt: Option.some(DateTime.subtract(yield* DateTime.now, { seconds: 5 }))
-      }))
+      yield* accounts.update(
+        new SocialAccount({
+          ...before,
+          recentFailures: 3,
+          lastSuccessAt: Option.some(DateTime.subtract(yield* DateTime.now, { seconds: 5 }))
+        })
+      )
       yield* Engine.insertPost({ content: "this one lands", platforms: ["threads"] })
       expect(yield* Engine.runOnce).toMatchObject({ claimed: 1, published: 1 })
       const after = yield* Engine.account("threads")
@@ -337,7 +347,9 @@ describe("Dispatcher lifecycle (SQLite + sandbox)", () => {
       const before = yield* Engine.account("x")
       const accounts = yield* AccountStore
       // The other round's success, under a minute old: the store leaves the row alone.
-      expect(Option.isSome(yield* accounts.recordSuccess(before.organizationId, before.id, yield* DateTime.now))).toBe(true)
+      expect(Option.isSome(yield* accounts.recordSuccess(before.organizationId, before.id, yield* DateTime.now))).toBe(
+        true
+      )
       const written = yield* Engine.account("x")
       yield* TestClock.adjust("10 seconds")
       let offered = 0
@@ -349,7 +361,10 @@ describe("Dispatcher lifecycle (SQLite + sandbox)", () => {
       const claims = yield* store.claimDue({ now: yield* DateTime.now, limit: 10, leaseFor: "1 minute", workerId: "w" })
       const pending = claims.map((claim, i) => ({
         claim,
-        outcome: { _tag: "Published" as const, result: { platformPostId: `${i}`, platformPostUrl: `https://x.com/i/status/${i}` } },
+        outcome: {
+          _tag: "Published" as const,
+          result: { platformPostId: `${i}`, platformPostUrl: `https://x.com/i/status/${i}` }
+        },
         loaded: { post: Option.none(), destinationCount: 1, account: before }
       }))
       expect(pending.length).toBe(posts.length)

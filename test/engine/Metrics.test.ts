@@ -91,7 +91,11 @@ describe("MetricsSweep", () => {
 
   it.effect("a post whose final id comes later (TikTok after moderation): followed at each step, then its id and URL stored", () => {
     const sandbox = Sandbox.make("linkedin")
-    const state = { publicId: undefined as string | undefined, asked: [] as Array<string>, fetched: [] as Array<string> }
+    const state = {
+      publicId: undefined as string | undefined,
+      asked: [] as Array<string>,
+      fetched: [] as Array<string>
+    }
     const client: PlatformClient = {
       ...sandbox,
       metrics: (credentials, id, context) => {
@@ -103,7 +107,10 @@ describe("MetricsSweep", () => {
         return Effect.succeed(
           state.publicId === undefined || id === state.publicId
             ? Option.none()
-            : Option.some({ platformPostId: state.publicId, platformPostUrl: `https://example.com/video/${state.publicId}` })
+            : Option.some({
+              platformPostId: state.publicId,
+              platformPostUrl: `https://example.com/video/${state.publicId}`
+            })
         )
       }
     }
@@ -317,7 +324,9 @@ describe("MetricsSweep", () => {
         schedule: [Duration.seconds(30), Duration.minutes(2), Duration.hours(1.5), Duration.days(3)],
         every: Duration.seconds(5)
       })
-    expect(Worker.metricsFromEnv({ HERALD_METRICS_SCHEDULE: "1h,soon", HERALD_METRICS_SWEEP_SECONDS: "-1" })).toEqual({})
+    expect(Worker.metricsFromEnv({ HERALD_METRICS_SCHEDULE: "1h,soon", HERALD_METRICS_SWEEP_SECONDS: "-1" })).toEqual(
+      {}
+    )
     expect(Worker.metricsFromEnv({ HERALD_METRICS_SCHEDULE: " , " })).toEqual({})
   })
 })

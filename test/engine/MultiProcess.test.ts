@@ -58,8 +58,10 @@ const waitUntilSettled = async (s: Scenario, within: number) => {
 }
 
 const startWorkers = async (s: Scenario, url: string, n: number, args: ReadonlyArray<string>, latencyMs = 0) => {
-  const workers = Array.from({ length: n }, (_, i) =>
-    W.spawnWorker({ database: { url }, journal: path.join(s.dir, `worker-${i}.jsonl`), args, latencyMs }))
+  const workers = Array.from(
+    { length: n },
+    (_, i) => W.spawnWorker({ database: { url }, journal: path.join(s.dir, `worker-${i}.jsonl`), args, latencyMs })
+  )
   // Each announces itself once its dispatcher runs.
   const deadline = Date.now() + 60_000
   while (Date.now() < deadline && !workers.every((w) => w.output().includes("Dispatcher started"))) {
@@ -96,7 +98,10 @@ describe.skipIf(!pg.available)("many worker processes on one Postgres", () => {
       const counts = await waitUntilSettled(s, 90_000)
       await stopWorkers(workers)
 
-      expect(counts).toEqual({ published: seeded.destinations - seeded.mixedPosts.length, failed: seeded.mixedPosts.length })
+      expect(counts).toEqual({
+        published: seeded.destinations - seeded.mixedPosts.length,
+        failed: seeded.mixedPosts.length
+      })
       const sends = workers.flatMap((w) => W.readJournal(w.journal))
       // At most once, across processes: one send per destination.
       const perDestination = countBy(sends, (e) => e.destinationId)

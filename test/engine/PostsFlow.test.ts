@@ -27,8 +27,7 @@ const caller = Effect.map(Engine.TestOrg, (org) => ({ key: apiKey(org.id) }))
 /** Starts the test clock at a realistic instant: the posts rules compare with the current time. */
 const atStart = TestClock.setTime(DateTime.toEpochMillis(DateTime.unsafeMake("2026-07-01T10:00:00.000Z")))
 
-const published = (postId: PostId) =>
-  Effect.map(Engine.eventTypes(postId), (types) => types.includes("post.published"))
+const published = (postId: PostId) => Effect.map(Engine.eventTypes(postId), (types) => types.includes("post.published"))
 
 describe("posts use cases through the dispatcher", () => {
   it.effect("draft -> schedule -> published at scheduled_for", () =>

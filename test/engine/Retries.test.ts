@@ -124,8 +124,10 @@ describe("Retries", () => {
       const org = yield* Engine.TestOrg
       const noFilter = yield* Effect.flip(Retries.retryFailed({ organizationId: org.id, maxAttempts: 3 }))
       expect(codeOf(noFilter)).toBe("no_filter")
-      const tooMany = Array.from({ length: 201 }, (_, i) =>
-        `00000000-0000-4000-8000-${i.toString(16).padStart(12, "0")}` as PostId)
+      const tooMany = Array.from(
+        { length: 201 },
+        (_, i) => `00000000-0000-4000-8000-${i.toString(16).padStart(12, "0")}` as PostId
+      )
       const limit = yield* Effect.flip(Retries.retryFailed({ organizationId: org.id, postIds: tooMany }))
       expect(codeOf(limit)).toBe("bulk_limit_exceeded")
 
@@ -137,7 +139,11 @@ describe("Retries", () => {
       const late = yield* Engine.insertPost({ content: "[sandbox:fail] b", platforms: ["x", "telegram"] })
       yield* Engine.runOnce
 
-      const byPlatform = yield* Retries.retryFailed({ organizationId: org.id, platform: "telegram", failedAfter: cutoff })
+      const byPlatform = yield* Retries.retryFailed({
+        organizationId: org.id,
+        platform: "telegram",
+        failedAfter: cutoff
+      })
       expect(byPlatform.retriedCount).toBe(1)
       expect(byPlatform.posts.map((p) => p.record.post.id)).toEqual([late.post.id])
       expect(byPlatform.posts[0].retried.map((d) => d.platform)).toEqual(["telegram"])

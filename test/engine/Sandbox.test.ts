@@ -36,7 +36,12 @@ const account = (platform: Platform) =>
     updatedAt: DateTime.unsafeMake(0)
   })
 
-const request = (platform: Platform, content: string, attempt?: number, thread: ReadonlyArray<string> = []): PublishRequest => ({
+const request = (
+  platform: Platform,
+  content: string,
+  attempt?: number,
+  thread: ReadonlyArray<string> = []
+): PublishRequest => ({
   account: account(platform),
   credentials: Redacted.make({}),
   main: { content, media: [] },
@@ -109,7 +114,9 @@ describe("Sandbox platform", () => {
       const client = Sandbox.make("discord", { journal })
       const ok = yield* client.publish(request("discord", "one", 1))
       yield* Effect.flip(client.publish(request("discord", "[sandbox:fail]", 1)))
-      const lines = fs.readFileSync(journal, "utf8").trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>)
+      const lines = fs.readFileSync(journal, "utf8").trim().split("\n").map((l) =>
+        JSON.parse(l) as Record<string, unknown>
+      )
       fs.rmSync(dir, { recursive: true, force: true })
       expect(lines.map((l) => [l.outcome, l.platformPostId ?? null, l.attempt])).toEqual([
         ["published", ok.platformPostId, 1],
@@ -144,7 +151,11 @@ describe("Sandbox platform", () => {
       yield* Effect.flip(client("x").publish(request("x", `three ${Sandbox.markers.fail}`, 2)))
       expect(Sandbox.readLedger(ledger).map((e) => e.platformPostId)).toEqual([one.platformPostId, two.platformPostId])
       const lines = fs.readFileSync(journal, "utf8").split("\n")
-      expect(lines.slice(0, -1).map((l) => (JSON.parse(l) as { outcome: string }).outcome)).toEqual(["published", "published", "failed"])
+      expect(lines.slice(0, -1).map((l) => (JSON.parse(l) as { outcome: string }).outcome)).toEqual([
+        "published",
+        "published",
+        "failed"
+      ])
       expect(lines.at(-1)).toBe("")
       // One descriptor per file, shared by every platform's client, for the life of the scope.
       expect([openOn(ledger), openOn(journal)]).toEqual([1, 1])
@@ -184,7 +195,9 @@ describe("Sandbox findPublished", () => {
       expect(yield* publisher.findPublished!(lookup("x", 1))).toEqual(found)
       // Another attempt, or the same destination id on another platform, is not that post.
       expect(yield* other.findPublished!(lookup("x", 2))).toEqual({ _tag: "Absent" })
-      expect(yield* Sandbox.make("telegram", { ledger }).findPublished!(lookup("telegram", 1))).toEqual({ _tag: "Absent" })
+      expect(yield* Sandbox.make("telegram", { ledger }).findPublished!(lookup("telegram", 1))).toEqual({
+        _tag: "Absent"
+      })
       // A refused post is not on the platform.
       yield* Effect.flip(publisher.publish(request("x", `no ${Sandbox.markers.fail}`, 2)))
       expect(yield* other.findPublished!(lookup("x", 2))).toEqual({ _tag: "Absent" })

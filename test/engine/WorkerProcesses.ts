@@ -191,11 +191,15 @@ export const spawnWorker = (options: {
   } else {
     env.HERALD_SQLITE_FILE = options.database.file
   }
-  const child = spawn(command, [...args, ...(options.sandbox === false ? [] : ["--sandbox"]), ...(options.args ?? [])], {
-    cwd: repoRoot,
-    env,
-    stdio: ["ignore", "pipe", "pipe"]
-  })
+  const child = spawn(
+    command,
+    [...args, ...(options.sandbox === false ? [] : ["--sandbox"]), ...(options.args ?? [])],
+    {
+      cwd: repoRoot,
+      env,
+      stdio: ["ignore", "pipe", "pipe"]
+    }
+  )
   let output = ""
   child.stdout?.on("data", (chunk) => {
     output = (output + String(chunk)).slice(-20_000)
@@ -234,7 +238,9 @@ export const countLines = (file: string): number =>
 /** Destination statuses by count. */
 export const statusCounts = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const rows = yield* sql<{ status: string; n: number | string }>`SELECT status, COUNT(*) AS n FROM destinations GROUP BY status`
+  const rows = yield* sql<
+    { status: string; n: number | string }
+  >`SELECT status, COUNT(*) AS n FROM destinations GROUP BY status`
   const out: Record<string, number> = {}
   for (const row of rows) out[row.status] = Number(row.n)
   return out
@@ -252,7 +258,9 @@ export interface DestinationRow {
 
 export const destinations = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  return yield* sql<DestinationRow>`SELECT id, post_id, status, error, platform_post_id, attempts, due_at FROM destinations`
+  return yield* sql<
+    DestinationRow
+  >`SELECT id, post_id, status, error, platform_post_id, attempts, due_at FROM destinations`
 })
 
 export interface EventRow {

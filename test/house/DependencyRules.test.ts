@@ -22,8 +22,14 @@ const write = (file: string, text: string) => {
 const cruise = (...roots: ReadonlyArray<string>) => {
   const run = spawnSync(
     process.execPath,
-    [path.join(repoRoot, "node_modules/dependency-cruiser/bin/dependency-cruise.mjs"), ...roots, "--config",
-      path.join(repoRoot, ".dependency-cruiser.cjs"), "--output-type", "err"],
+    [
+      path.join(repoRoot, "node_modules/dependency-cruiser/bin/dependency-cruise.mjs"),
+      ...roots,
+      "--config",
+      path.join(repoRoot, ".dependency-cruiser.cjs"),
+      "--output-type",
+      "err"
+    ],
     { cwd: tree, encoding: "utf8" }
   )
   return { status: run.status, output: `${run.stdout}${run.stderr}` }
@@ -45,7 +51,9 @@ describe("dependency rules", () => {
     try {
       const run = cruise("packages")
       expect(run.status).not.toBe(0)
-      expect(run.output).toContain("core-layer-kernel: packages/core/src/kernel/Upward.ts → packages/core/src/posts/Post.ts")
+      expect(run.output).toContain(
+        "core-layer-kernel: packages/core/src/kernel/Upward.ts → packages/core/src/posts/Post.ts"
+      )
     } finally {
       fs.rmSync(path.join(tree, "packages/core/src/kernel/Upward.ts"))
     }
@@ -54,14 +62,25 @@ describe("dependency rules", () => {
   it("fail I/O in core and an import against the packages' direction", () => {
     write("packages/core/src/kernel/Disk.ts", `import * as fs from "node:fs"\nexport const read = fs.readFileSync\n`)
     write("packages/adapters/src/Store.ts", `export const store = 1\n`)
-    write("packages/core/src/kernel/Reach.ts", `import { store } from "../../../adapters/src/Store.js"\nexport const reach = store\n`)
+    write(
+      "packages/core/src/kernel/Reach.ts",
+      `import { store } from "../../../adapters/src/Store.js"\nexport const reach = store\n`
+    )
     try {
       const run = cruise("packages")
       expect(run.status).not.toBe(0)
       expect(run.output).toContain("core-no-io: packages/core/src/kernel/Disk.ts → fs")
-      expect(run.output).toContain("packages-one-way: packages/core/src/kernel/Reach.ts → packages/adapters/src/Store.ts")
+      expect(run.output).toContain(
+        "packages-one-way: packages/core/src/kernel/Reach.ts → packages/adapters/src/Store.ts"
+      )
     } finally {
-      for (const file of ["packages/core/src/kernel/Disk.ts", "packages/core/src/kernel/Reach.ts", "packages/adapters/src/Store.ts"]) {
+      for (
+        const file of [
+          "packages/core/src/kernel/Disk.ts",
+          "packages/core/src/kernel/Reach.ts",
+          "packages/adapters/src/Store.ts"
+        ]
+      ) {
         fs.rmSync(path.join(tree, file))
       }
     }

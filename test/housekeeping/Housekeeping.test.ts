@@ -145,48 +145,52 @@ describe("housekeeping", () => {
     }).pipe(Effect.scoped, Effect.provide(services), Effect.provide(logged(lines)))
   })
 
-  it.effect("the loop sweeps within its first interval and then on every interval, jittered", () =>
-    Effect.gen(function*() {
-      const { hook, media, org } = yield* given
-      // Past the delivery's own timers (the transport's timeout), so the only sleeper left is the loop.
-      yield* TestClock.adjust("1 minute")
-      const start = 60_000
-      const loop = yield* Effect.fork(Housekeeping.run({ every: "6 hours" }))
-      const wakeUps: Array<number> = []
-      /** Lets the loop run round after round (each time it is asleep) until the clock reaches `end`. */
-      const runUntil = (end: number) =>
-        Effect.gen(function*() {
-          while (true) {
-            // The round's work is real I/O: wait (on the real clock, up to 5 s) until the loop sleeps again.
-            let pending = yield* TestClock.sleeps()
-            for (let i = 0; Chunk.size(pending) === 0 && i < 500; i++) {
-              yield* TestServices.provideLive(Effect.sleep("10 millis"))
-              pending = yield* TestClock.sleeps()
+  it.effect(
+    "the loop sweeps within its first interval and then on every interval, jittered",
+    () =>
+      Effect.gen(function*() {
+        const { hook, media, org } = yield* given
+        // Past the delivery's own timers (the transport's timeout), so the only sleeper left is the loop.
+        yield* TestClock.adjust("1 minute")
+        const start = 60_000
+        const loop = yield* Effect.fork(Housekeeping.run({ every: "6 hours" }))
+        const wakeUps: Array<number> = []
+        /** Lets the loop run round after round (each time it is asleep) until the clock reaches `end`. */
+        const runUntil = (end: number) =>
+          Effect.gen(function*() {
+            while (true) {
+              // The round's work is real I/O: wait (on the real clock, up to 5 s) until the loop sleeps again.
+              let pending = yield* TestClock.sleeps()
+              for (let i = 0; Chunk.size(pending) === 0 && i < 500; i++) {
+                yield* TestServices.provideLive(Effect.sleep("10 millis"))
+                pending = yield* TestClock.sleeps()
+              }
+              const next = Chunk.unsafeHead(pending)
+              if (next > end) return yield* TestClock.setTime(end)
+              wakeUps.push(next)
+              yield* TestClock.setTime(next)
             }
-            const next = Chunk.unsafeHead(pending)
-            if (next > end) return yield* TestClock.setTime(end)
-            wakeUps.push(next)
-            yield* TestClock.setTime(next)
-          }
-        })
-      yield* runUntil(26 * HOUR)
-      // The first round within the first interval, then 6 h apart, give or take a fifth.
-      expect(wakeUps[0]).toBeLessThan(start + 6 * HOUR)
-      for (let i = 1; i < wakeUps.length; i++) {
-        const gap = wakeUps[i]! - wakeUps[i - 1]!
-        expect(gap).toBeGreaterThanOrEqual(Math.floor(0.8 * 6 * HOUR))
-        expect(gap).toBeLessThanOrEqual(Math.ceil(1.2 * 6 * HOUR))
-      }
-      const store = yield* MediaStore
-      // Abandoned once the URL (1 h) has been expired 24 h: gone at the first round after 25 h.
-      expect(Option.isNone(yield* store.findById(org.id, media.id))).toBe(wakeUps.some((t) => t > 25 * HOUR))
-      yield* runUntil(33 * HOUR)
-      expect(yield* store.findById(org.id, media.id)).toEqual(Option.none())
-      expect((yield* Webhooks.attempts(org.id, hook.id)).items).toHaveLength(1)
-      yield* runUntil(31 * 24 * HOUR + 8 * HOUR)
-      expect((yield* Webhooks.attempts(org.id, hook.id)).items).toEqual([])
-      yield* Fiber.interrupt(loop)
-    }).pipe(Effect.scoped, Effect.provide(services)), 30_000)
+          })
+        yield* runUntil(26 * HOUR)
+        // The first round within the first interval, then 6 h apart, give or take a fifth.
+        expect(wakeUps[0]).toBeLessThan(start + 6 * HOUR)
+        for (let i = 1; i < wakeUps.length; i++) {
+          const gap = wakeUps[i]! - wakeUps[i - 1]!
+          expect(gap).toBeGreaterThanOrEqual(Math.floor(0.8 * 6 * HOUR))
+          expect(gap).toBeLessThanOrEqual(Math.ceil(1.2 * 6 * HOUR))
+        }
+        const store = yield* MediaStore
+        // Abandoned once the URL (1 h) has been expired 24 h: gone at the first round after 25 h.
+        expect(Option.isNone(yield* store.findById(org.id, media.id))).toBe(wakeUps.some((t) => t > 25 * HOUR))
+        yield* runUntil(33 * HOUR)
+        expect(yield* store.findById(org.id, media.id)).toEqual(Option.none())
+        expect((yield* Webhooks.attempts(org.id, hook.id)).items).toHaveLength(1)
+        yield* runUntil(31 * 24 * HOUR + 8 * HOUR)
+        expect((yield* Webhooks.attempts(org.id, hook.id)).items).toEqual([])
+        yield* Fiber.interrupt(loop)
+      }).pipe(Effect.scoped, Effect.provide(services)),
+    30_000
+  )
 
   it.effect("a round prunes the queue claims of openings more than a day past, and only those", () => {
     const lines: Array<string> = []
@@ -206,7 +210,9 @@ describe("housekeeping", () => {
       const round = yield* Housekeeping.runOnce()
       expect(round.queue?.claims).toBe(1)
       expect(housekeepingLines(lines).at(-1)).toMatch(/^Housekeeping: pruned 1 queue claims of openings before /)
-      expect(yield* store.taken(org.id, DateTime.unsafeMake(0), DateTime.unsafeMake(10 * 24 * HOUR))).toEqual([openings[1]])
+      expect(yield* store.taken(org.id, DateTime.unsafeMake(0), DateTime.unsafeMake(10 * 24 * HOUR))).toEqual([
+        openings[1]
+      ])
     }).pipe(Effect.scoped, Effect.provide(services), Effect.provide(logged(lines)))
   })
 

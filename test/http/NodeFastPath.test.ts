@@ -28,8 +28,13 @@ const hot = Effect.gen(function*() {
 
 /** A route given the request as an argument: it runs without the request in its context. */
 const given = (request: HttpServerRequest.HttpServerRequest) =>
-  Effect.map(Effect.serviceOption(HttpServerRequest.HttpServerRequest), (inContext) =>
-    HttpServerResponse.text(`${request.method} ${request.url} ${request.headers["x-probe"]} in context: ${inContext._tag}`))
+  Effect.map(
+    Effect.serviceOption(HttpServerRequest.HttpServerRequest),
+    (inContext) =>
+      HttpServerResponse.text(
+        `${request.method} ${request.url} ${request.headers["x-probe"]} in context: ${inContext._tag}`
+      )
+  )
 
 const routeOf: FastPath.RouteOf<never> = (method, url) =>
   method === "GET" && url.startsWith("/hot")
@@ -103,7 +108,8 @@ describe("NodeFastPath", () => {
  */
 describe("NodeFastPath: when responses are written", () => {
   const written: Array<string> = []
-  const nodeRequest = (url: string) => ({ method: "GET", url, headers: {}, socket: {} }) as unknown as Http.IncomingMessage
+  const nodeRequest = (url: string) =>
+    ({ method: "GET", url, headers: {}, socket: {} }) as unknown as Http.IncomingMessage
   const nodeResponse = (name: string) => {
     const response = {
       writableEnded: false,
@@ -123,7 +129,9 @@ describe("NodeFastPath: when responses are written", () => {
 
   it("writes the responses finished within their request events together, in order, at the end of the turn", async () => {
     written.length = 0
-    const listener = Effect.runSync(NodeFastPath.make<never>((_method, url) => Effect.succeed(HttpServerResponse.text(url))))
+    const listener = Effect.runSync(
+      NodeFastPath.make<never>((_method, url) => Effect.succeed(HttpServerResponse.text(url)))
+    )
     expect(listener(nodeRequest("/a"), nodeResponse("a"))).toBe(true)
     expect(listener(nodeRequest("/b"), nodeResponse("b"))).toBe(true)
     await Promise.resolve()
@@ -136,9 +144,9 @@ describe("NodeFastPath: when responses are written", () => {
     written.length = 0
     let release = () => {}
     const gate = new Promise<void>((resolve) => (release = resolve))
-    const listener = Effect.runSync(NodeFastPath.make<never>((_method, url) =>
-      Effect.as(Effect.promise(() => gate), HttpServerResponse.text(url))
-    ))
+    const listener = Effect.runSync(
+      NodeFastPath.make<never>((_method, url) => Effect.as(Effect.promise(() => gate), HttpServerResponse.text(url)))
+    )
     listener(nodeRequest("/later"), nodeResponse("later"))
     await nextCheck()
     expect(written).toEqual([])

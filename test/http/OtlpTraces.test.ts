@@ -151,20 +151,27 @@ describe("OTLP traces", () => {
     expect(hook.status).toBe(201)
 
     expect((await server.request("GET", "/health/ready", { key: null })).status).toBe(200)
-    const created = await server.request("POST", "/api/v1/posts", { body: { content: "Traced", account_ids: [accountId] } })
+    const created = await server.request("POST", "/api/v1/posts", {
+      body: { content: "Traced", account_ids: [accountId] }
+    })
     expect(created.status).toBe(201)
     const postId = (created.json as { data: { id: string } }).data.id
 
-    await until("the post.published delivery", () =>
-      receiver.hooks.some((h) => h.event === "post.published" && h.data["post_id"] === postId))
+    await until(
+      "the post.published delivery",
+      () => receiver.hooks.some((h) => h.event === "post.published" && h.data["post_id"] === postId)
+    )
     expect(telegram.sent.length).toBe(1)
     const delivered = () => receiver.spans().find((s) => s.name === "Webhooks.deliver")
-    await until("the delivery's spans to be exported", () =>
-      delivered() !== undefined && receiver.spans().some((s) => s.parentSpanId === delivered()!.spanId))
+    await until(
+      "the delivery's spans to be exported",
+      () => delivered() !== undefined && receiver.spans().some((s) => s.parentSpanId === delivered()!.spanId)
+    )
 
     const spans = receiver.spans()
     const request = spans.find((s) =>
-      s.kind === kinds.server && s.attributes["http.request.method"] === "POST" && s.attributes["url.path"] === "/api/v1/posts"
+      s.kind === kinds.server && s.attributes["http.request.method"] === "POST" &&
+      s.attributes["url.path"] === "/api/v1/posts"
     )
     expect(request).toBeDefined()
     const trace = spans.filter((s) => s.traceId === request!.traceId)
@@ -176,11 +183,24 @@ describe("OTLP traces", () => {
       s.parentSpanId === undefined ? [] : [s.parentSpanId, ...ancestors(byId.get(s.parentSpanId)!)]
 
     const publish = trace.find((s) => s.name === "Dispatcher.publish")!
-    expect(publish.attributes).toMatchObject({ "herald.platform": "telegram", "herald.post_id": postId, "herald.attempt": 1 })
+    expect(publish.attributes).toMatchObject({
+      "herald.platform": "telegram",
+      "herald.post_id": postId,
+      "herald.attempt": 1
+    })
     expect(ancestors(publish)).toContain(request!.spanId)
 
     const botApi = trace.filter((s) => s.kind === kinds.client && s.parentSpanId === publish.spanId)
-    expect(botApi.map((s) => [s.name, s.attributes["server.address"], s.attributes["url.path"], s.attributes["http.response.status_code"]]))
+    expect(
+      botApi.map((
+        s
+      ) => [
+        s.name,
+        s.attributes["server.address"],
+        s.attributes["url.path"],
+        s.attributes["http.response.status_code"]
+      ])
+    )
       .toEqual([["http.client POST", telegram.server.url, "/{redacted}/sendMessage", 200]])
 
     const deliver = trace.find((s) => s.name === "Webhooks.deliver")!
@@ -226,7 +246,9 @@ describe("OtlpTracing.configFromEnv", () => {
     })
     expect(OtlpTracing.configFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318", OTEL_SDK_DISABLED: "true" })._tag)
       .toBe("None")
-    expect(OtlpTracing.configFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318", OTEL_TRACES_EXPORTER: "none" })._tag)
+    expect(
+      OtlpTracing.configFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318", OTEL_TRACES_EXPORTER: "none" })._tag
+    )
       .toBe("None")
   })
 

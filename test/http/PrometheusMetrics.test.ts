@@ -47,7 +47,11 @@ const parseExposition = (text: string): Exposition => {
       labels[m[1]!] = m[2]!.replace(/\\n/g, "\n").replace(/\\(["\\])/g, "$1")
     }
     const raw = sample[3]!
-    samples.push({ name: sample[1]!, labels, value: raw === "+Inf" ? Infinity : raw === "-Inf" ? -Infinity : Number(raw) })
+    samples.push({
+      name: sample[1]!,
+      labels,
+      value: raw === "+Inf" ? Infinity : raw === "-Inf" ? -Infinity : Number(raw)
+    })
   }
   return { types, samples }
 }
@@ -165,8 +169,11 @@ describe.each([
       })
       await until("four webhook deliveries", () => receiver.received.length >= 4)
       // The deliverer counts an attempt once its outcome is written, just after the receiver answered.
-      await until("the deliveries to be counted", async () =>
-        delta(await scrape(), "herald_webhook_deliveries_total", { outcome: "delivered", attempt: "1" }) >= 4)
+      await until(
+        "the deliveries to be counted",
+        async () =>
+          delta(await scrape(), "herald_webhook_deliveries_total", { outcome: "delivered", attempt: "1" }) >= 4
+      )
 
       const after = await scrape()
       const families: Record<string, string> = {
@@ -201,12 +208,21 @@ describe.each([
       for (const [name, type] of Object.entries(families)) expect([name, after.types.get(name)]).toEqual([name, type])
 
       // Requests, by route template: the posts' ids never appear as routes.
-      expect(delta(after, "herald_http_requests_total", { method: "POST", route: "/api/v1/posts", status: "201" })).toBe(5)
-      expect(delta(after, "herald_http_request_duration_seconds_count", { method: "POST", route: "/api/v1/posts", status: "201" }))
+      expect(delta(after, "herald_http_requests_total", { method: "POST", route: "/api/v1/posts", status: "201" }))
+        .toBe(5)
+      expect(
+        delta(after, "herald_http_request_duration_seconds_count", {
+          method: "POST",
+          route: "/api/v1/posts",
+          status: "201"
+        })
+      )
         .toBe(5)
       expect(count(after, "herald_http_requests_total", { method: "GET", route: "/api/v1/posts/:id", status: "200" }))
         .toBeGreaterThanOrEqual(4)
-      expect(matching(after, "herald_http_requests_total").filter((s) => ids.some((id) => s.labels["route"]!.includes(id))))
+      expect(
+        matching(after, "herald_http_requests_total").filter((s) => ids.some((id) => s.labels["route"]!.includes(id)))
+      )
         .toEqual([])
 
       // The dispatch: four claimed, three published, one refused for good; each publish timed.
@@ -233,7 +249,8 @@ describe.each([
       expect(count(after, "herald_metrics_sweep_rounds_total", { result: "ok" })).toBeGreaterThanOrEqual(1)
       expect(count(after, "herald_token_refresh_sweeps_total", { result: "ok" })).toBeGreaterThanOrEqual(1)
       expect(value(after, "herald_processes", { kind: "serve", state: "live" })).toBe(1)
-      expect(Math.abs(value(after, "herald_process_last_heartbeat_timestamp_seconds") - Date.now() / 1000)).toBeLessThan(60)
+      expect(Math.abs(value(after, "herald_process_last_heartbeat_timestamp_seconds") - Date.now() / 1000))
+        .toBeLessThan(60)
 
       // Store pool: Postgres only.
       if (postgres) {

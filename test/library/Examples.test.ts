@@ -67,37 +67,41 @@ describe("embedding examples", () => {
     expect(stdout).toContain("lookup failed: not_found")
   }, 90_000)
 
-  it("http-host.mjs: its own route publishes or schedules a post, its handler logs post.published, SIGTERM stops it", async () => {
-    const child = spawn(process.execPath, ["examples/http-host.mjs"], {
-      cwd: root,
-      env: { ...plainNode(path.join(work, "http")), PORT: "0" },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    children.push(child)
-    let out = ""
-    child.stdout.on("data", (c) => (out += c))
-    child.stderr.on("data", (c) => (out += c))
-    const port = (await waitFor(() => out, /listening on http:\/\/127\.0\.0\.1:(\d+)/, 60_000))[1]
-    const post = (body: unknown) =>
-      fetch(`http://127.0.0.1:${port}/announcements`, { method: "POST", body: JSON.stringify(body) })
+  it(
+    "http-host.mjs: its own route publishes or schedules a post, its handler logs post.published, SIGTERM stops it",
+    async () => {
+      const child = spawn(process.execPath, ["examples/http-host.mjs"], {
+        cwd: root,
+        env: { ...plainNode(path.join(work, "http")), PORT: "0" },
+        stdio: ["ignore", "pipe", "pipe"]
+      })
+      children.push(child)
+      let out = ""
+      child.stdout.on("data", (c) => (out += c))
+      child.stderr.on("data", (c) => (out += c))
+      const port = (await waitFor(() => out, /listening on http:\/\/127\.0\.0\.1:(\d+)/, 60_000))[1]
+      const post = (body: unknown) =>
+        fetch(`http://127.0.0.1:${port}/announcements`, { method: "POST", body: JSON.stringify(body) })
 
-    const now = await post({ text: "We are live" })
-    expect(now.status).toBe(201)
-    const published = (await now.json()) as { post_id: string }
-    await waitFor(() => out, new RegExp(`post\\.published ${published.post_id}`), 30_000)
+      const now = await post({ text: "We are live" })
+      expect(now.status).toBe(201)
+      const published = (await now.json()) as { post_id: string }
+      await waitFor(() => out, new RegExp(`post\\.published ${published.post_id}`), 30_000)
 
-    const at = new Date(Date.now() + 3_600_000).toISOString()
-    const later = await post({ text: "Soon", at })
-    expect(later.status).toBe(201)
-    expect(await later.json()).toMatchObject({ status: "scheduled" })
+      const at = new Date(Date.now() + 3_600_000).toISOString()
+      const later = await post({ text: "Soon", at })
+      expect(later.status).toBe(201)
+      expect(await later.json()).toMatchObject({ status: "scheduled" })
 
-    // The catalogue's code and status reach the host's own error handling.
-    const past = await post({ text: "Too late", at: "2001-01-01T00:00:00Z" })
-    expect(past.status).toBe(400)
-    expect(await past.json()).toMatchObject({ error: "past_schedule_time" })
+      // The catalogue's code and status reach the host's own error handling.
+      const past = await post({ text: "Too late", at: "2001-01-01T00:00:00Z" })
+      expect(past.status).toBe(400)
+      expect(await past.json()).toMatchObject({ error: "past_schedule_time" })
 
-    child.kill("SIGTERM")
-    const code = await new Promise((resolve) => child.once("exit", (c) => resolve(c)))
-    expect(code).toBe(0)
-  }, 120_000)
+      child.kill("SIGTERM")
+      const code = await new Promise((resolve) => child.once("exit", (c) => resolve(c)))
+      expect(code).toBe(0)
+    },
+    120_000
+  )
 })

@@ -89,7 +89,7 @@ describe("packed packages in a host app", () => {
       "--input-type=module",
       "-e",
       "const d = await import('@herald/http/Dashboard'); const dir = d.directory(); " +
-        "console.log(dir); console.log([...d.readAssets(dir).keys()].sort().join(','))"
+      "console.log(dir); console.log([...d.readAssets(dir).keys()].sort().join(','))"
     ], host)
     expect(found).toContain(path.join(fs.realpathSync(http), "src/dashboard"))
     expect(found).toContain("pages/compose.js")

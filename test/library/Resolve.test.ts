@@ -12,11 +12,15 @@ import { bin, bundleDir, sourceNodeOptions } from "../support/HeraldBin.js"
 const root = path.resolve(import.meta.dirname, "../..")
 
 const resolveIn = (env: NodeJS.ProcessEnv) =>
-  execFileSync(process.execPath, ["--input-type=module", "-e", "console.log(import.meta.resolve('@herald/http/Cli'))"], {
-    cwd: root,
-    env,
-    encoding: "utf8"
-  }).trim()
+  execFileSync(
+    process.execPath,
+    ["--input-type=module", "-e", "console.log(import.meta.resolve('@herald/http/Cli'))"],
+    {
+      cwd: root,
+      env,
+      encoding: "utf8"
+    }
+  ).trim()
 
 describe("resolution of the packages", () => {
   it("vitest loads the sources", async () => {
@@ -33,10 +37,16 @@ describe("resolution of the packages", () => {
     const newestSource = (dir: string): number =>
       fs.readdirSync(dir, { withFileTypes: true }).reduce((newest, entry) => {
         const file = path.join(dir, entry.name)
-        const time = entry.isDirectory() ? newestSource(file) : entry.name.endsWith(".ts") ? fs.statSync(file).mtimeMs : 0
+        const time = entry.isDirectory()
+          ? newestSource(file)
+          : entry.name.endsWith(".ts")
+          ? fs.statSync(file).mtimeMs
+          : 0
         return Math.max(newest, time)
       }, 0)
-    const sources = Math.max(...["core", "adapters", "http"].map((p) => newestSource(path.join(root, "packages", p, "src"))))
+    const sources = Math.max(
+      ...["core", "adapters", "http"].map((p) => newestSource(path.join(root, "packages", p, "src")))
+    )
     expect(fs.statSync(path.join(bundleDir, "herald.mjs")).mtimeMs).toBeGreaterThanOrEqual(sources)
     expect(fs.readFileSync(bin, "utf8")).toContain("./herald.mjs")
   })

@@ -33,7 +33,10 @@ import * as Fixtures from "../support/MediaFixtures.js"
 import * as PixelBomb from "./support/PixelBomb.js"
 
 /** What the fake fetcher answers for each URL. */
-const answers = new Map<string, { readonly contentType?: string; readonly bytes: Uint8Array; readonly filename?: string }>()
+const answers = new Map<
+  string,
+  { readonly contentType?: string; readonly bytes: Uint8Array; readonly filename?: string }
+>()
 
 const fakeFetcher = Layer.succeed(
   MediaLibrary.UrlFetcher,
@@ -41,7 +44,9 @@ const fakeFetcher = Layer.succeed(
     fetch: (url) => {
       const answer = answers.get(url)
       if (answer === undefined) {
-        return Effect.fail(new MediaLibrary.UrlFetchError({ reason: "http_status", message: "example.com answered HTTP 404" }))
+        return Effect.fail(
+          new MediaLibrary.UrlFetchError({ reason: "http_status", message: "example.com answered HTTP 404" })
+        )
       }
       return Effect.succeed({
         contentType: Option.fromNullable(answer.contentType),
@@ -109,7 +114,11 @@ describe("MediaLibrary", () => {
     Effect.gen(function*() {
       const org = yield* newOrg
       const png = Fixtures.png(3, 3)
-      const p = yield* MediaLibrary.presign(org, { filename: "a.png", content_type: "image/png", file_size: png.length })
+      const p = yield* MediaLibrary.presign(org, {
+        filename: "a.png",
+        content_type: "image/png",
+        file_size: png.length
+      })
       const other = yield* MediaLibrary.presign(org, { filename: "b.png", content_type: "image/png", file_size: 1 })
       const send = (id: string, token: string) =>
         Effect.exit(MediaLibrary.receiveUpload({
@@ -142,7 +151,13 @@ describe("MediaLibrary", () => {
       expect(codeOf(third)).toBe("daily_limit_reached")
       if (Exit.isFailure(third) && third.cause._tag === "Fail") {
         expect(third.cause.error).toMatchObject({
-          details: { limit: 2, remaining: 0, period: "day", reset_at: "1970-01-02T00:00:00.000Z", budget: "media_uploads" }
+          details: {
+            limit: 2,
+            remaining: 0,
+            period: "day",
+            reset_at: "1970-01-02T00:00:00.000Z",
+            budget: "media_uploads"
+          }
         })
       }
       // Another organization has its own budget.
@@ -178,7 +193,11 @@ describe("MediaLibrary", () => {
     Effect.gen(function*() {
       const org = yield* newOrg
       const postMedia = yield* Posts.PostMedia
-      const check = (platforms: ReadonlyArray<"instagram" | "x">, mediaIds: ReadonlyArray<string>, mode: "draft" | "publish") =>
+      const check = (
+        platforms: ReadonlyArray<"instagram" | "x">,
+        mediaIds: ReadonlyArray<string>,
+        mode: "draft" | "publish"
+      ) =>
         Effect.exit(postMedia.check({
           organizationId: org,
           mediaIds: mediaIds as ReadonlyArray<MediaId>,
@@ -193,7 +212,16 @@ describe("MediaLibrary", () => {
       expect(JSON.stringify(instagram)).toContain("instagram requires")
       expect(codeOf(yield* check(["instagram"], [], "draft"))).toBe("success")
       expect(codeOf(yield* check(["x"], [], "publish"))).toBe("success")
-      expect(MediaLibrary.carriesMedia({ organizationId: org, mediaIds: [], threadMediaIds: [], platforms: [], platformContent: {}, threadParts: [[], []] }))
+      expect(
+        MediaLibrary.carriesMedia({
+          organizationId: org,
+          mediaIds: [],
+          threadMediaIds: [],
+          platforms: [],
+          platformContent: {},
+          threadParts: [[], []]
+        })
+      )
         .toBe(false)
       // A medium named: the library looks it up (in the post or only in a thread post).
       expect(codeOf(yield* check(["x"], ["00000000-0000-4000-8000-000000000000"], "publish"))).toBe("file_not_uploaded")
@@ -220,7 +248,14 @@ describe("MediaLibrary", () => {
       expect(yield* (yield* BlobStore).exists(media.storageKey)).toBe(false)
       const events = yield* (yield* EventStore).list(org)
       expect(events.map((e) => e.type)).toEqual(["media.uploaded", "media.deleted"])
-      expect(events[0]!.data).toMatchObject({ media_id: id, mime_type: "image/png", type: "image", width: 9, height: 4, status: "ready" })
+      expect(events[0]!.data).toMatchObject({
+        media_id: id,
+        mime_type: "image/png",
+        type: "image",
+        width: 9,
+        height: 4,
+        status: "ready"
+      })
       expect(codeOf(yield* Effect.exit(MediaLibrary.get(org, id)))).toBe("not_found")
     }).pipe(Effect.provide(services(MediaLibrary.defaultBudget))))
 
@@ -229,8 +264,15 @@ describe("MediaLibrary", () => {
       const org = yield* newOrg
       answers.set("https://example.com/blob", { contentType: "application/octet-stream", bytes: Fixtures.gif(6, 5) })
       answers.set("https://example.com/lie.jpg", { contentType: "image/jpeg", bytes: Fixtures.png(2, 2) })
-      answers.set("https://example.com/page", { contentType: "text/html; charset=utf-8", bytes: new TextEncoder().encode("<html>") })
-      answers.set("https://example.com/doc", { contentType: "application/pdf", bytes: Fixtures.pdf(), filename: "Report.pdf" })
+      answers.set("https://example.com/page", {
+        contentType: "text/html; charset=utf-8",
+        bytes: new TextEncoder().encode("<html>")
+      })
+      answers.set("https://example.com/doc", {
+        contentType: "application/pdf",
+        bytes: Fixtures.pdf(),
+        filename: "Report.pdf"
+      })
 
       const gif = yield* MediaLibrary.importFromUrl(org, { url: "https://example.com/blob" })
       expect(gif).toMatchObject({ mimeType: "image/gif", kind: "image", status: "ready", filename: "download" })
@@ -240,10 +282,18 @@ describe("MediaLibrary", () => {
       expect(doc).toMatchObject({ mimeType: "application/pdf", kind: "document", filename: "Report.pdf" })
       expect(doc.altText).toEqual(Option.some("The report"))
       expect(gif.altText).toEqual(Option.none())
-      expect(codeOf(yield* Effect.exit(MediaLibrary.importFromUrl(org, { url: "https://example.com/doc", alt_text: "z".repeat(1001) }))))
+      expect(
+        codeOf(
+          yield* Effect.exit(
+            MediaLibrary.importFromUrl(org, { url: "https://example.com/doc", alt_text: "z".repeat(1001) })
+          )
+        )
+      )
         .toBe("validation_error")
 
-      const lie = yield* Effect.exit(MediaLibrary.importFromUrl(org, { url: "https://example.com/lie.jpg", filename: "x.jpg" }))
+      const lie = yield* Effect.exit(
+        MediaLibrary.importFromUrl(org, { url: "https://example.com/lie.jpg", filename: "x.jpg" })
+      )
       expect(codeOf(lie)).toBe("file_type_mismatch")
       expect(codeOf(yield* Effect.exit(MediaLibrary.importFromUrl(org, { url: "https://example.com/page" }))))
         .toBe("unsupported_media_type")

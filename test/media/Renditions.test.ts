@@ -33,7 +33,9 @@ import { organization } from "../../packages/adapters/test/contract/Fixtures.js"
 import { sqlite } from "../../packages/adapters/test/support/TestDatabases.js"
 
 const noisy = (width: number, height: number) =>
-  sharp({ create: { width, height, channels: 3, background: "#808080", noise: { type: "gaussian", mean: 128, sigma: 60 } } })
+  sharp({
+    create: { width, height, channels: 3, background: "#808080", noise: { type: "gaussian", mean: 128, sigma: 60 } }
+  })
 
 const gps = {
   IFD0: { Make: "HeraldPhone", Model: "Test 1" },
@@ -112,7 +114,9 @@ const published = (org: OrganizationId, id: MediaId, target: MediaTarget) =>
 /** The RGB of one pixel (JPEG: within a unit or two of the colour drawn). */
 const pixel = (bytes: Uint8Array, left: number, top: number) =>
   Effect.promise(async () => {
-    const { data } = await sharp(bytes).extract({ left, top, width: 1, height: 1 }).raw().toBuffer({ resolveWithObject: true })
+    const { data } = await sharp(bytes).extract({ left, top, width: 1, height: 1 }).raw().toBuffer({
+      resolveWithObject: true
+    })
     return [...data].slice(0, 3).map((v) => (v > 250 ? (v >= 254 ? v : 255) : v < 5 ? 0 : v))
   })
 
@@ -139,28 +143,32 @@ describe("renditions per platform", () => {
       expect(sha256(yield* originalBytes(org, id))).toBe(sha256(source))
     }).pipe(Effect.provide(services)))
 
-  it.effect("a large JPEG with GPS: under 1,000,000 bytes for Bluesky, under 5 MiB for X, no EXIF anywhere, original untouched", () =>
-    Effect.gen(function*() {
-      const org = yield* newOrg
-      const source = yield* Effect.promise(bigGpsJpeg)
-      expect(source.length).toBeGreaterThan(2_000_000)
-      const before = yield* Effect.promise(() => sharp(source).metadata())
-      expect(before.exif?.includes(Buffer.from("HeraldPhone"))).toBe(true)
-      const id = yield* upload(org, source, "image/jpeg", "photo.jpg")
-      for (const platform of ["bluesky", "x", "instagram"] as const) {
-        const out = yield* published(org, id, { platform })
-        expect(out.ref.mimeType, platform).toBe("image/jpeg")
-        expect(out.meta.exif, `${platform}: no EXIF (so no GPS)`).toBeUndefined()
-        expect(out.meta.xmp, platform).toBeUndefined()
-        expect(out.bytes.includes(Buffer.from("HeraldPhone")), platform).toBe(false)
-        if (platform === "bluesky") {
-          expect(out.bytes.length).toBeLessThanOrEqual(1_000_000)
-          expect(out.meta.width! / out.meta.height!).toBeCloseTo(1.5, 1)
+  it.effect(
+    "a large JPEG with GPS: under 1,000,000 bytes for Bluesky, under 5 MiB for X, no EXIF anywhere, original untouched",
+    () =>
+      Effect.gen(function*() {
+        const org = yield* newOrg
+        const source = yield* Effect.promise(bigGpsJpeg)
+        expect(source.length).toBeGreaterThan(2_000_000)
+        const before = yield* Effect.promise(() => sharp(source).metadata())
+        expect(before.exif?.includes(Buffer.from("HeraldPhone"))).toBe(true)
+        const id = yield* upload(org, source, "image/jpeg", "photo.jpg")
+        for (const platform of ["bluesky", "x", "instagram"] as const) {
+          const out = yield* published(org, id, { platform })
+          expect(out.ref.mimeType, platform).toBe("image/jpeg")
+          expect(out.meta.exif, `${platform}: no EXIF (so no GPS)`).toBeUndefined()
+          expect(out.meta.xmp, platform).toBeUndefined()
+          expect(out.bytes.includes(Buffer.from("HeraldPhone")), platform).toBe(false)
+          if (platform === "bluesky") {
+            expect(out.bytes.length).toBeLessThanOrEqual(1_000_000)
+            expect(out.meta.width! / out.meta.height!).toBeCloseTo(1.5, 1)
+          }
+          if (platform === "x") expect(out.bytes.length).toBeLessThanOrEqual(5 * 1024 * 1024)
         }
-        if (platform === "x") expect(out.bytes.length).toBeLessThanOrEqual(5 * 1024 * 1024)
-      }
-      expect(sha256(yield* originalBytes(org, id))).toBe(sha256(source))
-    }).pipe(Effect.provide(services)), 60_000)
+        expect(sha256(yield* originalBytes(org, id))).toBe(sha256(source))
+      }).pipe(Effect.provide(services)),
+    60_000
+  )
 
   it.effect("orientation is applied before the metadata goes: a rotated phone photo looks the same", () =>
     Effect.gen(function*() {
@@ -227,7 +235,9 @@ describe("renditions per platform", () => {
       yield* published(org, id, { platform: "bluesky" })
       expect(renders - start).toBe(2)
       // Without a target (a caller that does not say where), the original goes as before.
-      const [plain] = yield* Effect.flatMap(DispatchMedia, (d) => d.resolve(org, [id])).pipe(Effect.provide(dispatchMedia))
+      const [plain] = yield* Effect.flatMap(DispatchMedia, (d) => d.resolve(org, [id])).pipe(
+        Effect.provide(dispatchMedia)
+      )
       expect(plain!.mimeType).toBe("image/png")
     }).pipe(Effect.provide(services)))
 

@@ -107,10 +107,14 @@ describe.skipIf(skipReason !== undefined)("media on a shared bucket", () => {
       const view = await b.request("GET", `/api/v1/posts/${post.json.data.id}`)
       expect(view.json.data["status"]).toBe("published")
     } finally {
-      await Promise.all([a.stop(), b?.stop(), (async () => {
-        worker.child.kill("SIGTERM")
-        await worker.exited
-      })()])
+      await Promise.all([
+        a.stop(),
+        b?.stop(),
+        (async () => {
+          worker.child.kill("SIGTERM")
+          await worker.exited
+        })()
+      ])
       await Effect.runPromise(db.drop)
       fs.rmSync(work, { recursive: true, force: true })
     }

@@ -66,7 +66,11 @@ const codeOf = <A, E>(exit: Exit.Exit<A, E>): string => {
 /** Presign and send the bytes (not completed); returns the medium. */
 const sent = (org: OrganizationId, bytes: Uint8Array) =>
   Effect.gen(function*() {
-    const p = yield* MediaLibrary.presign(org, { filename: "a.png", content_type: "image/png", file_size: bytes.length })
+    const p = yield* MediaLibrary.presign(org, {
+      filename: "a.png",
+      content_type: "image/png",
+      file_size: bytes.length
+    })
     return yield* MediaLibrary.receiveUpload({
       id: p.media.id,
       token: p.token,
@@ -93,7 +97,8 @@ describe("sweep of uploads never completed", () => {
       const org = yield* newOrg
       const blobStore = yield* BlobStore
       const abandoned = yield* sent(org, Fixtures.png(3, 3))
-      const neverSent = (yield* MediaLibrary.presign(org, { filename: "b.png", content_type: "image/png", file_size: 10 })).media
+      const neverSent =
+        (yield* MediaLibrary.presign(org, { filename: "b.png", content_type: "image/png", file_size: 10 })).media
       const completed = yield* sent(org, Fixtures.png(4, 4))
       yield* MediaLibrary.complete(org, completed.id)
       const posted = yield* sent(org, Fixtures.png(5, 5))

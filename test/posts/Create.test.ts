@@ -17,8 +17,10 @@ import { databasesUnderTest } from "../../packages/adapters/test/support/TestDat
 import { eventsOf, inMinutes, NOW, servicesOn, world } from "./PostsFixture.js"
 
 const domainError = <A, R>(self: Effect.Effect<A, unknown, R>) =>
-  Effect.flatMap(Effect.flip(self), (e) =>
-    e instanceof DomainError ? Effect.succeed(e) : Effect.dieMessage(`expected a DomainError, got ${String(e)}`))
+  Effect.flatMap(
+    Effect.flip(self),
+    (e) => e instanceof DomainError ? Effect.succeed(e) : Effect.dieMessage(`expected a DomainError, got ${String(e)}`)
+  )
 
 for (const db of await databasesUnderTest()) {
   describe.skipIf(db.layer === undefined)(`Posts.create on ${db.label}`, () => {
@@ -49,7 +51,9 @@ for (const db of await databasesUnderTest()) {
           expect(Option.map(record.post.approval, (a) => a.status)).toEqual(Option.some("pending"))
           const events = yield* eventsOf(w, "post.approval_requested")
           expect(events.map((e) => e.data["post_id"])).toEqual([record.post.id])
-          const error = yield* domainError(Posts.create(w.caller, { content: "x", request_approval: true, account_ids: [w.accounts.x.id] }))
+          const error = yield* domainError(
+            Posts.create(w.caller, { content: "x", request_approval: true, account_ids: [w.accounts.x.id] })
+          )
           expect(error.code).toBe("validation_error")
         }))
 
@@ -127,7 +131,12 @@ for (const db of await databasesUnderTest()) {
           })
           const create = (body: Record<string, unknown>) =>
             Posts.create(w.caller, body).pipe(Effect.provideService(Transactor, spy))
-          const draft = yield* create({ content: "idea", draft: true, account_ids: [w.accounts.x.id], idempotency_key: "k1" })
+          const draft = yield* create({
+            content: "idea",
+            draft: true,
+            account_ids: [w.accounts.x.id],
+            idempotency_key: "k1"
+          })
           yield* create({ content: "review", draft: true, request_approval: true, account_ids: [w.accounts.x.id] })
           yield* create({ content: "later", account_ids: [w.accounts.x.id], scheduled_for: inMinutes(30) })
           expect(calls).toEqual(["atomic write", "transaction", "transaction"])
@@ -172,7 +181,11 @@ for (const db of await databasesUnderTest()) {
           const inactive = yield* domainError(draft([x.id, linkedin.id]))
           expect(inactive.code).toBe("invalid_accounts")
           expect(inactive.message).toBe(`Invalid account_ids: inactive (reconnect them first): ${linkedin.id}`)
-          expect(inactive.details).toEqual({ invalid_account_ids: [linkedin.id], not_found: [], inactive: [linkedin.id] })
+          expect(inactive.details).toEqual({
+            invalid_account_ids: [linkedin.id],
+            not_found: [],
+            inactive: [linkedin.id]
+          })
           expect(yield* postCount).toBe(2)
 
           const [added] = yield* sql<{ readonly id: number | string }>`INSERT INTO social_accounts (organization_id,
@@ -216,7 +229,11 @@ for (const db of await databasesUnderTest()) {
         Effect.gen(function*() {
           const w = yield* world
           const error = yield* domainError(
-            Posts.create(w.caller, { content: "a", account_ids: [w.accounts.x.id], threadPosts: [{ content: "b", media: [] }] })
+            Posts.create(w.caller, {
+              content: "a",
+              account_ids: [w.accounts.x.id],
+              threadPosts: [{ content: "b", media: [] }]
+            })
           )
           expect(error.code).toBe("invalid_field_name")
           expect(error.details?.["fields"]).toEqual(["threadPosts.0.media"])
@@ -267,7 +284,9 @@ for (const db of await databasesUnderTest()) {
         Effect.gen(function*() {
           const w = yield* world
           for (const id of [999999, w.foreign.id, w.accounts.inactive.id]) {
-            const error = yield* domainError(Posts.create(w.caller, { content: "a", account_ids: [w.accounts.x.id, id] }))
+            const error = yield* domainError(
+              Posts.create(w.caller, { content: "a", account_ids: [w.accounts.x.id, id] })
+            )
             expect(error.code).toBe("invalid_accounts")
             expect(error.details?.["invalid_account_ids"]).toEqual([id])
           }
@@ -283,7 +302,9 @@ for (const db of await databasesUnderTest()) {
           const w = yield* world
           const base = { content: "a", account_ids: [w.accounts.x.id] }
           for (const scheduled_for of ["next tuesday", "2026-02-30T10:00:00Z", "2026-07-01T25:00:00Z", "1719830400"]) {
-            expect((yield* domainError(Posts.create(w.caller, { ...base, scheduled_for }))).code).toBe("invalid_datetime")
+            expect((yield* domainError(Posts.create(w.caller, { ...base, scheduled_for }))).code).toBe(
+              "invalid_datetime"
+            )
           }
           for (const scheduled_for of [inMinutes(-1), DateTime.formatIso(NOW)]) {
             expect((yield* domainError(Posts.create(w.caller, { ...base, scheduled_for }))).code).toBe(
@@ -361,7 +382,9 @@ for (const db of await databasesUnderTest()) {
       it.effect("the 21st immediate publish of a minute is 429 post_limit_reached and writes nothing", () =>
         Effect.gen(function*() {
           const w = yield* world
-          for (let i = 0; i < 20; i++) yield* Posts.create(w.caller, { content: `n${i}`, account_ids: [w.accounts.x.id] })
+          for (let i = 0; i < 20; i++) {
+            yield* Posts.create(w.caller, { content: `n${i}`, account_ids: [w.accounts.x.id] })
+          }
           const error = yield* domainError(Posts.create(w.caller, { content: "n20", account_ids: [w.accounts.x.id] }))
           expect(error.code).toBe("post_limit_reached")
           expect(error.details).toMatchObject({
@@ -373,7 +396,11 @@ for (const db of await databasesUnderTest()) {
           const listed = yield* Posts.list(w.caller, { limit: "100" })
           expect(listed.page.total).toBe(20)
           // Scheduled posts count only against their own allowance; drafts against none.
-          yield* Posts.create(w.caller, { content: "later", account_ids: [w.accounts.x.id], scheduled_for: inMinutes(60) })
+          yield* Posts.create(w.caller, {
+            content: "later",
+            account_ids: [w.accounts.x.id],
+            scheduled_for: inMinutes(60)
+          })
           yield* Posts.create(w.caller, { content: "draft", draft: true })
         }))
 

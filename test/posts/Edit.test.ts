@@ -16,13 +16,19 @@ import { databasesUnderTest } from "../../packages/adapters/test/support/TestDat
 import { eventsOf, inMinutes, NOW, servicesOn, world } from "./PostsFixture.js"
 
 const domainError = <A, R>(self: Effect.Effect<A, unknown, R>) =>
-  Effect.flatMap(Effect.flip(self), (e) =>
-    e instanceof DomainError ? Effect.succeed(e) : Effect.dieMessage(`expected a DomainError, got ${String(e)}`))
+  Effect.flatMap(
+    Effect.flip(self),
+    (e) => e instanceof DomainError ? Effect.succeed(e) : Effect.dieMessage(`expected a DomainError, got ${String(e)}`)
+  )
 
-
-const withDestinations = (record: { post: Post; destinations: ReadonlyArray<Destination> }, status: Destination["status"]) =>
-  Effect.flatMap(PostStore, (store) =>
-    store.updateDestinations(record.destinations.map((d) => new Destination({ ...d, status }))))
+const withDestinations = (
+  record: { post: Post; destinations: ReadonlyArray<Destination> },
+  status: Destination["status"]
+) =>
+  Effect.flatMap(
+    PostStore,
+    (store) => store.updateDestinations(record.destinations.map((d) => new Destination({ ...d, status })))
+  )
 
 for (const db of await databasesUnderTest()) {
   describe.skipIf(db.layer === undefined)(`Posts editing on ${db.label}`, () => {
@@ -34,11 +40,13 @@ for (const db of await databasesUnderTest()) {
           const other = yield* world
           const { record } = yield* Posts.create(w.caller, { content: "li", account_ids: [w.accounts.linkedin.id] })
           expect((yield* Posts.get(w.caller, record.post.id.toUpperCase())).post.id).toBe(record.post.id)
-          for (const [caller, id] of [
-            [w.caller, "nope"],
-            [other.caller, record.post.id],
-            [w.restricted, record.post.id]
-          ] as const) {
+          for (
+            const [caller, id] of [
+              [w.caller, "nope"],
+              [other.caller, record.post.id],
+              [w.restricted, record.post.id]
+            ] as const
+          ) {
             expect((yield* domainError(Posts.get(caller, id))).code).toBe("not_found")
           }
         }))
@@ -46,9 +54,17 @@ for (const db of await databasesUnderTest()) {
       it.effect("list: filters, twitter = x, invalid values dropped, pagination with total and has_more", () =>
         Effect.gen(function*() {
           const w = yield* world
-          const x = yield* Posts.create(w.caller, { content: "on x", account_ids: [w.accounts.x.id], scheduled_for: inMinutes(30) })
+          const x = yield* Posts.create(w.caller, {
+            content: "on x",
+            account_ids: [w.accounts.x.id],
+            scheduled_for: inMinutes(30)
+          })
           yield* TestClock.adjust("1 second")
-          yield* Posts.create(w.caller, { content: "on bluesky", account_ids: [w.accounts.bluesky.id], scheduled_for: inMinutes(40) })
+          yield* Posts.create(w.caller, {
+            content: "on bluesky",
+            account_ids: [w.accounts.bluesky.id],
+            scheduled_for: inMinutes(40)
+          })
           yield* TestClock.adjust("1 second")
           yield* Posts.create(w.caller, { content: "a draft", draft: true })
           const all = yield* Posts.list(w.caller, {})
@@ -143,7 +159,9 @@ for (const db of await databasesUnderTest()) {
           expect((yield* domainError(Posts.update(w.caller, post.id, { content: "x".repeat(3001) }))).code).toBe(
             "content_too_long"
           )
-          expect((yield* domainError(Posts.update(w.caller, post.id, { media: ["a"] }))).code).toBe("invalid_field_name")
+          expect((yield* domainError(Posts.update(w.caller, post.id, { media: ["a"] }))).code).toBe(
+            "invalid_field_name"
+          )
           expect((yield* domainError(Posts.update(w.caller, post.id, { draft: true }))).code).toBe("validation_error")
         }))
 
@@ -152,26 +170,43 @@ for (const db of await databasesUnderTest()) {
           const w = yield* world
           const store = yield* PostStore
           const statuses = (id: string) =>
-            Effect.map(Posts.get(w.caller, id), (r) => r.destinations.map((d) => [d.accountId, d.status, DateTime.formatIso(d.dueAt)]))
+            Effect.map(Posts.get(w.caller, id), (r) =>
+              r.destinations.map((d) => [d.accountId, d.status, DateTime.formatIso(d.dueAt)]))
 
           // Due now: content applies (the claim that comes next loads it); a reschedule would race a claim.
           const now = yield* Posts.create(w.caller, { content: "now", account_ids: [w.accounts.x.id] })
-          expect((yield* Posts.update(w.caller, now.record.post.id, { content: "edit" })).record.post.content).toBe("edit")
+          expect((yield* Posts.update(w.caller, now.record.post.id, { content: "edit" })).record.post.content).toBe(
+            "edit"
+          )
           const due = yield* domainError(Posts.update(w.caller, now.record.post.id, { scheduled_for: inMinutes(30) }))
           expect([due.code, due.details?.["fields"]]).toEqual(["invalid_post_status", ["scheduled_for"]])
 
           // Fully published: campaign and time zone only; content reaches no one; nothing is re-sent.
-          const later = yield* Posts.create(w.caller, { content: "later", account_ids: [w.accounts.x.id], scheduled_for: inMinutes(60) })
+          const later = yield* Posts.create(w.caller, {
+            content: "later",
+            account_ids: [w.accounts.x.id],
+            scheduled_for: inMinutes(60)
+          })
           yield* withDestinations(later.record, "published")
           const before = yield* statuses(later.record.post.id)
           const published = yield* domainError(Posts.update(w.caller, later.record.post.id, { content: "edit" }))
-          expect([published.code, published.details]).toEqual(["invalid_post_status", { status: "published", fields: ["content"] }])
-          const zoned = yield* Posts.update(w.caller, later.record.post.id, { timezone: "Europe/Paris", content: "later" })
+          expect([published.code, published.details]).toEqual(["invalid_post_status", {
+            status: "published",
+            fields: ["content"]
+          }])
+          const zoned = yield* Posts.update(w.caller, later.record.post.id, {
+            timezone: "Europe/Paris",
+            content: "later"
+          })
           expect([zoned.changed, Posts.statusOf(zoned.record)]).toEqual([["timezone"], "published"])
           expect(yield* statuses(later.record.post.id)).toEqual(before)
-          const moved = yield* domainError(Posts.update(w.caller, later.record.post.id, { scheduled_for: inMinutes(90) }))
+          const moved = yield* domainError(
+            Posts.update(w.caller, later.record.post.id, { scheduled_for: inMinutes(90) })
+          )
           expect(moved.code).toBe("invalid_post_status")
-          const dropped = yield* domainError(Posts.update(w.caller, later.record.post.id, { account_ids: [w.accounts.linkedin.id] }))
+          const dropped = yield* domainError(
+            Posts.update(w.caller, later.record.post.id, { account_ids: [w.accounts.linkedin.id] })
+          )
           expect([dropped.code, dropped.details?.["account_ids"]]).toEqual(["invalid_post_status", [w.accounts.x.id]])
 
           // Partially failed: content applies (the next retry uses it); the failed destination stays failed
@@ -199,14 +234,24 @@ for (const db of await databasesUnderTest()) {
             [dbs!.accountId, "queued", inMinutes(120)]
           ])
           // The failed account can be removed; the published one cannot.
-          const removed = yield* Posts.update(w.caller, mixed.record.post.id, { account_ids: [w.accounts.x.id, w.accounts.bluesky.id] })
-          expect(removed.record.destinations.map((d) => d.status)).toEqual(["published", "queued"])
+          const removed = yield* Posts.update(w.caller, mixed.record.post.id, {
+            account_ids: [w.accounts.x.id, w.accounts.bluesky.id]
+          })
+          expect(removed.record.destinations.map((d) =>
+            d.status
+          )).toEqual(["published", "queued"])
 
           // Publishing: content applies to what is not yet sent; the publishing destination is untouched.
-          const busy = yield* Posts.create(w.caller, { content: "busy", account_ids: [w.accounts.x.id], scheduled_for: inMinutes(60) })
+          const busy = yield* Posts.create(w.caller, {
+            content: "busy",
+            account_ids: [w.accounts.x.id],
+            scheduled_for: inMinutes(60)
+          })
           yield* withDestinations(busy.record, "publishing")
           const changed = yield* Posts.update(w.caller, busy.record.post.id, { content: "busy 2" })
-          expect([changed.record.post.content, changed.record.destinations.map((d) => d.status)]).toEqual(["busy 2", ["publishing"]])
+          expect([changed.record.post.content, changed.record.destinations.map((d) => d.status)]).toEqual(["busy 2", [
+            "publishing"
+          ]])
           const events = yield* eventsOf(w, "post.updated")
           expect(events.filter((e) => e.data["post_id"] === busy.record.post.id)).toHaveLength(1)
         }))
@@ -219,7 +264,9 @@ for (const db of await databasesUnderTest()) {
           yield* store.update(
             new Post({
               ...record.post,
-              approval: Option.some(new Approval({ status: "changes_requested", note: Option.some("tone"), consumed: false }))
+              approval: Option.some(
+                new Approval({ status: "changes_requested", note: Option.some("tone"), consumed: false })
+              )
             })
           )
           const updated = yield* Posts.update(w.caller, record.post.id, { content: "v2" })
@@ -232,7 +279,11 @@ for (const db of await databasesUnderTest()) {
       it.effect("DELETE removes the post with post.deleted; refused while a destination is publishing", () =>
         Effect.gen(function*() {
           const w = yield* world
-          const { record } = yield* Posts.create(w.caller, { content: "bye", account_ids: [w.accounts.x.id], scheduled_for: inMinutes(5) })
+          const { record } = yield* Posts.create(w.caller, {
+            content: "bye",
+            account_ids: [w.accounts.x.id],
+            scheduled_for: inMinutes(5)
+          })
           yield* Posts.remove(w.caller, record.post.id)
           expect((yield* domainError(Posts.get(w.caller, record.post.id))).code).toBe("not_found")
           const [event] = yield* eventsOf(w, "post.deleted")
@@ -249,11 +300,15 @@ for (const db of await databasesUnderTest()) {
         Effect.gen(function*() {
           const w = yield* world
           const { record } = yield* Posts.create(w.caller, { content: "plan", draft: true })
-          expect((yield* domainError(Posts.schedule(w.caller, record.post.id, { scheduled_for: inMinutes(1) }))).code).toBe(
-            "invalid_accounts"
-          )
+          expect((yield* domainError(Posts.schedule(w.caller, record.post.id, { scheduled_for: inMinutes(1) }))).code)
+            .toBe(
+              "invalid_accounts"
+            )
           const soon = yield* domainError(
-            Posts.schedule(w.caller, record.post.id, { scheduled_for: "2026-07-01T10:00:59Z", account_ids: [w.accounts.x.id] })
+            Posts.schedule(w.caller, record.post.id, {
+              scheduled_for: "2026-07-01T10:00:59Z",
+              account_ids: [w.accounts.x.id]
+            })
           )
           expect(soon.code).toBe("past_schedule_time")
           const scheduled = yield* Posts.schedule(w.caller, record.post.id, {
@@ -291,7 +346,9 @@ for (const db of await databasesUnderTest()) {
           const c = yield* Posts.create(w.caller, { content: "x", draft: true, account_ids: [w.accounts.x.id] })
           expect((yield* domainError(Posts.schedule(w.caller, c.record.post.id, {}))).code).toBe("validation_error")
           expect(
-            (yield* domainError(Posts.schedule(w.caller, c.record.post.id, { publish_now: true, scheduled_for: inMinutes(5) })))
+            (yield* domainError(
+              Posts.schedule(w.caller, c.record.post.id, { publish_now: true, scheduled_for: inMinutes(5) })
+            ))
               .code
           ).toBe("validation_error")
         }))
@@ -321,7 +378,9 @@ for (const db of await databasesUnderTest()) {
           const scheduled = yield* Posts.schedule(w.caller, record.post.id, { publish_now: true })
           expect(Option.map(scheduled.post.approval, (a) => a.consumed)).toEqual(Option.some(true))
           const stored = yield* Posts.get(w.caller, record.post.id)
-          expect(Option.map(stored.post.approval, (a) => [a.status, a.consumed])).toEqual(Option.some(["approved", true]))
+          expect(Option.map(stored.post.approval, (a) => [a.status, a.consumed])).toEqual(
+            Option.some(["approved", true])
+          )
         }))
     })
   })

@@ -14,8 +14,10 @@ import { databasesUnderTest } from "../../packages/adapters/test/support/TestDat
 import { eventsOf, servicesOn, world } from "./PostsFixture.js"
 
 const domainError = <A, R>(self: Effect.Effect<A, unknown, R>) =>
-  Effect.flatMap(Effect.flip(self), (e) =>
-    e instanceof DomainError ? Effect.succeed(e) : Effect.dieMessage(`expected a DomainError, got ${String(e)}`))
+  Effect.flatMap(
+    Effect.flip(self),
+    (e) => e instanceof DomainError ? Effect.succeed(e) : Effect.dieMessage(`expected a DomainError, got ${String(e)}`)
+  )
 
 for (const db of await databasesUnderTest()) {
   describe.skipIf(db.layer === undefined)(`Approvals on ${db.label}`, () => {
@@ -24,13 +26,19 @@ for (const db of await databasesUnderTest()) {
       it.effect("the review and its event are one write: a failing event append leaves the draft pending", () =>
         Effect.gen(function*() {
           const w = yield* world
-          const { record } = yield* Posts.create(w.caller, { content: "review me", draft: true, request_approval: true })
+          const { record } = yield* Posts.create(w.caller, {
+            content: "review me",
+            draft: true,
+            request_approval: true
+          })
           const events = yield* EventStore
           const failing = EventStore.of({ ...events, append: () => Effect.dieMessage("event store down") })
-          for (const review of [
-            Approvals.approve(w.caller, record.post.id, { note: "ok" }),
-            Approvals.requestChanges(w.caller, record.post.id, { note: "no" })
-          ]) {
+          for (
+            const review of [
+              Approvals.approve(w.caller, record.post.id, { note: "ok" }),
+              Approvals.requestChanges(w.caller, record.post.id, { note: "no" })
+            ]
+          ) {
             const exit = yield* Effect.exit(review.pipe(Effect.provideService(EventStore, failing)))
             expect(exit._tag).toBe("Failure")
             const stored = yield* Posts.get(w.caller, record.post.id)

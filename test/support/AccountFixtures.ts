@@ -42,7 +42,9 @@ export const insertAccounts = (organizationId: string, specs: ReadonlyArray<Acco
           tokenExpiresAt: spec.tokenExpiresIn === undefined
             ? Option.none()
             : Option.some(DateTime.unsafeMake(DateTime.toEpochMillis(now) + spec.tokenExpiresIn)),
-          lastSuccessAt: spec.lastSuccessAt === undefined ? Option.none() : Option.some(DateTime.unsafeMake(spec.lastSuccessAt)),
+          lastSuccessAt: spec.lastSuccessAt === undefined
+            ? Option.none()
+            : Option.some(DateTime.unsafeMake(spec.lastSuccessAt)),
           recentFailures: spec.recentFailures ?? 0,
           credentials: Option.none(),
           createdAt: now,

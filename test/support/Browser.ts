@@ -82,7 +82,15 @@ export const signInto = async (
 ): Promise<{ readonly cookie: string; readonly csrf: string }> => {
   const signedIn = await server.request("POST", "/dashboard/api/session", { key: null, body: credentials })
   const cookie = /herald_session=([0-9a-f]{64})/.exec(signedIn.headers.get("set-cookie") ?? "")?.[1]
-  if (signedIn.status !== 200 || cookie === undefined) throw new Error(`signing in: ${signedIn.status} ${signedIn.text}`)
-  await context.addCookies([{ name: "herald_session", value: cookie, url: server.baseUrl, httpOnly: true, sameSite: "Strict" }])
+  if (signedIn.status !== 200 || cookie === undefined) {
+    throw new Error(`signing in: ${signedIn.status} ${signedIn.text}`)
+  }
+  await context.addCookies([{
+    name: "herald_session",
+    value: cookie,
+    url: server.baseUrl,
+    httpOnly: true,
+    sameSite: "Strict"
+  }])
   return { cookie, csrf: (signedIn.json as { csrf_token: string }).csrf_token }
 }

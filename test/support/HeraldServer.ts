@@ -199,7 +199,9 @@ export const start = async (options: StartOptions = {}): Promise<HeraldServer> =
   // SQLITE_BUSY (the busy timeout does not cover it), so the whole program is tried again.
   const withStore = <A, E>(program: Effect.Effect<A, E, StoreServices>): Promise<A> =>
     Effect.runPromise(
-      Effect.scoped(program.pipe(Effect.provide(Server.services({ database, rateLimits: RateLimit.defaults, dataDir })))).pipe(
+      Effect.scoped(
+        program.pipe(Effect.provide(Server.services({ database, rateLimits: RateLimit.defaults, dataDir })))
+      ).pipe(
         Effect.retry({ while: StoreFaults.isStoreUnavailable, schedule: Schedule.spaced("50 millis"), times: 10 })
       )
     )
@@ -214,8 +216,12 @@ export const start = async (options: StartOptions = {}): Promise<HeraldServer> =
       return yield* Admin.createKey({
         organizationId: org.id,
         name: opts.name,
-        scopes: opts.scopes === undefined ? undefined : Schema.decodeUnknownSync(Schema.Array(ApiKey.Scope))(opts.scopes),
-        accountIds: opts.accounts === undefined ? undefined : Schema.decodeUnknownSync(Schema.Array(AccountId))(opts.accounts),
+        scopes: opts.scopes === undefined
+          ? undefined
+          : Schema.decodeUnknownSync(Schema.Array(ApiKey.Scope))(opts.scopes),
+        accountIds: opts.accounts === undefined
+          ? undefined
+          : Schema.decodeUnknownSync(Schema.Array(AccountId))(opts.accounts),
         expiresAt: expiresAt === undefined ? undefined : DateTime.toUtc(expiresAt.value)
       })
     }))
@@ -228,7 +234,9 @@ export const start = async (options: StartOptions = {}): Promise<HeraldServer> =
     const org = await withStore(Admin.createOrganization({
       name: opts.name,
       plan: opts.plan === undefined ? undefined : Schema.decodeUnknownSync(Organization.Plan)(opts.plan),
-      status: opts.status === undefined ? undefined : Schema.decodeUnknownSync(Organization.SubscriptionStatus)(opts.status)
+      status: opts.status === undefined
+        ? undefined
+        : Schema.decodeUnknownSync(Organization.SubscriptionStatus)(opts.status)
     }))
     return org.id
   }

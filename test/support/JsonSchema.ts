@@ -44,7 +44,10 @@ export const validate = (document: Json, schema: unknown, value: unknown, path =
   if (Array.isArray(schema.anyOf) && !schema.anyOf.some((s) => validate(document, s, value, path).length === 0)) {
     errors.push(`${path}: matches none of anyOf`)
   }
-  if (Array.isArray(schema.oneOf) && schema.oneOf.filter((s) => validate(document, s, value, path).length === 0).length !== 1) {
+  if (
+    Array.isArray(schema.oneOf) &&
+    schema.oneOf.filter((s) => validate(document, s, value, path).length === 0).length !== 1
+  ) {
     errors.push(`${path}: does not match exactly one of oneOf`)
   }
   if (Array.isArray(schema.allOf)) {

@@ -97,7 +97,11 @@ export const startSandboxServer = async (options: SandboxServerOptions = {}): Pr
     const headers: Record<string, string> = {}
     if (apiKey !== null) headers["authorization"] = `Bearer ${apiKey}`
     if (body !== undefined) headers["content-type"] = "application/json"
-    const r = await fetch(baseUrl + p, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) })
+    const r = await fetch(baseUrl + p, {
+      method,
+      headers,
+      ...(body === undefined ? {} : { body: JSON.stringify(body) })
+    })
     const text = await r.text()
     return { status: r.status, headers: r.headers, text, json: parse(text) }
   }

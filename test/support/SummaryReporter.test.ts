@@ -3,7 +3,12 @@ import type { RunnerTestFile } from "vitest/node"
 import { slowest } from "./SummaryReporter.js"
 
 const file = (name: string, collect: number, setup: number, run: number) =>
-  ({ name, collectDuration: collect, setupDuration: setup, result: { state: "pass", duration: run } }) as unknown as RunnerTestFile
+  ({
+    name,
+    collectDuration: collect,
+    setupDuration: setup,
+    result: { state: "pass", duration: run }
+  }) as unknown as RunnerTestFile
 
 describe("SummaryReporter", () => {
   it("names the slowest files first, counting collection, set-up and the tests", () => {

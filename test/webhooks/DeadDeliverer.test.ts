@@ -69,10 +69,12 @@ describe("webhook deliveries after a deliverer is killed", () => {
       }
     }
     const delivered = () =>
-      runtime.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) =>
-        sql<{ n: number }>`SELECT COUNT(*) AS n FROM webhook_deliveries WHERE status = 'delivered'`)).then((rows) =>
-          Number(rows[0]!.n)
-        )
+      runtime.runPromise(
+        Effect.flatMap(SqlClient.SqlClient, (sql) =>
+          sql<{ n: number }>`SELECT COUNT(*) AS n FROM webhook_deliveries WHERE status = 'delivered'`)
+      ).then((rows) =>
+        Number(rows[0]!.n)
+      )
     try {
       const events = 5
       await runtime.runPromise(Effect.gen(function*() {

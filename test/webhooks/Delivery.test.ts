@@ -61,9 +61,10 @@ describe("webhook delivery", () => {
       // A wrong secret does not verify: the check is real.
       expect(verifyServiceSignature(`whsec_${"B".repeat(64)}`, got!)).toBe(false)
       const attempts = yield* Webhooks.attempts(org.id, record.subscription.id)
-      expect(attempts.items.map((a) => [a.id, a.attempt, a.ok, Option.getOrNull(a.statusCode), a.responseBody])).toEqual([
-        [got!.headers["x-service-delivery-id"], 1, true, 200, "ok"]
-      ])
+      expect(attempts.items.map((a) => [a.id, a.attempt, a.ok, Option.getOrNull(a.statusCode), a.responseBody]))
+        .toEqual([
+          [got!.headers["x-service-delivery-id"], 1, true, 200, "ok"]
+        ])
       const after = yield* Webhooks.get(org.id, record.subscription.id)
       expect(Option.getOrNull(after.lastStatus)).toBe(200)
       // Delivered: nothing more to send.
@@ -78,7 +79,13 @@ describe("webhook delivery", () => {
       const { record, secret } = yield* subscribe(org.id, r.url, ["post.failed"])
       const event = yield* emit(org.id, "post.failed", { post_id: "p" })
       expect((yield* Webhooks.deliverDue()).retrying).toBe(1)
-      const ladder = [Duration.seconds(30), Duration.minutes(2), Duration.minutes(10), Duration.hours(1), Duration.hours(6)]
+      const ladder = [
+        Duration.seconds(30),
+        Duration.minutes(2),
+        Duration.minutes(10),
+        Duration.hours(1),
+        Duration.hours(6)
+      ]
       for (const [i, delay] of ladder.entries()) {
         yield* TestClock.adjust(Duration.subtract(delay, Duration.millis(1)))
         expect((yield* Webhooks.deliverDue()).attempted).toBe(0)
@@ -92,56 +99,71 @@ describe("webhook delivery", () => {
 
       expect(r.received.map((x) => x.headers["x-service-attempt"])).toEqual(["1", "2", "3", "4", "5", "6"])
       // Seconds since the start: 0, 30, 150, 750, 4350, 25950.
-      expect(r.received.map((x) => x.headers["x-service-timestamp"])).toEqual(["0", "30", "150", "750", "4350", "25950"])
+      expect(r.received.map((x) => x.headers["x-service-timestamp"])).toEqual([
+        "0",
+        "30",
+        "150",
+        "750",
+        "4350",
+        "25950"
+      ])
       expect(new Set(r.received.map((x) => x.headers["x-service-event-id"]))).toEqual(new Set([event.id]))
       expect(new Set(r.received.map((x) => x.headers["x-service-delivery-id"])).size).toBe(6)
       // The same body on every attempt; each signed afresh.
       expect(new Set(r.received.map((x) => x.raw.toString("utf8"))).size).toBe(1)
-      expect(r.received.every((x) => verifyServiceSignature(secret, x) && verifyStandardSignature(secret, x))).toBe(true)
+      expect(r.received.every((x) => verifyServiceSignature(secret, x) && verifyStandardSignature(secret, x))).toBe(
+        true
+      )
 
       const deliveries = yield* (yield* WebhookStore).listDeliveries(record.subscription.id)
       expect(deliveries.map((d) => [d.status, d.attempts])).toEqual([["dead", 6]])
       const log = yield* Webhooks.attempts(org.id, record.subscription.id)
       expect(log.items.map((a) => a.attempt)).toEqual([6, 5, 4, 3, 2, 1])
-      expect(log.items.every((a) => !a.ok && Option.getOrNull(a.statusCode) === 503 && a.responseBody === "down")).toBe(true)
+      expect(log.items.every((a) => !a.ok && Option.getOrNull(a.statusCode) === 503 && a.responseBody === "down")).toBe(
+        true
+      )
       // One dead delivery is one failed delivery.
       expect((yield* Webhooks.get(org.id, record.subscription.id)).subscription.consecutiveFailures).toBe(1)
     }).pipe(Effect.scoped, Effect.provide(engine())))
 
-  it.effect("20 dead deliveries in a row disable the webhook; PATCH is_active: true re-enables it and resets the counter", () =>
-    Effect.gen(function*() {
-      const r = yield* receiver
-      r.answer = () => ({ status: 500, body: "boom" })
-      const org = yield* givenOrganization
-      const { record } = yield* subscribe(org.id, r.url, ["post.published"])
-      const id = record.subscription.id
-      for (let i = 0; i < 21; i++) yield* emit(org.id, "post.published", { n: i })
-      const options = { perSubscription: 50 }
-      yield* Webhooks.deliverDue(options)
-      for (const delay of ["30 seconds", "2 minutes", "10 minutes", "1 hour", "6 hours"] as const) {
-        yield* TestClock.adjust(delay)
+  it.effect(
+    "20 dead deliveries in a row disable the webhook; PATCH is_active: true re-enables it and resets the counter",
+    () =>
+      Effect.gen(function*() {
+        const r = yield* receiver
+        r.answer = () => ({ status: 500, body: "boom" })
+        const org = yield* givenOrganization
+        const { record } = yield* subscribe(org.id, r.url, ["post.published"])
+        const id = record.subscription.id
+        for (let i = 0; i < 21; i++) yield* emit(org.id, "post.published", { n: i })
+        const options = { perSubscription: 50 }
         yield* Webhooks.deliverDue(options)
-      }
-      const disabled = yield* Webhooks.get(org.id, id)
-      expect([disabled.subscription.isActive, disabled.subscription.consecutiveFailures]).toEqual([false, 20])
-      // The 21st event was still pending behind the 20th: ended, never sent a 6th time.
-      expect(r.received.filter((x) => x.json.data["n"] === 20).length).toBeLessThan(6)
-      const statuses = (yield* (yield* WebhookStore).listDeliveries(id)).map((d) => d.status)
-      expect(statuses).toEqual(Array.from({ length: 21 }, () => "dead"))
-      // Inactive: events are not delivered.
-      const sentBefore = r.received.length
-      yield* emit(org.id, "post.published", { n: "while disabled" })
-      yield* TestClock.adjust("1 day")
-      expect((yield* Webhooks.deliverDue(options)).attempted).toBe(0)
-      expect(r.received.length).toBe(sentBefore)
+        for (const delay of ["30 seconds", "2 minutes", "10 minutes", "1 hour", "6 hours"] as const) {
+          yield* TestClock.adjust(delay)
+          yield* Webhooks.deliverDue(options)
+        }
+        const disabled = yield* Webhooks.get(org.id, id)
+        expect([disabled.subscription.isActive, disabled.subscription.consecutiveFailures]).toEqual([false, 20])
+        // The 21st event was still pending behind the 20th: ended, never sent a 6th time.
+        expect(r.received.filter((x) => x.json.data["n"] === 20).length).toBeLessThan(6)
+        const statuses = (yield* (yield* WebhookStore).listDeliveries(id)).map((d) => d.status)
+        expect(statuses).toEqual(Array.from({ length: 21 }, () => "dead"))
+        // Inactive: events are not delivered.
+        const sentBefore = r.received.length
+        yield* emit(org.id, "post.published", { n: "while disabled" })
+        yield* TestClock.adjust("1 day")
+        expect((yield* Webhooks.deliverDue(options)).attempted).toBe(0)
+        expect(r.received.length).toBe(sentBefore)
 
-      r.answer = () => ({ status: 204 })
-      const enabled = yield* Webhooks.update(org.id, id, { is_active: true })
-      expect([enabled.subscription.isActive, enabled.subscription.consecutiveFailures]).toEqual([true, 0])
-      yield* emit(org.id, "post.published", { n: "after" })
-      expect((yield* Webhooks.deliverDue(options)).delivered).toBe(1)
-      expect(r.received.at(-1)!.json.data).toEqual({ n: "after" })
-    }).pipe(Effect.scoped, Effect.provide(engine())), { timeout: 60_000 })
+        r.answer = () => ({ status: 204 })
+        const enabled = yield* Webhooks.update(org.id, id, { is_active: true })
+        expect([enabled.subscription.isActive, enabled.subscription.consecutiveFailures]).toEqual([true, 0])
+        yield* emit(org.id, "post.published", { n: "after" })
+        expect((yield* Webhooks.deliverDue(options)).delivered).toBe(1)
+        expect(r.received.at(-1)!.json.data).toEqual({ n: "after" })
+      }).pipe(Effect.scoped, Effect.provide(engine())),
+    { timeout: 60_000 }
+  )
 
   it.effect("a success resets the counter of failed deliveries", () =>
     Effect.gen(function*() {
@@ -214,44 +236,50 @@ describe("webhook delivery", () => {
       yield* Fiber.interrupt(loop)
     }).pipe(Effect.scoped, Effect.provide(engine())), { timeout: 30_000 })
 
-  for (const db of [
-    { label: "sqlite", layer: TestDatabases.sqlite, skip: false },
-    { label: "postgres", layer: TestDatabases.postgresLayer, skip: !pg.available }
-  ]) {
-    it.live.skipIf(db.skip)(`several deliverers on ${db.label} send each delivery once, in event order per webhook`, () =>
-      Effect.gen(function*() {
-        const r = yield* receiver
-        const org = yield* givenOrganization
-        const hooks: Array<string> = []
-        for (let i = 0; i < 8; i++) {
-          hooks.push((yield* subscribe(org.id, `${r.url}?hook=${i}`, ["post.published"])).record.subscription.id)
-        }
-        const events: Array<string> = []
-        for (let i = 0; i < 5; i++) events.push((yield* emit(org.id, "post.published", { n: i })).id)
-        const loops = yield* Effect.forEach(
-          [1, 2, 3],
-          () => Effect.fork(Webhooks.run({ subscriptions: 3, perSubscription: 2, pollInterval: "20 millis" })),
-          { concurrency: "unbounded" }
-        )
-        yield* Effect.promise(() => r.waitFor(40))
-        // The last answers may still be being recorded: wait until nothing is pending.
-        const store = yield* WebhookStore
-        const pending = Effect.map(
-          Effect.forEach(hooks, (id) => store.listDeliveries(WebhookId.make(id))),
-          (all) => all.flat().filter((d) => d.status === "pending").length
-        )
-        yield* pending.pipe(
-          Effect.repeat({ until: (n) => n === 0, schedule: Schedule.spaced("20 millis") }),
-          Effect.timeout("20 seconds")
-        )
-        yield* Effect.forEach(loops, Fiber.interrupt, { discard: true })
-        expect(r.received).toHaveLength(40)
-        for (const [i, id] of hooks.entries()) {
-          const got = r.received.filter((x) => x.path.endsWith(`hook=${i}`)).map((x) => x.json.event_id)
-          expect(got).toEqual(events)
-          const deliveries = yield* (yield* WebhookStore).listDeliveries(WebhookId.make(id))
-          expect(deliveries.map((d) => [d.status, d.attempts])).toEqual(events.map(() => ["delivered", 1]))
-        }
-      }).pipe(Effect.scoped, Effect.provide(engine(db.layer))), { timeout: 60_000 })
+  for (
+    const db of [
+      { label: "sqlite", layer: TestDatabases.sqlite, skip: false },
+      { label: "postgres", layer: TestDatabases.postgresLayer, skip: !pg.available }
+    ]
+  ) {
+    it.live.skipIf(db.skip)(
+      `several deliverers on ${db.label} send each delivery once, in event order per webhook`,
+      () =>
+        Effect.gen(function*() {
+          const r = yield* receiver
+          const org = yield* givenOrganization
+          const hooks: Array<string> = []
+          for (let i = 0; i < 8; i++) {
+            hooks.push((yield* subscribe(org.id, `${r.url}?hook=${i}`, ["post.published"])).record.subscription.id)
+          }
+          const events: Array<string> = []
+          for (let i = 0; i < 5; i++) events.push((yield* emit(org.id, "post.published", { n: i })).id)
+          const loops = yield* Effect.forEach(
+            [1, 2, 3],
+            () => Effect.fork(Webhooks.run({ subscriptions: 3, perSubscription: 2, pollInterval: "20 millis" })),
+            { concurrency: "unbounded" }
+          )
+          yield* Effect.promise(() => r.waitFor(40))
+          // The last answers may still be being recorded: wait until nothing is pending.
+          const store = yield* WebhookStore
+          const pending = Effect.map(
+            Effect.forEach(hooks, (id) => store.listDeliveries(WebhookId.make(id))),
+            (all) => all.flat().filter((d) => d.status === "pending").length
+          )
+          yield* pending.pipe(
+            Effect.repeat({ until: (n) => n === 0, schedule: Schedule.spaced("20 millis") }),
+            Effect.timeout("20 seconds")
+          )
+          yield* Effect.forEach(loops, Fiber.interrupt, { discard: true })
+          expect(r.received).toHaveLength(40)
+          for (const [i, id] of hooks.entries()) {
+            const got = r.received.filter((x) => x.path.endsWith(`hook=${i}`)).map((x) => x.json.event_id)
+            expect(got).toEqual(events)
+            const deliveries = yield* (yield* WebhookStore).listDeliveries(WebhookId.make(id))
+            expect(deliveries.map((d) => [d.status, d.attempts])).toEqual(events.map(() => ["delivered", 1]))
+          }
+        }).pipe(Effect.scoped, Effect.provide(engine(db.layer))),
+      { timeout: 60_000 }
+    )
   }
 })

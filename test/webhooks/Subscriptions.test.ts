@@ -32,7 +32,10 @@ const resolve: AddressGuard.Resolver = (hostname) => {
 const strict = engine(TestDatabases.sqlite, { allowPrivate: false, resolve })
 
 const errorOf = <A, R>(self: Effect.Effect<A, unknown, R>) =>
-  Effect.map(Effect.flip(self), (e) => e as { readonly code: string; readonly message: string; readonly details?: Record<string, unknown> })
+  Effect.map(
+    Effect.flip(self),
+    (e) => e as { readonly code: string; readonly message: string; readonly details?: Record<string, unknown> }
+  )
 
 describe("webhook subscriptions", () => {
   it.effect("refuses private, local and non-HTTPS targets at creation, in every spelling", () =>
@@ -67,7 +70,9 @@ describe("webhook subscriptions", () => {
       expect(ok.record.subscription.url).toBe("https://hooks.example.com/h")
       yield* Webhooks.create(org.id, { url: "https://not-yet.example.net/h", events: ["post.published"] })
       // PATCH checks the URL the same way.
-      const patched = yield* errorOf(Webhooks.update(org.id, ok.record.subscription.id, { url: "https://[::ffff:127.0.0.1]/" }))
+      const patched = yield* errorOf(
+        Webhooks.update(org.id, ok.record.subscription.id, { url: "https://[::ffff:127.0.0.1]/" })
+      )
       expect(patched.code).toBe("validation_error")
     }).pipe(Effect.provide(strict)))
 
@@ -75,7 +80,9 @@ describe("webhook subscriptions", () => {
     Effect.gen(function*() {
       const org = yield* givenOrganization
       yield* Webhooks.create(org.id, { url: "http://127.0.0.1:9/h", events: ["post.published"] })
-      const metadata = yield* errorOf(Webhooks.create(org.id, { url: "http://169.254.169.254/", events: ["post.published"] }))
+      const metadata = yield* errorOf(
+        Webhooks.create(org.id, { url: "http://169.254.169.254/", events: ["post.published"] })
+      )
       expect(metadata.code).toBe("validation_error")
     }).pipe(Effect.provide(engine())))
 
@@ -125,7 +132,9 @@ describe("webhook subscriptions", () => {
       expect(String(stored.subscription.secret)).not.toContain(a.secret.slice(6))
       // At rest it is sealed, not plain.
       const sql = yield* SqlClient.SqlClient
-      const rows = yield* sql<{ secret: string }>`SELECT secret FROM webhook_subscriptions WHERE id = ${a.record.subscription.id}`
+      const rows = yield* sql<
+        { secret: string }
+      >`SELECT secret FROM webhook_subscriptions WHERE id = ${a.record.subscription.id}`
       expect(rows[0]!.secret.startsWith("hc1.")).toBe(true)
       expect(rows[0]!.secret).not.toContain(a.secret.slice(6))
     }).pipe(Effect.provide(engineSealed({ allowPrivate: false, resolve }))))

@@ -103,14 +103,17 @@ const safeEqual = (a: string, b: string) => {
 
 /** `X-Service-Signature` as the spec defines it, computed here with node:crypto. */
 export const verifyServiceSignature = (secret: string, request: Received): boolean => {
-  const expected = "sha256=" + Crypto.createHmac("sha256", Buffer.from(secret, "utf8")).update(request.raw).digest("hex")
+  const expected = "sha256=" +
+    Crypto.createHmac("sha256", Buffer.from(secret, "utf8")).update(request.raw).digest("hex")
   return safeEqual(expected, String(request.headers["x-service-signature"] ?? ""))
 }
 
 /** `webhook-signature` as Standard Webhooks defines it, computed here with node:crypto. */
 export const verifyStandardSignature = (secret: string, request: Received): boolean => {
   const key = Buffer.from(secret.slice("whsec_".length), "base64")
-  const signed = `${request.headers["webhook-id"]}.${request.headers["webhook-timestamp"]}.${request.raw.toString("utf8")}`
+  const signed = `${request.headers["webhook-id"]}.${request.headers["webhook-timestamp"]}.${
+    request.raw.toString("utf8")
+  }`
   const expected = Crypto.createHmac("sha256", key).update(signed).digest("base64")
   return String(request.headers["webhook-signature"] ?? "").split(" ").some((entry) =>
     entry.startsWith("v1,") && safeEqual(expected, entry.slice(3))

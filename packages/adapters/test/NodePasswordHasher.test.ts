@@ -32,7 +32,15 @@ describe("NodePasswordHasher (scrypt)", () => {
 
   it.effect("an unreadable or absurd hash is false, not a failure", () =>
     Effect.gen(function*() {
-      for (const bad of ["", "plain", "scrypt$1024$8$1$c2FsdA==", "bcrypt$1$1$1$c2FsdA==$a2V5", "scrypt$99999999$8$1$c2FsdA==$" + "A".repeat(44)]) {
+      for (
+        const bad of [
+          "",
+          "plain",
+          "scrypt$1024$8$1$c2FsdA==",
+          "bcrypt$1$1$1$c2FsdA==$a2V5",
+          "scrypt$99999999$8$1$c2FsdA==$" + "A".repeat(44)
+        ]
+      ) {
         expect(yield* hasher.verify(secret("anything at all"), bad)).toBe(false)
       }
     }))

@@ -21,7 +21,9 @@ const accountArb = fc.record({
 const runs = { fastCheck: { numRuns: 500 } }
 
 describe("account health", () => {
-  it.prop("broken exactly when inactive, needing reconnection or with an expired token; then it cannot post", [accountArb], ([a]) => {
+  it.prop("broken exactly when inactive, needing reconnection or with an expired token; then it cannot post", [
+    accountArb
+  ], ([a]) => {
     const expired = a.expiresInMs !== undefined && a.expiresInMs <= 0
     const broken = !a.isActive || a.needsReconnection || expired
     const h = assess(a, now)
@@ -56,7 +58,13 @@ describe("account health", () => {
       token_expiring_soon: a.expiresInMs !== undefined && a.expiresInMs > 0 && a.expiresInMs <= 7 * day,
       recent_permanent_failures: a.recentFailures >= recentFailureThreshold
     }
-    const order = ["account_inactive", "needs_reconnection", "token_expired", "token_expiring_soon", "recent_permanent_failures"] as const
+    const order = [
+      "account_inactive",
+      "needs_reconnection",
+      "token_expired",
+      "token_expiring_soon",
+      "recent_permanent_failures"
+    ] as const
     const h = assess(a, now)
     expect(h.reasons).toEqual(order.filter((r) => applies[r]))
     expect(h.status === "healthy").toBe(h.reasons.length === 0)

@@ -46,7 +46,10 @@ describe("AiGeneration.fitCaption", () => {
     fc.assert(
       fc.property(
         fc.constantFrom(...platforms),
-        fc.array(fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom(" ", "https://example.com/a", "漢字", "👍🏽", "#tag")), { maxLength: 700 }),
+        fc.array(
+          fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom(" ", "https://example.com/a", "漢字", "👍🏽", "#tag")),
+          { maxLength: 700 }
+        ),
         (platform, parts) => {
           const limits = AiGeneration.captionLimitsFor(platform)
           const fitted = AiGeneration.fitCaption(parts.join(""), limits)

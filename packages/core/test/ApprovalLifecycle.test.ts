@@ -11,22 +11,34 @@ const approvalArb = fc.record({
 const runs = { fastCheck: { numRuns: 500 } }
 
 describe("approval", () => {
-  it.prop("only a pending post can be approved", [approvalArb, fc.option(fc.string(), { nil: undefined })], ([a, note]) => {
-    const result = ApprovalLifecycle.approve(a, Option.fromNullable(note))
-    expect(Either.isRight(result)).toBe(a.status === "pending")
-    if (Either.isRight(result)) {
-      expect(result.right.status).toBe("approved")
-      expect(result.right.consumed).toBe(false)
-    }
-  }, runs)
+  it.prop(
+    "only a pending post can be approved",
+    [approvalArb, fc.option(fc.string(), { nil: undefined })],
+    ([a, note]) => {
+      const result = ApprovalLifecycle.approve(a, Option.fromNullable(note))
+      expect(Either.isRight(result)).toBe(a.status === "pending")
+      if (Either.isRight(result)) {
+        expect(result.right.status).toBe("approved")
+        expect(result.right.consumed).toBe(false)
+      }
+    },
+    runs
+  )
 
-  it.prop("changes can be requested only on a pending post, and only with a note", [approvalArb, fc.string()], ([a, note]) => {
-    const result = ApprovalLifecycle.requestChanges(a, note)
-    expect(Either.isRight(result)).toBe(a.status === "pending" && note.trim() !== "")
-    if (Either.isRight(result)) expect(result.right.note).toEqual(Option.some(note))
-  }, runs)
+  it.prop(
+    "changes can be requested only on a pending post, and only with a note",
+    [approvalArb, fc.string()],
+    ([a, note]) => {
+      const result = ApprovalLifecycle.requestChanges(a, note)
+      expect(Either.isRight(result)).toBe(a.status === "pending" && note.trim() !== "")
+      if (Either.isRight(result)) expect(result.right.note).toEqual(Option.some(note))
+    },
+    runs
+  )
 
-  it.prop("an edit resubmits a post with changes requested or an unspent approval, and leaves the others alone", [approvalArb], ([a]) => {
+  it.prop("an edit resubmits a post with changes requested or an unspent approval, and leaves the others alone", [
+    approvalArb
+  ], ([a]) => {
     const after = ApprovalLifecycle.resubmitOnEdit(a)
     if (a.status === "changes_requested" || (a.status === "approved" && !a.consumed)) {
       expect([after.status, after.consumed]).toEqual(["pending", false])
@@ -34,7 +46,9 @@ describe("approval", () => {
   }, runs)
 
   it.prop("one approval authorizes exactly one publish", [fc.option(fc.string(), { nil: undefined })], ([note]) => {
-    const approved = Either.getOrThrow(ApprovalLifecycle.approve(ApprovalLifecycle.request(), Option.fromNullable(note)))
+    const approved = Either.getOrThrow(
+      ApprovalLifecycle.approve(ApprovalLifecycle.request(), Option.fromNullable(note))
+    )
     expect(ApprovalLifecycle.mayPublish(Option.some(approved))).toBe(true)
     const spent = Either.getOrThrow(ApprovalLifecycle.consumeForPublish(Option.some(approved)))
     expect(ApprovalLifecycle.mayPublish(spent)).toBe(false)
@@ -42,7 +56,9 @@ describe("approval", () => {
     expect(Either.isLeft(again) && again.left.reason).toBe("already_used")
   }, runs)
 
-  it.prop("publishing needs an approved, unused approval (or none asked for)", [fc.option(approvalArb, { nil: undefined })], ([a]) => {
+  it.prop("publishing needs an approved, unused approval (or none asked for)", [
+    fc.option(approvalArb, { nil: undefined })
+  ], ([a]) => {
     const approval = Option.fromNullable(a)
     const expected = a === undefined || (a.status === "approved" && !a.consumed)
     expect(ApprovalLifecycle.mayPublish(approval)).toBe(expected)
@@ -52,7 +68,9 @@ describe("approval", () => {
   type Op = "approve" | "requestChanges" | "requestChangesNoNote" | "edit" | "publish"
   const op = fc.constantFrom<Op>("approve", "requestChanges", "requestChangesNoNote", "edit", "publish")
 
-  it.prop("over any sequence of reviews, edits and publishes, each publish spends its own approval", [fc.array(op, { maxLength: 40 })], ([ops]) => {
+  it.prop("over any sequence of reviews, edits and publishes, each publish spends its own approval", [
+    fc.array(op, { maxLength: 40 })
+  ], ([ops]) => {
     let current = Option.some(ApprovalLifecycle.request())
     let unspentApprovals = 0
     let publishes = 0
@@ -85,7 +103,9 @@ describe("approval", () => {
     expect(publishes).toBeLessThanOrEqual(1)
   }, runs)
 
-  it.prop("a post sent back cannot be approved until it is edited, then it can", [fc.string({ minLength: 1 }).filter((n) => n.trim() !== "")], ([note]) => {
+  it.prop("a post sent back cannot be approved until it is edited, then it can", [
+    fc.string({ minLength: 1 }).filter((n) => n.trim() !== "")
+  ], ([note]) => {
     const back = Either.getOrThrow(ApprovalLifecycle.requestChanges(ApprovalLifecycle.request(), note))
     expect(back.status).toBe("changes_requested")
     const early = ApprovalLifecycle.approve(back, Option.none())

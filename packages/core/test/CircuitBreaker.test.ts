@@ -120,7 +120,8 @@ describe("the breaker", () => {
 
   /** Failures at these offsets (ms, ascending) from a start, then a check at `checkAt`: the reference answer. */
   const reference = (offsets: ReadonlyArray<number>, checkAt: number): boolean =>
-    offsets.filter((t) => t <= checkAt && checkAt - t < CircuitBreaker.ttlSeconds * 1000).length >= CircuitBreaker.threshold
+    offsets.filter((t) => t <= checkAt && checkAt - t < CircuitBreaker.ttlSeconds * 1000).length >=
+      CircuitBreaker.threshold
 
   it.effect.prop(
     "open exactly when 5 failures fall within the last 6 hours (any times, checked after each step)",

@@ -11,22 +11,30 @@ import * as ConnectState from "../src/accounts/ConnectState.js"
 import { Crypto } from "../src/kernel/Crypto.js"
 import { AccountId, OrganizationId } from "../src/kernel/Ids.js"
 
-const CryptoLive = Layer.succeed(Crypto, Crypto.of({
-  randomHex: (n) => Effect.sync(() => NodeCrypto.randomBytes(n).toString("hex")),
-  sha256Hex: (text) => Effect.sync(() => NodeCrypto.createHash("sha256").update(text, "utf8").digest("hex")),
-  hmacSha256Hex: (key, text) => Effect.sync(() => NodeCrypto.createHmac("sha256", key).update(text, "utf8").digest("hex")),
-  hmacSha256Base64: (key, text) => Effect.sync(() => NodeCrypto.createHmac("sha256", key).update(text).digest("base64")),
-  timingSafeEqual: (a, b) => a.length === b.length && NodeCrypto.timingSafeEqual(Buffer.from(a), Buffer.from(b))
-}))
+const CryptoLive = Layer.succeed(
+  Crypto,
+  Crypto.of({
+    randomHex: (n) => Effect.sync(() => NodeCrypto.randomBytes(n).toString("hex")),
+    sha256Hex: (text) => Effect.sync(() => NodeCrypto.createHash("sha256").update(text, "utf8").digest("hex")),
+    hmacSha256Hex: (key, text) =>
+      Effect.sync(() => NodeCrypto.createHmac("sha256", key).update(text, "utf8").digest("hex")),
+    hmacSha256Base64: (key, text) =>
+      Effect.sync(() => NodeCrypto.createHmac("sha256", key).update(text).digest("base64")),
+    timingSafeEqual: (a, b) => a.length === b.length && NodeCrypto.timingSafeEqual(Buffer.from(a), Buffer.from(b))
+  })
+)
 
 const secret = Redacted.make("state-secret")
 const orgId = OrganizationId.make("00000000-0000-4000-8000-000000000001")
 const input = { organizationId: orgId, platform: "x" as const, nonce: "0123456789abcdef0123456789abcdef" }
 
-const payloadOf = (token: string) => JSON.parse(Encoding.decodeBase64UrlString(token.split(".")[0]!).pipe((e) => {
-  if (e._tag === "Left") throw e.left
-  return e.right
-})) as Record<string, unknown>
+const payloadOf = (token: string) =>
+  JSON.parse(
+    Encoding.decodeBase64UrlString(token.split(".")[0]!).pipe((e) => {
+      if (e._tag === "Left") throw e.left
+      return e.right
+    })
+  ) as Record<string, unknown>
 
 const resign = (payload: Record<string, unknown>, mac: string) =>
   `${Encoding.encodeBase64Url(JSON.stringify(payload))}.${mac}`

@@ -50,7 +50,9 @@ describe("destination transitions", () => {
     expect(Either.isLeft(transition("published", e))).toBe(true)
   }, runs)
 
-  it.prop("from queued, no sequence of events reaches published without passing publishing", [fc.array(event, { maxLength: 30 })], ([seq]) => {
+  it.prop("from queued, no sequence of events reaches published without passing publishing", [
+    fc.array(event, { maxLength: 30 })
+  ], ([seq]) => {
     let current: DestinationStatus = "queued"
     let previous: DestinationStatus
     for (const e of seq) {
@@ -63,7 +65,10 @@ describe("destination transitions", () => {
     }
   }, runs)
 
-  it.prop("retryable failures below the limit retry after at least the back-off and the platform's delay", [fc.integer({ min: 1, max: maxAttempts - 1 }), fc.option(fc.integer({ min: 0, max: 100_000 }), { nil: undefined })], ([attempts, retryAfterSeconds]) => {
+  it.prop("retryable failures below the limit retry after at least the back-off and the platform's delay", [
+    fc.integer({ min: 1, max: maxAttempts - 1 }),
+    fc.option(fc.integer({ min: 0, max: 100_000 }), { nil: undefined })
+  ], ([attempts, retryAfterSeconds]) => {
     const decision = decideAfterFailure({ attempts, retryable: true, retryAfterSeconds })
     expect(decision._tag).toBe("Retry")
     if (decision._tag === "Retry") {
@@ -72,7 +77,10 @@ describe("destination transitions", () => {
     }
   }, runs)
 
-  it.prop("the attempt limit, or a non-retryable failure, fails for good", [fc.integer({ min: 1, max: 50 }), fc.boolean()], ([attempts, retryable]) => {
+  it.prop("the attempt limit, or a non-retryable failure, fails for good", [
+    fc.integer({ min: 1, max: 50 }),
+    fc.boolean()
+  ], ([attempts, retryable]) => {
     const decision = decideAfterFailure({ attempts, retryable })
     expect(decision._tag === "Fail").toBe(!retryable || attempts >= maxAttempts)
   }, runs)
@@ -83,7 +91,9 @@ describe("destination transitions", () => {
     expect(current).toBe("published")
   }, runs)
 
-  it.prop("a destination that only ever fails transiently is claimed maxAttempts times, then fails", [fc.option(fc.integer({ min: 0, max: 600 }), { nil: undefined })], ([retryAfterSeconds]) => {
+  it.prop("a destination that only ever fails transiently is claimed maxAttempts times, then fails", [
+    fc.option(fc.integer({ min: 0, max: 600 }), { nil: undefined })
+  ], ([retryAfterSeconds]) => {
     let current: DestinationStatus = "queued"
     let attempts = 0
     const waits: Array<number> = []
@@ -92,7 +102,10 @@ describe("destination transitions", () => {
       attempts++
       const decision = decideAfterFailure({ attempts, retryable: true, retryAfterSeconds })
       current = Either.getOrThrow(
-        transition(current, decision._tag === "Retry" ? DestinationEvent.FailTransient() : DestinationEvent.FailPermanent())
+        transition(
+          current,
+          decision._tag === "Retry" ? DestinationEvent.FailTransient() : DestinationEvent.FailPermanent()
+        )
       )
       if (decision._tag === "Retry") waits.push(Duration.toSeconds(decision.delay))
     }

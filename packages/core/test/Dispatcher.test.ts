@@ -114,7 +114,12 @@ describe("Dispatcher.buildRequest", () => {
 
   it.effect("reads stored credentials as a JSON map, or a lone token", () =>
     Effect.gen(function*() {
-      const map = yield* Dispatcher.buildRequest(post(), destination("telegram"), account("telegram", "{\"bot_token\":\"1:a\",\"channel\":\"@c\"}"), 1)
+      const map = yield* Dispatcher.buildRequest(
+        post(),
+        destination("telegram"),
+        account("telegram", "{\"bot_token\":\"1:a\",\"channel\":\"@c\"}"),
+        1
+      )
       expect(Redacted.value(map.credentials)).toEqual({ bot_token: "1:a", channel: "@c" })
       const lone = yield* Dispatcher.buildRequest(post(), destination("x"), account("x", "opaque"), 1)
       expect(Redacted.value(lone.credentials)).toEqual({ token: "opaque" })
@@ -150,7 +155,8 @@ describe("Dispatcher.requestWithoutMedia", () => {
     }))
 
   it("leaves a post with media on the post or on a thread part to buildRequest", () => {
-    expect(Dispatcher.requestWithoutMedia(post({ mediaIds: [media] }), destination("x"), account("x"), 1)).toBeUndefined()
+    expect(Dispatcher.requestWithoutMedia(post({ mediaIds: [media] }), destination("x"), account("x"), 1))
+      .toBeUndefined()
     const threadMedia = post({ threadPosts: [new ThreadPost({ content: "second", media_ids: [media] })] })
     expect(Dispatcher.requestWithoutMedia(threadMedia, destination("x"), account("x"), 1)).toBeUndefined()
     // A platform without threads never sends the thread, so its media do not matter there.

@@ -49,9 +49,18 @@ describe("MediaFitting.plan", () => {
       _tag: "Unfit",
       rule: "size"
     })
-    expect(MediaFitting.plan(video("video/webm"), { platform: "instagram" })).toMatchObject({ _tag: "Unfit", rule: "type" })
-    expect(MediaFitting.plan(image("image/gif"), { platform: "instagram" })).toMatchObject({ _tag: "Unfit", rule: "type" })
-    expect(MediaFitting.plan(image("image/gif", 16 * MiB), { platform: "x" })).toMatchObject({ _tag: "Unfit", rule: "size" })
+    expect(MediaFitting.plan(video("video/webm"), { platform: "instagram" })).toMatchObject({
+      _tag: "Unfit",
+      rule: "type"
+    })
+    expect(MediaFitting.plan(image("image/gif"), { platform: "instagram" })).toMatchObject({
+      _tag: "Unfit",
+      rule: "type"
+    })
+    expect(MediaFitting.plan(image("image/gif", 16 * MiB), { platform: "x" })).toMatchObject({
+      _tag: "Unfit",
+      rule: "size"
+    })
   })
 
   it("refuses a video longer than the platform takes, when its duration is known", () => {
@@ -63,7 +72,9 @@ describe("MediaFitting.plan", () => {
     })
     expect(MediaFitting.plan({ ...long, durationMs: 140_000 }, { platform: "x" })).toEqual({ _tag: "AsIs" })
     expect(MediaFitting.plan(long, { platform: "bluesky" })).toEqual({ _tag: "AsIs" })
-    expect(MediaFitting.plan({ ...long, durationMs: 181_000 }, { platform: "bluesky" })).toMatchObject({ rule: "duration" })
+    expect(MediaFitting.plan({ ...long, durationMs: 181_000 }, { platform: "bluesky" })).toMatchObject({
+      rule: "duration"
+    })
     expect(MediaFitting.plan(long, { platform: "youtube" })).toEqual({ _tag: "AsIs" })
   })
 

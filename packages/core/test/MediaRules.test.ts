@@ -53,7 +53,14 @@ describe("checkDeclared", () => {
   })
 
   it("refuses unsupported types with unsupported_media_type", () => {
-    const unsupported = ["image/tiff", "image/svg+xml", "video/x-msvideo", "text/plain", "application/zip", "image/heic"]
+    const unsupported = [
+      "image/tiff",
+      "image/svg+xml",
+      "video/x-msvideo",
+      "text/plain",
+      "application/zip",
+      "image/heic"
+    ]
     for (const contentType of unsupported) {
       const error = left(declared(contentType))
       expect(error.code).toBe("unsupported_media_type")
@@ -171,8 +178,12 @@ describe("media that must be fetched from a public URL", () => {
     Effect.gen(function*() {
       const privateImage = { ...image(), hasPublicUrl: false }
       const privateVideo = { ...video(), hasPublicUrl: false }
-      const input = (platforms: ReadonlyArray<Platform>, media: ReadonlyArray<MediaRules.PostMedium>) =>
-        ({ platforms, platformContent: {}, media, mode: "publish" as const })
+      const input = (platforms: ReadonlyArray<Platform>, media: ReadonlyArray<MediaRules.PostMedium>) => ({
+        platforms,
+        platformContent: {},
+        media,
+        mode: "publish" as const
+      })
       const error = yield* Effect.flip(MediaRules.check(input(["instagram", "threads"], [privateImage, privateVideo])))
       expect(error.code).toBe("validation_error")
       const errors = error.details?.["validation_errors"] as ReadonlyArray<
@@ -188,7 +199,11 @@ describe("media that must be fetched from a public URL", () => {
       ]))
       const reel = yield* Effect.flip(MediaRules.check(input(["instagram"], [privateVideo])))
       expect(reel.details?.["validation_errors"]).toEqual([
-        expect.objectContaining({ platform: "instagram", path: "media_ids.0", message: expect.stringContaining("videos from a public URL") })
+        expect.objectContaining({
+          platform: "instagram",
+          path: "media_ids.0",
+          message: expect.stringContaining("videos from a public URL")
+        })
       ])
       yield* MediaRules.check({ ...input(["instagram"], [privateImage, privateVideo]), mode: "draft" })
       yield* MediaRules.check(input(["instagram", "threads", "x"], [{ ...image(), hasPublicUrl: true }]))
@@ -196,8 +211,16 @@ describe("media that must be fetched from a public URL", () => {
       // TikTok pulls photo-post images from their URL; a video is uploaded by Herald.
       const photos = yield* Effect.flip(MediaRules.check(input(["tiktok"], [privateImage, privateImage])))
       expect(photos.details?.["validation_errors"]).toEqual([
-        expect.objectContaining({ platform: "tiktok", path: "media_ids.0", message: expect.stringContaining("HERALD_MEDIA_PUBLIC_URL") }),
-        expect.objectContaining({ platform: "tiktok", path: "media_ids.1", message: expect.stringContaining("images from a public URL") })
+        expect.objectContaining({
+          platform: "tiktok",
+          path: "media_ids.0",
+          message: expect.stringContaining("HERALD_MEDIA_PUBLIC_URL")
+        }),
+        expect.objectContaining({
+          platform: "tiktok",
+          path: "media_ids.1",
+          message: expect.stringContaining("images from a public URL")
+        })
       ])
       yield* MediaRules.check(input(["tiktok"], [privateVideo]))
       yield* MediaRules.check(input(["tiktok"], [{ ...image(), hasPublicUrl: true }]))

@@ -58,7 +58,12 @@ describe("caption limits", () => {
           platformContent: { tiktok: entry("a".repeat(151), { privacyLevel: "SELF_ONLY" }) }
         })
         expect(error.code).toBe("content_too_long")
-        expect(error.details).toMatchObject({ platform, limit, length: limit + 1, field: "platform_content.tiktok.content" })
+        expect(error.details).toMatchObject({
+          platform,
+          limit,
+          length: limit + 1,
+          field: "platform_content.tiktok.content"
+        })
         return
       }
       expect(Either.isRight(run({ platforms: [platform], content: "a".repeat(limit) }))).toBe(true)
@@ -166,26 +171,28 @@ describe("settings", () => {
       hasMedia: true
     })
 
-  it.each([
-    ["tiktok", { privacyLevel: "EVERYONE" }, "platform_content.tiktok.settings.privacyLevel"],
-    ["tiktok", { allowDuet: "yes" }, "platform_content.tiktok.settings.allowDuet"],
-    ["tiktok", { videoCoverTimestamp: 1.5 }, "platform_content.tiktok.settings.videoCoverTimestamp"],
-    ["youtube", { privacyStatus: "hidden" }, "platform_content.youtube.settings.privacyStatus"],
-    ["youtube", { tags: ["a", 1] }, "platform_content.youtube.settings.tags"],
-    ["youtube", { madeForKids: "no" }, "platform_content.youtube.settings.madeForKids"],
-    ["linkedin", { visibility: "FRIENDS" }, "platform_content.linkedin.settings.visibility"],
-    ["x", { replySettings: "nobody" }, "platform_content.x.settings.replySettings"],
-    ["x", { mediaAltText: "a".repeat(1001) }, "platform_content.x.settings.mediaAltText"],
-    ["facebook", { videoType: "short" }, "platform_content.facebook.settings.videoType"],
-    ["facebook", { link: "not a url" }, "platform_content.facebook.settings.link"],
-    ["threads", { replyControl: "anyone" }, "platform_content.threads.settings.replyControl"],
-    ["instagram", { altText: "a".repeat(101) }, "platform_content.instagram.settings.altText"],
-    ["pinterest", { boardId: 123 }, "platform_content.pinterest.settings.boardId"],
-    ["pinterest", { title: "a".repeat(101) }, "platform_content.pinterest.settings.title"],
-    ["pinterest", { link: "ftp://example.com/x" }, "platform_content.pinterest.settings.link"],
-    ["pinterest", { link: `https://example.com/${"a".repeat(2040)}` }, "platform_content.pinterest.settings.link"],
-    ["pinterest", { coverKeyFrameTime: -1 }, "platform_content.pinterest.settings.coverKeyFrameTime"]
-  ] as const)("%s %j is a validation_error at its path", (platform, settings, path) => {
+  it.each(
+    [
+      ["tiktok", { privacyLevel: "EVERYONE" }, "platform_content.tiktok.settings.privacyLevel"],
+      ["tiktok", { allowDuet: "yes" }, "platform_content.tiktok.settings.allowDuet"],
+      ["tiktok", { videoCoverTimestamp: 1.5 }, "platform_content.tiktok.settings.videoCoverTimestamp"],
+      ["youtube", { privacyStatus: "hidden" }, "platform_content.youtube.settings.privacyStatus"],
+      ["youtube", { tags: ["a", 1] }, "platform_content.youtube.settings.tags"],
+      ["youtube", { madeForKids: "no" }, "platform_content.youtube.settings.madeForKids"],
+      ["linkedin", { visibility: "FRIENDS" }, "platform_content.linkedin.settings.visibility"],
+      ["x", { replySettings: "nobody" }, "platform_content.x.settings.replySettings"],
+      ["x", { mediaAltText: "a".repeat(1001) }, "platform_content.x.settings.mediaAltText"],
+      ["facebook", { videoType: "short" }, "platform_content.facebook.settings.videoType"],
+      ["facebook", { link: "not a url" }, "platform_content.facebook.settings.link"],
+      ["threads", { replyControl: "anyone" }, "platform_content.threads.settings.replyControl"],
+      ["instagram", { altText: "a".repeat(101) }, "platform_content.instagram.settings.altText"],
+      ["pinterest", { boardId: 123 }, "platform_content.pinterest.settings.boardId"],
+      ["pinterest", { title: "a".repeat(101) }, "platform_content.pinterest.settings.title"],
+      ["pinterest", { link: "ftp://example.com/x" }, "platform_content.pinterest.settings.link"],
+      ["pinterest", { link: `https://example.com/${"a".repeat(2040)}` }, "platform_content.pinterest.settings.link"],
+      ["pinterest", { coverKeyFrameTime: -1 }, "platform_content.pinterest.settings.coverKeyFrameTime"]
+    ] as const
+  )("%s %j is a validation_error at its path", (platform, settings, path) => {
     const error = bad(platform, settings)
     expect(error.code).toBe("validation_error")
     expect(error.details?.validation_errors).toEqual([expect.objectContaining({ path })])
@@ -204,7 +211,13 @@ describe("settings", () => {
           allowStitch: true,
           videoCoverTimestamp: 1000
         }),
-        youtube: entry("d", { title: "A title", privacyStatus: "unlisted", tags: ["a"], categoryId: "22", madeForKids: false }),
+        youtube: entry("d", {
+          title: "A title",
+          privacyStatus: "unlisted",
+          tags: ["a"],
+          categoryId: "22",
+          madeForKids: false
+        }),
         linkedin: entry("l", { visibility: "CONNECTIONS", firstComment: "first" }),
         x: entry("x", { replySettings: "mentionedUsers", mediaAltText: "alt" }),
         facebook: entry("f", { videoType: "video", link: "https://example.com" }),
@@ -263,7 +276,9 @@ describe("one source of truth with the media table", () => {
   it("instagram's content types are those the media rules know", async () => {
     const MediaRules = await import("@herald/core/media/MediaRules")
     for (const [platform, types] of Object.entries(PlatformSettings.contentTypes)) {
-      expect(Object.keys(MediaRules.mediaStructure[platform as Platform].contentTypes ?? {}).sort()).toEqual([...types!].sort())
+      expect(Object.keys(MediaRules.mediaStructure[platform as Platform].contentTypes ?? {}).sort()).toEqual(
+        [...types!].sort()
+      )
     }
   })
 })
@@ -283,29 +298,34 @@ describe("first comments", () => {
       }
     })
 
-  it.each([
-    ["discord", 2000, "characters"],
-    ["telegram", 4096, "utf16_units"],
-    ["x", 280, "weighted_characters"],
-    ["bluesky", 300, "graphemes"],
-    ["threads", 500, "characters"],
-    ["facebook", 8000, "characters"],
-    ["instagram", 2200, "characters"],
-    ["linkedin", 1250, "characters"],
-    ["youtube", 10000, "characters"]
-  ] as const)("%s: a first comment over %i %s is content_too_long at its path; at the limit it passes", (platform, limit, unit) => {
-    expect(Either.isRight(comment(platform, "a".repeat(limit)))).toBe(true)
-    const result = comment(platform, "a".repeat(limit + 1))
-    if (Either.isRight(result)) throw new Error("expected a failure")
-    expect(result.left.code).toBe("content_too_long")
-    expect(result.left.details).toMatchObject({
-      platform,
-      limit,
-      unit,
-      length: limit + 1,
-      field: `platform_content.${platform}.settings.firstComment`
-    })
-  })
+  it.each(
+    [
+      ["discord", 2000, "characters"],
+      ["telegram", 4096, "utf16_units"],
+      ["x", 280, "weighted_characters"],
+      ["bluesky", 300, "graphemes"],
+      ["threads", 500, "characters"],
+      ["facebook", 8000, "characters"],
+      ["instagram", 2200, "characters"],
+      ["linkedin", 1250, "characters"],
+      ["youtube", 10000, "characters"]
+    ] as const
+  )(
+    "%s: a first comment over %i %s is content_too_long at its path; at the limit it passes",
+    (platform, limit, unit) => {
+      expect(Either.isRight(comment(platform, "a".repeat(limit)))).toBe(true)
+      const result = comment(platform, "a".repeat(limit + 1))
+      if (Either.isRight(result)) throw new Error("expected a failure")
+      expect(result.left.code).toBe("content_too_long")
+      expect(result.left.details).toMatchObject({
+        platform,
+        limit,
+        unit,
+        length: limit + 1,
+        field: `platform_content.${platform}.settings.firstComment`
+      })
+    }
+  )
 
   it("the limit is the platform's own counting: a Telegram reply counts UTF-16 units, an X reply is weighted", () => {
     // 2100 emoji are 4200 UTF-16 units: over Telegram's 4096.
@@ -334,7 +354,11 @@ describe("tiktok content-sharing rules", () => {
   it("brandContent, brandOrganic and aiGenerated are booleans; branded content cannot be SELF_ONLY", () => {
     const check = (settings: Record<string, unknown>) =>
       run({ platforms: ["tiktok"], content: "v", hasMedia: true, platformContent: { tiktok: entry("v", settings) } })
-    expect(Either.isRight(check({ privacyLevel: "PUBLIC_TO_EVERYONE", brandContent: true, brandOrganic: true, aiGenerated: true })))
+    expect(
+      Either.isRight(
+        check({ privacyLevel: "PUBLIC_TO_EVERYONE", brandContent: true, brandOrganic: true, aiGenerated: true })
+      )
+    )
       .toBe(true)
     const typed = check({ privacyLevel: "PUBLIC_TO_EVERYONE", brandContent: "yes", aiGenerated: 1 })
     expect(Either.isLeft(typed) && typed.left.details?.validation_errors).toEqual([

@@ -66,13 +66,20 @@ describe("post status derived from destinations", () => {
     expect(live([...a, "publishing", ...b])).toBe("publishing")
   }, runs)
 
-  it.prop("an immediate publish whose destinations are all queued (due now) is publishing, not scheduled", [fc.integer({ min: 1, max: 12 })], ([n]) => {
-    expect(derivePostStatus({ isDraft: false, destinations: Array(n).fill("queued"), immediate: true })).toBe("publishing")
+  it.prop("an immediate publish whose destinations are all queued (due now) is publishing, not scheduled", [
+    fc.integer({ min: 1, max: 12 })
+  ], ([n]) => {
+    expect(derivePostStatus({ isDraft: false, destinations: Array(n).fill("queued"), immediate: true })).toBe(
+      "publishing"
+    )
     expect(derivePostStatus({ isDraft: false, destinations: [], immediate: true })).toBe("scheduled")
     expect(derivePostStatus({ isDraft: true, destinations: [], immediate: true })).toBe("draft")
   })
 
-  it.prop("queued beside settled destinations is still publishing", [fc.array(settled, { minLength: 1 }), fc.integer({ min: 1, max: 5 })], ([done, q]) => {
+  it.prop("queued beside settled destinations is still publishing", [
+    fc.array(settled, { minLength: 1 }),
+    fc.integer({ min: 1, max: 5 })
+  ], ([done, q]) => {
     expect(live([...done, ...Array(q).fill("queued")])).toBe("publishing")
   }, runs)
 
@@ -80,12 +87,16 @@ describe("post status derived from destinations", () => {
     expect(live([...a, "published", ...b, "failed"])).toBe("partially_failed")
   }, runs)
 
-  it.prop("adding a published destination to an all-published set keeps it published", [fc.integer({ min: 1, max: 12 })], ([n]) => {
+  it.prop("adding a published destination to an all-published set keeps it published", [
+    fc.integer({ min: 1, max: 12 })
+  ], ([n]) => {
     const all: Array<DestinationStatus> = Array(n).fill("published")
     expect(live([...all, "published"])).toBe(live(all))
   }, runs)
 
-  it.prop("one failure among published destinations makes it partially_failed, and one success among failed ones too", [fc.integer({ min: 1, max: 12 })], ([n]) => {
+  it.prop("one failure among published destinations makes it partially_failed, and one success among failed ones too", [
+    fc.integer({ min: 1, max: 12 })
+  ], ([n]) => {
     expect(live([...Array<DestinationStatus>(n).fill("published"), "failed"])).toBe("partially_failed")
     expect(live([...Array<DestinationStatus>(n).fill("failed"), "published"])).toBe("partially_failed")
   }, runs)
@@ -99,16 +110,24 @@ describe("post status derived from destinations", () => {
     runs
   )
 
-  it.prop("settledOutcome agrees with the status once nothing is in flight", [fc.array(settled, { minLength: 1 })], ([ds]) => {
-    expect(settledOutcome(ds)).toBe(live(ds))
-  }, runs)
+  it.prop(
+    "settledOutcome agrees with the status once nothing is in flight",
+    [fc.array(settled, { minLength: 1 })],
+    ([ds]) => {
+      expect(settledOutcome(ds)).toBe(live(ds))
+    },
+    runs
+  )
 
   it.prop("settledOutcome is unsettled exactly while the status is scheduled or publishing", [statuses], ([ds]) => {
     const s = live(ds)
     expect(settledOutcome(ds) === "unsettled").toBe(s === "scheduled" || s === "publishing")
   }, runs)
 
-  it.prop("settledOutcome is unsettled while anything is queued or publishing", [statuses, fc.constantFrom<DestinationStatus>("queued", "publishing")], ([ds, open]) => {
+  it.prop("settledOutcome is unsettled while anything is queued or publishing", [
+    statuses,
+    fc.constantFrom<DestinationStatus>("queued", "publishing")
+  ], ([ds, open]) => {
     expect(settledOutcome([...ds, open])).toBe("unsettled")
   }, runs)
 

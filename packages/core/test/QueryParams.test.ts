@@ -22,6 +22,10 @@ describe("QueryParams", () => {
       "published"
     ])
     expect(QueryParams.listParam({}, "status")).toEqual([])
-    expect([QueryParams.positiveInt("1"), QueryParams.positiveInt("0"), QueryParams.positiveInt("x")]).toEqual([1, undefined, undefined])
+    expect([QueryParams.positiveInt("1"), QueryParams.positiveInt("0"), QueryParams.positiveInt("x")]).toEqual([
+      1,
+      undefined,
+      undefined
+    ])
   })
 })

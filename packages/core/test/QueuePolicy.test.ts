@@ -17,9 +17,9 @@ const memoryStore = (queue: Option.Option<Queue>) => {
     find: () => Effect.succeed(queue),
     save: () => Effect.void,
     taken: (_org, after, until) =>
-      Effect.succeed([...claims.keys()].filter((t) =>
-        t > DateTime.toEpochMillis(after) && t <= DateTime.toEpochMillis(until)
-      )),
+      Effect.succeed(
+        [...claims.keys()].filter((t) => t > DateTime.toEpochMillis(after) && t <= DateTime.toEpochMillis(until))
+      ),
     claim: (_org, at, postId) =>
       Effect.sync(() => {
         const t = DateTime.toEpochMillis(at)
@@ -38,7 +38,13 @@ const memoryStore = (queue: Option.Option<Queue>) => {
 }
 
 const queueOf = (timezone: string, openings: ReadonlyArray<QueueOpening>) =>
-  new Queue({ id: QueueId.make("00000000-0000-4000-8000-00000000000a"), organizationId: org, timezone, openings, createdAt: utc("2026-01-01T00:00:00Z") })
+  new Queue({
+    id: QueueId.make("00000000-0000-4000-8000-00000000000a"),
+    organizationId: org,
+    timezone,
+    openings,
+    createdAt: utc("2026-01-01T00:00:00Z")
+  })
 
 const postId = (n: number) => PostId.make(`00000000-0000-4000-8000-${String(n).padStart(12, "0")}`)
 

@@ -3,8 +3,10 @@ import * as Spans from "@herald/core/kernel/Spans"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 
-const parentName = Effect.map(Effect.option(Effect.currentParentSpan), (span) =>
-  Option.match(span, { onNone: () => "none", onSome: (s) => (s._tag === "Span" ? s.name : "external") }))
+const parentName = Effect.map(
+  Effect.option(Effect.currentParentSpan),
+  (span) => Option.match(span, { onNone: () => "none", onSome: (s) => (s._tag === "Span" ? s.name : "external") })
+)
 
 describe("Spans.withSpan", () => {
   it.effect("with the tracer on, the effect runs in a span of that name, a child of the caller's", () =>

@@ -64,15 +64,111 @@ const oldThreadsLength = (text: string): number => {
 
 /** Pieces that exercise every grapheme rule and X's URL detection. */
 const pieces = [
-  "a", "Z", " ", "\n", "\r", "\r\n", "\t", ".", ",", ")", "]", "'", "\"", "!", "?", ":", ";", "/",
-  "http://", "https://", "www.", "HTTPS://", "example.com", "\u00a0", "\u3000",
-  "é", "e\u0301", "\u0301", "\u0308\u0301", "漢", "日本", "한", "\u1100", "\u1161", "\u11a8", "\uac00",
-  "👍", "👍🏽", "\u{1f3fd}", "\u200d", "👨‍👩‍👧‍👦", "🏳️‍🌈", "\ufe0f", "🇫", "🇷", "🇫🇷", "#\ufe0f\u20e3",
-  "क", "्", "ष", "\u0915\u094d\u0937", "\u0600", "\ud83d", "\ude00", "かな", "カ", "\u3099", "가", "각", "\u1100가", "\u0600", "\u0600a", "a\u0600", "\ufe00", "漢\udb40\udd00", "Ω", "Ж", "\u0483", "©", "®", "©\ufe0f", "‼", "—", "…", "‰", "\u00ad", "\u200b", "\u200c", "ǅ", "ạ", "\u{110bd}", "\u{110bd}a", "\u0d4e", "\ua960", "\u1100\u1161", "😀", "\u{1f1e6}", "\n\u0301", "\u00ad\u0301", "\u007f\u0301", "o\u0302\u0301", "\u2019", "\u2014", "ß", "ﬁ", "Å", "A\u030a"
+  "a",
+  "Z",
+  " ",
+  "\n",
+  "\r",
+  "\r\n",
+  "\t",
+  ".",
+  ",",
+  ")",
+  "]",
+  "'",
+  "\"",
+  "!",
+  "?",
+  ":",
+  ";",
+  "/",
+  "http://",
+  "https://",
+  "www.",
+  "HTTPS://",
+  "example.com",
+  "\u00a0",
+  "\u3000",
+  "é",
+  "e\u0301",
+  "\u0301",
+  "\u0308\u0301",
+  "漢",
+  "日本",
+  "한",
+  "\u1100",
+  "\u1161",
+  "\u11a8",
+  "\uac00",
+  "👍",
+  "👍🏽",
+  "\u{1f3fd}",
+  "\u200d",
+  "👨‍👩‍👧‍👦",
+  "🏳️‍🌈",
+  "\ufe0f",
+  "🇫",
+  "🇷",
+  "🇫🇷",
+  "#\ufe0f\u20e3",
+  "क",
+  "्",
+  "ष",
+  "\u0915\u094d\u0937",
+  "\u0600",
+  "\ud83d",
+  "\ude00",
+  "かな",
+  "カ",
+  "\u3099",
+  "가",
+  "각",
+  "\u1100가",
+  "\u0600",
+  "\u0600a",
+  "a\u0600",
+  "\ufe00",
+  "漢\udb40\udd00",
+  "Ω",
+  "Ж",
+  "\u0483",
+  "©",
+  "®",
+  "©\ufe0f",
+  "‼",
+  "—",
+  "…",
+  "‰",
+  "\u00ad",
+  "\u200b",
+  "\u200c",
+  "ǅ",
+  "ạ",
+  "\u{110bd}",
+  "\u{110bd}a",
+  "\u0d4e",
+  "\ua960",
+  "\u1100\u1161",
+  "😀",
+  "\u{1f1e6}",
+  "\n\u0301",
+  "\u00ad\u0301",
+  "\u007f\u0301",
+  "o\u0302\u0301",
+  "\u2019",
+  "\u2014",
+  "ß",
+  "ﬁ",
+  "Å",
+  "A\u030a"
 ]
 
 const text = FastCheck.array(FastCheck.constantFrom(...pieces), { maxLength: 40 }).map((xs) => xs.join(""))
-const mixed = FastCheck.oneof(text, FastCheck.string({ maxLength: 40, unit: "grapheme" }), FastCheck.string({ maxLength: 40, unit: "binary" }))
+const mixed = FastCheck.oneof(
+  text,
+  FastCheck.string({ maxLength: 40, unit: "grapheme" }),
+  FastCheck.string({ maxLength: 40, unit: "binary" })
+)
 
 describe("linear counts equal the previous ones", () => {
   it.prop("grapheme clusters, whatever the window", [mixed, FastCheck.integer({ min: 1, max: 9 })], ([t, w]) => {
@@ -97,21 +193,26 @@ describe("linear counts equal the previous ones", () => {
     expect(TextCounting.threadsLength(t)).toBe(oldThreadsLength(t))
   }, { fastCheck: { numRuns: 500 } })
 
-  it.prop("each ...UpTo is exact up to max and above max past it", [mixed, FastCheck.integer({ min: 0, max: 60 })], ([t, max]) => {
-    const pairs: ReadonlyArray<readonly [(s: string, m: number) => number, (s: string) => number]> = [
-      [TextCounting.graphemesUpTo, oldGraphemes],
-      [TextCounting.codePointsUpTo, oldCodePoints],
-      [TextCounting.utf8BytesUpTo, oldUtf8Bytes],
-      [TextCounting.xWeightedLengthUpTo, oldXWeightedLength],
-      [TextCounting.threadsLengthUpTo, oldThreadsLength]
-    ]
-    for (const [upTo, full] of pairs) {
-      const exact = full(t)
-      const counted = upTo(t, max)
-      if (exact <= max) expect(counted).toBe(exact)
-      else expect(counted).toBeGreaterThan(max)
-    }
-  }, { fastCheck: { numRuns: 300 } })
+  it.prop(
+    "each ...UpTo is exact up to max and above max past it",
+    [mixed, FastCheck.integer({ min: 0, max: 60 })],
+    ([t, max]) => {
+      const pairs: ReadonlyArray<readonly [(s: string, m: number) => number, (s: string) => number]> = [
+        [TextCounting.graphemesUpTo, oldGraphemes],
+        [TextCounting.codePointsUpTo, oldCodePoints],
+        [TextCounting.utf8BytesUpTo, oldUtf8Bytes],
+        [TextCounting.xWeightedLengthUpTo, oldXWeightedLength],
+        [TextCounting.threadsLengthUpTo, oldThreadsLength]
+      ]
+      for (const [upTo, full] of pairs) {
+        const exact = full(t)
+        const counted = upTo(t, max)
+        if (exact <= max) expect(counted).toBe(exact)
+        else expect(counted).toBeGreaterThan(max)
+      }
+    },
+    { fastCheck: { numRuns: 300 } }
+  )
 
   it("a cluster longer than the window is still one cluster", () => {
     const zalgo = "a" + "\u0301".repeat(1000) + "b"

@@ -45,6 +45,9 @@ describe("TextPreview.measure: a text as a platform counts it, and where the par
 
   it("Telegram with media is a caption (1024) rather than a message (4096)", () => {
     expect(TextPreview.measure("telegram", "t".repeat(2000), true).limits[0]).toMatchObject({ limit: 1024, over: true })
-    expect(TextPreview.measure("telegram", "t".repeat(2000), false).limits[0]).toMatchObject({ limit: 4096, over: false })
+    expect(TextPreview.measure("telegram", "t".repeat(2000), false).limits[0]).toMatchObject({
+      limit: 4096,
+      over: false
+    })
   })
 })

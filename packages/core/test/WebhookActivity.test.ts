@@ -6,7 +6,9 @@ const runs = { fastCheck: { numRuns: 500 } }
 
 describe("webhook delivery ladder", () => {
   it("waits 30 s, 2 min, 10 min, 1 h and 6 h between the six attempts, then is dead", () => {
-    const delays = [1, 2, 3, 4, 5].map((n) => Duration.toSeconds(Option.getOrThrow(WebhookActivity.nextAttemptDelay(n))))
+    const delays = [1, 2, 3, 4, 5].map((n) =>
+      Duration.toSeconds(Option.getOrThrow(WebhookActivity.nextAttemptDelay(n)))
+    )
     expect(delays).toEqual([30, 120, 600, 3600, 21600])
     expect(WebhookActivity.nextAttemptDelay(6)).toEqual(Option.none())
   })
@@ -47,7 +49,9 @@ const outcomesArb = fc.array(fc.integer({ min: 0, max: 25 }), { maxLength: 5 }).
 )
 
 describe("webhook subscription activity", () => {
-  it.prop("over any run of outcomes: inactive exactly once 20 failures came in a row; the counter is the current run", [outcomesArb], ([outcomes]) => {
+  it.prop("over any run of outcomes: inactive exactly once 20 failures came in a row; the counter is the current run", [
+    outcomesArb
+  ], ([outcomes]) => {
     let a: WebhookActivity.Activity = { isActive: true, consecutiveFailures: 0 }
     let run = 0
     let longest = 0
@@ -60,23 +64,29 @@ describe("webhook subscription activity", () => {
     }
   }, runs)
 
-
   const failures = (n: number, start = { isActive: true, consecutiveFailures: 0 }) => {
     let a = start
     for (let i = 0; i < n; i++) a = WebhookActivity.afterDeliveryFailure(a)
     return a
   }
 
-  it.prop("stays active below 20 consecutive failures and is disabled at 20, keeping the counter", [fc.integer({ min: 0, max: 60 })], ([n]) => {
+  it.prop("stays active below 20 consecutive failures and is disabled at 20, keeping the counter", [
+    fc.integer({ min: 0, max: 60 })
+  ], ([n]) => {
     const a = failures(n)
     expect(a.isActive).toBe(n < 20)
     expect(a.consecutiveFailures).toBe(n)
   }, runs)
 
-  it.prop("a success in between resets the run", [fc.integer({ min: 0, max: 19 }), fc.integer({ min: 0, max: 19 })], ([before, after]) => {
-    const a = failures(after, WebhookActivity.afterDeliverySuccess(failures(before)))
-    expect(a).toEqual({ isActive: true, consecutiveFailures: after })
-  }, runs)
+  it.prop(
+    "a success in between resets the run",
+    [fc.integer({ min: 0, max: 19 }), fc.integer({ min: 0, max: 19 })],
+    ([before, after]) => {
+      const a = failures(after, WebhookActivity.afterDeliverySuccess(failures(before)))
+      expect(a).toEqual({ isActive: true, consecutiveFailures: after })
+    },
+    runs
+  )
 
   it.prop("re-enabling resets the counter; disabling keeps it", [fc.integer({ min: 0, max: 60 })], ([n]) => {
     expect(WebhookActivity.setActive(failures(n), true)).toEqual({ isActive: true, consecutiveFailures: 0 })

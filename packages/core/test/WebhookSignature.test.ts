@@ -8,14 +8,17 @@ import * as Redacted from "effect/Redacted"
 import * as NodeCrypto from "node:crypto"
 
 // The core cannot import the adapters' NodeCrypto; this test supplies the port itself.
-const CryptoTest = Layer.succeed(Crypto, Crypto.of({
-  randomHex: (bytes) => Effect.sync(() => NodeCrypto.randomBytes(bytes).toString("hex")),
-  sha256Hex: (text) => Effect.sync(() => NodeCrypto.createHash("sha256").update(text).digest("hex")),
-  hmacSha256Hex: (key, text) => Effect.sync(() => NodeCrypto.createHmac("sha256", key).update(text).digest("hex")),
-  hmacSha256Base64: (key, text) =>
-    Effect.sync(() => NodeCrypto.createHmac("sha256", key).update(text).digest("base64")),
-  timingSafeEqual: (a, b) => a === b
-}))
+const CryptoTest = Layer.succeed(
+  Crypto,
+  Crypto.of({
+    randomHex: (bytes) => Effect.sync(() => NodeCrypto.randomBytes(bytes).toString("hex")),
+    sha256Hex: (text) => Effect.sync(() => NodeCrypto.createHash("sha256").update(text).digest("hex")),
+    hmacSha256Hex: (key, text) => Effect.sync(() => NodeCrypto.createHmac("sha256", key).update(text).digest("hex")),
+    hmacSha256Base64: (key, text) =>
+      Effect.sync(() => NodeCrypto.createHmac("sha256", key).update(text).digest("base64")),
+    timingSafeEqual: (a, b) => a === b
+  })
+)
 
 const secret = "whsec_" + Buffer.alloc(48, 7).toString("base64")
 

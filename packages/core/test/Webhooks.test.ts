@@ -53,7 +53,11 @@ describe("Webhooks", () => {
     expect(Webhooks.describe(Either.right({ status: 302, body: "", durationMs: 5 }), timeout)).toContain(
       "only a 2xx answer within 10s"
     )
-    const refused = new WebhookSendError({ reason: "refused_address", message: "the address 10.0.0.1 is not allowed", durationMs: 0 })
+    const refused = new WebhookSendError({
+      reason: "refused_address",
+      message: "the address 10.0.0.1 is not allowed",
+      durationMs: 0
+    })
     expect(Webhooks.describe(Either.left(refused), timeout)).toBe("No answer: the address 10.0.0.1 is not allowed")
   })
 })

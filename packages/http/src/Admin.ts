@@ -193,7 +193,9 @@ export const denyDevice = (code: string) =>
  * `herald queue set`: creates or replaces an organization's posting queue (the same use case a host
  * application calls in-process: `Queues.setQueue`). Slots in the notation "mon-fri 09:00,12:30;sat 10:00".
  */
-export const setQueue = (options: { readonly org: string | undefined; readonly timezone: string; readonly slots: string }) =>
+export const setQueue = (
+  options: { readonly org: string | undefined; readonly timezone: string; readonly slots: string }
+) =>
   Effect.gen(function*() {
     const org = yield* resolveOrganization(options.org)
     return yield* Queues.setQueue({ organizationId: org.id, timezone: options.timezone, openings: options.slots }).pipe(

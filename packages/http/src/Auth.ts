@@ -258,8 +258,10 @@ export const requireScope = (scope: ApiKey.Scope): Effect.Effect<Principal, Doma
   Effect.flatMap(CurrentKey, (principal) => checkScope(principal, scope))
 
 /** The accounts a restricted key is limited to; None for a key that sees every account. */
-export const visibleAccountIds: Effect.Effect<Option.Option<ReadonlyArray<AccountId>>, never, CurrentKey> =
-  Effect.map(CurrentKey, (principal) => principal.key.accountIds)
+export const visibleAccountIds: Effect.Effect<Option.Option<ReadonlyArray<AccountId>>, never, CurrentKey> = Effect.map(
+  CurrentKey,
+  (principal) => principal.key.accountIds
+)
 
 /**
  * The account, when it is in the caller's organization and the key may see it; otherwise 404

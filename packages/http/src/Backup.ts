@@ -81,8 +81,10 @@ const addFile = async (pack: tar.Pack, file: string, name: string): Promise<bool
   try {
     const stat = await handle.stat()
     await new Promise<void>((resolve, reject) => {
-      const entry = pack.entry({ name, size: stat.size, mode: 0o600, mtime: stat.mtime }, (error) =>
-        error ? reject(error) : resolve())
+      const entry = pack.entry(
+        { name, size: stat.size, mode: 0o600, mtime: stat.mtime },
+        (error) => error ? reject(error) : resolve()
+      )
       const write = async () => {
         if (stat.size > 0) {
           for await (const chunk of handle.createReadStream({ start: 0, end: stat.size - 1, autoClose: false })) {
@@ -184,14 +186,19 @@ export const backup = (options: {
             if (hasSecretKey) await addFile(pack, secretKey, CredentialCipher.keyFileName)
             await addFile(pack, ledger, ledgerName)
             if (storage._tag === "File") {
-              for (const key of media) await addFile(pack, path.join(storage.directory, key), `${mediaDirectory}/${key}`)
+              for (const key of media) {
+                await addFile(pack, path.join(storage.directory, key), `${mediaDirectory}/${key}`)
+              }
             }
             pack.finalize()
           }
-          await Promise.all([written, feed().catch((cause) => {
-            pack.destroy(cause)
-            throw cause
-          })])
+          await Promise.all([
+            written,
+            feed().catch((cause) => {
+              pack.destroy(cause)
+              throw cause
+            })
+          ])
           const handle = await Fs.open(partial, "r")
           await handle.sync().finally(() => handle.close())
           await Fs.rename(partial, to)
@@ -325,5 +332,7 @@ const readAll = async (entry: AsyncIterable<unknown>): Promise<Buffer> => {
 }
 
 const emptyDirectory = async (dir: string): Promise<void> => {
-  for (const name of await Fs.readdir(dir).catch(() => [])) await Fs.rm(path.join(dir, name), { recursive: true, force: true })
+  for (const name of await Fs.readdir(dir).catch(() => [])) {
+    await Fs.rm(path.join(dir, name), { recursive: true, force: true })
+  }
 }

@@ -122,8 +122,14 @@ const sqliteReaders = (): number | undefined => {
 }
 
 const rateLimits = (): RateLimit.Limits => ({
-  perMinute: positiveInt(env("HERALD_RATE_LIMIT_PER_MINUTE") ?? String(RateLimit.defaults.perMinute), "HERALD_RATE_LIMIT_PER_MINUTE"),
-  perHour: positiveInt(env("HERALD_RATE_LIMIT_PER_HOUR") ?? String(RateLimit.defaults.perHour), "HERALD_RATE_LIMIT_PER_HOUR")
+  perMinute: positiveInt(
+    env("HERALD_RATE_LIMIT_PER_MINUTE") ?? String(RateLimit.defaults.perMinute),
+    "HERALD_RATE_LIMIT_PER_MINUTE"
+  ),
+  perHour: positiveInt(
+    env("HERALD_RATE_LIMIT_PER_HOUR") ?? String(RateLimit.defaults.perHour),
+    "HERALD_RATE_LIMIT_PER_HOUR"
+  )
 })
 
 const oneOf = <const A extends ReadonlyArray<string>>(allowed: A, raw: string, what: string): A[number] => {
@@ -208,7 +214,9 @@ const usersList = (values: Values) =>
   Effect.gen(function*() {
     const orgId = values.org === undefined ? Option.none() : Option.some((yield* Admin.findOrganization(values.org)).id)
     for (const user of yield* (yield* UserStore).list(orgId)) {
-      yield* Console.log([user.id, user.email, user.role, `org:${user.organizationId}`, JSON.stringify(user.name)].join("\t"))
+      yield* Console.log(
+        [user.id, user.email, user.role, `org:${user.organizationId}`, JSON.stringify(user.name)].join("\t")
+      )
     }
   })
 
@@ -233,7 +241,9 @@ const queueShow = (values: Values) =>
     yield* Console.log(`timezone\t${queue.timezone}`)
     yield* Console.log(`slots\t${QueuePolicy.formatSlots(queue.openings) || "(none)"}`)
     for (const entry of view.forecast) {
-      yield* Console.log(`next\t${entry.position}\t${DateTime.formatIsoOffset(entry.local)}\t${DateTime.formatIso(entry.occurrence.at)}`)
+      yield* Console.log(
+        `next\t${entry.position}\t${DateTime.formatIsoOffset(entry.local)}\t${DateTime.formatIso(entry.occurrence.at)}`
+      )
     }
   })
 
@@ -243,7 +253,9 @@ const runAdmin = <A, E>(
 ): Promise<number> =>
   Effect.runPromiseExit(
     program.pipe(
-      Effect.provide(Server.services({ database: databaseConfig(values), rateLimits: RateLimit.defaults, dataDir: dataDir(values) })),
+      Effect.provide(
+        Server.services({ database: databaseConfig(values), rateLimits: RateLimit.defaults, dataDir: dataDir(values) })
+      ),
       Effect.provide(quietLogger),
       Logger.withMinimumLogLevel(LogLevel.Warning)
     )
@@ -264,7 +276,9 @@ const runOperation = (
     .then((exit) => {
       if (Exit.isSuccess(exit)) return exit.value
       const failure = Option.getOrUndefined(Cause.failureOption(exit.cause))
-      process.stderr.write(`herald: ${failure instanceof Backup.BackupError ? failure.message : Cause.pretty(exit.cause)}\n`)
+      process.stderr.write(
+        `herald: ${failure instanceof Backup.BackupError ? failure.message : Cause.pretty(exit.cause)}\n`
+      )
       return 1
     })
 
@@ -272,14 +286,23 @@ const backupCommand = (values: Values) => {
   if (values.to === undefined) throw new UsageError("backup needs --to FILE")
   const to = values.to
   return runOperation(Effect.gen(function*() {
-    const { file, manifest } = yield* Backup.backup({ database: databaseConfig(values), dataDir: dataDir(values), to, env: process.env })
+    const { file, manifest } = yield* Backup.backup({
+      database: databaseConfig(values),
+      dataDir: dataDir(values),
+      to,
+      env: process.env
+    })
     yield* Console.error(
       `herald: backup of the store as of ${manifest.created_at} (migration ${manifest.migration ?? "none"}), ` +
-        (manifest.media === "files" ? `${manifest.media_files} media files` : "media not included (they are in the bucket)") +
+        (manifest.media === "files"
+          ? `${manifest.media_files} media files`
+          : "media not included (they are in the bucket)") +
         (manifest.secret_key ? ", secret.key" : "")
     )
     if (env("HERALD_SECRET") !== undefined) {
-      yield* Console.error("herald: credentials are encrypted with HERALD_SECRET: keep it with the backup, apart from it")
+      yield* Console.error(
+        "herald: credentials are encrypted with HERALD_SECRET: keep it with the backup, apart from it"
+      )
     }
     yield* Console.log(file)
     return 0
@@ -317,7 +340,9 @@ const migrateCheck = (values: Values) => {
     for (const migration of check.pending) yield* Console.log(migration)
     if (check.unknown.length > 0) {
       yield* Console.error(
-        `herald: the store has migrations this build does not know (a newer Herald applied them): ${check.unknown.join(", ")}`
+        `herald: the store has migrations this build does not know (a newer Herald applied them): ${
+          check.unknown.join(", ")
+        }`
       )
     }
     yield* Console.error(
@@ -365,7 +390,9 @@ const serve = (values: Values): void => {
               onSome: ({ owner, passwordToken }) =>
                 Console.log(
                   `Herald: the owner (${owner.email}) sets a dashboard password within 24 hours at:\n` +
-                    `HERALD_OWNER_LINK=${setPasswordLink(env("HERALD_PUBLIC_URL") ?? `http://${shownHost}:${real}`, passwordToken)}`
+                    `HERALD_OWNER_LINK=${
+                      setPasswordLink(env("HERALD_PUBLIC_URL") ?? `http://${shownHost}:${real}`, passwordToken)
+                    }`
                 )
             })
           )
@@ -402,7 +429,9 @@ const boundShutdown = (): void => {
   const arm = () => {
     setTimeout(() => {
       LogSink.stderr().flush()
-      process.stderr.write(`herald: still stopping after ${seconds} s; exiting (in-flight claims expire with their lease)\n`)
+      process.stderr.write(
+        `herald: still stopping after ${seconds} s; exiting (in-flight claims expire with their lease)\n`
+      )
       process.exit(1)
     }, seconds * 1000).unref()
   }
@@ -546,8 +575,14 @@ export const main = async (argv: ReadonlyArray<string>): Promise<number | "runni
             }
             return await runAdmin(
               values,
-              Effect.flatMap(Admin.createUser(input), ({ passwordToken, user }) =>
-                Effect.zipRight(Console.error(`herald: created ${user.role} ${user.email} (${user.id})`), printPasswordLink(user.email, passwordToken)))
+              Effect.flatMap(
+                Admin.createUser(input),
+                ({ passwordToken, user }) =>
+                  Effect.zipRight(
+                    Console.error(`herald: created ${user.role} ${user.email} (${user.id})`),
+                    printPasswordLink(user.email, passwordToken)
+                  )
+              )
             )
           }
           case "list":
@@ -558,14 +593,20 @@ export const main = async (argv: ReadonlyArray<string>): Promise<number | "runni
             const next = role(roleName)
             return await runAdmin(
               values,
-              Effect.flatMap(Admin.setUserRole(who, next), (user) => Console.error(`herald: ${user.email} is now ${user.role}`))
+              Effect.flatMap(
+                Admin.setUserRole(who, next),
+                (user) => Console.error(`herald: ${user.email} is now ${user.role}`)
+              )
             )
           }
           case "reset-password": {
             if (rest[0] === undefined) throw new UsageError("users reset-password needs USER (an id or an email)")
             return await runAdmin(
               values,
-              Effect.flatMap(Admin.resetPassword(rest[0]), ({ passwordToken, user }) => printPasswordLink(user.email, passwordToken))
+              Effect.flatMap(
+                Admin.resetPassword(rest[0]),
+                ({ passwordToken, user }) => printPasswordLink(user.email, passwordToken)
+              )
             )
           }
         }
@@ -602,8 +643,15 @@ export const main = async (argv: ReadonlyArray<string>): Promise<number | "runni
             const input = { org: values.org, timezone: values.timezone, slots: values.slots }
             return await runAdmin(
               values,
-              Effect.flatMap(Admin.setQueue(input), (q) =>
-                Console.error(`herald: queue of ${q.organizationId} set: ${q.timezone} ${QueuePolicy.formatSlots(q.openings) || "(no openings)"}`))
+              Effect.flatMap(
+                Admin.setQueue(input),
+                (q) =>
+                  Console.error(
+                    `herald: queue of ${q.organizationId} set: ${q.timezone} ${
+                      QueuePolicy.formatSlots(q.openings) || "(no openings)"
+                    }`
+                  )
+              )
             )
           }
           case "show":

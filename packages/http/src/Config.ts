@@ -14,8 +14,14 @@ const test = (ok: (value: string) => boolean, expected: string): Check => (value
 const integer = /^\d+$/
 const decimal = /^\d+(\.\d+)?$/
 
-export const positiveInteger: Check = test((v) => integer.test(v) && Number(v) > 0 && Number.isSafeInteger(Number(v)), "a positive integer")
-export const nonNegativeInteger: Check = test((v) => integer.test(v) && Number.isSafeInteger(Number(v)), "a non-negative integer")
+export const positiveInteger: Check = test(
+  (v) => integer.test(v) && Number(v) > 0 && Number.isSafeInteger(Number(v)),
+  "a positive integer"
+)
+export const nonNegativeInteger: Check = test(
+  (v) => integer.test(v) && Number.isSafeInteger(Number(v)),
+  "a non-negative integer"
+)
 export const positiveNumber: Check = test((v) => decimal.test(v) && Number(v) > 0, "a positive number")
 export const port: Check = test((v) => integer.test(v) && Number(v) <= 65535, "a port number (0-65535)")
 export const host: Check = test((v) => !/\s/.test(v), "a host name or address")
@@ -27,7 +33,10 @@ export const logLevel: Check = test(
 /** `HERALD_LOG_FORMAT` (`herald serve`, `herald worker` and the admin commands). */
 export const logFormat: Check = test((v) => ["logfmt", "json"].includes(v.toLowerCase()), "one of logfmt, json")
 /** `OTEL_EXPORTER_OTLP[_TRACES]_PROTOCOL`: the OTLP/HTTP encodings the exporter speaks (no gRPC). */
-export const otlpProtocol: Check = test((v) => ["http/protobuf", "http/json"].includes(v), "one of http/protobuf, http/json")
+export const otlpProtocol: Check = test(
+  (v) => ["http/protobuf", "http/json"].includes(v),
+  "one of http/protobuf, http/json"
+)
 export const boolean: Check = test((v) => ["true", "false"].includes(v.toLowerCase()), "true or false")
 
 const parsesAs = (value: string, protocols: ReadonlyArray<string>): boolean => {
@@ -137,7 +146,9 @@ const combinations = (env: Readonly<Record<string, string | undefined>>): Array<
   const lines: Array<string> = []
   const s3 = Object.keys(env).filter((name) => name.startsWith("HERALD_S3_") && isSet(env, name))
   if (s3.length > 0 && !isSet(env, "HERALD_S3_BUCKET")) {
-    lines.push(`HERALD_S3_BUCKET: expected a bucket name, since ${s3.sort().join(", ")} ${s3.length === 1 ? "is" : "are"} set`)
+    lines.push(
+      `HERALD_S3_BUCKET: expected a bucket name, since ${s3.sort().join(", ")} ${s3.length === 1 ? "is" : "are"} set`
+    )
   }
   if (isSet(env, "HERALD_SMTP_URL") && !isSet(env, "HERALD_MAIL_FROM")) {
     lines.push("HERALD_MAIL_FROM: expected the From address of notification e-mails, since HERALD_SMTP_URL is set")
@@ -174,7 +185,9 @@ export const problems = (env: Readonly<Record<string, string | undefined>>): Arr
     if (check === undefined || value === undefined || value === "") continue
     const expected = check(value)
     if (expected === undefined) continue
-    lines.push(isSecret(name) ? `${name}: expected ${expected} (value not shown)` : `${name}: expected ${expected}, got '${raw}'`)
+    lines.push(
+      isSecret(name) ? `${name}: expected ${expected} (value not shown)` : `${name}: expected ${expected}, got '${raw}'`
+    )
   }
   return [...lines, ...combinations(env)]
 }

@@ -50,7 +50,11 @@ export const encodeOk = <A, I, R>(schema: Schema.Schema<A, I, R>, data: A) => Sc
  * encoding pass (node writes the text with the head in one write).
  */
 const jsonText = (text: string, status: number): HttpServerResponse.HttpServerResponse =>
-  HttpServerResponse.raw(text, { status, contentType: "application/json", contentLength: Buffer.byteLength(text, "utf8") })
+  HttpServerResponse.raw(text, {
+    status,
+    contentType: "application/json",
+    contentLength: Buffer.byteLength(text, "utf8")
+  })
 
 /**
  * The success envelope as a finished response, for hot handlers whose data is built in its wire
@@ -63,17 +67,16 @@ export const respond = <A>(
   data: A,
   status = 200
 ): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
-  Effect.map(FiberRef.get(currentMeta), (meta) =>
-    jsonText(JSON.stringify({ data, error: null, meta }), status)
-  )
+  Effect.map(FiberRef.get(currentMeta), (meta) => jsonText(JSON.stringify({ data, error: null, meta }), status))
 
 /**
  * `respond` for data already in its JSON text (`dataJson`, e.g. assembled from memoised parts): the
  * same text as `JSON.stringify({ data, error: null, meta })` of the parsed data, and the same response.
  */
 export const respondJson = (dataJson: string, status = 200): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
-  Effect.map(FiberRef.get(currentMeta), (meta) =>
-    jsonText(`{"data":${dataJson},"error":null,"meta":${JSON.stringify(meta)}}`, status)
+  Effect.map(
+    FiberRef.get(currentMeta),
+    (meta) => jsonText(`{"data":${dataJson},"error":null,"meta":${JSON.stringify(meta)}}`, status)
   )
 
 export const ErrorObject = Schema.Struct({
@@ -163,8 +166,7 @@ export const errorBody = (error: DomainError, meta: Meta): ErrorEnvelope => ({
 export const errorResponse = (status: number) =>
   Schema.transform(ErrorEnvelope, Schema.typeSchema(DomainError), {
     strict: true,
-    decode: (envelope) =>
-      DomainError.of(envelope.error.code, envelope.error.message, envelope.error.details, status),
+    decode: (envelope) => DomainError.of(envelope.error.code, envelope.error.message, envelope.error.details, status),
     encode: (error) => errorBody(error, { request_id: "", timestamp: "" })
   }).annotations(HttpApiSchema.annotations({ status, identifier: "ErrorEnvelope" }))
 

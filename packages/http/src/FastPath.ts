@@ -39,7 +39,10 @@ const authenticatedAs = <A, E, R>(
   Effect.flatMap(Auth.authenticateRequest(request), (principal: Auth.Principal) =>
     principal.session === undefined
       ? handler(principal)
-      : Effect.zipRight(Permissions.authorize(principal, request.method, request.url.split("?")[0]!, {}), handler(principal)))
+      : Effect.zipRight(
+        Permissions.authorize(principal, request.method, request.url.split("?")[0]!, {}),
+        handler(principal)
+      ))
 
 /** An endpoint behind the API-key middleware, with the caller in `CurrentKey`. */
 const authenticated = <A, E, R>(handler: Effect.Effect<A, E, R>) =>
@@ -78,7 +81,10 @@ export const make = Effect.gen(function*() {
   const createPost = middleware(authenticated(Posts.create))
   type AccountsRequirements = Effect.Effect.Context<ReturnType<typeof listAccounts>>
   // The request itself is not a requirement: it is given (to `GET /accounts` as an argument).
-  type Requirements = Exclude<AccountsRequirements | Effect.Effect.Context<typeof createPost>, HttpServerRequest.HttpServerRequest>
+  type Requirements = Exclude<
+    AccountsRequirements | Effect.Effect.Context<typeof createPost>,
+    HttpServerRequest.HttpServerRequest
+  >
   const routeOf: RouteOf<Requirements> = (method, url) => {
     switch (method) {
       case "GET":

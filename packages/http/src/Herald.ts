@@ -157,8 +157,7 @@ const engine = (config: HeraldConfig) => {
 
 type Params = Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
 
-const first = (v: string | ReadonlyArray<string> | undefined): string | undefined =>
-  typeof v === "string" ? v : v?.[0]
+const first = (v: string | ReadonlyArray<string> | undefined): string | undefined => typeof v === "string" ? v : v?.[0]
 
 /** The organization to act as: the one named, else the oldest, created with its owner on an empty store. */
 const resolveOrganization = (config: HeraldConfig) =>
@@ -224,13 +223,18 @@ const make = (config: HeraldConfig) =>
               next_cursor: l.nextCursor
             }
           }))),
-        update: (id: string, body: unknown) => run(Effect.map(Posts.update(caller, id, body ?? {}), (u) => toPostView(u.record))),
-        schedule: (id: string, body: unknown = {}) => run(Effect.map(Posts.schedule(caller, id, body), (r) => toPostView(r))),
+        update: (id: string, body: unknown) =>
+          run(Effect.map(Posts.update(caller, id, body ?? {}), (u) => toPostView(u.record))),
+        schedule: (id: string, body: unknown = {}) =>
+          run(Effect.map(Posts.schedule(caller, id, body), (r) => toPostView(r))),
         delete: (id: string) =>
-          run(Effect.map(Posts.remove(caller, id), (r) => ({ id: r.post.id, post_id: r.post.id, deleted: true as const })))
+          run(
+            Effect.map(Posts.remove(caller, id), (r) => ({ id: r.post.id, post_id: r.post.id, deleted: true as const }))
+          )
       },
       approvals: {
-        approve: (id: string, body: unknown = {}) => run(Effect.map(Approvals.approve(caller, id, body), (r) => toPostView(r))),
+        approve: (id: string, body: unknown = {}) =>
+          run(Effect.map(Approvals.approve(caller, id, body), (r) => toPostView(r))),
         requestChanges: (id: string, body: unknown) =>
           run(Effect.map(Approvals.requestChanges(caller, id, body), (r) => toPostView(r)))
       },
@@ -247,11 +251,16 @@ const make = (config: HeraldConfig) =>
           run(Effect.gen(function*() {
             const all = yield* (yield* AccountStore).list(orgId)
             const now = yield* DateTime.now
-            return { accounts: AccountView.withoutFacebookFlowDuplicates(all).map((a) => AccountView.toAccount(a, now)) }
+            return {
+              accounts: AccountView.withoutFacebookFlowDuplicates(all).map((a) =>
+                AccountView.toAccount(a, now)
+              )
+            }
           }))
       },
       media: {
-        importFromUrl: (body: unknown) => run(Effect.flatMap(MediaLibrary.importFromUrl(orgId, body), mediaView)),
+        importFromUrl: (body: unknown) =>
+          run(Effect.flatMap(MediaLibrary.importFromUrl(orgId, body), mediaView)),
         list: (params: MediaLibrary.ListParams = {}) =>
           run(Effect.gen(function*() {
             const l = yield* MediaLibrary.list(orgId, params)
@@ -273,8 +282,10 @@ const make = (config: HeraldConfig) =>
           }))),
         list: () => run(Effect.map(Webhooks.list(orgId), (rs) => ({ webhooks: rs.map(WebhooksHttp.toWebhookView) }))),
         get: (id: string) => run(Effect.map(Webhooks.get(orgId, id), WebhooksHttp.toWebhookView)),
-        update: (id: string, body: unknown) => run(Effect.map(Webhooks.update(orgId, id, body), WebhooksHttp.toWebhookView)),
-        delete: (id: string) => run(Effect.map(Webhooks.remove(orgId, id), (r) => ({ id: r.subscription.id, deleted: true as const })))
+        update: (id: string, body: unknown) =>
+          run(Effect.map(Webhooks.update(orgId, id, body), WebhooksHttp.toWebhookView)),
+        delete: (id: string) =>
+          run(Effect.map(Webhooks.remove(orgId, id), (r) => ({ id: r.subscription.id, deleted: true as const })))
       },
       campaigns: {
         create: (body: unknown) => run(Effect.map(Campaigns.create(caller, body ?? {}), toCampaignView)),
@@ -284,7 +295,8 @@ const make = (config: HeraldConfig) =>
             pagination: { limit: l.limit, offset: l.offset, total: l.page.total, has_more: l.hasMore }
           }))),
         get: (id: string) => run(Effect.map(Campaigns.get(caller, id), toCampaignView)),
-        update: (id: string, body: unknown) => run(Effect.map(Campaigns.update(caller, id, body ?? {}), toCampaignView)),
+        update: (id: string, body: unknown) =>
+          run(Effect.map(Campaigns.update(caller, id, body ?? {}), toCampaignView)),
         delete: (id: string) => run(Campaigns.remove(caller, id))
       },
       queue: {
@@ -324,4 +336,3 @@ export const layer = (config: HeraldConfig = {}) =>
       Layer.provide(services(config))
     )
   ))
-

@@ -31,7 +31,8 @@ export class HeraldError extends Error {
   }
 }
 
-type Promised<T> = T extends (...args: infer P) => Effect.Effect<infer A, infer _E, infer _R> ? (...args: P) => Promise<A>
+type Promised<T> = T extends (...args: infer P) => Effect.Effect<infer A, infer _E, infer _R> ?
+  (...args: P) => Promise<A>
   : T extends object ? { readonly [K in keyof T]: Promised<T[K]> }
   : T
 

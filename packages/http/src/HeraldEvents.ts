@@ -46,7 +46,8 @@ export interface PollOptions {
 
 const defaultLookback = 10_000
 
-export const toPayload = (event: Event): EventPayload => JSON.parse(WebhookSignature.buildPayload(event)) as EventPayload
+export const toPayload = (event: Event): EventPayload =>
+  JSON.parse(WebhookSignature.buildPayload(event)) as EventPayload
 
 const read = (organizationId: OrganizationId, from: number, limit: number) =>
   Effect.gen(function*() {

@@ -14,11 +14,18 @@ export interface Recorder {
   /** Counts and times one answered request (`url` as sent: only its route template is kept). */
   readonly recordRequest: (method: string, url: string, status: number, seconds: number) => void
   /** Answers `GET /metrics`, checking the bearer token. */
-  readonly scrape: (request: HttpServerRequest.HttpServerRequest) => Effect.Effect<HttpServerResponse.HttpServerResponse>
+  readonly scrape: (
+    request: HttpServerRequest.HttpServerRequest
+  ) => Effect.Effect<HttpServerResponse.HttpServerResponse>
 }
 
 /** The server's metrics, or none when they are off (`HERALD_METRICS_TOKEN` unset). */
-export class HttpMetrics extends Context.Tag("@herald/http/Metrics/HttpMetrics")<HttpMetrics, Option.Option<Recorder>>() {}
+export class HttpMetrics
+  extends Context.Tag("@herald/http/Metrics/HttpMetrics")<HttpMetrics, Option.Option<Recorder>>()
+{}
 
 /** The recorder when metrics are on, read where `HttpMetrics` may not be provided at all. */
-export const current: Effect.Effect<Option.Option<Recorder>> = Effect.map(Effect.serviceOption(HttpMetrics), Option.flatten)
+export const current: Effect.Effect<Option.Option<Recorder>> = Effect.map(
+  Effect.serviceOption(HttpMetrics),
+  Option.flatten
+)

@@ -85,7 +85,10 @@ const settle = <E, R>(
       yield* IdempotentRequests.complete(claim, { status: response.status, body }).pipe(
         Effect.retry({ times: 3, schedule: Schedule.exponential("100 millis") }),
         Effect.catchAllCause((cause) =>
-          Effect.logError("Idempotency-Key: the answer could not be recorded; the key stays held until it expires", cause)
+          Effect.logError(
+            "Idempotency-Key: the answer could not be recorded; the key stays held until it expires",
+            cause
+          )
         )
       )
     } else {

@@ -50,9 +50,14 @@ const refused = (path: string, message: string, details: Record<string, unknown>
   )
 
 export const tooLarge = (): DomainError =>
-  refused("", `The request body is larger than ${maxBodyBytes} bytes (1 MiB); upload media through POST /media/upload`, {
-    max_bytes: maxBodyBytes
-  }, 413)
+  refused(
+    "",
+    `The request body is larger than ${maxBodyBytes} bytes (1 MiB); upload media through POST /media/upload`,
+    {
+      max_bytes: maxBodyBytes
+    },
+    413
+  )
 
 // ---------------------------------------------------------------------------------------------------
 // The scan

@@ -23,6 +23,7 @@ export const markUsed = (id: ApiKeyId, now: DateTime.Utc): Effect.Effect<void, n
     // A process serving very many keys forgets the memo now and then (one more write per key).
     if (recorded.size >= 10_000) recorded.clear()
     recorded.set(id, at)
-    return Effect.flatMap(ApiKeyStore, (keys) =>
-      Effect.forkDaemon(keys.markUsed(id, now).pipe(Effect.ignore))).pipe(Effect.asVoid)
+    return Effect.flatMap(ApiKeyStore, (keys) => Effect.forkDaemon(keys.markUsed(id, now).pipe(Effect.ignore))).pipe(
+      Effect.asVoid
+    )
   })

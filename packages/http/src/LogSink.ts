@@ -107,7 +107,10 @@ const secretPatterns: ReadonlyArray<RegExp> = [
 const scrub = (text: string): string => {
   let out = text
   for (const pattern of secretPatterns) {
-    out = out.replace(pattern, (_match, scheme?: string) => (typeof scheme === "string" ? `${scheme} <redacted>` : "<redacted>"))
+    out = out.replace(
+      pattern,
+      (_match, scheme?: string) => (typeof scheme === "string" ? `${scheme} <redacted>` : "<redacted>")
+    )
   }
   return out
 }

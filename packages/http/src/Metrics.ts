@@ -73,7 +73,9 @@ const count = (value: unknown): number => {
 /** The store gauges: each family's `collect` reads the store through `run`; a failed read leaves it empty. */
 const registerStoreGauges = (
   registry: Prometheus.Registry,
-  run: <A>(effect: Effect.Effect<A, unknown, SqlClient.SqlClient | DispatchStore | Processes.ProcessStore>) => Promise<Option.Option<A>>
+  run: <A>(
+    effect: Effect.Effect<A, unknown, SqlClient.SqlClient | DispatchStore | Processes.ProcessStore>
+  ) => Promise<Option.Option<A>>
 ) => {
   new Prometheus.Gauge({
     name: "herald_dispatch_lag_seconds",
@@ -149,7 +151,12 @@ const registerStoreGauges = (
       }
     }
   })
-  const pool = (name: string, help: string, read: (usage: PoolUsage.Usage) => ReadonlyArray<readonly [Record<string, string>, number]>, labelNames: Array<string> = []) =>
+  const pool = (
+    name: string,
+    help: string,
+    read: (usage: PoolUsage.Usage) => ReadonlyArray<readonly [Record<string, string>, number]>,
+    labelNames: Array<string> = []
+  ) =>
     new Prometheus.Gauge({
       name,
       help,
@@ -158,7 +165,7 @@ const registerStoreGauges = (
       collect() {
         this.reset()
         const usage = PoolUsage.current()
-        if (Option.isSome(usage)) for (const [labels, value] of read(usage.value)) this.set(labels, value)
+        if (Option.isSome(usage)) { for (const [labels, value] of read(usage.value)) this.set(labels, value) }
       }
     })
   pool(
@@ -167,8 +174,16 @@ const registerStoreGauges = (
     (u) => [[{ state: "busy" }, u.total - u.idle], [{ state: "idle" }, u.idle]],
     ["state"]
   )
-  pool("herald_store_pool_waiting", "Queries of this process waiting for a Postgres connection.", (u) => [[{}, u.waiting]])
-  pool("herald_store_pool_max_connections", "The most Postgres connections this process may open.", (u) => [[{}, u.max]])
+  pool(
+    "herald_store_pool_waiting",
+    "Queries of this process waiting for a Postgres connection.",
+    (u) => [[{}, u.waiting]]
+  )
+  pool(
+    "herald_store_pool_max_connections",
+    "The most Postgres connections this process may open.",
+    (u) => [[{}, u.max]]
+  )
 }
 
 /**
@@ -189,7 +204,9 @@ export const make = (options: {
         // A scrape every few seconds: its statements are not traced.
         Effect.withTracerEnabled(false),
         Effect.map(Option.some),
-        Effect.catchAllCause((cause) => Effect.as(Effect.logWarning("Metrics: reading the store failed", cause), Option.none()))
+        Effect.catchAllCause((cause) =>
+          Effect.as(Effect.logWarning("Metrics: reading the store failed", cause), Option.none())
+        )
       )))
 
     const endpoints: Array<{ method: string; path: string }> = [...(options.routes ?? [])]
@@ -212,7 +229,10 @@ export const make = (options: {
       registers: [registry]
     })
     // One child per series, looked up by a string key: prom-client hashes a label object per call.
-    const series = new Map<string, { readonly count: Prometheus.Counter.Internal; readonly time: Prometheus.Histogram.Internal<string> }>()
+    const series = new Map<
+      string,
+      { readonly count: Prometheus.Counter.Internal; readonly time: Prometheus.Histogram.Internal<string> }
+    >()
     const recordRequest = (method: string, url: string, status: number, seconds: number) => {
       const route = routeOf(method, url)
       const key = `${method} ${route} ${status}`
@@ -256,6 +276,8 @@ export const route = <E, R>(metrics: Option.Option<Recorder>, app: HttpApp.Defau
   Option.match(metrics, {
     onNone: () => app,
     onSome: (m) =>
-      Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-        request.method === "GET" && request.url.split("?")[0] === path ? m.scrape(request) : app)
+      Effect.flatMap(
+        HttpServerRequest.HttpServerRequest,
+        (request) => request.method === "GET" && request.url.split("?")[0] === path ? m.scrape(request) : app
+      )
   })

@@ -78,20 +78,38 @@ class NodeRequest extends Inspectable.Class implements HttpServerRequest.HttpSer
     return Option.fromNullable(this.remoteAddressOverride ?? this.source.socket.remoteAddress)
   }
   get text(): Effect.Effect<string, HttpServerError.RequestError> {
-    return this.textEffect ??= Effect.runSync(Effect.cached(Effect.flatMap(IncomingMessage.MaxBodySize, (maxBodySize) =>
-      NodeStream.toString(() => this.source, { onFailure: this.decodeError, maxBytes: Option.getOrUndefined(maxBodySize) }))))
+    return this.textEffect ??= Effect.runSync(
+      Effect.cached(
+        Effect.flatMap(
+          IncomingMessage.MaxBodySize,
+          (maxBodySize) =>
+            NodeStream.toString(() => this.source, {
+              onFailure: this.decodeError,
+              maxBytes: Option.getOrUndefined(maxBodySize)
+            })
+        )
+      )
+    )
   }
   get json(): Effect.Effect<unknown, HttpServerError.RequestError> {
-    return Effect.tryMap(this.text, { try: (text) => (text === "" ? null : JSON.parse(text)) as unknown, catch: this.decodeError })
+    return Effect.tryMap(this.text, {
+      try: (text) => (text === "" ? null : JSON.parse(text)) as unknown,
+      catch: this.decodeError
+    })
   }
   get urlParamsBody(): Effect.Effect<UrlParams.UrlParams, HttpServerError.RequestError> {
-    return Effect.flatMap(this.text, (text) =>
-      Effect.try({ try: () => UrlParams.fromInput(new URLSearchParams(text)), catch: this.decodeError }))
+    return Effect.flatMap(
+      this.text,
+      (text) => Effect.try({ try: () => UrlParams.fromInput(new URLSearchParams(text)), catch: this.decodeError })
+    )
   }
   get arrayBuffer(): Effect.Effect<ArrayBuffer, HttpServerError.RequestError> {
     return Effect.flatMap(IncomingMessage.MaxBodySize, (maxBodySize) =>
       Effect.map(
-        NodeStream.toUint8Array(() => this.source, { onFailure: this.decodeError, maxBytes: Option.getOrUndefined(maxBodySize) }),
+        NodeStream.toUint8Array(() => this.source, {
+          onFailure: this.decodeError,
+          maxBytes: Option.getOrUndefined(maxBodySize)
+        }),
         (bytes) => bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer
       ))
   }
@@ -106,7 +124,11 @@ class NodeRequest extends Inspectable.Class implements HttpServerRequest.HttpSer
   }
   get upgrade(): Effect.Effect<Socket.Socket, HttpServerError.RequestError> {
     return Effect.fail(
-      new HttpServerError.RequestError({ request: this, reason: "Decode", description: "not an upgradeable ServerRequest" })
+      new HttpServerError.RequestError({
+        request: this,
+        reason: "Decode",
+        description: "not an upgradeable ServerRequest"
+      })
     )
   }
   modify(
@@ -120,7 +142,11 @@ class NodeRequest extends Inspectable.Class implements HttpServerRequest.HttpSer
     )
   }
   toJSON(): unknown {
-    return IncomingMessage.inspect(this, { _id: "@effect/platform/HttpServerRequest", method: this.method, url: this.originalUrl })
+    return IncomingMessage.inspect(this, {
+      _id: "@effect/platform/HttpServerRequest",
+      method: this.method,
+      url: this.originalUrl
+    })
   }
 }
 
@@ -211,7 +237,9 @@ export const make = <R>(
     // their per-request steps). A route given the request as an argument runs on the runtime's own
     // context: no copy of its services per request.
     const runtimeFlags = RuntimeFlags.disable(runtime.runtimeFlags, RuntimeFlags.Interruption)
-    const runPlain = Runtime.runFork(Runtime.make({ context: runtime.context, runtimeFlags, fiberRefs: runtime.fiberRefs }))
+    const runPlain = Runtime.runFork(
+      Runtime.make({ context: runtime.context, runtimeFlags, fiberRefs: runtime.fiberRefs })
+    )
     const endOfTurn = turnWriter()
     return (nodeRequest, nodeResponse) => {
       const method = nodeRequest.method
@@ -243,7 +271,9 @@ export class Server extends Http.Server {
   listener: Listener = none
 
   override emit(event: string, ...args: Array<unknown>): boolean {
-    if (event === "request" && this.listener(args[0] as Http.IncomingMessage, args[1] as Http.ServerResponse)) return true
+    if (event === "request" && this.listener(args[0] as Http.IncomingMessage, args[1] as Http.ServerResponse)) {
+      return true
+    }
     return super.emit(event, ...args)
   }
 }

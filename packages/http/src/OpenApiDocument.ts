@@ -43,7 +43,9 @@ const fixResponses = (responses: Json): Json => {
   for (const [status, response] of Object.entries(responses)) {
     if (!isObject(response)) continue
     const content = isObject(response.content) ? response.content : undefined
-    const json = content !== undefined && isObject(content["application/json"]) ? content["application/json"] : undefined
+    const json = content !== undefined && isObject(content["application/json"])
+      ? content["application/json"]
+      : undefined
     // A 400 that only HttpApi's own decode error described: the endpoint takes no input we decode.
     if (json !== undefined && isObject(json.schema) && json.schema.$ref === decodeErrorRef) continue
     let fixed: Json = { ...response }

@@ -47,7 +47,9 @@ export const parseHeaders = (raw: string | undefined): Record<string, string> =>
     const at = pair.indexOf("=")
     if (at <= 0) continue
     try {
-      headers[decodeURIComponent(pair.slice(0, at).trim()).toLowerCase()] = decodeURIComponent(pair.slice(at + 1).trim())
+      headers[decodeURIComponent(pair.slice(0, at).trim()).toLowerCase()] = decodeURIComponent(
+        pair.slice(at + 1).trim()
+      )
     } catch {
       // A malformed escape: the pair is left out rather than sent garbled.
     }

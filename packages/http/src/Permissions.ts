@@ -93,7 +93,11 @@ export const authorize = (
   const { user } = session
   const action = actionOf(method, path)
   if (!Roles.can(user.role, action)) {
-    return refused(user.role, action, `A ${user.role} may not do this: it is for an owner or an admin of the organization`)
+    return refused(
+      user.role,
+      action,
+      `A ${user.role} may not do this: it is for an owner or an admin of the organization`
+    )
   }
   if (action !== "change_post" || Roles.isOwnerOrAdmin(user.role)) return Effect.void
   const id = Schema.decodeUnknownOption(PostId)((params["id"] ?? params["post_id"] ?? "").toLowerCase())

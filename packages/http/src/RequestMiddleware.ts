@@ -37,7 +37,10 @@ const logFieldsOf: WeakMap<Envelope.Meta, Map<string, string>> = globalValue(
 
 /** Adds `key=value` to the current request's log line (no effect outside a request). Never pass secrets. */
 export const annotateRequestLog = (key: string, value: string): Effect.Effect<void> =>
-  Effect.flatMap(FiberRef.get(Envelope.currentMeta), (meta) => Effect.sync(() => void logFieldsOf.get(meta)?.set(key, value)))
+  Effect.flatMap(
+    FiberRef.get(Envelope.currentMeta),
+    (meta) => Effect.sync(() => void logFieldsOf.get(meta)?.set(key, value))
+  )
 
 /**
  * Requests never traced, even with tracing on: load balancers' probes and metrics scrapes, which come

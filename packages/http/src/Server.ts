@@ -144,11 +144,17 @@ const serve = (fastPath: boolean, belowPlatform: boolean) =>
       Effect.gen(function*() {
         const metrics = yield* HttpMetrics.current
         if (!fastPath) {
-          return Layer.merge(HttpServer.serve()(Metrics.route(metrics, api)), Layer.succeed(NodeFastPath.NodeListener, Option.none()))
+          return Layer.merge(
+            HttpServer.serve()(Metrics.route(metrics, api)),
+            Layer.succeed(NodeFastPath.NodeListener, Option.none())
+          )
         }
         const { routeOf, wrap } = yield* FastPath.make
         const listener = belowPlatform ? Option.some(yield* NodeFastPath.make(routeOf)) : Option.none()
-        return Layer.merge(HttpServer.serve()(Metrics.route(metrics, wrap(api))), Layer.succeed(NodeFastPath.NodeListener, listener))
+        return Layer.merge(
+          HttpServer.serve()(Metrics.route(metrics, wrap(api))),
+          Layer.succeed(NodeFastPath.NodeListener, listener)
+        )
       })
     ),
     Layer.unwrapEffect,
@@ -161,18 +167,19 @@ const serve = (fastPath: boolean, belowPlatform: boolean) =>
  */
 export const app = Layer.suspend(() => appWith(tracingEnabled()))
 
-const appWith = (traced: boolean) => serve(FastPath.enabled(), !traced).pipe(
-  tracing(traced),
-  Layer.provide(ApiDocuments.layer({ openApiPath, docsPath })),
-  Layer.provide(Dashboard.layer),
-  Layer.provide(RequestMiddleware.layer),
-  Layer.provide(ApiLive),
-  Layer.provide(Auth.layer),
-  Layer.provide(Auth.layerKeyRequired),
-  Layer.provide(SessionAuth.layer),
-  // Last, so that the request middleware and the fast path find it when they are built.
-  Layer.provide(Metrics.layerFromEnv(routerRoutes))
-)
+const appWith = (traced: boolean) =>
+  serve(FastPath.enabled(), !traced).pipe(
+    tracing(traced),
+    Layer.provide(ApiDocuments.layer({ openApiPath, docsPath })),
+    Layer.provide(Dashboard.layer),
+    Layer.provide(RequestMiddleware.layer),
+    Layer.provide(ApiLive),
+    Layer.provide(Auth.layer),
+    Layer.provide(Auth.layerKeyRequired),
+    Layer.provide(SessionAuth.layer),
+    // Last, so that the request middleware and the fast path find it when they are built.
+    Layer.provide(Metrics.layerFromEnv(routerRoutes))
+  )
 
 /** How long one write probe's answer serves readiness checks (load balancers probe every few seconds). */
 export const storeProbeCachedFor = "2 seconds"

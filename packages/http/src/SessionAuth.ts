@@ -39,7 +39,9 @@ export interface Settings {
   readonly publicUrl: Option.Option<string>
 }
 
-export class SessionHttpSettings extends Context.Tag("@herald/http/SessionAuth/Settings")<SessionHttpSettings, Settings>() {}
+export class SessionHttpSettings
+  extends Context.Tag("@herald/http/SessionAuth/Settings")<SessionHttpSettings, Settings>()
+{}
 
 /**
  * From the environment: HERALD_PUBLIC_URL, HERALD_SESSION_IDLE_SECONDS (43200) and

@@ -153,7 +153,9 @@ export const mailFromEnv = (env: NodeJS.ProcessEnv = process.env): Option.Option
   const url = env.HERALD_SMTP_URL?.trim() ?? ""
   if (url === "") return Option.none()
   const from = env.HERALD_MAIL_FROM?.trim() ?? ""
-  if (from === "") throw new Error("HERALD_MAIL_FROM must be set with HERALD_SMTP_URL (the From address of notification e-mails)")
+  if (from === "") {
+    throw new Error("HERALD_MAIL_FROM must be set with HERALD_SMTP_URL (the From address of notification e-mails)")
+  }
   const publicUrl = env.HERALD_PUBLIC_URL?.trim() ?? ""
   return Option.some({
     smtp: { url: Redacted.make(url), from },
@@ -181,7 +183,11 @@ export const layer = (options: WorkerOptions = {}) =>
         pid: process.pid
       })
       // Written whatever HERALD_LOG_LEVEL says: it is how supervisors (and the tests) see the process up.
-      yield* Effect.locally(Effect.logInfo(`Dispatcher started (worker ${workerId})`), FiberRef.currentMinimumLogLevel, LogLevel.All)
+      yield* Effect.locally(
+        Effect.logInfo(`Dispatcher started (worker ${workerId})`),
+        FiberRef.currentMinimumLogLevel,
+        LogLevel.All
+      )
       // Claims, leases and heartbeats in the database's time (`Processes`): a process whose clock is
       // off neither takes over live processes' claims nor looks dead to them.
       yield* Effect.forkScoped(
@@ -283,8 +289,7 @@ export const layerEngine = (options: {
   readonly worker?: WorkerOptions
   /** The sandbox's ledger when HERALD_SANDBOX_LEDGER is not set (see `defaultSandboxLedger`). */
   readonly sandboxLedger?: string | undefined
-}) =>
-  layer({ processKind: "serve", ...options.worker }).pipe(Layer.provideMerge(layerEngineServices(options)))
+}) => layer({ processKind: "serve", ...options.worker }).pipe(Layer.provideMerge(layerEngineServices(options)))
 
 /**
  * What `layerEngine` provides, without the dispatcher's fibers: `herald serve` builds the fibers after

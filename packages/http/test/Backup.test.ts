@@ -37,12 +37,14 @@ const filesOf = (dir: string): Record<string, string> =>
 /** A data dir as `herald serve` leaves it: a migrated store with a row, the key file, blobs, a ledger. */
 const givenDataDir = Effect.gen(function*() {
   const dataDir = fresh("data")
-  yield* Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    Effect.zipRight(sql`CREATE TABLE backup_probe (note TEXT)`, sql`INSERT INTO backup_probe VALUES ('kept')`)).pipe(
-      Effect.provide(SqlDatabase.layer({ _tag: "Sqlite", filename: path.join(dataDir, "herald.db") })),
-      Effect.scoped,
-      Effect.orDie
-    )
+  yield* Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) => Effect.zipRight(sql`CREATE TABLE backup_probe (note TEXT)`, sql`INSERT INTO backup_probe VALUES ('kept')`)
+  ).pipe(
+    Effect.provide(SqlDatabase.layer({ _tag: "Sqlite", filename: path.join(dataDir, "herald.db") })),
+    Effect.scoped,
+    Effect.orDie
+  )
   fs.writeFileSync(path.join(dataDir, "secret.key"), "ab".repeat(32) + "\n", { mode: 0o600 })
   fs.writeFileSync(path.join(dataDir, "sandbox-ledger.jsonl"), "{\"platform\":\"x\"}\n")
   fs.mkdirSync(path.join(dataDir, "media", "org-1", "m-1.renditions"), { recursive: true })
@@ -54,7 +56,10 @@ const givenDataDir = Effect.gen(function*() {
   return dataDir
 })
 
-const sqlite = (dataDir: string): SqlDatabase.DatabaseConfig => ({ _tag: "Sqlite", filename: path.join(dataDir, "herald.db") })
+const sqlite = (dataDir: string): SqlDatabase.DatabaseConfig => ({
+  _tag: "Sqlite",
+  filename: path.join(dataDir, "herald.db")
+})
 
 const messageOf = <A>(exit: Exit.Exit<A, Backup.BackupError>): string => {
   if (Exit.isSuccess(exit)) throw new Error("expected a failure")
@@ -72,16 +77,19 @@ const archive = async (
   const pack = tar.pack()
   const written = pipeline(pack, zlib.createGzip(), fs.createWriteStream(file))
   if (manifest) {
-    pack.entry({ name: Backup.manifestName }, JSON.stringify({
-      format: "herald-backup",
-      version: 1,
-      created_at: new Date().toISOString(),
-      store: "sqlite",
-      migration: null,
-      media: "files",
-      media_files: 0,
-      secret_key: false
-    }))
+    pack.entry(
+      { name: Backup.manifestName },
+      JSON.stringify({
+        format: "herald-backup",
+        version: 1,
+        created_at: new Date().toISOString(),
+        store: "sqlite",
+        migration: null,
+        media: "files",
+        media_files: 0,
+        secret_key: false
+      })
+    )
   }
   for (const entry of entries) {
     if (entry.type === "symlink") pack.entry({ name: entry.name, type: "symlink", linkname: "/etc/passwd" })
@@ -100,7 +108,14 @@ describe("herald backup", () => {
       const { file, manifest } = yield* Backup.backup({ database: sqlite(dataDir), dataDir, to, env: {} })
       expect(file).toBe(to)
       expect(fs.statSync(to).mode & 0o777).toBe(0o600)
-      expect(manifest).toMatchObject({ format: "herald-backup", version: 1, store: "sqlite", media: "files", media_files: 3, secret_key: true })
+      expect(manifest).toMatchObject({
+        format: "herald-backup",
+        version: 1,
+        store: "sqlite",
+        media: "files",
+        media_files: 3,
+        secret_key: true
+      })
       expect(manifest.migration).toMatch(/^\d{4}_[a-z_]+$/)
       // Nothing of the work files is left beside the archive.
       expect(fs.readdirSync(path.dirname(to)).filter((name) => name.startsWith(`.${path.basename(to)}`))).toEqual([])
@@ -116,7 +131,10 @@ describe("herald backup", () => {
       expect(Object.keys(after).sort()).toEqual([...Object.keys(before), "herald.db"].sort())
       for (const [name, bytes] of Object.entries(before)) expect(after[name]).toBe(bytes)
       expect(fs.statSync(path.join(restoredDir, "secret.key")).mode & 0o777).toBe(0o600)
-      const rows = yield* Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ note: string }>`SELECT note FROM backup_probe`).pipe(
+      const rows = yield* Effect.flatMap(
+        SqlClient.SqlClient,
+        (sql) => sql<{ note: string }>`SELECT note FROM backup_probe`
+      ).pipe(
         Effect.provide(SqlDatabase.layerClient(sqlite(restoredDir))),
         Effect.scoped,
         Effect.orDie
@@ -128,7 +146,12 @@ describe("herald backup", () => {
     Effect.gen(function*() {
       const dataDir = yield* givenDataDir
       const to = fresh("bucket") + ".tar.gz"
-      const { manifest } = yield* Backup.backup({ database: sqlite(dataDir), dataDir, to, env: { HERALD_S3_BUCKET: "media" } })
+      const { manifest } = yield* Backup.backup({
+        database: sqlite(dataDir),
+        dataDir,
+        to,
+        env: { HERALD_S3_BUCKET: "media" }
+      })
       expect(manifest).toMatchObject({ media: "bucket", media_files: 0 })
       const restoredDir = fresh("restored")
       expect((yield* Backup.restore({ from: to, dataDir: restoredDir })).mediaFiles).toBe(0)
@@ -145,7 +168,9 @@ describe("herald backup", () => {
         env: {}
       }))
       expect(messageOf(postgres)).toMatch(/pg_dump/)
-      const missing = yield* Effect.exit(Backup.backup({ database: sqlite(fresh("none")), dataDir, to: fresh("x"), env: {} }))
+      const missing = yield* Effect.exit(
+        Backup.backup({ database: sqlite(fresh("none")), dataDir, to: fresh("x"), env: {} })
+      )
       expect(messageOf(missing)).toMatch(/^no Herald store at /)
       const existing = fresh("existing")
       fs.writeFileSync(existing, "an earlier backup")
@@ -196,13 +221,17 @@ describe("herald restore", () => {
   it.effect("refuses what is not a Herald backup, or holds no store", () =>
     Effect.gen(function*() {
       const foreign = yield* Effect.promise(() => archive([{ name: "herald.db" }], false))
-      expect(messageOf(yield* Effect.exit(Backup.restore({ from: foreign, dataDir: fresh("t") })))).toMatch(/not a Herald backup/)
+      expect(messageOf(yield* Effect.exit(Backup.restore({ from: foreign, dataDir: fresh("t") })))).toMatch(
+        /not a Herald backup/
+      )
       const storeless = yield* Effect.promise(() => archive([{ name: "secret.key" }]))
       const dataDir = fresh("t")
       expect(messageOf(yield* Effect.exit(Backup.restore({ from: storeless, dataDir })))).toMatch(/holds no store/)
       expect(filesOf(dataDir)).toEqual({})
       const text = fresh("plain")
       fs.writeFileSync(text, "not gzip")
-      expect(messageOf(yield* Effect.exit(Backup.restore({ from: text, dataDir: fresh("t") })))).toMatch(/could not be restored/)
+      expect(messageOf(yield* Effect.exit(Backup.restore({ from: text, dataDir: fresh("t") })))).toMatch(
+        /could not be restored/
+      )
     }))
 })

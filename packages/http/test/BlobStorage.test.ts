@@ -100,7 +100,9 @@ describe("the storage the environment selects", () => {
     expect(Redacted.value(credentials!.secretAccessKey)).toBe("s3cr3t")
     expect(String(credentials!.secretAccessKey)).not.toContain("s3cr3t")
     const defaults = BlobStorage.fromEnv({ HERALD_S3_BUCKET: "media" }, "/d")
-    expect(defaults._tag === "S3" && [defaults.options.links, defaults.options.forcePathStyle, defaults.options.credentials])
+    expect(
+      defaults._tag === "S3" && [defaults.options.links, defaults.options.forcePathStyle, defaults.options.credentials]
+    )
       .toEqual(["herald", false, undefined])
   })
 })
@@ -118,7 +120,9 @@ describe.skipIf(!s3.available)("the media library on a bucket", () => {
   /** The blob store and link signer `herald serve` builds from `env`, and what they need. */
   const mediaLayer = (env: Record<string, string>) =>
     Layer.mergeAll(Media.layerBlobStore({ dataDir, env }), Media.layerLinkSigner(env)).pipe(
-      Layer.provideMerge(CredentialCipher.layer({ dataDir, secret: Redacted.make("a-shared-secret-of-32-characters!") })),
+      Layer.provideMerge(
+        CredentialCipher.layer({ dataDir, secret: Redacted.make("a-shared-secret-of-32-characters!") })
+      ),
       Layer.provideMerge(NodeCrypto.layer)
     )
 
@@ -150,7 +154,9 @@ describe.skipIf(!s3.available)("the media library on a bucket", () => {
         ...server.env("herald-links"),
         HERALD_MEDIA_PUBLIC_URL: "https://herald.example/media-public"
       })
-      expect(link).toMatch(/^https:\/\/herald\.example\/media-public\/org-1\/medium-1\?expires=\d+&signature=[0-9a-f]{64}$/)
+      expect(link).toMatch(
+        /^https:\/\/herald\.example\/media-public\/org-1\/medium-1\?expires=\d+&signature=[0-9a-f]{64}$/
+      )
       expect(yield* Effect.promise(() => server.keys("herald-links/"))).toEqual(["herald-links/org-1/medium-1"])
     }))
 })

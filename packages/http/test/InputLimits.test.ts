@@ -23,7 +23,9 @@ describe("scanJson", () => {
 
   it("1,000 members pass, 1,001 are too many (commas inside strings do not count)", () => {
     expect(InputLimits.scanJson(JSON.stringify(Array.from({ length: 1000 }, () => 0)))).toBeUndefined()
-    expect(InputLimits.scanJson(JSON.stringify(Array.from({ length: 1001 }, () => 0)))).toEqual({ _tag: "TooManyMembers" })
+    expect(InputLimits.scanJson(JSON.stringify(Array.from({ length: 1001 }, () => 0)))).toEqual({
+      _tag: "TooManyMembers"
+    })
     expect(InputLimits.scanJson(JSON.stringify({ a: ",".repeat(5000) }))).toBeUndefined()
   })
 
@@ -59,7 +61,9 @@ describe("scanJson", () => {
 describe("withBody", () => {
   it.effect("the handlers read the body already read, also from a modified request", () =>
     Effect.gen(function*() {
-      const original = HttpServerRequest.fromWeb(new Request("http://localhost/api/v1/x", { method: "POST", body: "ignored" }))
+      const original = HttpServerRequest.fromWeb(
+        new Request("http://localhost/api/v1/x", { method: "POST", body: "ignored" })
+      )
       const request = InputLimits.withBody(original, `{"a":1}`)
       expect(yield* request.text).toBe(`{"a":1}`)
       expect(yield* request.json).toEqual({ a: 1 })
@@ -105,6 +109,8 @@ describe("error bodies quote at most 100 characters of a value", () => {
     expect(body.length).toBeLessThan(2_000)
     expect(body).not.toContain("v".repeat(101))
     expect(body).toContain("h".repeat(900))
-    expect(Envelope.clip(`Expected number, actual "${"x".repeat(50)}"`)).toBe(`Expected number, actual "${"x".repeat(50)}"`)
+    expect(Envelope.clip(`Expected number, actual "${"x".repeat(50)}"`)).toBe(
+      `Expected number, actual "${"x".repeat(50)}"`
+    )
   })
 })

@@ -52,16 +52,21 @@ describe("LogSink.jsonLine", () => {
   /** The line a logger writes for `effect`, as JSON. */
   const lineOf = (effect: Effect.Effect<void>): Record<string, unknown> => {
     const written: Array<string> = []
-    const capture = Logger.replace(Logger.defaultLogger, Logger.make((options) => void written.push(LogSink.jsonLine(options))))
+    const capture = Logger.replace(
+      Logger.defaultLogger,
+      Logger.make((options) => void written.push(LogSink.jsonLine(options)))
+    )
     Effect.runSync(effect.pipe(Effect.provide(capture)))
     expect(written.length).toBe(1)
     return JSON.parse(written[0]!) as Record<string, unknown>
   }
 
   it("timestamp, level and message first, annotations at the top level; the entry's own fields win", () => {
-    const line = lineOf(Effect.logWarning("publish failed", 3).pipe(
-      Effect.annotateLogs({ post_id: "p-1", attempt: 2, message: "not the message", ok: true })
-    ))
+    const line = lineOf(
+      Effect.logWarning("publish failed", 3).pipe(
+        Effect.annotateLogs({ post_id: "p-1", attempt: 2, message: "not the message", ok: true })
+      )
+    )
     expect(Object.keys(line).slice(0, 3)).toEqual(["timestamp", "level", "message"])
     expect(line).toMatchObject({ level: "warning", message: "publish failed 3", post_id: "p-1", attempt: 2, ok: true })
     expect(new Date(String(line["timestamp"])).toISOString()).toBe(line["timestamp"])
@@ -70,11 +75,18 @@ describe("LogSink.jsonLine", () => {
 
   it("redacts credentials: annotated under a credential's name, or shaped like one in the message or cause", () => {
     const key = "pe_live_0123456789abcdef0123456789abcdef"
-    const line = lineOf(Effect.logError(`refused ${key} with Authorization: Bearer abc.def-ghi_jkl`, Cause.fail(new Error(`whsec_${"A".repeat(24)}`))).pipe(
-      Effect.annotateLogs({ token: "tok-123", Password: "hunter2", secret: Redacted.make("s3") })
-    ))
+    const line = lineOf(
+      Effect.logError(
+        `refused ${key} with Authorization: Bearer abc.def-ghi_jkl`,
+        Cause.fail(new Error(`whsec_${"A".repeat(24)}`))
+      ).pipe(
+        Effect.annotateLogs({ token: "tok-123", Password: "hunter2", secret: Redacted.make("s3") })
+      )
+    )
     const text = JSON.stringify(line)
-    for (const value of [key, "abc.def-ghi_jkl", "tok-123", "hunter2", "whsec_AAAA", "s3\""]) expect([value, text.includes(value)]).toEqual([value, false])
+    for (const value of [key, "abc.def-ghi_jkl", "tok-123", "hunter2", "whsec_AAAA", "s3\""]) {
+      expect([value, text.includes(value)]).toEqual([value, false])
+    }
     expect(line).toMatchObject({ token: "<redacted>", Password: "<redacted>", secret: "<redacted>", level: "error" })
     expect(line["message"]).toBe("refused <redacted> with Authorization: Bearer <redacted>")
     expect(String(line["cause"])).toContain("<redacted>")

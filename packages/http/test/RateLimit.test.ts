@@ -1,6 +1,6 @@
 import { it } from "@effect/vitest"
 import { ApiKeyId } from "@herald/core/kernel/Ids"
-import { RequestCounters, incrementWithinOf } from "@herald/core/access/RequestCounters"
+import { incrementWithinOf, RequestCounters } from "@herald/core/access/RequestCounters"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -20,11 +20,14 @@ const memory = () => {
       counts.set(k, n)
       return n
     })
-  const layer = Layer.succeed(RequestCounters, RequestCounters.of({
-    increment,
-    incrementWithin: incrementWithinOf(increment),
-    purge: (before) => Effect.sync(() => void purges.push(DateTime.toEpochMillis(before)))
-  }))
+  const layer = Layer.succeed(
+    RequestCounters,
+    RequestCounters.of({
+      increment,
+      incrementWithin: incrementWithinOf(increment),
+      purge: (before) => Effect.sync(() => void purges.push(DateTime.toEpochMillis(before)))
+    })
+  )
   return { counts, purges, layer }
 }
 

@@ -31,25 +31,29 @@ const ProbeGroup = HttpApiGroup.make("probe")
   )
   .addError(ApiGroup.errors.badRequest)
 
-const ProbeLive = HttpApiBuilder.group(ApiGroup.apiOf(ProbeGroup), "probe", (handlers) =>
-  handlers.handle("probe", ({ payload }) => {
-    switch (payload.name) {
-      case "conflict":
-        return DomainError.fail("invalid_post_status", "Only drafts can be scheduled", undefined, 409)
-      case "limited":
-        return DomainError.fail("rate_limit_exceeded", "slow down", {
-          limit: 5,
-          remaining: 0,
-          reset_at: "2099-01-01T00:01:00.000Z"
-        })
-      case "posting":
-        return DomainError.fail("daily_limit_reached", "no more today")
-      case "boom":
-        return Effect.die(new Error(`database password is hunter2, key ${secret}`))
-      default:
-        return Effect.succeed({ name: payload.name })
-    }
-  }))
+const ProbeLive = HttpApiBuilder.group(
+  ApiGroup.apiOf(ProbeGroup),
+  "probe",
+  (handlers) =>
+    handlers.handle("probe", ({ payload }) => {
+      switch (payload.name) {
+        case "conflict":
+          return DomainError.fail("invalid_post_status", "Only drafts can be scheduled", undefined, 409)
+        case "limited":
+          return DomainError.fail("rate_limit_exceeded", "slow down", {
+            limit: 5,
+            remaining: 0,
+            reset_at: "2099-01-01T00:01:00.000Z"
+          })
+        case "posting":
+          return DomainError.fail("daily_limit_reached", "no more today")
+        case "boom":
+          return Effect.die(new Error(`database password is hunter2, key ${secret}`))
+        default:
+          return Effect.succeed({ name: payload.name })
+      }
+    })
+)
 
 const { dispose, handler } = HttpApiBuilder.toWebHandler(
   Layer.mergeAll(
@@ -112,7 +116,11 @@ describe("request middleware", () => {
     const res = await post(JSON.stringify({ name: "conflict", count: 1 }))
     expect(res.status).toBe(409)
     const body: ErrorBody = JSON.parse(res.text)
-    expect(body.error).toEqual({ code: "invalid_post_status", message: "Only drafts can be scheduled", retryable: false })
+    expect(body.error).toEqual({
+      code: "invalid_post_status",
+      message: "Only drafts can be scheduled",
+      retryable: false
+    })
     expect(body.error).not.toHaveProperty("status")
   })
 

@@ -17,7 +17,10 @@ const org = OrganizationId.make("00000000-0000-4000-8000-000000000001")
 describe("wire views", () => {
   it("a post view (draft, scheduled with destinations) is its own encoding", () => {
     const draft = post(org, { isDraft: true, createdStatus: "draft" })
-    const scheduled = post(org, { scheduledFor: Option.some(at(T0 + 3_600_000)), timezone: Option.some("Europe/Paris") })
+    const scheduled = post(org, {
+      scheduledFor: Option.some(at(T0 + 3_600_000)),
+      timezone: Option.some("Europe/Paris")
+    })
     const [a1, a2] = [1, 2].map((id) => accountValue(org, id)) as [SocialAccount, SocialAccount]
     const records = [
       { post: draft, destinations: [] },
@@ -52,7 +55,9 @@ describe("wire views", () => {
     // healthy, then expiring soon (warning), then expired (broken), then a time before: healthy again.
     for (const now of [T0, T0 + 4 * 24 * hour, T0 + 11 * 24 * hour, T0]) {
       for (let i = 0; i < 2; i++) {
-        expect(AccountView.toAccountJson(account, at(now))).toBe(JSON.stringify(AccountView.toAccount(account, at(now))))
+        expect(AccountView.toAccountJson(account, at(now))).toBe(
+          JSON.stringify(AccountView.toAccount(account, at(now)))
+        )
       }
     }
     // A changed account is a new value, with its own text.

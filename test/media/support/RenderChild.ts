@@ -14,8 +14,10 @@ const source = new Uint8Array(fs.readFileSync(file!))
 const profile = JSON.parse(profileJson!) as Profile
 const result = await Effect.runPromise(Effect.either(SharpRenditions.render(source, profile)))
 const peakMb = Math.round(process.resourceUsage().maxRSS / 1024)
-process.stdout.write(JSON.stringify(
-  Either.isRight(result)
-    ? { peakMb, width: result.right.width, height: result.right.height, bytes: result.right.bytes.length }
-    : { peakMb, refused: result.left.message }
-) + "\n")
+process.stdout.write(
+  JSON.stringify(
+    Either.isRight(result)
+      ? { peakMb, width: result.right.width, height: result.right.height, bytes: result.right.bytes.length }
+      : { peakMb, refused: result.left.message }
+  ) + "\n"
+)

@@ -14,8 +14,14 @@ import * as Sandbox from "./AiSandbox.js"
 
 /** No provider configured and no sandbox: every request is answered 400 misconfig, nothing charged. */
 export const layerUnconfigured: Layer.Layer<CaptionGenerator | ImageGenerator> = Layer.merge(
-  Layer.succeed(CaptionGenerator, CaptionGenerator.of({ configured: false, generate: () => Effect.die("no AI provider configured") })),
-  Layer.succeed(ImageGenerator, ImageGenerator.of({ configured: false, generate: () => Effect.die("no AI provider configured") }))
+  Layer.succeed(
+    CaptionGenerator,
+    CaptionGenerator.of({ configured: false, generate: () => Effect.die("no AI provider configured") })
+  ),
+  Layer.succeed(
+    ImageGenerator,
+    ImageGenerator.of({ configured: false, generate: () => Effect.die("no AI provider configured") })
+  )
 )
 
 export const layerFromEnv = (options: { readonly sandbox: boolean; readonly env?: NodeJS.ProcessEnv }): Layer.Layer<

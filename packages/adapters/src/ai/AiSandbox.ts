@@ -25,12 +25,30 @@ const hash = (text: string): number => {
 }
 
 const openers: Record<Tone, ReadonlyArray<string>> = {
-  professional: ["Here is what matters about", "A closer look at", "Key takeaways on", "What teams should know about", "Our perspective on"],
+  professional: [
+    "Here is what matters about",
+    "A closer look at",
+    "Key takeaways on",
+    "What teams should know about",
+    "Our perspective on"
+  ],
   casual: ["Let's talk about", "So, about", "Quick thoughts on", "Been thinking about", "A little something on"],
   witty: ["Plot twist:", "Hot take on", "Breaking (not really) news about", "Confession time:", "Nobody asked, but"],
-  enthusiastic: ["We are so excited about", "You will love", "Big news:", "Can we talk about how great", "Loving every bit of"],
+  enthusiastic: [
+    "We are so excited about",
+    "You will love",
+    "Big news:",
+    "Can we talk about how great",
+    "Loving every bit of"
+  ],
   urgent: ["Don't miss this:", "Act now on", "Last call:", "Time is running out for", "Heads up on"],
-  inspirational: ["Dream bigger with", "Every journey starts with", "Believe in", "Find your spark in", "Small steps, big change:"]
+  inspirational: [
+    "Dream bigger with",
+    "Every journey starts with",
+    "Believe in",
+    "Find your spark in",
+    "Small steps, big change:"
+  ]
 }
 
 const middles: ReadonlyArray<string> = [
@@ -61,11 +79,30 @@ const emojis: Record<Tone, string> = {
 const sentences: Record<CaptionLength, number> = { short: 1, medium: 2, long: 3 }
 
 const stopWords = new Set([
-  "the", "and", "for", "with", "every", "our", "your", "from", "this", "that", "about", "into", "over", "new", "are", "was"
+  "the",
+  "and",
+  "for",
+  "with",
+  "every",
+  "our",
+  "your",
+  "from",
+  "this",
+  "that",
+  "about",
+  "into",
+  "over",
+  "new",
+  "are",
+  "was"
 ])
 
 const hashtagsOf = (topic: string): string =>
-  [...new Set(topic.split(/[^\p{L}\p{N}]+/u).filter((w) => w.length > 2 && !stopWords.has(w.toLowerCase())).slice(0, 3))]
+  [
+    ...new Set(
+      topic.split(/[^\p{L}\p{N}]+/u).filter((w) => w.length > 2 && !stopWords.has(w.toLowerCase())).slice(0, 3)
+    )
+  ]
     .map((w) => `#${w[0]!.toUpperCase()}${w.slice(1).toLowerCase()}`)
     .join(" ")
 

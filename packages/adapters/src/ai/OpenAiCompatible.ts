@@ -12,7 +12,12 @@
  */
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import { CaptionGenerationError, CaptionGenerator, type CaptionRequest, type GenerationFailure } from "@herald/core/ai/CaptionGenerator"
+import {
+  CaptionGenerationError,
+  CaptionGenerator,
+  type CaptionRequest,
+  type GenerationFailure
+} from "@herald/core/ai/CaptionGenerator"
 import { ImageGenerationError, ImageGenerator, type ImageModel, providerSize } from "@herald/core/ai/ImageGenerator"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
@@ -211,11 +216,16 @@ export const captionMessages = (request: CaptionRequest) => {
 export const parseCaptions = (content: string): ReadonlyArray<string> => {
   const unfenced = content.trim().replace(/^```(?:json)?\s*/i, "").replace(/\s*```$/, "").trim()
   const start = unfenced.search(/[[{]/)
-  const candidates = [unfenced, start >= 0 ? unfenced.slice(start, Math.max(unfenced.lastIndexOf("}"), unfenced.lastIndexOf("]")) + 1) : ""]
+  const candidates = [
+    unfenced,
+    start >= 0 ? unfenced.slice(start, Math.max(unfenced.lastIndexOf("}"), unfenced.lastIndexOf("]")) + 1) : ""
+  ]
   for (const candidate of candidates) {
     const decoded = Schema.decodeUnknownOption(CaptionsJson)(parseJson(candidate))
     if (Option.isSome(decoded)) {
-      const list = Array.isArray(decoded.value) ? decoded.value : (decoded.value as { captions: ReadonlyArray<string> }).captions
+      const list = Array.isArray(decoded.value)
+        ? decoded.value
+        : (decoded.value as { captions: ReadonlyArray<string> }).captions
       return list.map((c) => c.trim()).filter((c) => c !== "")
     }
   }
@@ -239,14 +249,21 @@ export const make = (config: Config) =>
         }, "caption").pipe(
           Effect.flatMap((json) =>
             Option.match(Schema.decodeUnknownOption(ChatCompletion)(json), {
-              onNone: () => Effect.fail<Failure>({ reason: "failed", message: "the AI provider's caption answer has no choices" }),
+              onNone: () =>
+                Effect.fail<Failure>({ reason: "failed", message: "the AI provider's caption answer has no choices" }),
               onSome: (completion) => {
                 const choice = completion.choices[0]
                 if (choice === undefined) {
-                  return Effect.fail<Failure>({ reason: "failed", message: "the AI provider's caption answer has no choices" })
+                  return Effect.fail<Failure>({
+                    reason: "failed",
+                    message: "the AI provider's caption answer has no choices"
+                  })
                 }
                 if (choice.finish_reason === "content_filter") {
-                  return Effect.fail<Failure>({ reason: "rejected", message: "the answer was withheld by the content filter" })
+                  return Effect.fail<Failure>({
+                    reason: "rejected",
+                    message: "the answer was withheld by the content filter"
+                  })
                 }
                 const refusal = choice.message?.refusal
                 if (refusal !== undefined && refusal !== null && refusal.trim() !== "") {
@@ -279,7 +296,10 @@ export const make = (config: Config) =>
           Effect.flatMap((json) => {
             const b64 = Option.getOrUndefined(Schema.decodeUnknownOption(ImagesResponse)(json))?.data[0]?.b64_json
             if (b64 === undefined || b64 === null || b64 === "") {
-              return Effect.fail<Failure>({ reason: "failed", message: "the AI provider's image answer has no b64_json image" })
+              return Effect.fail<Failure>({
+                reason: "failed",
+                message: "the AI provider's image answer has no b64_json image"
+              })
             }
             return Effect.succeed({ bytes: new Uint8Array(Buffer.from(b64, "base64")), provider, model })
           }),
@@ -292,6 +312,8 @@ export const make = (config: Config) =>
 
 export const layer = (config: Config): Layer.Layer<CaptionGenerator | ImageGenerator, never, HttpClient.HttpClient> =>
   Layer.effectContext(
-    Effect.map(make(config), ({ captions, images }) =>
-      Context.make(CaptionGenerator, captions).pipe(Context.add(ImageGenerator, images)))
+    Effect.map(
+      make(config),
+      ({ captions, images }) => Context.make(CaptionGenerator, captions).pipe(Context.add(ImageGenerator, images))
+    )
   )

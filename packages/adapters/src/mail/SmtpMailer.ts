@@ -71,7 +71,8 @@ export const make = (settings: Settings) =>
     return Mailer.of({
       send: (message) =>
         Effect.tryPromise({
-          try: () => transport.sendMail({ from: settings.from, to: message.to, subject: message.subject, text: message.text }),
+          try: () =>
+            transport.sendMail({ from: settings.from, to: message.to, subject: message.subject, text: message.text }),
           catch: failure
         }).pipe(Effect.asVoid)
     })

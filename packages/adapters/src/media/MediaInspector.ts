@@ -245,15 +245,18 @@ export const metadata = (mime: string, head: Uint8Array): MovieInfo => {
 
 /** The detected type with whatever metadata the head holds; `none` when the type is not recognised. */
 export const inspect = (head: Uint8Array): Effect.Effect<Option.Option<Inspection>> =>
-  Effect.map(detect(head), Option.map((detected) => {
-    const found = metadata(detected.mime, head)
-    return {
-      ...detected,
-      width: Option.fromNullable(found.width),
-      height: Option.fromNullable(found.height),
-      durationMs: Option.fromNullable(found.durationMs)
-    }
-  }))
+  Effect.map(
+    detect(head),
+    Option.map((detected) => {
+      const found = metadata(detected.mime, head)
+      return {
+        ...detected,
+        width: Option.fromNullable(found.width),
+        height: Option.fromNullable(found.height),
+        durationMs: Option.fromNullable(found.durationMs)
+      }
+    })
+  )
 
 /** The media library's `MediaProbe` port over `inspect`. */
 export const layer: Layer.Layer<MediaProbe> = Layer.succeed(

@@ -123,7 +123,8 @@ export const makeClient = (options: Options): S3Client =>
 
 export const make = (options: Options): Effect.Effect<BlobStore["Type"], never, Scope.Scope> =>
   Effect.gen(function*() {
-    const client = yield* Effect.acquireRelease(Effect.sync(() => makeClient(options)), (c) => Effect.sync(() => c.destroy()))
+    const client = yield* Effect.acquireRelease(Effect.sync(() => makeClient(options)), (c) =>
+      Effect.sync(() => c.destroy()))
     const bucket = options.bucket
     const prefix = normalizePrefix(options.prefix)
     const partSize = Math.max(minimumPartSize, options.partSize ?? minimumPartSize)
@@ -142,9 +143,14 @@ export const make = (options: Options): Effect.Effect<BlobStore["Type"], never, 
     const read = (key: string, range: string | undefined): Stream.Stream<Uint8Array, PersistenceError> =>
       Stream.unwrapScoped(Effect.gen(function*() {
         const objectKey = yield* objectKeyOf(key)
-        const input: GetObjectCommandInput = { Bucket: bucket, Key: objectKey, ...(range === undefined ? {} : { Range: range }) }
+        const input: GetObjectCommandInput = {
+          Bucket: bucket,
+          Key: objectKey,
+          ...(range === undefined ? {} : { Range: range })
+        }
         const output = yield* Effect.tryPromise({
-          try: (signal) => client.send(new GetObjectCommand(input), { abortSignal: signal }),
+          try: (signal) =>
+            client.send(new GetObjectCommand(input), { abortSignal: signal }),
           catch: (cause) => cause
         }).pipe(
           Effect.map(Option.some),
@@ -226,7 +232,8 @@ export const make = (options: Options): Effect.Effect<BlobStore["Type"], never, 
     const exists = (key: string): Effect.Effect<boolean, PersistenceError> =>
       Effect.flatMap(objectKeyOf(key), (objectKey) =>
         Effect.tryPromise({
-          try: (signal) => client.send(new HeadObjectCommand({ Bucket: bucket, Key: objectKey }), { abortSignal: signal }),
+          try: (signal) =>
+            client.send(new HeadObjectCommand({ Bucket: bucket, Key: objectKey }), { abortSignal: signal }),
           catch: (cause) => cause
         }).pipe(
           Effect.as(true),
@@ -240,7 +247,8 @@ export const make = (options: Options): Effect.Effect<BlobStore["Type"], never, 
     const remove = (key: string): Effect.Effect<void, PersistenceError> =>
       Effect.flatMap(objectKeyOf(key), (objectKey) =>
         Effect.tryPromise({
-          try: (signal) => client.send(new DeleteObjectCommand({ Bucket: bucket, Key: objectKey }), { abortSignal: signal }),
+          try: (signal) =>
+            client.send(new DeleteObjectCommand({ Bucket: bucket, Key: objectKey }), { abortSignal: signal }),
           catch: persistence("blob store: delete failed")
         }).pipe(Effect.asVoid))
 

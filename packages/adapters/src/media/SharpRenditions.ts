@@ -24,8 +24,8 @@ type SharpFunction = typeof import("sharp").default
 let loading: Promise<SharpFunction> | undefined
 
 /** sharp, imported once on first use; a failure to load it is a defect, not a bad image. */
-const loadSharp: Effect.Effect<SharpFunction> = Effect.promise(() =>
-  (loading ??= import("sharp").then((module) => module.default))
+const loadSharp: Effect.Effect<SharpFunction> = Effect.promise(
+  () => (loading ??= import("sharp").then((module) => module.default))
 )
 
 const white = { r: 255, g: 255, b: 255, alpha: 1 }
@@ -176,7 +176,10 @@ export const render = (source: Uint8Array, profile: Profile): Effect.Effect<Rend
  * publishes starting together do not each decode a large photo at the same time.
  */
 export const make = (concurrency = defaultConcurrency) =>
-  Effect.map(Effect.makeSemaphore(Math.max(1, concurrency)), (semaphore) =>
-    ImageRenditions.of({ render: (source, profile) => semaphore.withPermits(1)(render(source, profile)) }))
+  Effect.map(
+    Effect.makeSemaphore(Math.max(1, concurrency)),
+    (semaphore) =>
+      ImageRenditions.of({ render: (source, profile) => semaphore.withPermits(1)(render(source, profile)) })
+  )
 
 export const layer: Layer.Layer<ImageRenditions> = Layer.effect(ImageRenditions, make())

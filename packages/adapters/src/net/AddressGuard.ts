@@ -26,7 +26,9 @@ export const refusalIn = (error: unknown): AddressRefused | undefined => {
   let current: unknown = error
   for (let depth = 0; depth < 8 && current !== undefined && current !== null; depth++) {
     if (current instanceof AddressRefused) return current
-    current = typeof current === "object" && "cause" in current ? (current as { readonly cause: unknown }).cause : undefined
+    current = typeof current === "object" && "cause" in current
+      ? (current as { readonly cause: unknown }).cause
+      : undefined
   }
   return undefined
 }
@@ -137,7 +139,9 @@ export const classify = (address: string, allowPrivate: boolean): Verdict => {
       : { allowed: true, address: { address: normalized, family: 6 } }
   }
   const range = v6.range()
-  if (range === "unicast" && v6.match(globalUnicast)) return { allowed: true, address: { address: normalized, family: 6 } }
+  if (range === "unicast" && v6.match(globalUnicast)) {
+    return { allowed: true, address: { address: normalized, family: 6 } }
+  }
   if (allowPrivate && !neverAllowed.has(range)) {
     return { allowed: true, address: { address: normalized, family: 6 } }
   }
@@ -167,7 +171,10 @@ export const parseUrl = (
     const plainHttpAllowed = options.allowPrivate || options.allowPlainHttp === true
     if (url.protocol !== "https:" && !(url.protocol === "http:" && plainHttpAllowed)) {
       return Effect.fail(
-        refuse("invalid_url", url.protocol === "http:" ? "only https URLs are allowed" : `the scheme ${url.protocol} is not allowed`)
+        refuse(
+          "invalid_url",
+          url.protocol === "http:" ? "only https URLs are allowed" : `the scheme ${url.protocol} is not allowed`
+        )
       )
     }
     if (url.hostname === "") return Effect.fail(refuse("invalid_url", "the URL has no host"))
@@ -249,7 +256,9 @@ export const lookupFor = (target: CheckedTarget): Net.LookupFunction => (_hostna
 export const allowPrivateEnv = "HERALD_WEBHOOKS_ALLOW_PRIVATE"
 
 /** The operator switch: `HERALD_WEBHOOKS_ALLOW_PRIVATE=true` (case-insensitive; anything else is off). */
-export const fromEnv = (env: Readonly<Record<string, string | undefined>> = process.env): { readonly allowPrivate: boolean } => ({
+export const fromEnv = (
+  env: Readonly<Record<string, string | undefined>> = process.env
+): { readonly allowPrivate: boolean } => ({
   allowPrivate: env[allowPrivateEnv]?.trim().toLowerCase() === "true"
 })
 

@@ -107,13 +107,19 @@ export const make = (options: AgentOptions): GuardedAgents => {
   const trusted = new Set((options.trustedOrigins ?? []).flatMap((o) => originKey(o) ?? []))
   const ca = options.ca === undefined ? {} : { ca: typeof options.ca === "string" ? options.ca : [...options.ca] }
   class GuardedHttpAgent extends Http.Agent {
-    override createConnection(request: Http.ClientRequestArgs, callback?: NodeCallback): Stream.Duplex | null | undefined {
+    override createConnection(
+      request: Http.ClientRequestArgs,
+      callback?: NodeCallback
+    ): Stream.Duplex | null | undefined {
       connectChecked("http:", request, options, trusted, adapt(callback))
       return undefined
     }
   }
   class GuardedHttpsAgent extends Https.Agent {
-    override createConnection(request: Https.RequestOptions, callback?: NodeCallback): Stream.Duplex | null | undefined {
+    override createConnection(
+      request: Https.RequestOptions,
+      callback?: NodeCallback
+    ): Stream.Duplex | null | undefined {
       connectChecked("https:", { ...request, ...ca }, options, trusted, adapt(callback))
       return undefined
     }

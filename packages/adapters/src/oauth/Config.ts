@@ -85,7 +85,9 @@ export const makeProviders = (
     /** A client whose secret is required. */
     const confidential = (platform: OAuthPlatform) => {
       const found = client(platform)
-      return found?.clientSecret === undefined ? undefined : { clientId: found.clientId, clientSecret: found.clientSecret }
+      return found?.clientSecret === undefined
+        ? undefined
+        : { clientId: found.clientId, clientSecret: found.clientSecret }
     }
     const opt = <K extends string>(key: K, name: string): { readonly [P in K]?: string } => {
       const value = read(env, name)
@@ -93,72 +95,96 @@ export const makeProviders = (
     }
     const x = client("x", true)
     if (x !== undefined) {
-      built.set("x", yield* X.make({ ...x, ...opt("authorizeUrl", "HERALD_X_AUTHORIZE_URL"), ...opt("apiUrl", "HERALD_X_API_URL") }))
+      built.set(
+        "x",
+        yield* X.make({ ...x, ...opt("authorizeUrl", "HERALD_X_AUTHORIZE_URL"), ...opt("apiUrl", "HERALD_X_API_URL") })
+      )
     }
     const linkedin = client("linkedin")
     if (linkedin !== undefined) {
-      built.set("linkedin", yield* LinkedIn.make({
-        ...linkedin,
-        ...opt("oauthUrl", "HERALD_LINKEDIN_OAUTH_URL"),
-        ...opt("apiUrl", "HERALD_LINKEDIN_API_URL"),
-        // The member's LinkedIn Pages too (Community Management API): an operator's choice, since the
-        // scopes it adds are refused to apps without that product.
-        organizations: read(env, "HERALD_LINKEDIN_ORGANIZATIONS")?.toLowerCase() === "true",
-        version: ApiVersions.fromEnv(env).linkedin
-      }))
+      built.set(
+        "linkedin",
+        yield* LinkedIn.make({
+          ...linkedin,
+          ...opt("oauthUrl", "HERALD_LINKEDIN_OAUTH_URL"),
+          ...opt("apiUrl", "HERALD_LINKEDIN_API_URL"),
+          // The member's LinkedIn Pages too (Community Management API): an operator's choice, since the
+          // scopes it adds are refused to apps without that product.
+          organizations: read(env, "HERALD_LINKEDIN_ORGANIZATIONS")?.toLowerCase() === "true",
+          version: ApiVersions.fromEnv(env).linkedin
+        })
+      )
     }
     const youtube = client("youtube")
     if (youtube !== undefined) {
-      built.set("youtube", yield* YouTube.make({
-        ...youtube,
-        ...opt("authorizeUrl", "HERALD_YOUTUBE_AUTHORIZE_URL"),
-        ...opt("tokenUrl", "HERALD_YOUTUBE_TOKEN_URL"),
-        ...opt("apiUrl", "HERALD_YOUTUBE_API_URL")
-      }))
+      built.set(
+        "youtube",
+        yield* YouTube.make({
+          ...youtube,
+          ...opt("authorizeUrl", "HERALD_YOUTUBE_AUTHORIZE_URL"),
+          ...opt("tokenUrl", "HERALD_YOUTUBE_TOKEN_URL"),
+          ...opt("apiUrl", "HERALD_YOUTUBE_API_URL")
+        })
+      )
     }
     const pinterest = client("pinterest")
     if (pinterest !== undefined) {
-      built.set("pinterest", yield* Pinterest.make({
-        ...pinterest,
-        ...opt("authorizeUrl", "HERALD_PINTEREST_AUTHORIZE_URL"),
-        ...opt("apiUrl", "HERALD_PINTEREST_API_URL")
-      }))
+      built.set(
+        "pinterest",
+        yield* Pinterest.make({
+          ...pinterest,
+          ...opt("authorizeUrl", "HERALD_PINTEREST_AUTHORIZE_URL"),
+          ...opt("apiUrl", "HERALD_PINTEREST_API_URL")
+        })
+      )
     }
     const tiktok = client("tiktok")
     if (tiktok !== undefined) {
-      built.set("tiktok", yield* TikTok.make({
-        ...tiktok,
-        ...opt("authorizeUrl", "HERALD_TIKTOK_AUTHORIZE_URL"),
-        ...opt("apiUrl", "HERALD_TIKTOK_API_URL")
-      }))
+      built.set(
+        "tiktok",
+        yield* TikTok.make({
+          ...tiktok,
+          ...opt("authorizeUrl", "HERALD_TIKTOK_AUTHORIZE_URL"),
+          ...opt("apiUrl", "HERALD_TIKTOK_API_URL")
+        })
+      )
     }
     const graphVersion = ApiVersions.fromEnv(env).graph
     const facebook = confidential("facebook")
     if (facebook !== undefined) {
-      built.set("facebook", yield* Facebook.make({
-        ...facebook,
-        graphVersion,
-        ...opt("authorizeUrl", "HERALD_FACEBOOK_AUTHORIZE_URL"),
-        ...opt("apiUrl", "HERALD_FACEBOOK_API_URL")
-      }))
+      built.set(
+        "facebook",
+        yield* Facebook.make({
+          ...facebook,
+          graphVersion,
+          ...opt("authorizeUrl", "HERALD_FACEBOOK_AUTHORIZE_URL"),
+          ...opt("apiUrl", "HERALD_FACEBOOK_API_URL")
+        })
+      )
     }
     const instagram = confidential("instagram")
     if (instagram !== undefined) {
-      built.set("instagram", yield* Instagram.make({
-        ...instagram,
-        graphVersion,
-        ...opt("authorizeUrl", "HERALD_INSTAGRAM_AUTHORIZE_URL"),
-        ...opt("oauthUrl", "HERALD_INSTAGRAM_OAUTH_URL"),
-        ...opt("apiUrl", "HERALD_INSTAGRAM_API_URL")
-      }))
+      built.set(
+        "instagram",
+        yield* Instagram.make({
+          ...instagram,
+          graphVersion,
+          ...opt("authorizeUrl", "HERALD_INSTAGRAM_AUTHORIZE_URL"),
+          ...opt("oauthUrl", "HERALD_INSTAGRAM_OAUTH_URL"),
+          ...opt("apiUrl", "HERALD_INSTAGRAM_API_URL")
+        })
+      )
     }
     const threads = confidential("threads")
     if (threads !== undefined) {
-      built.set("threads", yield* Threads.make({
-        ...threads,
-        ...opt("authorizeUrl", "HERALD_THREADS_AUTHORIZE_URL"),
-        ...opt("apiUrl", "HERALD_THREADS_API_URL")
-      }))
+      built.set(
+        "threads",
+        yield* Threads.make({
+          ...threads,
+          ...opt("authorizeUrl", "HERALD_THREADS_AUTHORIZE_URL"),
+          ...opt("apiUrl", "HERALD_THREADS_API_URL")
+        })
+      )
     }
     return OAuthProviders.of({
       get: (platform) => {

@@ -125,18 +125,32 @@ export const make = (options: Options): Effect.Effect<OAuthProvider, never, Http
         }),
       exchangeCode: (request) =>
         Effect.gen(function*() {
-          const short = yield* MetaGraph.get(http, label, `${graph}/oauth/access_token`, {
-            client_id: options.clientId,
-            redirect_uri: request.redirectUri,
-            client_secret: secret,
-            code: request.code
-          }, [secret, request.code], "oauth").pipe(Effect.flatMap((body) => MetaGraph.tokenOf(label, body)))
-          const long = yield* MetaGraph.get(http, label, `${graph}/oauth/access_token`, {
-            grant_type: "fb_exchange_token",
-            client_id: options.clientId,
-            client_secret: secret,
-            fb_exchange_token: short.accessToken
-          }, [secret, request.code, short.accessToken], "oauth").pipe(
+          const short = yield* MetaGraph.get(
+            http,
+            label,
+            `${graph}/oauth/access_token`,
+            {
+              client_id: options.clientId,
+              redirect_uri: request.redirectUri,
+              client_secret: secret,
+              code: request.code
+            },
+            [secret, request.code],
+            "oauth"
+          ).pipe(Effect.flatMap((body) => MetaGraph.tokenOf(label, body)))
+          const long = yield* MetaGraph.get(
+            http,
+            label,
+            `${graph}/oauth/access_token`,
+            {
+              grant_type: "fb_exchange_token",
+              client_id: options.clientId,
+              client_secret: secret,
+              fb_exchange_token: short.accessToken
+            },
+            [secret, request.code, short.accessToken],
+            "oauth"
+          ).pipe(
             Effect.flatMap((body) => MetaGraph.tokenOf(label, body))
           )
           const granted = yield* pages(long.accessToken)

@@ -60,7 +60,9 @@ export const classify = (label: string, response: RawResponse, secrets: Readonly
     secrets
   )
   const message = `${label}: ${reason}`
-  if (response.status === 429) return publishError("rate_limit", message, secondsHeader(response.headers, "retry-after"))
+  if (response.status === 429) {
+    return publishError("rate_limit", message, secondsHeader(response.headers, "retry-after"))
+  }
   if (response.status >= 500) return publishError("transient", message)
   return publishError("auth", message)
 }
@@ -88,7 +90,9 @@ export const requestToken = (
     const form: Record<string, string> = {}
     for (const [key, value] of Object.entries(request.form)) if (value !== undefined) form[key] = value
     form[request.clientIdParam ?? "client_id"] = request.client.clientId
-    if (request.clientAuth === "body" && secret !== undefined) form[request.clientSecretParam ?? "client_secret"] = secret
+    if (request.clientAuth === "body" && secret !== undefined) {
+      form[request.clientSecretParam ?? "client_secret"] = secret
+    }
     let httpRequest = HttpClientRequest.post(request.url).pipe(
       HttpClientRequest.acceptJson,
       HttpClientRequest.bodyUrlParams(form)
@@ -175,7 +179,9 @@ export const requireRefreshToken = (
 ): Effect.Effect<string, PublishError> => {
   const token = stored["refresh_token"]
   return token === undefined || token === ""
-    ? Effect.fail(new PublishError({ kind: "auth", message: `${label}: no refresh token stored; reconnect the account` }))
+    ? Effect.fail(
+      new PublishError({ kind: "auth", message: `${label}: no refresh token stored; reconnect the account` })
+    )
     : Effect.succeed(token)
 }
 

@@ -45,10 +45,15 @@ export const make = (options: Options): Effect.Effect<OAuthProvider, never, Http
           const id = stringField(channel, "id")
           if (id === undefined) {
             return Effect.fail(
-              OAuth2.classify("YouTube", { status: 403, headers: {}, text: "", body: {
-                error: "youtubeSignupRequired",
-                error_description: "this Google account has no YouTube channel"
-              } }, [])
+              OAuth2.classify("YouTube", {
+                status: 403,
+                headers: {},
+                text: "",
+                body: {
+                  error: "youtubeSignupRequired",
+                  error_description: "this Google account has no YouTube channel"
+                }
+              }, [])
             )
           }
           const snippet = field(channel, "snippet")

@@ -14,7 +14,7 @@ import * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
 import * as RichText from "./BlueskyRichText.js"
 import { publishError, stringField } from "./internal/PlatformHttp.js"
-import { checkMedia, type EmbedOptions, embedFor } from "./BlueskyEmbeds.js"
+import { checkMedia, embedFor, type EmbedOptions } from "./BlueskyEmbeds.js"
 import * as BlueskySession from "./BlueskySession.js"
 import { unexpected, type Xrpc } from "./BlueskyXrpc.js"
 
@@ -136,7 +136,10 @@ export const publish = (
     const followUps = Effect.gen(function*() {
       let parent = main
       for (const part of request.thread) {
-        const sent = yield* followUp("thread part", createPost(xrpc, options, scope, part, { root: main, parent }, langs))
+        const sent = yield* followUp(
+          "thread part",
+          createPost(xrpc, options, scope, part, { root: main, parent }, langs)
+        )
         if (sent._tag === "Left") break
         parent = sent.right
       }

@@ -71,7 +71,10 @@ export const detect = (text: string): ReadonlyArray<Detected> => {
   for (const link of Links.find(text)) {
     found.push({
       _tag: "Facet",
-      facet: { index: slice(link.start, link.end), features: [{ $type: "app.bsky.richtext.facet#link", uri: link.uri }] }
+      facet: {
+        index: slice(link.start, link.end),
+        features: [{ $type: "app.bsky.richtext.facet#link", uri: link.uri }]
+      }
     })
   }
 
@@ -82,7 +85,10 @@ export const detect = (text: string): ReadonlyArray<Detected> => {
     const start = match.index + match[0].length - captured.length
     found.push({
       _tag: "Facet",
-      facet: { index: slice(start, start + tag.length), features: [{ $type: "app.bsky.richtext.facet#tag", tag: tag.slice(1) }] }
+      facet: {
+        index: slice(start, start + tag.length),
+        features: [{ $type: "app.bsky.richtext.facet#tag", tag: tag.slice(1) }]
+      }
     })
   }
 

@@ -18,7 +18,7 @@ import * as Predicate from "effect/Predicate"
 import * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
 import { field, publishError, stringField, trimSlash } from "./internal/PlatformHttp.js"
-import { type Context, classifyNow, needsRenewal, unexpected, type Xrpc, type XrpcFailure } from "./BlueskyXrpc.js"
+import { classifyNow, type Context, needsRenewal, unexpected, type Xrpc, type XrpcFailure } from "./BlueskyXrpc.js"
 
 export interface Session {
   readonly did: string
@@ -177,7 +177,8 @@ export const open = (
           Effect.catchTag("XrpcFailure", (failure) =>
             needsRenewal(failure.response)
               ? Effect.flatMap(renew, (fresh) =>
-                call(fresh).pipe(Effect.catchTag("XrpcFailure", (f) => classifyNow(f, context, secrets()))))
+                call(fresh).pipe(Effect.catchTag("XrpcFailure", (f) =>
+                  classifyNow(f, context, secrets()))))
               : classifyNow(failure, context, secrets()))
         ))
 
@@ -192,7 +193,9 @@ export const open = (
         service: session.service,
         pds: session.pds
       }
-      if (login.identifier !== "") out["identifier"] = login.identifier
+      if (login.identifier !== "") {
+        out["identifier"] = login.identifier
+      }
       return out
     })
 
@@ -266,7 +269,9 @@ export const connectWithCredentials = (
       const ok = options.allowInsecureService
         ? /^https?:\/\/[^/\s]+\/?$/.test(requested)
         : /^https:\/\/[^/\s]+\/?$/.test(requested)
-      if (!ok) return yield* publishError("auth", "Bluesky: service must be an https origin such as https://bsky.social")
+      if (!ok) {
+        return yield* publishError("auth", "Bluesky: service must be an https origin such as https://bsky.social")
+      }
       service = trimSlash(requested)
     }
     const scope = yield* open(xrpc, options.defaultService, { identifier, app_password: password, service })

@@ -273,7 +273,11 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
               const payload = {
                 ...base,
                 // Snowflake-typed in Discord's description: the index as a string.
-                attachments: files.map((file, i) => ({ id: String(i), filename: file.filename, ...descriptionOf(file) }))
+                attachments: files.map((file, i) => ({
+                  id: String(i),
+                  filename: file.filename,
+                  ...descriptionOf(file)
+                }))
               }
               // Files stream from the store into the form as it is sent; none is held whole.
               const form = MediaBytes.multipart([

@@ -131,7 +131,9 @@ export const checkMedia = (media: ReadonlyArray<MediaRef>): PublishError | undef
 
 /** `permalink_url` made absolute (video and reel permalinks come back as a path). */
 export const absoluteUrl = (permalink: string): string =>
-  /^https?:\/\//i.test(permalink) ? permalink : `https://www.facebook.com${permalink.startsWith("/") ? "" : "/"}${permalink}`
+  /^https?:\/\//i.test(permalink)
+    ? permalink
+    : `https://www.facebook.com${permalink.startsWith("/") ? "" : "/"}${permalink}`
 
 /** A video's processing state from `GET /{video-id}?fields=status`. */
 export type VideoState =
@@ -173,7 +175,9 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         const stored = Redacted.value(request.credentials)
         const token = stored["access_token"] ?? ""
         if (token === "") return yield* publishError("auth", "Facebook: the stored credentials lack the Page token")
-        const pageId = request.account.platformAccountId !== "" ? request.account.platformAccountId : stored["page_id"] ?? ""
+        const pageId = request.account.platformAccountId !== ""
+          ? request.account.platformAccountId
+          : stored["page_id"] ?? ""
         if (pageId === "") return yield* publishError("auth", "Facebook: the stored credentials lack the Page id")
         const graph = MetaContainers.graph(http, label, token, classify)
         const page = `${api}/${encodeURIComponent(pageId)}`
@@ -202,7 +206,9 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
           Effect.gen(function*() {
             for (let poll = 0; poll < maxPolls; poll++) {
               if (poll > 0) yield* Effect.sleep(interval)
-              const state = videoStateOf(yield* graph.get(`${api}/${encodeURIComponent(videoId)}`, { fields: "status" }))
+              const state = videoStateOf(
+                yield* graph.get(`${api}/${encodeURIComponent(videoId)}`, { fields: "status" })
+              )
               if (state._tag === "ready") return
               if (state._tag === "failed") {
                 return yield* failure(
@@ -213,7 +219,9 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
                 )
               }
             }
-            yield* Effect.logWarning(`Facebook: video ${videoId} still processing; reported published, Facebook finishes it`)
+            yield* Effect.logWarning(
+              `Facebook: video ${videoId} still processing; reported published, Facebook finishes it`
+            )
           })
 
         const postReel = (medium: MediaRef) =>
@@ -366,7 +374,9 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         const stored = Redacted.value(lookup.credentials)
         const token = stored["access_token"] ?? ""
         if (token === "") return yield* publishError("auth", "Facebook: the stored credentials lack the Page token")
-        const pageId = lookup.account.platformAccountId !== "" ? lookup.account.platformAccountId : stored["page_id"] ?? ""
+        const pageId = lookup.account.platformAccountId !== ""
+          ? lookup.account.platformAccountId
+          : stored["page_id"] ?? ""
         if (pageId === "") return yield* publishError("auth", "Facebook: the stored credentials lack the Page id")
         const graph = MetaContainers.graph(http, label, token, MetaGraph.classify)
         const edge = (name: string, textField: string) => ({
@@ -378,7 +388,9 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
           textField,
           urlOf: (item: unknown, id: string) => {
             const permalink = stringField(item, "permalink_url")
-            return permalink === undefined || permalink === "" ? `https://www.facebook.com/${id}` : absoluteUrl(permalink)
+            return permalink === undefined || permalink === ""
+              ? `https://www.facebook.com/${id}`
+              : absoluteUrl(permalink)
           },
           variants: (text: string) => {
             const appended = /^([\s\S]*?)(?:\n\n)?https?:\/\/\S+$/.exec(text)

@@ -38,13 +38,7 @@ import * as MetaContainers from "./internal/MetaContainers.js"
 import * as MetaGraph from "./internal/MetaGraph.js"
 import * as MetaInsights from "./internal/MetaInsights.js"
 import * as MetaLookup from "./internal/MetaLookup.js"
-import {
-  afterPublished,
-  publishError,
-  stringField,
-  textSetting,
-  trimSlash
-} from "./internal/PlatformHttp.js"
+import { afterPublished, publishError, stringField, textSetting, trimSlash } from "./internal/PlatformHttp.js"
 
 export interface Options {
   /** `https://graph.instagram.com` unless a fake is used. */
@@ -225,8 +219,10 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         })
         // Meta's table for 2207008: the same container, tried again 1-2 times within 30 s to 2 min.
         const published = yield* publishContainer.pipe(
-          Effect.catchIf(MetaContainers.isTemporaryPublishError, () => Effect.zipRight(Effect.sleep(publishRetryDelay), publishContainer)),
-          Effect.catchIf(MetaContainers.isTemporaryPublishError, () => Effect.zipRight(Effect.sleep(publishRetryDelay), publishContainer))
+          Effect.catchIf(MetaContainers.isTemporaryPublishError, () =>
+            Effect.zipRight(Effect.sleep(publishRetryDelay), publishContainer)),
+          Effect.catchIf(MetaContainers.isTemporaryPublishError, () =>
+            Effect.zipRight(Effect.sleep(publishRetryDelay), publishContainer))
         )
         const id = yield* MetaContainers.idOf(label, "publish", published)
 
@@ -241,7 +237,9 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
           graph.post(`${api}/${encodeURIComponent(id)}/comments`, { message: comment })
         ))
         const permalink = yield* graph.get(`${api}/${encodeURIComponent(id)}`, { fields: "permalink" }).pipe(
-          Effect.map((body) => stringField(body, "permalink")),
+          Effect.map((body) =>
+            stringField(body, "permalink")
+          ),
           Effect.catchAll((error) =>
             Effect.as(
               Effect.logWarning(`Instagram: could not read the permalink of ${id}: ${error.kind}: ${error.message}`),
@@ -296,7 +294,9 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         const stored = Redacted.value(lookup.credentials)
         const token = stored["access_token"] ?? ""
         if (token === "") return yield* publishError("auth", "Instagram: the stored credentials lack an access token")
-        const userId = lookup.account.platformAccountId !== "" ? lookup.account.platformAccountId : stored["user_id"] ?? ""
+        const userId = lookup.account.platformAccountId !== ""
+          ? lookup.account.platformAccountId
+          : stored["user_id"] ?? ""
         const username = stored["username"] ?? lookup.account.accountName.replace(/^@/, "")
         const graph = MetaContainers.graph(http, label, token, MetaGraph.classify)
         const edge = (name: string, text: string) => ({

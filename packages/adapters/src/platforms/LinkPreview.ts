@@ -124,7 +124,9 @@ export const fetchCard = (
     const html = new TextDecoder().decode(Option.getOrThrow(yield* readCapped(page.body, maxPageBytes, false)))
     const card = parsePage(html, uri)
     if (card.title === "" && card.description === "") return Option.none()
-    const thumb = Option.isNone(card.image) ? Option.none() : yield* fetchThumb(fetcher, card.image.value, options.thumb)
+    const thumb = Option.isNone(card.image)
+      ? Option.none()
+      : yield* fetchThumb(fetcher, card.image.value, options.thumb)
     return Option.some({ uri, title: card.title, description: card.description, thumb })
   }).pipe(
     Effect.scoped,

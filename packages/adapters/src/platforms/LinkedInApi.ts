@@ -59,7 +59,7 @@ const errorTexts = (body: unknown): ReadonlyArray<string> => {
 const codesOf = (body: unknown): string => {
   const codes = [stringField(body, "code") ?? "", String(numberField(body, "serviceErrorCode") ?? "")]
   const inputErrors = field(field(body, "errorDetails"), "inputErrors")
-  if (Array.isArray(inputErrors)) for (const error of inputErrors) codes.push(stringField(error, "code") ?? "")
+  if (Array.isArray(inputErrors)) { for (const error of inputErrors) codes.push(stringField(error, "code") ?? "") }
   return codes.join(" ")
 }
 

@@ -221,7 +221,13 @@ const uploadMedia = (api: RestApi, options: MediaOptions, token: string, author:
   Effect.gen(function*() {
     return media.kind === "video"
       ? yield* uploadVideo(api, options, token, author, media)
-      : yield* uploadSimple(api, token, author, media.kind === "document" ? "document" : "image", MediaBytes.body(media))
+      : yield* uploadSimple(
+        api,
+        token,
+        author,
+        media.kind === "document" ? "document" : "image",
+        MediaBytes.body(media)
+      )
   })
 
 /**
@@ -240,7 +246,14 @@ export const uploadAll = (
     for (const medium of media) urns.push(yield* uploadMedia(api, options, token, author, medium))
     for (const [index, medium] of media.entries()) {
       if (medium.kind !== "video") {
-        yield* awaitAsset(api, options, token, medium.kind === "document" ? "document" : "image", medium.filename, urns[index]!)
+        yield* awaitAsset(
+          api,
+          options,
+          token,
+          medium.kind === "document" ? "document" : "image",
+          medium.filename,
+          urns[index]!
+        )
       }
     }
     return urns

@@ -71,7 +71,10 @@ const pageStatistics = (api: RestApi, token: string, organization: string, platf
       stringField(e, list === "shares" ? "share" : "ugcPost") === platformPostId
     )
     if (element === undefined) {
-      return yield* publishError("permanent", "LinkedIn: no statistics for this post (LinkedIn keeps them for 12 months)")
+      return yield* publishError(
+        "permanent",
+        "LinkedIn: no statistics for this post (LinkedIn keeps them for 12 months)"
+      )
     }
     const stats = field(element, "totalShareStatistics")
     const count = (key: string) => Math.max(0, Math.floor(numberField(stats, key) ?? 0))
@@ -106,9 +109,10 @@ export const metrics = (
     return yield* pageStatistics(api, token, author, platformPostId).pipe(
       Effect.catchIf(isAccessDenied, (error) =>
         Effect.zipRight(
-          Effect.logInfo(`LinkedIn: the page's share statistics were refused (${error.message}); reading likes and comments`),
+          Effect.logInfo(
+            `LinkedIn: the page's share statistics were refused (${error.message}); reading likes and comments`
+          ),
           socialActionCounts(api, token, platformPostId, "r_organization_social")
         ))
     )
   })
-

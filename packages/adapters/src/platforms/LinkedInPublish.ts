@@ -69,7 +69,11 @@ export const escapeLittleText = (text: string): string => {
 
 /** The Posts API visibility for the `visibility` setting; `PUBLIC` unless set. */
 export const visibilityOf = (value: unknown): "PUBLIC" | "CONNECTIONS" | "LOGGED_IN" =>
-  value === "CONNECTIONS" ? "CONNECTIONS" : value === "LOGGED_IN_MEMBERS" || value === "LOGGED_IN" ? "LOGGED_IN" : "PUBLIC"
+  value === "CONNECTIONS"
+    ? "CONNECTIONS"
+    : value === "LOGGED_IN_MEMBERS" || value === "LOGGED_IN"
+    ? "LOGGED_IN"
+    : "PUBLIC"
 
 /** An image's `altText` (LinkedIn takes up to 4086 characters); none for videos and documents. */
 const altTextOf = (medium: MediaRef): { readonly altText?: string } =>
@@ -204,7 +208,9 @@ export const publish = (
       ...(comment === undefined
         ? {}
         : {
-          followUps: Effect.asVoid(afterPublished(label, "first comment", createComment(api, token, author, post, comment)))
+          followUps: Effect.asVoid(
+            afterPublished(label, "first comment", createComment(api, token, author, post, comment))
+          )
         })
     } satisfies PublishResult
   })

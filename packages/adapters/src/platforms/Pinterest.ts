@@ -204,7 +204,11 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         return response.body
       })
 
-    const boardOf = (token: string, stored: Readonly<Record<string, string>>, settings: Readonly<Record<string, unknown>>) =>
+    const boardOf = (
+      token: string,
+      stored: Readonly<Record<string, string>>,
+      settings: Readonly<Record<string, unknown>>
+    ) =>
       Effect.gen(function*() {
         const chosen = textSetting(settings, "boardId") ?? stored["default_board_id"]
         if (chosen !== undefined && chosen !== "") return chosen
@@ -311,7 +315,10 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
           return yield* publishError("media", "Pinterest: a video pin holds the one video and nothing else")
         }
         if (video === undefined && (images.length !== media.length || images.length > 5)) {
-          return yield* publishError("media", "Pinterest: a pin holds one image, 2 to 5 images (a carousel), or one video")
+          return yield* publishError(
+            "media",
+            "Pinterest: a pin holds one image, 2 to 5 images (a carousel), or one video"
+          )
         }
         const stored = Redacted.value(request.credentials)
         const token = stored["access_token"] ?? ""
@@ -319,7 +326,9 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         const settings = request.settings
 
         const boardId = yield* boardOf(token, stored, settings)
-        const mediaSource = video === undefined ? yield* imageSource(images) : yield* videoSource(token, video, settings)
+        const mediaSource = video === undefined
+          ? yield* imageSource(images)
+          : yield* videoSource(token, video, settings)
         const title = textSetting(settings, "title")
         const link = textSetting(settings, "link")
         // A pin has one `alt_text` (≤500): the first medium's.

@@ -31,7 +31,7 @@ import * as Random from "effect/Random"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as crypto from "node:crypto"
-import { LedgerEntry, LineFiles, appendPerLine, findInLedger, openLineFiles } from "./SandboxLedger.js"
+import { appendPerLine, findInLedger, LedgerEntry, LineFiles, openLineFiles } from "./SandboxLedger.js"
 import { fakeMetrics, fakePost, metricsAt, slug } from "./SandboxFakes.js"
 import { avatarUrl } from "./SandboxAccounts.js"
 
@@ -75,14 +75,21 @@ const hasMedia = (request: PublishRequest): boolean =>
 
 /** Reads each medium's bytes (as a real platform upload would) and notes their size and SHA-256. */
 const readMedia = (request: PublishRequest): Effect.Effect<ReadonlyArray<SandboxMedium>, PublishError> =>
-  !hasMedia(request) ? Effect.succeed(noMedia) : Effect.forEach([...request.main.media, ...request.thread.flatMap((part) => part.media)], (ref) =>
-    Stream.runFold(ref.bytes, { hash: crypto.createHash("sha256"), size: 0 }, (acc, chunk) => {
-      acc.hash.update(chunk)
-      return { hash: acc.hash, size: acc.size + chunk.length }
-    }).pipe(
-      Effect.map(({ hash, size }) => ({ id: ref.id, mimeType: ref.mimeType, size, sha256: hash.digest("hex") })),
-      Effect.mapError(() => new PublishError({ kind: "media", message: `Sandbox: media ${ref.id} could not be read` }))
-    ))
+  !hasMedia(request) ?
+    Effect.succeed(noMedia) :
+    Effect.forEach(
+      [...request.main.media, ...request.thread.flatMap((part) => part.media)],
+      (ref) =>
+        Stream.runFold(ref.bytes, { hash: crypto.createHash("sha256"), size: 0 }, (acc, chunk) => {
+          acc.hash.update(chunk)
+          return { hash: acc.hash, size: acc.size + chunk.length }
+        }).pipe(
+          Effect.map(({ hash, size }) => ({ id: ref.id, mimeType: ref.mimeType, size, sha256: hash.digest("hex") })),
+          Effect.mapError(() =>
+            new PublishError({ kind: "media", message: `Sandbox: media ${ref.id} could not be read` })
+          )
+        )
+    )
 
 export interface SandboxOptions {
   /** A fixed latency, or a uniform range; default none. */
@@ -131,7 +138,11 @@ const latencyOf = (options: SandboxOptions): Effect.Effect<Duration.Duration> =>
  * A sandbox client standing in for `platform`. Its ledger and journal lines go through `files`: by
  * default each line opens and closes its file; `makeAllScoped` keeps them open.
  */
-export const make = (platform: Platform, options: SandboxOptions = {}, files: LineFiles = appendPerLine): PlatformClient => {
+export const make = (
+  platform: Platform,
+  options: SandboxOptions = {},
+  files: LineFiles = appendPerLine
+): PlatformClient => {
   // Without an attempt number (a caller other than the dispatcher), flakiness is remembered here.
   const flakySeen = new Set<string>()
   // What this process published lately, by destination and attempt, oldest first.
@@ -154,7 +165,11 @@ export const make = (platform: Platform, options: SandboxOptions = {}, files: Li
         : { _tag: "Found", platformPostId: entry.platformPostId, platformPostUrl: entry.platformPostUrl }
     })
 
-  const remember = (request: PublishRequest, post: { readonly id: string; readonly url: string }, at: DateTime.Utc): void => {
+  const remember = (
+    request: PublishRequest,
+    post: { readonly id: string; readonly url: string },
+    at: DateTime.Utc
+  ): void => {
     if (request.destinationId === undefined || request.attempt === undefined) return
     published.set(attemptKey(request.destinationId, request.attempt), post)
     if (published.size > keep) published.delete(published.keys().next().value!)
@@ -209,7 +224,10 @@ export const make = (platform: Platform, options: SandboxOptions = {}, files: Li
     if (has(request, markers.auth)) {
       return Effect.zipRight(
         note(sendOf("auth", undefined)),
-        new PublishError({ kind: "auth", message: `Sandbox ${platform}: the access token was revoked (${markers.auth})` })
+        new PublishError({
+          kind: "auth",
+          message: `Sandbox ${platform}: the access token was revoked (${markers.auth})`
+        })
       )
     }
     if (has(request, markers.fail)) {
@@ -286,20 +304,24 @@ export const make = (platform: Platform, options: SandboxOptions = {}, files: Li
     metrics: (_credentials, platformPostId, context) =>
       context === undefined
         ? Effect.succeed(fakeMetrics(platformPostId))
-        : Effect.map(DateTime.now, (now) => metricsAt(platformPostId, Duration.millis(DateTime.distance(context.publishedAt, now)))),
+        : Effect.map(DateTime.now, (now) =>
+          metricsAt(platformPostId, Duration.millis(DateTime.distance(context.publishedAt, now)))),
     findPublished,
     timeout: "30 seconds"
   }
 }
 
 /** A sandbox client for every platform of the spec. */
-export const makeAll = (options: SandboxOptions = {}, files: LineFiles = appendPerLine): ReadonlyArray<PlatformClient> =>
-  platforms.map((platform) => make(platform, options, files))
+export const makeAll = (
+  options: SandboxOptions = {},
+  files: LineFiles = appendPerLine
+): ReadonlyArray<PlatformClient> => platforms.map((platform) => make(platform, options, files))
 
 /**
  * A sandbox client for every platform, sharing one open file per ledger and journal for the life of the
  * scope (instead of an open, write and close per line).
  */
-export const makeAllScoped = (options: SandboxOptions = {}): Effect.Effect<ReadonlyArray<PlatformClient>, never, Scope.Scope> =>
+export const makeAllScoped = (
+  options: SandboxOptions = {}
+): Effect.Effect<ReadonlyArray<PlatformClient>, never, Scope.Scope> =>
   Effect.map(openLineFiles, (files) => makeAll(options, files))
-

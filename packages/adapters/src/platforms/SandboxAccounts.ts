@@ -71,9 +71,10 @@ export const bootstrapAccounts = (organizationId: OrganizationId) =>
   })
 
 /** The plans from the smallest allowance of social accounts up. */
-const plansByAccounts: ReadonlyArray<Organization.Plan> = (Object.keys(Organization.planAllowances) as Array<Organization.Plan>)
-  .filter((plan) => plan !== "trial")
-  .sort((a, b) => Organization.planAllowances[a].socialAccounts - Organization.planAllowances[b].socialAccounts)
+const plansByAccounts: ReadonlyArray<Organization.Plan> =
+  (Object.keys(Organization.planAllowances) as Array<Organization.Plan>)
+    .filter((plan) => plan !== "trial")
+    .sort((a, b) => Organization.planAllowances[a].socialAccounts - Organization.planAllowances[b].socialAccounts)
 
 /**
  * The sandbox's organization must hold its sandbox accounts and still take a connect: when its plan

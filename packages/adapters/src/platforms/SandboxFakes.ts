@@ -19,7 +19,8 @@ const alnum = (n: number, alphabet = "abcdefghijklmnopqrstuvwxyz234567"): string
   return out
 }
 
-export const slug = (name: string): string => name.toLowerCase().replace(/[^a-z0-9]+/g, "_").replace(/^_|_$/g, "") || "sandbox"
+export const slug = (name: string): string =>
+  name.toLowerCase().replace(/[^a-z0-9]+/g, "_").replace(/^_|_$/g, "") || "sandbox"
 
 /** A post id and URL shaped like the platform's own. */
 export const fakePost = (platform: Platform, handle: string): { readonly id: string; readonly url: string } => {

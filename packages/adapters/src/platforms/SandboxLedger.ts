@@ -44,7 +44,8 @@ interface LedgerIndex {
 
 const ledgerIndexes = new Map<string, LedgerIndex>()
 
-const ledgerKey = (platform: string, destinationId: string, attempt: number) => `${platform}\u0000${destinationId}\u0000${attempt}`
+const ledgerKey = (platform: string, destinationId: string, attempt: number) =>
+  `${platform}\u0000${destinationId}\u0000${attempt}`
 
 /** The ledger entry for one attempt, if any process of the deployment recorded it. */
 export const findInLedger = (

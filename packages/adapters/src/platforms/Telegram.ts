@@ -184,7 +184,9 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
           // Files stream from the store into the form as it is sent; none is held whole.
           const parts: Array<MediaBytes.Part> = []
           for (const [key, value] of Object.entries(params)) {
-            if (value !== undefined) parts.push(MediaBytes.field(key, typeof value === "string" ? value : JSON.stringify(value)))
+            if (value !== undefined) {
+              parts.push(MediaBytes.field(key, typeof value === "string" ? value : JSON.stringify(value)))
+            }
           }
           for (const upload of uploads) parts.push(MediaBytes.file(upload.field, upload.media))
           request = HttpClientRequest.post(url).pipe(HttpClientRequest.setBody(MediaBytes.multipart(parts)))

@@ -273,7 +273,9 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         const stored = Redacted.value(lookup.credentials)
         const token = stored["access_token"] ?? ""
         if (token === "") return yield* publishError("auth", "Threads: the stored credentials lack an access token")
-        const userId = lookup.account.platformAccountId !== "" ? lookup.account.platformAccountId : stored["user_id"] ?? "me"
+        const userId = lookup.account.platformAccountId !== ""
+          ? lookup.account.platformAccountId
+          : stored["user_id"] ?? "me"
         const username = stored["username"] ?? lookup.account.accountName.replace(/^@/, "")
         return yield* MetaLookup.find({
           graph: MetaContainers.graph(http, label, token, MetaGraph.classify),

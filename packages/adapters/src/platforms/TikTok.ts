@@ -68,11 +68,10 @@ import * as MediaBytes from "./internal/MediaBytes.js"
 import * as Lookup from "./internal/PublishedLookup.js"
 import { failure, field, numberField, publishError, send, stringField, trimSlash } from "./internal/PlatformHttp.js"
 import {
-  CreatorInfo,
-  Options,
   chunkPlan,
   classify,
   codeKinds,
+  CreatorInfo,
   creatorInfoOf,
   defaultApiUrl,
   defaultChunk,
@@ -85,6 +84,7 @@ import {
   maxPhotos,
   metricsBatchSize,
   metricsFields,
+  Options,
   postUrl,
   profileUrl,
   publicPostId
@@ -143,7 +143,9 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         if (response.status < 200 || response.status >= 300 || (code !== undefined && code !== "ok")) {
           return yield* classify(response, [token])
         }
-        if (response.body === undefined) return yield* publishError("transient", `TikTok: unexpected response from ${path}`)
+        if (response.body === undefined) {
+          return yield* publishError("transient", `TikTok: unexpected response from ${path}`)
+        }
         return { data: field(response.body, "data"), text: response.text }
       })
 
@@ -227,7 +229,9 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         const { creator, privacyLevel } = yield* creatorAndPrivacy(token, settings)
         const total = medium.size
         const duration = (yield* MediaBytes.videoInfoOf(medium))?.durationSeconds
-        if (duration !== undefined && creator.maxDurationSeconds !== undefined && duration > creator.maxDurationSeconds) {
+        if (
+          duration !== undefined && creator.maxDurationSeconds !== undefined && duration > creator.maxDurationSeconds
+        ) {
           return yield* publishError(
             "media",
             `TikTok: ${medium.filename} lasts ${Math.round(duration)} s; this account may post videos of at most ` +
@@ -295,7 +299,10 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
       Effect.gen(function*() {
         const settings = request.settings
         if (images.length > maxPhotos) {
-          return yield* publishError("media", `TikTok: a photo post takes at most ${maxPhotos} images, got ${images.length}`)
+          return yield* publishError(
+            "media",
+            `TikTok: a photo post takes at most ${maxPhotos} images, got ${images.length}`
+          )
         }
         const urls: Array<string> = []
         for (const image of images) {
@@ -421,7 +428,9 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         const username = context.account.accountName.replace(/^@/, "")
         return Option.some({
           platformPostId: id,
-          platformPostUrl: username === "" ? profileUrl(username) : postUrl(username, kindOfPublishId(platformPostId), id)
+          platformPostUrl: username === ""
+            ? profileUrl(username)
+            : postUrl(username, kindOfPublishId(platformPostId), id)
         })
       })
 
@@ -469,7 +478,11 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
             if (id === undefined || !Lookup.inWindow(window, at)) continue
             const texts = [stringField(video, "video_description"), stringField(video, "title")]
             if (texts.some((text) => text !== undefined && Lookup.sameText(lookup.content, text))) {
-              return { _tag: "Found", platformPostId: id, platformPostUrl: listedUrl(stringField(video, "share_url"), username, id) }
+              return {
+                _tag: "Found",
+                platformPostId: id,
+                platformPostUrl: listedUrl(stringField(video, "share_url"), username, id)
+              }
             }
           }
           const next = numberField(data, "cursor")

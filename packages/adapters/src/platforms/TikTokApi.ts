@@ -36,7 +36,12 @@ export const maxChunk = 64_000_000
 /** The chunk size used: well inside the bounds, so the last chunk (at most twice it) stays under 128 MB. */
 export const defaultChunk = 10_000_000
 
-export const privacyLevels = ["PUBLIC_TO_EVERYONE", "MUTUAL_FOLLOW_FRIENDS", "FOLLOWER_OF_CREATOR", "SELF_ONLY"] as const
+export const privacyLevels = [
+  "PUBLIC_TO_EVERYONE",
+  "MUTUAL_FOLLOW_FRIENDS",
+  "FOLLOWER_OF_CREATOR",
+  "SELF_ONLY"
+] as const
 
 export const label = "TikTok"
 
@@ -137,7 +142,13 @@ export const classify = (response: RawResponse, secrets: ReadonlyArray<string | 
       : response.status === 403
       ? "auth"
       : "permanent")
-  return failure(label, kind, reason, secrets, kind === "rate_limit" ? secondsHeader(response.headers, "retry-after") ?? 60 : undefined)
+  return failure(
+    label,
+    kind,
+    reason,
+    secrets,
+    kind === "rate_limit" ? secondsHeader(response.headers, "retry-after") ?? 60 : undefined
+  )
 }
 
 /** What `creator_info/query` tells about the account. */

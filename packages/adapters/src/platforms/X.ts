@@ -107,7 +107,7 @@ const errorTexts = (body: unknown): ReadonlyArray<string> => {
 const typesOf = (body: unknown): string => {
   const types = [stringField(body, "type") ?? ""]
   const errors = field(body, "errors")
-  if (Array.isArray(errors)) for (const error of errors) types.push(stringField(error, "type") ?? "")
+  if (Array.isArray(errors)) { for (const error of errors) types.push(stringField(error, "type") ?? "") }
   return types.join(" ")
 }
 
@@ -196,7 +196,9 @@ export const fieldsParameter = "post.fields"
 export const metricsOf = (post: unknown): Metrics => {
   const publicMetrics = field(post, "public_metrics")
   const count = (key: string) => Math.max(0, Math.floor(numberField(publicMetrics, key) ?? 0))
-  const reposts = numberField(publicMetrics, "repost_count") !== undefined ? count("repost_count") : count("retweet_count")
+  const reposts = numberField(publicMetrics, "repost_count") !== undefined
+    ? count("repost_count")
+    : count("retweet_count")
   return new Metrics({
     views: count("impression_count"),
     likes: count("like_count"),

@@ -133,8 +133,7 @@ export const classify = (
   const has = (set: ReadonlySet<string>) => reasons.some((r) => set.has(r))
   const reason = failureReason(response, error.message === undefined ? [] : [error.message])
   const detail = reasons.length > 0 ? `${reason} (${reasons.join(", ")})` : reason
-  const fail = (kind: PublishError["kind"], retryAfter?: number) =>
-    failure(label, kind, detail, secrets, retryAfter)
+  const fail = (kind: PublishError["kind"], retryAfter?: number) => failure(label, kind, detail, secrets, retryAfter)
   if (has(quotaReasons)) {
     // Daily quotas: nothing succeeds before they reset at midnight Pacific.
     return failure(
@@ -145,7 +144,9 @@ export const classify = (
       secondsUntilQuotaReset(nowMillis)
     )
   }
-  if (response.status === 429 || has(rateReasons)) return fail("rate_limit", secondsHeader(response.headers, "retry-after"))
+  if (response.status === 429 || has(rateReasons)) {
+    return fail("rate_limit", secondsHeader(response.headers, "retry-after"))
+  }
   if (response.status === 401 || error.status === "UNAUTHENTICATED" || has(authReasons)) return fail("auth")
   if (response.status >= 500 || reasons.includes("backendError")) return fail("transient")
   if (has(tooLongReasons)) return fail("too_long")
@@ -203,7 +204,11 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         const response = yield* call(
           token,
           HttpClientRequest.post(`${uploadOrigin}/upload/youtube/v3/videos`).pipe(
-            HttpClientRequest.setUrlParams({ uploadType: "resumable", part: "snippet,status", notifySubscribers: "true" }),
+            HttpClientRequest.setUrlParams({
+              uploadType: "resumable",
+              part: "snippet,status",
+              notifySubscribers: "true"
+            }),
             HttpClientRequest.setHeaders({
               "x-upload-content-type": medium.mimeType,
               "x-upload-content-length": String(total)
@@ -317,7 +322,8 @@ export const make = (options: Options = {}): Effect.Effect<PlatformClient, never
         const status = field(video, "status")
         const uploadStatus = stringField(status, "uploadStatus")
         if (uploadStatus === "rejected" || uploadStatus === "failed") {
-          const why = stringField(status, uploadStatus === "rejected" ? "rejectionReason" : "failureReason") ?? "unknown"
+          const why = stringField(status, uploadStatus === "rejected" ? "rejectionReason" : "failureReason") ??
+            "unknown"
           return yield* failure(label, "media", `the video ${id} was ${uploadStatus}: ${why}`, [token])
         }
 

@@ -110,7 +110,8 @@ export const openWith = (key: Uint8Array, stored: string): Effect.Effect<string,
     catch: () =>
       new CipherError({
         reason: "undecryptable",
-        detail: "stored credentials do not decrypt with this key (was HERALD_SECRET or the data dir's secret.key changed?)"
+        detail:
+          "stored credentials do not decrypt with this key (was HERALD_SECRET or the data dir's secret.key changed?)"
       })
   })
 }
@@ -147,7 +148,10 @@ export const make = (source: KeySource): Effect.Effect<CredentialCipher["Type"]>
         const known = opened.get(stored)
         return known !== undefined
           ? Effect.succeed(known)
-          : Effect.flatMap(credentialKey, (key) => Effect.map(openWith(key, stored), (plain) => remember(stored, plain)))
+          : Effect.flatMap(
+            credentialKey,
+            (key) => Effect.map(openWith(key, stored), (plain) => remember(stored, plain))
+          )
       },
       deriveSecret: (purpose) => Effect.map(keyFor(purpose), (key) => Redacted.make(key.toString("hex")))
     })

@@ -85,23 +85,27 @@ export interface Check {
  * What `run` would do to the store, changing nothing: the migrations table is only read (a store
  * without it has every migration pending).
  */
-export const check: Effect.Effect<Check, SqlError | Migrator.MigrationError, SqlClient.SqlClient> = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  const known = yield* loader
-  const present = yield* sql.onDialectOrElse({
-    pg: () => sql<{ readonly present: boolean }>`SELECT to_regclass(${table}) IS NOT NULL AS present`,
-    orElse: () =>
-      sql<{ readonly present: number }>`SELECT COUNT(*) AS present FROM sqlite_master WHERE type = 'table' AND name = ${table}`
-  })
-  const applied = Boolean(present[0]?.present)
-    ? (yield* sql<{ readonly migration_id: number | string; readonly name: string }>`
+export const check: Effect.Effect<Check, SqlError | Migrator.MigrationError, SqlClient.SqlClient> = Effect.gen(
+  function*() {
+    const sql = yield* SqlClient.SqlClient
+    const known = yield* loader
+    const present = yield* sql.onDialectOrElse({
+      pg: () => sql<{ readonly present: boolean }>`SELECT to_regclass(${table}) IS NOT NULL AS present`,
+      orElse: () =>
+        sql<
+          { readonly present: number }
+        >`SELECT COUNT(*) AS present FROM sqlite_master WHERE type = 'table' AND name = ${table}`
+    })
+    const applied = present[0]?.present
+      ? (yield* sql<{ readonly migration_id: number | string; readonly name: string }>`
         SELECT migration_id, name FROM ${sql(table)} ORDER BY migration_id`.withoutTransform)
-      .map((row) => ({ id: Number(row.migration_id), name: row.name }))
-    : []
-  const newest = Math.max(0, ...applied.map((m) => m.id))
-  const knownIds = new Set(known.map(([id]) => id))
-  return {
-    pending: known.filter(([id]) => id > newest).map(([id, name]) => label(id, name)),
-    unknown: applied.filter((m) => !knownIds.has(m.id)).map((m) => label(m.id, m.name))
+        .map((row) => ({ id: Number(row.migration_id), name: row.name }))
+      : []
+    const newest = Math.max(0, ...applied.map((m) => m.id))
+    const knownIds = new Set(known.map(([id]) => id))
+    return {
+      pending: known.filter(([id]) => id > newest).map(([id, name]) => label(id, name)),
+      unknown: applied.filter((m) => !knownIds.has(m.id)).map((m) => label(m.id, m.name))
+    }
   }
-}).pipe(Effect.withSpan("Migrations.check"))
+).pipe(Effect.withSpan("Migrations.check"))

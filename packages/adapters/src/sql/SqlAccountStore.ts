@@ -46,7 +46,9 @@ export const make = Effect.gen(function*() {
   // Only on SQLite, where data_version shows any other process's commit at once: on Postgres another
   // process's new account must be usable at once (a post created right after the connect), so no cache.
   const version = ReadCache.versionFor(client)
-  const lists = version === undefined ? undefined : ReadCache.make<OrganizationId, ReadonlyArray<SocialAccount>>({ version })
+  const lists = version === undefined
+    ? undefined
+    : ReadCache.make<OrganizationId, ReadonlyArray<SocialAccount>>({ version })
   // `listForWrite` on Postgres: the same list kept in memory for the writes that re-validate what they
   // used (`PostStore.insertChecked`), so a stale entry costs a re-run, never a wrong answer.
   const forWrite = version === undefined
@@ -62,7 +64,9 @@ export const make = Effect.gen(function*() {
       orPersistence("AccountStore.list")
     )
   const list = (organizationId: OrganizationId) =>
-    lists === undefined ? Effect.suspend(() => load(organizationId)) : lists.get(organizationId, () => load(organizationId))
+    lists === undefined
+      ? Effect.suspend(() => load(organizationId))
+      : lists.get(organizationId, () => load(organizationId))
 
   return AccountStore.of({
     insert: (account) =>

@@ -88,7 +88,8 @@ export const make = Effect.gen(function*() {
    */
   const foldDeltas = (organizationId: AnalyticsQuery["organizationId"]) =>
     sql.onDialectOrElse({
-      pg: () => Effect.ignore(Effect.forEach(RollupSql.foldDeltas(10_000), (text) => sql.unsafe(text, [organizationId]))),
+      pg: () =>
+        Effect.ignore(Effect.forEach(RollupSql.foldDeltas(10_000), (text) => sql.unsafe(text, [organizationId]))),
       orElse: () => Effect.void
     })
 
@@ -110,7 +111,9 @@ export const make = Effect.gen(function*() {
 
   const rolledPosts = (organizationId: AnalyticsQuery["organizationId"], buckets: Statement.Fragment) =>
     sql`SELECT r.status AS status, SUM(r.posts) AS count FROM ${sql.literal(RollupSql.postRows)} r
-      WHERE r.organization_id = ${organizationId} AND (${buckets}) GROUP BY r.status`.pipe(Effect.flatMap(decodeStatuses))
+      WHERE r.organization_id = ${organizationId} AND (${buckets}) GROUP BY r.status`.pipe(
+      Effect.flatMap(decodeStatuses)
+    )
 
   const rolledGroups = (organizationId: AnalyticsQuery["organizationId"], buckets: Statement.Fragment) =>
     sql`SELECT r.platform AS platform, r.status AS status, SUM(r.destinations) AS count, ${
@@ -129,7 +132,10 @@ export const make = Effect.gen(function*() {
   ): AnalyticsCounts => {
     const byStatus = new Map<PostStatus, number>()
     for (const row of posts.flat()) byStatus.set(row.status, (byStatus.get(row.status) ?? 0) + row.count)
-    const byGroup = new Map<string, { platform: Platform; status: DestinationStatus; count: number; metrics: Record<MetricName, number> }>()
+    const byGroup = new Map<
+      string,
+      { platform: Platform; status: DestinationStatus; count: number; metrics: Record<MetricName, number> }
+    >()
     for (const g of groups.flat()) {
       const key = `${g.platform}\u0000${g.status}`
       const entry = byGroup.get(key) ?? {
@@ -160,16 +166,26 @@ export const make = Effect.gen(function*() {
       to: q.to === undefined ? undefined : DateTime.toEpochMillis(q.to)
     })
     const buckets = bucketsOf(plan)
-    return Effect.zipRight(foldDeltas(q.organizationId), Effect.all([
-      buckets === undefined ? Effect.succeed([[], []] as const) : Effect.all([
-        rolledPosts(q.organizationId, buckets),
-        rolledGroups(q.organizationId, buckets)
-      ]),
-      Effect.forEach(plan.base, (edge) =>
-        fromRows({ organizationId: q.organizationId, from: DateTime.unsafeMake(edge.from), to: DateTime.unsafeMake(edge.to) }, true))
-    ]).pipe(Effect.map(([rolled, edges]) =>
-      combine([rolled[0], ...edges.map((e) => e[0])], [rolled[1], ...edges.map((e) => e[1])])
-    )))
+    return Effect.zipRight(
+      foldDeltas(q.organizationId),
+      Effect.all([
+        buckets === undefined ? Effect.succeed([[], []] as const) : Effect.all([
+          rolledPosts(q.organizationId, buckets),
+          rolledGroups(q.organizationId, buckets)
+        ]),
+        Effect.forEach(plan.base, (edge) =>
+          fromRows({
+            organizationId: q.organizationId,
+            from: DateTime.unsafeMake(edge.from),
+            to: DateTime.unsafeMake(edge.to)
+          }, true))
+      ]).pipe(Effect.map(([rolled, edges]) =>
+        combine([
+          rolled[0],
+          ...edges.map((e) => e[0])
+        ], [rolled[1], ...edges.map((e) => e[1])])
+      ))
+    )
   }
 
   return AnalyticsStore.of({

@@ -107,7 +107,8 @@ export const layerPg = (options: PgOptions): Layer.Layer<SqlClient.SqlClient, Sq
         }).pipe(
           Effect.timeoutFail({
             duration: "5 seconds",
-            onTimeout: () => new SqlError({ cause: new Error("Connection timed out"), message: "PgClient: Connection timed out" })
+            onTimeout: () =>
+              new SqlError({ cause: new Error("Connection timed out"), message: "PgClient: Connection timed out" })
           }),
           Effect.tapError(() => Effect.promise(() => pool.end()))
         )

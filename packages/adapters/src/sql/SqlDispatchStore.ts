@@ -46,7 +46,11 @@ const epochMillis = (value: unknown): number | undefined =>
 export const fastClaim = (row: unknown): Claim | undefined => {
   const destination = FastRows.destination(row)
   if (destination === undefined) return undefined
-  const r = row as { readonly lease_token?: unknown; readonly lease_expires_at?: unknown; readonly claimed_at?: unknown }
+  const r = row as {
+    readonly lease_token?: unknown
+    readonly lease_expires_at?: unknown
+    readonly claimed_at?: unknown
+  }
   const expires = epochMillis(r.lease_expires_at)
   const claimedAt = r.claimed_at === undefined || r.claimed_at === null ? null : epochMillis(r.claimed_at)
   if (typeof r.lease_token !== "string" || expires === undefined || claimedAt === undefined) return undefined
@@ -66,8 +70,18 @@ const byDue = (a: Claim, b: Claim): number =>
 
 const NextDue = Schema.Array(Schema.Struct({ next: Schema.NullOr(Instant) }))
 
-type Member = readonly [string, string, number, string, number | null, string | null, string | null, string | null,
-  number | null, number | null]
+type Member = readonly [
+  string,
+  string,
+  number,
+  string,
+  number | null,
+  string | null,
+  string | null,
+  string | null,
+  number | null,
+  number | null
+]
 
 /**
  * A member's values as one object of the JSON parameter. Text is made well-formed first, as the pg
@@ -125,9 +139,25 @@ export const make = Effect.gen(function*() {
                 null
               ] as const
             case "Requeued":
-              return ["queued", DateTime.toEpochMillis(completion.dueAt), completion.error, null, null, null, null] as const
+              return [
+                "queued",
+                DateTime.toEpochMillis(completion.dueAt),
+                completion.error,
+                null,
+                null,
+                null,
+                null
+              ] as const
             case "Failed":
-              return ["failed", null, completion.error, null, null, null, DateTime.toEpochMillis(completion.failedAt)] as const
+              return [
+                "failed",
+                null,
+                completion.error,
+                null,
+                null,
+                null,
+                DateTime.toEpochMillis(completion.failedAt)
+              ] as const
           }
         })()
         const member: Member = [d.id, claim.leaseToken, d.attempts, ...values]
@@ -149,7 +179,11 @@ export const make = Effect.gen(function*() {
             CAST(column7 AS TEXT) AS platform_post_id, CAST(column8 AS TEXT) AS platform_post_url,
             CAST(column9 AS BIGINT) AS published_at, CAST(column10 AS BIGINT) AS failed_at
           FROM (VALUES ${
-            sql.csv(rows.map((m) => sql`(${m[0]}, ${m[1]}, ${m[2]}, ${m[3]}, ${m[4]}, ${m[5]}, ${m[6]}, ${m[7]}, ${m[8]}, ${m[9]})`))
+            sql.csv(
+              rows.map((m) =>
+                sql`(${m[0]}, ${m[1]}, ${m[2]}, ${m[3]}, ${m[4]}, ${m[5]}, ${m[6]}, ${m[7]}, ${m[8]}, ${m[9]})`
+              )
+            )
           }) AS members`
       })
       // SQLite: the unary `+` (`publishing`) keeps the planner off `destinations_leases` (status = 'publishing'), so it
@@ -199,7 +233,10 @@ export const make = Effect.gen(function*() {
         // which `destinations_due (due_at)` holds after due_at (its entries end with the rowid), so the
         // claim reads `limit` index entries instead of sorting every due row (10,000 due in the same
         // second: ~2 ms per claim).
-        const order = sql.onDialectOrElse({ pg: () => sql.literal("due_at, id"), orElse: () => sql.literal("due_at, rowid") })
+        const order = sql.onDialectOrElse({
+          pg: () => sql.literal("due_at, id"),
+          orElse: () => sql.literal("due_at, rowid")
+        })
         const picked = sql.onDialectOrElse({
           pg: () => sql`id = ANY(ARRAY(SELECT id FROM picked))`,
           orElse: () => sql`id IN (SELECT id FROM picked)`
@@ -225,8 +262,7 @@ export const make = Effect.gen(function*() {
         return [...(yield* decodeClaims(rows))].sort(byDue)
       }).pipe(orPersistence("DispatchStore.claimDue")),
 
-    complete: (claim, completion) =>
-      Effect.map(completeAll([{ claim, completion }]), (written) => written[0] === true),
+    complete: (claim, completion) => Effect.map(completeAll([{ claim, completion }]), (written) => written[0] === true),
 
     completeAll,
 

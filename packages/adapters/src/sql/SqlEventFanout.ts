@@ -60,9 +60,9 @@ export const make = Effect.gen(function*() {
             WHERE a.value NOT IN (SELECT scope.value FROM json_each(s.account_ids) scope))))
         ORDER BY ${appendOrder}, s.created_at, s.id`
     }).pipe(
-        Effect.asVoid,
-        orPersistence("EventStore.fanout")
-      )
+      Effect.asVoid,
+      orPersistence("EventStore.fanout")
+    )
 
   /**
    * Postgres: the events and their deliveries in ONE statement, atomic by itself (no savepoint): the
@@ -75,7 +75,9 @@ export const make = Effect.gen(function*() {
       // per event cost Node their building and binding, and Postgres parsing 3,000 per 500 events. Every
       // text is well-formed: ids are checked ids, and `data` is JSON.stringify's own output.
       // `accounts` (the event's accounts, for scoped subscriptions) is read by the fan-out, not stored.
-      const rows = JSON.stringify(events.map((e) => ({ ...FastRows.eventRow(e), accounts: EventAccounts.accountsOf(e) })))
+      const rows = JSON.stringify(
+        events.map((e) => ({ ...FastRows.eventRow(e), accounts: EventAccounts.accountsOf(e) }))
+      )
       const now = yield* Clock.currentTimeMillis
       yield* sql`WITH r AS (
           SELECT * FROM ROWS FROM (json_to_recordset(CAST(${rows} AS JSON)) AS (

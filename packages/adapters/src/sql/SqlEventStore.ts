@@ -12,7 +12,10 @@ export const make = Effect.gen(function*() {
   const sql = (yield* SqlClient.SqlClient).withoutTransforms()
   const decode = Schema.decodeUnknown(Schema.Array(EventRow))
   // Ties on created_at keep the append order.
-  const skipLocked = sql.onDialectOrElse({ pg: () => sql.literal("FOR UPDATE OF e SKIP LOCKED"), orElse: () => sql.literal("") })
+  const skipLocked = sql.onDialectOrElse({
+    pg: () => sql.literal("FOR UPDATE OF e SKIP LOCKED"),
+    orElse: () => sql.literal("")
+  })
   const appendOrder = sql.onDialectOrElse({ pg: () => sql.literal("seq"), orElse: () => sql.literal("rowid") })
 
   return EventStore.of({

@@ -91,11 +91,14 @@ export const make = Effect.gen(function*() {
     begin: (claim) => begin(claim).pipe(orPersistence("IdempotencyStore.begin")),
 
     complete: (claim, answer) =>
-      Effect.flatMap(seal(answer.body), (body) =>
-        sql`UPDATE idempotency_keys SET state = 'completed', status_code = ${answer.status}, response_body = ${body}
+      Effect.flatMap(
+        seal(answer.body),
+        (body) =>
+          sql`UPDATE idempotency_keys SET state = 'completed', status_code = ${answer.status}, response_body = ${body}
           WHERE organization_id = ${claim.organizationId} AND idempotency_key = ${claim.key}
             AND holder = ${claim.holder} AND state = 'in_flight'
-          RETURNING holder`).pipe(
+          RETURNING holder`
+      ).pipe(
         Effect.map((rows) => rows.length > 0),
         orPersistence("IdempotencyStore.complete")
       ),

@@ -84,7 +84,8 @@ export const make = Effect.gen(function*() {
         const kind = query.kind === undefined ? sql.literal("") : sql`AND kind = ${query.kind}`
         const rows = yield* sql`SELECT * FROM media WHERE organization_id = ${organizationId} ${kind}
           ORDER BY created_at DESC, id DESC LIMIT ${query.limit} OFFSET ${query.offset}`
-        const counted = yield* sql`SELECT COUNT(*) AS count FROM media WHERE organization_id = ${organizationId} ${kind}`
+        const counted =
+          yield* sql`SELECT COUNT(*) AS count FROM media WHERE organization_id = ${organizationId} ${kind}`
         const items = yield* decode(rows)
         const [count] = yield* decodeCount(counted)
         return { items, total: count === undefined ? 0 : count.count }

@@ -61,7 +61,9 @@ export const make = Effect.gen(function*() {
     ...base,
     append: (events) =>
       Notifications.notifies(events)
-        ? sql.withTransaction(Effect.zipRight(base.append(events), notify(events))).pipe(orPersistence("EventStore.append"))
+        ? sql.withTransaction(Effect.zipRight(base.append(events), notify(events))).pipe(
+          orPersistence("EventStore.append")
+        )
         : base.append(events)
   })
 })

@@ -1,11 +1,6 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { AccountId, EventId, OrganizationId, PostId, UserId } from "@herald/core/kernel/Ids"
-import {
-  Notification,
-  NotificationId,
-  NotificationKind,
-  NotificationStore
-} from "@herald/core/workflow/Notification"
+import { Notification, NotificationId, NotificationKind, NotificationStore } from "@herald/core/workflow/Notification"
 import * as Arr from "effect/Array"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -101,10 +96,11 @@ export const make = Effect.gen(function*() {
         orPersistence("NotificationStore.list")
       ),
     unreadCount: (userId) =>
-      sql<{ n: number | string }>`SELECT COUNT(*) AS n FROM notifications WHERE user_id = ${userId} AND read_at IS NULL`.pipe(
-        Effect.map((rows) => Number(rows[0]?.n ?? 0)),
-        orPersistence("NotificationStore.unreadCount")
-      ),
+      sql<{ n: number | string }>`SELECT COUNT(*) AS n FROM notifications WHERE user_id = ${userId} AND read_at IS NULL`
+        .pipe(
+          Effect.map((rows) => Number(rows[0]?.n ?? 0)),
+          orPersistence("NotificationStore.unreadCount")
+        ),
     markRead: (userId, ids, at) => {
       if (Option.isSome(ids) && ids.value.length === 0) return Effect.succeed(0)
       const which = Option.match(ids, { onNone: () => sql``, onSome: (list) => sql`AND id IN ${sql.in(list)}` })
@@ -128,8 +124,14 @@ export const make = Effect.gen(function*() {
         if (taken.length === 0) return []
         const rows = yield* sql`SELECT ${columns}, u.email, n.email_attempts FROM notifications n
           JOIN users u ON u.id = n.user_id
-          WHERE n.id IN ${sql.in(taken.map((r) => r.id))} ORDER BY n.created_at, n.id`.pipe(Effect.flatMap(decodePending))
-        return rows.map((row) => ({ notification: toNotification(row), email: row.email, attempts: row.email_attempts }))
+          WHERE n.id IN ${sql.in(taken.map((r) => r.id))} ORDER BY n.created_at, n.id`.pipe(
+          Effect.flatMap(decodePending)
+        )
+        return rows.map((row) => ({
+          notification: toNotification(row),
+          email: row.email,
+          attempts: row.email_attempts
+        }))
       }).pipe(orPersistence("NotificationStore.claimEmails")),
     emailSent: (id) =>
       sql`UPDATE notifications SET email_status = 'sent', email_next_at = NULL WHERE id = ${id}`.pipe(
@@ -139,7 +141,8 @@ export const make = Effect.gen(function*() {
     emailFailed: (id, retryAt) =>
       Option.match(retryAt, {
         onNone: () => sql`UPDATE notifications SET email_status = 'failed', email_next_at = NULL WHERE id = ${id}`,
-        onSome: (at) => sql`UPDATE notifications SET email_next_at = ${millis(at)} WHERE id = ${id} AND email_status = 'pending'`
+        onSome: (at) =>
+          sql`UPDATE notifications SET email_next_at = ${millis(at)} WHERE id = ${id} AND email_status = 'pending'`
       }).pipe(Effect.asVoid, orPersistence("NotificationStore.emailFailed"))
   })
 })

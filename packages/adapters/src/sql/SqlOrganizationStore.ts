@@ -18,7 +18,10 @@ export const make = Effect.gen(function*() {
   const decodeUsers = Schema.decodeUnknown(Schema.Array(UserRow))
   // Every authenticated request reads its organization: served from memory for up to 250 ms, and
   // emptied by this store's own writes (see ReadCache.ts).
-  const byId = ReadCache.make<OrganizationId, Option.Option<Organization>>({ keep: Option.isSome, ...withVersion(client) })
+  const byId = ReadCache.make<OrganizationId, Option.Option<Organization>>({
+    keep: Option.isSome,
+    ...withVersion(client)
+  })
 
   return OrganizationStore.of({
     insert: (org) =>

@@ -32,7 +32,7 @@ const sortColumns: Record<PostSort, string> = {
  * FTS5 phrase (double quotes doubled).
  */
 const trigramPhrase = (term: string): string | undefined =>
-  [...term].length >= 3 ? `"${term.replace(/"/g, '""')}"` : undefined
+  [...term].length >= 3 ? `"${term.replace(/"/g, "\"\"")}"` : undefined
 
 /** Destinations in the order of the post's `account_ids`, then by creation. */
 const orderDestinations = (post: Post, destinations: ReadonlyArray<Destination>): ReadonlyArray<Destination> => {
@@ -46,7 +46,10 @@ const orderDestinations = (post: Post, destinations: ReadonlyArray<Destination>)
 export const make = Effect.gen(function*() {
   const sql = (yield* SqlClient.SqlClient).withoutTransforms()
   const decodePosts = FastRows.decodeRows(FastRows.post, Schema.decodeUnknown(Schema.Array(PostRow)))
-  const decodeDestinations = FastRows.decodeRows(FastRows.destination, Schema.decodeUnknown(Schema.Array(DestinationRow)))
+  const decodeDestinations = FastRows.decodeRows(
+    FastRows.destination,
+    Schema.decodeUnknown(Schema.Array(DestinationRow))
+  )
   const encodeDestinations = Schema.encode(Schema.Array(DestinationRow))
   const decodeCount = Schema.decodeUnknown(Schema.Array(CountRow))
 
@@ -60,9 +63,11 @@ export const make = Effect.gen(function*() {
 
   const insertTargets = (post: Post) => {
     const accountIds = Arr.dedupe(post.accountIds)
-    return accountIds.length === 0 ? Effect.void : sql`INSERT INTO post_targets ${
-      sql.insert(accountIds.map((accountId) => ({ post_id: post.id, account_id: accountId })))
-    }`.pipe(Effect.asVoid)
+    return accountIds.length === 0 ?
+      Effect.void :
+      sql`INSERT INTO post_targets ${
+        sql.insert(accountIds.map((accountId) => ({ post_id: post.id, account_id: accountId })))
+      }`.pipe(Effect.asVoid)
   }
 
   const writeTargets = (post: Post) =>
@@ -115,7 +120,10 @@ export const make = Effect.gen(function*() {
       WHERE r.organization_id = ${organizationId} AND r.grain = 'month' GROUP BY r.status`.pipe(
       Effect.flatMap(decodeStatusCounts),
       Effect.map((rows) => {
-        const counts = Object.fromEntries(PostStatus.literals.map((status) => [status, 0])) as Record<PostStatus, number>
+        const counts = Object.fromEntries(PostStatus.literals.map((status) => [status, 0])) as Record<
+          PostStatus,
+          number
+        >
         for (const row of rows) counts[row.status] = row.count
         return counts
       })
@@ -131,10 +139,13 @@ export const make = Effect.gen(function*() {
     onlyStatus(q)
       ? Effect.map(rolledCounts(q.organizationId), (counts) =>
         [...new Set(q.statuses === undefined || q.statuses.length === 0 ? PostStatus.literals : q.statuses)]
-          .reduce((sum, status) => sum + counts[status], 0))
+          .reduce((sum, status) =>
+            sum + counts[status], 0))
       : sql`SELECT COUNT(*) AS count FROM posts l WHERE ${where}`.pipe(
         Effect.flatMap(decodeCount),
-        Effect.map((rows) => rows[0]?.count ?? 0)
+        Effect.map((rows) =>
+          rows[0]?.count ?? 0
+        )
       )
 
   const filtersOf = (q: PostQuery): Array<Statement.Fragment> => {
@@ -144,11 +155,13 @@ export const make = Effect.gen(function*() {
     }
     if (q.platforms !== undefined && q.platforms.length > 0) {
       // Drafts have no destinations: their platforms are those of the accounts they target.
-      filters.push(sql`(EXISTS (SELECT 1 FROM destinations d WHERE d.post_id = l.id AND d.platform IN ${
-        sql.in(q.platforms)
-      }) OR (l.is_draft = 1 AND EXISTS (SELECT 1 FROM post_targets t
+      filters.push(
+        sql`(EXISTS (SELECT 1 FROM destinations d WHERE d.post_id = l.id AND d.platform IN ${
+          sql.in(q.platforms)
+        }) OR (l.is_draft = 1 AND EXISTS (SELECT 1 FROM post_targets t
           JOIN social_accounts a ON a.id = t.account_id
-          WHERE t.post_id = l.id AND a.platform IN ${sql.in(q.platforms)})))`)
+          WHERE t.post_id = l.id AND a.platform IN ${sql.in(q.platforms)})))`
+      )
     }
     if (q.accountId !== undefined) {
       filters.push(sql`(EXISTS (SELECT 1 FROM destinations d WHERE d.post_id = l.id AND d.account_id = ${q.accountId})
@@ -245,7 +258,8 @@ export const make = Effect.gen(function*() {
   /** Postgres: the organization's appended rollup deltas folded in first (as the analytics read does). */
   const foldDeltas = (organizationId: PostQuery["organizationId"]) =>
     sql.onDialectOrElse({
-      pg: () => Effect.ignore(Effect.forEach(RollupSql.foldDeltas(10_000), (text) => sql.unsafe(text, [organizationId]))),
+      pg: () =>
+        Effect.ignore(Effect.forEach(RollupSql.foldDeltas(10_000), (text) => sql.unsafe(text, [organizationId]))),
       orElse: () => Effect.void
     })
 
@@ -253,13 +267,16 @@ export const make = Effect.gen(function*() {
     onlyStatus(q) && (q.statuses === undefined || q.statuses.length === 0)
       ? Effect.zipRight(foldDeltas(q.organizationId), rolledCounts(q.organizationId))
       : Effect.gen(function*() {
-      const where = sql.and([sql`l.organization_id = ${q.organizationId}`, ...filtersOf(q)])
-      const rows = yield* sql`SELECT l.status AS status, COUNT(*) AS count
+        const where = sql.and([sql`l.organization_id = ${q.organizationId}`, ...filtersOf(q)])
+        const rows = yield* sql`SELECT l.status AS status, COUNT(*) AS count
         FROM posts l WHERE ${where} GROUP BY l.status`.pipe(Effect.flatMap(decodeStatusCounts))
-      const counts = Object.fromEntries(PostStatus.literals.map((status) => [status, 0])) as Record<PostStatus, number>
-      for (const row of rows) counts[row.status] = row.count
-      return counts
-    })
+        const counts = Object.fromEntries(PostStatus.literals.map((status) => [status, 0])) as Record<
+          PostStatus,
+          number
+        >
+        for (const row of rows) counts[row.status] = row.count
+        return counts
+      })
 
   /**
    * The failed destinations of the query, posts oldest first, cut at the last whole post within
@@ -319,14 +336,18 @@ export const make = Effect.gen(function*() {
           const row = FastRows.postRow(record.post) ?? (yield* encodePost(record.post))
           const accountIds = Arr.dedupe(record.post.accountIds)
           const destinations = record.destinations.length === 0 ? [] : yield* encodeDestinations(record.destinations)
-          const targets = accountIds.length === 0 ? sql`` : sql`, targets AS (INSERT INTO post_targets ${
-            sql.insert(accountIds.map((accountId) => ({ post_id: record.post.id, account_id: accountId })))
-          })`
-          const written = destinations.length === 0 ? sql`` : sql`, written AS (INSERT INTO destinations ${
-            sql.insert(destinations.map((d) => ({ ...d })))
-          })`
+          const targets = accountIds.length === 0 ?
+            sql`` :
+            sql`, targets AS (INSERT INTO post_targets ${
+              sql.insert(accountIds.map((accountId) => ({ post_id: record.post.id, account_id: accountId })))
+            })`
+          const written = destinations.length === 0 ?
+            sql`` :
+            sql`, written AS (INSERT INTO destinations ${sql.insert(destinations.map((d) => ({ ...d })))})`
           // Prepared (`PgPrepared`): one shape per count of targets and destinations, columns named.
-          yield* sql`${sql.literal(PgPrepared.marker)} WITH post AS (INSERT INTO posts ${sql.insert(row)} RETURNING id)${targets}${written}
+          yield* sql`${sql.literal(PgPrepared.marker)} WITH post AS (INSERT INTO posts ${
+            sql.insert(row)
+          } RETURNING id)${targets}${written}
             SELECT id FROM post`
         }),
       // SQLite: a new post has no targets to clear; inside the caller's transaction (a create's),
@@ -351,7 +372,9 @@ export const make = Effect.gen(function*() {
             const accountIds = Arr.dedupe(record.post.accountIds)
             const destinations = record.destinations.length === 0 ? [] : yield* encodeDestinations(record.destinations)
             const targets = accountIds.map((accountId, i) =>
-              sql`, ${sql.literal(`t${i}`)} AS (INSERT INTO post_targets (post_id, account_id) SELECT id, ${accountId} FROM post)`
+              sql`, ${
+                sql.literal(`t${i}`)
+              } AS (INSERT INTO post_targets (post_id, account_id) SELECT id, ${accountId} FROM post)`
             )
             const written = destinations.map((d, i) =>
               sql`, ${sql.literal(`d${i}`)} AS (INSERT INTO destinations ${selected(d, "post")})`
@@ -409,9 +432,13 @@ export const make = Effect.gen(function*() {
     updateDestinations: (destinations) =>
       destinations.length === 0 ? Effect.void : encodeDestinations(destinations).pipe(
         Effect.flatMap((rows) =>
-          Effect.forEach(rows, (row) =>
-            sql`UPDATE destinations SET ${sql.update({ ...row }, ["id", "post_id", "organization_id"])}
-              WHERE id = ${row.id}`, { discard: true })
+          Effect.forEach(
+            rows,
+            (row) =>
+              sql`UPDATE destinations SET ${sql.update({ ...row }, ["id", "post_id", "organization_id"])}
+              WHERE id = ${row.id}`,
+            { discard: true }
+          )
         ),
         sql.withTransaction,
         orPersistence("PostStore.updateDestinations")

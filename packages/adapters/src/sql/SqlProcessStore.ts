@@ -39,10 +39,11 @@ export const make = Effect.gen(function*() {
 
     databaseTime: sql.onDialectOrElse({
       pg: () =>
-        sql<{ now: string | number }>`SELECT CAST(FLOOR(EXTRACT(EPOCH FROM clock_timestamp()) * 1000) AS BIGINT) AS now`.pipe(
-          Effect.map((rows) => Option.some(DateTime.unsafeMake(Number(rows[0]!.now)))),
-          orPersistence("ProcessStore.databaseTime")
-        ),
+        sql<{ now: string | number }>`SELECT CAST(FLOOR(EXTRACT(EPOCH FROM clock_timestamp()) * 1000) AS BIGINT) AS now`
+          .pipe(
+            Effect.map((rows) => Option.some(DateTime.unsafeMake(Number(rows[0]!.now)))),
+            orPersistence("ProcessStore.databaseTime")
+          ),
       orElse: () => Effect.succeed(Option.none<DateTime.Utc>())
     }),
 

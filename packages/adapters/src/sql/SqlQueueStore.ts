@@ -53,7 +53,8 @@ export const make = Effect.gen(function*() {
   const sql = (yield* SqlClient.SqlClient).withoutTransforms()
 
   /** A claim is live while its post exists and is still scheduled at the claimed instant. */
-  const live = sql`EXISTS (SELECT 1 FROM posts p WHERE p.id = queue_slots.post_id AND p.scheduled_for = queue_slots.slot_at)`
+  const live =
+    sql`EXISTS (SELECT 1 FROM posts p WHERE p.id = queue_slots.post_id AND p.scheduled_for = queue_slots.slot_at)`
 
   return QueueStore.of({
     find: (organizationId) =>

@@ -7,12 +7,7 @@
  * processes share a limit without slack.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import {
-  type Counter,
-  RequestCounters,
-  type WithinTotals,
-  makeMemory
-} from "@herald/core/access/RequestCounters"
+import { type Counter, makeMemory, RequestCounters, type WithinTotals } from "@herald/core/access/RequestCounters"
 import { PersistenceError } from "@herald/core/kernel/Errors"
 import * as DateTime from "effect/DateTime"
 import * as Deferred from "effect/Deferred"
@@ -78,8 +73,11 @@ export const makePg = Effect.gen(function*() {
       ),
       Effect.catchAllCause((cause) => {
         const error = new PersistenceError({ message: "RequestCounters.increment failed", cause })
-        return Effect.forEach(batch.values(), (p) =>
-          Effect.forEach(p.waiters, (w) => Deferred.fail(w.done, error), { discard: true }), { discard: true })
+        return Effect.forEach(
+          batch.values(),
+          (p) => Effect.forEach(p.waiters, (w) => Deferred.fail(w.done, error), { discard: true }),
+          { discard: true }
+        )
       })
     )
   }

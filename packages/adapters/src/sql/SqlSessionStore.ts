@@ -75,10 +75,11 @@ export const make = Effect.gen(function*() {
         orPersistence("SessionStore.removeForUser")
       ),
     purge: ({ createdBefore, seenBefore }) =>
-      sql`DELETE FROM sessions WHERE created_at < ${millis(createdBefore)} OR last_seen_at < ${millis(seenBefore)}`.pipe(
-        Effect.asVoid,
-        orPersistence("SessionStore.purge")
-      )
+      sql`DELETE FROM sessions WHERE created_at < ${millis(createdBefore)} OR last_seen_at < ${millis(seenBefore)}`
+        .pipe(
+          Effect.asVoid,
+          orPersistence("SessionStore.purge")
+        )
   })
 })
 

@@ -71,7 +71,7 @@ export const makeGroupCommit = (
     // them a COMMIT (an fsync, blocking the loop) kept the next requests out: groups of one.
     const gatherTurns = options.gatherTurns ?? 2
     const runtime = yield* Effect.runtime<never>()
-    let queue: Array<Ticket> = []
+    const queue: Array<Ticket> = []
     let running = false
     let commits = 0
 

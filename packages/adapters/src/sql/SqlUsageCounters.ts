@@ -10,7 +10,10 @@ const decode = Schema.decodeUnknown(Schema.Array(CountRow))
 
 export const make = Effect.gen(function*() {
   const sql = (yield* SqlClient.SqlClient).withoutTransforms()
-  const skipLocked = sql.onDialectOrElse({ pg: () => sql.literal("FOR UPDATE SKIP LOCKED"), orElse: () => sql.literal("") })
+  const skipLocked = sql.onDialectOrElse({
+    pg: () => sql.literal("FOR UPDATE SKIP LOCKED"),
+    orElse: () => sql.literal("")
+  })
 
   return UsageCounters.of({
     // One atomic upsert: concurrent increments of one window serialize on its row.

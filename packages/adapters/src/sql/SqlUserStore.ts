@@ -114,4 +114,3 @@ export const make = Effect.gen(function*() {
 })
 
 export const layer: Layer.Layer<UserStore, never, SqlClient.SqlClient> = Layer.effect(UserStore, make)
-

@@ -152,7 +152,10 @@ export const make = Effect.gen(function*() {
     sql`UPDATE webhook_deliveries SET status = 'dead', next_attempt_at = NULL, lease_token = NULL, updated_at = ${now}
       WHERE subscription_id = ${subscriptionId} AND status = 'pending'`
 
-  const writeEventTypes = (subscription: { readonly id: string; readonly organizationId: string }, events: ReadonlyArray<string>) =>
+  const writeEventTypes = (
+    subscription: { readonly id: string; readonly organizationId: string },
+    events: ReadonlyArray<string>
+  ) =>
     Effect.gen(function*() {
       yield* sql`DELETE FROM webhook_subscription_events WHERE subscription_id = ${subscription.id}`
       const rows = Arr.dedupe(events).map((event_type) => ({
@@ -267,7 +270,9 @@ export const make = Effect.gen(function*() {
           : sql`CASE due.organization_id ${
             sql.join(" ", false)(heldOf.map(([organizationId, n]) => sql`WHEN ${organizationId} THEN ${n}`))
           } ELSE 0 END`
-        const shared = perOrganization === undefined ? sql.literal("") : sql`WHERE r.rank <= ${Math.max(0, perOrganization)}`
+        const shared = perOrganization === undefined
+          ? sql.literal("")
+          : sql`WHERE r.rank <= ${Math.max(0, perOrganization)}`
         const ranked = perOrganization === undefined
           ? sql`ORDER BY r.first_due, s.id`
           : sql`ORDER BY r.rank, r.first_due, s.id`
@@ -317,9 +322,11 @@ export const make = Effect.gen(function*() {
         const deliveries = yield* Schema.decodeUnknown(Schema.Array(DeliveryRow))(deliveryRows)
         const seqs = yield* Schema.decodeUnknown(Schema.Array(SeqRow))(deliveryRows)
         const eventIds = Arr.dedupe(deliveries.map((d) => d.eventId))
-        const events = eventIds.length === 0 ? [] : yield* sql`SELECT * FROM events WHERE id IN ${sql.in(eventIds)}`.pipe(
-          Effect.flatMap(Schema.decodeUnknown(Schema.Array(EventRow)))
-        )
+        const events = eventIds.length === 0 ?
+          [] :
+          yield* sql`SELECT * FROM events WHERE id IN ${sql.in(eventIds)}`.pipe(
+            Effect.flatMap(Schema.decodeUnknown(Schema.Array(EventRow)))
+          )
         const eventById = new Map<string, Event>(events.map((e) => [e.id, e]))
         const ordered = deliveries
           .map((delivery, i) => ({ delivery, seq: seqs[i]!.seq }))
@@ -406,18 +413,20 @@ export const make = Effect.gen(function*() {
     // their LIMIT, run once. Attempts go first (by `webhook_attempts_by_delivery`), then their
     // deliveries (still checked to be finished: a finished delivery never becomes pending again).
     pruneDeliveries: ({ activeSince, finishedBefore, keepPerSubscription, limit }) =>
-      limit <= 0 ? Effect.succeed<PruneResult>({ deliveries: 0, attempts: 0 }) : sql.withTransaction(Effect.gen(function*() {
-        const decodeIds = Schema.decodeUnknown(IdRows)
-        const aged = yield* sql`SELECT d.id FROM webhook_deliveries d
+      limit <= 0 ?
+        Effect.succeed<PruneResult>({ deliveries: 0, attempts: 0 }) :
+        sql.withTransaction(Effect.gen(function*() {
+          const decodeIds = Schema.decodeUnknown(IdRows)
+          const aged = yield* sql`SELECT d.id FROM webhook_deliveries d
           JOIN webhook_subscriptions s ON s.id = d.subscription_id
           WHERE d.${finished} AND d.updated_at < ${millis(finishedBefore)}
           ORDER BY d.updated_at
           LIMIT ${limit}
           ${pruneLocks}`.pipe(Effect.flatMap(decodeIds))
-        const ids = aged.map((r) => r.id)
-        if (ids.length < limit) {
-          const notPicked = ids.length === 0 ? sql.literal("") : sql`AND d.id NOT IN ${sql.in(ids)}`
-          const excess = yield* sql`SELECT d.id FROM webhook_deliveries d
+          const ids = aged.map((r) => r.id)
+          if (ids.length < limit) {
+            const notPicked = ids.length === 0 ? sql.literal("") : sql`AND d.id NOT IN ${sql.in(ids)}`
+            const excess = yield* sql`SELECT d.id FROM webhook_deliveries d
             JOIN webhook_subscriptions s ON s.id = d.subscription_id
             WHERE d.id IN (
               SELECT ranked.id FROM (
@@ -433,14 +442,14 @@ export const make = Effect.gen(function*() {
             ) AND d.${finished} ${notPicked}
             LIMIT ${limit - ids.length}
             ${pruneLocks}`.pipe(Effect.flatMap(decodeIds))
-          for (const r of excess) ids.push(r.id)
-        }
-        if (ids.length === 0) return { deliveries: 0, attempts: 0 }
-        const attempts = yield* sql`DELETE FROM webhook_attempts WHERE delivery_id IN ${sql.in(ids)} RETURNING id`
-        const deliveries = yield* sql`DELETE FROM webhook_deliveries
+            for (const r of excess) ids.push(r.id)
+          }
+          if (ids.length === 0) return { deliveries: 0, attempts: 0 }
+          const attempts = yield* sql`DELETE FROM webhook_attempts WHERE delivery_id IN ${sql.in(ids)} RETURNING id`
+          const deliveries = yield* sql`DELETE FROM webhook_deliveries
           WHERE id IN ${sql.in(ids)} AND ${finished} RETURNING id`
-        return { deliveries: deliveries.length, attempts: attempts.length }
-      })).pipe(orPersistence("WebhookStore.pruneDeliveries"))
+          return { deliveries: deliveries.length, attempts: attempts.length }
+        })).pipe(orPersistence("WebhookStore.pruneDeliveries"))
   })
 })
 

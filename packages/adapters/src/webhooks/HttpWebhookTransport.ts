@@ -189,21 +189,22 @@ const originOf = (url: string): string => {
  * The exchange as an HTTP client span (when spans are on), named and attributed as the platform's
  * HTTP client names its own, with the receiver's origin only and the status it answered.
  */
-const clientSpan = (url: string) =>
-<A extends { readonly status: number }, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.withFiberRuntime((fiber) =>
-    fiber.getFiberRef(FiberRef.currentTracerEnabled)
-      ? Effect.withSpan(
-        Effect.tap(self, (answer) => Effect.annotateCurrentSpan("http.response.status_code", answer.status)),
-        "http.client POST",
-        {
-          kind: "client",
-          captureStackTrace: false,
-          attributes: { "http.request.method": "POST", "server.address": originOf(url) }
-        }
-      )
-      : self
-  )
+const clientSpan =
+  (url: string) =>
+  <A extends { readonly status: number }, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    Effect.withFiberRuntime((fiber) =>
+      fiber.getFiberRef(FiberRef.currentTracerEnabled)
+        ? Effect.withSpan(
+          Effect.tap(self, (answer) => Effect.annotateCurrentSpan("http.response.status_code", answer.status)),
+          "http.client POST",
+          {
+            kind: "client",
+            captureStackTrace: false,
+            attributes: { "http.request.method": "POST", "server.address": originOf(url) }
+          }
+        )
+        : self
+    )
 
 export const make = (options: TransportOptions): WebhookTransport["Type"] => {
   const guard: AddressGuard.GuardOptions = options.resolve === undefined

@@ -52,7 +52,14 @@ describe("sandbox AI", () => {
   })
 
   it("writes deterministic captions that follow the request", () => {
-    const base = { topic: "spring coffee menu", tone: "enthusiastic", length: "long", includeHashtags: true, includeEmojis: true, count: 4 } as const
+    const base = {
+      topic: "spring coffee menu",
+      tone: "enthusiastic",
+      length: "long",
+      includeHashtags: true,
+      includeEmojis: true,
+      count: 4
+    } as const
     const first = AiSandbox.captions(base)
     expect(first).toEqual(AiSandbox.captions(base))
     expect(first).toHaveLength(4)
@@ -61,11 +68,19 @@ describe("sandbox AI", () => {
       expect(c).toContain("spring coffee menu")
       expect(c).toContain("#Spring #Coffee #Menu")
     }
-    expect(AiSandbox.captions({ ...base, topic: "Fresh bread every morning at our bakery", count: 1 })[0]).toContain("#Fresh #Bread #Morning")
+    expect(AiSandbox.captions({ ...base, topic: "Fresh bread every morning at our bakery", count: 1 })[0]).toContain(
+      "#Fresh #Bread #Morning"
+    )
     for (const c of first) {
       expect(c.startsWith("🎉")).toBe(true)
     }
-    const plain = AiSandbox.captions({ ...base, length: "short", includeHashtags: false, includeEmojis: false, count: 1 })
+    const plain = AiSandbox.captions({
+      ...base,
+      length: "short",
+      includeHashtags: false,
+      includeEmojis: false,
+      count: 1
+    })
     expect(plain).toHaveLength(1)
     expect(plain[0]).not.toContain("#")
     expect(plain[0]!.length).toBeLessThan(first[0]!.length)

@@ -28,8 +28,11 @@ const configFor = (url: string, overrides: Partial<OpenAiCompatible.Config> = {}
 
 const setup = (overrides: Partial<OpenAiCompatible.Config> = {}) =>
   Effect.gen(function*() {
-    const fake = yield* Effect.acquireRelease(Effect.promise(() => OpenAiFake.start()), (f) => Effect.promise(() => f.close()))
-    const made = yield* OpenAiCompatible.make(configFor(fake.url, overrides)).pipe(Effect.provide(FetchHttpClient.layer))
+    const fake = yield* Effect.acquireRelease(Effect.promise(() => OpenAiFake.start()), (f) =>
+      Effect.promise(() => f.close()))
+    const made = yield* OpenAiCompatible.make(configFor(fake.url, overrides)).pipe(
+      Effect.provide(FetchHttpClient.layer)
+    )
     return { fake, captions: made.captions as CaptionGenerator["Type"], images: made.images as ImageGenerator["Type"] }
   })
 
@@ -56,7 +59,11 @@ describe("OpenAI-compatible provider against the loopback fake", () => {
       const { captions, fake } = yield* setup()
       const result = yield* captions.generate(request("Launch day"))
       expect(result).toEqual({
-        captions: ["Caption 1 about Launch day #Fake", "Caption 2 about Launch day #Fake", "Caption 3 about Launch day #Fake"],
+        captions: [
+          "Caption 1 about Launch day #Fake",
+          "Caption 2 about Launch day #Fake",
+          "Caption 3 about Launch day #Fake"
+        ],
         provider: "openai-compatible",
         model: "fake-chat"
       })

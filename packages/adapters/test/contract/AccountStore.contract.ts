@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import { at, givenOrganization, newAccount, T0, type StoresLayer } from "./Fixtures.js"
+import { at, givenOrganization, newAccount, type StoresLayer, T0 } from "./Fixtures.js"
 
 /** `rowLocks`: the database lets several write transactions run at once, locking rows (Postgres). */
 export const accountStoreContract = (layer: StoresLayer, options: { readonly rowLocks: boolean }) =>
@@ -86,11 +86,13 @@ export const accountStoreContract = (layer: StoresLayer, options: { readonly row
         const org = yield* givenOrganization
         const never = yield* store.insert(newAccount(org.id))
         const written = yield* store.recordSuccess(org.id, never.id, at(T0 + 1_000))
-        expect(written).toEqual(Option.some(new SocialAccount({
-          ...never,
-          lastSuccessAt: Option.some(at(T0 + 1_000)),
-          updatedAt: at(T0 + 1_000)
-        })))
+        expect(written).toEqual(Option.some(
+          new SocialAccount({
+            ...never,
+            lastSuccessAt: Option.some(at(T0 + 1_000)),
+            updatedAt: at(T0 + 1_000)
+          })
+        ))
         expect(yield* store.findById(org.id, never.id)).toEqual(written)
         // Under a minute later: the row stands as it is.
         expect(yield* store.recordSuccess(org.id, never.id, at(T0 + 60_999))).toEqual(Option.none())

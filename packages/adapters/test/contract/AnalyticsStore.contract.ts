@@ -8,7 +8,7 @@ import type { PostStatus } from "@herald/core/posts/Post"
 import { derivePostStatus } from "@herald/core/posts/PostLifecycle"
 import { PostStore } from "@herald/core/posts/PostStore"
 import * as Effect from "effect/Effect"
-import { accountValue, at, destination, givenOrganization, post, T0, type StoresLayer } from "./Fixtures.js"
+import { accountValue, at, destination, givenOrganization, post, type StoresLayer, T0 } from "./Fixtures.js"
 
 const statuses: ReadonlyArray<DestinationStatus> = ["queued", "publishing", "published", "failed"]
 
@@ -39,7 +39,12 @@ const group = (counts: AnalyticsCounts, platform: Platform, status: DestinationS
 const insertPost = (
   organizationId: OrganizationId,
   states: ReadonlyArray<DestinationStatus>,
-  options: { readonly createdAt?: number; readonly isDraft?: boolean; readonly firstAccount?: number; readonly metrics?: Metrics } = {}
+  options: {
+    readonly createdAt?: number
+    readonly isDraft?: boolean
+    readonly firstAccount?: number
+    readonly metrics?: Metrics
+  } = {}
 ) =>
   Effect.gen(function*() {
     const accounts = states.map((_, i) =>
@@ -93,7 +98,8 @@ export const analyticsStoreContract = (layer: StoresLayer) =>
       Effect.gen(function*() {
         const org = yield* givenOrganization
         const other = yield* givenOrganization
-        const m = (views: number, clicks: number) => new Metrics({ ...Metrics.zero, views, likes: 2, comments: 3, shares: 4, impressions: 5, saves: 6, clicks })
+        const m = (views: number, clicks: number) =>
+          new Metrics({ ...Metrics.zero, views, likes: 2, comments: 3, shares: 4, impressions: 5, saves: 6, clicks })
         yield* insertPost(org.id, ["published", "published", "failed"], { metrics: m(10, 1) })
         yield* insertPost(org.id, ["published"], { metrics: m(1000, 7) })
         yield* insertPost(other.id, ["published"], { metrics: m(99999, 99) })
@@ -123,7 +129,10 @@ export const analyticsStoreContract = (layer: StoresLayer) =>
         expect(range.destinations.map((g) => [g.status, g.count]).sort()).toEqual([["failed", 1], ["published", 1]])
         const open = yield* store.summarize({ organizationId: org.id, from: at(T0) })
         expect(byStatus(open)).toEqual({ published: 1, failed: 1, publishing: 1 })
-        const restricted = yield* store.summarize({ organizationId: org.id, visibleAccountIds: [accountValue(org.id, 2).id] })
+        const restricted = yield* store.summarize({
+          organizationId: org.id,
+          visibleAccountIds: [accountValue(org.id, 2).id]
+        })
         expect(byStatus(restricted)).toEqual({ failed: 1, publishing: 1 })
         const none = yield* store.summarize({ organizationId: org.id, visibleAccountIds: [] })
         expect(none).toEqual({ posts: [], destinations: [] })

@@ -4,7 +4,7 @@ import { AccountId, UserId } from "@herald/core/kernel/Ids"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { randomUUID } from "node:crypto"
-import { apiKey, at, givenOrganization, T0, type StoresLayer } from "./Fixtures.js"
+import { apiKey, at, givenOrganization, type StoresLayer, T0 } from "./Fixtures.js"
 
 export const apiKeyStoreContract = (layer: StoresLayer) =>
   describe("ApiKeyStore", () => {

@@ -25,7 +25,9 @@ export interface StoreUnderTest {
 }
 
 /** A fresh, empty store, released with the scope; `publicBaseUrl` as an operator would configure it. */
-export type MakeStore = (options?: { readonly publicBaseUrl?: string }) => Effect.Effect<StoreUnderTest, never, Scope.Scope>
+export type MakeStore = (
+  options?: { readonly publicBaseUrl?: string }
+) => Effect.Effect<StoreUnderTest, never, Scope.Scope>
 
 export const bytesOf = (length: number, seed = 7): Uint8Array =>
   Uint8Array.from({ length }, (_, i) => (i * seed + 3) & 0xff)
@@ -234,5 +236,4 @@ export const blobStoreContract = (label: string, make: MakeStore) =>
         const without = yield* make()
         expect(without.store.publicUrl("org_1/abc.png")).toEqual(Option.none())
       }).pipe(Effect.scoped))
-
   })

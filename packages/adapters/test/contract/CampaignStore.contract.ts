@@ -7,7 +7,7 @@ import { Transactor } from "@herald/core/kernel/Transactor"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { at, givenOrganization, post, T0, type StoresLayer } from "./Fixtures.js"
+import { at, givenOrganization, post, type StoresLayer, T0 } from "./Fixtures.js"
 
 const newCampaign = (organizationId: OrganizationId, overrides: Partial<NewCampaign> = {}): NewCampaign => ({
   organizationId,
@@ -59,16 +59,21 @@ export const campaignStoreContract = (layer: StoresLayer, concurrentLayer: Store
         const other = yield* givenOrganization
         const made: Array<Campaign> = []
         for (let i = 0; i < 5; i++) {
-          made.push(yield* store.insert(newCampaign(org.id, {
-            name: `c${i}`,
-            status: i % 2 === 0 ? "active" : "archived",
-            createdAt: at(T0 + i),
-            updatedAt: at(T0 + i)
-          })))
+          made.push(
+            yield* store.insert(newCampaign(org.id, {
+              name: `c${i}`,
+              status: i % 2 === 0 ? "active" : "archived",
+              createdAt: at(T0 + i),
+              updatedAt: at(T0 + i)
+            }))
+          )
         }
         yield* store.insert(newCampaign(other.id))
         yield* posts.insert({ post: post(org.id, { campaignId: Option.some(made[4]!.id) }), destinations: [] })
-        yield* posts.insert({ post: post(org.id, { campaignId: Option.some(made[4]!.id), isDraft: true }), destinations: [] })
+        yield* posts.insert({
+          post: post(org.id, { campaignId: Option.some(made[4]!.id), isDraft: true }),
+          destinations: []
+        })
         yield* posts.insert({ post: post(org.id, { campaignId: Option.some(made[0]!.id) }), destinations: [] })
         // A post of another organization naming the same number does not count.
         yield* posts.insert({ post: post(other.id, { campaignId: Option.some(made[4]!.id) }), destinations: [] })
@@ -118,32 +123,36 @@ export const campaignStoreContract = (layer: StoresLayer, concurrentLayer: Store
           .toEqual(c.id)
         expect(yield* transactor.withTransaction(store.delete(org.id, c.id, at(T0 + 9)))).toEqual(Option.none())
       }).pipe(Effect.provide(layer)))
-  
-    it.live("a post written while holding its campaign is unlinked by a delete racing it, never left dangling", () =>
-      Effect.gen(function*() {
-        const store = yield* CampaignStore
-        const posts = yield* PostStore
-        const transactor = yield* Transactor
-        const org = yield* givenOrganization
-        const c = yield* store.insert(newCampaign(org.id))
-        expect(yield* store.holdForPost(org.id, c.id)).toBe(true)
-        expect(yield* store.holdForPost((yield* givenOrganization).id, c.id)).toBe(false)
-        const held = yield* Deferred.make<void>()
-        const tagged = post(org.id, { campaignId: Option.some(c.id) })
-        const writer = transactor.withTransaction(Effect.gen(function*() {
+
+    it.live(
+      "a post written while holding its campaign is unlinked by a delete racing it, never left dangling",
+      () =>
+        Effect.gen(function*() {
+          const store = yield* CampaignStore
+          const posts = yield* PostStore
+          const transactor = yield* Transactor
+          const org = yield* givenOrganization
+          const c = yield* store.insert(newCampaign(org.id))
           expect(yield* store.holdForPost(org.id, c.id)).toBe(true)
-          yield* Deferred.succeed(held, undefined)
-          yield* Effect.sleep("300 millis")
-          yield* posts.insert({ post: tagged, destinations: [] })
-        }))
-        const deleter = Effect.zipRight(
-          Deferred.await(held),
-          transactor.withTransaction(store.delete(org.id, c.id, at(T0 + 1)))
-        )
-        const [, deleted] = yield* Effect.all([writer, deleter], { concurrency: 2 })
-        expect(deleted).toEqual(Option.some(1))
-        const stored = Option.getOrThrow(yield* posts.findById(org.id, tagged.id)).post
-        expect(Option.getOrNull(stored.campaignId)).toBeNull()
-        expect(yield* store.holdForPost(org.id, c.id)).toBe(false)
-      }).pipe(Effect.provide(concurrentLayer)), 30_000)
+          expect(yield* store.holdForPost((yield* givenOrganization).id, c.id)).toBe(false)
+          const held = yield* Deferred.make<void>()
+          const tagged = post(org.id, { campaignId: Option.some(c.id) })
+          const writer = transactor.withTransaction(Effect.gen(function*() {
+            expect(yield* store.holdForPost(org.id, c.id)).toBe(true)
+            yield* Deferred.succeed(held, undefined)
+            yield* Effect.sleep("300 millis")
+            yield* posts.insert({ post: tagged, destinations: [] })
+          }))
+          const deleter = Effect.zipRight(
+            Deferred.await(held),
+            transactor.withTransaction(store.delete(org.id, c.id, at(T0 + 1)))
+          )
+          const [, deleted] = yield* Effect.all([writer, deleter], { concurrency: 2 })
+          expect(deleted).toEqual(Option.some(1))
+          const stored = Option.getOrThrow(yield* posts.findById(org.id, tagged.id)).post
+          expect(Option.getOrNull(stored.campaignId)).toBeNull()
+          expect(yield* store.holdForPost(org.id, c.id)).toBe(false)
+        }).pipe(Effect.provide(concurrentLayer)),
+      30_000
+    )
   })

@@ -4,7 +4,7 @@ import { PostStore } from "@herald/core/posts/PostStore"
 import { CommentId, CommentStore, PostComment } from "@herald/core/workflow/Comment"
 import * as Effect from "effect/Effect"
 import { randomUUID } from "node:crypto"
-import { at, givenOrganization, post, T0, user, type StoresLayer } from "./Fixtures.js"
+import { at, givenOrganization, post, type StoresLayer, T0, user } from "./Fixtures.js"
 
 export const commentStoreContract = (layer: StoresLayer) =>
   describe("CommentStore", () => {
@@ -22,8 +22,21 @@ export const commentStoreContract = (layer: StoresLayer) =>
         const another = post(org.id)
         const foreign = post(other.id)
         for (const p of [draft, another, foreign]) yield* (yield* PostStore).insert({ post: p, destinations: [] })
-        const comment = (postId: typeof draft.id, authorId: typeof author.id, body: string, t: number, organizationId = org.id) =>
-          new PostComment({ id: CommentId.make(randomUUID()), organizationId, postId, authorId, body, createdAt: at(T0 + t) })
+        const comment = (
+          postId: typeof draft.id,
+          authorId: typeof author.id,
+          body: string,
+          t: number,
+          organizationId = org.id
+        ) =>
+          new PostComment({
+            id: CommentId.make(randomUUID()),
+            organizationId,
+            postId,
+            authorId,
+            body,
+            createdAt: at(T0 + t)
+          })
         const second = comment(draft.id, author.id, "Fixed the link", 2)
         const first = comment(draft.id, reviewer.id, "The link is broken", 1)
         yield* store.insert(second)

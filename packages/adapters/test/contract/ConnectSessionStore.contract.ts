@@ -4,7 +4,7 @@ import { AccountId, type OrganizationId } from "@herald/core/kernel/Ids"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { randomUUID } from "node:crypto"
-import { at, givenOrganization, T0, type StoresLayer } from "./Fixtures.js"
+import { at, givenOrganization, type StoresLayer, T0 } from "./Fixtures.js"
 
 export const connectSession = (
   organizationId: OrganizationId,
@@ -32,7 +32,10 @@ export const connectSessionStoreContract = (layer: StoresLayer) =>
         const store = yield* ConnectSessionStore
         const org = yield* givenOrganization
         const other = yield* givenOrganization
-        const session = connectSession(org.id, { platform: "linkedin", reconnectAccountId: Option.some(AccountId.make(12)) })
+        const session = connectSession(org.id, {
+          platform: "linkedin",
+          reconnectAccountId: Option.some(AccountId.make(12))
+        })
         yield* store.insert(session)
         expect(yield* store.findById(org.id, session.id)).toEqual(Option.some(session))
         expect(yield* store.findById(other.id, session.id)).toEqual(Option.none())

@@ -8,7 +8,7 @@ import { ApiKeyId } from "@herald/core/kernel/Ids"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { randomUUID } from "node:crypto"
-import { at, givenOrganization, T0, type StoresLayer } from "./Fixtures.js"
+import { at, givenOrganization, type StoresLayer, T0 } from "./Fixtures.js"
 
 const hash = () => randomUUID().replace(/-/g, "") + randomUUID().replace(/-/g, "")
 
@@ -54,7 +54,9 @@ export const deviceAuthorizationStoreContract = (layer: StoresLayer) =>
         const late = deviceAuthorization()
         yield* store.insert(request)
         yield* store.insert(late)
-        expect(yield* store.decide(request.id, { status: "authorized", organizationId: org.id }, at(T0 + 10))).toBe(true)
+        expect(yield* store.decide(request.id, { status: "authorized", organizationId: org.id }, at(T0 + 10))).toBe(
+          true
+        )
         expect(yield* store.decide(request.id, { status: "denied" }, at(T0 + 11))).toBe(false)
         const found = Option.getOrThrow(yield* store.findByDeviceCodeHash(request.deviceCodeHash))
         expect(found.status).toBe("authorized")
@@ -76,7 +78,10 @@ export const deviceAuthorizationStoreContract = (layer: StoresLayer) =>
         expect(yield* store.consume(request.id, keyId, at(T0))).toBe(false)
         yield* store.decide(request.id, { status: "authorized", organizationId: org.id }, at(T0))
         const racing = yield* Effect.all(
-          [store.consume(request.id, keyId, at(T0 + 1)), store.consume(request.id, ApiKeyId.make(randomUUID()), at(T0 + 1))],
+          [
+            store.consume(request.id, keyId, at(T0 + 1)),
+            store.consume(request.id, ApiKeyId.make(randomUUID()), at(T0 + 1))
+          ],
           { concurrency: 2 }
         )
         expect(racing.filter(Boolean)).toHaveLength(1)

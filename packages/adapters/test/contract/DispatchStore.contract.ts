@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Destination } from "@herald/core/posts/Destination"
-import { DispatchStore, type Claim } from "@herald/core/publishing/DispatchStore"
+import { type Claim, DispatchStore } from "@herald/core/publishing/DispatchStore"
 import type { OrganizationId } from "@herald/core/kernel/Ids"
 import { PostStore } from "@herald/core/posts/PostStore"
 import { ProcessInfo, ProcessStore } from "@herald/core/publishing/Processes"
@@ -9,7 +9,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
-import { accountValue, at, destination, givenOrganization, post, T0, type StoresLayer } from "./Fixtures.js"
+import { accountValue, at, destination, givenOrganization, post, type StoresLayer, T0 } from "./Fixtures.js"
 
 const minute = 60_000
 
@@ -101,7 +101,10 @@ export const dispatchStoreContract = (layer: StoresLayer, concurrentLayer: Store
         } as const
         const wrongToken: Claim = { ...c!, leaseToken: "someone-else" }
         expect(yield* store.complete(wrongToken, published)).toBe(false)
-        const stale: Claim = { ...c!, destination: new Destination({ ...c!.destination, attempts: c!.destination.attempts - 1 }) }
+        const stale: Claim = {
+          ...c!,
+          destination: new Destination({ ...c!.destination, attempts: c!.destination.attempts - 1 })
+        }
         expect(yield* store.complete(stale, published)).toBe(false)
         expect(yield* reload(c!.destination)).toEqual(held)
         expect(yield* store.complete(c!, published)).toBe(true)
@@ -124,10 +127,21 @@ export const dispatchStoreContract = (layer: StoresLayer, concurrentLayer: Store
         const [published, requeued, failed, lost] = yield* claim(T0, 4)
         const lostBefore = yield* reload(lost!.destination)
         const written = yield* store.completeAll([
-          { claim: published!, completion: { _tag: "Published", platformPostId: "p1", platformPostUrl: "https://x.com/p1", publishedAt: at(T0 + 5) } },
+          {
+            claim: published!,
+            completion: {
+              _tag: "Published",
+              platformPostId: "p1",
+              platformPostUrl: "https://x.com/p1",
+              publishedAt: at(T0 + 5)
+            }
+          },
           { claim: requeued!, completion: { _tag: "Requeued", error: "try later", dueAt: at(T0 + 60_000) } },
           { claim: failed!, completion: { _tag: "Failed", error: "refused", failedAt: at(T0 + 7) } },
-          { claim: { ...lost!, leaseToken: "taken-over" }, completion: { _tag: "Failed", error: "late", failedAt: at(T0 + 8) } }
+          {
+            claim: { ...lost!, leaseToken: "taken-over" },
+            completion: { _tag: "Failed", error: "late", failedAt: at(T0 + 8) }
+          }
         ])
         expect(written).toEqual([true, true, true, false])
         const p = yield* reload(published!.destination)
@@ -161,7 +175,9 @@ export const dispatchStoreContract = (layer: StoresLayer, concurrentLayer: Store
         // The lost member is untouched and still held by its real claim, which can complete it.
         expect(yield* reload(lost!.destination)).toEqual(lostBefore)
         expect(yield* store.completeAll([])).toEqual([])
-        expect(yield* store.completeAll([{ claim: lost!, completion: { _tag: "Failed", error: "x", failedAt: at(T0 + 9) } }]))
+        expect(
+          yield* store.completeAll([{ claim: lost!, completion: { _tag: "Failed", error: "x", failedAt: at(T0 + 9) } }])
+        )
           .toEqual([true])
       }).pipe(Effect.provide(layer)))
 
@@ -176,7 +192,15 @@ export const dispatchStoreContract = (layer: StoresLayer, concurrentLayer: Store
         // A lone surrogate is not valid UTF-8: the write must still succeed.
         const lone = `x\uD800y`
         const written = yield* store.completeAll([
-          { claim: published!, completion: { _tag: "Published", platformPostId: id, platformPostUrl: `https://x.com/${id}`, publishedAt: at(T0 + 1) } },
+          {
+            claim: published!,
+            completion: {
+              _tag: "Published",
+              platformPostId: id,
+              platformPostUrl: `https://x.com/${id}`,
+              publishedAt: at(T0 + 1)
+            }
+          },
           { claim: failed!, completion: { _tag: "Failed", error, failedAt: at(T0 + 2) } },
           { claim: broken!, completion: { _tag: "Failed", error: lone, failedAt: at(T0 + 3) } }
         ])
@@ -296,15 +320,33 @@ export const dispatchStoreContract = (layer: StoresLayer, concurrentLayer: Store
         yield* givenDestinations(org.id, [{ dueAt: at(T0) }, { dueAt: at(T0 + 1) }, { dueAt: at(T0 + 2) }])
         const beat = (id: string, heartbeat: number) =>
           processes.register(
-            new ProcessInfo({ id, kind: "worker", hostname: "h", pid: 1, startedAt: at(T0), lastHeartbeatAt: at(heartbeat) })
+            new ProcessInfo({
+              id,
+              kind: "worker",
+              hostname: "h",
+              pid: 1,
+              startedAt: at(T0),
+              lastHeartbeatAt: at(heartbeat)
+            })
           )
         yield* beat("dead", T0)
         yield* beat("alive", T0 + 50_000)
         const [expiring] = yield* store.claimDue({ now: at(T0), limit: 1, leaseFor: "10 seconds", workerId: "alive" })
         const [deadHeld] = yield* store.claimDue({ now: at(T0 + 1), limit: 1, leaseFor: "1 minute", workerId: "dead" })
-        const [aliveHeld] = yield* store.claimDue({ now: at(T0 + 2), limit: 1, leaseFor: "1 minute", workerId: "alive" })
+        const [aliveHeld] = yield* store.claimDue({
+          now: at(T0 + 2),
+          limit: 1,
+          leaseFor: "1 minute",
+          workerId: "alive"
+        })
         const takeOver = (now: number, deadBefore: number, limit = 10) =>
-          store.takeOverAbandoned({ now: at(now), deadBefore: at(deadBefore), limit, leaseFor: "30 seconds", workerId: "sweeper" })
+          store.takeOverAbandoned({
+            now: at(now),
+            deadBefore: at(deadBefore),
+            limit,
+            leaseFor: "30 seconds",
+            workerId: "sweeper"
+          })
         // Nothing abandoned yet: leases live, heartbeats fresh enough.
         expect(yield* takeOver(T0 + 5_000, T0 - 1)).toEqual([])
         // The dead holder's heartbeat is stale: taken over before its lease ran out.
@@ -322,7 +364,12 @@ export const dispatchStoreContract = (layer: StoresLayer, concurrentLayer: Store
         const second = yield* takeOver(T0 + 11_000, T0 + 1)
         expect(second.map((c) => c.destination.id)).toEqual([expiring!.destination.id])
         // The old holders are fenced off; the sweeper's claims complete.
-        const done = { _tag: "Published", platformPostId: "1", platformPostUrl: "u", publishedAt: at(T0 + 12_000) } as const
+        const done = {
+          _tag: "Published",
+          platformPostId: "1",
+          platformPostUrl: "u",
+          publishedAt: at(T0 + 12_000)
+        } as const
         expect(yield* store.complete(deadHeld!, done)).toBe(false)
         expect(yield* store.complete(expiring!, done)).toBe(false)
         expect(yield* store.renew([deadHeld!, expiring!], at(T0 + 60_000))).toEqual(new Set())
@@ -341,7 +388,14 @@ export const dispatchStoreContract = (layer: StoresLayer, concurrentLayer: Store
         const org = yield* givenOrganization
         yield* givenDestinations(org.id, [{ dueAt: at(T0) }])
         yield* processes.register(
-          new ProcessInfo({ id: "dead", kind: "worker", hostname: "h", pid: 1, startedAt: at(T0), lastHeartbeatAt: at(T0) })
+          new ProcessInfo({
+            id: "dead",
+            kind: "worker",
+            hostname: "h",
+            pid: 1,
+            startedAt: at(T0),
+            lastHeartbeatAt: at(T0)
+          })
         )
         yield* store.claimDue({ now: at(T0), limit: 1, leaseFor: "1 minute", workerId: "dead" })
         expect(yield* processes.removeDead(at(T0 + 1))).toEqual([])
@@ -405,36 +459,40 @@ export const dispatchStoreContract = (layer: StoresLayer, concurrentLayer: Store
         expect(yield* store.nextDueAt).toEqual(Option.some(at(T0 + 20)))
       }).pipe(Effect.provide(layer)))
 
-    it.live("claims overlap only where an open claim's rows are passed by: a claim beside it takes the next rows at once", () =>
-      Effect.gen(function*() {
-        const store = yield* DispatchStore
-        const sql = yield* SqlClient.SqlClient
-        // Postgres: row locks and SKIP LOCKED; SQLite: one writer, a second claim would wait its turn.
-        expect(store.claimsOverlap).toBe(sql.onDialectOrElse({ pg: () => true, orElse: () => false }))
-        if (!store.claimsOverlap) return
-        const org = yield* givenOrganization
-        const [d1, d2, d3, d4] = yield* givenDestinations(org.id, [
-          { dueAt: at(T0 - 4) },
-          { dueAt: at(T0 - 3) },
-          { dueAt: at(T0 - 2) },
-          { dueAt: at(T0 - 1) }
-        ])
-        const claimedFirst = yield* Deferred.make<ReadonlyArray<Claim>>()
-        const commit = yield* Deferred.make<void>()
-        const first = yield* Effect.fork(sql.withTransaction(Effect.gen(function*() {
-          yield* Deferred.succeed(claimedFirst, yield* claim(T0, 2, "first"))
-          yield* Deferred.await(commit)
-        })))
-        const held = yield* Deferred.await(claimedFirst)
-        // The first claim's transaction is still open: the second claim passes its rows by, unblocked.
-        const beside = yield* claim(T0, 10, "second").pipe(Effect.timeout("5 seconds"))
-        yield* Deferred.succeed(commit, undefined)
-        yield* Fiber.join(first)
-        expect(held.map((c) => c.destination.id)).toEqual([d1!.id, d2!.id])
-        expect(beside.map((c) => c.destination.id)).toEqual([d3!.id, d4!.id])
-        expect(yield* leaseOf(d1!)).toMatchObject({ by: "first" })
-        expect(yield* leaseOf(d3!)).toMatchObject({ by: "second" })
-      }).pipe(Effect.provide(concurrentLayer)), 30_000)
+    it.live(
+      "claims overlap only where an open claim's rows are passed by: a claim beside it takes the next rows at once",
+      () =>
+        Effect.gen(function*() {
+          const store = yield* DispatchStore
+          const sql = yield* SqlClient.SqlClient
+          // Postgres: row locks and SKIP LOCKED; SQLite: one writer, a second claim would wait its turn.
+          expect(store.claimsOverlap).toBe(sql.onDialectOrElse({ pg: () => true, orElse: () => false }))
+          if (!store.claimsOverlap) return
+          const org = yield* givenOrganization
+          const [d1, d2, d3, d4] = yield* givenDestinations(org.id, [
+            { dueAt: at(T0 - 4) },
+            { dueAt: at(T0 - 3) },
+            { dueAt: at(T0 - 2) },
+            { dueAt: at(T0 - 1) }
+          ])
+          const claimedFirst = yield* Deferred.make<ReadonlyArray<Claim>>()
+          const commit = yield* Deferred.make<void>()
+          const first = yield* Effect.fork(sql.withTransaction(Effect.gen(function*() {
+            yield* Deferred.succeed(claimedFirst, yield* claim(T0, 2, "first"))
+            yield* Deferred.await(commit)
+          })))
+          const held = yield* Deferred.await(claimedFirst)
+          // The first claim's transaction is still open: the second claim passes its rows by, unblocked.
+          const beside = yield* claim(T0, 10, "second").pipe(Effect.timeout("5 seconds"))
+          yield* Deferred.succeed(commit, undefined)
+          yield* Fiber.join(first)
+          expect(held.map((c) => c.destination.id)).toEqual([d1!.id, d2!.id])
+          expect(beside.map((c) => c.destination.id)).toEqual([d3!.id, d4!.id])
+          expect(yield* leaseOf(d1!)).toMatchObject({ by: "first" })
+          expect(yield* leaseOf(d3!)).toMatchObject({ by: "second" })
+        }).pipe(Effect.provide(concurrentLayer)),
+      30_000
+    )
 
     it.live("8 concurrent claimers take each of 2000 due destinations exactly once", () =>
       Effect.gen(function*() {
@@ -454,12 +512,27 @@ export const dispatchStoreContract = (layer: StoresLayer, concurrentLayer: Store
           Effect.gen(function*() {
             const mine: Array<string> = []
             while (true) {
-              const batch = yield* store.claimDue({ now: at(T0), limit: 50, leaseFor: "1 minute", workerId: `w${worker}` })
-              if (batch.length === 0) return mine
-              for (const c of batch) mine.push(c.destination.id)
+              const batch = yield* store.claimDue({
+                now: at(T0),
+                limit: 50,
+                leaseFor: "1 minute",
+                workerId: `w${worker}`
+              })
+              if (batch.length === 0) {
+                return mine
+              }
+              for (const c of batch) {
+                mine.push(c.destination.id)
+              }
             }
           })
-        const perWorker = yield* Effect.all(Array.from({ length: 8 }, (_, w) => claimer(w)), { concurrency: "unbounded" })
+        const perWorker = yield* Effect.all(
+          Array.from({ length: 8 }, (_, w) =>
+            claimer(w)),
+          {
+            concurrency: "unbounded"
+          }
+        )
         const claimed = perWorker.flat()
         expect(claimed.length).toBe(2000)
         expect(new Set(claimed).size).toBe(2000)

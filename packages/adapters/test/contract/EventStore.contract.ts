@@ -4,7 +4,7 @@ import { PostId } from "@herald/core/kernel/Ids"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { randomUUID } from "node:crypto"
-import { at, event, givenOrganization, T0, type StoresLayer } from "./Fixtures.js"
+import { at, event, givenOrganization, type StoresLayer, T0 } from "./Fixtures.js"
 
 export const eventStoreContract = (layer: StoresLayer) =>
   describe("EventStore", () => {
@@ -15,8 +15,10 @@ export const eventStoreContract = (layer: StoresLayer) =>
         const other = yield* givenOrganization
         const late = event(org.id, { createdAt: at(T0 + 10), type: "post.published" })
         // Same instant: the append order must survive even against id order.
-        const sameInstant = Array.from({ length: 5 }, (_, i) =>
-          event(org.id, { createdAt: at(T0), type: "post.publishing", data: { n: i } }))
+        const sameInstant = Array.from(
+          { length: 5 },
+          (_, i) => event(org.id, { createdAt: at(T0), type: "post.publishing", data: { n: i } })
+        )
         yield* store.append([late])
         yield* store.append(sameInstant)
         yield* store.append([event(other.id)])
@@ -31,7 +33,11 @@ export const eventStoreContract = (layer: StoresLayer) =>
         const org = yield* givenOrganization
         const tricky = `"quoted" \\ {"json": [1, null]} 'single' ${"\n"}line — ünïcode 🚀 \uD800 $1`
         const events = Array.from({ length: 300 }, (_, i) =>
-          event(org.id, { createdAt: at(T0), type: "post.published", data: { n: i, text: tricky, nested: { a: [i, null, tricky] } } }))
+          event(org.id, {
+            createdAt: at(T0),
+            type: "post.published",
+            data: { n: i, text: tricky, nested: { a: [i, null, tricky] } }
+          }))
         yield* store.append(events)
         expect(yield* store.list(org.id, { limit: 300 })).toEqual(events)
       }).pipe(Effect.provide(layer)))
@@ -44,7 +50,9 @@ export const eventStoreContract = (layer: StoresLayer) =>
         const mine = event(org.id, { data: { post_id: postId, status: "scheduled", nested: { a: [1, 2] } } })
         const notMine = event(org.id, { data: { post_id: randomUUID() } })
         const numeric = event(org.id, { type: "account.connected", data: { post_id: 42 } })
-        const traced = event(org.id, { traceParent: Option.some("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01") })
+        const traced = event(org.id, {
+          traceParent: Option.some("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+        })
         yield* store.append([mine, notMine, numeric, traced])
         expect(yield* store.list(org.id, { postId })).toEqual([mine])
         expect(yield* store.findById(mine.id)).toEqual(Option.some(mine))

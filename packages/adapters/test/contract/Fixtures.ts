@@ -46,7 +46,10 @@ export const user = (organizationId: OrganizationId, overrides: Partial<Construc
     ...overrides
   })
 
-export const apiKey = (organizationId: OrganizationId, overrides: Partial<ConstructorParameters<typeof ApiKey>[0]> = {}) =>
+export const apiKey = (
+  organizationId: OrganizationId,
+  overrides: Partial<ConstructorParameters<typeof ApiKey>[0]> = {}
+) =>
   new ApiKey({
     id: ApiKeyId.make(randomUUID()),
     organizationId,

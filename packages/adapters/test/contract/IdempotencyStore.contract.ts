@@ -11,7 +11,7 @@ import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import { randomUUID } from "node:crypto"
 import type { Stores } from "../../src/sql/SqlStores.js"
-import { at, T0, type StoresLayer } from "./Fixtures.js"
+import { at, type StoresLayer, T0 } from "./Fixtures.js"
 
 const DAY = 86_400_000
 
@@ -49,7 +49,12 @@ export const idempotencyStoreContract = (
         expect(yield* store.complete(first, { status: 201, body: "again" })).toBe(false)
         expect(yield* store.begin(second)).toEqual({
           _tag: "Existing",
-          record: { _tag: "Completed", fingerprint: first.fingerprint, startedAt: at(T0), answer: { status: 201, body } }
+          record: {
+            _tag: "Completed",
+            fingerprint: first.fingerprint,
+            startedAt: at(T0),
+            answer: { status: 201, body }
+          }
         })
         // A completed key is not freed by its holder's release.
         yield* store.release(first)

@@ -5,12 +5,16 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import { randomUUID } from "node:crypto"
-import { at, givenOrganization, T0, user, type StoresLayer } from "./Fixtures.js"
+import { at, givenOrganization, type StoresLayer, T0, user } from "./Fixtures.js"
 import type { OrganizationId, UserId } from "@herald/core/kernel/Ids"
 
 const hashOf = () => randomUUID().replace(/-/g, "") + randomUUID().replace(/-/g, "")
 
-const invitation = (organizationId: OrganizationId, invitedBy: UserId, overrides: Partial<ConstructorParameters<typeof Invitation>[0]> = {}) =>
+const invitation = (
+  organizationId: OrganizationId,
+  invitedBy: UserId,
+  overrides: Partial<ConstructorParameters<typeof Invitation>[0]> = {}
+) =>
   new Invitation({
     id: InvitationId.make(randomUUID()),
     organizationId,
@@ -31,7 +35,11 @@ export const invitationStoreContract = (layer: StoresLayer, concurrent: StoresLa
         const other = yield* givenOrganization
         const owner = user(org.id)
         const first = invitation(org.id, owner.id, { email: "a@acme.test", role: "admin", createdAt: at(T0) })
-        const second = invitation(org.id, owner.id, { email: "b@acme.test", createdAt: at(T0 + 1), expiresAt: at(T0 + 50) })
+        const second = invitation(org.id, owner.id, {
+          email: "b@acme.test",
+          createdAt: at(T0 + 1),
+          expiresAt: at(T0 + 50)
+        })
         const elsewhere = invitation(other.id, owner.id, { createdAt: at(T0 + 2) })
         const hash = hashOf()
         yield* store.insert(first, hash)
@@ -117,7 +125,12 @@ export const invitationStoreContract = (layer: StoresLayer, concurrent: StoresLa
         const someone = user(org.id, { email: `${randomUUID().slice(0, 8)}@acme.test`, role: "member" })
         yield* users.insert(someone)
         const token = hashOf()
-        yield* users.insertPasswordToken({ tokenHash: token, userId: someone.id, expiresAt: at(T0 + 1000), createdAt: at(T0) })
+        yield* users.insertPasswordToken({
+          tokenHash: token,
+          userId: someone.id,
+          expiresAt: at(T0 + 1000),
+          createdAt: at(T0)
+        })
         expect(yield* users.remove(someone.id)).toBe(true)
         expect(yield* users.findById(someone.id)).toEqual(Option.none())
         expect(yield* users.consumePasswordToken(token, at(T0 + 1))).toEqual(Option.none())

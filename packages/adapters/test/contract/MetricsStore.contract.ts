@@ -6,12 +6,16 @@ import { type DueQuery, MetricsStore } from "@herald/core/analytics/MetricsStore
 import { PostStore } from "@herald/core/posts/PostStore"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { accountValue, at, destination, givenOrganization, post, T0, type StoresLayer } from "./Fixtures.js"
+import { accountValue, at, destination, givenOrganization, post, type StoresLayer, T0 } from "./Fixtures.js"
 
 const hour = 3_600_000
 
 /** Published destinations of `platform`, each on its own post, published at the given instants. */
-const givenPublished = (organizationId: OrganizationId, publishedAt: ReadonlyArray<number>, platform: "x" | "telegram" = "x") =>
+const givenPublished = (
+  organizationId: OrganizationId,
+  publishedAt: ReadonlyArray<number>,
+  platform: "x" | "telegram" = "x"
+) =>
   Effect.gen(function*() {
     const posts = yield* PostStore
     const out: Array<Destination> = []
@@ -86,7 +90,13 @@ export const metricsStoreContract = (layer: StoresLayer, concurrentLayer: Stores
         const org = yield* givenOrganization
         const [d] = yield* givenPublished(org.id, [T0 - hour])
         const [c] = yield* claim(T0)
-        const fetched = { _tag: "Fetched", metrics: some, fetchedAt: at(T0), step: 1, nextAt: Option.some(at(T0 + 5 * hour)) } as const
+        const fetched = {
+          _tag: "Fetched",
+          metrics: some,
+          fetchedAt: at(T0),
+          step: 1,
+          nextAt: Option.some(at(T0 + 5 * hour))
+        } as const
         expect(yield* store.complete({ ...c!, leaseToken: "stolen" }, fetched)).toBe(false)
         expect(yield* store.complete(c!, fetched)).toBe(true)
         // A claim is used once.
@@ -114,16 +124,29 @@ export const metricsStoreContract = (layer: StoresLayer, concurrentLayer: Stores
         const org = yield* givenOrganization
         const [d] = yield* givenPublished(org.id, [T0 - hour])
         const [c] = yield* claim(T0)
-        const platformPost = { platformPostId: "7441234567890123456", platformPostUrl: "https://www.tiktok.com/@a/video/7441234567890123456" }
-        const fetched = { _tag: "Fetched", metrics: some, fetchedAt: at(T0), step: 1, nextAt: Option.some(at(T0 + 5 * hour)) } as const
+        const platformPost = {
+          platformPostId: "7441234567890123456",
+          platformPostUrl: "https://www.tiktok.com/@a/video/7441234567890123456"
+        }
+        const fetched = {
+          _tag: "Fetched",
+          metrics: some,
+          fetchedAt: at(T0),
+          step: 1,
+          nextAt: Option.some(at(T0 + 5 * hour))
+        } as const
         expect(yield* store.complete(c!, { ...fetched, platformPost })).toBe(true)
         const after = yield* reload(d!)
         expect(after.platformPostId).toEqual(Option.some(platformPost.platformPostId))
         expect(after.platformPostUrl).toEqual(Option.some(platformPost.platformPostUrl))
         expect(after.metrics).toEqual(some)
         const [next] = yield* claim(T0 + 5 * hour)
-        const moved = { platformPostId: "7441234567890123457", platformPostUrl: "https://www.tiktok.com/@a/video/7441234567890123457" }
-        expect(yield* store.complete(next!, { _tag: "Skipped", step: 2, nextAt: Option.none(), platformPost: moved })).toBe(true)
+        const moved = {
+          platformPostId: "7441234567890123457",
+          platformPostUrl: "https://www.tiktok.com/@a/video/7441234567890123457"
+        }
+        expect(yield* store.complete(next!, { _tag: "Skipped", step: 2, nextAt: Option.none(), platformPost: moved }))
+          .toBe(true)
         expect((yield* reload(d!)).platformPostId).toEqual(Option.some(moved.platformPostId))
       }).pipe(Effect.provide(layer)))
 
@@ -136,7 +159,12 @@ export const metricsStoreContract = (layer: StoresLayer, concurrentLayer: Stores
         const [held] = yield* claim(T0, { limit: 1 })
         expect(held!.destination.id).toBe(a!.id)
         expect(yield* store.complete(held!, { _tag: "Deferred", nextAt: at(T0 + 600_000) })).toBe(true)
-        const moved = yield* store.deferPlatform({ platform: "x", until: at(T0 + 600_000), steps: 5, firstAfter: "1 hour" })
+        const moved = yield* store.deferPlatform({
+          platform: "x",
+          until: at(T0 + 600_000),
+          steps: 5,
+          firstAfter: "1 hour"
+        })
         expect(moved).toBe(2)
         expect(yield* claim(T0 + 599_999)).toEqual([])
         const due = yield* claim(T0 + 600_000)
@@ -178,7 +206,9 @@ export const metricsStoreContract = (layer: StoresLayer, concurrentLayer: Stores
         expect(claimed.length).toBe(400)
         expect(new Set(claimed).size).toBe(400)
         const sql = yield* SqlClient.SqlClient
-        const rows = yield* sql<{ n: number | string }>`SELECT COUNT(*) AS n FROM destinations WHERE metrics_lease IS NOT NULL`
+        const rows = yield* sql<
+          { n: number | string }
+        >`SELECT COUNT(*) AS n FROM destinations WHERE metrics_lease IS NOT NULL`
         expect(Number(rows[0]!.n)).toBe(400)
       }).pipe(Effect.provide(concurrentLayer)), 60_000)
   })

@@ -7,7 +7,7 @@ import { NotificationStore } from "@herald/core/workflow/Notification"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { randomUUID } from "node:crypto"
-import { at, event, givenOrganization, post, T0, user, type StoresLayer } from "./Fixtures.js"
+import { at, event, givenOrganization, post, type StoresLayer, T0, user } from "./Fixtures.js"
 
 const email = (name: string) => `${name}-${randomUUID().slice(0, 8)}@acme.test`
 
@@ -19,7 +19,12 @@ const givenTeam = Effect.gen(function*() {
   const admin = user(org.id, { email: email("admin"), role: "admin", createdAt: at(T0 + 1) })
   const member = user(org.id, { email: email("member"), role: "member", createdAt: at(T0 + 2) })
   for (const u of [owner, admin, member]) yield* users.insert(u)
-  const draft = post(org.id, { content: "Spring launch: our new shoes are here", isDraft: true, createdStatus: "draft", createdBy: Option.some(member.id) })
+  const draft = post(org.id, {
+    content: "Spring launch: our new shoes are here",
+    isDraft: true,
+    createdStatus: "draft",
+    createdBy: Option.some(member.id)
+  })
   yield* (yield* PostStore).insert({ post: draft, destinations: [] })
   return { org, owner, admin, member, draft }
 })
@@ -38,7 +43,11 @@ export const notificationStoreContract = (layer: StoresLayer) =>
         const { admin, draft, member, org, owner } = yield* givenTeam
         const events = yield* EventStore
         yield* events.append([
-          event(org.id, { type: "post.approval_requested", data: { post_id: draft.id, requested_by: by(member.id) }, createdAt: at(T0 + 10) })
+          event(org.id, {
+            type: "post.approval_requested",
+            data: { post_id: draft.id, requested_by: by(member.id) },
+            createdAt: at(T0 + 10)
+          })
         ])
         expect(yield* kindsOf(owner.id)).toEqual(["approval_requested"])
         expect(yield* kindsOf(admin.id)).toEqual(["approval_requested"])
@@ -48,7 +57,11 @@ export const notificationStoreContract = (layer: StoresLayer) =>
         expect(sent!.postId).toEqual(Option.some(draft.id))
 
         yield* events.append([
-          event(org.id, { type: "post.approved", data: { post_id: draft.id, reviewed_by: by(owner.id), note: "Lovely" }, createdAt: at(T0 + 20) })
+          event(org.id, {
+            type: "post.approved",
+            data: { post_id: draft.id, reviewed_by: by(owner.id), note: "Lovely" },
+            createdAt: at(T0 + 20)
+          })
         ])
         expect(yield* kindsOf(member.id)).toEqual(["approved"])
         expect(yield* kindsOf(owner.id)).toEqual(["approval_requested"])
@@ -60,7 +73,11 @@ export const notificationStoreContract = (layer: StoresLayer) =>
       Effect.gen(function*() {
         const { admin, draft, member, org, owner } = yield* givenTeam
         const failed = (n: number) =>
-          event(org.id, { type: "post.failed", data: { post_id: draft.id, platform: "x", account_name: "acme", error: { message: "Rate limited" } }, createdAt: at(T0 + n) })
+          event(org.id, {
+            type: "post.failed",
+            data: { post_id: draft.id, platform: "x", account_name: "acme", error: { message: "Rate limited" } },
+            createdAt: at(T0 + n)
+          })
         yield* (yield* EventStore).append([failed(1), failed(2)])
         yield* (yield* EventStore).append([failed(3)])
         for (const u of [owner, admin, member]) expect(yield* kindsOf(u.id)).toEqual(["post_failed"])
@@ -78,7 +95,10 @@ export const notificationStoreContract = (layer: StoresLayer) =>
         const { admin, member, org, owner } = yield* givenTeam
         yield* (yield* EventStore).append([
           event(org.id, { type: "post.published", data: {} }),
-          event(org.id, { type: "account.reconnect_needed", data: { account_id: 7, platform: "bluesky", account_name: "acme.bsky.social" } })
+          event(org.id, {
+            type: "account.reconnect_needed",
+            data: { account_id: 7, platform: "bluesky", account_name: "acme.bsky.social" }
+          })
         ])
         expect(yield* kindsOf(owner.id)).toEqual(["account_reconnect_needed"])
         expect(yield* kindsOf(admin.id)).toEqual(["account_reconnect_needed"])
@@ -92,8 +112,20 @@ export const notificationStoreContract = (layer: StoresLayer) =>
       Effect.gen(function*() {
         const { admin, draft, member, org, owner } = yield* givenTeam
         const events = yield* EventStore
-        yield* events.append([event(org.id, { type: "post.approval_requested", data: { post_id: draft.id, requested_by: by(member.id) }, createdAt: at(T0 + 1) })])
-        yield* events.append([event(org.id, { type: "account.reconnect_needed", data: { account_id: 3, platform: "x", account_name: "a" }, createdAt: at(T0 + 2) })])
+        yield* events.append([
+          event(org.id, {
+            type: "post.approval_requested",
+            data: { post_id: draft.id, requested_by: by(member.id) },
+            createdAt: at(T0 + 1)
+          })
+        ])
+        yield* events.append([
+          event(org.id, {
+            type: "account.reconnect_needed",
+            data: { account_id: 3, platform: "x", account_name: "a" },
+            createdAt: at(T0 + 2)
+          })
+        ])
         const store = yield* NotificationStore
         const [newest, oldest] = yield* store.list(owner.id, { limit: 10, unreadOnly: false })
         expect([newest!.kind, oldest!.kind]).toEqual(["account_reconnect_needed", "approval_requested"])
@@ -113,12 +145,18 @@ export const notificationStoreContract = (layer: StoresLayer) =>
         const { draft, member, org, owner } = yield* givenTeam
         const now = T0 + 1_000_000
         yield* (yield* EventStore).append([
-          event(org.id, { type: "post.approval_requested", data: { post_id: draft.id, requested_by: by(member.id) }, createdAt: at(now) })
+          event(org.id, {
+            type: "post.approval_requested",
+            data: { post_id: draft.id, requested_by: by(member.id) },
+            createdAt: at(now)
+          })
         ])
         const store = yield* NotificationStore
-        const mine = <A extends { readonly notification: { readonly organizationId: OrganizationId } }>(claimed: ReadonlyArray<A>) =>
-          claimed.filter((c) => c.notification.organizationId === org.id)
-        const claim = (t: number) => store.claimEmails({ now: at(t), createdAfter: at(now - 1), limit: 100, leaseMillis: 60_000 })
+        const mine = <A extends { readonly notification: { readonly organizationId: OrganizationId } }>(
+          claimed: ReadonlyArray<A>
+        ) => claimed.filter((c) => c.notification.organizationId === org.id)
+        const claim = (t: number) =>
+          store.claimEmails({ now: at(t), createdAfter: at(now - 1), limit: 100, leaseMillis: 60_000 })
         const first = mine(yield* claim(now))
         expect(first.map((c) => [c.email, c.attempts]).sort()).toEqual(
           [[owner.email, 1], [expect.stringContaining("admin-"), 1]].sort()
@@ -134,7 +172,11 @@ export const notificationStoreContract = (layer: StoresLayer) =>
         expect(mine(yield* claim(now + 10_000_000))).toEqual([])
         // Old notifications are not e-mailed (a sender configured later does not send the backlog).
         yield* (yield* EventStore).append([
-          event(org.id, { type: "account.reconnect_needed", data: { account_id: 9, platform: "x", account_name: "b" }, createdAt: at(now - 10) })
+          event(org.id, {
+            type: "account.reconnect_needed",
+            data: { account_id: 9, platform: "x", account_name: "b" },
+            createdAt: at(now - 10)
+          })
         ])
         expect(mine(yield* claim(now + 10_000_000))).toEqual([])
       }).pipe(Effect.provide(layer)))

@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { OrganizationStore } from "@herald/core/access/OrganizationStore"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { at, organization, T0, user, type StoresLayer } from "./Fixtures.js"
+import { at, organization, type StoresLayer, T0, user } from "./Fixtures.js"
 
 export const organizationStoreContract = (layer: StoresLayer) =>
   describe("OrganizationStore", () => {

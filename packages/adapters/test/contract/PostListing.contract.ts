@@ -10,20 +10,31 @@ import type { DestinationStatus } from "@herald/core/posts/Destination"
 import type { OrganizationId } from "@herald/core/kernel/Ids"
 import { type Post, PostStatus } from "@herald/core/posts/Post"
 import { derivePostStatus } from "@herald/core/posts/PostLifecycle"
-import { PostStore, type PostRecord } from "@herald/core/posts/PostStore"
+import { type PostRecord, PostStore } from "@herald/core/posts/PostStore"
 import { DispatchStore } from "@herald/core/publishing/DispatchStore"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
 import * as Option from "effect/Option"
 import type { Stores } from "../../src/sql/SqlStores.js"
-import { accountValue, at, destination, givenOrganization, post, T0, type StoresLayer } from "./Fixtures.js"
+import { accountValue, at, destination, givenOrganization, post, type StoresLayer, T0 } from "./Fixtures.js"
 
 const destinationStatus = FastCheck.constantFrom<DestinationStatus>("queued", "publishing", "published", "failed")
 
 type Op =
-  | { readonly _tag: "create"; readonly draft: boolean; readonly scheduled: boolean; readonly states: ReadonlyArray<DestinationStatus> }
-  | { readonly _tag: "setStatus"; readonly post: number; readonly destination: number; readonly status: DestinationStatus; readonly at: number }
+  | {
+    readonly _tag: "create"
+    readonly draft: boolean
+    readonly scheduled: boolean
+    readonly states: ReadonlyArray<DestinationStatus>
+  }
+  | {
+    readonly _tag: "setStatus"
+    readonly post: number
+    readonly destination: number
+    readonly status: DestinationStatus
+    readonly at: number
+  }
   | { readonly _tag: "addDestination"; readonly post: number }
   | { readonly _tag: "deleteDestination"; readonly post: number; readonly destination: number }
   | { readonly _tag: "edit"; readonly post: number; readonly draft: boolean; readonly scheduled: boolean }
@@ -49,7 +60,12 @@ const op: FastCheck.Arbitrary<Op> = FastCheck.oneof(
   }),
   FastCheck.record({ _tag: FastCheck.constant("addDestination" as const), post: index }),
   FastCheck.record({ _tag: FastCheck.constant("deleteDestination" as const), post: index, destination: index }),
-  FastCheck.record({ _tag: FastCheck.constant("edit" as const), post: index, draft: FastCheck.boolean(), scheduled: FastCheck.boolean() }),
+  FastCheck.record({
+    _tag: FastCheck.constant("edit" as const),
+    post: index,
+    draft: FastCheck.boolean(),
+    scheduled: FastCheck.boolean()
+  }),
   FastCheck.record({ _tag: FastCheck.constant("deletePost" as const), post: index }),
   FastCheck.record({
     _tag: FastCheck.constant("dispatch" as const),
@@ -83,8 +99,7 @@ const apply = (organizationId: OrganizationId, posts: Array<Post>, o: Op) =>
   Effect.gen(function*() {
     const store = yield* PostStore
     const pick = (i: number) => (posts.length === 0 ? undefined : posts[i % posts.length])
-    const current = (p: Post) =>
-      store.findById(organizationId, p.id).pipe(Effect.map(Option.getOrThrow))
+    const current = (p: Post) => store.findById(organizationId, p.id).pipe(Effect.map(Option.getOrThrow))
     switch (o._tag) {
       case "create": {
         const accounts = o.states.map((_, i) => accountValue(organizationId, 1 + i))
@@ -170,7 +185,12 @@ const apply = (organizationId: OrganizationId, posts: Array<Post>, o: Op) =>
         yield* dispatch.completeAll(claims.map((claim, i) => ({
           claim,
           completion: o.outcomes[i] === "published"
-            ? { _tag: "Published" as const, platformPostId: "p", platformPostUrl: "https://example.com/p", publishedAt: at(T0 + 5000 + i) }
+            ? {
+              _tag: "Published" as const,
+              platformPostId: "p",
+              platformPostUrl: "https://example.com/p",
+              publishedAt: at(T0 + 5000 + i)
+            }
             : o.outcomes[i] === "failed"
             ? { _tag: "Failed" as const, error: "refused", failedAt: at(T0 + 5000) }
             : { _tag: "Requeued" as const, error: "later", dueAt: at(T0 + 6000) }
@@ -184,13 +204,24 @@ const apply = (organizationId: OrganizationId, posts: Array<Post>, o: Op) =>
 const check = (organizationId: OrganizationId, posts: ReadonlyArray<Post>) =>
   Effect.gen(function*() {
     const store = yield* PostStore
-    const records = yield* Effect.forEach(posts, (p) => store.findById(organizationId, p.id).pipe(Effect.map(Option.getOrThrow)))
-    const expected = Object.fromEntries(PostStatus.literals.map((s) => [s, [] as Array<string>])) as Record<PostStatus, Array<string>>
-    for (const r of records) expected[recompute(r)].push(r.post.id)
+    const records = yield* Effect.forEach(posts, (p) =>
+      store.findById(organizationId, p.id).pipe(Effect.map(Option.getOrThrow)))
+    const expected = Object.fromEntries(PostStatus.literals.map((s) => [s, [] as Array<string>])) as Record<
+      PostStatus,
+      Array<string>
+    >
+    for (const r of records) {
+      expected[recompute(r)].push(r.post.id)
+    }
     const base = { organizationId, sort: "created_at" as const, order: "asc" as const, limit: 100, offset: 0 }
     for (const status of PostStatus.literals) {
       const page = yield* store.list({ ...base, statuses: [status] })
-      expect([...page.items.map((i) => i.post.id)].sort(), status).toEqual([...expected[status]].sort())
+      expect(
+        [...page.items.map((i) =>
+          i.post.id
+        )].sort(),
+        status
+      ).toEqual([...expected[status]].sort())
       expect(page.total).toBe(expected[status].length)
     }
     const counts = yield* store.countByStatus(base)
@@ -208,24 +239,28 @@ const check = (organizationId: OrganizationId, posts: ReadonlyArray<Post>) =>
 
 export const postListingContract = (layer: StoresLayer) =>
   describe("maintained post status and publish time (property)", () => {
-    it.effect("after random write sequences the list, counts and analytics equal the values recomputed from the rows", () =>
-      Effect.gen(function*() {
-        const context = yield* Effect.context<Stores>()
-        yield* Effect.promise(() =>
-          FastCheck.assert(
-            FastCheck.asyncProperty(FastCheck.array(ops, { minLength: 1, maxLength: 25 }), (ops) =>
-              Effect.runPromise(
-                Effect.gen(function*() {
-                  const org = yield* givenOrganization
-                  const posts: Array<Post> = []
-                  for (const o of ops) yield* apply(org.id, posts, o)
-                  yield* check(org.id, posts)
-                }).pipe(Effect.provide(context))
-              )),
-            { numRuns: 40 }
+    it.effect(
+      "after random write sequences the list, counts and analytics equal the values recomputed from the rows",
+      () =>
+        Effect.gen(function*() {
+          const context = yield* Effect.context<Stores>()
+          yield* Effect.promise(() =>
+            FastCheck.assert(
+              FastCheck.asyncProperty(FastCheck.array(ops, { minLength: 1, maxLength: 25 }), (ops) =>
+                Effect.runPromise(
+                  Effect.gen(function*() {
+                    const org = yield* givenOrganization
+                    const posts: Array<Post> = []
+                    for (const o of ops) yield* apply(org.id, posts, o)
+                    yield* check(org.id, posts)
+                  }).pipe(Effect.provide(context))
+                )),
+              { numRuns: 40 }
+            )
           )
-        )
-      }).pipe(Effect.provide(layer)), { timeout: 240_000 })
+        }).pipe(Effect.provide(layer)),
+      { timeout: 240_000 }
+    )
   })
 
 export const requeueFailedContract = (layer: StoresLayer) =>
@@ -238,7 +273,12 @@ export const requeueFailedContract = (layer: StoresLayer) =>
         const x1 = accountValue(org.id, 1, { platform: "x" })
         const x2 = accountValue(org.id, 2, { platform: "x" })
         const bsky = accountValue(org.id, 3, { platform: "bluesky" })
-        const failed = { status: "failed" as const, attempts: 3, error: Option.some("refused"), failedAt: Option.some(at(T0)) }
+        const failed = {
+          status: "failed" as const,
+          attempts: 3,
+          error: Option.some("refused"),
+          failedAt: Option.some(at(T0))
+        }
         const make = (organizationId: OrganizationId, createdAt: number, accounts: ReadonlyArray<typeof x1>) =>
           Effect.gen(function*() {
             const p = post(organizationId, { accountIds: accounts.map((a) => a.id), createdAt: at(createdAt) })
@@ -280,8 +320,16 @@ export const requeueFailedContract = (layer: StoresLayer) =>
         const x1 = accountValue(org.id, 1, { platform: "x" })
         const x2 = accountValue(org.id, 2, { platform: "x" })
         const p = post(org.id, { accountIds: [x1.id, x2.id] })
-        const d1 = destination({ post: p, account: x1 }, { status: "failed", attempts: 1, failedAt: Option.some(at(T0 + 10)) })
-        const d2 = destination({ post: p, account: x2 }, { status: "failed", attempts: 5, failedAt: Option.some(at(T0 + 20)) })
+        const d1 = destination({ post: p, account: x1 }, {
+          status: "failed",
+          attempts: 1,
+          failedAt: Option.some(at(T0 + 10))
+        })
+        const d2 = destination({ post: p, account: x2 }, {
+          status: "failed",
+          attempts: 5,
+          failedAt: Option.some(at(T0 + 20))
+        })
         yield* store.insert({ post: p, destinations: [d1, d2] })
         const now = at(T0 + 50_000)
         const ids = (r: { readonly posts: ReadonlyArray<{ readonly retried: ReadonlyArray<string> }> }) =>
@@ -292,7 +340,9 @@ export const requeueFailedContract = (layer: StoresLayer) =>
         expect(ids(yield* store.requeueFailed({ ...none, maxAttempts: 0 }))).toEqual([])
         expect(ids(yield* store.requeueFailed({ ...none, failedAfter: at(T0 + 20) }))).toEqual([])
         expect(ids(yield* store.requeueFailed({ ...none, failedBefore: at(T0 + 10) }))).toEqual([])
-        expect(ids(yield* store.requeueFailed({ ...none, accountId: x2.id, failedAfter: at(T0 + 10) }))).toEqual([d2.id])
+        expect(ids(yield* store.requeueFailed({ ...none, accountId: x2.id, failedAfter: at(T0 + 10) }))).toEqual([
+          d2.id
+        ])
         expect(ids(yield* store.requeueFailed({ ...none, maxAttempts: 1, failedBefore: at(T0 + 20) }))).toEqual([d1.id])
       }).pipe(Effect.provide(layer)))
   })

@@ -6,11 +6,11 @@ import { Destination, type DestinationStatus, Metrics } from "@herald/core/posts
 import { AccountId, ApiKeyId, CampaignId, MediaId, type OrganizationId, PostId } from "@herald/core/kernel/Ids"
 import type { Platform } from "@herald/core/platforms/Platform"
 import { Approval, PlatformContentEntry, Post, type PostStatus, ThreadPost } from "@herald/core/posts/Post"
-import { type PostPage, PostStore, type PostQuery } from "@herald/core/posts/PostStore"
+import { type PostPage, type PostQuery, PostStore } from "@herald/core/posts/PostStore"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { randomUUID } from "node:crypto"
-import { accountValue, at, destination, givenOrganization, newAccount, post, T0, type StoresLayer } from "./Fixtures.js"
+import { accountValue, at, destination, givenOrganization, newAccount, post, type StoresLayer, T0 } from "./Fixtures.js"
 
 const statuses: ReadonlyArray<DestinationStatus> = ["queued", "publishing", "published", "failed"]
 
@@ -89,7 +89,11 @@ export const postStoreContract = (layer: StoresLayer) =>
           accountIds: [a.id, b.id],
           platformContent: {
             x: new PlatformContentEntry({ content: "short" }),
-            instagram: new PlatformContentEntry({ content: "long", contentType: "reel", settings: { share_to_feed: true } })
+            instagram: new PlatformContentEntry({
+              content: "long",
+              contentType: "reel",
+              settings: { share_to_feed: true }
+            })
           },
           mediaIds: [MediaId.make(randomUUID())],
           scheduledFor: Option.some(at(T0 + 3_600_000)),
@@ -134,7 +138,9 @@ export const postStoreContract = (layer: StoresLayer) =>
       Effect.gen(function*() {
         const store = yield* PostStore
         const org = yield* givenOrganization
-        const traced = post(org.id, { traceParent: Option.some("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01") })
+        const traced = post(org.id, {
+          traceParent: Option.some("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
+        })
         const untraced = post(org.id)
         yield* store.insert({ post: traced, destinations: [] })
         yield* store.insert({ post: untraced, destinations: [] })
@@ -175,7 +181,9 @@ export const postStoreContract = (layer: StoresLayer) =>
         const bare = post(org.id, { isDraft: true, createdStatus: "draft" })
         expect(yield* store.insertChecked({ post: bare, destinations: [] }, [])).toBe(true)
         // Missed: nothing stored, not the post, its targets or its destinations.
-        const misses: ReadonlyArray<[string, ReadonlyArray<SocialAccount>, ReadonlyArray<{ id: AccountId; platform: Platform }>]> = [
+        const misses: ReadonlyArray<
+          [string, ReadonlyArray<SocialAccount>, ReadonlyArray<{ id: AccountId; platform: Platform }>]
+        > = [
           ["inactive", [x, off], expect_(x, off)],
           ["another organization's", [x, elsewhere], expect_(x, elsewhere)],
           ["deleted", [gone], expect_(gone)],
@@ -195,10 +203,14 @@ export const postStoreContract = (layer: StoresLayer) =>
         const late = post(org.id, { isDraft: true, createdStatus: "draft", accountIds: [x.id, li.id] })
         expect(yield* store.insertChecked({ post: late, destinations: [] }, expect_(x, li))).toBe(false)
         expect(yield* store.findById(org.id, late.id)).toEqual(Option.none())
-        const counts = yield* sql<{ readonly n: number | string }>`SELECT COUNT(*) AS n FROM post_targets WHERE post_id IN (
+        const counts = yield* sql<
+          { readonly n: number | string }
+        >`SELECT COUNT(*) AS n FROM post_targets WHERE post_id IN (
           SELECT id FROM posts WHERE organization_id = ${org.id})`
         expect(Number(counts[0]?.n)).toBe(3)
-        const dests = yield* sql<{ readonly n: number | string }>`SELECT COUNT(*) AS n FROM destinations WHERE organization_id = ${org.id}`
+        const dests = yield* sql<
+          { readonly n: number | string }
+        >`SELECT COUNT(*) AS n FROM destinations WHERE organization_id = ${org.id}`
         expect(Number(dests[0]?.n)).toBe(2)
       }).pipe(Effect.provide(layer)))
 
@@ -275,7 +287,11 @@ export const postStoreContract = (layer: StoresLayer) =>
             for (const immediate of [false, true]) {
               n += 1
               const scheduledFor = immediate ? Option.none() : Option.some(at(T0 + 3_600_000))
-              const record = withDestinations(post(org.id, { isDraft, scheduledFor, createdAt: at(T0 + n) }), accounts, mix)
+              const record = withDestinations(
+                post(org.id, { isDraft, scheduledFor, createdAt: at(T0 + n) }),
+                accounts,
+                mix
+              )
               yield* store.insert(record)
               expected.set(record.post.id, expectedStatus(isDraft, mix, immediate))
             }
@@ -318,7 +334,8 @@ export const postStoreContract = (layer: StoresLayer) =>
         for (const r of [onX, onBoth, { post: draftInsta, destinations: [] }, { post: draftNone, destinations: [] }]) {
           yield* store.insert(r)
         }
-        const by = (platforms: ReadonlyArray<Platform>) => store.list(query(org.id, { platforms })).pipe(Effect.map(ids))
+        const by = (platforms: ReadonlyArray<Platform>) =>
+          store.list(query(org.id, { platforms })).pipe(Effect.map(ids))
         expect(yield* by(["instagram"])).toEqual([onBoth.post.id, draftInsta.id])
         expect(yield* by(["x"])).toEqual([onX.post.id, onBoth.post.id])
         expect(yield* by(["x", "instagram"])).toEqual([onX.post.id, onBoth.post.id, draftInsta.id])
@@ -371,13 +388,18 @@ export const postStoreContract = (layer: StoresLayer) =>
             createdAt: at(T0 + 200),
             updatedAt: at(T0 + 900),
             scheduledFor: Option.some(at(T0 + 2000)),
-            approval: Option.some(new Approval({ status: "changes_requested", note: Option.some("no"), consumed: false }))
+            approval: Option.some(
+              new Approval({ status: "changes_requested", note: Option.some("no"), consumed: false })
+            )
           }),
           [acc],
           ["published"],
           () => ({ publishedAt: Option.some(at(T0 + 5500)) })
         )
-        const unscheduled = { post: post(org.id, { createdAt: at(T0 + 300), updatedAt: at(T0 + 300) }), destinations: [] }
+        const unscheduled = {
+          post: post(org.id, { createdAt: at(T0 + 300), updatedAt: at(T0 + 300) }),
+          destinations: []
+        }
         for (const r of [early, late, unscheduled]) yield* store.insert(r)
         const list = (overrides: Partial<PostQuery>) => store.list(query(org.id, overrides)).pipe(Effect.map(ids))
         const [e, l, u] = [early.post.id, late.post.id, unscheduled.post.id]
@@ -470,7 +492,9 @@ export const postStoreContract = (layer: StoresLayer) =>
             const walked: Array<string> = []
             let after: PostQuery["after"] = undefined
             for (let k = 0; k < 5; k++) {
-              const next: PostPage = yield* store.list(query(org.id, { sort, order, limit: 2, ...(after === undefined ? {} : { after }) }))
+              const next: PostPage = yield* store.list(
+                query(org.id, { sort, order, limit: 2, ...(after === undefined ? {} : { after }) })
+              )
               walked.push(...ids(next))
               expect(next.total).toBe(6)
               const last = next.items.at(-1)

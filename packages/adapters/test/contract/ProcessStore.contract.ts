@@ -3,7 +3,7 @@ import { ProcessInfo, ProcessStore } from "@herald/core/publishing/Processes"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { at, T0, type StoresLayer } from "./Fixtures.js"
+import { at, type StoresLayer, T0 } from "./Fixtures.js"
 
 const proc = (id: string, heartbeat: number, kind: "serve" | "worker" = "worker") =>
   new ProcessInfo({ id, kind, hostname: "host-a", pid: 4242, startedAt: at(T0), lastHeartbeatAt: at(heartbeat) })
@@ -35,23 +35,26 @@ export const processStoreContract = (layer: StoresLayer, options: { readonly dat
         expect(yield* store.removeDead(at(T0 + 20_000))).toEqual(["stale"])
         expect((yield* store.list).map((p) => p.id)).toEqual(["fresh"])
       }).pipe(Effect.provide(layer)))
-  
-    it.live(options.databaseClock === true
-      ? "databaseTime reads the database's own clock (wall time, not the caller's)"
-      : "databaseTime is none: the store has no clock of its own", () =>
-      Effect.gen(function*() {
-        const store = yield* ProcessStore
-        const before = Date.now()
-        const time = yield* store.databaseTime
-        const after = Date.now()
-        if (options.databaseClock !== true) {
-          expect(Option.isNone(time)).toBe(true)
-          return
-        }
-        expect(Option.isSome(time)).toBe(true)
-        const ms = Option.isSome(time) ? DateTime.toEpochMillis(time.value) : 0
-        // Same host in the tests: within a second of the wall clock around the call.
-        expect(ms).toBeGreaterThan(before - 1_000)
-        expect(ms).toBeLessThan(after + 1_000)
-      }).pipe(Effect.provide(layer)))
+
+    it.live(
+      options.databaseClock === true
+        ? "databaseTime reads the database's own clock (wall time, not the caller's)"
+        : "databaseTime is none: the store has no clock of its own",
+      () =>
+        Effect.gen(function*() {
+          const store = yield* ProcessStore
+          const before = Date.now()
+          const time = yield* store.databaseTime
+          const after = Date.now()
+          if (options.databaseClock !== true) {
+            expect(Option.isNone(time)).toBe(true)
+            return
+          }
+          expect(Option.isSome(time)).toBe(true)
+          const ms = Option.isSome(time) ? DateTime.toEpochMillis(time.value) : 0
+          // Same host in the tests: within a second of the wall clock around the call.
+          expect(ms).toBeGreaterThan(before - 1_000)
+          expect(ms).toBeLessThan(after + 1_000)
+        }).pipe(Effect.provide(layer))
+    )
   })

@@ -10,7 +10,7 @@ import { Transactor } from "@herald/core/kernel/Transactor"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { randomUUID } from "node:crypto"
-import { at, organization, post, T0, type StoresLayer } from "./Fixtures.js"
+import { at, organization, post, type StoresLayer, T0 } from "./Fixtures.js"
 
 export const queueStoreContract = (layer: StoresLayer, concurrent: StoresLayer = layer) =>
   describe("QueueStore", () => {
@@ -33,7 +33,9 @@ export const queueStoreContract = (layer: StoresLayer, concurrent: StoresLayer =
           createdAt: at(T0)
         })
         yield* store.save(queue)
-        yield* store.save(new Queue({ ...queue, id: QueueId.make(randomUUID()), timezone: "Asia/Kolkata", openings: [] }))
+        yield* store.save(
+          new Queue({ ...queue, id: QueueId.make(randomUUID()), timezone: "Asia/Kolkata", openings: [] })
+        )
         const found = Option.getOrThrow(yield* store.find(org.id))
         expect(found.id).toBe(queue.id)
         expect(found.timezone).toBe("Asia/Kolkata")
@@ -85,9 +87,10 @@ export const queueStoreContract = (layer: StoresLayer, concurrent: StoresLayer =
     it.live("20 concurrent allocations in their own transactions take 20 distinct openings", () =>
       Effect.gen(function*() {
         const org = yield* givenOrg
-        yield* Queues.setQueue({ organizationId: org.id, timezone: "America/New_York", openings: "daily 09:00,13:00" }).pipe(
-          Effect.provideService(IdGenerator, IdGenerator.of({ uuid: Effect.sync(() => randomUUID()) }))
-        )
+        yield* Queues.setQueue({ organizationId: org.id, timezone: "America/New_York", openings: "daily 09:00,13:00" })
+          .pipe(
+            Effect.provideService(IdGenerator, IdGenerator.of({ uuid: Effect.sync(() => randomUUID()) }))
+          )
         const transactor = yield* Transactor
         const posts = yield* PostStore
         const now = at(Date.now())
@@ -97,7 +100,10 @@ export const queueStoreContract = (layer: StoresLayer, concurrent: StoresLayer =
               const p = post(org.id)
               const allocation = yield* Queues.allocate(org.id, now, p.id)
               if (allocation._tag !== "Slot") return yield* Effect.die(`no slot: ${allocation._tag}`)
-              yield* posts.insert({ post: post(org.id, { id: p.id, scheduledFor: Option.some(allocation.at) }), destinations: [] })
+              yield* posts.insert({
+                post: post(org.id, { id: p.id, scheduledFor: Option.some(allocation.at) }),
+                destinations: []
+              })
               return allocation.at.epochMillis
             }))),
           { concurrency: "unbounded" }

@@ -29,7 +29,15 @@ const statuses: ReadonlyArray<DestinationStatus> = ["queued", "publishing", "pub
 const platforms: ReadonlyArray<Platform> = ["x", "bluesky", "linkedin"]
 
 type Op =
-  | { readonly _tag: "create"; readonly offset: number; readonly draft: boolean; readonly immediate: boolean; readonly targets: ReadonlyArray<{ readonly account: number; readonly status: DestinationStatus; readonly views: number }> }
+  | {
+    readonly _tag: "create"
+    readonly offset: number
+    readonly draft: boolean
+    readonly immediate: boolean
+    readonly targets: ReadonlyArray<
+      { readonly account: number; readonly status: DestinationStatus; readonly views: number }
+    >
+  }
   | { readonly _tag: "setStatus"; readonly pick: number; readonly status: DestinationStatus }
   | { readonly _tag: "setMetrics"; readonly pick: number; readonly views: number; readonly likes: number }
   | { readonly _tag: "dropDestination"; readonly pick: number }
@@ -162,11 +170,14 @@ const check = (organizationId: OrganizationId, ops: ReadonlyArray<Op>) =>
     // The maintained status of every post is the status rule over its destinations.
     const expectedStatus = new Map<string, string>()
     for (const { post: p, destinations } of posts.values()) {
-      expectedStatus.set(p.id, derivePostStatus({
-        isDraft: p.isDraft,
-        destinations: destinations.map((d) => d.status),
-        immediate: Option.isNone(p.scheduledFor)
-      }))
+      expectedStatus.set(
+        p.id,
+        derivePostStatus({
+          isDraft: p.isDraft,
+          destinations: destinations.map((d) => d.status),
+          immediate: Option.isNone(p.scheduledFor)
+        })
+      )
     }
     const stored = yield* sql<{ id: string; status: string }>`SELECT id, status FROM posts
       WHERE organization_id = ${organizationId}`
@@ -190,7 +201,9 @@ const check = (organizationId: OrganizationId, ops: ReadonlyArray<Op>) =>
     // On Postgres the writers append deltas, which the reads fold in: compared before and after.
     const compareRollups = Effect.gen(function*() {
       const postRollups = yield* sql<{ grain: string; bucket: unknown; status: string; posts: unknown }>`
-        SELECT grain, bucket, status, posts FROM ${sql.literal(RollupSql.postRows)} x WHERE organization_id = ${organizationId}`
+        SELECT grain, bucket, status, posts FROM ${
+        sql.literal(RollupSql.postRows)
+      } x WHERE organization_id = ${organizationId}`
       const storedPosts = new Map<string, number>()
       for (const r of postRollups) add(storedPosts, key(r.grain, Number(r.bucket), r.status), Number(r.posts))
       expect(nonZero(storedPosts)).toEqual(nonZero(postGroups))
@@ -259,17 +272,23 @@ const check = (organizationId: OrganizationId, ops: ReadonlyArray<Op>) =>
 
 export const rollupsContract = (layer: StoresLayer, options: { readonly numRuns: number }) =>
   describe("maintained status and rollups", () => {
-    it.effect("equal the values recomputed from the rows after random sequences of writes", () =>
-      Effect.gen(function*() {
-        const runtime = yield* Effect.runtime<
-          Effect.Effect.Context<ReturnType<typeof check>> | Effect.Effect.Context<typeof givenOrganization>
-        >()
-        yield* Effect.promise(() =>
-          fc.assert(
-            fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 25 }), (ops) =>
-              Runtime.runPromise(runtime)(Effect.flatMap(givenOrganization, (org) => check(org.id, ops)))),
-            { numRuns: options.numRuns }
+    it.effect(
+      "equal the values recomputed from the rows after random sequences of writes",
+      () =>
+        Effect.gen(function*() {
+          const runtime = yield* Effect.runtime<
+            Effect.Effect.Context<ReturnType<typeof check>> | Effect.Effect.Context<typeof givenOrganization>
+          >()
+          yield* Effect.promise(() =>
+            fc.assert(
+              fc.asyncProperty(
+                fc.array(op, { minLength: 1, maxLength: 25 }),
+                (ops) => Runtime.runPromise(runtime)(Effect.flatMap(givenOrganization, (org) => check(org.id, ops)))
+              ),
+              { numRuns: options.numRuns }
+            )
           )
-        )
-      }).pipe(Effect.provide(layer)), 120_000)
+        }).pipe(Effect.provide(layer)),
+      120_000
+    )
   })

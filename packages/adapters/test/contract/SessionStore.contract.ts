@@ -7,9 +7,13 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import { randomUUID } from "node:crypto"
-import { at, givenOrganization, T0, user, type StoresLayer } from "./Fixtures.js"
+import { at, givenOrganization, type StoresLayer, T0, user } from "./Fixtures.js"
 
-const session = (userId: UserId, organizationId: OrganizationId, overrides: Partial<ConstructorParameters<typeof Session>[0]> = {}) =>
+const session = (
+  userId: UserId,
+  organizationId: OrganizationId,
+  overrides: Partial<ConstructorParameters<typeof Session>[0]> = {}
+) =>
   new Session({
     id: SessionId.make(randomUUID()),
     userId,
@@ -37,7 +41,9 @@ export const sessionStoreContract = (layer: StoresLayer) =>
         yield* store.insert(s)
         expect(yield* store.findByTokenHash(s.tokenHash)).toEqual(Option.some(s))
         expect(yield* store.findByTokenHash("0".repeat(64))).toEqual(Option.none())
-        const twin = yield* Effect.exit(store.insert(session(someone.id, someone.organizationId, { tokenHash: s.tokenHash })))
+        const twin = yield* Effect.exit(
+          store.insert(session(someone.id, someone.organizationId, { tokenHash: s.tokenHash }))
+        )
         expect(Exit.isFailure(twin)).toBe(true)
       }).pipe(Effect.provide(layer)))
 
@@ -48,9 +54,13 @@ export const sessionStoreContract = (layer: StoresLayer) =>
         const s = session(someone.id, someone.organizationId, { lastSeenAt: at(T0 + 100) })
         yield* store.insert(s)
         yield* store.touch(s.id, at(T0 + 50))
-        expect(Option.map(yield* store.findByTokenHash(s.tokenHash), (x) => x.lastSeenAt)).toEqual(Option.some(at(T0 + 100)))
+        expect(Option.map(yield* store.findByTokenHash(s.tokenHash), (x) => x.lastSeenAt)).toEqual(
+          Option.some(at(T0 + 100))
+        )
         yield* store.touch(s.id, at(T0 + 200))
-        expect(Option.map(yield* store.findByTokenHash(s.tokenHash), (x) => x.lastSeenAt)).toEqual(Option.some(at(T0 + 200)))
+        expect(Option.map(yield* store.findByTokenHash(s.tokenHash), (x) => x.lastSeenAt)).toEqual(
+          Option.some(at(T0 + 200))
+        )
       }).pipe(Effect.provide(layer)))
 
     it.effect("removes one session, or every session of a user, and nobody else's", () =>

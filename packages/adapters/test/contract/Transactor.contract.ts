@@ -92,7 +92,10 @@ export const transactorContract = (layer: StoresLayer) =>
         const org = yield* givenOrganization
         const p = post(org.id)
         const result = yield* tx.withTransaction(
-          Effect.zipRight(tx.withAtomicWrite(posts.insert({ post: p, destinations: [] })), Effect.fail("refused" as const))
+          Effect.zipRight(
+            tx.withAtomicWrite(posts.insert({ post: p, destinations: [] })),
+            Effect.fail("refused" as const)
+          )
         ).pipe(Effect.flip)
         expect(result).toBe("refused")
         expect(yield* posts.findById(org.id, p.id)).toEqual(Option.none())

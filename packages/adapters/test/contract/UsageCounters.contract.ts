@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { UsageCounters } from "@herald/core/access/UsageCounters"
 import * as Effect from "effect/Effect"
-import { at, T0, type StoresLayer } from "./Fixtures.js"
+import { at, type StoresLayer, T0 } from "./Fixtures.js"
 
 export const usageCountersContract = (layer: StoresLayer) =>
   describe("UsageCounters", () => {

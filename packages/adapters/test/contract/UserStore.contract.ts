@@ -4,7 +4,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import { randomUUID } from "node:crypto"
-import { at, givenOrganization, T0, user, type StoresLayer } from "./Fixtures.js"
+import { at, givenOrganization, type StoresLayer, T0, user } from "./Fixtures.js"
 
 const hashOf = () => randomUUID().replace(/-/g, "") + randomUUID().replace(/-/g, "")
 
@@ -55,8 +55,18 @@ export const userStoreContract = (layer: StoresLayer, concurrent: StoresLayer) =
         yield* store.insert(someone)
         const live = hashOf()
         const stale = hashOf()
-        yield* store.insertPasswordToken({ tokenHash: stale, userId: someone.id, expiresAt: at(T0 + 100), createdAt: at(T0) })
-        yield* store.insertPasswordToken({ tokenHash: live, userId: someone.id, expiresAt: at(T0 + 1000), createdAt: at(T0) })
+        yield* store.insertPasswordToken({
+          tokenHash: stale,
+          userId: someone.id,
+          expiresAt: at(T0 + 100),
+          createdAt: at(T0)
+        })
+        yield* store.insertPasswordToken({
+          tokenHash: live,
+          userId: someone.id,
+          expiresAt: at(T0 + 1000),
+          createdAt: at(T0)
+        })
         expect(yield* store.consumePasswordToken(stale, at(T0 + 100))).toEqual(Option.none())
         expect(yield* store.consumePasswordToken(live, at(T0 + 999))).toEqual(Option.some(someone.id))
         expect(yield* store.consumePasswordToken(live, at(T0 + 999))).toEqual(Option.none())
@@ -70,13 +80,28 @@ export const userStoreContract = (layer: StoresLayer, concurrent: StoresLayer) =
         const someone = user(org.id, { email: "u@acme.test" })
         yield* store.insert(someone)
         const old = hashOf()
-        yield* store.insertPasswordToken({ tokenHash: old, userId: someone.id, expiresAt: at(T0 + 10), createdAt: at(T0) })
+        yield* store.insertPasswordToken({
+          tokenHash: old,
+          userId: someone.id,
+          expiresAt: at(T0 + 10),
+          createdAt: at(T0)
+        })
         const fresh = hashOf()
-        yield* store.insertPasswordToken({ tokenHash: fresh, userId: someone.id, expiresAt: at(T0 + 5000), createdAt: at(T0 + 20) })
+        yield* store.insertPasswordToken({
+          tokenHash: fresh,
+          userId: someone.id,
+          expiresAt: at(T0 + 5000),
+          createdAt: at(T0 + 20)
+        })
         // Taken at a time before its expiry, the old token is still gone: the second insert removed it.
         expect(yield* store.consumePasswordToken(old, at(T0 + 5))).toEqual(Option.none())
         const duplicate = yield* Effect.exit(
-          store.insertPasswordToken({ tokenHash: fresh, userId: someone.id, expiresAt: at(T0 + 9000), createdAt: at(T0 + 30) })
+          store.insertPasswordToken({
+            tokenHash: fresh,
+            userId: someone.id,
+            expiresAt: at(T0 + 9000),
+            createdAt: at(T0 + 30)
+          })
         )
         expect(Exit.isFailure(duplicate)).toBe(true)
       }).pipe(Effect.provide(layer)))
@@ -92,9 +117,24 @@ export const userStoreContract = (layer: StoresLayer, concurrent: StoresLayer) =
         const first = hashOf()
         const second = hashOf()
         const othersToken = hashOf()
-        yield* store.insertPasswordToken({ tokenHash: first, userId: someone.id, expiresAt: at(T0 + 5000), createdAt: at(T0) })
-        yield* store.insertPasswordToken({ tokenHash: othersToken, userId: other.id, expiresAt: at(T0 + 5000), createdAt: at(T0 + 5) })
-        yield* store.insertPasswordToken({ tokenHash: second, userId: someone.id, expiresAt: at(T0 + 5000), createdAt: at(T0 + 10) })
+        yield* store.insertPasswordToken({
+          tokenHash: first,
+          userId: someone.id,
+          expiresAt: at(T0 + 5000),
+          createdAt: at(T0)
+        })
+        yield* store.insertPasswordToken({
+          tokenHash: othersToken,
+          userId: other.id,
+          expiresAt: at(T0 + 5000),
+          createdAt: at(T0 + 5)
+        })
+        yield* store.insertPasswordToken({
+          tokenHash: second,
+          userId: someone.id,
+          expiresAt: at(T0 + 5000),
+          createdAt: at(T0 + 10)
+        })
         // The first link, unexpired, stopped working when the second was issued.
         expect(yield* store.consumePasswordToken(first, at(T0 + 20))).toEqual(Option.none())
         expect(yield* store.consumePasswordToken(second, at(T0 + 20))).toEqual(Option.some(someone.id))
@@ -103,13 +143,33 @@ export const userStoreContract = (layer: StoresLayer, concurrent: StoresLayer) =
         // Issued in the same millisecond, the later one still replaces the earlier.
         const a = hashOf()
         const b = hashOf()
-        yield* store.insertPasswordToken({ tokenHash: a, userId: someone.id, expiresAt: at(T0 + 5000), createdAt: at(T0 + 30) })
-        yield* store.insertPasswordToken({ tokenHash: b, userId: someone.id, expiresAt: at(T0 + 5000), createdAt: at(T0 + 30) })
+        yield* store.insertPasswordToken({
+          tokenHash: a,
+          userId: someone.id,
+          expiresAt: at(T0 + 5000),
+          createdAt: at(T0 + 30)
+        })
+        yield* store.insertPasswordToken({
+          tokenHash: b,
+          userId: someone.id,
+          expiresAt: at(T0 + 5000),
+          createdAt: at(T0 + 30)
+        })
         expect(yield* store.consumePasswordToken(a, at(T0 + 40))).toEqual(Option.none())
         // Taking a token ends the others: an earlier one that survived (inserted out of order) is gone.
         const late = hashOf()
-        yield* store.insertPasswordToken({ tokenHash: late, userId: someone.id, expiresAt: at(T0 + 5000), createdAt: at(T0 + 50) })
-        yield* store.insertPasswordToken({ tokenHash: a, userId: someone.id, expiresAt: at(T0 + 5000), createdAt: at(T0 + 45) })
+        yield* store.insertPasswordToken({
+          tokenHash: late,
+          userId: someone.id,
+          expiresAt: at(T0 + 5000),
+          createdAt: at(T0 + 50)
+        })
+        yield* store.insertPasswordToken({
+          tokenHash: a,
+          userId: someone.id,
+          expiresAt: at(T0 + 5000),
+          createdAt: at(T0 + 45)
+        })
         expect(yield* store.consumePasswordToken(late, at(T0 + 60))).toEqual(Option.some(someone.id))
         expect(yield* store.consumePasswordToken(a, at(T0 + 60))).toEqual(Option.none())
         expect(yield* store.consumePasswordToken(b, at(T0 + 60))).toEqual(Option.none())
@@ -122,7 +182,12 @@ export const userStoreContract = (layer: StoresLayer, concurrent: StoresLayer) =
         const someone = user(org.id, { email: "c@acme.test" })
         yield* store.insert(someone)
         const token = hashOf()
-        yield* store.insertPasswordToken({ tokenHash: token, userId: someone.id, expiresAt: at(T0 + 1000), createdAt: at(T0) })
+        yield* store.insertPasswordToken({
+          tokenHash: token,
+          userId: someone.id,
+          expiresAt: at(T0 + 1000),
+          createdAt: at(T0)
+        })
         const results = yield* Effect.all(
           Array.from({ length: 4 }, () => store.consumePasswordToken(token, at(T0 + 1))),
           { concurrency: "unbounded" }

@@ -16,7 +16,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as TestClock from "effect/TestClock"
 import { randomUUID } from "node:crypto"
-import { at, event, givenOrganization, T0, type StoresLayer } from "./Fixtures.js"
+import { at, event, givenOrganization, type StoresLayer, T0 } from "./Fixtures.js"
 import type { Stores } from "../../src/sql/SqlStores.js"
 import type * as Layer from "effect/Layer"
 
@@ -66,7 +66,10 @@ const claimAt = (now: number, options: { subscriptions?: number; perSubscription
       leaseFor: `${options.lease ?? 60_000} millis`
     }))
 
-const attemptFor = (claimed: ClaimedDelivery, overrides: Partial<ConstructorParameters<typeof DeliveryAttempt>[0]> = {}) =>
+const attemptFor = (
+  claimed: ClaimedDelivery,
+  overrides: Partial<ConstructorParameters<typeof DeliveryAttempt>[0]> = {}
+) =>
   new DeliveryAttempt({
     id: randomUUID(),
     deliveryId: claimed.delivery.id,
@@ -106,8 +109,10 @@ const finishAt = (
   })
 
 const countAttempts = (subscriptionId: string) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<{ n: number | string }>`SELECT COUNT(*) AS n FROM webhook_attempts WHERE subscription_id = ${subscriptionId}`
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) =>
+      sql<{ n: number | string }>`SELECT COUNT(*) AS n FROM webhook_attempts WHERE subscription_id = ${subscriptionId}`
   ).pipe(Effect.map((rows) => Number(rows[0]!.n)))
 
 const onlyClaim = (claims: ReadonlyArray<SubscriptionClaim>): SubscriptionClaim => {
@@ -195,9 +200,18 @@ export const webhookStoreContract = (
       Effect.gen(function*() {
         const store = yield* WebhookStore
         const org = yield* givenOrganization
-        const events = ["post.scheduled", "post.published", "post.partially_failed", "account.disconnected", "media.uploaded"] as const
+        const events = [
+          "post.scheduled",
+          "post.published",
+          "post.partially_failed",
+          "account.disconnected",
+          "media.uploaded"
+        ] as const
         const all = yield* givenSubscription(org.id, { events: [...events] })
-        const one = yield* givenSubscription(org.id, { events: [...events], accountIds: Option.some([AccountId.make(1)]) })
+        const one = yield* givenSubscription(org.id, {
+          events: [...events],
+          accountIds: Option.some([AccountId.make(1)])
+        })
         const two = yield* givenSubscription(org.id, {
           events: [...events],
           accountIds: Option.some([AccountId.make(1), AccountId.make(2)])
@@ -211,7 +225,10 @@ export const webhookStoreContract = (
           event(org.id, { type: "post.scheduled", data: { post_id: "p2", account_ids: [1, 2] } }),
           event(org.id, { type: "post.published", data: { post_id: "p3", account_id: 2 } }),
           event(org.id, { type: "post.scheduled", data: { post_id: "p4", account_ids: [] } }),
-          event(org.id, { type: "post.partially_failed", data: { destinations: [{ account_id: 1 }, { account_id: 3 }] } }),
+          event(org.id, {
+            type: "post.partially_failed",
+            data: { destinations: [{ account_id: 1 }, { account_id: 3 }] }
+          }),
           event(org.id, { type: "account.disconnected", data: { account_id: 1 } }),
           event(org.id, { type: "media.uploaded", data: { media_id: "m1" } })
         ]
@@ -230,8 +247,10 @@ export const webhookStoreContract = (
         const store = yield* WebhookStore
         const org = yield* givenOrganization
         const s = yield* givenSubscription(org.id, { events: ["post.publishing", "post.published"] })
-        const batch = Array.from({ length: 6 }, (_, i) =>
-          event(org.id, { type: i % 2 === 0 ? "post.publishing" : "post.published", data: { n: i } }))
+        const batch = Array.from(
+          { length: 6 },
+          (_, i) => event(org.id, { type: i % 2 === 0 ? "post.publishing" : "post.published", data: { n: i } })
+        )
         yield* (yield* EventStore).append(batch)
         expect((yield* store.listDeliveries(s.id)).map((d) => d.eventId)).toEqual(batch.map((e) => e.id))
         const claim = onlyClaim(yield* claimAt(T0 + 1_000_000))
@@ -245,7 +264,11 @@ export const webhookStoreContract = (
         const org = yield* givenOrganization
         const s1 = yield* givenSubscription(org.id)
         const s2 = yield* givenSubscription(org.id)
-        const events = [yield* emit(org.id, "post.published"), yield* emit(org.id, "post.published"), yield* emit(org.id, "post.published")]
+        const events = [
+          yield* emit(org.id, "post.published"),
+          yield* emit(org.id, "post.published"),
+          yield* emit(org.id, "post.published")
+        ]
         const now = Date.now() + 1000
         const claims = yield* claimAt(now, { perSubscription: 2 })
         expect(claims.map((c) => c.subscription.id).sort()).toEqual([s1.id, s2.id].sort())
@@ -277,9 +300,16 @@ export const webhookStoreContract = (
           yield* emit(org.id, "post.published")
         }
         const name = new Map([[a.id, "a"], [b.id, "b"], [c.id, "c"]])
-        const claimShared = (options: { subscriptions: number; perOrganization?: number; held?: Map<OrganizationId, number> }) =>
+        const claimShared = (
+          options: { subscriptions: number; perOrganization?: number; held?: Map<OrganizationId, number> }
+        ) =>
           Effect.gen(function*() {
-            const claims = yield* store.claimDue({ now: at(10_000), perSubscription: 10, leaseFor: "1 minute", ...options })
+            const claims = yield* store.claimDue({
+              now: at(10_000),
+              perSubscription: 10,
+              leaseFor: "1 minute",
+              ...options
+            })
             yield* Effect.forEach(claims, (claim) => store.release(claim), { discard: true })
             return claims.map((claim) => name.get(claim.subscription.organizationId)).sort()
           })
@@ -306,12 +336,16 @@ export const webhookStoreContract = (
         const claim = onlyClaim(yield* claimAt(now))
         const claimed = claim.deliveries[0]!
         const forged = { ...claim, leaseToken: "someone-else" }
-        expect(yield* store.complete(forged, claimed, { _tag: "Delivered" }, attemptFor(claimed))).toEqual({ _tag: "Lost" })
+        expect(yield* store.complete(forged, claimed, { _tag: "Delivered" }, attemptFor(claimed))).toEqual({
+          _tag: "Lost"
+        })
         const retryAt = at(now + 30_000)
         expect(yield* store.complete(claim, claimed, { _tag: "Retry", at: retryAt }, attemptFor(claimed)))
           .toEqual({ _tag: "Recorded", isActive: true })
         // The same claim cannot record the same attempt twice.
-        expect(yield* store.complete(claim, claimed, { _tag: "Delivered" }, attemptFor(claimed))).toEqual({ _tag: "Lost" })
+        expect(yield* store.complete(claim, claimed, { _tag: "Delivered" }, attemptFor(claimed))).toEqual({
+          _tag: "Lost"
+        })
         const [delivery] = yield* store.listDeliveries(s.id)
         expect(delivery!.attempts).toBe(1)
         expect(delivery!.nextAttemptAt).toEqual(Option.some(retryAt))
@@ -336,9 +370,14 @@ export const webhookStoreContract = (
             yield* emit(org.id, "post.published")
             const claim = onlyClaim(yield* claimAt(now))
             const claimed = claim.deliveries[0]!
-            const result = yield* store.complete(claim, claimed, { _tag: outcome }, attemptFor(claimed, {
-              ok: outcome === "Delivered"
-            }))
+            const result = yield* store.complete(
+              claim,
+              claimed,
+              { _tag: outcome },
+              attemptFor(claimed, {
+                ok: outcome === "Delivered"
+              })
+            )
             yield* store.release(claim)
             return result
           })
@@ -401,7 +440,10 @@ export const webhookStoreContract = (
         // The fan-out follows the new event list.
         yield* emit(org.id, "post.published")
         yield* emit(org.id, "account.connected")
-        expect((yield* store.listDeliveries(s.id)).map((d) => d.eventType)).toEqual(["post.published", "account.connected"])
+        expect((yield* store.listDeliveries(s.id)).map((d) => d.eventType)).toEqual([
+          "post.published",
+          "account.connected"
+        ])
         const off = yield* store.update(org.id, s.id, { isActive: false, updatedAt: at(T0 + 10) })
         expect(Option.map(off, (r) => [r.subscription.isActive, r.subscription.consecutiveFailures])).toEqual(
           Option.some([false, 3])
@@ -518,7 +560,13 @@ export const webhookStoreContract = (
           const isActive = claim.subscription.id === active.id
           // Five finish an hour apart (the sixth stays pending); the idle webhook's last attempt was long ago.
           for (let i = 0; i < 5; i++) {
-            yield* finishAt(claim, claim.deliveries[i]!, "Delivered", T0 + (i + 1) * HOUR, isActive ? T0 + (i + 1) * HOUR : T0 - 10 * DAY)
+            yield* finishAt(
+              claim,
+              claim.deliveries[i]!,
+              "Delivered",
+              T0 + (i + 1) * HOUR,
+              isActive ? T0 + (i + 1) * HOUR : T0 - 10 * DAY
+            )
           }
           yield* store.release(claim)
         }
@@ -609,6 +657,10 @@ export const webhookStoreContract = (
         expect(yield* events.prune(cutoff, 10)).toBe(1)
         expect(yield* events.findById(pending.id)).toEqual(Option.none())
         const deliveries = yield* (yield* WebhookStore).listDeliveries(claim.subscription.id)
-        expect(deliveries.map((d) => [d.eventId, d.eventType, d.status])).toEqual([[pending.id, "post.published", "delivered"]])
+        expect(deliveries.map((d) => [d.eventId, d.eventType, d.status])).toEqual([[
+          pending.id,
+          "post.published",
+          "delivered"
+        ]])
       }).pipe(Effect.provide(layer)))
   })

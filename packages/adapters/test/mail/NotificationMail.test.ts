@@ -33,31 +33,40 @@ interface Received {
 /** An SMTP server on a free port that answers each message with `reply(n)` (n counts messages from 1). */
 const smtpServer = (reply: (n: number) => undefined | { readonly code: number; readonly message: string }) =>
   Effect.acquireRelease(
-    Effect.async<{ readonly port: number; readonly received: Array<Received>; readonly server: SMTPServer }>((resume) => {
-      const received: Array<Received> = []
-      let n = 0
-      const server = new SMTPServer({
-        authOptional: true,
-        disabledCommands: ["STARTTLS"],
-        logger: false,
-        onAuth: (_auth, _session, callback) => callback(null, { user: "herald" }),
-        onData: (stream, session, callback) => {
-          const chunks: Array<Buffer> = []
-          stream.on("data", (c: Buffer) => chunks.push(c))
-          stream.on("end", () => {
-            n += 1
-            const answer = reply(n)
-            if (answer !== undefined) {
-              callback(Object.assign(new Error(answer.message), { responseCode: answer.code }))
-              return
-            }
-            received.push({ to: session.envelope.rcptTo.map((r) => r.address), raw: Buffer.concat(chunks).toString("utf8") })
-            callback()
-          })
-        }
-      })
-      server.listen(0, "127.0.0.1", () => resume(Effect.succeed({ port: (server.server.address() as AddressInfo).port, received, server })))
-    }),
+    Effect.async<{ readonly port: number; readonly received: Array<Received>; readonly server: SMTPServer }>(
+      (resume) => {
+        const received: Array<Received> = []
+        let n = 0
+        const server = new SMTPServer({
+          authOptional: true,
+          disabledCommands: ["STARTTLS"],
+          logger: false,
+          onAuth: (_auth, _session, callback) => callback(null, { user: "herald" }),
+          onData: (stream, session, callback) => {
+            const chunks: Array<Buffer> = []
+            stream.on("data", (c: Buffer) => chunks.push(c))
+            stream.on("end", () => {
+              n += 1
+              const answer = reply(n)
+              if (answer !== undefined) {
+                callback(Object.assign(new Error(answer.message), { responseCode: answer.code }))
+                return
+              }
+              received.push({
+                to: session.envelope.rcptTo.map((r) => r.address),
+                raw: Buffer.concat(chunks).toString("utf8")
+              })
+              callback()
+            })
+          }
+        })
+        server.listen(
+          0,
+          "127.0.0.1",
+          () => resume(Effect.succeed({ port: (server.server.address() as AddressInfo).port, received, server }))
+        )
+      }
+    ),
     (s) => Effect.promise(() => new Promise<void>((resolve) => s.server.close(() => resolve())))
   )
 
@@ -73,10 +82,19 @@ const givenDueEmail = Effect.gen(function*() {
   const member = user(org.id, { email: `member-${randomUUID().slice(0, 6)}@acme.test`, role: "member" })
   yield* (yield* UserStore).insert(owner)
   yield* (yield* UserStore).insert(member)
-  const draft = post(org.id, { content: "Winter menu", isDraft: true, createdStatus: "draft", createdBy: Option.some(member.id) })
+  const draft = post(org.id, {
+    content: "Winter menu",
+    isDraft: true,
+    createdStatus: "draft",
+    createdBy: Option.some(member.id)
+  })
   yield* (yield* PostStore).insert({ post: draft, destinations: [] })
   yield* (yield* EventStore).append([
-    event(org.id, { type: "post.approval_requested", data: { post_id: draft.id, requested_by: { user_id: member.id } }, createdAt: at(T0) })
+    event(org.id, {
+      type: "post.approval_requested",
+      data: { post_id: draft.id, requested_by: { user_id: member.id } },
+      createdAt: at(T0)
+    })
   ])
   return { owner, draft }
 })
@@ -84,7 +102,12 @@ const givenDueEmail = Effect.gen(function*() {
 const password = "s3cret-smtp-pa55"
 
 const withMailer = (port: number) =>
-  Effect.provide(SmtpMailer.layer({ url: Redacted.make(`smtp://herald:${password}@127.0.0.1:${port}`), from: "Herald <herald@example.test>" }))
+  Effect.provide(
+    SmtpMailer.layer({
+      url: Redacted.make(`smtp://herald:${password}@127.0.0.1:${port}`),
+      from: "Herald <herald@example.test>"
+    })
+  )
 
 const capturedLogs = () => {
   const lines: Array<string> = []
@@ -100,7 +123,9 @@ describe("notification e-mails over SMTP", () => {
       const smtp = yield* smtpServer(() => undefined)
       yield* TestClock.setTime(T0 + 1000)
       const { draft, owner } = yield* givenDueEmail
-      const sent = yield* NotificationMail.sendDue({ dashboardUrl: Option.some("https://herald.example.com/") }).pipe(withMailer(smtp.port))
+      const sent = yield* NotificationMail.sendDue({ dashboardUrl: Option.some("https://herald.example.com/") }).pipe(
+        withMailer(smtp.port)
+      )
       expect(sent).toBe(1)
       expect(smtp.received.map((r) => r.to)).toEqual([[owner.email]])
       const raw = smtp.received[0]!.raw.replace(/=\r?\n/g, "")
@@ -113,12 +138,17 @@ describe("notification e-mails over SMTP", () => {
 
   it.scoped("a 4xx refusal is retried after a minute; a 5xx one is given up; the SMTP password is never logged", () =>
     Effect.gen(function*() {
-      const smtp = yield* smtpServer((n) => (n === 1 ? { code: 451, message: "Try again later" } : { code: 550, message: "No such user" }))
+      const smtp = yield* smtpServer((
+        n
+      ) => (n === 1 ? { code: 451, message: "Try again later" } : { code: 550, message: "No such user" }))
       const logs = capturedLogs()
       yield* TestClock.setTime(T0 + 1000)
       const { owner } = yield* givenDueEmail
       const store = yield* NotificationStore
-      const pass = NotificationMail.sendDue({ dashboardUrl: Option.none() }).pipe(withMailer(smtp.port), Effect.provide(logs.layer))
+      const pass = NotificationMail.sendDue({ dashboardUrl: Option.none() }).pipe(
+        withMailer(smtp.port),
+        Effect.provide(logs.layer)
+      )
       expect(yield* pass).toBe(1)
       // Not due again before a minute has passed.
       yield* TestClock.setTime(T0 + 1000 + 59_000)

@@ -33,7 +33,6 @@ const listFiles = async (dir: string): Promise<ReadonlyArray<string>> => {
     .sort()
 }
 
-
 // What every store does is in the contract (BlobStores.test.ts); here, what is the file store's own.
 describe("FileBlobStore", () => {
   it.scoped("writes an upload to a temporary file as it arrives, and removes it at the cap", () =>

@@ -34,10 +34,20 @@ describe("S3BlobStore without a server", () => {
   it.scoped("publicUrl is Herald's media base, or with presigned links the object's own address", () =>
     Effect.gen(function*() {
       const credentials = { accessKeyId: "AKIDEXAMPLE", secretAccessKey: Redacted.make("wJalrXUtnFEMI") }
-      const herald = yield* S3BlobStore.make({ bucket: "media", credentials, publicBaseUrl: "https://h.example/media-public" })
+      const herald = yield* S3BlobStore.make({
+        bucket: "media",
+        credentials,
+        publicBaseUrl: "https://h.example/media-public"
+      })
       expect(herald.publicUrl("org/a b")).toEqual(Option.none())
       expect(herald.publicUrl("org/x.png")).toEqual(Option.some("https://h.example/media-public/org/x.png"))
-      const aws = yield* S3BlobStore.make({ bucket: "media", region: "eu-west-1", prefix: "h", links: "presigned", credentials })
+      const aws = yield* S3BlobStore.make({
+        bucket: "media",
+        region: "eu-west-1",
+        prefix: "h",
+        links: "presigned",
+        credentials
+      })
       expect(aws.publicUrl("org/x.png")).toEqual(Option.some("https://media.s3.eu-west-1.amazonaws.com/h/org/x.png"))
       const pathStyle = yield* S3BlobStore.make({
         bucket: "media",
@@ -54,7 +64,9 @@ describe("S3BlobStore without a server", () => {
         links: "presigned",
         credentials
       })
-      expect(virtual.publicUrl("org/x.png")).toEqual(Option.some("https://media.acc.r2.cloudflarestorage.com/org/x.png"))
+      expect(virtual.publicUrl("org/x.png")).toEqual(
+        Option.some("https://media.acc.r2.cloudflarestorage.com/org/x.png")
+      )
     }))
 })
 

@@ -99,7 +99,9 @@ const metered = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
     const result = yield* effect.pipe(Effect.ensuring(Effect.sync(() => clearInterval(timer))))
     sample(true)
     const growth = peak - start
-    console.log(`memory growth ${(growth / MiB).toFixed(1)} MiB (bound ${bound / MiB} MiB, file ${mediaDataBytes / MiB} MiB)`)
+    console.log(
+      `memory growth ${(growth / MiB).toFixed(1)} MiB (bound ${bound / MiB} MiB, file ${mediaDataBytes / MiB} MiB)`
+    )
     return { result, growth }
   })
 
@@ -159,107 +161,125 @@ const json = (res: ServerResponse, status: number, body: unknown, headers: Recor
 }
 
 describe("a large video is published as a stream", () => {
-  it.scoped("the meter notices a whole read: collecting the file grows memory past the bound", () =>
-    Effect.gen(function*() {
-      const { ref, size } = yield* fixture
-      const { growth, result } = yield* metered(collectBytes(ref.bytes, "large"))
-      expect(result.byteLength).toBe(size)
-      expect(growth).toBeGreaterThan(bound)
-    }), { timeout: 120_000 })
+  it.scoped(
+    "the meter notices a whole read: collecting the file grows memory past the bound",
+    () =>
+      Effect.gen(function*() {
+        const { ref, size } = yield* fixture
+        const { growth, result } = yield* metered(collectBytes(ref.bytes, "large"))
+        expect(result.byteLength).toBe(size)
+        expect(growth).toBeGreaterThan(bound)
+      }),
+    { timeout: 120_000 }
+  )
 
-  it.scoped("through the sandbox: every byte is read (size and SHA-256 journaled), memory stays bounded", () =>
-    Effect.gen(function*() {
-      const { ref, sha256, size } = yield* fixture
-      const sent: Array<Sandbox.SandboxSend> = []
-      const client = Sandbox.make("tiktok", { onSend: (s) => Effect.sync(() => sent.push(s)) })
-      const { growth } = yield* metered(
-        client.publish(request({ platform: "tiktok", credentials: {}, main: part("big", [ref]) }))
-      )
-      expect(sent[0]?.media).toEqual([{ id: ref.id, mimeType: "video/mp4", size, sha256 }])
-      expect(growth).toBeLessThan(bound)
-    }), { timeout: 120_000 })
-
-  it.scoped("through YouTube's resumable protocol: 2 MiB ranges, the bytes arrive whole, memory stays bounded", () =>
-    Effect.gen(function*() {
-      const { ref, sha256, size } = yield* fixture
-      const hash = createHash("sha256")
-      let received = 0
-      let puts = 0
-      const server = yield* loopback((req, body, res) => {
-        if (req.method === "POST") {
-          return json(res, 200, {}, { location: `http://${req.headers.host}/session/1` })
-        }
-        const range = /bytes (\d+)-(\d+)\/(\d+)/.exec(String(req.headers["content-range"]))
-        if (req.method !== "PUT" || range === null || Number(range[1]) !== received) return json(res, 400, {})
-        puts++
-        hash.update(body)
-        received += body.length
-        if (received < size) {
-          res.writeHead(308, { range: `bytes=0-${received - 1}` })
-          return res.end()
-        }
-        return json(res, 200, { id: "vid1", status: { uploadStatus: "uploaded", privacyStatus: "public" } })
-      })
-      const client = yield* YouTube.make({ apiUrl: server.url, chunkSize: 2 * MiB }).pipe(Effect.provide(FetchHttpClient.layer))
-      const { growth, result } = yield* metered(
-        client.publish(request({ platform: "youtube", credentials: { access_token: "t" }, main: part("big", [ref]) }))
-      )
-      expect(received).toBe(size)
-      expect(hash.digest("hex")).toBe(sha256)
-      expect(puts).toBe(Math.ceil(size / (2 * MiB)))
-      // A vertical minute-long video is a Short: its moov (after the 256 MiB mdat) was read by ranges.
-      expect(result.platformPostUrl).toBe("https://youtube.com/shorts/vid1")
-      expect(growth).toBeLessThan(bound)
-    }), { timeout: 180_000 })
-
-  it.scoped("through X's chunked APPEND (multipart segments streamed from byte ranges), memory stays bounded", () =>
-    Effect.gen(function*() {
-      const { ref, sha256, size } = yield* fixture
-      const hash = createHash("sha256")
-      let received = 0
-      let segments = 0
-      let fault: string | undefined
-      const server = yield* loopback((req, body, res) => {
-        const path = new URL(req.url ?? "/", "http://x").pathname
-        if (path === "/2/media/upload/initialize") return json(res, 200, { data: { id: "77" } })
-        if (path === "/2/media/upload/77/append") {
-          void new Request("http://fake.invalid/", {
-            method: "POST",
-            headers: { "content-type": String(req.headers["content-type"]) },
-            body
-          }).formData().then(async (form) => {
-            const index = form.get("segment_index")
-            const media = form.get("media")
-            if (index !== String(segments) || media === null || typeof media === "string") fault = `segment ${index}`
-            else {
-              const bytes = new Uint8Array(await media.arrayBuffer())
-              hash.update(bytes)
-              received += bytes.length
-              segments++
-            }
-            res.writeHead(204)
-            res.end()
-          })
-          return
-        }
-        if (path === "/2/media/upload/77/finalize") return json(res, 200, { data: { id: "77" } })
-        if (path === "/2/tweets") return json(res, 201, { data: { id: "900" } })
-        return json(res, 404, {})
-      })
-      const chunkSize = MiB
-      const client = yield* X.make({ apiUrl: server.url, chunkSize }).pipe(Effect.provide(FetchHttpClient.layer))
-      const { growth, result } = yield* metered(
-        client.publish(
-          request({ platform: "x", credentials: { access_token: "t", username: "u" }, main: part("big", [ref]) })
+  it.scoped(
+    "through the sandbox: every byte is read (size and SHA-256 journaled), memory stays bounded",
+    () =>
+      Effect.gen(function*() {
+        const { ref, sha256, size } = yield* fixture
+        const sent: Array<Sandbox.SandboxSend> = []
+        const client = Sandbox.make("tiktok", { onSend: (s) => Effect.sync(() => sent.push(s)) })
+        const { growth } = yield* metered(
+          client.publish(request({ platform: "tiktok", credentials: {}, main: part("big", [ref]) }))
         )
-      )
-      expect(fault).toBeUndefined()
-      expect(result.platformPostId).toBe("900")
-      expect(segments).toBe(Math.ceil(size / chunkSize))
-      expect(received).toBe(size)
-      expect(hash.digest("hex")).toBe(sha256)
-      expect(growth).toBeLessThan(bound)
-    }), { timeout: 180_000 })
+        expect(sent[0]?.media).toEqual([{ id: ref.id, mimeType: "video/mp4", size, sha256 }])
+        expect(growth).toBeLessThan(bound)
+      }),
+    { timeout: 120_000 }
+  )
+
+  it.scoped(
+    "through YouTube's resumable protocol: 2 MiB ranges, the bytes arrive whole, memory stays bounded",
+    () =>
+      Effect.gen(function*() {
+        const { ref, sha256, size } = yield* fixture
+        const hash = createHash("sha256")
+        let received = 0
+        let puts = 0
+        const server = yield* loopback((req, body, res) => {
+          if (req.method === "POST") {
+            return json(res, 200, {}, { location: `http://${req.headers.host}/session/1` })
+          }
+          const range = /bytes (\d+)-(\d+)\/(\d+)/.exec(String(req.headers["content-range"]))
+          if (req.method !== "PUT" || range === null || Number(range[1]) !== received) return json(res, 400, {})
+          puts++
+          hash.update(body)
+          received += body.length
+          if (received < size) {
+            res.writeHead(308, { range: `bytes=0-${received - 1}` })
+            return res.end()
+          }
+          return json(res, 200, { id: "vid1", status: { uploadStatus: "uploaded", privacyStatus: "public" } })
+        })
+        const client = yield* YouTube.make({ apiUrl: server.url, chunkSize: 2 * MiB }).pipe(
+          Effect.provide(FetchHttpClient.layer)
+        )
+        const { growth, result } = yield* metered(
+          client.publish(request({ platform: "youtube", credentials: { access_token: "t" }, main: part("big", [ref]) }))
+        )
+        expect(received).toBe(size)
+        expect(hash.digest("hex")).toBe(sha256)
+        expect(puts).toBe(Math.ceil(size / (2 * MiB)))
+        // A vertical minute-long video is a Short: its moov (after the 256 MiB mdat) was read by ranges.
+        expect(result.platformPostUrl).toBe("https://youtube.com/shorts/vid1")
+        expect(growth).toBeLessThan(bound)
+      }),
+    { timeout: 180_000 }
+  )
+
+  it.scoped(
+    "through X's chunked APPEND (multipart segments streamed from byte ranges), memory stays bounded",
+    () =>
+      Effect.gen(function*() {
+        const { ref, sha256, size } = yield* fixture
+        const hash = createHash("sha256")
+        let received = 0
+        let segments = 0
+        let fault: string | undefined
+        const server = yield* loopback((req, body, res) => {
+          const path = new URL(req.url ?? "/", "http://x").pathname
+          if (path === "/2/media/upload/initialize") return json(res, 200, { data: { id: "77" } })
+          if (path === "/2/media/upload/77/append") {
+            void new Request("http://fake.invalid/", {
+              method: "POST",
+              headers: { "content-type": String(req.headers["content-type"]) },
+              body
+            }).formData().then(async (form) => {
+              const index = form.get("segment_index")
+              const media = form.get("media")
+              if (index !== String(segments) || media === null || typeof media === "string") fault = `segment ${index}`
+              else {
+                const bytes = new Uint8Array(await media.arrayBuffer())
+                hash.update(bytes)
+                received += bytes.length
+                segments++
+              }
+              res.writeHead(204)
+              res.end()
+            })
+            return
+          }
+          if (path === "/2/media/upload/77/finalize") return json(res, 200, { data: { id: "77" } })
+          if (path === "/2/tweets") return json(res, 201, { data: { id: "900" } })
+          return json(res, 404, {})
+        })
+        const chunkSize = MiB
+        const client = yield* X.make({ apiUrl: server.url, chunkSize }).pipe(Effect.provide(FetchHttpClient.layer))
+        const { growth, result } = yield* metered(
+          client.publish(
+            request({ platform: "x", credentials: { access_token: "t", username: "u" }, main: part("big", [ref]) })
+          )
+        )
+        expect(fault).toBeUndefined()
+        expect(result.platformPostId).toBe("900")
+        expect(segments).toBe(Math.ceil(size / chunkSize))
+        expect(received).toBe(size)
+        expect(hash.digest("hex")).toBe(sha256)
+        expect(growth).toBeLessThan(bound)
+      }),
+    { timeout: 180_000 }
+  )
 })
 
 describe("MediaBytes", () => {
@@ -292,7 +312,11 @@ describe("MediaBytes", () => {
       const raw = yield* collectBytes(body.stream, "form")
       expect(body.contentLength).toBe(raw.length)
       const form = yield* Effect.promise(() =>
-        new Request("http://fake.invalid/", { method: "POST", headers: { "content-type": body.contentType }, body: raw })
+        new Request("http://fake.invalid/", {
+          method: "POST",
+          headers: { "content-type": body.contentType },
+          body: raw
+        })
           .formData()
       )
       expect(form.get("caption")).toBe("héllo")

@@ -137,7 +137,9 @@ describe("UrlImporter", () => {
         const missing = failureOf(yield* Effect.exit(Effect.scoped(open.fetch(`${base}/missing`))))
         expect(missing).toMatchObject({ reason: "http_status", message: "127.0.0.1 answered HTTP 404" })
         const quick = UrlImporter.make({ allowPrivate: true, timeout: "300 millis" })
-        const exit = yield* Effect.exit(Effect.scoped(Effect.flatMap(quick.fetch(`${base}/slow`), (f) => collect(f.body))))
+        const exit = yield* Effect.exit(
+          Effect.scoped(Effect.flatMap(quick.fetch(`${base}/slow`), (f) => collect(f.body)))
+        )
         expect(failureOf(exit).reason).toBe("timeout")
       })))
 

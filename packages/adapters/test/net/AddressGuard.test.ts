@@ -14,7 +14,9 @@ const refusedRange = (address: string, allowPrivate = false): string => {
 const publicResolver = (map: Record<string, ReadonlyArray<string>>): AddressGuard.Resolver => (hostname) => {
   const addresses = map[hostname]
   if (addresses === undefined) return Promise.reject(new Error("ENOTFOUND"))
-  return Promise.resolve(addresses.map((address) => ({ address, family: address.includes(":") ? 6 as const : 4 as const })))
+  return Promise.resolve(
+    addresses.map((address) => ({ address, family: address.includes(":") ? 6 as const : 4 as const }))
+  )
 }
 
 const check = (url: string, options: AddressGuard.GuardOptions) =>
@@ -68,7 +70,9 @@ describe("AddressGuard.classify", () => {
   })
 
   it("with allowPrivate, private and local addresses pass but metadata, unspecified and multicast do not", () => {
-    for (const address of ["127.0.0.1", "10.0.0.1", "192.168.0.10", "::1", "fd12::1", "::ffff:127.0.0.1", "100.64.0.1"]) {
+    for (
+      const address of ["127.0.0.1", "10.0.0.1", "192.168.0.10", "::1", "fd12::1", "::ffff:127.0.0.1", "100.64.0.1"]
+    ) {
       expect(AddressGuard.classify(address, true).allowed).toBe(true)
     }
     expect(refusedRange("169.254.169.254", true)).toBe("cloud metadata")
@@ -106,17 +110,19 @@ describe("AddressGuard.resolveAndCheck", () => {
 
   it.effect("refuses literal private and loopback targets in every spelling, naming the host only", () =>
     Effect.gen(function*() {
-      for (const url of [
-        "https://127.0.0.1/hook?token=s3cr3t",
-        "https://2130706433/hook?token=s3cr3t",
-        "https://0177.0.0.1/hook?token=s3cr3t",
-        "https://0x7f.1/hook?token=s3cr3t",
-        "https://[::ffff:127.0.0.1]/hook?token=s3cr3t",
-        "https://[::1]/hook?token=s3cr3t",
-        "https://10.0.0.5/hook?token=s3cr3t",
-        "https://169.254.169.254/latest/meta-data?token=s3cr3t",
-        "https://[64:ff9b::a9fe:a9fe]/hook?token=s3cr3t"
-      ]) {
+      for (
+        const url of [
+          "https://127.0.0.1/hook?token=s3cr3t",
+          "https://2130706433/hook?token=s3cr3t",
+          "https://0177.0.0.1/hook?token=s3cr3t",
+          "https://0x7f.1/hook?token=s3cr3t",
+          "https://[::ffff:127.0.0.1]/hook?token=s3cr3t",
+          "https://[::1]/hook?token=s3cr3t",
+          "https://10.0.0.5/hook?token=s3cr3t",
+          "https://169.254.169.254/latest/meta-data?token=s3cr3t",
+          "https://[64:ff9b::a9fe:a9fe]/hook?token=s3cr3t"
+        ]
+      ) {
         const result = yield* check(url, { allowPrivate: false })
         expect(Either.isLeft(result), url).toBe(true)
         if (Either.isLeft(result)) {
@@ -158,7 +164,9 @@ describe("AddressGuard.resolveAndCheck", () => {
       const http = yield* check("http://public.example/x", { allowPrivate: false, resolve })
       expect(Either.isLeft(http) && http.left.reason).toBe("invalid_url")
       expect(Either.isRight(yield* check("http://public.example/x", { allowPrivate: true, resolve }))).toBe(true)
-      expect(Either.isRight(yield* check("http://public.example/x", { allowPrivate: false, allowPlainHttp: true, resolve })))
+      expect(
+        Either.isRight(yield* check("http://public.example/x", { allowPrivate: false, allowPlainHttp: true, resolve }))
+      )
         .toBe(true)
       for (const url of ["ftp://public.example/x", "file:///etc/passwd", "gopher://public.example/", "not a url"]) {
         const result = yield* check(url, { allowPrivate: true, resolve })
@@ -201,15 +209,17 @@ describe("AddressGuard.lookupFor", () => {
 describe("AddressGuard.checkUrl (no I/O)", () => {
   it.effect("refuses literal refused addresses in every spelling and plain http; leaves host names to resolveAndCheck", () =>
     Effect.gen(function*() {
-      for (const url of [
-        "https://127.0.0.1/h?token=s3cr3t",
-        "https://2130706433/h",
-        "https://0177.0.0.1/h",
-        "https://0x7f.1/h",
-        "https://[::ffff:127.0.0.1]/h",
-        "https://192.168.1.20/h",
-        "https://169.254.169.254/h"
-      ]) {
+      for (
+        const url of [
+          "https://127.0.0.1/h?token=s3cr3t",
+          "https://2130706433/h",
+          "https://0177.0.0.1/h",
+          "https://0x7f.1/h",
+          "https://[::ffff:127.0.0.1]/h",
+          "https://192.168.1.20/h",
+          "https://169.254.169.254/h"
+        ]
+      ) {
         const result = yield* Effect.either(AddressGuard.checkUrl(url, { allowPrivate: false }))
         expect(Either.isLeft(result) && result.left.reason, url).toBe("refused_address")
         expect(Either.isLeft(result) && result.left.message, url).not.toContain("s3cr3t")

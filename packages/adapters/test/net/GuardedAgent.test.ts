@@ -38,7 +38,10 @@ describe("GuardedAgent", () => {
       const server = yield* FakeServer.scoped(() => ({ status: 204 }))
       const seen: Array<string> = []
       // "pinned.test" exists only in this resolver; the system resolver cannot have chosen the address.
-      const agents = GuardedAgent.make({ allowPrivate: true, resolve: resolverOf({ "pinned.test": "127.0.0.1" }, seen) })
+      const agents = GuardedAgent.make({
+        allowPrivate: true,
+        resolve: resolverOf({ "pinned.test": "127.0.0.1" }, seen)
+      })
       const answer = yield* get(agents, `http://pinned.test:${portOf(server)}/hook`)
       expect(answer).toEqual({ status: 204 })
       expect(seen).toEqual(["pinned.test"])
@@ -49,7 +52,13 @@ describe("GuardedAgent", () => {
     Effect.gen(function*() {
       const server = yield* FakeServer.scoped(() => ({ status: 204 }))
       const agents = GuardedAgent.make({ allowPrivate: false, resolve: resolverOf({ "rebound.test": "127.0.0.1" }) })
-      for (const url of [`http://rebound.test:${portOf(server)}/`, server.url, `http://[::ffff:127.0.0.1]:${portOf(server)}/`]) {
+      for (
+        const url of [
+          `http://rebound.test:${portOf(server)}/`,
+          server.url,
+          `http://[::ffff:127.0.0.1]:${portOf(server)}/`
+        ]
+      ) {
         const answer = yield* get(agents, url)
         expect("error" in answer).toBe(true)
         const refusal = GuardedAgent.refusalIn("error" in answer ? answer.error : undefined)
@@ -75,18 +84,25 @@ describe("GuardedAgent", () => {
   it.scopedLive("the HttpClient answers a redirect as it is and never follows it", () =>
     Effect.gen(function*() {
       const target = yield* FakeServer.scoped(() => ({ status: 200, body: { secret: "metadata" } }))
-      const redirecting = yield* FakeServer.scoped(() => ({ status: 307, headers: { location: `${target.url}/latest/meta-data/` } }))
+      const redirecting = yield* FakeServer.scoped(() => ({
+        status: 307,
+        headers: { location: `${target.url}/latest/meta-data/` }
+      }))
       // Both on loopback and both allowed, so only the absence of redirect following keeps `target` unreached.
       const client = yield* GuardedAgent.httpClient({ allowPrivate: true })
       const response = yield* client.execute(
-        HttpClientRequest.post(`${redirecting.url}/xrpc/login`).pipe(HttpClientRequest.bodyUnsafeJson({ password: "p" }))
+        HttpClientRequest.post(`${redirecting.url}/xrpc/login`).pipe(
+          HttpClientRequest.bodyUnsafeJson({ password: "p" })
+        )
       )
       expect(response.status).toBe(307)
       expect(redirecting.requests).toHaveLength(1)
       expect(target.requests).toHaveLength(0)
       // The same client over a refused address fails with the refusal in its cause.
       const guarded = yield* GuardedAgent.httpClient({ allowPrivate: false })
-      const error = yield* Effect.flip(HttpClient.get(target.url).pipe(Effect.provideService(HttpClient.HttpClient, guarded)))
+      const error = yield* Effect.flip(
+        HttpClient.get(target.url).pipe(Effect.provideService(HttpClient.HttpClient, guarded))
+      )
       expect(GuardedAgent.refusalIn(error)?.reason).toBe("refused_address")
       expect(target.requests).toHaveLength(0)
     }))

@@ -121,7 +121,11 @@ describe("Facebook OAuth provider", () => {
 
   it.effect("an unreachable Graph API is transient", () =>
     Effect.gen(function*() {
-      const fb = yield* Facebook.make({ clientId: "a", clientSecret: Redacted.make("secret-1"), apiUrl: "http://127.0.0.1:9" })
+      const fb = yield* Facebook.make({
+        clientId: "a",
+        clientSecret: Redacted.make("secret-1"),
+        apiUrl: "http://127.0.0.1:9"
+      })
       const error = yield* Effect.flip(fb.exchangeCode({ code: "code-1", redirectUri, codeVerifier: "v" }))
       expect(error.kind).toBe("transient")
     }).pipe(Effect.provide(FetchHttpClient.layer)))

@@ -18,8 +18,14 @@ import * as ThreadsFake from "./fakes/ThreadsOAuthFake.js"
 const day = 86_400_000
 const redirectUri = (platform: string) => `https://herald.example.com/oauth/callback/${platform}`
 
-const instagramFake = Effect.acquireRelease(Effect.promise(() => InstagramFake.start()), (f) => Effect.promise(() => f.close()))
-const threadsFake = Effect.acquireRelease(Effect.promise(() => ThreadsFake.start()), (f) => Effect.promise(() => f.close()))
+const instagramFake = Effect.acquireRelease(
+  Effect.promise(() => InstagramFake.start()),
+  (f) => Effect.promise(() => f.close())
+)
+const threadsFake = Effect.acquireRelease(
+  Effect.promise(() => ThreadsFake.start()),
+  (f) => Effect.promise(() => f.close())
+)
 
 const instagram = (f: InstagramFake.InstagramFake) =>
   Instagram.make({
@@ -60,7 +66,9 @@ describe("Instagram OAuth provider (Instagram Login)", () => {
       const ig = yield* instagram(f)
       for (const nested of [false, true]) {
         f.nested = nested
-        const back = new URL(f.authorize(ig.authorizeUrl({ state: "st", redirectUri: redirectUri("instagram"), codeChallenge: "c" })))
+        const back = new URL(
+          f.authorize(ig.authorizeUrl({ state: "st", redirectUri: redirectUri("instagram"), codeChallenge: "c" }))
+        )
         const [identity, ...more] = yield* ig.exchangeCode({
           code: back.searchParams.get("code")!,
           redirectUri: redirectUri("instagram"),
@@ -73,8 +81,13 @@ describe("Instagram OAuth provider (Instagram Login)", () => {
           avatarUrl: "https://scontent.cdninstagram.example/herald.jpg"
         })
         // The long-lived token is stored; the connection lasts as long as it does (TestClock starts at 0).
-        expect(f.tokens.get(identity.credentials.access_token!)).toEqual({ userId: "17841400000000001", longLived: true })
-        expect(Option.map(identity.tokenExpiresAt, DateTime.toEpochMillis)).toEqual(Option.some(longLivedSeconds * 1000))
+        expect(f.tokens.get(identity.credentials.access_token!)).toEqual({
+          userId: "17841400000000001",
+          longLived: true
+        })
+        expect(Option.map(identity.tokenExpiresAt, DateTime.toEpochMillis)).toEqual(
+          Option.some(longLivedSeconds * 1000)
+        )
         expect(identity.credentials).toMatchObject({
           user_id: "17841400000000001",
           username: "herald.gallery",
@@ -100,7 +113,9 @@ describe("Instagram OAuth provider (Instagram Login)", () => {
       f.quoteRequest = true
       const ig = yield* instagram(f)
       const code = "AQBad-code-9876543210"
-      const refused = yield* Effect.flip(ig.exchangeCode({ code, redirectUri: redirectUri("instagram"), codeVerifier: "v" }))
+      const refused = yield* Effect.flip(
+        ig.exchangeCode({ code, redirectUri: redirectUri("instagram"), codeVerifier: "v" })
+      )
       expect(refused.kind).toBe("auth")
       expect(refused.message).toContain("Instagram: Invalid authorization code")
       expect(refused.message).toContain("[redacted]")
@@ -113,8 +128,14 @@ describe("Instagram OAuth provider (Instagram Login)", () => {
     Effect.gen(function*() {
       const f = yield* instagramFake
       const ig = yield* instagram(f)
-      const back = new URL(f.authorize(ig.authorizeUrl({ state: "st", redirectUri: redirectUri("instagram"), codeChallenge: "c" })))
-      const [first] = yield* ig.exchangeCode({ code: back.searchParams.get("code")!, redirectUri: redirectUri("instagram"), codeVerifier: "v" })
+      const back = new URL(
+        f.authorize(ig.authorizeUrl({ state: "st", redirectUri: redirectUri("instagram"), codeChallenge: "c" }))
+      )
+      const [first] = yield* ig.exchangeCode({
+        code: back.searchParams.get("code")!,
+        redirectUri: redirectUri("instagram"),
+        codeVerifier: "v"
+      })
       yield* TestClock.adjust("50 days")
       const renewed = yield* ig.refresh!(Redacted.make(first.credentials))
       expect(renewed.credentials.access_token).not.toBe(first.credentials.access_token)
@@ -126,7 +147,9 @@ describe("Instagram OAuth provider (Instagram Login)", () => {
         expires_at: String(50 * day + longLivedSeconds * 1000),
         refresh_at: String(50 * day + longLivedSeconds * 1000 - 10 * day)
       })
-      expect(Option.map(renewed.tokenExpiresAt, DateTime.toEpochMillis)).toEqual(Option.some(50 * day + longLivedSeconds * 1000))
+      expect(Option.map(renewed.tokenExpiresAt, DateTime.toEpochMillis)).toEqual(
+        Option.some(50 * day + longLivedSeconds * 1000)
+      )
       const call = f.server.requests.find((r) => r.path === "/refresh_access_token")!
       expect(call.query.get("grant_type")).toBe("ig_refresh_token")
       f.revoke("17841400000000001")
@@ -155,8 +178,14 @@ describe("Threads OAuth provider", () => {
     Effect.gen(function*() {
       const f = yield* threadsFake
       const th = yield* threads(f)
-      const back = new URL(f.authorize(th.authorizeUrl({ state: "st", redirectUri: redirectUri("threads"), codeChallenge: "c" })))
-      const identities = yield* th.exchangeCode({ code: back.searchParams.get("code")!, redirectUri: redirectUri("threads"), codeVerifier: "v" })
+      const back = new URL(
+        f.authorize(th.authorizeUrl({ state: "st", redirectUri: redirectUri("threads"), codeChallenge: "c" }))
+      )
+      const identities = yield* th.exchangeCode({
+        code: back.searchParams.get("code")!,
+        redirectUri: redirectUri("threads"),
+        codeVerifier: "v"
+      })
       expect(identities).toHaveLength(1)
       const [identity] = identities
       expect(identity).toMatchObject({
@@ -172,7 +201,9 @@ describe("Threads OAuth provider", () => {
         refresh_at: String(longLivedSeconds * 1000 - 10 * day)
       })
       expect(Option.map(identity.tokenExpiresAt, DateTime.toEpochMillis)).toEqual(Option.some(longLivedSeconds * 1000))
-      expect(f.server.requests.find((r) => r.path === "/access_token")!.query.get("grant_type")).toBe("th_exchange_token")
+      expect(f.server.requests.find((r) => r.path === "/access_token")!.query.get("grant_type")).toBe(
+        "th_exchange_token"
+      )
       expect(f.server.requests.find((r) => r.path === "/v1.0/me")!.query.get("fields"))
         .toBe("id,username,name,threads_profile_picture_url")
     }).pipe(Effect.provide(FetchHttpClient.layer)))
@@ -183,7 +214,9 @@ describe("Threads OAuth provider", () => {
       f.quoteRequest = true
       const th = yield* threads(f)
       const code = "AQThreads-bad-code-12345"
-      const refused = yield* Effect.flip(th.exchangeCode({ code, redirectUri: redirectUri("threads"), codeVerifier: "v" }))
+      const refused = yield* Effect.flip(
+        th.exchangeCode({ code, redirectUri: redirectUri("threads"), codeVerifier: "v" })
+      )
       expect(refused.kind).toBe("auth")
       expect(refused.message).toContain("Threads: Invalid verification code format.")
       expect(refused.message).toContain("(code 100, subcode 36007)")
@@ -195,15 +228,25 @@ describe("Threads OAuth provider", () => {
     Effect.gen(function*() {
       const f = yield* threadsFake
       const th = yield* threads(f)
-      const back = new URL(f.authorize(th.authorizeUrl({ state: "st", redirectUri: redirectUri("threads"), codeChallenge: "c" })))
-      const [first] = yield* th.exchangeCode({ code: back.searchParams.get("code")!, redirectUri: redirectUri("threads"), codeVerifier: "v" })
+      const back = new URL(
+        f.authorize(th.authorizeUrl({ state: "st", redirectUri: redirectUri("threads"), codeChallenge: "c" }))
+      )
+      const [first] = yield* th.exchangeCode({
+        code: back.searchParams.get("code")!,
+        redirectUri: redirectUri("threads"),
+        codeVerifier: "v"
+      })
       yield* TestClock.adjust("50 days")
       const renewed = yield* th.refresh!(Redacted.make(first.credentials))
       expect(renewed.platformAccountId).toBe("25990011")
       expect(renewed.credentials.access_token).not.toBe(first.credentials.access_token)
       expect(renewed.credentials).toMatchObject({ user_id: "25990011", username: "herald.threads" })
-      expect(Option.map(renewed.tokenExpiresAt, DateTime.toEpochMillis)).toEqual(Option.some(50 * day + longLivedSeconds * 1000))
-      expect(f.server.requests.find((r) => r.path === "/refresh_access_token")!.query.get("grant_type")).toBe("th_refresh_token")
+      expect(Option.map(renewed.tokenExpiresAt, DateTime.toEpochMillis)).toEqual(
+        Option.some(50 * day + longLivedSeconds * 1000)
+      )
+      expect(f.server.requests.find((r) => r.path === "/refresh_access_token")!.query.get("grant_type")).toBe(
+        "th_refresh_token"
+      )
       // Nothing stored to renew with: auth, without calling Threads.
       const before = f.counts.refreshes
       expect((yield* Effect.flip(th.refresh!(Redacted.make({ user_id: "25990011" })))).kind).toBe("auth")

@@ -19,12 +19,21 @@ describe("standard OAuth providers", () => {
       const fake = yield* FakeServer.scoped((request) => {
         if (request.path === "/oauth/v2/accessToken") {
           if (request.form?.get("client_secret") !== "csecret-0123" || request.form.get("code") !== "good") {
-            return { status: 400, body: { error: "invalid_grant", error_description: "Unable to retrieve access token" } }
+            return {
+              status: 400,
+              body: { error: "invalid_grant", error_description: "Unable to retrieve access token" }
+            }
           }
-          return { status: 200, body: { access_token: "li-at", expires_in: 5184000, scope: "openid,profile,w_member_social" } }
+          return {
+            status: 200,
+            body: { access_token: "li-at", expires_in: 5184000, scope: "openid,profile,w_member_social" }
+          }
         }
         if (request.path === "/v2/userinfo" && request.headers.authorization === "Bearer li-at") {
-          return { status: 200, body: { sub: "abc123", name: "Ada Herald", picture: "https://media.licdn.com/ada.jpg" } }
+          return {
+            status: 200,
+            body: { sub: "abc123", name: "Ada Herald", picture: "https://media.licdn.com/ada.jpg" }
+          }
         }
         return { status: 401, body: { message: "Invalid access token", serviceErrorCode: 65600, status: 401 } }
       })
@@ -49,13 +58,20 @@ describe("standard OAuth providers", () => {
       const expectedBasic = `Basic ${Buffer.from("cid:csecret-0123").toString("base64")}`
       const fake = yield* FakeServer.scoped((request) => {
         if (request.path === "/v5/oauth/token") {
-          if (request.headers.authorization !== expectedBasic) return { status: 401, body: { code: 2, message: "Authentication failed." } }
+          if (request.headers.authorization !== expectedBasic) {
+            return { status: 401, body: { code: 2, message: "Authentication failed." } }
+          }
           const grant = request.form?.get("grant_type")
           return {
             status: 200,
             body: grant === "refresh_token"
               ? { access_token: "pin-at-2", expires_in: 2592000 }
-              : { access_token: "pin-at", refresh_token: "pin-rt", expires_in: 2592000, refresh_token_expires_in: 31536000 }
+              : {
+                access_token: "pin-at",
+                refresh_token: "pin-rt",
+                expires_in: 2592000,
+                refresh_token_expires_in: 31536000
+              }
           }
         }
         if (request.path === "/v5/user_account") return { status: 200, body: { username: "heraldpins", id: "p-9" } }
@@ -80,6 +96,8 @@ describe("standard OAuth providers", () => {
       expect(url.searchParams.has("client_id")).toBe(false)
       expect(url.searchParams.get("code_challenge")).toBe("ch")
       expect(url.searchParams.get("code_challenge_method")).toBe("S256")
-      expect(url.searchParams.get("scope")).toBe("user.info.basic,user.info.profile,video.publish,video.upload,video.list")
+      expect(url.searchParams.get("scope")).toBe(
+        "user.info.basic,user.info.profile,video.publish,video.upload,video.list"
+      )
     }).pipe(Effect.provide(FetchHttpClient.layer)))
 })

@@ -45,7 +45,11 @@ describe("X OAuth provider", () => {
       const f = yield* fake
       const x = yield* provider(f)
       const back = new URL(f.authorize(x.authorizeUrl({ state: "st", redirectUri, codeChallenge: challenge })))
-      const [identity] = yield* x.exchangeCode({ code: back.searchParams.get("code")!, redirectUri, codeVerifier: verifier })
+      const [identity] = yield* x.exchangeCode({
+        code: back.searchParams.get("code")!,
+        redirectUri,
+        codeVerifier: verifier
+      })
       expect(identity.platformAccountId).toBe("1111")
       expect(identity.accountName).toBe("@herald_app")
       expect(identity.avatarUrl).toBe("https://pbs.twimg.com/herald.png")
@@ -77,7 +81,11 @@ describe("X OAuth provider", () => {
       const f = yield* fake
       const x = yield* provider(f)
       const back = new URL(f.authorize(x.authorizeUrl({ state: "st", redirectUri, codeChallenge: challenge })))
-      const [first] = yield* x.exchangeCode({ code: back.searchParams.get("code")!, redirectUri, codeVerifier: verifier })
+      const [first] = yield* x.exchangeCode({
+        code: back.searchParams.get("code")!,
+        redirectUri,
+        codeVerifier: verifier
+      })
       const renewed = yield* x.refresh!(Redacted.make(first.credentials))
       expect(renewed.credentials.refresh_token).not.toBe(first.credentials.refresh_token)
       expect(renewed.credentials.access_token).not.toBe(first.credentials.access_token)

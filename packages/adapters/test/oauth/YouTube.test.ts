@@ -48,7 +48,11 @@ describe("YouTube OAuth provider", () => {
       const f = yield* fake
       const yt = yield* provider(f)
       const back = new URL(f.authorize(yt.authorizeUrl({ state: "st", redirectUri, codeChallenge: challenge })))
-      const identities = yield* yt.exchangeCode({ code: back.searchParams.get("code")!, redirectUri, codeVerifier: verifier })
+      const identities = yield* yt.exchangeCode({
+        code: back.searchParams.get("code")!,
+        redirectUri,
+        codeVerifier: verifier
+      })
       expect(identities).toHaveLength(1)
       const [identity] = identities
       expect(identity).toMatchObject({
@@ -71,7 +75,8 @@ describe("YouTube OAuth provider", () => {
     Effect.gen(function*() {
       const f = yield* fake
       const yt = yield* provider(f)
-      const code = new URL(f.authorize(yt.authorizeUrl({ state: "st", redirectUri, codeChallenge: challenge }))).searchParams.get("code")!
+      const code = new URL(f.authorize(yt.authorizeUrl({ state: "st", redirectUri, codeChallenge: challenge })))
+        .searchParams.get("code")!
       const error = yield* Effect.flip(yt.exchangeCode({ code, redirectUri, codeVerifier: "z".repeat(64) }))
       expect(error.kind).toBe("auth")
       expect(error.message).toBe("YouTube: invalid_grant: Invalid code verifier.")
@@ -82,7 +87,8 @@ describe("YouTube OAuth provider", () => {
       const f = yield* fake
       f.signedIn = "g-2"
       const yt = yield* provider(f)
-      const code = new URL(f.authorize(yt.authorizeUrl({ state: "st", redirectUri, codeChallenge: challenge }))).searchParams.get("code")!
+      const code = new URL(f.authorize(yt.authorizeUrl({ state: "st", redirectUri, codeChallenge: challenge })))
+        .searchParams.get("code")!
       const error = yield* Effect.flip(yt.exchangeCode({ code, redirectUri, codeVerifier: verifier }))
       expect(error.kind).toBe("auth")
       expect(error.message).toBe("YouTube: youtubeSignupRequired: this Google account has no YouTube channel")
@@ -93,7 +99,11 @@ describe("YouTube OAuth provider", () => {
       const f = yield* fake
       const yt = yield* provider(f)
       const back = new URL(f.authorize(yt.authorizeUrl({ state: "st", redirectUri, codeChallenge: challenge })))
-      const [first] = yield* yt.exchangeCode({ code: back.searchParams.get("code")!, redirectUri, codeVerifier: verifier })
+      const [first] = yield* yt.exchangeCode({
+        code: back.searchParams.get("code")!,
+        redirectUri,
+        codeVerifier: verifier
+      })
       const renewed = yield* yt.refresh!(Redacted.make(first.credentials))
       expect(renewed.credentials.access_token).not.toBe(first.credentials.access_token)
       expect(renewed.credentials.refresh_token).toBe(first.credentials.refresh_token)

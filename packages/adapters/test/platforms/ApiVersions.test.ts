@@ -27,7 +27,10 @@ describe("API versions as configuration", () => {
     expect(bad.ignored).toHaveLength(2)
     expect(bad.ignored[0]).toContain("HERALD_LINKEDIN_VERSION=2026-03")
 
-    const options = ConnectionsConfig.platformOptionsFromEnv({ HERALD_LINKEDIN_VERSION: "202602", HERALD_GRAPH_VERSION: "v22.0" })
+    const options = ConnectionsConfig.platformOptionsFromEnv({
+      HERALD_LINKEDIN_VERSION: "202602",
+      HERALD_GRAPH_VERSION: "v22.0"
+    })
     expect(options.linkedin?.version).toBe("202602")
     expect(options.facebook?.graphVersion).toBe("v22.0")
     expect(options.instagram?.graphVersion).toBe("v22.0")
@@ -59,19 +62,30 @@ describe("API versions as configuration", () => {
       "LinkedIn version 202601 sunsets on 2027-01-15 (in 14 days); raise HERALD_LINKEDIN_VERSION to a newer version",
       "Graph API version v21.0 sunsets on 2027-01-21 (in 20 days); raise HERALD_GRAPH_VERSION to a newer version"
     ])
-    expect(ApiVersions.sunsetWarnings(configured, at("2027-02-01T00:00:00Z"))[0]).toContain("reached its sunset on 2027-01-15")
+    expect(ApiVersions.sunsetWarnings(configured, at("2027-02-01T00:00:00Z"))[0]).toContain(
+      "reached its sunset on 2027-01-15"
+    )
     expect(ApiVersions.sunsetWarnings({ linkedin: "202612", graph: "v99.0" }, at("2027-01-01T00:00:00Z"))).toEqual([])
   })
 
   it.scoped("the live registry logs the warnings when it is built (server and worker start)", () =>
     Effect.gen(function*() {
       const logged: Array<string> = []
-      const capture = Logger.replace(Logger.defaultLogger, Logger.make(({ message }) => {
-        logged.push(Array.isArray(message) ? message.join(" ") : String(message))
-      }))
+      const capture = Logger.replace(
+        Logger.defaultLogger,
+        Logger.make(({ message }) => {
+          logged.push(Array.isArray(message) ? message.join(" ") : String(message))
+        })
+      )
       yield* TestClock.setTime(Date.parse("2027-01-05T00:00:00Z"))
-      const options = ConnectionsConfig.platformOptionsFromEnv({ HERALD_GRAPH_VERSION: "v21", HERALD_LINKEDIN_VERSION: "202601" })
-      yield* Platforms.pipe(Effect.provide(Layer.provide(Registry.layerLive(options), HttpLive)), Effect.provide(capture))
+      const options = ConnectionsConfig.platformOptionsFromEnv({
+        HERALD_GRAPH_VERSION: "v21",
+        HERALD_LINKEDIN_VERSION: "202601"
+      })
+      yield* Platforms.pipe(
+        Effect.provide(Layer.provide(Registry.layerLive(options), HttpLive)),
+        Effect.provide(capture)
+      )
       expect(logged).toEqual([
         "HERALD_GRAPH_VERSION=v21 is not a Graph API version (vNN.N); using v26.0",
         expect.stringContaining("LinkedIn version 202601 sunsets on 2027-01-15 (in 10 days)")
@@ -80,10 +94,15 @@ describe("API versions as configuration", () => {
 
   it.scopedLive("LinkedIn: the configured version is the header sent; a 426 names the setting to raise", () =>
     Effect.gen(function*() {
-      const fake = yield* Effect.acquireRelease(Effect.promise(() => LinkedInFake.start()), (f) => Effect.promise(() => f.server.close()))
+      const fake = yield* Effect.acquireRelease(
+        Effect.promise(() => LinkedInFake.start()),
+        (f) => Effect.promise(() => f.server.close())
+      )
       const credentials = { access_token: LinkedInFake.accessToken, author_urn: LinkedInFake.authorUrn }
       const options = ConnectionsConfig.platformOptionsFromEnv({ HERALD_LINKEDIN_VERSION: "202602" })
-      const client = yield* LinkedIn.make({ ...options.linkedin, apiUrl: fake.server.url }).pipe(Effect.provide(HttpLive))
+      const client = yield* LinkedIn.make({ ...options.linkedin, apiUrl: fake.server.url }).pipe(
+        Effect.provide(HttpLive)
+      )
       yield* client.publish(request({ platform: "linkedin", credentials, main: part("hello") }))
       expect(fake.server.requests.at(-1)!.headers["linkedin-version"]).toBe("202602")
 

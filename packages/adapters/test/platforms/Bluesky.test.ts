@@ -80,28 +80,43 @@ describe("Bluesky adapter against the XRPC fake", () => {
     Effect.gen(function*() {
       const { client, fake } = yield* setup
       fake.profileIndexed = false
-      const identity = yield* client.connectWithCredentials!({ handle: "herald.bsky.social", app_password: BlueskyFake.appPassword })
+      const identity = yield* client.connectWithCredentials!({
+        handle: "herald.bsky.social",
+        app_password: BlueskyFake.appPassword
+      })
       expect(calls(fake.pds.requests)).toEqual(["app.bsky.actor.getProfile"])
-      expect(identity).toMatchObject({ platformAccountId: BlueskyFake.did, accountName: "herald.bsky.social", avatarUrl: "" })
+      expect(identity).toMatchObject({
+        platformAccountId: BlueskyFake.did,
+        accountName: "herald.bsky.social",
+        avatarUrl: ""
+      })
       expect(identity.credentials["access_jwt"]).toMatch(/^eyJ/)
       // The refresh sweep reads the identity the same way.
       const renewed = yield* client.refresh!(Redacted.make(identity.credentials))
       expect(renewed.accountName).toBe("herald.bsky.social")
       // A refused session still fails the connect.
-      const wrong = yield* Effect.flip(client.connectWithCredentials!({ handle: "herald.bsky.social", app_password: "zzzz-zzzz-zzzz-zzzz" }))
+      const wrong = yield* Effect.flip(
+        client.connectWithCredentials!({ handle: "herald.bsky.social", app_password: "zzzz-zzzz-zzzz-zzzz" })
+      )
       expect(wrong.kind).toBe("auth")
     }))
 
   it.scopedLive("connect: a wrong app password is auth; a main password or an http service is refused unsent", () =>
     Effect.gen(function*() {
       const { client, fake } = yield* setup
-      const wrong = yield* client.connectWithCredentials!({ handle: "herald.bsky.social", app_password: "zzzz-zzzz-zzzz-zzzz" })
+      const wrong = yield* client.connectWithCredentials!({
+        handle: "herald.bsky.social",
+        app_password: "zzzz-zzzz-zzzz-zzzz"
+      })
         .pipe(Effect.flip)
       expect(wrong.kind).toBe("auth")
       expect(wrong.message).toBe("Bluesky: AuthenticationRequired: Invalid identifier or password")
       expect(wrong.message).not.toContain("zzzz-zzzz")
 
-      const mainPassword = yield* client.connectWithCredentials!({ handle: "herald.bsky.social", app_password: "hunter2!" })
+      const mainPassword = yield* client.connectWithCredentials!({
+        handle: "herald.bsky.social",
+        app_password: "hunter2!"
+      })
         .pipe(Effect.flip)
       expect(mainPassword.kind).toBe("auth")
       expect(mainPassword.message).toContain("app password")
@@ -170,7 +185,10 @@ describe("Bluesky adapter against the XRPC fake", () => {
       expect(fake.records[0]!.record["embed"]).toEqual({
         $type: "app.bsky.embed.images",
         images: [
-          { alt: "", image: { $type: "blob", ref: { $link: fake.blobs[0]!.link }, mimeType: "image/jpeg", size: 5000 } },
+          {
+            alt: "",
+            image: { $type: "blob", ref: { $link: fake.blobs[0]!.link }, mimeType: "image/jpeg", size: 5000 }
+          },
           { alt: "", image: { $type: "blob", ref: { $link: fake.blobs[1]!.link }, mimeType: "image/png", size: 7000 } }
         ]
       })
@@ -184,7 +202,12 @@ describe("Bluesky adapter against the XRPC fake", () => {
         platform: "bluesky",
         credentials,
         main: part("pics", [
-          { ...media({ kind: "image", mimeType: "image/jpeg", bytes: bytesOf(5000, 1) }), altText: "A red kite", width: 1600, height: 900 },
+          {
+            ...media({ kind: "image", mimeType: "image/jpeg", bytes: bytesOf(5000, 1) }),
+            altText: "A red kite",
+            width: 1600,
+            height: 900
+          },
           media({ kind: "image", mimeType: "image/png", bytes: bytesOf(7000, 2) })
         ])
       }))
@@ -271,7 +294,9 @@ describe("Bluesky adapter against the XRPC fake", () => {
       fake.expire(credentials["access_jwt"]!)
       fake.expire(credentials["refresh_jwt"]!)
       fake.account.password = "wxyz-wxyz-wxyz-wxyz"
-      const error = yield* client.publish(request({ platform: "bluesky", credentials, main: part("x") })).pipe(Effect.flip)
+      const error = yield* client.publish(request({ platform: "bluesky", credentials, main: part("x") })).pipe(
+        Effect.flip
+      )
       expect(error.kind).toBe("auth")
       // It tried the refresh and then a new login before giving up.
       expect(fake.counts.refreshes).toBe(1)
@@ -313,7 +338,9 @@ describe("Bluesky adapter against the XRPC fake", () => {
         },
         body: { error: "RateLimitExceeded", message: "Rate Limit Exceeded" }
       })
-      const error = yield* client.publish(request({ platform: "bluesky", credentials, main: part("x") })).pipe(Effect.flip)
+      const error = yield* client.publish(request({ platform: "bluesky", credentials, main: part("x") })).pipe(
+        Effect.flip
+      )
       expect(error.kind).toBe("rate_limit")
       expect(error.retryAfterSeconds).toBe(42)
     }))
@@ -326,7 +353,9 @@ describe("Bluesky adapter against the XRPC fake", () => {
         status: 502,
         body: { error: "InternalServerError", message: "Internal Server Error" }
       })
-      const error = yield* client.publish(request({ platform: "bluesky", credentials, main: part("x") })).pipe(Effect.flip)
+      const error = yield* client.publish(request({ platform: "bluesky", credentials, main: part("x") })).pipe(
+        Effect.flip
+      )
       expect(error.kind).toBe("transient")
     }))
 
@@ -335,7 +364,9 @@ describe("Bluesky adapter against the XRPC fake", () => {
       const { client, fake } = yield* setup
       const credentials = yield* connected(client)
       const before = fake.pds.requests.length
-      const graphemes = yield* client.publish(request({ platform: "bluesky", credentials, main: part("a".repeat(301)) }))
+      const graphemes = yield* client.publish(
+        request({ platform: "bluesky", credentials, main: part("a".repeat(301)) })
+      )
         .pipe(Effect.flip)
       expect(graphemes.kind).toBe("too_long")
       // 300 family emoji: 300 graphemes, 7500 bytes.
@@ -433,7 +464,9 @@ describe("Bluesky adapter against the XRPC fake", () => {
       const error = yield* client.publish(request({
         platform: "bluesky",
         credentials,
-        main: part("clip", [media({ kind: "video", mimeType: "video/mp4", bytes: bytesOf(100, 1), filename: "bad.mp4" })])
+        main: part("clip", [
+          media({ kind: "video", mimeType: "video/mp4", bytes: bytesOf(100, 1), filename: "bad.mp4" })
+        ])
       })).pipe(Effect.flip)
       expect(error.kind).toBe("media")
       expect(error.message).toContain("Video is too long")
@@ -482,7 +515,10 @@ describe("Bluesky adapter against the XRPC fake", () => {
       const limited = yield* Effect.flip(client.metrics!(Redacted.make(credentials), platformPostId))
       expect(limited.kind).toBe("rate_limit")
       expect(limited.retryAfterSeconds).toBe(30)
-      fake.failNext("app.bsky.feed.getPosts", { status: 502, body: { error: "UpstreamFailure", message: "Upstream Failure" } })
+      fake.failNext("app.bsky.feed.getPosts", {
+        status: 502,
+        body: { error: "UpstreamFailure", message: "Upstream Failure" }
+      })
       expect((yield* Effect.flip(client.metrics!(Redacted.make(credentials), platformPostId))).kind).toBe("transient")
     }))
 })
@@ -492,7 +528,12 @@ describe("Bluesky findPublished (listRecords at the PDS)", () => {
     since: DateTime.unsafeMake(sinceMs),
     until: DateTime.unsafeMake(untilMs)
   })
-  const lookup = (credentials: Readonly<Record<string, string>>, content: string, sinceMs: number, untilMs: number) => ({
+  const lookup = (
+    credentials: Readonly<Record<string, string>>,
+    content: string,
+    sinceMs: number,
+    untilMs: number
+  ) => ({
     account: request({ platform: "bluesky", credentials, main: part(content) }).account,
     credentials: Redacted.make(credentials),
     destinationId: DestinationId.make("00000000-0000-4000-8000-0000000000d1"),

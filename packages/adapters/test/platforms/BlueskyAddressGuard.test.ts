@@ -50,7 +50,9 @@ describe("Bluesky service and PDS address guard", () => {
   it.scopedLive("a user-supplied service on a private or metadata address is refused before the password is sent", () =>
     Effect.gen(function*() {
       const { client, fake } = yield* setup(false)
-      const privateHost = yield* Effect.flip(client.connectWithCredentials!({ ...login, service: "https://pds.corp.example" }))
+      const privateHost = yield* Effect.flip(
+        client.connectWithCredentials!({ ...login, service: "https://pds.corp.example" })
+      )
       expect(privateHost.kind).toBe("auth")
       expect(privateHost.message).toContain("https://pds.corp.example")
       expect(privateHost.message).toContain(BlueskyXrpc.allowPrivateEnv)
@@ -61,7 +63,9 @@ describe("Bluesky service and PDS address guard", () => {
         service: fake.entryway.url.replace("127.0.0.1", "localhost")
       }))
       expect(loopback.kind).toBe("auth")
-      const metadata = yield* Effect.flip(client.connectWithCredentials!({ ...login, service: "https://169.254.169.254" }))
+      const metadata = yield* Effect.flip(
+        client.connectWithCredentials!({ ...login, service: "https://169.254.169.254" })
+      )
       expect(metadata.kind).toBe("auth")
       expect(fake.counts.logins).toBe(0)
     }))
@@ -75,7 +79,9 @@ describe("Bluesky service and PDS address guard", () => {
       })
       expect(identity.platformAccountId).toBe(BlueskyFake.did)
       expect(fake.counts.logins).toBe(1)
-      const metadata = yield* Effect.flip(client.connectWithCredentials!({ ...login, service: "https://169.254.169.254" }))
+      const metadata = yield* Effect.flip(
+        client.connectWithCredentials!({ ...login, service: "https://169.254.169.254" })
+      )
       expect(metadata.kind).toBe("auth")
       expect(fake.counts.logins).toBe(1)
     }))
@@ -196,12 +202,16 @@ describe("Bluesky service and PDS address guard", () => {
     }))
 
   it("HERALD_BLUESKY_ALLOW_PRIVATE=true (any case) turns the switch on; anything else leaves it off", () => {
-    expect(ConnectionsConfig.platformOptionsFromEnv({ HERALD_BLUESKY_ALLOW_PRIVATE: "TRUE" }).bluesky?.allowPrivate).toBe(true)
-    expect(ConnectionsConfig.platformOptionsFromEnv({ HERALD_BLUESKY_ALLOW_PRIVATE: "1" }).bluesky?.allowPrivate).toBeUndefined()
+    expect(ConnectionsConfig.platformOptionsFromEnv({ HERALD_BLUESKY_ALLOW_PRIVATE: "TRUE" }).bluesky?.allowPrivate)
+      .toBe(true)
+    expect(ConnectionsConfig.platformOptionsFromEnv({ HERALD_BLUESKY_ALLOW_PRIVATE: "1" }).bluesky?.allowPrivate)
+      .toBeUndefined()
     expect(ConnectionsConfig.platformOptionsFromEnv({}).bluesky?.allowPrivate).toBeUndefined()
-    expect(ConnectionsConfig.platformOptionsFromEnv({
-      HERALD_BLUESKY_SERVICE_URL: "https://pds.example",
-      HERALD_BLUESKY_ALLOW_PRIVATE: "true"
-    }).bluesky).toMatchObject({ service: "https://pds.example", allowInsecureService: false, allowPrivate: true })
+    expect(
+      ConnectionsConfig.platformOptionsFromEnv({
+        HERALD_BLUESKY_SERVICE_URL: "https://pds.example",
+        HERALD_BLUESKY_ALLOW_PRIVATE: "true"
+      }).bluesky
+    ).toMatchObject({ service: "https://pds.example", allowInsecureService: false, allowPrivate: true })
   })
 })

@@ -26,7 +26,10 @@ describe("Bluesky rich-text facets", () => {
     expect(facet!.index).toEqual(span(text, "https://herald.example/post?id=1"))
     // 🚀 is two UTF-16 units but four bytes: a UTF-16 offset would be visibly wrong.
     expect(facet!.index.byteStart).not.toBe(text.indexOf("https://"))
-    expect(facet!.features).toEqual([{ $type: "app.bsky.richtext.facet#link", uri: "https://herald.example/post?id=1" }])
+    expect(facet!.features).toEqual([{
+      $type: "app.bsky.richtext.facet#link",
+      uri: "https://herald.example/post?id=1"
+    }])
     expect(covered(text, facet!.index)).toBe("https://herald.example/post?id=1")
   })
 
@@ -34,7 +37,10 @@ describe("Bluesky rich-text facets", () => {
     const text = "日本語のテキスト @alice.bsky.social さん #東京 と #rust"
     const facets = facetsOf(text, { "alice.bsky.social": "did:plc:alice123" })
     expect(facets).toEqual([
-      { index: span(text, "@alice.bsky.social"), features: [{ $type: "app.bsky.richtext.facet#mention", did: "did:plc:alice123" }] },
+      {
+        index: span(text, "@alice.bsky.social"),
+        features: [{ $type: "app.bsky.richtext.facet#mention", did: "did:plc:alice123" }]
+      },
       { index: span(text, "#東京"), features: [{ $type: "app.bsky.richtext.facet#tag", tag: "東京" }] },
       { index: span(text, "#rust"), features: [{ $type: "app.bsky.richtext.facet#tag", tag: "rust" }] }
     ])
@@ -58,7 +64,10 @@ describe("Bluesky rich-text facets", () => {
       return Effect.succeed(h === "bob.test" ? Option.some("did:plc:bob") : Option.none())
     }))
     expect(calls).toEqual(["ghost.bsky.social", "bob.test"])
-    expect(facets.map((f) => f.index)).toEqual([span(text, "@bob.test"), span(text, "@bob.test", text.indexOf("@bob") + 1)])
+    expect(facets.map((f) => f.index)).toEqual([
+      span(text, "@bob.test"),
+      span(text, "@bob.test", text.indexOf("@bob") + 1)
+    ])
   })
 
   it("links: trailing punctuation and an unbalanced closing paren are stripped", () => {

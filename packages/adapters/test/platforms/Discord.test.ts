@@ -32,7 +32,10 @@ const expectNoSecret = (error: PublishError) => {
 describe("Discord adapter against the webhook fake", () => {
   it("parses webhook URLs of every documented shape and rejects others", () => {
     expect(Discord.parseWebhookUrl("https://discord.com/api/webhooks/1/ab-c_D")).toEqual({ id: "1", token: "ab-c_D" })
-    expect(Discord.parseWebhookUrl("https://canary.discordapp.com/api/v10/webhooks/2/t/")).toEqual({ id: "2", token: "t" })
+    expect(Discord.parseWebhookUrl("https://canary.discordapp.com/api/v10/webhooks/2/t/")).toEqual({
+      id: "2",
+      token: "t"
+    })
     expect(Discord.parseWebhookUrl("http://discord.com/api/webhooks/1/t")).toBeUndefined()
     expect(Discord.parseWebhookUrl("https://evil.example/api/webhooks/1/t")).toBeUndefined()
   })
@@ -77,7 +80,9 @@ describe("Discord adapter against the webhook fake", () => {
   it.scopedLive("publish text: JSON with wait=true, message id and channel URL from the guild", () =>
     Effect.gen(function*() {
       const { client, fake } = yield* setup
-      const result = yield* client.publish(request({ platform: "discord", credentials: stored, main: part("Hello 🌍") }))
+      const result = yield* client.publish(
+        request({ platform: "discord", credentials: stored, main: part("Hello 🌍") })
+      )
       const id = fake.posted[0]!.id
       expect(result).toEqual({
         platformPostId: id,
@@ -97,7 +102,9 @@ describe("Discord adapter against the webhook fake", () => {
         credentials: { webhook_url: DiscordFake.webhookUrl },
         main: part("hi")
       }))
-      expect(result.platformPostUrl).toMatch(/^https:\/\/discord\.com\/channels\/111111111111111111\/222222222222222222\/\d+$/)
+      expect(result.platformPostUrl).toMatch(
+        /^https:\/\/discord\.com\/channels\/111111111111111111\/222222222222222222\/\d+$/
+      )
       expect(result.renewedCredentials).toEqual({ webhook_url: DiscordFake.webhookUrl, guild_id: "111111111111111111" })
     }))
 
@@ -108,7 +115,10 @@ describe("Discord adapter against the webhook fake", () => {
         platform: "discord",
         credentials: stored,
         main: part("Two pictures", [
-          { ...media({ kind: "image", mimeType: "image/png", bytes: bytesOf(100, 1), filename: "a.png" }), altText: "A red kite" },
+          {
+            ...media({ kind: "image", mimeType: "image/png", bytes: bytesOf(100, 1), filename: "a.png" }),
+            altText: "A red kite"
+          },
           media({ kind: "image", mimeType: "image/jpeg", bytes: bytesOf(100, 2), filename: "b.jpg" })
         ])
       }))
@@ -252,7 +262,9 @@ describe("Discord adapter against the webhook fake", () => {
       const files = [1, 2, 3].map((n) =>
         media({ kind: "video", mimeType: "video/mp4", bytes: bytesOf(4 * mib, n), filename: `v${n}.mp4` })
       )
-      const result = yield* client.publish(request({ platform: "discord", credentials: stored, main: part("clips", files) }))
+      const result = yield* client.publish(
+        request({ platform: "discord", credentials: stored, main: part("clips", files) })
+      )
       expect(fake.posted.map((m) => [m.content, m.files.map((f) => f.filename)])).toEqual([
         ["clips", ["v1.mp4", "v2.mp4"]],
         ["", ["v3.mp4"]]
@@ -264,8 +276,9 @@ describe("Discord adapter against the webhook fake", () => {
     Effect.gen(function*() {
       const { client, fake } = yield* setup
       fake.hook.forum = true
-      const files = Array.from({ length: 11 }, (_, n) =>
-        media({ kind: "image", mimeType: "image/png", bytes: bytesOf(10, n), filename: `p${n}.png` })
+      const files = Array.from(
+        { length: 11 },
+        (_, n) => media({ kind: "image", mimeType: "image/png", bytes: bytesOf(10, n), filename: `p${n}.png` })
       )
       const result = yield* client.publish(request({
         platform: "discord",
@@ -302,7 +315,9 @@ describe("Discord adapter against the webhook fake", () => {
 
       // Remembered: the next post names its thread at once (one request, no refusal first).
       const before = fake.server.requests.length
-      yield* client.publish(request({ platform: "discord", credentials: { ...stored, forum: "true" }, main: part("Next") }))
+      yield* client.publish(
+        request({ platform: "discord", credentials: { ...stored, forum: "true" }, main: part("Next") })
+      )
       expect(fake.server.requests.length - before).toBe(1)
       expect(fake.posted[1]!.payload["thread_name"]).toBe("Next")
     }))
@@ -340,7 +355,9 @@ describe("Discord adapter against the webhook fake", () => {
       const ua = { ...json, "user-agent": Discord.userAgent }
       // A field outside the schema's types and an attachment id that is not a snowflake string.
       expect(yield* post(ua, JSON.stringify({ content: 42 }))).toMatchObject({ code: 50035 })
-      expect(yield* post(ua, JSON.stringify({ content: "hi", attachments: [{ id: 0 }] }))).toMatchObject({ code: 50035 })
+      expect(yield* post(ua, JSON.stringify({ content: "hi", attachments: [{ id: 0 }] }))).toMatchObject({
+        code: 50035
+      })
       const violations = fake.server.takeViolations().map((v) => v.problems.join(" "))
       expect(violations).toHaveLength(3)
       expect(violations[0]).toContain("User-Agent")

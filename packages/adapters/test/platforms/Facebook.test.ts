@@ -53,7 +53,9 @@ const clip = (filename = "clip.mp4", url?: string) =>
   })
 
 const routes = (fake: FacebookApiFake.FacebookFake) =>
-  fake.server.requests.map((r) => `${r.method} ${r.path.replace(/\/[\d_]+(?=\/|$)/g, (s) => s === `/${pageId}` ? "/{page}" : "/{id}")}`)
+  fake.server.requests.map((r) =>
+    `${r.method} ${r.path.replace(/\/[\d_]+(?=\/|$)/g, (s) => s === `/${pageId}` ? "/{page}" : "/{id}")}`
+  )
 
 const paramsOf = (r: { form: FormData | undefined }) => {
   const out: Record<string, string> = {}
@@ -81,7 +83,11 @@ describe("Facebook Pages adapter against the Graph fake", () => {
       }).pipe(Effect.provide(HttpLive))
       const redirectUri = "https://herald.example.com/oauth/callback/facebook"
       const back = new URL(login.authorize(provider.authorizeUrl({ state: "st", redirectUri, codeChallenge: "c" })))
-      const identities = yield* provider.exchangeCode({ code: back.searchParams.get("code")!, redirectUri, codeVerifier: "v" })
+      const identities = yield* provider.exchangeCode({
+        code: back.searchParams.get("code")!,
+        redirectUri,
+        codeVerifier: "v"
+      })
       // The Graph fake accepts the Page tokens Facebook Login issued.
       for (const [pageToken, issued] of login.pageTokens) fake.pages.set(pageToken, issued.pageId)
       const identity = identities[0]!
@@ -99,7 +105,11 @@ describe("Facebook Pages adapter against the Graph fake", () => {
       const result = yield* client.publish(fbRequest(part("Read this"), { link: "https://example.com/article" }))
       const post = fake.posts[0]!
       expect(post.kind).toBe("feed")
-      expect(post.params).toMatchObject({ message: "Read this", link: "https://example.com/article", published: "true" })
+      expect(post.params).toMatchObject({
+        message: "Read this",
+        link: "https://example.com/article",
+        published: "true"
+      })
       expect(post.id).toMatch(new RegExp(`^${pageId}_\\d+$`))
       expect(result).toEqual({
         platformPostId: post.id,
@@ -112,7 +122,9 @@ describe("Facebook Pages adapter against the Graph fake", () => {
   it.scopedLive("one photo by public URL: /photos with url and caption; the post_id is the post", () =>
     Effect.gen(function*() {
       const { client, fake } = yield* setup
-      const result = yield* client.publish(fbRequest(part("A photo", [photo({ url: "https://media.example.com/p.jpg" })])))
+      const result = yield* client.publish(
+        fbRequest(part("A photo", [photo({ url: "https://media.example.com/p.jpg" })]))
+      )
       expect(paramsOf(fake.server.requests[0]!)).toEqual({
         caption: "A photo",
         published: "true",
@@ -256,7 +268,11 @@ describe("Facebook Pages adapter against the Graph fake", () => {
         views: 0
       })
       const reel = yield* client.publish(fbRequest(part("reel", [clip()])))
-      expect(yield* client.metrics!(credentials, reel.platformPostId)).toMatchObject({ likes: 0, comments: 0, shares: 0 })
+      expect(yield* client.metrics!(credentials, reel.platformPostId)).toMatchObject({
+        likes: 0,
+        comments: 0,
+        shares: 0
+      })
       fake.revoked.add(token)
       expect((yield* Effect.flip(client.metrics!(credentials, post.platformPostId))).kind).toBe("auth")
     }))
@@ -385,7 +401,9 @@ describe("Facebook findPublished (the Page's posts and videos)", () => {
       )
       const clip = mp4({ width: 1920, height: 1080, seconds: 600, size: 4000 })
       const video = yield* client.publish(
-        fbRequest(part("Kitchen tour", [media({ kind: "video", mimeType: "video/mp4", bytes: clip, filename: "tour.mp4" })]))
+        fbRequest(
+          part("Kitchen tour", [media({ kind: "video", mimeType: "video/mp4", bytes: clip, filename: "tour.mp4" })])
+        )
       )
       const after = Date.now()
       for (const [content, sent] of [["Opening hours", text], ["New menu", linked], ["Kitchen tour", video]] as const) {

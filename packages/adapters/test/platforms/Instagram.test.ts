@@ -57,7 +57,13 @@ const image = (url: string | undefined, filename = "photo.jpg") =>
   })
 
 const video = (url: string | undefined, bytes: Uint8Array = bytesOf(100, 2)) =>
-  media({ kind: "video", mimeType: "video/mp4", bytes, filename: "clip.mp4", ...(url === undefined ? {} : { publicUrl: url }) })
+  media({
+    kind: "video",
+    mimeType: "video/mp4",
+    bytes,
+    filename: "clip.mp4",
+    ...(url === undefined ? {} : { publicUrl: url })
+  })
 
 const routes = (fake: InstagramApiFake.InstagramFake) =>
   fake.server.requests.map((r) =>
@@ -136,7 +142,12 @@ describe("Instagram adapter against the Content Publishing fake", () => {
       const { client, fake } = yield* setup
       const result = yield* client.publish(igRequest(part("A clip", [video("https://media.example.com/m/2.mp4")])))
       expect(creates(fake)).toEqual([
-        { media_type: "REELS", video_url: "https://media.example.com/m/2.mp4", caption: "A clip", share_to_feed: "true" }
+        {
+          media_type: "REELS",
+          video_url: "https://media.example.com/m/2.mp4",
+          caption: "A clip",
+          share_to_feed: "true"
+        }
       ])
       expect(routes(fake).filter((r) => r === "GET /v26.0/{id}")).toHaveLength(4) // 2 IN_PROGRESS, FINISHED, permalink
       expect(result.platformPostUrl).toContain("/reel/")
@@ -145,11 +156,13 @@ describe("Instagram adapter against the Content Publishing fake", () => {
   it.scopedLive("a video without a public URL is refused before any call, naming HERALD_MEDIA_PUBLIC_URL (no rupload)", () =>
     Effect.gen(function*() {
       const { client, fake } = yield* setup
-      for (const [media, contentType] of [
-        [[video(undefined)], undefined],
-        [[video(undefined)], "Story"],
-        [[image("https://media.example.com/m/1.jpg"), video(undefined)], undefined]
-      ] as const) {
+      for (
+        const [media, contentType] of [
+          [[video(undefined)], undefined],
+          [[video(undefined)], "Story"],
+          [[image("https://media.example.com/m/1.jpg"), video(undefined)], undefined]
+        ] as const
+      ) {
         const error = yield* Effect.flip(
           client.publish(igRequest(part("clip", [...media]), contentType === undefined ? {} : { contentType }))
         )
@@ -166,7 +179,10 @@ describe("Instagram adapter against the Content Publishing fake", () => {
         fetch(`${fake.server.url}/v26.0/${InstagramApiFake.userId}/media`, {
           method: "POST",
           body: new URLSearchParams({ media_type: "REELS", upload_type: "resumable", access_token: token })
-        }).then(async (r) => ({ status: r.status, body: await r.json() as { error: { code: number; message: string } } }))
+        }).then(async (r) => ({
+          status: r.status,
+          body: await r.json() as { error: { code: number; message: string } }
+        }))
       )
       expect(answer.status).toBe(400)
       expect(answer.body.error.code).toBe(100)
@@ -180,7 +196,9 @@ describe("Instagram adapter against the Content Publishing fake", () => {
     Effect.gen(function*() {
       const { client, fake } = yield* setup
       yield* client.publish(
-        igRequest(part("Two things", [image("https://media.example.com/m/1.jpg"), video("https://media.example.com/m/2.mp4")]))
+        igRequest(
+          part("Two things", [image("https://media.example.com/m/1.jpg"), video("https://media.example.com/m/2.mp4")])
+        )
       )
       const [first, second, parent] = [...fake.containers.values()]
       expect(creates(fake)).toEqual([
@@ -206,7 +224,9 @@ describe("Instagram adapter against the Content Publishing fake", () => {
   it.scopedLive("story: a STORIES container without a caption", () =>
     Effect.gen(function*() {
       const { client, fake } = yield* setup
-      yield* client.publish(igRequest(part("ignored", [image("https://media.example.com/m/1.jpg")]), { contentType: "Story" }))
+      yield* client.publish(
+        igRequest(part("ignored", [image("https://media.example.com/m/1.jpg")]), { contentType: "Story" })
+      )
       expect(creates(fake)).toEqual([{ media_type: "STORIES", image_url: "https://media.example.com/m/1.jpg" }])
       expect(fake.posts).toHaveLength(1)
     }))
@@ -215,7 +235,9 @@ describe("Instagram adapter against the Content Publishing fake", () => {
     Effect.gen(function*() {
       const { client, fake } = yield* setup
       const result = yield* client.publish(
-        igRequest(part("main", [image("https://media.example.com/m/1.jpg")]), { settings: { firstComment: "#tags #here" } })
+        igRequest(part("main", [image("https://media.example.com/m/1.jpg")]), {
+          settings: { firstComment: "#tags #here" }
+        })
       )
       const post = fake.posts[0]!
       expect(post.comments).toEqual(["#tags #here"])
@@ -238,7 +260,9 @@ describe("Instagram adapter against the Content Publishing fake", () => {
     Effect.gen(function*() {
       const { client, fake } = yield* setup
       fake.revoked.add(token)
-      const error = yield* Effect.flip(client.publish(igRequest(part("hi", [image("https://media.example.com/m/1.jpg")]))))
+      const error = yield* Effect.flip(
+        client.publish(igRequest(part("hi", [image("https://media.example.com/m/1.jpg")])))
+      )
       expect(error.kind).toBe("auth")
       expectNoSecret(error)
     }))
@@ -259,7 +283,8 @@ describe("Instagram adapter against the Content Publishing fake", () => {
   it.scopedLive("Meta's error table: the subcodes it says to try again are transient, with the retry each prescribes", () =>
     Effect.gen(function*() {
       const { client, fake } = yield* setup
-      const post = (caption: string) => client.publish(igRequest(part(caption, [image("https://media.example.com/m/1.jpg")])))
+      const post = (caption: string) =>
+        client.publish(igRequest(part(caption, [image("https://media.example.com/m/1.jpg")])))
       // Messages and codes as Meta's table gives them (error-codes page).
       const table: ReadonlyArray<readonly [number, number, string, string]> = [
         [-1, 2207001, "Instagram server error. Try again.", "as Meta's error table prescribes"],
@@ -278,14 +303,20 @@ describe("Instagram adapter against the Content Publishing fake", () => {
       const publishCalls = () => fake.server.requests.filter((r) => r.path.endsWith("/media_publish")).length
       const before = publishCalls()
       // 2207008: the same container is published again after a pause, and goes out.
-      fake.failNext("POST /media_publish", metaError(400, "Temporary error publishing a container", -1, { subcode: 2207008 }))
+      fake.failNext(
+        "POST /media_publish",
+        metaError(400, "Temporary error publishing a container", -1, { subcode: 2207008 })
+      )
       yield* post("second time lucky")
       expect(publishCalls() - before).toBe(2)
       expect(fake.posts).toHaveLength(1)
       // Three in a row: two retries, then transient (the dispatcher tries again later).
       const again = publishCalls()
       for (let i = 0; i < 3; i++) {
-        fake.failNext("POST /media_publish", metaError(400, "Temporary error publishing a container", -1, { subcode: 2207008 }))
+        fake.failNext(
+          "POST /media_publish",
+          metaError(400, "Temporary error publishing a container", -1, { subcode: 2207008 })
+        )
       }
       const stuck = yield* Effect.flip(post("never"))
       expect(stuck.kind).toBe("transient")
@@ -309,7 +340,9 @@ describe("Instagram adapter against the Content Publishing fake", () => {
     Effect.gen(function*() {
       const { client, fake } = yield* setup
       fake.imagePolls = 50
-      const error = yield* Effect.flip(client.publish(igRequest(part("slow", [image("https://media.example.com/m/1.jpg")]))))
+      const error = yield* Effect.flip(
+        client.publish(igRequest(part("slow", [image("https://media.example.com/m/1.jpg")])))
+      )
       expect(error.kind).toBe("transient")
       expect(fake.posts).toHaveLength(0)
     }))
@@ -318,7 +351,9 @@ describe("Instagram adapter against the Content Publishing fake", () => {
     Effect.gen(function*() {
       const { client, fake } = yield* setup
       fake.failNext("POST /media_publish", metaError(400, `Malformed access token ${token}`, 190))
-      const error = yield* Effect.flip(client.publish(igRequest(part("hi", [image("https://media.example.com/m/1.jpg")]))))
+      const error = yield* Effect.flip(
+        client.publish(igRequest(part("hi", [image("https://media.example.com/m/1.jpg")])))
+      )
       expect(error.kind).toBe("auth")
       expectNoSecret(error)
       expect(error.message).toContain("[redacted]")
@@ -327,9 +362,19 @@ describe("Instagram adapter against the Content Publishing fake", () => {
   it.scopedLive("metrics: GET /{ig-media-id}/insights; reach is impressions, saved is saves", () =>
     Effect.gen(function*() {
       const { client, fake } = yield* setup
-      const { platformPostId } = yield* client.publish(igRequest(part("hi", [image("https://media.example.com/m/1.jpg")])))
+      const { platformPostId } = yield* client.publish(
+        igRequest(part("hi", [image("https://media.example.com/m/1.jpg")]))
+      )
       const metrics = yield* client.metrics!(Redacted.make(stored), platformPostId)
-      expect(metrics).toMatchObject({ views: 2400, likes: 140, comments: 9, shares: 6, saves: 11, impressions: 1800, clicks: 0 })
+      expect(metrics).toMatchObject({
+        views: 2400,
+        likes: 140,
+        comments: 9,
+        shares: 6,
+        saves: 11,
+        impressions: 1800,
+        clicks: 0
+      })
       const calls = fake.server.requests.filter((r) => r.path.endsWith("/insights"))
       expect(calls).toHaveLength(1)
       expect(calls[0]!.path).toBe(`/v26.0/${platformPostId}/insights`)
@@ -351,7 +396,9 @@ describe("Instagram adapter against the Content Publishing fake", () => {
   it.scopedLive("metrics errors: rate limit with its delay, 500 transient, gone post permanent, revoked token auth (scrubbed)", () =>
     Effect.gen(function*() {
       const { client, fake } = yield* setup
-      const { platformPostId } = yield* client.publish(igRequest(part("hi", [image("https://media.example.com/m/1.jpg")])))
+      const { platformPostId } = yield* client.publish(
+        igRequest(part("hi", [image("https://media.example.com/m/1.jpg")]))
+      )
       const credentials = Redacted.make(stored)
 
       fake.failNext("GET /insights", { ...InstagramApiFake.rateLimited, headers: { "retry-after": "90" } })
@@ -385,7 +432,13 @@ describe("Instagram findPublished (the account's media)", () => {
   const other = (fake: InstagramApiFake.InstagramFake, id: string, caption: string, at: number) =>
     fake.posts.push({
       id,
-      container: { id: `c${id}`, params: { image_url: "https://i.example/x.jpg", caption }, pendingPolls: 0, fails: false, published: true },
+      container: {
+        id: `c${id}`,
+        params: { image_url: "https://i.example/x.jpg", caption },
+        pendingPolls: 0,
+        fails: false,
+        published: true
+      },
       shortcode: `S${id}`,
       comments: [],
       createdAt: at

@@ -260,7 +260,9 @@ describe("LinkedIn adapter against the Posts API fake", () => {
 
       fake.imagePolls = 0
       fake.assetReadForbidden = true
-      yield* client.publish(liRequest(part("pic", [media({ kind: "image", mimeType: "image/png", bytes: bytesOf(10, 8) })])))
+      yield* client.publish(
+        liRequest(part("pic", [media({ kind: "image", mimeType: "image/png", bytes: bytesOf(10, 8) })]))
+      )
       expect(postsSent(fake)).toHaveLength(2)
     }))
 
@@ -431,12 +433,22 @@ describe("LinkedIn adapter against the Posts API fake", () => {
       const credentials = Redacted.make(stored)
       const route = "GET /rest/socialActions/{urn}"
 
-      fake.failNext(route, LinkedInFake.error(403, "ACCESS_DENIED", "Not enough permissions to access: partnerApiSocialActions.GET.20260101"))
+      fake.failNext(
+        route,
+        LinkedInFake.error(
+          403,
+          "ACCESS_DENIED",
+          "Not enough permissions to access: partnerApiSocialActions.GET.20260101"
+        )
+      )
       const denied = yield* Effect.flip(client.metrics!(credentials, platformPostId))
       expect(denied.kind).toBe("auth")
       expect(denied.message).toContain("r_member_social")
 
-      fake.failNext(route, { ...LinkedInFake.error(429, "TOO_MANY_REQUESTS", "Resource level throttle limit reached"), headers: { "retry-after": "120" } })
+      fake.failNext(route, {
+        ...LinkedInFake.error(429, "TOO_MANY_REQUESTS", "Resource level throttle limit reached"),
+        headers: { "retry-after": "120" }
+      })
       const limited = yield* Effect.flip(client.metrics!(credentials, platformPostId))
       expect(limited.kind).toBe("rate_limit")
       expect(limited.retryAfterSeconds).toBe(120)
@@ -526,8 +538,9 @@ describe("LinkedIn article card (content.article) for a post whose text carries 
         : {
           status: 200,
           headers: { "content-type": "text/html; charset=utf-8" },
-          body: (options.title === false ? page.replace(/<title>.*<\/title>|<meta property="og:title"[^>]*>/g, "") : page)
-            .replace(options.image === false ? /<meta property="og:image"[^>]*>/ : /$^/, "")
+          body:
+            (options.title === false ? page.replace(/<title>.*<\/title>|<meta property="og:title"[^>]*>/g, "") : page)
+              .replace(options.image === false ? /<meta property="og:image"[^>]*>/ : /$^/, "")
         }
     )
 
@@ -571,7 +584,9 @@ describe("LinkedIn article card (content.article) for a post whose text carries 
         article: { source: `${untitled.url}/b`, title: "127.0.0.1", description: "Scheduling, one API" }
       })
       const before = plain.requests.length
-      yield* client.publish(liRequest(part(`Pic ${plain.url}/c`, [media({ kind: "image", mimeType: "image/jpeg", bytes: bytesOf(40, 1) })])))
+      yield* client.publish(
+        liRequest(part(`Pic ${plain.url}/c`, [media({ kind: "image", mimeType: "image/jpeg", bytes: bytesOf(40, 1) })]))
+      )
       expect(plain.requests.length).toBe(before)
       expect((postsSent(fake)[2]!.json as Record<string, unknown>)["content"]).toHaveProperty("media")
       yield* client.publish(liRequest(part("No link at all")))
@@ -591,7 +606,10 @@ describe("LinkedIn article card (content.article) for a post whose text carries 
     Effect.gen(function*() {
       const { client, fake } = yield* withCards()
       const pages = yield* site()
-      fake.failNext("POST /rest/images?action=initializeUpload", LinkedInFake.error(400, "BAD_REQUEST", "Invalid image"))
+      fake.failNext(
+        "POST /rest/images?action=initializeUpload",
+        LinkedInFake.error(400, "BAD_REQUEST", "Invalid image")
+      )
       yield* client.publish(liRequest(part(`Read ${pages.url}/y`)))
       expect((postsSent(fake)[0]!.json as Record<string, unknown>)["content"]).toEqual({
         article: { source: `${pages.url}/y`, title: "Herald & the Posts API", description: "Scheduling, one API" }
@@ -628,7 +646,9 @@ describe("LinkedIn article card (content.article) for a post whose text carries 
       const untitled = yield* post({ article: { source: "https://example.com/a" } })
       expect(untitled.status).toBe(422)
       expect(untitled.body.message).toContain("posts-api")
-      const badThumb = yield* post({ article: { source: "https://example.com/a", title: "A", thumbnail: "urn:li:image:nope" } })
+      const badThumb = yield* post({
+        article: { source: "https://example.com/a", title: "A", thumbnail: "urn:li:image:nope" }
+      })
       expect(badThumb.status).toBe(422)
       expect(fake.rules.violations).toHaveLength(2)
       fake.rules.violations.length = 0

@@ -73,7 +73,11 @@ describe("LinkedIn Pages: connect", () => {
       expect(page!.tokenExpiresAt).toEqual(member.tokenExpiresAt)
 
       const acl = fake.server.requests.find((r) => r.path === "/rest/organizationAcls")!
-      expect(Object.fromEntries(acl.query)).toMatchObject({ q: "roleAssignee", role: "ADMINISTRATOR", state: "APPROVED" })
+      expect(Object.fromEntries(acl.query)).toMatchObject({
+        q: "roleAssignee",
+        role: "ADMINISTRATOR",
+        state: "APPROVED"
+      })
       expect(acl.headers["linkedin-version"]).toBe(LinkedIn.defaultVersion)
       expect(acl.headers["x-restli-protocol-version"]).toBe("2.0.0")
       expect(acl.headers["authorization"]).toBe(`Bearer ${member.credentials["access_token"]}`)
@@ -117,7 +121,9 @@ describe("LinkedIn Pages: posting as the organization", () => {
       const { client, fake, provider } = yield* setup()
       const [, page] = yield* connect(provider, fake.issueCode(LinkedInFake.allScopes))
       const result = yield* client.publish({
-        ...pageRequest(page!, "News from the lab", [media({ kind: "image", mimeType: "image/jpeg", bytes: bytesOf(60, 3) })]),
+        ...pageRequest(page!, "News from the lab", [
+          media({ kind: "image", mimeType: "image/jpeg", bytes: bytesOf(60, 3) })
+        ]),
         settings: { firstComment: "More soon" }
       })
       const init = fake.server.requests.find((r) => r.path === "/rest/images")!
@@ -125,9 +131,16 @@ describe("LinkedIn Pages: posting as the organization", () => {
       const sent = postsSent(fake)[0]!
       expect(sent.headers["linkedin-version"]).toBe(LinkedIn.defaultVersion)
       expect(sent.headers["x-restli-protocol-version"]).toBe("2.0.0")
-      expect(sent.json).toMatchObject({ author: LinkedInFake.organizationUrn, commentary: "News from the lab", lifecycleState: "PUBLISHED" })
+      expect(sent.json).toMatchObject({
+        author: LinkedInFake.organizationUrn,
+        commentary: "News from the lab",
+        lifecycleState: "PUBLISHED"
+      })
       expect(result.platformPostId).toBe(fake.posts[0]!.urn)
-      expect(fake.comments[0]!.body).toMatchObject({ actor: LinkedInFake.organizationUrn, object: result.platformPostId })
+      expect(fake.comments[0]!.body).toMatchObject({
+        actor: LinkedInFake.organizationUrn,
+        object: result.platformPostId
+      })
     }))
 
   it.scopedLive("a page the member does not administer (or a grant without w_organization_social) is refused: auth", () =>
@@ -168,7 +181,9 @@ describe("LinkedIn Pages: metrics", () => {
       )
       expect(call.headers["linkedin-version"]).toBe(LinkedIn.defaultVersion)
 
-      const clip = yield* client.publish(pageRequest(page!, "A clip", [media({ kind: "video", mimeType: "video/mp4", bytes: bytesOf(1500, 5) })]))
+      const clip = yield* client.publish(
+        pageRequest(page!, "A clip", [media({ kind: "video", mimeType: "video/mp4", bytes: bytesOf(1500, 5) })])
+      )
       expect(clip.platformPostId).toMatch(/^urn:li:ugcPost:/)
       expect((yield* client.metrics!(credentials, clip.platformPostId)).impressions).toBe(stats.impressionCount)
       const videoCall = fake.server.requests.filter((r) => r.path === "/rest/organizationalEntityShareStatistics")[1]!

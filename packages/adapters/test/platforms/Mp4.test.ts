@@ -56,7 +56,10 @@ describe("Mp4.videoInfo", () => {
     t.setInt32(68, 0x10000)
     t.setUint32(88, 720 * 65536)
     t.setUint32(92, 1280 * 65536)
-    const file = concat(box("ftyp", new Uint8Array(8)), box("moov", concat(box("mvhd", mvhd), box("trak", box("tkhd", tkhd))), true))
+    const file = concat(
+      box("ftyp", new Uint8Array(8)),
+      box("moov", concat(box("mvhd", mvhd), box("trak", box("tkhd", tkhd))), true)
+    )
     expect(Mp4.videoInfo(file)).toEqual({ width: 720, height: 1280, durationSeconds: 200 })
   })
 

@@ -55,8 +55,14 @@ describe("Pinterest adapter against the API v5 fake", () => {
       const url = new URL(provider.authorizeUrl({ state: "st", redirectUri, codeChallenge: "unused" }))
       expect(url.searchParams.get("scope")).toBe("boards:read,boards:write,pins:read,pins:write,user_accounts:read")
       const [identity] = yield* provider.exchangeCode({ code: fake.issueCode(), redirectUri, codeVerifier: "unused" })
-      expect(identity).toMatchObject({ platformAccountId: PinterestApiFake.userId, accountName: PinterestApiFake.username })
-      expect(identity!.credentials).toMatchObject({ default_board_id: "1070096254886001", default_board_name: "Recipes" })
+      expect(identity).toMatchObject({
+        platformAccountId: PinterestApiFake.userId,
+        accountName: PinterestApiFake.username
+      })
+      expect(identity!.credentials).toMatchObject({
+        default_board_id: "1070096254886001",
+        default_board_name: "Recipes"
+      })
       const boardCalls = fake.server.requests.filter((r) => r.path === "/v5/boards")
       expect(boardCalls.map((r) => r.query.get("bookmark"))).toEqual([null, "2"])
       expect(boardCalls[0]!.query.get("page_size")).toBe("250")
@@ -68,7 +74,10 @@ describe("Pinterest adapter against the API v5 fake", () => {
 
       const result = yield* client.publish(pinRequest(renewed.credentials, "Best bread"))
       expect(fake.pins[0]!.body["board_id"]).toBe("1070096254886001")
-      expect(result).toEqual({ platformPostId: fake.pins[0]!.id, platformPostUrl: `https://www.pinterest.com/pin/${fake.pins[0]!.id}/` })
+      expect(result).toEqual({
+        platformPostId: fake.pins[0]!.id,
+        platformPostUrl: `https://www.pinterest.com/pin/${fake.pins[0]!.id}/`
+      })
     }))
 
   it.scopedLive("no board anywhere: a clear error; once the account has a board, it is found on demand", () =>
@@ -76,7 +85,11 @@ describe("Pinterest adapter against the API v5 fake", () => {
       const { client, fake, provider } = yield* setup
       const boards = fake.boards
       fake.boards = []
-      const [identity] = yield* provider.exchangeCode({ code: fake.issueCode(), redirectUri: "https://h.example/cb", codeVerifier: "" })
+      const [identity] = yield* provider.exchangeCode({
+        code: fake.issueCode(),
+        redirectUri: "https://h.example/cb",
+        codeVerifier: ""
+      })
       expect(identity!.credentials["default_board_id"]).toBeUndefined()
       const error = yield* Effect.flip(client.publish(pinRequest(identity!.credentials, "x")))
       expect(error.kind).toBe("permanent")
@@ -126,7 +139,10 @@ describe("Pinterest adapter against the API v5 fake", () => {
       const { client, fake } = yield* setup
       const creds = { access_token: fake.accessToken, default_board_id: "1070096254886001" }
       yield* client.publish(pinRequest(creds, "one", [jpeg(1, "https://cdn.example.com/a.jpg").ref]))
-      expect(fake.pins[0]!.body["media_source"]).toEqual({ source_type: "image_url", url: "https://cdn.example.com/a.jpg" })
+      expect(fake.pins[0]!.body["media_source"]).toEqual({
+        source_type: "image_url",
+        url: "https://cdn.example.com/a.jpg"
+      })
 
       yield* client.publish(pinRequest(creds, "two", [
         jpeg(1, "https://cdn.example.com/a.jpg").ref,
@@ -139,7 +155,10 @@ describe("Pinterest adapter against the API v5 fake", () => {
 
       const images = [jpeg(4), jpeg(5), jpeg(6)]
       yield* client.publish(pinRequest(creds, "three", images.map((i) => i.ref)))
-      const source = fake.pins[2]!.body["media_source"] as { source_type: string; items: Array<{ data: string; content_type: string }> }
+      const source = fake.pins[2]!.body["media_source"] as {
+        source_type: string
+        items: Array<{ data: string; content_type: string }>
+      }
       expect(source.source_type).toBe("multiple_image_base64")
       expect(source.items).toHaveLength(3)
       source.items.forEach((item, i) => {
@@ -147,7 +166,9 @@ describe("Pinterest adapter against the API v5 fake", () => {
         expect(same(decoded(item.data), images[i]!.bytes)).toBe(true)
       })
 
-      const six = yield* Effect.flip(client.publish(pinRequest(creds, "six", [1, 2, 3, 4, 5, 6].map((n) => jpeg(n).ref))))
+      const six = yield* Effect.flip(
+        client.publish(pinRequest(creds, "six", [1, 2, 3, 4, 5, 6].map((n) => jpeg(n).ref)))
+      )
       expect(six.kind).toBe("media")
       const gif = media({ kind: "image", mimeType: "image/gif", bytes: bytesOf(10, 1) })
       expect((yield* Effect.flip(client.publish(pinRequest(creds, "gif", [gif])))).kind).toBe("media")
@@ -180,7 +201,9 @@ describe("Pinterest adapter against the API v5 fake", () => {
       })
       expect(result.platformPostId).toBe(fake.pins[0]!.id)
 
-      yield* client.publish(pinRequest(creds, "Again", [video().ref], { coverImageUrl: "https://cdn.example.com/c.jpg" }))
+      yield* client.publish(
+        pinRequest(creds, "Again", [video().ref], { coverImageUrl: "https://cdn.example.com/c.jpg" })
+      )
       expect(fake.pins[1]!.body["media_source"]).toMatchObject({ cover_image_url: "https://cdn.example.com/c.jpg" })
 
       fake.failVideo = true
@@ -227,7 +250,15 @@ describe("Pinterest adapter against the API v5 fake", () => {
       const creds = { access_token: fake.accessToken, default_board_id: "1070096254886001" }
       const { platformPostId } = yield* client.publish(pinRequest(creds, "measured"))
       const metrics = yield* client.metrics!(Redacted.make(creds), platformPostId)
-      expect(metrics).toMatchObject({ views: 0, likes: 0, comments: 0, shares: 0, impressions: 1200, saves: 31, clicks: 47 })
+      expect(metrics).toMatchObject({
+        views: 0,
+        likes: 0,
+        comments: 0,
+        shares: 0,
+        impressions: 1200,
+        saves: 31,
+        clicks: 47
+      })
       const call = fake.server.requests.find((r) => r.path.endsWith("/analytics"))!
       expect(call.query.get("metric_types")).toBe("IMPRESSION,SAVE,PIN_CLICK,OUTBOUND_CLICK,VIDEO_MRC_VIEW")
       const gone = yield* Effect.flip(client.metrics!(Redacted.make(creds), "123"))
@@ -251,7 +282,12 @@ describe("Pinterest adapter against the API v5 fake", () => {
           }).then((r) => r.status)
         )
       // A board id that is not digits; a title over 100 characters; a source_type outside the enumeration.
-      expect(yield* post({ board_id: "my-board", media_source: { source_type: "image_url", url: "https://cdn.example.com/a.jpg" } }))
+      expect(
+        yield* post({
+          board_id: "my-board",
+          media_source: { source_type: "image_url", url: "https://cdn.example.com/a.jpg" }
+        })
+      )
         .toBe(400)
       expect(
         yield* post({
@@ -260,7 +296,9 @@ describe("Pinterest adapter against the API v5 fake", () => {
           media_source: { source_type: "image_url", url: "https://cdn.example.com/a.jpg" }
         })
       ).toBe(400)
-      expect(yield* post({ board_id: "1", media_source: { source_type: "gif_url", url: "https://cdn.example.com/a.gif" } }))
+      expect(
+        yield* post({ board_id: "1", media_source: { source_type: "gif_url", url: "https://cdn.example.com/a.gif" } })
+      )
         .toBe(400)
       const problems = fake.server.takeViolations().map((v) => v.problems.join(" "))
       expect(problems[0]).toContain("body/board_id must match pattern")
@@ -284,7 +322,11 @@ describe("Pinterest findPublished (the account's pins)", () => {
   const other = (fake: PinterestApiFake.PinterestFake, id: string, description: string, at: number) =>
     fake.pins.push({
       id,
-      body: { board_id: "1070096254886002", description, media_source: { source_type: "image_url", url: "https://i.example/x.jpg" } },
+      body: {
+        board_id: "1070096254886002",
+        description,
+        media_source: { source_type: "image_url", url: "https://i.example/x.jpg" }
+      },
       createdAt: at
     })
 
@@ -293,7 +335,9 @@ describe("Pinterest findPublished (the account's pins)", () => {
       const { client, fake } = yield* setup
       const creds = { access_token: fake.accessToken, default_board_id: "1070096254886001" }
       const before = Date.now()
-      const sent = yield* client.publish(pinRequest(creds, "Sourdough, step by step", [jpeg().ref], { boardId: "1070096254886002" }))
+      const sent = yield* client.publish(
+        pinRequest(creds, "Sourdough, step by step", [jpeg().ref], { boardId: "1070096254886002" })
+      )
       const after = Date.now()
       expect(yield* client.findPublished!(lookup(fake.accessToken, "Sourdough, step by step", before, after))).toEqual({
         _tag: "Found",
@@ -319,7 +363,9 @@ describe("Pinterest findPublished (the account's pins)", () => {
         _tag: "Found",
         platformPostId: "1070096323600000002"
       })
-      for (let i = 300; i < 2_100; i++) other(fake, String(1070096323610000000n + BigInt(i)), `noise ${i}`, now + 30_000)
+      for (let i = 300; i < 2_100; i++) {
+        other(fake, String(1070096323610000000n + BigInt(i)), `noise ${i}`, now + 30_000)
+      }
       expect((yield* client.findPublished!(lookup(fake.accessToken, "absent", now - 1_000, now + 1_000)))._tag)
         .toBe("Unknown")
     }))

@@ -84,7 +84,11 @@ describe("Registry.layerLive", () => {
       f.threads.imagePolls = 0
       const threads = Option.getOrThrow(registry.get("threads"))
       yield* threads.publish({
-        ...request({ platform: "threads", credentials: { access_token: ThreadsApiFake.accessToken }, main: part("to Threads") }),
+        ...request({
+          platform: "threads",
+          credentials: { access_token: ThreadsApiFake.accessToken },
+          main: part("to Threads")
+        }),
         account: new SocialAccount({ ...account("threads"), platformAccountId: ThreadsApiFake.userId })
       })
       expect(f.threads.posts).toHaveLength(1)

@@ -58,7 +58,9 @@ describe("Telegram adapter against the Bot API fake", () => {
       expect(unauthorized.message).toBe("Telegram: Unauthorized")
       expect(unauthorized.message).not.toContain(badToken)
 
-      const unknownChat = yield* client.connectWithCredentials!({ bot_token: token, channel: "@nowhere" }).pipe(Effect.flip)
+      const unknownChat = yield* client.connectWithCredentials!({ bot_token: token, channel: "@nowhere" }).pipe(
+        Effect.flip
+      )
       expect(unknownChat.kind).toBe("auth")
       expect(unknownChat.message).toContain("chat not found")
 
@@ -79,7 +81,9 @@ describe("Telegram adapter against the Bot API fake", () => {
   it.scopedLive("publish text: sendMessage with the chat id, returns the message id and public t.me URL", () =>
     Effect.gen(function*() {
       const { client, fake } = yield* setup
-      const result = yield* client.publish(request({ platform: "telegram", credentials: stored, main: part("Hello 👋 世界") }))
+      const result = yield* client.publish(
+        request({ platform: "telegram", credentials: stored, main: part("Hello 👋 世界") })
+      )
       expect(result).toEqual({ platformPostId: "101", platformPostUrl: "https://t.me/herald_news/101" })
       const received = fake.server.requests[0]!
       expect(received.path).toBe(`/bot${token}/sendMessage`)
@@ -91,7 +95,11 @@ describe("Telegram adapter against the Bot API fake", () => {
     Effect.gen(function*() {
       const { client } = yield* setup
       const result = yield* client.publish(
-        request({ platform: "telegram", credentials: { bot_token: token, chat_id: "-1009876543210" }, main: part("hi") })
+        request({
+          platform: "telegram",
+          credentials: { bot_token: token, chat_id: "-1009876543210" },
+          main: part("hi")
+        })
       )
       expect(result.platformPostUrl).toBe("https://t.me/c/9876543210/101")
     }))
@@ -122,7 +130,12 @@ describe("Telegram adapter against the Bot API fake", () => {
         platform: "telegram",
         credentials: stored,
         main: part("", [
-          media({ kind: "image", mimeType: "image/jpeg", bytes: bytesOf(10, 2), publicUrl: "https://cdn.example/a.jpg" })
+          media({
+            kind: "image",
+            mimeType: "image/jpeg",
+            bytes: bytesOf(10, 2),
+            publicUrl: "https://cdn.example/a.jpg"
+          })
         ])
       }))
       expect(fake.server.requests[0]!.json).toEqual({ chat_id: "-1001234567890", photo: "https://cdn.example/a.jpg" })
@@ -293,7 +306,10 @@ describe("Telegram adapter against the Bot API fake", () => {
       const error = yield* publishFails(client, request({ platform: "telegram", credentials: stored, main: part("x") }))
       expect(error.kind).toBe("transient")
       fake.failNext("sendMessage", TelegramFake.apiError(500, "Internal Server Error"))
-      const second = yield* publishFails(client, request({ platform: "telegram", credentials: stored, main: part("x") }))
+      const second = yield* publishFails(
+        client,
+        request({ platform: "telegram", credentials: stored, main: part("x") })
+      )
       expect(second.kind).toBe("transient")
     }))
 
@@ -306,11 +322,14 @@ describe("Telegram adapter against the Bot API fake", () => {
       )
       expect(text.kind).toBe("too_long")
       expect(text.message).toBe("Telegram: Bad Request: message is too long")
-      const caption = yield* publishFails(client, request({
-        platform: "telegram",
-        credentials: stored,
-        main: part("c".repeat(1025), [media({ kind: "image", mimeType: "image/png", bytes: bytesOf(10, 9) })])
-      }))
+      const caption = yield* publishFails(
+        client,
+        request({
+          platform: "telegram",
+          credentials: stored,
+          main: part("c".repeat(1025), [media({ kind: "image", mimeType: "image/png", bytes: bytesOf(10, 9) })])
+        })
+      )
       expect(caption.kind).toBe("too_long")
       // Both refused by the reference's lengths (text 1-4096, caption 0-1024 characters).
       expect(fake.server.takeViolations().map((v) => v.problems.join(" "))).toEqual([

@@ -38,10 +38,18 @@ const threadsRequest = (main: ReturnType<typeof part>, extra: Partial<Parameters
 })
 
 const image = (url: string | undefined) =>
-  media({ kind: "image", mimeType: "image/jpeg", bytes: bytesOf(100, 1), filename: "photo.jpg", ...(url === undefined ? {} : { publicUrl: url }) })
+  media({
+    kind: "image",
+    mimeType: "image/jpeg",
+    bytes: bytesOf(100, 1),
+    filename: "photo.jpg",
+    ...(url === undefined ? {} : { publicUrl: url })
+  })
 
 const routes = (fake: ThreadsApiFake.ThreadsFake) =>
-  fake.server.requests.map((r) => `${r.method} ${r.path.replace(/\/\d+/g, (s) => s === `/${ThreadsApiFake.userId}` ? "/{user}" : "/{id}")}`)
+  fake.server.requests.map((r) =>
+    `${r.method} ${r.path.replace(/\/\d+/g, (s) => s === `/${ThreadsApiFake.userId}` ? "/{user}" : "/{id}")}`
+  )
 
 const sentParams = (r: { form: FormData | undefined }) => {
   const out: Record<string, string> = {}
@@ -101,7 +109,9 @@ describe("Threads adapter against the Threads API fake", () => {
       yield* client.publish(threadsRequest(part("Docs at herald.dev/start")))
       const creates = () => fake.server.requests.filter((r) => r.method === "POST" && r.path.endsWith("/threads"))
       expect(sentParams(creates()[1]!)["link_attachment"]).toBe("https://herald.dev/start")
-      yield* client.publish(threadsRequest(part("A picture of https://herald.example.com", [image("https://media.example.com/m/2.jpg")])))
+      yield* client.publish(
+        threadsRequest(part("A picture of https://herald.example.com", [image("https://media.example.com/m/2.jpg")]))
+      )
       expect(sentParams(creates()[2]!)).not.toHaveProperty("link_attachment")
       yield* client.publish(threadsRequest(part("No link here.")))
       expect(sentParams(creates()[3]!)).not.toHaveProperty("link_attachment")
@@ -117,7 +127,11 @@ describe("Threads adapter against the Threads API fake", () => {
             body: new URLSearchParams({ ...params, access_token: token })
           }).then(async (r) => ({ status: r.status, body: await r.json() as { error: { message: string } } }))
         )
-      const onImage = yield* post({ media_type: "IMAGE", image_url: "https://m.example.com/1.jpg", link_attachment: "https://a.example.com" })
+      const onImage = yield* post({
+        media_type: "IMAGE",
+        image_url: "https://m.example.com/1.jpg",
+        link_attachment: "https://a.example.com"
+      })
       expect(onImage.status).toBe(400)
       expect(onImage.body.error.message).toContain("threads/posts#links")
       const many = yield* post({
@@ -190,7 +204,12 @@ describe("Threads adapter against the Threads API fake", () => {
       const creates = fake.server.requests.filter((r) => r.path.endsWith("/threads")).map(sentParams)
       expect(creates).toEqual([
         { media_type: "TEXT", text: "main", reply_control: "accounts_you_follow" },
-        { media_type: "TEXT", text: "link in here", reply_to_id: result.platformPostId, reply_control: "accounts_you_follow" }
+        {
+          media_type: "TEXT",
+          text: "link in here",
+          reply_to_id: result.platformPostId,
+          reply_control: "accounts_you_follow"
+        }
       ])
       expect(fake.posts).toHaveLength(2)
       expect(result.platformPostId).toBe(fake.posts[0]!.id)
@@ -257,7 +276,15 @@ describe("Threads adapter against the Threads API fake", () => {
       const { client, fake } = yield* setup
       const { platformPostId } = yield* client.publish(threadsRequest(part("counted")))
       const metrics = yield* client.metrics!(Redacted.make(stored), platformPostId)
-      expect(metrics).toMatchObject({ views: 1520, likes: 87, comments: 12, shares: 10, impressions: 0, saves: 0, clicks: 0 })
+      expect(metrics).toMatchObject({
+        views: 1520,
+        likes: 87,
+        comments: 12,
+        shares: 10,
+        impressions: 0,
+        saves: 0,
+        clicks: 0
+      })
       const call = fake.server.requests.find((r) => r.path.endsWith("/insights"))!
       expect(call.method).toBe("GET")
       expect(call.path).toBe(`/v1.0/${platformPostId}/insights`)
@@ -316,7 +343,10 @@ describe("Threads adapter against the Threads API fake", () => {
         fetch(`${fake.server.url}/v1.0/${ThreadsApiFake.userId}/threads`, {
           method: "POST",
           body: new URLSearchParams({ media_type: "TEXT", text: "hi", reply_control: "mentioned", access_token: token })
-        }).then(async (r) => ({ status: r.status, body: await r.json() as { error: { code: number; message: string } } }))
+        }).then(async (r) => ({
+          status: r.status,
+          body: await r.json() as { error: { code: number; message: string } }
+        }))
       )
       expect(answer.status).toBe(400)
       expect(answer.body.error.code).toBe(100)
@@ -357,7 +387,9 @@ describe("Threads findPublished (the user's threads)", () => {
         platformPostUrl: sent.platformPostUrl
       })
       expect(yield* client.findPublished!(lookup("not sent", before, after))).toEqual({ _tag: "Absent" })
-      const listed = fake.server.requests.filter((r) => r.method === "GET" && r.path === `/v1.0/${ThreadsApiFake.userId}/threads`)
+      const listed = fake.server.requests.filter((r) =>
+        r.method === "GET" && r.path === `/v1.0/${ThreadsApiFake.userId}/threads`
+      )
       expect(Number(listed[0]!.query.get("since"))).toBeLessThanOrEqual(before / 1000)
     }))
 

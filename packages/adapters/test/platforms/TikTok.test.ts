@@ -21,7 +21,12 @@ const setup = Effect.gen(function*() {
   )
   // Every request must keep TikTok's documented rules (the fake's rulebook), whatever the test checks.
   yield* Effect.addFinalizer(() => Effect.sync(() => fake.rules.expectNone()))
-  const client = yield* TikTok.make({ apiUrl: fake.server.url, chunkSize: 5 * mb, pollInterval: "5 millis", maxPolls: 10 })
+  const client = yield* TikTok.make({
+    apiUrl: fake.server.url,
+    chunkSize: 5 * mb,
+    pollInterval: "5 millis",
+    maxPolls: 10
+  })
     .pipe(Effect.provide(HttpLive))
   return { fake, client }
 })
@@ -55,14 +60,26 @@ describe("TikTok adapter against the Content Posting fake", () => {
       const second = yield* client.publish(tkRequest(fake.accessToken, "two"))
       const credentials = Redacted.make({ access_token: fake.accessToken })
       const metrics = yield* client.metrics!(credentials, first.platformPostId)
-      expect(metrics).toMatchObject({ views: 5300, likes: 410, comments: 37, shares: 22, impressions: 0, saves: 0, clicks: 0 })
+      expect(metrics).toMatchObject({
+        views: 5300,
+        likes: 410,
+        comments: 37,
+        shares: 22,
+        impressions: 0,
+        saves: 0,
+        clicks: 0
+      })
       const call = fake.server.requests.find((r) => r.path === "/v2/video/query/")!
       expect(call.method).toBe("POST")
       expect(call.query.get("fields")).toBe("id,view_count,like_count,comment_count,share_count")
       expect(call.json).toEqual({ filters: { video_ids: [first.platformPostId] } })
       expect(call.headers["authorization"]).toBe(`Bearer ${fake.accessToken}`)
 
-      const batch = yield* client.metricsBatch!(credentials, [first.platformPostId, second.platformPostId, "v_pub_file~v2-1.9"])
+      const batch = yield* client.metricsBatch!(credentials, [
+        first.platformPostId,
+        second.platformPostId,
+        "v_pub_file~v2-1.9"
+      ])
       expect([...batch.keys()].sort()).toEqual([first.platformPostId, second.platformPostId].sort())
       expect(client.metricsBatchSize).toBe(20)
       const batchCall = fake.server.requests.filter((r) => r.path === "/v2/video/query/")[1]!
@@ -119,14 +136,19 @@ describe("TikTok adapter against the Content Posting fake", () => {
       const granted = (url.searchParams.get("scope") ?? "").split(",")
       const code = fake.issueCode(granted, challenge)
       const [identity] = yield* provider.exchangeCode({ code, redirectUri, codeVerifier: verifier })
-      expect(identity).toMatchObject({ platformAccountId: TikTokApiFake.openId, accountName: `@${TikTokApiFake.username}` })
+      expect(identity).toMatchObject({
+        platformAccountId: TikTokApiFake.openId,
+        accountName: `@${TikTokApiFake.username}`
+      })
 
       const renewed = yield* provider.refresh!(Redacted.make(identity!.credentials))
       expect(renewed.credentials["access_token"]).not.toBe(identity!.credentials["access_token"])
 
       const result = yield* client.publish(tkRequest(renewed.credentials["access_token"]!, "Connected"))
       expect(fake.uploads).toHaveLength(1)
-      expect(result.platformPostUrl).toBe(`https://www.tiktok.com/@${TikTokApiFake.username}/video/${fake.uploads[0]!.postId}`)
+      expect(result.platformPostUrl).toBe(
+        `https://www.tiktok.com/@${TikTokApiFake.username}/video/${fake.uploads[0]!.postId}`
+      )
     }))
 
   it.scopedLive("without user.info.profile TikTok refuses the username: the identity call is auth", () =>
@@ -140,7 +162,9 @@ describe("TikTok adapter against the Content Posting fake", () => {
       const verifier = "w".repeat(64)
       const challenge = createHash("sha256").update(verifier).digest("base64url")
       const code = fake.issueCode(["user.info.basic", "video.publish", "video.upload"], challenge)
-      const error = yield* Effect.flip(provider.exchangeCode({ code, redirectUri: "https://h.example/cb", codeVerifier: verifier }))
+      const error = yield* Effect.flip(
+        provider.exchangeCode({ code, redirectUri: "https://h.example/cb", codeVerifier: verifier })
+      )
       expect(error.kind).toBe("auth")
     }))
 
@@ -149,9 +173,15 @@ describe("TikTok adapter against the Content Posting fake", () => {
       const { client, fake } = yield* setup
       const video = clip()
       const result = yield* client.publish(
-        tkRequest(fake.accessToken, "My clip #fyp", video.ref, { allowComments: true, allowDuet: false, videoCoverTimestamp: 2500 })
+        tkRequest(fake.accessToken, "My clip #fyp", video.ref, {
+          allowComments: true,
+          allowDuet: false,
+          videoCoverTimestamp: 2500
+        })
       )
-      const paths = fake.server.requests.map((r) => `${r.method} ${r.path.startsWith("/upload/") ? "/upload/{id}" : r.path}`)
+      const paths = fake.server.requests.map((r) =>
+        `${r.method} ${r.path.startsWith("/upload/") ? "/upload/{id}" : r.path}`
+      )
       expect(paths).toEqual([
         "POST /v2/post/publish/creator_info/query/",
         "POST /v2/post/publish/video/init/",
@@ -275,9 +305,17 @@ describe("TikTok adapter against the Content Posting fake", () => {
             method: "POST",
             headers: { authorization: `Bearer ${fake.accessToken}`, "content-type": contentType },
             body: JSON.stringify(body)
-          }).then(async (r) => ({ status: r.status, body: await r.json() as { error: { code: string; message: string } } }))
+          }).then(async (r) => ({
+            status: r.status,
+            body: await r.json() as { error: { code: string; message: string } }
+          }))
         )
-      const postInfo = { title: "t", privacy_level: "SELF_ONLY", brand_content_toggle: false, brand_organic_toggle: false }
+      const postInfo = {
+        title: "t",
+        privacy_level: "SELF_ONLY",
+        brand_content_toggle: false,
+        brand_organic_toggle: false
+      }
       const size = 100_000_000
       // One chunk of a 100 MB file (what a 64 MiB chunk size gave): several are required.
       const single = yield* init({
@@ -318,9 +356,15 @@ describe("TikTok adapter against the Content Posting fake", () => {
       fake.moderationPolls = 1000
       const result = yield* client.publish(tkRequest(fake.accessToken, "in review"))
       const upload = fake.uploads[0]!
-      expect(result).toEqual({ platformPostId: upload.publishId, platformPostUrl: `https://www.tiktok.com/@${TikTokApiFake.username}` })
+      expect(result).toEqual({
+        platformPostId: upload.publishId,
+        platformPostUrl: `https://www.tiktok.com/@${TikTokApiFake.username}`
+      })
       const credentials = Redacted.make({ access_token: fake.accessToken })
-      const context = { account: { ...account("tiktok"), accountName: `@${TikTokApiFake.username}` }, publishedAt: DateTime.unsafeMake(0) }
+      const context = {
+        account: { ...account("tiktok"), accountName: `@${TikTokApiFake.username}` },
+        publishedAt: DateTime.unsafeMake(0)
+      }
       expect(Option.isNone(yield* client.resolvePost!(credentials, upload.publishId, context))).toBe(true)
       fake.moderationPolls = 0
       const resolved = yield* client.resolvePost!(credentials, upload.publishId, context)
@@ -352,7 +396,9 @@ describe("TikTok adapter against the Content Posting fake", () => {
       const error = yield* Effect.flip(client.publish(tkRequest(fake.accessToken, "public")))
       expect(error.kind).toBe("permanent")
       expect(error.message).toContain("SELF_ONLY")
-      const result = yield* client.publish(tkRequest(fake.accessToken, "private", clip().ref, { privacyLevel: "SELF_ONLY" }))
+      const result = yield* client.publish(
+        tkRequest(fake.accessToken, "private", clip().ref, { privacyLevel: "SELF_ONLY" })
+      )
       // Private posts have no public id: the publish id and the profile.
       expect(result).toEqual({
         platformPostId: fake.uploads[0]!.publishId,
@@ -410,7 +456,12 @@ const photo = (n: number) =>
     publicUrl: `https://media.herald.example/m/${n}.jpg?sig=abc`
   })
 
-const photoRequest = (token: string, content: string, count: number, settings: Readonly<Record<string, unknown>> = {}) =>
+const photoRequest = (
+  token: string,
+  content: string,
+  count: number,
+  settings: Readonly<Record<string, unknown>> = {}
+) =>
   request({
     platform: "tiktok",
     credentials: { access_token: token },
@@ -422,7 +473,9 @@ describe("TikTok photo posts (content/init, media_type PHOTO, PULL_FROM_URL)", (
   it.scopedLive("creator_info, content/init with the images' public URLs and the cover, status polled; the /photo/ URL", () =>
     Effect.gen(function*() {
       const { client, fake } = yield* setup
-      const result = yield* client.publish(photoRequest(fake.accessToken, "Our week in pictures #team", 3, { photoCoverIndex: 1 }))
+      const result = yield* client.publish(
+        photoRequest(fake.accessToken, "Our week in pictures #team", 3, { photoCoverIndex: 1 })
+      )
       expect(fake.server.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
         "POST /v2/post/publish/creator_info/query/",
         "POST /v2/post/publish/content/init/",
@@ -500,7 +553,9 @@ describe("TikTok photo posts (content/init, media_type PHOTO, PULL_FROM_URL)", (
         main: part("p", [photo(1)])
       })))
       expect(noPrivacy.message).toContain("settings.privacyLevel is required")
-      const notOffered = yield* Effect.flip(client.publish(photoRequest(fake.accessToken, "p", 1, { privacyLevel: "FOLLOWER_OF_CREATOR" })))
+      const notOffered = yield* Effect.flip(
+        client.publish(photoRequest(fake.accessToken, "p", 1, { privacyLevel: "FOLLOWER_OF_CREATOR" }))
+      )
       expect(notOffered.message).toContain("not available to this account")
       const cover = yield* Effect.flip(client.publish(photoRequest(fake.accessToken, "p", 2, { photoCoverIndex: 2 })))
       expect(cover.kind).toBe("permanent")
@@ -537,8 +592,15 @@ describe("TikTok photo posts (content/init, media_type PHOTO, PULL_FROM_URL)", (
       const post = fake.photos[0]!
       expect(result.platformPostId).toBe(post.publishId)
       fake.moderationPolls = 0
-      const context = { account: { ...account("tiktok"), accountName: `@${TikTokApiFake.username}` }, publishedAt: DateTime.unsafeMake(0) }
-      const resolved = yield* client.resolvePost!(Redacted.make({ access_token: fake.accessToken }), post.publishId, context)
+      const context = {
+        account: { ...account("tiktok"), accountName: `@${TikTokApiFake.username}` },
+        publishedAt: DateTime.unsafeMake(0)
+      }
+      const resolved = yield* client.resolvePost!(
+        Redacted.make({ access_token: fake.accessToken }),
+        post.publishId,
+        context
+      )
       expect(Option.getOrThrow(resolved)).toEqual({
         platformPostId: post.postId,
         platformPostUrl: `https://www.tiktok.com/@${TikTokApiFake.username}/photo/${post.postId}`
@@ -554,17 +616,27 @@ describe("TikTok photo posts (content/init, media_type PHOTO, PULL_FROM_URL)", (
             method: "POST",
             headers: { authorization: `Bearer ${fake.accessToken}`, "content-type": "application/json; charset=UTF-8" },
             body: JSON.stringify(body)
-          }).then(async (r) => ({ status: r.status, body: await r.json() as { error: { code: string; message: string } } }))
+          }).then(async (r) => ({
+            status: r.status,
+            body: await r.json() as { error: { code: string; message: string } }
+          }))
         )
       const base = {
         media_type: "PHOTO",
         post_mode: "DIRECT_POST",
         post_info: { privacy_level: "SELF_ONLY" },
-        source_info: { source: "PULL_FROM_URL", photo_images: ["https://media.herald.example/a.jpg"], photo_cover_index: 0 }
+        source_info: {
+          source: "PULL_FROM_URL",
+          photo_images: ["https://media.herald.example/a.jpg"],
+          photo_cover_index: 0
+        }
       }
       const tooMany = yield* init({
         ...base,
-        source_info: { ...base.source_info, photo_images: Array.from({ length: 36 }, (_, i) => `https://media.herald.example/${i}.jpg`) }
+        source_info: {
+          ...base.source_info,
+          photo_images: Array.from({ length: 36 }, (_, i) => `https://media.herald.example/${i}.jpg`)
+        }
       })
       expect([tooMany.status, tooMany.body.error.code]).toEqual([400, "invalid_params"])
       expect(tooMany.body.error.message).toContain("content-posting-api-reference-photo-post")
@@ -642,7 +714,9 @@ describe("TikTok findPublished (the account's public videos, video/list)", () =>
 
       // A private post is never listed: TikTok gives it no public id.
       yield* client.publish(tkRequest(fake.accessToken, "only me", clip().ref, { privacyLevel: "SELF_ONLY" }))
-      expect((yield* client.findPublished!(lookup(fake.accessToken, "only me", now - 1_000, Date.now())))._tag).toBe("Unknown")
+      expect((yield* client.findPublished!(lookup(fake.accessToken, "only me", now - 1_000, Date.now())))._tag).toBe(
+        "Unknown"
+      )
     }))
 
   it.scopedLive("pages back by create_time across pages until the window is covered; a bounded number of pages", () =>
@@ -650,7 +724,9 @@ describe("TikTok findPublished (the account's public videos, video/list)", () =>
       const { client, fake } = yield* setup
       const now = Math.floor(Date.now() / 1000) * 1000
       other(fake, "7400000000000000100", "deep", now - 30_000)
-      for (let i = 0; i < 20; i++) other(fake, String(7400000000000000200n + BigInt(i)), `noise ${i}`, now - 20_000 + i * 1_000)
+      for (let i = 0; i < 20; i++) {
+        other(fake, String(7400000000000000200n + BigInt(i)), `noise ${i}`, now - 20_000 + i * 1_000)
+      }
       expect(yield* client.findPublished!(lookup(fake.accessToken, "deep", now - 40_000, now))).toEqual({
         _tag: "Found",
         platformPostId: "7400000000000000100",
@@ -663,7 +739,9 @@ describe("TikTok findPublished (the account's public videos, video/list)", () =>
       expect(second!.cursor).toBe(now - 20_000)
       expect(second!.cursor).toBeLessThan(first!.cursor)
 
-      for (let i = 0; i < 100; i++) other(fake, String(7400000000000000300n + BigInt(i)), `older ${i}`, now - 100_000 - i * 1_000)
+      for (let i = 0; i < 100; i++) {
+        other(fake, String(7400000000000000300n + BigInt(i)), `older ${i}`, now - 100_000 - i * 1_000)
+      }
       const tooMany = yield* client.findPublished!(lookup(fake.accessToken, "absent", now - 400_000, now))
       expect(tooMany._tag).toBe("Unknown")
       expect(tooMany._tag === "Unknown" && tooMany.reason).toContain("more than 100 videos")
@@ -692,7 +770,9 @@ describe("TikTok findPublished (the account's public videos, video/list)", () =>
       expect(limited.kind).toBe("rate_limit")
       expect(limited.retryAfterSeconds).toBe(30)
       fake.videoListFailures.push(TikTokApiFake.tiktokError(500, "internal_error", "Something went wrong."))
-      expect((yield* Effect.flip(client.findPublished!(lookup(fake.accessToken, "x", 0, Date.now())))).kind).toBe("transient")
+      expect((yield* Effect.flip(client.findPublished!(lookup(fake.accessToken, "x", 0, Date.now())))).kind).toBe(
+        "transient"
+      )
       fake.videoListFailures.push({ status: 503, body: "upstream unavailable" })
       const unavailable = yield* Effect.flip(client.findPublished!(lookup(fake.accessToken, "x", 0, Date.now())))
       expect(unavailable.kind).toBe("transient")

@@ -309,7 +309,9 @@ describe("X adapter against the API v2 fake", () => {
   it.scopedLive("a media post without text sends text \"\" (the description's backend refuses an absent text)", () =>
     Effect.gen(function*() {
       const { client, fake } = yield* setup
-      yield* client.publish(xRequest(part("", [media({ kind: "image", mimeType: "image/png", bytes: bytesOf(500, 4) })])))
+      yield* client.publish(
+        xRequest(part("", [media({ kind: "image", mimeType: "image/png", bytes: bytesOf(500, 4) })]))
+      )
       const [medium] = [...fake.media.values()]
       expect(tweets(fake)[0]!.json).toEqual({ text: "", media: { media_ids: [medium!.id] } })
     }))
@@ -317,7 +319,9 @@ describe("X adapter against the API v2 fake", () => {
   it.scopedLive("the one-request image upload sends only media and media_category, the type on the file part", () =>
     Effect.gen(function*() {
       const { client, fake } = yield* setup
-      yield* client.publish(xRequest(part("pic", [media({ kind: "image", mimeType: "image/webp", bytes: bytesOf(700, 5) })])))
+      yield* client.publish(
+        xRequest(part("pic", [media({ kind: "image", mimeType: "image/webp", bytes: bytesOf(700, 5) })]))
+      )
       const upload = fake.server.requests.find((r) => r.path === "/2/media/upload")!
       expect([...upload.form!.keys()].sort()).toEqual(["media", "media_category"])
       expect((upload.form!.get("media") as File).type).toBe("image/webp")
@@ -353,7 +357,9 @@ describe("X adapter against the API v2 fake", () => {
       // An unknown field, a reply_settings value outside the enum, a media_category outside the enum.
       expect(yield* send("/2/tweets", { text: "a", hidden: true })).toBe(400)
       expect(yield* send("/2/tweets", { text: "a", reply_settings: "everyone" })).toBe(400)
-      expect(yield* send("/2/media/upload/initialize", { media_type: "video/mp4", total_bytes: 1, media_category: "reel" }))
+      expect(
+        yield* send("/2/media/upload/initialize", { media_type: "video/mp4", total_bytes: 1, media_category: "reel" })
+      )
         .toBe(400)
       expect(yield* send("/2/tweets", { text: "a" }, "?tweet.fields=id")).toBe(400)
       const violations = fake.server.takeViolations()
@@ -452,7 +458,9 @@ describe("X findPublished (the user's timeline)", () => {
         platformPostId: sent.platformPostId
       })
       expect(fake.server.requests.filter((r) => r.path.endsWith("/tweets") && r.method === "GET")).toHaveLength(2)
-      for (let i = 150; i < 1_050; i++) other(fake, String(1870000000000000000n + BigInt(i)), `noise ${i}`, now + 30_000)
+      for (let i = 150; i < 1_050; i++) {
+        other(fake, String(1870000000000000000n + BigInt(i)), `noise ${i}`, now + 30_000)
+      }
       expect((yield* client.findPublished!(lookup("absent", now - 1_000, now + 5_000)))._tag).toBe("Unknown")
     }))
 

@@ -29,7 +29,13 @@ const setup = Effect.gen(function*() {
 
 /** 2.5 chunks of a landscape 10-minute video unless told otherwise. */
 const clip = (options: Partial<Parameters<typeof YouTubeApiFake.mp4>[0]> = {}) => {
-  const bytes = YouTubeApiFake.mp4({ width: 1920, height: 1080, seconds: 600, size: Math.floor(unit * 2.5), ...options })
+  const bytes = YouTubeApiFake.mp4({
+    width: 1920,
+    height: 1080,
+    seconds: 600,
+    size: Math.floor(unit * 2.5),
+    ...options
+  })
   return { bytes, ref: media({ kind: "video", mimeType: "video/mp4", bytes, filename: "clip.mp4" }) }
 }
 
@@ -41,7 +47,12 @@ const ytRequest = (
   video: ReturnType<typeof clip>["ref"],
   settings: Readonly<Record<string, unknown>> = { title: "My video" }
 ) => ({
-  ...request({ platform: "youtube", credentials: { access_token: token, refresh_token: "1//refresh" }, main: part(content, [video]), settings }),
+  ...request({
+    platform: "youtube",
+    credentials: { access_token: token, refresh_token: "1//refresh" },
+    main: part(content, [video]),
+    settings
+  }),
   account: channel
 })
 
@@ -71,13 +82,22 @@ describe("YouTube adapter against the Data API fake", () => {
       const verifier = "y".repeat(64)
       const challenge = createHash("sha256").update(verifier).digest("base64url")
       const redirectUri = "https://herald.example.com/oauth/callback/youtube"
-      const back = new URL(google.authorize(provider.authorizeUrl({ state: "st", redirectUri, codeChallenge: challenge })))
-      const [identity] = yield* provider.exchangeCode({ code: back.searchParams.get("code")!, redirectUri, codeVerifier: verifier })
+      const back = new URL(
+        google.authorize(provider.authorizeUrl({ state: "st", redirectUri, codeChallenge: challenge }))
+      )
+      const [identity] = yield* provider.exchangeCode({
+        code: back.searchParams.get("code")!,
+        redirectUri,
+        codeVerifier: verifier
+      })
       const renewed = yield* provider.refresh!(Redacted.make(identity!.credentials))
       const renewedToken = renewed.credentials["access_token"]!
       // The Data API fake accepts the tokens Google issued.
       for (const issued of google.accessTokens.keys()) fake.tokens.add(issued)
-      yield* client.publish({ ...ytRequest("", clip({ size: 1000 }).ref), credentials: Redacted.make(renewed.credentials) })
+      yield* client.publish({
+        ...ytRequest("", clip({ size: 1000 }).ref),
+        credentials: Redacted.make(renewed.credentials)
+      })
       expect(fake.server.requests.every((r) => r.headers.authorization === `Bearer ${renewedToken}`)).toBe(true)
       expect(fake.videos).toHaveLength(1)
     }))
@@ -114,7 +134,10 @@ describe("YouTube adapter against the Data API fake", () => {
       ])
       const uploaded = fake.videos[0]!
       expect(same(uploaded.bytes, video.bytes)).toBe(true)
-      expect(result).toEqual({ platformPostId: uploaded.id, platformPostUrl: `https://www.youtube.com/watch?v=${uploaded.id}` })
+      expect(result).toEqual({
+        platformPostId: uploaded.id,
+        platformPostUrl: `https://www.youtube.com/watch?v=${uploaded.id}`
+      })
     }))
 
   it.scopedLive("defaults: public, not made for kids, no tags or category; the title falls back to the file name", () =>
@@ -132,7 +155,9 @@ describe("YouTube adapter against the Data API fake", () => {
       const { client, fake } = yield* setup
       const vertical = yield* client.publish(ytRequest("", clip({ width: 1080, height: 1920, seconds: 45 }).ref))
       expect(vertical.platformPostUrl).toBe(`https://youtube.com/shorts/${fake.videos[0]!.id}`)
-      const rotated = yield* client.publish(ytRequest("", clip({ width: 1920, height: 1080, seconds: 30, rotate90: true }).ref))
+      const rotated = yield* client.publish(
+        ytRequest("", clip({ width: 1920, height: 1080, seconds: 30, rotate90: true }).ref)
+      )
       expect(rotated.platformPostUrl).toBe(`https://youtube.com/shorts/${fake.videos[1]!.id}`)
       const long = yield* client.publish(ytRequest("", clip({ width: 1080, height: 1920, seconds: 400 }).ref))
       expect(long.platformPostUrl).toContain("watch?v=")
@@ -218,7 +243,9 @@ describe("YouTube adapter against the Data API fake", () => {
   it.scopedLive("first comment through commentThreads; its failure never fails the published video", () =>
     Effect.gen(function*() {
       const { client, fake } = yield* setup
-      yield* client.publish(ytRequest("", clip({ size: 1000 }).ref, { title: "t", firstComment: "Thanks for watching" }))
+      yield* client.publish(
+        ytRequest("", clip({ size: 1000 }).ref, { title: "t", firstComment: "Thanks for watching" })
+      )
       expect(fake.videos[0]!.comments).toEqual(["Thanks for watching"])
       const comment = fake.server.requests.find((r) => r.path === "/youtube/v3/commentThreads")!
       expect(comment.query.get("part")).toBe("snippet")
@@ -231,7 +258,9 @@ describe("YouTube adapter against the Data API fake", () => {
         }
       })
       fake.failNext("POST /commentThreads", YouTubeApiFake.quotaExceeded)
-      const result = yield* client.publish(ytRequest("", clip({ size: 1000 }).ref, { title: "t", firstComment: "again" }))
+      const result = yield* client.publish(
+        ytRequest("", clip({ size: 1000 }).ref, { title: "t", firstComment: "again" })
+      )
       expect(result.platformPostId).toBe(fake.videos[1]!.id)
       expect(fake.videos[1]!.comments).toEqual([])
     }))

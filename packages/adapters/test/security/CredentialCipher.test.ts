@@ -116,15 +116,21 @@ describe("SqlAccountStore with a cipher", () => {
           newAccount(org.id, { credentials: Option.some(Redacted.make(credentials)) })
         )
         const sql = yield* SqlClient.SqlClient
-        const raw = yield* sql<{ credentials: string }>`SELECT credentials FROM social_accounts WHERE id = ${inserted.id}`
+        const raw = yield* sql<
+          { credentials: string }
+        >`SELECT credentials FROM social_accounts WHERE id = ${inserted.id}`
         expect(raw[0]!.credentials.startsWith("hc1.")).toBe(true)
         expect(raw[0]!.credentials).not.toContain(token)
         // Read back through the store: the same credentials.
         const found = yield* store.findById(org.id, inserted.id)
-        expect(Option.map(Option.flatMap(found, (a) => a.credentials), Redacted.value)).toEqual(Option.some(credentials))
+        expect(Option.map(Option.flatMap(found, (a) => a.credentials), Redacted.value)).toEqual(
+          Option.some(credentials)
+        )
         // Updates are sealed too.
         yield* store.update(Option.getOrThrow(found))
-        const again = yield* sql<{ credentials: string }>`SELECT credentials FROM social_accounts WHERE id = ${inserted.id}`
+        const again = yield* sql<
+          { credentials: string }
+        >`SELECT credentials FROM social_accounts WHERE id = ${inserted.id}`
         expect(again[0]!.credentials).not.toBe(raw[0]!.credentials)
         expect(again[0]!.credentials).not.toContain(token)
         yield* sql.unsafe("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -162,7 +168,9 @@ describe("SqlAccountStore with a cipher", () => {
         const inserted = yield* store.insert(
           newAccount(orgId as never, { credentials: Option.some(Redacted.make("plain")) })
         )
-        const raw = yield* sql<{ credentials: string }>`SELECT credentials FROM social_accounts WHERE id = ${inserted.id}`
+        const raw = yield* sql<
+          { credentials: string }
+        >`SELECT credentials FROM social_accounts WHERE id = ${inserted.id}`
         expect(raw[0]!.credentials).toBe("plain")
       }).pipe(Effect.provide(layer))
     }))

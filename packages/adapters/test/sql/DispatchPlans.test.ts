@@ -56,10 +56,12 @@ const capturing = <A, E, R>(self: Effect.Effect<A, E, R>) =>
   })
 
 const planOf = (statement: { readonly sql: string; readonly params: ReadonlyArray<unknown> }) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql.unsafe<{ detail: string }>(`EXPLAIN QUERY PLAN ${statement.sql}`, [...statement.params])).pipe(
-      Effect.map((rows) => rows.map((r) => r.detail))
-    )
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) => sql.unsafe<{ detail: string }>(`EXPLAIN QUERY PLAN ${statement.sql}`, [...statement.params])
+  ).pipe(
+    Effect.map((rows) => rows.map((r) => r.detail))
+  )
 
 const layer = SqlStores.layer.pipe(
   Layer.provide(Layer.succeed(IdGenerator, IdGenerator.of({ uuid: Effect.sync(() => randomUUID()) }))),
@@ -74,16 +76,21 @@ describe("dispatch plans on SQLite", () => {
       const store = yield* DispatchStore
       for (let i = 0; i < 30; i++) {
         const p = post(org.id)
-        yield* posts.insert({ post: p, destinations: [destination({ post: p, account: accountValue(org.id, 1) }, { dueAt: at(T0) })] })
+        yield* posts.insert({
+          post: p,
+          destinations: [destination({ post: p, account: accountValue(org.id, 1) }, { dueAt: at(T0) })]
+        })
       }
       const claims = yield* store.claimDue({ now: at(T0), limit: 30, leaseFor: "1 minute", workerId: "w" })
       expect(claims).toHaveLength(30)
       const renewed = yield* capturing(store.renew(claims.slice(0, 10), at(T0 + 120_000)))
       expect(renewed.result.size).toBe(10)
-      const completed = yield* capturing(store.completeAll(claims.slice(0, 10).map((claim) => ({
-        claim,
-        completion: { _tag: "Failed", error: "refused", failedAt: at(T0 + 1000) } as const
-      }))))
+      const completed = yield* capturing(store.completeAll(
+        claims.slice(0, 10).map((claim) => ({
+          claim,
+          completion: { _tag: "Failed", error: "refused", failedAt: at(T0 + 1000) } as const
+        }))
+      ))
       expect(completed.result).toEqual(Array.from({ length: 10 }, () => true))
       for (const captured of [renewed.ran, completed.ran]) {
         const update = captured.find((s) => /^\s*UPDATE destinations/.test(s.sql))!

@@ -42,7 +42,9 @@ const destination = F.destination({ post, account }, {
 
 /** What node-postgres returns: int8 columns as text. */
 const asPg = (row: Record<string, unknown>, columns: ReadonlyArray<string>) =>
-  Object.fromEntries(Object.entries(row).map(([k, v]) => [k, columns.includes(k) && typeof v === "number" ? String(v) : v]))
+  Object.fromEntries(
+    Object.entries(row).map(([k, v]) => [k, columns.includes(k) && typeof v === "number" ? String(v) : v])
+  )
 
 const sameValue = <A>(fast: A | undefined, schema: A) => {
   expect(fast).toBeDefined()
@@ -51,10 +53,23 @@ const sameValue = <A>(fast: A | undefined, schema: A) => {
 
 describe("FastRows", () => {
   it("decodes a destination, a post and an account as their schemas do (SQLite and Postgres columns)", () => {
-    const cases: ReadonlyArray<readonly [(row: unknown) => unknown, (row: unknown) => unknown, Record<string, unknown>, ReadonlyArray<string>]> = [
-      [FastRows.destination, Schema.decodeUnknownSync(DestinationRow), Schema.encodeSync(DestinationRow)(destination), ["due_at", "attempts"]],
-      [FastRows.post, Schema.decodeUnknownSync(PostRow), Schema.encodeSync(PostRow)(post), ["campaign_id", "scheduled_for", "created_at"]],
-      [FastRows.account, Schema.decodeUnknownSync(AccountRow), Schema.encodeSync(AccountRow)(account), ["id", "recent_failures", "is_active"]]
+    const cases: ReadonlyArray<
+      readonly [(row: unknown) => unknown, (row: unknown) => unknown, Record<string, unknown>, ReadonlyArray<string>]
+    > = [
+      [FastRows.destination, Schema.decodeUnknownSync(DestinationRow), Schema.encodeSync(DestinationRow)(destination), [
+        "due_at",
+        "attempts"
+      ]],
+      [FastRows.post, Schema.decodeUnknownSync(PostRow), Schema.encodeSync(PostRow)(post), [
+        "campaign_id",
+        "scheduled_for",
+        "created_at"
+      ]],
+      [FastRows.account, Schema.decodeUnknownSync(AccountRow), Schema.encodeSync(AccountRow)(account), [
+        "id",
+        "recent_failures",
+        "is_active"
+      ]]
     ]
     for (const [fast, decode, row, pgColumns] of cases) {
       for (const variant of [row, asPg(row, pgColumns)]) sameValue(fast(variant), decode(variant))
@@ -74,7 +89,9 @@ describe("FastRows", () => {
     const { metrics_fetched_at: _, ...missing } = row
     expect(FastRows.destination(missing)).toBeUndefined()
     // A post with per-platform content, an approval or a thread is the schema's.
-    const rich = Schema.encodeSync(PostRow)(F.post(org, { platformContent: { x: new PlatformContentEntry({ content: "hi" }) } }))
+    const rich = Schema.encodeSync(PostRow)(
+      F.post(org, { platformContent: { x: new PlatformContentEntry({ content: "hi" }) } })
+    )
     expect(FastRows.post(rich)).toBeUndefined()
   })
 
@@ -90,7 +107,11 @@ describe("FastRows", () => {
     }))
 
   it("encodes an event row as the schema does", () => {
-    const event = F.event(org, { type: "post.published", data: { post_id: post.id, n: 1 }, createdAt: DateTime.unsafeMake(F.T0) })
+    const event = F.event(org, {
+      type: "post.published",
+      data: { post_id: post.id, n: 1 },
+      createdAt: DateTime.unsafeMake(F.T0)
+    })
     expect(FastRows.eventRow(event)).toStrictEqual({ ...Schema.encodeSync(EventRow)(event), post_id: post.id })
   })
 
@@ -99,13 +120,21 @@ describe("FastRows", () => {
       const plain = [
         post,
         F.post(org),
-        F.post(org, { isDraft: true, createdStatus: "draft", useQueue: true, createdByKey: Option.some(ApiKeyId.make(randomUUID())), idempotencyKey: Option.some("k") })
+        F.post(org, {
+          isDraft: true,
+          createdStatus: "draft",
+          useQueue: true,
+          createdByKey: Option.some(ApiKeyId.make(randomUUID())),
+          idempotencyKey: Option.some("k")
+        })
       ]
       for (const p of plain) expect(FastRows.postRow(p)).toStrictEqual(yield* encodePost(p))
       const nested = [
         F.post(org, { platformContent: { x: new PlatformContentEntry({ content: "x" }) } }),
         F.post(org, { threadPosts: [new ThreadPost({ content: "t" })] }),
-        F.post(org, { approval: Option.some(new Approval({ status: "pending", note: Option.none(), consumed: false })) })
+        F.post(org, {
+          approval: Option.some(new Approval({ status: "pending", note: Option.none(), consumed: false }))
+        })
       ]
       for (const p of nested) expect(FastRows.postRow(p)).toBeUndefined()
     }))

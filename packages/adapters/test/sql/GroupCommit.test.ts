@@ -24,7 +24,10 @@ const setup = Effect.gen(function*() {
   const filename = path.join(dir, "herald.db")
   const sql = Context.get(yield* Layer.build(SqlDatabase.layer({ _tag: "Sqlite", filename })), SqlClient.SqlClient)
   yield* sql`CREATE TABLE items (id INTEGER PRIMARY KEY, label TEXT NOT NULL)`
-  const reader = Context.get(yield* Layer.build(SqlDatabase.layerClient({ _tag: "Sqlite", filename })), SqlClient.SqlClient)
+  const reader = Context.get(
+    yield* Layer.build(SqlDatabase.layerClient({ _tag: "Sqlite", filename })),
+    SqlClient.SqlClient
+  )
   const group = yield* SqlTransactor.makeGroupCommit(sql)
   const visibleToReader = (id: number) =>
     Effect.map(reader<{ n: number }>`SELECT COUNT(*) AS n FROM items WHERE id = ${id}`, (rows) => rows[0]!.n === 1)
@@ -65,7 +68,9 @@ describe("group commit (SQLite)", () => {
       // are read on separate turns do; without gathering, each formed a group of one.
       const fibers = []
       for (let i = 0; i < 20; i++) {
-        fibers.push(yield* Effect.fork(group.transactor.withTransaction(sql`INSERT INTO items (id, label) VALUES (${i}, 'x')`)))
+        fibers.push(
+          yield* Effect.fork(group.transactor.withTransaction(sql`INSERT INTO items (id, label) VALUES (${i}, 'x')`))
+        )
         yield* turn
       }
       for (const fiber of fibers) yield* Fiber.join(fiber)
@@ -114,8 +119,12 @@ describe("group commit (SQLite)", () => {
         Effect.zipRight(sql`INSERT INTO items (id, label) VALUES (1, 'slow')`, Effect.sleep("100 millis"))
       ))
       yield* Effect.sleep("10 millis")
-      const waiting = yield* Effect.fork(group.transactor.withTransaction(sql`INSERT INTO items (id, label) VALUES (2, 'gone')`))
-      const after = yield* Effect.fork(group.transactor.withTransaction(sql`INSERT INTO items (id, label) VALUES (3, 'after')`))
+      const waiting = yield* Effect.fork(
+        group.transactor.withTransaction(sql`INSERT INTO items (id, label) VALUES (2, 'gone')`)
+      )
+      const after = yield* Effect.fork(
+        group.transactor.withTransaction(sql`INSERT INTO items (id, label) VALUES (3, 'after')`)
+      )
       yield* Effect.sleep("10 millis")
       // Still queued behind the slow member: interrupting it ends it at once.
       yield* Fiber.interrupt(waiting)

@@ -15,7 +15,7 @@ import * as CredentialCipher from "../../src/security/CredentialCipher.js"
 import * as SqlDatabase from "../../src/sql/SqlDatabase.js"
 import * as SqlIdempotencyStore from "../../src/sql/SqlIdempotencyStore.js"
 import * as SqlStores from "../../src/sql/SqlStores.js"
-import { at, T0, type StoresLayer } from "../contract/Fixtures.js"
+import { at, type StoresLayer, T0 } from "../contract/Fixtures.js"
 import { idempotencyStoreContract } from "../contract/IdempotencyStore.contract.js"
 import { createFreshPgDatabase, databasesUnderTest, sqlite, type TestDatabaseLayer } from "../support/TestDatabases.js"
 
@@ -54,7 +54,9 @@ describe("idempotency store with a credentials cipher", () => {
       const body = `{"data":{"secret":"whsec_${"A".repeat(64)}"}}`
       expect(yield* store.begin(claim)).toEqual({ _tag: "Started" })
       expect(yield* store.complete(claim, { status: 201, body })).toBe(true)
-      const rows = yield* (yield* SqlClient.SqlClient)<{ response_body: string }>`SELECT response_body FROM idempotency_keys`
+      const rows = yield* (yield* SqlClient.SqlClient)<
+        { response_body: string }
+      >`SELECT response_body FROM idempotency_keys`
       expect(rows[0]!.response_body.startsWith(CredentialCipher.prefix)).toBe(true)
       expect(rows[0]!.response_body).not.toContain("whsec_")
       expect(yield* store.begin({ ...claim, holder: randomUUID() })).toMatchObject({

@@ -97,7 +97,9 @@ for (const db of await databasesUnderTest()) {
           const ready = new Media({ ...m, status: "ready", size: 99, updatedAt: at(T0 + 5) })
           expect(yield* store.update(ready, "pending_upload")).toBe(true)
           expect(yield* store.update(new Media({ ...m, status: "ready", size: 1 }), "pending_upload")).toBe(false)
-          expect(Option.map(yield* store.findById(org, m.id), (x) => [x.status, x.size])).toEqual(Option.some(["ready", 99]))
+          expect(Option.map(yield* store.findById(org, m.id), (x) => [x.status, x.size])).toEqual(
+            Option.some(["ready", 99])
+          )
           expect(yield* store.update(new Media({ ...ready, altText: Option.some("Alt") }), "ready")).toBe(true)
           expect(Option.flatMap(yield* store.findById(org, m.id), (x) => x.altText)).toEqual(Option.some("Alt"))
           expect(yield* store.delete(org, m.id)).toBe(true)

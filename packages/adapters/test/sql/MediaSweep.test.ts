@@ -88,7 +88,11 @@ const blobDirectory = Layer.unwrapScoped(
 )
 
 const storesOn = (database: TestDatabaseLayer) =>
-  Layer.mergeAll(SqlStores.layer, blobDirectory).pipe(Layer.provide(randomIds), Layer.provideMerge(database), Layer.orDie)
+  Layer.mergeAll(SqlStores.layer, blobDirectory).pipe(
+    Layer.provide(randomIds),
+    Layer.provideMerge(database),
+    Layer.orDie
+  )
 
 /** Postgres with a connection per concurrent caller, so the sweepers really race. */
 const widePostgres: TestDatabaseLayer = Layer.unwrapScoped(

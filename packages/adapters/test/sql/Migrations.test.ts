@@ -40,45 +40,68 @@ for (const db of await databasesUnderTest()) {
         expect(Number(tables[0]!.n)).toBe(0)
       }).pipe(Effect.provide(db.layer!)), 60_000)
 
-    it.effect("events keep only the indexes the server's statements read (by id; by organization and time)", () =>
-      Effect.gen(function*() {
-        const sql = yield* SqlClient.SqlClient
-        const names = yield* sql.onDialectOrElse({
-          pg: () => sql<{ name: string }>`SELECT indexname AS name FROM pg_indexes WHERE tablename = 'events' ORDER BY 1`,
-          orElse: () =>
-            sql<{ name: string }>`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' ORDER BY 1`
-        })
-        expect(names.map((r) => r.name)).toEqual(
-          db.label === "postgres" ? ["events_by_organization", "events_pkey"] : ["events_by_organization", "sqlite_autoindex_events_1"]
-        )
-      }).pipe(Effect.provide(db.layer!)), 60_000)
+    it.effect(
+      "events keep only the indexes the server's statements read (by id; by organization and time)",
+      () =>
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          const names = yield* sql.onDialectOrElse({
+            pg: () =>
+              sql<{ name: string }>`SELECT indexname AS name FROM pg_indexes WHERE tablename = 'events' ORDER BY 1`,
+            orElse: () =>
+              sql<
+                { name: string }
+              >`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' ORDER BY 1`
+          })
+          expect(names.map((r) => r.name)).toEqual(
+            db.label === "postgres"
+              ? ["events_by_organization", "events_pkey"]
+              : ["events_by_organization", "sqlite_autoindex_events_1"]
+          )
+        }).pipe(Effect.provide(db.layer!)),
+      60_000
+    )
 
-    it.effect("check: nothing on a migrated store; what run would apply, changing nothing; what a newer Herald applied", () =>
-      Effect.gen(function*() {
-        const sql = yield* SqlClient.SqlClient
-        expect(yield* Migrations.check).toEqual({ pending: [], unknown: [] })
-        const known = yield* allKnown
-        const newest = known.at(-1)!
-        const newestId = Number(newest.slice(0, 4))
-        // As if this build were one migration newer than the store.
-        yield* sql`DELETE FROM herald_migrations WHERE migration_id = ${newestId}`
-        expect(yield* Migrations.check).toEqual({ pending: [newest], unknown: [] })
-        const still = yield* sql<{ n: number | string }>`SELECT COUNT(*) AS n FROM herald_migrations WHERE migration_id = ${newestId}`
-        expect(Number(still[0]!.n)).toBe(0)
-        // As if a newer Herald had migrated the store.
-        yield* sql`INSERT INTO herald_migrations (migration_id, name) VALUES (${newestId}, ${newest.slice(5)}), (9999, 'from_a_newer_herald')`
-        expect(yield* Migrations.check).toEqual({ pending: [], unknown: ["9999_from_a_newer_herald"] })
-      }).pipe(Effect.provide(db.layer!)), 60_000)
+    it.effect(
+      "check: nothing on a migrated store; what run would apply, changing nothing; what a newer Herald applied",
+      () =>
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          expect(yield* Migrations.check).toEqual({ pending: [], unknown: [] })
+          const known = yield* allKnown
+          const newest = known.at(-1)!
+          const newestId = Number(newest.slice(0, 4))
+          // As if this build were one migration newer than the store.
+          yield* sql`DELETE FROM herald_migrations WHERE migration_id = ${newestId}`
+          expect(yield* Migrations.check).toEqual({ pending: [newest], unknown: [] })
+          const still = yield* sql<
+            { n: number | string }
+          >`SELECT COUNT(*) AS n FROM herald_migrations WHERE migration_id = ${newestId}`
+          expect(Number(still[0]!.n)).toBe(0)
+          // As if a newer Herald had migrated the store.
+          yield* sql`INSERT INTO herald_migrations (migration_id, name) VALUES (${newestId}, ${
+            newest.slice(5)
+          }), (9999, 'from_a_newer_herald')`
+          expect(yield* Migrations.check).toEqual({ pending: [], unknown: ["9999_from_a_newer_herald"] })
+        }).pipe(Effect.provide(db.layer!)),
+      60_000
+    )
 
-    it.effect("check on a store never migrated: every migration pending, and no migrations table made", () =>
-      Effect.gen(function*() {
-        const sql = yield* SqlClient.SqlClient
-        expect(yield* Migrations.check).toEqual({ pending: yield* allKnown, unknown: [] })
-        const tables = yield* sql.onDialectOrElse({
-          pg: () => sql<{ n: number | string }>`SELECT COUNT(*) AS n FROM pg_tables WHERE tablename = 'herald_migrations'`,
-          orElse: () => sql<{ n: number | string }>`SELECT COUNT(*) AS n FROM sqlite_master WHERE name = 'herald_migrations'`
-        })
-        expect(Number(tables[0]!.n)).toBe(0)
-      }).pipe(Effect.provide(unmigrated(db.label))), 60_000)
+    it.effect(
+      "check on a store never migrated: every migration pending, and no migrations table made",
+      () =>
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          expect(yield* Migrations.check).toEqual({ pending: yield* allKnown, unknown: [] })
+          const tables = yield* sql.onDialectOrElse({
+            pg: () =>
+              sql<{ n: number | string }>`SELECT COUNT(*) AS n FROM pg_tables WHERE tablename = 'herald_migrations'`,
+            orElse: () =>
+              sql<{ n: number | string }>`SELECT COUNT(*) AS n FROM sqlite_master WHERE name = 'herald_migrations'`
+          })
+          expect(Number(tables[0]!.n)).toBe(0)
+        }).pipe(Effect.provide(unmigrated(db.label))),
+      60_000
+    )
   })
 }

@@ -21,10 +21,12 @@ const oneConnection = Layer.unwrapScoped(
   )
 ).pipe(Layer.orDie)
 
-const preparedNames = Effect.flatMap(SqlClient.SqlClient, (sql) =>
-  sql<{ name: string }>`SELECT name FROM pg_prepared_statements ORDER BY name`).pipe(
-    Effect.map((rows) => rows.map((row) => row.name))
-  )
+const preparedNames = Effect.flatMap(
+  SqlClient.SqlClient,
+  (sql) => sql<{ name: string }>`SELECT name FROM pg_prepared_statements ORDER BY name`
+).pipe(
+  Effect.map((rows) => rows.map((row) => row.name))
+)
 
 const marked = (sql: SqlClient.SqlClient, id: number) =>
   sql<{ id: number; label: string }>`${sql.literal(PgPrepared.marker)} SELECT id, label FROM things WHERE id = ${id}`

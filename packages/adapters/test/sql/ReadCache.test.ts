@@ -123,7 +123,10 @@ for (const db of await databasesUnderTest()) {
         yield* orgs.insert(org)
         const a = yield* accounts.insert(newAccount(org.id, { accountName: "@a" }))
         yield* TestClock.adjust(ttl)
-        const read = Effect.map(accounts.listForWrite(org.id), (l) => ({ names: l.accounts.map((x) => x.accountName), fresh: l.fresh }))
+        const read = Effect.map(
+          accounts.listForWrite(org.id),
+          (l) => ({ names: l.accounts.map((x) => x.accountName), fresh: l.fresh })
+        )
         const cached = db.label !== "sqlite"
         expect(yield* read).toEqual({ names: ["@a"], fresh: true })
         expect(yield* read).toEqual({ names: ["@a"], fresh: !cached })

@@ -39,16 +39,18 @@ for (const db of await databasesUnderTest()) {
       }).pipe(Effect.provide(layer)))
 
     // Postgres only: SQLite keeps these counters in memory, there is no table to plan.
-    if (db.label === "postgres") it.effect("the purge of ended windows reads them by their end (request_counters_by_end)", () =>
-      Effect.gen(function*() {
-        const sql = yield* SqlClient.SqlClient
-        // Planned as it would be on a large table: an index that serves the range is used.
-        const plan = yield* sql.withTransaction(Effect.zipRight(
-          sql`SET LOCAL enable_seqscan = off`,
-          sql<{ "QUERY PLAN": string }>`EXPLAIN DELETE FROM request_counters WHERE window_end < ${T0}`
-        ))
-        expect(plan.map((row) => row["QUERY PLAN"]).join("\n")).toContain("request_counters_by_end")
-      }).pipe(Effect.provide(layer)))
+    if (db.label === "postgres") {
+      it.effect("the purge of ended windows reads them by their end (request_counters_by_end)", () =>
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          // Planned as it would be on a large table: an index that serves the range is used.
+          const plan = yield* sql.withTransaction(Effect.zipRight(
+            sql`SET LOCAL enable_seqscan = off`,
+            sql<{ "QUERY PLAN": string }>`EXPLAIN DELETE FROM request_counters WHERE window_end < ${T0}`
+          ))
+          expect(plan.map((row) => row["QUERY PLAN"]).join("\n")).toContain("request_counters_by_end")
+        }).pipe(Effect.provide(layer)))
+    }
 
     it.live("300 concurrent increments over three keys: every caller sees a distinct running total", () =>
       Effect.gen(function*() {
@@ -56,7 +58,10 @@ for (const db of await databasesUnderTest()) {
         const window = at(T0 + 60_000)
         const keys = ["a", "b", "c"] as const
         const totals = yield* Effect.all(
-          Array.from({ length: 300 }, (_, i) => Effect.map(counters.increment(keys[i % 3]!, window, 1), (n) => [i % 3, n] as const)),
+          Array.from(
+            { length: 300 },
+            (_, i) => Effect.map(counters.increment(keys[i % 3]!, window, 1), (n) => [i % 3, n] as const)
+          ),
           { concurrency: "unbounded" }
         )
         for (const k of [0, 1, 2]) {
@@ -154,7 +159,9 @@ for (const db of await databasesUnderTest()) {
             Array.from({ length: 200 }, (_, i) => (i % 2 === 0 ? a : b).incrementWithin(minute, 150, hour, 1)),
             { concurrency: "unbounded" }
           )
-          expect(totals.map((t) => t.firstTotal).sort((x, y) => x - y)).toEqual(Array.from({ length: 200 }, (_, i) => i + 1))
+          expect(totals.map((t) => t.firstTotal).sort((x, y) => x - y)).toEqual(
+            Array.from({ length: 200 }, (_, i) => i + 1)
+          )
           const thens = totals.flatMap((t) => t.thenTotal === undefined ? [] : [t.thenTotal]).sort((x, y) => x - y)
           expect(thens).toEqual(Array.from({ length: 150 }, (_, i) => i + 1))
         }).pipe(Effect.scoped))

@@ -57,24 +57,28 @@ const whileTicking = <A, E>(read: Effect.Effect<A, E>) =>
   })
 
 describe("SQLite reader threads", () => {
-  it.live("a slow single read runs off the event loop; on the main connection the same read blocks it", () =>
-    Effect.gen(function*() {
-      const filename = yield* tempFile
-      const pooled = yield* client(filename)
-      const mainOnly = yield* client(filename, 0)
-      // About a second or two of SQLite work on this machine; what matters is only that it is long
-      // next to the 5 ms timer.
-      const n = 1_500_000
-      const off = yield* whileTicking(countTo(pooled, n))
-      expect(off.result).toEqual([{ n }])
-      const on = yield* whileTicking(countTo(mainOnly, n))
-      expect(on.result).toEqual([{ n }])
-      // The control: on the main connection the timer could not run while the read ran.
-      expect(on.longestGap).toBeGreaterThan(on.took * 0.8)
-      // Through the readers the timer kept running through the read (a loaded machine can hold a
-      // process off its core for a while, hence the margin; the control above is near the whole read).
-      expect(off.longestGap).toBeLessThan(off.took / 2)
-    }).pipe(Effect.scoped), 60_000)
+  it.live(
+    "a slow single read runs off the event loop; on the main connection the same read blocks it",
+    () =>
+      Effect.gen(function*() {
+        const filename = yield* tempFile
+        const pooled = yield* client(filename)
+        const mainOnly = yield* client(filename, 0)
+        // About a second or two of SQLite work on this machine; what matters is only that it is long
+        // next to the 5 ms timer.
+        const n = 1_500_000
+        const off = yield* whileTicking(countTo(pooled, n))
+        expect(off.result).toEqual([{ n }])
+        const on = yield* whileTicking(countTo(mainOnly, n))
+        expect(on.result).toEqual([{ n }])
+        // The control: on the main connection the timer could not run while the read ran.
+        expect(on.longestGap).toBeGreaterThan(on.took * 0.8)
+        // Through the readers the timer kept running through the read (a loaded machine can hold a
+        // process off its core for a while, hence the margin; the control above is near the whole read).
+        expect(off.longestGap).toBeLessThan(off.took / 2)
+      }).pipe(Effect.scoped),
+    60_000
+  )
 
   it.live("a single read sees every write committed before it, at once", () =>
     Effect.gen(function*() {
@@ -130,7 +134,9 @@ describe("SQLite reader threads", () => {
       const big = 2n ** 62n + 3n
       yield* pooled`INSERT INTO v (id, b, big, r, t, z) VALUES (1, ${blob}, ${big}, ${1.5}, ${"héllo"}, ${null})`
       const select = (sql: SqlClient.SqlClient) => sql`SELECT b, big, r, t, z, ${blob} AS param FROM v`
-      const rows = (yield* select(pooled)) as ReadonlyArray<{ readonly b: Buffer; readonly param: Buffer; readonly big: unknown }>
+      const rows = (yield* select(pooled)) as ReadonlyArray<
+        { readonly b: Buffer; readonly param: Buffer; readonly big: unknown }
+      >
       expect(rows).toEqual(yield* select(mainOnly))
       expect(Buffer.isBuffer(rows[0].b)).toBe(true)
       expect(Buffer.isBuffer(rows[0].param)).toBe(true)
@@ -164,7 +170,11 @@ describe("SQLite reader threads", () => {
       const atRun = "SELECT json_extract('{not json', '$.a') AS a"
       const pooledRun = yield* failure(pooled, atRun)
       expect(pooledRun).toEqual(yield* failure(mainOnly, atRun))
-      expect(pooledRun).toMatchObject({ message: "Failed to execute statement", name: "SqliteError", code: "SQLITE_ERROR" })
+      expect(pooledRun).toMatchObject({
+        message: "Failed to execute statement",
+        name: "SqliteError",
+        code: "SQLITE_ERROR"
+      })
       // Fails when prepared.
       const atPrepare = "SELECT nothing FROM nowhere"
       expect(yield* failure(pooled, atPrepare)).toEqual(yield* failure(mainOnly, atPrepare))

@@ -86,8 +86,7 @@ export const startS3Server = async (bucket = "herald-test"): Promise<S3ServerSta
         accessKeyId: "S3RVER",
         secretAccessKey: "S3RVER",
         requests,
-        keys: async (prefix) =>
-          (await s3rver.store.listObjects(bucket, { prefix })).objects.map((o) => o.key).sort(),
+        keys: async (prefix) => (await s3rver.store.listObjects(bucket, { prefix })).objects.map((o) => o.key).sort(),
         env: (prefix) => ({
           HERALD_S3_BUCKET: bucket,
           HERALD_S3_ENDPOINT: endpoint,

@@ -55,23 +55,24 @@ export const postgresLayer: TestDatabaseLayer = Layer.unwrapScoped(
 )
 
 /** Whether a Postgres answers at HERALD_TEST_PG_URL within 3 s; the reason when not. */
-export const probePostgres: Promise<{ readonly available: true } | { readonly available: false; readonly reason: string }> =
-  Effect.runPromise(
-    Effect.scoped(
-      Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT 1 AS ok`).pipe(
-        Effect.provide(SqlDatabase.layerPg({ url: pgUrl, maxConnections: 1 }))
-      )
-    ).pipe(
-      Effect.timeoutFail({ duration: "3 seconds", onTimeout: () => new Error("no answer within 3 s") }),
-      Effect.as({ available: true as const }),
-      Effect.catchAllCause((cause) =>
-        Effect.succeed({
-          available: false as const,
-          reason: `no Postgres at ${new URL(pgUrl).host} (HERALD_TEST_PG_URL): ${String(cause).split("\n")[0]}`
-        })
-      )
+export const probePostgres: Promise<
+  { readonly available: true } | { readonly available: false; readonly reason: string }
+> = Effect.runPromise(
+  Effect.scoped(
+    Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT 1 AS ok`).pipe(
+      Effect.provide(SqlDatabase.layerPg({ url: pgUrl, maxConnections: 1 }))
+    )
+  ).pipe(
+    Effect.timeoutFail({ duration: "3 seconds", onTimeout: () => new Error("no answer within 3 s") }),
+    Effect.as({ available: true as const }),
+    Effect.catchAllCause((cause) =>
+      Effect.succeed({
+        available: false as const,
+        reason: `no Postgres at ${new URL(pgUrl).host} (HERALD_TEST_PG_URL): ${String(cause).split("\n")[0]}`
+      })
     )
   )
+)
 
 export interface DatabaseUnderTest {
   readonly label: "sqlite" | "postgres"

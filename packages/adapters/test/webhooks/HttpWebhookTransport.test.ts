@@ -137,7 +137,9 @@ describe("HttpWebhookTransport over HTTP (allowPrivate, 127.0.0.1)", () => {
 
   it.live("the request's own timeout applies when shorter than the transport's", () =>
     Effect.gen(function*() {
-      const error = failure(yield* sendEither({ allowPrivate: true, timeout: "10 seconds" }, `${base}/hang`, "200 millis"))
+      const error = failure(
+        yield* sendEither({ allowPrivate: true, timeout: "10 seconds" }, `${base}/hang`, "200 millis")
+      )
       expect(error.reason).toBe("timeout")
       expect(error.message).toBe("no complete answer within 200ms")
     }))
@@ -179,61 +181,69 @@ if (!Receivers.opensslAvailable) {
   console.warn("HttpWebhookTransport HTTPS tests skipped: the openssl command is not installed")
 }
 
-describe.skipIf(!Receivers.opensslAvailable)("HttpWebhookTransport over HTTPS (self-signed certificate from openssl)", () => {
-  let certificate: Receivers.Certificate
-  let receiver: Receivers.Receiver
-  const resolved: Array<string> = []
-  // receiver.test is resolved by the test, to 127.0.0.1: the URL's name must still be Host and SNI.
-  const resolve = (hostname: string) => {
-    resolved.push(hostname)
-    return Promise.resolve([{ address: "127.0.0.1", family: 4 as const }])
+describe.skipIf(!Receivers.opensslAvailable)(
+  "HttpWebhookTransport over HTTPS (self-signed certificate from openssl)",
+  () => {
+    let certificate: Receivers.Certificate
+    let receiver: Receivers.Receiver
+    const resolved: Array<string> = []
+    // receiver.test is resolved by the test, to 127.0.0.1: the URL's name must still be Host and SNI.
+    const resolve = (hostname: string) => {
+      resolved.push(hostname)
+      return Promise.resolve([{ address: "127.0.0.1", family: 4 as const }])
+    }
+    beforeAll(async () => {
+      certificate = Receivers.makeCertificate()
+      receiver = await Receivers.startHttps(certificate)
+    })
+    afterAll(() => receiver.close())
+
+    it.live("connects to the checked address while keeping the URL's Host and TLS server name", () =>
+      Effect.gen(function*() {
+        const options: HttpWebhookTransport.TransportOptions = {
+          allowPrivate: true,
+          timeout: "2 seconds",
+          ca: certificate.cert,
+          resolve
+        }
+        const response = yield* send(options, `https://receiver.test:${receiver.port}/ok/tls`)
+        expect(response.status).toBe(200)
+        const got = receiver.received.find((r) => r.path === "/ok/tls")!
+        expect(got.headers["host"]).toBe(`receiver.test:${receiver.port}`)
+        expect(got.servername).toBe("receiver.test")
+        expect(got.headers["x-service-signature"]).toBe(expectedServiceSignature(got.body))
+        expect(got.headers["webhook-signature"])
+          .toBe(expectedStandardSignature(event.id, String(got.headers["webhook-timestamp"]), got.body))
+        // Resolved once, by the guard; the connection asked nobody else.
+        expect(resolved).toEqual(["receiver.test"])
+      }))
+
+    it.live("verifies the receiver's certificate: an untrusted one is a network failure", () =>
+      Effect.gen(function*() {
+        const error = failure(
+          yield* sendEither(
+            { allowPrivate: true, timeout: "2 seconds", resolve },
+            `https://receiver.test:${receiver.port}/ok/x`
+          )
+        )
+        expect(error.reason).toBe("network")
+        expect(error.message).toMatch(/self[- ]signed/i)
+        expect(receiver.received.some((r) => r.path === "/ok/x")).toBe(false)
+      }))
+
+    it.live("a literal IP in an https URL is checked as it is and connected to directly", () =>
+      Effect.gen(function*() {
+        const response = yield* send(
+          { allowPrivate: true, timeout: "2 seconds", ca: certificate.cert },
+          `https://127.0.0.1:${receiver.port}/ok/literal`
+        )
+        expect(response.status).toBe(200)
+        expect(receiver.received.find((r) => r.path === "/ok/literal")!.headers["host"]).toBe(
+          `127.0.0.1:${receiver.port}`
+        )
+      }))
   }
-  beforeAll(async () => {
-    certificate = Receivers.makeCertificate()
-    receiver = await Receivers.startHttps(certificate)
-  })
-  afterAll(() => receiver.close())
-
-  it.live("connects to the checked address while keeping the URL's Host and TLS server name", () =>
-    Effect.gen(function*() {
-      const options: HttpWebhookTransport.TransportOptions = {
-        allowPrivate: true,
-        timeout: "2 seconds",
-        ca: certificate.cert,
-        resolve
-      }
-      const response = yield* send(options, `https://receiver.test:${receiver.port}/ok/tls`)
-      expect(response.status).toBe(200)
-      const got = receiver.received.find((r) => r.path === "/ok/tls")!
-      expect(got.headers["host"]).toBe(`receiver.test:${receiver.port}`)
-      expect(got.servername).toBe("receiver.test")
-      expect(got.headers["x-service-signature"]).toBe(expectedServiceSignature(got.body))
-      expect(got.headers["webhook-signature"])
-        .toBe(expectedStandardSignature(event.id, String(got.headers["webhook-timestamp"]), got.body))
-      // Resolved once, by the guard; the connection asked nobody else.
-      expect(resolved).toEqual(["receiver.test"])
-    }))
-
-  it.live("verifies the receiver's certificate: an untrusted one is a network failure", () =>
-    Effect.gen(function*() {
-      const error = failure(
-        yield* sendEither({ allowPrivate: true, timeout: "2 seconds", resolve }, `https://receiver.test:${receiver.port}/ok/x`)
-      )
-      expect(error.reason).toBe("network")
-      expect(error.message).toMatch(/self[- ]signed/i)
-      expect(receiver.received.some((r) => r.path === "/ok/x")).toBe(false)
-    }))
-
-  it.live("a literal IP in an https URL is checked as it is and connected to directly", () =>
-    Effect.gen(function*() {
-      const response = yield* send(
-        { allowPrivate: true, timeout: "2 seconds", ca: certificate.cert },
-        `https://127.0.0.1:${receiver.port}/ok/literal`
-      )
-      expect(response.status).toBe(200)
-      expect(receiver.received.find((r) => r.path === "/ok/literal")!.headers["host"]).toBe(`127.0.0.1:${receiver.port}`)
-    }))
-})
+)
 
 describe("HttpWebhookTransport refuses unsafe targets without allowPrivate", () => {
   let receiver: Receivers.Receiver

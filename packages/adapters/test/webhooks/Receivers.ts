@@ -36,7 +36,8 @@ const oneMegabyte = 1024 * 1024
 /** Stops after this many bytes if the client keeps reading: far more than socket buffers hold. */
 export const streamLimit = 64 * oneMegabyte
 
-const handler = (received: Array<Received>, streamed: Receiver["streamed"], onStreamClose: () => void) =>
+const handler =
+  (received: Array<Received>, streamed: Receiver["streamed"], onStreamClose: () => void) =>
   (req: Http.IncomingMessage, res: Http.ServerResponse) => {
     const chunks: Array<Buffer> = []
     req.on("data", (chunk: Buffer) => chunks.push(chunk))
@@ -144,9 +145,23 @@ export const makeCertificate = (): Certificate => {
     const keyPath = Path.join(dir, "key.pem")
     const certPath = Path.join(dir, "cert.pem")
     execFileSync("openssl", [
-      "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-      "-keyout", keyPath, "-out", certPath, "-days", "1", "-subj", "/CN=receiver.test",
-      "-addext", "subjectAltName=DNS:receiver.test,IP:127.0.0.1"
+      "req",
+      "-x509",
+      "-newkey",
+      "ec",
+      "-pkeyopt",
+      "ec_paramgen_curve:prime256v1",
+      "-nodes",
+      "-keyout",
+      keyPath,
+      "-out",
+      certPath,
+      "-days",
+      "1",
+      "-subj",
+      "/CN=receiver.test",
+      "-addext",
+      "subjectAltName=DNS:receiver.test,IP:127.0.0.1"
     ], { stdio: "ignore" })
     return { key: Fs.readFileSync(keyPath, "utf8"), cert: Fs.readFileSync(certPath, "utf8") }
   } finally {

@@ -11,7 +11,9 @@ export class ApiKeyStore extends Context.Tag("@herald/core/access/ApiKeyStore")<
   /** Looks a key up by the SHA-256 of the presented token; the store never sees the token. */
   readonly findByHash: (hash: string) => Effect.Effect<Option.Option<ApiKey>, PersistenceError>
   readonly findById: (id: ApiKeyId) => Effect.Effect<Option.Option<ApiKey>, PersistenceError>
-  readonly list: (organizationId: Option.Option<OrganizationId>) => Effect.Effect<ReadonlyArray<ApiKey>, PersistenceError>
+  readonly list: (
+    organizationId: Option.Option<OrganizationId>
+  ) => Effect.Effect<ReadonlyArray<ApiKey>, PersistenceError>
   /** Marks the key revoked; false when no such key, or it was revoked already. */
   readonly revoke: (id: ApiKeyId, at: DateTime.Utc) => Effect.Effect<boolean, PersistenceError>
   /** Records that the key authenticated a request at `at` (never moves the instant back). */

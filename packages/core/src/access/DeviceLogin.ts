@@ -7,11 +7,7 @@
 import * as ApiKey from "./ApiKey.js"
 import { ApiKeyStore } from "./ApiKeyStore.js"
 import { Crypto } from "../kernel/Crypto.js"
-import {
-  DeviceAuthorization,
-  DeviceAuthorizationId,
-  DeviceAuthorizationStore
-} from "./DeviceAuthorizationStore.js"
+import { DeviceAuthorization, DeviceAuthorizationId, DeviceAuthorizationStore } from "./DeviceAuthorizationStore.js"
 import { DomainError } from "../kernel/Errors.js"
 import { IdGenerator } from "../kernel/IdGenerator.js"
 import { ApiKeyId, type OrganizationId } from "../kernel/Ids.js"
@@ -33,7 +29,9 @@ export interface Settings {
 /** 10 minutes, and a poll every 5 seconds (RFC 8628's default interval). */
 export const defaultSettings: Settings = { lifetimeSeconds: 600, intervalSeconds: 5 }
 
-export class DeviceLoginSettings extends Context.Tag("@herald/core/DeviceLoginSettings")<DeviceLoginSettings, Settings>() {}
+export class DeviceLoginSettings
+  extends Context.Tag("@herald/core/DeviceLoginSettings")<DeviceLoginSettings, Settings>()
+{}
 
 const settings = Effect.map(Effect.serviceOption(DeviceLoginSettings), Option.getOrElse(() => defaultSettings))
 

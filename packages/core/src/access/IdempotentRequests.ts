@@ -19,7 +19,7 @@ import { Crypto } from "../kernel/Crypto.js"
 import { DomainError, type PersistenceError } from "../kernel/Errors.js"
 import type { OrganizationId } from "../kernel/Ids.js"
 import { canonicalJson } from "../publishing/CircuitBreaker.js"
-import { type IdempotencyClaim, type IdempotentAnswer, IdempotencyStore } from "./IdempotencyStore.js"
+import { type IdempotencyClaim, IdempotencyStore, type IdempotentAnswer } from "./IdempotencyStore.js"
 
 /** How long a key is remembered after its first request. */
 export const retention: Duration.Duration = Duration.hours(24)

@@ -37,7 +37,10 @@ export class InvitationStore extends Context.Tag("@herald/core/access/Invitation
     now: DateTime.Utc
   ) => Effect.Effect<ReadonlyArray<Invitation>, PersistenceError>
   /** The invitation of the token's hash, when it exists and has not expired at `now` (it stays usable). */
-  readonly findByTokenHash: (hash: string, now: DateTime.Utc) => Effect.Effect<Option.Option<Invitation>, PersistenceError>
+  readonly findByTokenHash: (
+    hash: string,
+    now: DateTime.Utc
+  ) => Effect.Effect<Option.Option<Invitation>, PersistenceError>
   /**
    * Takes the invitation once: removes it and returns it when it has not expired at `now`; None
    * otherwise. Two concurrent takers cannot both succeed.

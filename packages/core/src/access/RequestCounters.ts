@@ -31,12 +31,15 @@ export const incrementWithinOf = (
   increment: RequestCounters["Type"]["increment"]
 ): RequestCounters["Type"]["incrementWithin"] =>
 (first, within, then, amount) =>
-  Effect.flatMap(increment(first.key, first.windowEnd, amount), (total): Effect.Effect<WithinTotals, PersistenceError> => {
-    const counted = partWithin(total, amount, within)
-    return counted === 0
-      ? Effect.succeed({ firstTotal: total, thenTotal: undefined })
-      : Effect.map(increment(then.key, then.windowEnd, counted), (thenTotal) => ({ firstTotal: total, thenTotal }))
-  })
+  Effect.flatMap(
+    increment(first.key, first.windowEnd, amount),
+    (total): Effect.Effect<WithinTotals, PersistenceError> => {
+      const counted = partWithin(total, amount, within)
+      return counted === 0
+        ? Effect.succeed({ firstTotal: total, thenTotal: undefined })
+        : Effect.map(increment(then.key, then.windowEnd, counted), (thenTotal) => ({ firstTotal: total, thenTotal }))
+    }
+  )
 
 export class RequestCounters extends Context.Tag("@herald/core/access/RequestCounters")<RequestCounters, {
   /** Adds `amount` to the counter `key` of the window ending at `windowEnd`; returns the new total. */

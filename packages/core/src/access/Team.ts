@@ -86,7 +86,9 @@ const noSeat = (organization: Organization, used: number) => {
   const seats = seatsOf(organization)
   return DomainError.fail(
     "limit_reached",
-    `The ${organization.plan} plan has ${seats} team seat${seats === 1 ? "" : "s"}, and ${used} ${used === 1 ? "is" : "are"} ` +
+    `The ${organization.plan} plan has ${seats} team seat${seats === 1 ? "" : "s"}, and ${used} ${
+      used === 1 ? "is" : "are"
+    } ` +
       "taken (users and open invitations): remove a user, withdraw an invitation or upgrade the plan",
     { limit: seats, used, plan: organization.plan }
   )
@@ -247,7 +249,9 @@ export const remove = (actor: Actor, userId: string) =>
   Effect.gen(function*() {
     yield* requireManager(actor)
     const target = yield* userOfOrganization(actor, userId)
-    if (target.role === "owner" && actor.role !== "owner") return yield* refused(actor, "owner", "Only an owner may remove an owner")
+    if (target.role === "owner" && actor.role !== "owner") {
+      return yield* refused(actor, "owner", "Only an owner may remove an owner")
+    }
     const users = yield* UserStore
     yield* (yield* Transactor).withTransaction(
       Effect.gen(function*() {

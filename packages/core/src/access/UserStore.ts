@@ -42,5 +42,8 @@ export class UserStore extends Context.Tag("@herald/core/access/UserStore")<User
    * `now`, removing every other token of that user too; None otherwise. Two concurrent takers cannot
    * both succeed.
    */
-  readonly consumePasswordToken: (hash: string, now: DateTime.Utc) => Effect.Effect<Option.Option<UserId>, PersistenceError>
+  readonly consumePasswordToken: (
+    hash: string,
+    now: DateTime.Utc
+  ) => Effect.Effect<Option.Option<UserId>, PersistenceError>
 }>() {}

@@ -38,8 +38,12 @@ export const isOwnerOrAdmin = (role: Role): boolean => role === "owner" || role 
 /** What is wrong with a new password, if anything. The message never quotes the password. */
 export const passwordProblem = (password: Redacted.Redacted<string>): Option.Option<string> => {
   const length = [...Redacted.value(password)].length
-  if (length < minPasswordLength) return Option.some(`The password must be at least ${minPasswordLength} characters long`)
-  if (length > maxPasswordLength) return Option.some(`The password must be at most ${maxPasswordLength} characters long`)
+  if (length < minPasswordLength) {
+    return Option.some(`The password must be at least ${minPasswordLength} characters long`)
+  }
+  if (length > maxPasswordLength) {
+    return Option.some(`The password must be at most ${maxPasswordLength} characters long`)
+  }
   return Option.none()
 }
 
@@ -57,7 +61,9 @@ export const ensureSeat = (organizationId: OrganizationId) =>
     if (used >= seats) {
       return yield* DomainError.fail(
         "limit_reached",
-        `The ${org.value.plan} plan has ${seats} team seat${seats === 1 ? "" : "s"}, and ${used} ${used === 1 ? "is" : "are"} ` +
+        `The ${org.value.plan} plan has ${seats} team seat${seats === 1 ? "" : "s"}, and ${used} ${
+          used === 1 ? "is" : "are"
+        } ` +
           "taken: remove a user or upgrade the plan to add another",
         { limit: seats, used, plan: org.value.plan }
       )
@@ -135,7 +141,10 @@ export const setPassword = (token: string, password: Redacted.Redacted<string>) 
       Effect.gen(function*() {
         const taken = yield* users.consumePasswordToken(tokenHash, now)
         if (Option.isNone(taken)) {
-          return yield* DomainError.fail("invalid_token", "This password link is unknown, used or expired; ask for a new one")
+          return yield* DomainError.fail(
+            "invalid_token",
+            "This password link is unknown, used or expired; ask for a new one"
+          )
         }
         yield* users.setPasswordHash(taken.value, hash)
         return taken.value

@@ -34,7 +34,10 @@ export const assess = (account: HealthInput, now: DateTime.Utc): Assessment => {
   const expiry = Option.getOrUndefined(account.tokenExpiresAt)
   const expired = expiry !== undefined && !DateTime.lessThan(now, expiry)
   if (expired) reasons.push("token_expired")
-  if (expiry !== undefined && !expired && DateTime.lessThanOrEqualTo(expiry, DateTime.addDuration(now, expiringSoonWindow))) {
+  if (
+    expiry !== undefined && !expired &&
+    DateTime.lessThanOrEqualTo(expiry, DateTime.addDuration(now, expiringSoonWindow))
+  ) {
     reasons.push("token_expiring_soon")
   }
   if (account.recentFailures >= recentFailureThreshold) reasons.push("recent_permanent_failures")

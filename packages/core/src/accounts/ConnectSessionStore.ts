@@ -50,5 +50,9 @@ export class ConnectSessionStore extends Context.Tag("@herald/core/accounts/Conn
   /** Deletes sessions that expired before `before`, whatever their status; returns how many. */
   readonly purgeExpired: (before: DateTime.Utc) => Effect.Effect<number, PersistenceError>
   /** Settles the pending session of the state's nonce; false when none is pending (or there is none). */
-  readonly settle: (nonce: string, outcome: SessionOutcome, at: DateTime.Utc) => Effect.Effect<boolean, PersistenceError>
+  readonly settle: (
+    nonce: string,
+    outcome: SessionOutcome,
+    at: DateTime.Utc
+  ) => Effect.Effect<boolean, PersistenceError>
 }>() {}

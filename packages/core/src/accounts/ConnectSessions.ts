@@ -47,7 +47,11 @@ export const start = (request: {
       )
     }
     const link = reconnect === undefined
-      ? yield* ConnectLinks.createConnectLink({ organizationId: request.organizationId, platform: request.platform, nonce })
+      ? yield* ConnectLinks.createConnectLink({
+        organizationId: request.organizationId,
+        platform: request.platform,
+        nonce
+      })
       : yield* ConnectLinks.createReconnectLink({ organizationId: request.organizationId, account: reconnect, nonce })
     const now = yield* DateTime.now
     const session = new ConnectSession({

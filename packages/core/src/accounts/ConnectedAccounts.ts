@@ -33,7 +33,8 @@ export const accountData = (account: SocialAccount): EventData => ({
   account_name: account.accountName
 })
 
-export const credentialsOf = (identity: ConnectedIdentity) => Option.some(Redacted.make(JSON.stringify(identity.credentials)))
+export const credentialsOf = (identity: ConnectedIdentity) =>
+  Option.some(Redacted.make(JSON.stringify(identity.credentials)))
 
 export interface Saved {
   readonly account: SocialAccount
@@ -136,9 +137,12 @@ export const saveIdentities = (
   Effect.gen(function*() {
     const [first, ...rest] = identities
     const head = yield* saveIdentity(organizationId, platform, first, connectionFlow)
-    const tail = yield* Effect.forEach(rest, (identity) => saveIdentity(organizationId, platform, identity, connectionFlow))
+    const tail = yield* Effect.forEach(rest, (identity) =>
+      saveIdentity(organizationId, platform, identity, connectionFlow))
     return [head, ...tail] as Arr.NonEmptyReadonlyArray<Saved>
-  }).pipe((self) => Effect.flatMap(Transactor, (tx) => tx.withTransaction(self)))
+  }).pipe((self) =>
+    Effect.flatMap(Transactor, (tx) => tx.withTransaction(self))
+  )
 
 /**
  * Removes the account and its stored credentials, with `account.disconnected`. Destinations still

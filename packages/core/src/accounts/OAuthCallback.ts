@@ -2,7 +2,7 @@
  * The OAuth callback: the signed state verified, the code exchanged for the identities it grants,
  * each saved as an account, and the connect session of the state (if any) settled.
  */
-import { refusal, saveIdentities, type Saved } from "./ConnectedAccounts.js"
+import { refusal, type Saved, saveIdentities } from "./ConnectedAccounts.js"
 import { ConnectSessionStore, type SessionOutcome } from "./ConnectSessionStore.js"
 import * as ConnectState from "./ConnectState.js"
 import { ConnectSettings, OAuthProviders, redirectUri } from "./OAuthProviders.js"
@@ -78,7 +78,12 @@ const exchange = (request: CallbackRequest, state: ConnectState.ConnectState) =>
       const reason = request.errorDescription === undefined || request.errorDescription === ""
         ? request.error
         : `${request.error}: ${request.errorDescription}`
-      return yield* DomainError.fail("auth_failed", `${request.platform} did not grant access (${reason})`, undefined, 400)
+      return yield* DomainError.fail(
+        "auth_failed",
+        `${request.platform} did not grant access (${reason})`,
+        undefined,
+        400
+      )
     }
     if (request.code === undefined || request.code === "") {
       return yield* DomainError.fail("validation_error", `${request.platform} returned no authorization code`)

@@ -10,7 +10,7 @@ import { isOAuthPlatform, OAuthProviders } from "./OAuthProviders.js"
 import { EventStore } from "../webhooks/EventStore.js"
 import { OrganizationStore } from "../access/OrganizationStore.js"
 import type { Platform } from "../platforms/Platform.js"
-import { type ConnectedIdentity, type Credentials, type PublishError, Platforms } from "../platforms/Platforms.js"
+import { type ConnectedIdentity, type Credentials, Platforms, type PublishError } from "../platforms/Platforms.js"
 import * as EngineMetrics from "../kernel/EngineMetrics.js"
 import { Transactor } from "../kernel/Transactor.js"
 import * as DateTime from "effect/DateTime"
@@ -162,7 +162,9 @@ export const refreshExpiring = (options: { readonly window?: Duration.DurationIn
   }).pipe(Effect.withSpan("Connections.refreshExpiring"))
 
 /** The sweep every `every` (default 5 minutes), for as long as it runs; a failed sweep is logged. */
-export const refreshLoop = (options: { readonly every?: Duration.DurationInput; readonly window?: Duration.DurationInput } = {}) =>
+export const refreshLoop = (
+  options: { readonly every?: Duration.DurationInput; readonly window?: Duration.DurationInput } = {}
+) =>
   refreshExpiring(options.window === undefined ? {} : { window: options.window }).pipe(
     Effect.tap((s) =>
       Effect.sync(() => {
@@ -201,7 +203,8 @@ export const renewAfterAuthFailure = (account: SocialAccount, used: Readonly<Rec
     const store = yield* AccountStore
     const read = Effect.map(
       store.findById(account.organizationId, account.id),
-      (found) => Option.flatMap(found, (a) => Option.map(Option.fromNullable(parseCredentials(a)), (c) => [a, c] as const))
+      (found) =>
+        Option.flatMap(found, (a) => Option.map(Option.fromNullable(parseCredentials(a)), (c) => [a, c] as const))
     )
     const newer = (stored: Readonly<Record<string, string>>) =>
       (stored["access_token"] ?? "") !== "" && stored["access_token"] !== used["access_token"]

@@ -61,7 +61,15 @@ export class AiCreditLedger extends Context.Tag("@herald/core/AiCreditLedger")<A
    * Settles a reserved charge at `credits` (at most what was reserved), giving the rest back. A charge
    * already settled is left as it is (returns false).
    */
-  readonly settle: (organizationId: OrganizationId, chargeId: string, credits: number) => Effect.Effect<boolean, PersistenceError>
+  readonly settle: (
+    organizationId: OrganizationId,
+    chargeId: string,
+    credits: number
+  ) => Effect.Effect<boolean, PersistenceError>
   /** Credits charged to the organization from `from` (inclusive) to `to` (exclusive), by charge time. */
-  readonly usedBetween: (organizationId: OrganizationId, from: DateTime.Utc, to: DateTime.Utc) => Effect.Effect<number, PersistenceError>
+  readonly usedBetween: (
+    organizationId: OrganizationId,
+    from: DateTime.Utc,
+    to: DateTime.Utc
+  ) => Effect.Effect<number, PersistenceError>
 }>() {}

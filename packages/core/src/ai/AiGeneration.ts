@@ -120,7 +120,13 @@ const refund = (organization: Organization, reserved: Reserved) =>
 
 const creditsAfter = (reserved: Reserved, charged: number): Credits => {
   const used = reserved.usedAfter - (reserved.reserved - charged)
-  return { charged, used, limit: reserved.limit, remaining: Math.max(0, reserved.limit - used), resetAt: reserved.windowEnd }
+  return {
+    charged,
+    used,
+    limit: reserved.limit,
+    remaining: Math.max(0, reserved.limit - used),
+    resetAt: reserved.windowEnd
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -264,7 +270,10 @@ export const generateCaption = (organization: Organization, body: CaptionBody) =
         })
       }
       if (variants.length === 0) {
-        return yield* DomainError.fail("generation_failed", "The AI provider returned no usable caption; nothing was charged, try again")
+        return yield* DomainError.fail(
+          "generation_failed",
+          "The AI provider returned no usable caption; nothing was charged, try again"
+        )
       }
       const charged = variants.length * AiCredits.creditsPerCaption
       yield* (yield* AiCredits.AiCreditLedger).settle(organization.id, reserved.id, charged)
@@ -316,7 +325,11 @@ export const generateImage = (organization: Organization, body: ImageBody) =>
       const image = yield* generator.generate({ prompt: body.prompt.trim(), aspectRatio, model }).pipe(
         Effect.mapError((e) => providerError(e.reason, e.message))
       )
-      const unusable = (why: string) => DomainError.of("generation_failed", `The AI provider's image is unusable (${why}); nothing was charged, try again`)
+      const unusable = (why: string) =>
+        DomainError.of(
+          "generation_failed",
+          `The AI provider's image is unusable (${why}); nothing was charged, try again`
+        )
       if (image.bytes.byteLength === 0) return yield* Effect.fail(unusable("empty"))
       if (image.bytes.byteLength > imageCap) return yield* Effect.fail(unusable("larger than 20 MB"))
       const probe = yield* MediaLibrary.MediaProbe

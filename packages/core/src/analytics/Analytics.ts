@@ -160,7 +160,12 @@ export const summary = (
     }
     for (const row of counts.posts) byStatus[row.status] += row.count
 
-    const platforms: Partial<Record<Platform, { destinations: number; by_status: Record<DestinationStatus, number> } & Record<keyof MetricTotals, number>>> = {}
+    const platforms: Partial<
+      Record<
+        Platform,
+        { destinations: number; by_status: Record<DestinationStatus, number> } & Record<keyof MetricTotals, number>
+      >
+    > = {}
     const totals = { destinations: 0, ...zeroMetrics() }
     for (const group of counts.destinations) {
       const entry = platforms[group.platform] ??= {

@@ -195,7 +195,9 @@ const sweepPlatform = (
     const completeReady = (r: Ready, completion: MetricsCompletion) =>
       complete(
         r.claim,
-        r.resolved !== undefined && completion._tag !== "Deferred" ? { ...completion, platformPost: r.resolved } : completion
+        r.resolved !== undefined && completion._tag !== "Deferred"
+          ? { ...completion, platformPost: r.resolved }
+          : completion
       )
 
     const timed = <A>(self: Effect.Effect<A, PublishError>) =>
@@ -219,7 +221,9 @@ const sweepPlatform = (
           for (const r of ready) yield* completeReady(r, { _tag: "Deferred", nextAt: until })
           deferred += ready.length
           yield* Effect.logWarning(
-            `Metrics: ${client.platform} answered with a rate limit; its fetches wait until ${DateTime.formatIso(until)}`
+            `Metrics: ${client.platform} answered with a rate limit; its fetches wait until ${
+              DateTime.formatIso(until)
+            }`
           )
           return
         }
@@ -261,7 +265,9 @@ const sweepPlatform = (
               answer._tag === "Right"
                 ? Effect.succeed(Option.getOrUndefined(answer.right))
                 : Effect.as(
-                  Effect.logInfo(`Metrics: resolving ${d.id} on ${client.platform} failed (${answer.left.kind}): ${answer.left.message}`),
+                  Effect.logInfo(
+                    `Metrics: resolving ${d.id} on ${client.platform} failed (${answer.left.kind}): ${answer.left.message}`
+                  ),
                   undefined
                 )
             )
@@ -316,7 +322,9 @@ const sweepPlatform = (
           deferred++
           continue
         }
-        const result = yield* timed(fetch(credentials, r.platformPostId, { account: account.value, publishedAt: r.publishedAt }))
+        const result = yield* timed(
+          fetch(credentials, r.platformPostId, { account: account.value, publishedAt: r.publishedAt })
+        )
         if (result._tag === "Left") {
           yield* failedFetch(result.left, [r], now)
         } else {

@@ -23,7 +23,9 @@ export const listParam = (params: RawParams, name: string): ReadonlyArray<string
 
 /** A whole number of at least 1, or undefined. */
 export const positiveInt = (raw: string | undefined): number | undefined =>
-  raw !== undefined && /^\d+$/.test(raw) && Number(raw) >= 1 && Number.isSafeInteger(Number(raw)) ? Number(raw) : undefined
+  raw !== undefined && /^\d+$/.test(raw) && Number(raw) >= 1 && Number.isSafeInteger(Number(raw))
+    ? Number(raw)
+    : undefined
 
 export const defaultPageSize = 20
 export const maxPageSize = 100

@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { BlobStore } from "./BlobStore.js"
 import { MediaStore } from "./MediaStore.js"
-import { MediaSettings, defaultUploadTtlSeconds } from "./MediaPorts.js"
+import { defaultUploadTtlSeconds, MediaSettings } from "./MediaPorts.js"
 
 /** How long after its upload URL expired a medium still `pending_upload` is kept: 24 hours. */
 export const defaultPendingGrace: Duration.Duration = Duration.hours(24)

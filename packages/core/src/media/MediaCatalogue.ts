@@ -24,7 +24,7 @@ import {
   notFound,
   removeBlobQuietly
 } from "./internal/MediaRecords.js"
-import { UpdateBody, checkAltText } from "./MediaUpload.js"
+import { checkAltText, UpdateBody } from "./MediaUpload.js"
 import { recordKey, renditionKeys, storedRendition } from "./MediaForDispatch.js"
 
 export const defaultPageSize = QueryParams.defaultPageSize

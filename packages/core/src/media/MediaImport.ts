@@ -18,7 +18,7 @@ import * as MediaRules from "./MediaRules.js"
 import { MediaStore } from "./MediaStore.js"
 import { decodeBody } from "../kernel/RequestBodies.js"
 import { Transactor } from "../kernel/Transactor.js"
-import { UrlFetchError, UrlFetcher } from "./MediaPorts.js"
+import { UrlFetcher, UrlFetchError } from "./MediaPorts.js"
 import {
   addStoredBytes,
   eventData,

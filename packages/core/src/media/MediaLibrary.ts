@@ -34,15 +34,15 @@ import { carriesMedia, checkPostMedia, checkWithoutMedia } from "./PostMediaChec
 import { resolveForDispatch } from "./MediaForDispatch.js"
 
 export {
+  defaultBudget,
+  defaultUploadTtlSeconds,
   MediaBudget,
   MediaProbe,
   MediaSettings,
   PublicUrlsRequired,
-  UrlFetchError,
-  UrlFetchFailure,
   UrlFetcher,
-  defaultBudget,
-  defaultUploadTtlSeconds
+  UrlFetchError,
+  UrlFetchFailure
 } from "./MediaPorts.js"
 export type { Budget, FetchedUrl, Probe } from "./MediaPorts.js"
 export {
@@ -56,20 +56,20 @@ export {
 export { budgetExceeded, budgetKey, checkBudget, consumeBudget } from "./UploadBudget.js"
 export { signUpload, verifyUpload } from "./UploadTokens.js"
 export {
-  UpdateBody,
-  UploadBody,
   checkAltText,
   complete,
   finalize,
   maxAltTextLength,
   notUploadedMessage,
   presign,
-  receiveUpload
+  receiveUpload,
+  UpdateBody,
+  UploadBody
 } from "./MediaUpload.js"
 export type { IncomingUpload, Presigned } from "./MediaUpload.js"
 export { ImportBody, importFromUrl } from "./MediaImport.js"
 export { defaultPageSize, get, list, maxPageSize, remove, update } from "./MediaCatalogue.js"
-export type { ListParams, Listed } from "./MediaCatalogue.js"
+export type { Listed, ListParams } from "./MediaCatalogue.js"
 export { defaultPendingGrace, sweepAbandoned } from "./AbandonedUploads.js"
 export type { SweepOptions, SweepSummary } from "./AbandonedUploads.js"
 export { carriesMedia, checkPostMedia, checkWithoutMedia } from "./PostMediaChecks.js"
@@ -138,4 +138,3 @@ export const layerDispatchMedia: Layer.Layer<DispatchMedia, never, MediaStore | 
     })
   })
 )
-

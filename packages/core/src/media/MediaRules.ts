@@ -548,7 +548,9 @@ export const photoCoverIssues = (
     ? [{
       platform: "tiktok",
       path: "platform_content.tiktok.settings.photoCoverIndex",
-      message: `The cover is image ${index} (counted from 0) of a photo post of ${images} image${images === 1 ? "" : "s"}`
+      message: `The cover is image ${index} (counted from 0) of a photo post of ${images} image${
+        images === 1 ? "" : "s"
+      }`
     }]
     : []
 }

@@ -20,7 +20,10 @@ export interface MediaPage {
 /** The media library's records (the bytes live in the `BlobStore`). */
 export class MediaStore extends Context.Tag("@herald/core/media/MediaStore")<MediaStore, {
   readonly insert: (media: Media) => Effect.Effect<void, PersistenceError>
-  readonly findById: (organizationId: OrganizationId, id: MediaId) => Effect.Effect<Option.Option<Media>, PersistenceError>
+  readonly findById: (
+    organizationId: OrganizationId,
+    id: MediaId
+  ) => Effect.Effect<Option.Option<Media>, PersistenceError>
   /** The organization's media among `ids`, in no particular order; unknown ids are left out. */
   readonly findByIds: (
     organizationId: OrganizationId,

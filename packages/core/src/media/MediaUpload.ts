@@ -20,7 +20,7 @@ import * as MediaRules from "./MediaRules.js"
 import { MediaStore } from "./MediaStore.js"
 import { decodeBody } from "../kernel/RequestBodies.js"
 import { Transactor } from "../kernel/Transactor.js"
-import { MediaProbe, MediaSettings, Probe, defaultUploadTtlSeconds } from "./MediaPorts.js"
+import { defaultUploadTtlSeconds, MediaProbe, MediaSettings, Probe } from "./MediaPorts.js"
 import {
   addStoredBytes,
   eventData,
@@ -156,7 +156,9 @@ export const receiveUpload = <E>(upload: IncomingUpload<E>) =>
       )
     }
     const declared = media.mimeType as MediaRules.MediaType
-    if (Option.isSome(upload.contentType) && !unspecificTypes.has(MediaRules.normalizeMimeType(upload.contentType.value))) {
+    if (
+      Option.isSome(upload.contentType) && !unspecificTypes.has(MediaRules.normalizeMimeType(upload.contentType.value))
+    ) {
       const sent = yield* MediaRules.checkType(upload.contentType.value, media.filename)
       if (sent.mimeType !== declared) {
         return yield* DomainError.fail(
@@ -211,7 +213,9 @@ const checkProbedPixels = (probe: Option.Option<Probe>): Either.Either<void, Dom
   Option.match(probe, {
     onNone: () => Either.void,
     onSome: (p) =>
-      Option.isSome(p.width) && Option.isSome(p.height) ? MediaRules.checkPixels(p.width.value, p.height.value) : Either.void
+      Option.isSome(p.width) && Option.isSome(p.height)
+        ? MediaRules.checkPixels(p.width.value, p.height.value)
+        : Either.void
   })
 
 /** What the bytes are, checked against `declared` (`file_type_mismatch`) or, with none, against the supported types. */
@@ -224,11 +228,12 @@ export const inspectStored = (key: string, declared: MediaRules.MediaType | unde
     const mimeType = declared !== undefined
       ? yield* MediaRules.checkDetected(declared, Option.getOrUndefined(detected))
       : yield* Option.match(detected, {
-        onNone: () => Either.left(DomainError.of(
-          "unsupported_media_type",
-          `The file's content is not a supported type; supported: ${MediaRules.supportedMediaTypes.join(", ")}`,
-          { content_type: null, supported_types: MediaRules.supportedMediaTypes }
-        )),
+        onNone: () =>
+          Either.left(DomainError.of(
+            "unsupported_media_type",
+            `The file's content is not a supported type; supported: ${MediaRules.supportedMediaTypes.join(", ")}`,
+            { content_type: null, supported_types: MediaRules.supportedMediaTypes }
+          )),
         onSome: (mime) => MediaRules.checkType(mime, "").pipe(Either.map((t) => t.mimeType))
       })
     if (MediaRules.kindOf(mimeType) === "image") yield* checkProbedPixels(inspected)

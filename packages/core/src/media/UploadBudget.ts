@@ -9,7 +9,7 @@ import { DomainError } from "../kernel/Errors.js"
 import { OrganizationId } from "../kernel/Ids.js"
 import * as PostingLimits from "../posts/PostingLimits.js"
 import { UsageCounters } from "../access/UsageCounters.js"
-import { Budget, MediaBudget, defaultBudget } from "./MediaPorts.js"
+import { Budget, defaultBudget, MediaBudget } from "./MediaPorts.js"
 
 type BudgetPeriod = "hour" | "day"
 
@@ -31,7 +31,9 @@ export const budgetExceeded = (period: BudgetPeriod, limit: number, resetAt: Dat
 
 const budgetOf = Effect.map(Effect.serviceOption(MediaBudget), Option.getOrElse(() => defaultBudget))
 
-const periods = (budget: Budget): ReadonlyArray<readonly [BudgetPeriod, number]> => [["hour", budget.hour], ["day", budget.day]]
+const periods = (
+  budget: Budget
+): ReadonlyArray<readonly [BudgetPeriod, number]> => [["hour", budget.hour], ["day", budget.day]]
 
 /** Refuses early (before any work) when a window is already full; counts nothing. */
 export const checkBudget = (organizationId: OrganizationId) =>

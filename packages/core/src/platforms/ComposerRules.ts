@@ -136,7 +136,12 @@ const media = (platform: Platform): MediaRule => {
     max_images: structure.maxImages ?? null,
     alone: structure.alone,
     documents_apart: structure.documentsApart ?? false,
-    max_bytes: { image: ofKind("image"), gif: largest("image/gif"), video: ofKind("video"), document: ofKind("document") },
+    max_bytes: {
+      image: ofKind("image"),
+      gif: largest("image/gif"),
+      video: ofKind("video"),
+      document: ofKind("document")
+    },
     converted_types: types.includes("image/jpeg")
       ? MediaRules.supportedMediaTypes.filter((t) =>
         t !== "image/gif" && MediaRules.kindOf(t) === "image" && !types.includes(t)

@@ -21,7 +21,16 @@ export const Platform = Schema.Literal(...platforms)
 export type Platform = typeof Platform.Type
 
 /** Platforms connected through an OAuth connect link. */
-export const oauthPlatforms = ["x", "instagram", "facebook", "youtube", "pinterest", "threads", "linkedin", "tiktok"] as const
+export const oauthPlatforms = [
+  "x",
+  "instagram",
+  "facebook",
+  "youtube",
+  "pinterest",
+  "threads",
+  "linkedin",
+  "tiktok"
+] as const
 export const OAuthPlatform = Schema.Literal(...oauthPlatforms)
 export type OAuthPlatform = typeof OAuthPlatform.Type
 

@@ -29,7 +29,9 @@ export interface Issue {
 export const entryIssues = (platform: Platform, entry: PlatformContentEntry): ReadonlyArray<Issue> => {
   const issues: Array<Issue> = []
   const base = `platform_content.${platform}`
-  if (platform === "tiktok" && entry.settings?.["brandContent"] === true && entry.settings["privacyLevel"] === "SELF_ONLY") {
+  if (
+    platform === "tiktok" && entry.settings?.["brandContent"] === true && entry.settings["privacyLevel"] === "SELF_ONLY"
+  ) {
     issues.push({
       path: `${base}.settings.brandContent`,
       message: "Branded content cannot be private on TikTok: choose a privacyLevel other than SELF_ONLY"

@@ -51,7 +51,9 @@ export const settingRule = (spec: SettingType): SettingRule => {
   switch (spec.type) {
     case "enum":
       return (value) =>
-        typeof value === "string" && spec.values.includes(value) ? undefined : `Expected one of ${spec.values.join(", ")}`
+        typeof value === "string" && spec.values.includes(value)
+          ? undefined
+          : `Expected one of ${spec.values.join(", ")}`
     case "boolean":
       return (value) => (typeof value === "boolean" ? undefined : "Expected a boolean")
     case "string": {
@@ -78,12 +80,16 @@ export const settingRule = (spec: SettingType): SettingRule => {
       const max = spec.maxLength
       return max === undefined
         ? httpUrl
-        : (value) => httpUrl(value) ?? (typeof value === "string" && value.length > max ? `At most ${max} characters` : undefined)
+        : (value) =>
+          httpUrl(value) ?? (typeof value === "string" && value.length > max ? `At most ${max} characters` : undefined)
     }
   }
 }
 
-const firstComment: SettingSpec = { type: "string", description: "Posted as the first comment (or reply) after publishing" }
+const firstComment: SettingSpec = {
+  type: "string",
+  description: "Posted as the first comment (or reply) after publishing"
+}
 
 /**
  * The settings of the spec's platform_content table, by platform. Keys not listed are passed to the

@@ -258,8 +258,7 @@ const xLightRanges: ReadonlyArray<readonly [number, number]> = [
   [8242, 8247]
 ]
 
-const xCodePointWeight = (cp: number): number =>
-  xLightRanges.some(([start, end]) => cp >= start && cp <= end) ? 1 : 2
+const xCodePointWeight = (cp: number): number => xLightRanges.some(([start, end]) => cp >= start && cp <= end) ? 1 : 2
 
 const xClusterWeight = (cluster: string): number => {
   if (pictographic.test(cluster)) return 2

@@ -25,7 +25,7 @@ import { UsageCounters } from "../access/UsageCounters.js"
 import * as Spans from "../kernel/Spans.js"
 import * as TraceContext from "../kernel/TraceContext.js"
 import { Caller, QueueAllocation, QueueAllocator, queueMessages } from "./PostPorts.js"
-import { CreateBody, checkFieldNames, decodeBody, invalid, objectBody } from "./PostBodies.js"
+import { checkFieldNames, CreateBody, decodeBody, invalid, objectBody } from "./PostBodies.js"
 import {
   checkMedia,
   checkTimezone,
@@ -70,10 +70,13 @@ export const create = (
     const attempt = { stale: false }
     return createOnce(caller, raw, attempt).pipe(
       Effect.catchIf(
-        (e): e is DomainError | StaleAccounts => e instanceof StaleAccounts || (attempt.stale && e instanceof DomainError),
+        (e): e is DomainError | StaleAccounts =>
+          e instanceof StaleAccounts || (attempt.stale && e instanceof DomainError),
         (e) =>
           Effect.zipRight(
-            e instanceof StaleAccounts ? Effect.flatMap(AccountStore, (store) => store.forgetListsForWrite) : Effect.void,
+            e instanceof StaleAccounts
+              ? Effect.flatMap(AccountStore, (store) => store.forgetListsForWrite)
+              : Effect.void,
             createOnce(caller, raw, undefined)
           )
       ),
@@ -131,8 +134,13 @@ const createOnce = (
     const accountIds = isDraft ? (body.account_ids ?? []) : yield* requireAccounts(body.account_ids)
     // A draft with no approval request and no campaign is only an insert (`onlyInsert` below): its
     // accounts may come from a list kept in memory, the insert checking them again.
-    const insertOnly = isDraft && body.request_approval !== true && (body.campaign_id === undefined || body.campaign_id === null)
-    const resolved = yield* resolveAccountsFrom(caller, accountIds, attempt !== undefined && insertOnly ? "for write" : "fresh")
+    const insertOnly = isDraft && body.request_approval !== true &&
+      (body.campaign_id === undefined || body.campaign_id === null)
+    const resolved = yield* resolveAccountsFrom(
+      caller,
+      accountIds,
+      attempt !== undefined && insertOnly ? "for write" : "fresh"
+    )
     if (attempt !== undefined && !resolved.fresh) attempt.stale = true
     const accounts = resolved.accounts
     if (body.campaign_id !== undefined && body.campaign_id !== null) {

@@ -21,7 +21,11 @@ import { lockAndLoad, notEditable } from "./UpdatePost.js"
 export const remove = (
   caller: Caller,
   rawId: string
-): Effect.Effect<PostRecord, DomainError | PersistenceError, PostStore | EventStore | Transactor | IdGenerator | UsageCounters> =>
+): Effect.Effect<
+  PostRecord,
+  DomainError | PersistenceError,
+  PostStore | EventStore | Transactor | IdGenerator | UsageCounters
+> =>
   Effect.gen(function*() {
     const existing = yield* get(caller, rawId)
     const transactor = yield* Transactor

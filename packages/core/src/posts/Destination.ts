@@ -16,7 +16,15 @@ export class Metrics extends Schema.Class<Metrics>("Metrics")({
   saves: Schema.NonNegativeInt,
   clicks: Schema.NonNegativeInt
 }) {
-  static readonly zero = new Metrics({ views: 0, likes: 0, comments: 0, shares: 0, impressions: 0, saves: 0, clicks: 0 })
+  static readonly zero = new Metrics({
+    views: 0,
+    likes: 0,
+    comments: 0,
+    shares: 0,
+    impressions: 0,
+    saves: 0,
+    clicks: 0
+  })
 }
 
 /** One target account of a post, with its own status. */

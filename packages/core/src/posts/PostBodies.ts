@@ -16,14 +16,18 @@ const nullable = <A, I, R>(schema: Schema.Schema<A, I, R>) => Schema.optional(Sc
 /** `platform_content` with every override's text within `FieldCaps.maxContent`. */
 const CappedPlatformContent = PlatformContent.pipe(Schema.filter((entries) =>
   FieldCaps.contentIssues(
-    Object.entries(entries).flatMap(([key, entry]) => (entry === undefined ? [] : [{ key, text: entry.content, field: "content" }]))
+    Object.entries(entries).flatMap((
+      [key, entry]
+    ) => (entry === undefined ? [] : [{ key, text: entry.content, field: "content" }]))
   )
 ))
 
 /** `threadPosts`: at most `FieldCaps.maxThreadPosts` parts, each text within `FieldCaps.maxContent`. */
 const CappedThreadPosts = Schema.Array(ThreadPost).pipe(
   Schema.maxItems(FieldCaps.maxThreadPosts, { message: () => `At most ${FieldCaps.maxThreadPosts} thread posts` }),
-  Schema.filter((parts) => FieldCaps.contentIssues(parts.map((part, key) => ({ key, text: part.content, field: "content" }))))
+  Schema.filter((parts) =>
+    FieldCaps.contentIssues(parts.map((part, key) => ({ key, text: part.content, field: "content" })))
+  )
 )
 
 const Instant = FieldCaps.cappedString(FieldCaps.maxInstant)

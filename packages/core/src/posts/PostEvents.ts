@@ -64,6 +64,9 @@ export const newDestinations = (
   dueAt: DateTime.Utc,
   now: DateTime.Utc
 ) =>
-  Effect.forEach(accounts, (account) =>
-    Effect.map(Effect.flatMap(IdGenerator, (ids) => ids.uuid), (id) =>
-      Destination.queued({ id: DestinationId.make(id), post, account, dueAt, now })))
+  Effect.forEach(
+    accounts,
+    (account) =>
+      Effect.map(Effect.flatMap(IdGenerator, (ids) => ids.uuid), (id) =>
+        Destination.queued({ id: DestinationId.make(id), post, account, dueAt, now }))
+  )

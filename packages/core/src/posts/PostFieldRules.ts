@@ -12,7 +12,7 @@ import { DomainError, type PersistenceError } from "../kernel/Errors.js"
 import { MediaId } from "../kernel/Ids.js"
 import { type Platform } from "../platforms/Platform.js"
 import { PlatformContent, ThreadPost } from "./Post.js"
-import { Caller, PostMedia, maxAccountsPerPost } from "./PostPorts.js"
+import { Caller, maxAccountsPerPost, PostMedia } from "./PostPorts.js"
 import { invalid } from "./PostBodies.js"
 
 const isoPattern =
@@ -53,9 +53,13 @@ export const checkTimezone = (zone: string | null | undefined): Effect.Effect<Op
   if (zone === undefined || zone === null) return Effect.succeed(Option.none())
   return isIanaZone(zone)
     ? Effect.succeed(Option.some(zone))
-    : DomainError.fail("invalid_timezone", `'${zone}' is not an IANA time zone (e.g. Europe/Paris, America/New_York, UTC)`, {
-      timezone: zone
-    })
+    : DomainError.fail(
+      "invalid_timezone",
+      `'${zone}' is not an IANA time zone (e.g. Europe/Paris, America/New_York, UTC)`,
+      {
+        timezone: zone
+      }
+    )
 }
 
 /** `scheduled_for`, or its deprecated alias `scheduled_at`; both given must agree. */

@@ -50,7 +50,8 @@ export interface Caller {
   readonly key: ApiKey.ApiKey
 }
 
-export const visibleIds = (caller: Caller): ReadonlyArray<AccountId> | undefined => Option.getOrUndefined(caller.key.accountIds)
+export const visibleIds = (caller: Caller): ReadonlyArray<AccountId> | undefined =>
+  Option.getOrUndefined(caller.key.accountIds)
 
 export const isVisible = (record: PostRecord, caller: Caller): boolean => {
   const ids = visibleIds(caller)

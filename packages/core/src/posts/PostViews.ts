@@ -55,12 +55,16 @@ const instantParam = (params: RawParams, name: string): DateTime.Utc | undefined
  */
 export const parseListQuery = (caller: Caller, params: RawParams): PostQuery => {
   const statuses = listParam(params, "status").filter(Schema.is(PostStatus))
-  const platforms = dedupe(listParam(params, "platform").flatMap((p) => {
-    const platform = parseFilterPlatform(p)
-    return platform === undefined ? [] : [platform]
-  }))
+  const platforms = dedupe(
+    listParam(params, "platform").flatMap((p) => {
+      const platform = parseFilterPlatform(p)
+      return platform === undefined ? [] : [platform]
+    })
+  )
   const approval = listParam(params, "approval").filter(Schema.is(ApprovalStatus))
-  const accountId = Option.getOrUndefined(Schema.decodeUnknownOption(AccountId)(positiveInt(firstParam(params, "account_id"))))
+  const accountId = Option.getOrUndefined(
+    Schema.decodeUnknownOption(AccountId)(positiveInt(firstParam(params, "account_id")))
+  )
   const campaignId = Option.getOrUndefined(
     Schema.decodeUnknownOption(CampaignId)(positiveInt(firstParam(params, "campaign_id")))
   )

@@ -10,28 +10,27 @@
  * (`PostPorts`).
  */
 export {
-  PostMedia,
-  QueueAllocator,
   draftNextSteps,
   editGuardSeconds,
   forbiddenMediaFields,
   formBodyMessage,
   maxAccountsPerPost,
   multipartMessage,
+  PostMedia,
+  QueueAllocator,
   queueMessages,
   scheduleLeadSeconds
 } from "./PostPorts.js"
 export type { Caller, QueueAllocation } from "./PostPorts.js"
-export { CreateBody, ScheduleBody, UpdateBody, checkFieldNames, decodeBody } from "./PostBodies.js"
+export { checkFieldNames, CreateBody, decodeBody, ScheduleBody, UpdateBody } from "./PostBodies.js"
 export { isIanaZone, parseInstant } from "./PostFieldRules.js"
 export { eventData, statusOf } from "./PostEvents.js"
 export { create } from "./CreatePost.js"
-export type { CreateRequirements, Created } from "./CreatePost.js"
+export type { Created, CreateRequirements } from "./CreatePost.js"
 export { decodeCursor, defaultPageSize, encodeCursor, get, list, maxPageSize, parseListQuery } from "./PostViews.js"
 export type { ListCursor, Listed } from "./PostViews.js"
 export { ensureEditable, update } from "./UpdatePost.js"
-export type { UpdateRequirements, Updated } from "./UpdatePost.js"
+export type { Updated, UpdateRequirements } from "./UpdatePost.js"
 export { remove } from "./DeletePost.js"
 export { schedule } from "./SchedulePost.js"
 export type { ScheduleRequirements } from "./SchedulePost.js"
-

@@ -20,7 +20,7 @@ import { Transactor } from "../kernel/Transactor.js"
 import { UsageCounters } from "../access/UsageCounters.js"
 import * as Spans from "../kernel/Spans.js"
 import { Caller, QueueAllocation, QueueAllocator, queueMessages, scheduleLeadSeconds } from "./PostPorts.js"
-import { ScheduleBody, decodeBody, invalid, objectBody } from "./PostBodies.js"
+import { decodeBody, invalid, objectBody, ScheduleBody } from "./PostBodies.js"
 import {
   checkMedia,
   checkTimezone,
@@ -76,9 +76,13 @@ export const schedule = (
     let scheduledFor = Option.none<DateTime.Utc>()
     if (!publishNow && !useQueue) {
       const field = sent ? scheduled.field : "scheduled_for"
-      const at = sent ? yield* parseScheduled(scheduled.raw as string, field) : Option.getOrUndefined(existing.post.scheduledFor)
+      const at = sent
+        ? yield* parseScheduled(scheduled.raw as string, field)
+        : Option.getOrUndefined(existing.post.scheduledFor)
       if (at === undefined) {
-        return yield* Effect.fail(invalid("scheduled_for", "Send scheduled_for (at least 1 minute ahead) or publish_now: true"))
+        return yield* Effect.fail(
+          invalid("scheduled_for", "Send scheduled_for (at least 1 minute ahead) or publish_now: true")
+        )
       }
       yield* mustBeAfter(
         at,

@@ -24,7 +24,7 @@ import { Transactor } from "../kernel/Transactor.js"
 import { UsageCounters } from "../access/UsageCounters.js"
 import * as Spans from "../kernel/Spans.js"
 import { Caller, editGuardSeconds, isVisible } from "./PostPorts.js"
-import { UpdateBody, checkFieldNames, decodeBody, invalid, objectBody } from "./PostBodies.js"
+import { checkFieldNames, decodeBody, invalid, objectBody, UpdateBody } from "./PostBodies.js"
 import {
   checkMedia,
   checkTimezone,
@@ -166,7 +166,10 @@ export const update = (
       if (scheduled.raw === null) {
         if (!current.isDraft && Option.isSome(current.scheduledFor)) {
           return yield* Effect.fail(
-            invalid("scheduled_for", "A scheduled post keeps a scheduled_for: send a new future time, or delete the post")
+            invalid(
+              "scheduled_for",
+              "A scheduled post keeps a scheduled_for: send a new future time, or delete the post"
+            )
           )
         }
         scheduledFor = Option.none()
@@ -226,7 +229,13 @@ export const update = (
         hasMedia: mediaIds.length > 0,
         mode: current.isDraft ? "draft" : "publish"
       })
-      yield* checkMedia(caller, { mediaIds, threadPosts }, platforms, platformContent, current.isDraft ? "draft" : "publish")
+      yield* checkMedia(
+        caller,
+        { mediaIds, threadPosts },
+        platforms,
+        platformContent,
+        current.isDraft ? "draft" : "publish"
+      )
     }
 
     const transactor = yield* Transactor

@@ -32,8 +32,7 @@ export const ttlSeconds = 21_600
 /** The window, in milliseconds. */
 const windowMillis = ttlSeconds * 1000
 
-export const hint =
-  "This exact request body failed to publish 5 or more times in the last 6 hours, so it is refused " +
+export const hint = "This exact request body failed to publish 5 or more times in the last 6 hours, so it is refused " +
   "rather than sent again. Fix the cause shown in the failed destinations' error (GET /posts/{id}), " +
   "change the content, or add an idempotency_key to send it anyway."
 
@@ -158,8 +157,10 @@ export const check = (
   organizationId: OrganizationId,
   hash: string
 ): Effect.Effect<void, DomainError | PersistenceError, UsageCounters> =>
-  Effect.flatMap(failureCount(organizationId, hash), (failures) =>
-    isOpen(failures) ? Effect.fail(openError(hash, failures)) : Effect.void)
+  Effect.flatMap(
+    failureCount(organizationId, hash),
+    (failures) => isOpen(failures) ? Effect.fail(openError(hash, failures)) : Effect.void
+  )
 
 /** Records the failure of the post's request once, however many of its destinations fail. */
 export const recordPostFailure = (post: {

@@ -53,7 +53,8 @@ export const makeHolds = (claims: ReadonlyArray<Claim>, config: Resolved) =>
         Effect.flatMap(Clock.currentTimeMillis, (now) => {
           const leased = (until.get(claim.leaseToken) ?? 0) - margin > now
           if (!leased || Option.isNone(liveness)) return Effect.succeed(leased)
-          return Effect.map(liveness.value.lastBeatAt, (beat) => beat + Duration.toMillis(config.deadAfter) - margin > now)
+          return Effect.map(liveness.value.lastBeatAt, (beat) =>
+            beat + Duration.toMillis(config.deadAfter) - margin > now)
         }),
       release: (claim) => {
         inFlight.delete(claim.leaseToken)

@@ -18,14 +18,14 @@ import { type Claim, DispatchStore } from "./DispatchStore.js"
 import { Platforms } from "../platforms/Platforms.js"
 import { PostStore } from "../posts/PostStore.js"
 import { DispatchSignal, poke } from "./DispatchPorts.js"
-import { Options, Resolved, resolve } from "./DispatchOptions.js"
+import { Options, resolve, Resolved } from "./DispatchOptions.js"
 import { Recorded, RoundSummary } from "./DispatchOutcome.js"
-import { RoundServices, makeDeadlines, preloadPosts } from "./PublishClaim.js"
+import { makeDeadlines, preloadPosts, RoundServices } from "./PublishClaim.js"
 import { recordAll } from "./RecordOutcome.js"
 import { recordWithRetry, resolveAbandoned, settleBatch } from "./AbandonedClaims.js"
-import { Holds, claimBatch, makeHolds } from "./ClaimBatch.js"
+import { claimBatch, Holds, makeHolds } from "./ClaimBatch.js"
 import { logAnnotations, logOutcome, withDestination } from "./DispatchLogs.js"
-import { Outbox, makeOutbox, recordFailed, runFollowUps, settle, startPublishes } from "./PublishRound.js"
+import { makeOutbox, Outbox, recordFailed, runFollowUps, settle, startPublishes } from "./PublishRound.js"
 
 /**
  * Records a round's outcomes as they arrive, many per transaction when many are waiting (one
@@ -68,7 +68,9 @@ const recordRound = (
       const items = outbox.waiting.splice(0, maxBatch)
       const exits = yield* recordAll(items).pipe(
         Effect.map((r): ReadonlyArray<Exit.Exit<Recorded, unknown>> => r.map(Exit.succeed)),
-        Effect.catchAllCause(() => Effect.forEach(items, (p) => Effect.exit(recordWithRetry(p.claim, p.outcome, p.loaded))))
+        Effect.catchAllCause(() =>
+          Effect.forEach(items, (p) => Effect.exit(recordWithRetry(p.claim, p.outcome, p.loaded)))
+        )
       )
       // A line below the minimum level is not written: it is not built either (its annotations cost).
       const quietInfo = LogLevel.lessThan(LogLevel.Info, yield* FiberRef.get(FiberRef.currentMinimumLogLevel))
@@ -159,7 +161,9 @@ export const round = (options: Options, claimLimit?: number, inLoop?: InLoop) =>
       const toLoop = (claimed: number) =>
         inLoop === undefined
           ? Effect.void
-          : Effect.asVoid(Deferred.succeed(inLoop.onClaimed, Option.some({ limit, claimed, expired: abandoned.resolved })))
+          : Effect.asVoid(
+            Deferred.succeed(inLoop.onClaimed, Option.some({ limit, claimed, expired: abandoned.resolved }))
+          )
       // Where claims overlap (Postgres), the loop's next claim begins as soon as this one's statement
       // has answered, while this transaction still writes its events and commits (its rows stay
       // locked, so the next claim passes them by); elsewhere once this claim has committed.
@@ -304,14 +308,18 @@ export const run = (options: Options) =>
           Effect.suspend(() => {
             const claiming = claimsFirst.begin()
             const inLoop: InLoop = { onClaimed: claimed, published, claimsFirst, claimed: claiming }
-            return Effect.forkDaemon(restore(round(options, limit, inLoop)).pipe(
-              Effect.map(Option.some),
-              Effect.catchAllCause((cause) =>
-                Effect.logError("Dispatcher: round failed", cause).pipe(Effect.as(Option.none<RoundSummary>()))
-              ),
-              Effect.ensuring(Effect.sync(claiming)),
-              Effect.ensuring(Effect.zipRight(Deferred.succeed(claimed, Option.none()), Deferred.succeed(published, undefined)))
-            ))
+            return Effect.forkDaemon(
+              restore(round(options, limit, inLoop)).pipe(
+                Effect.map(Option.some),
+                Effect.catchAllCause((cause) =>
+                  Effect.logError("Dispatcher: round failed", cause).pipe(Effect.as(Option.none<RoundSummary>()))
+                ),
+                Effect.ensuring(Effect.sync(claiming)),
+                Effect.ensuring(
+                  Effect.zipRight(Deferred.succeed(claimed, Option.none()), Deferred.succeed(published, undefined))
+                )
+              )
+            )
           })
         )
         const running: Running = { fiber, published, claimed: limit }
@@ -319,23 +327,32 @@ export const run = (options: Options) =>
         // A backlog: the next round claims as soon as this one has claimed (claims come fast when many
         // are due at once), within the bounds above.
         const early = yield* Deferred.await(claimed)
-        if (Option.isSome(early) && (ClaimSize.full(early.value.limit, early.value.claimed) ||
-          early.value.expired >= config.batchSize)) {
+        if (
+          Option.isSome(early) && (ClaimSize.full(early.value.limit, early.value.claimed) ||
+            early.value.expired >= config.batchSize)
+        ) {
           running.claimed = early.value.claimed
           limit = ClaimSize.next(early.value.limit, early.value.claimed, config.claimSize)
           while (true) {
-            const publishing = yield* Effect.filter(rounds, (r) => Effect.map(Deferred.isDone(r.published), (done) => !done))
-            if (publishing.length < roundsPublishing) break
+            const publishing = yield* Effect.filter(rounds, (r) =>
+              Effect.map(Deferred.isDone(r.published), (done) => !done))
+            if (publishing.length < roundsPublishing) {
+              break
+            }
             yield* Deferred.await(publishing[0]!.published)
           }
-          while (rounds.length > 0 && (rounds[0]!.fiber.unsafePoll() !== null || unrecorded() + limit > config.batchSize * unrecordedBatches)) {
+          while (
+            rounds.length > 0 &&
+            (rounds[0]!.fiber.unsafePoll() !== null || unrecorded() + limit > config.batchSize * unrecordedBatches)
+          ) {
             yield* Fiber.await(rounds[0]!.fiber)
             rounds.shift()
           }
           continue
         }
         // Otherwise every round in flight ends before the loop sleeps, as one round did before.
-        const results = yield* Effect.forEach(rounds, (r) => Fiber.join(r.fiber))
+        const results = yield* Effect.forEach(rounds, (r) =>
+          Fiber.join(r.fiber))
         rounds.length = 0
         const last = results[results.length - 1]!
         if (Option.isNone(last)) {

@@ -24,12 +24,15 @@ export class DispatchSignal extends Context.Tag("@herald/core/DispatchSignal")<D
   readonly clear: Effect.Effect<void>
 }>() {}
 
-export const makeSignal: Effect.Effect<DispatchSignal["Type"]> = Effect.map(Queue.sliding<void>(1), (queue) =>
-  DispatchSignal.of({
-    poke: Effect.asVoid(Queue.offer(queue, undefined)),
-    take: Queue.take(queue),
-    clear: Effect.asVoid(Queue.takeAll(queue))
-  }))
+export const makeSignal: Effect.Effect<DispatchSignal["Type"]> = Effect.map(
+  Queue.sliding<void>(1),
+  (queue) =>
+    DispatchSignal.of({
+      poke: Effect.asVoid(Queue.offer(queue, undefined)),
+      take: Queue.take(queue),
+      clear: Effect.asVoid(Queue.takeAll(queue))
+    })
+)
 
 export const layerSignal: Layer.Layer<DispatchSignal> = Layer.effect(DispatchSignal, makeSignal)
 

@@ -127,7 +127,8 @@ export const runOnce = (options: Options = {}) =>
         s.media > 0
           ? Effect.logInfo(
             `Housekeeping: removed ${s.media} media never completed (pending_upload, created before ` +
-              `${formatInstant(s.createdBefore)})` + (s.blobsLeft > 0 ? `; ${s.blobsLeft} files could not be removed` : "")
+              `${formatInstant(s.createdBefore)})` +
+              (s.blobsLeft > 0 ? `; ${s.blobsLeft} files could not be removed` : "")
           )
           : Effect.void
       ),
@@ -152,7 +153,9 @@ export const runOnce = (options: Options = {}) =>
     const queue = yield* Queues.pruneClaims(options.queue).pipe(
       Effect.tap((s) =>
         s.claims > 0
-          ? Effect.logInfo(`Housekeeping: pruned ${s.claims} queue claims of openings before ${formatInstant(s.before)}`)
+          ? Effect.logInfo(
+            `Housekeeping: pruned ${s.claims} queue claims of openings before ${formatInstant(s.before)}`
+          )
           : Effect.void
       ),
       Effect.catchAllCause((cause) =>

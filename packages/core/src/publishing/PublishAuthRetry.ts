@@ -59,14 +59,17 @@ export const decorate = (
                 Option.isNone(renewed)
                   ? Effect.fail(error)
                   : Effect.zipRight(
-                    Effect.logInfo(`${client.platform}: publish refused (auth); retrying once with renewed credentials`),
+                    Effect.logInfo(
+                      `${client.platform}: publish refused (auth); retrying once with renewed credentials`
+                    ),
                     client.publish({ ...request, credentials: Redacted.make(renewed.value) })
                   ))
           )
         )
     })
     return Platforms.of({
-      get: (platform) => Option.map(inner.get(platform), (client) => platforms.includes(platform) ? wrap(client) : client)
+      get: (platform) =>
+        Option.map(inner.get(platform), (client) => platforms.includes(platform) ? wrap(client) : client)
     })
   })
 

@@ -46,7 +46,10 @@ export const preloadPosts = (claims: ReadonlyArray<Claim>) =>
   Effect.flatMap(PostStore, (posts) => posts.findMany(claims.map((c) => c.destination.postId))).pipe(
     Effect.map((records): Preloaded => new Map(records.map((r) => [r.post.id, r]))),
     Effect.catchAll((e) =>
-      Effect.as(Effect.logWarning("Dispatcher: reading the round's posts failed; reading them one by one", e), undefined)
+      Effect.as(
+        Effect.logWarning("Dispatcher: reading the round's posts failed; reading them one by one", e),
+        undefined
+      )
     )
   )
 
@@ -208,9 +211,13 @@ export const prepareClaim = (
       const publish = client.value.publish
       const timeout = clientTimeout(client.value, config.publishTimeout)
       const request = requestWithoutMedia(post, d, account.value, d.attempts)
-      if (request !== undefined) return { _tag: "Send", send: publish(request), timeout, checkHold: true, loaded: withAccount }
-      const send = Effect.flatMap(buildRequest(post, d, account.value, d.attempts), (request) =>
-        Effect.flatMap(holds.stillHeld(claim), (held) => held ? publish(request) : Effect.fail(notHeld())))
+      if (request !== undefined) {
+        return { _tag: "Send", send: publish(request), timeout, checkHold: true, loaded: withAccount }
+      }
+      const send = Effect.flatMap(
+        buildRequest(post, d, account.value, d.attempts),
+        (request) => Effect.flatMap(holds.stillHeld(claim), (held) => held ? publish(request) : Effect.fail(notHeld()))
+      )
       return { _tag: "Send", send, timeout, checkHold: false, loaded: withAccount }
     }
     // The round's accounts were read up front: one already read is decided in this step.

@@ -95,7 +95,10 @@ export const buildRequest = (
     const thread: Array<PublishPart> = []
     if (threadPlatforms.includes(destination.platform)) {
       for (const part of post.threadPosts) {
-        thread.push({ content: part.content, media: yield* resolveMedia(post.organizationId, part.media_ids ?? [], { platform: destination.platform }) })
+        thread.push({
+          content: part.content,
+          media: yield* resolveMedia(post.organizationId, part.media_ids ?? [], { platform: destination.platform })
+        })
       }
     }
     return assemble(post, destination, account, attempt, main, thread)

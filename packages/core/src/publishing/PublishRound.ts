@@ -22,13 +22,13 @@ import { localFailure } from "./PublishRequests.js"
 import {
   AccountCache,
   Deadlines,
-  Loaded,
-  Preloaded,
-  RoundServices,
   deletedPost,
+  Loaded,
   notHeld,
   outcomeOf,
-  prepareClaim
+  Preloaded,
+  prepareClaim,
+  RoundServices
 } from "./PublishClaim.js"
 import { Pending } from "./RecordOutcome.js"
 import { Holds } from "./ClaimBatch.js"
@@ -141,7 +141,9 @@ export const startPublishes = (
     const cache: AccountCache = new Map()
     // The round's accounts read up front, several at once (a round trip each on Postgres); one that
     // fails to read is read again, and fails its claims, as each is prepared.
-    const distinct = new Map(claims.map((c) => [`${c.destination.organizationId}:${c.destination.accountId}`, c.destination]))
+    const distinct = new Map(
+      claims.map((c) => [`${c.destination.organizationId}:${c.destination.accountId}`, c.destination])
+    )
     yield* Effect.forEach(distinct, ([key, d]) =>
       services.accounts.findById(d.organizationId, d.accountId).pipe(
         Effect.match({ onFailure: () => undefined, onSuccess: (account) => cache.set(key, account) })
@@ -172,7 +174,9 @@ export const startPublishes = (
         yield* Deferred.await(free)
       }
       const d = claim.destination
-      const prepared = yield* Effect.exit(Effect.suspend(() => prepareClaim(claim, config, services, cache, holds, preloaded)))
+      const prepared = yield* Effect.exit(
+        Effect.suspend(() => prepareClaim(claim, config, services, cache, holds, preloaded))
+      )
       if (Exit.isFailure(prepared)) {
         if (Option.isSome(Cause.failureOption(prepared.cause))) {
           // Storage failed before anything was sent: safe to try again later.
@@ -207,7 +211,9 @@ export const startPublishes = (
       // A child of the round's fiber: a stopped round stops its publishes.
       const annotated = withDestination(annotations, d)
       outbox.annotated.set(claim, annotated)
-      const send = span === undefined ? ready.send : Effect.withTracerEnabled(Effect.withParentSpan(ready.send, span), true)
+      const send = span === undefined
+        ? ready.send
+        : Effect.withTracerEnabled(Effect.withParentSpan(ready.send, span), true)
       const fiber = yield* Effect.fork(annotatedFiber(send, annotated))
       inFlight += 1
       deadlines.watch(fiber, at)
@@ -227,7 +233,12 @@ export const startPublishes = (
               kind: "transient",
               message: `The platform did not answer within ${Duration.format(ready.timeout)}`
             })
-            handOver({ claim, outcome: outcomeOf(Exit.fail(timeout)), loaded, ...(trace === undefined ? {} : { trace }) })
+            handOver({
+              claim,
+              outcome: outcomeOf(Exit.fail(timeout)),
+              loaded,
+              ...(trace === undefined ? {} : { trace })
+            })
           } else {
             // The round itself was stopped: nothing is recorded, the lease resolves the claim.
             holds.release(claim)

@@ -35,8 +35,10 @@ import { Loaded } from "./PublishClaim.js"
  * Postgres (SQLite serializes every transaction anyway); its value is not used.
  */
 export const lockPost = (postId: PostId): Effect.Effect<void, PersistenceError, UsageCounters> =>
-  Effect.flatMap(UsageCounters, (counters) =>
-    Effect.asVoid(counters.increment(`dispatch:settle:${postId}`, DateTime.unsafeMake(0), 1)))
+  Effect.flatMap(
+    UsageCounters,
+    (counters) => Effect.asVoid(counters.increment(`dispatch:settle:${postId}`, DateTime.unsafeMake(0), 1))
+  )
 
 /** One outcome to record. */
 export interface Pending {

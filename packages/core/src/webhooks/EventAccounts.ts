@@ -31,7 +31,7 @@ export const accountsOf = (event: Pick<Event, "type" | "data">): ReadonlyArray<A
   const data = event.data
   if (isAccountId(data["account_id"])) found.add(data["account_id"])
   const ids = data["account_ids"]
-  if (Array.isArray(ids)) for (const id of ids) if (isAccountId(id)) found.add(id)
+  if (Array.isArray(ids)) { for (const id of ids) if (isAccountId(id)) found.add(id) }
   const destinations = data["destinations"]
   if (Array.isArray(destinations)) {
     for (const d of destinations) {

@@ -39,4 +39,6 @@ export const afterDeliverySuccess = (a: Activity): Activity => ({ isActive: a.is
 
 /** `PATCH is_active: true` re-enables and resets the counter; `false` disables and keeps it. */
 export const setActive = (a: Activity, isActive: boolean): Activity =>
-  isActive ? { isActive: true, consecutiveFailures: 0 } : { isActive: false, consecutiveFailures: a.consecutiveFailures }
+  isActive
+    ? { isActive: true, consecutiveFailures: 0 }
+    : { isActive: false, consecutiveFailures: a.consecutiveFailures }

@@ -20,7 +20,7 @@ import * as WebhookActivity from "./WebhookActivity.js"
 import * as WebhookSignature from "./WebhookSignature.js"
 import { type ClaimedDelivery, type DeliveryOutcome, type SubscriptionClaim, WebhookStore } from "./WebhookStore.js"
 import { type WebhookResponse, type WebhookSendError, WebhookTransport } from "./WebhookTransport.js"
-import { ManagerInput, defaultTimeout, found, managerOf } from "./WebhookSubscriptions.js"
+import { defaultTimeout, found, ManagerInput, managerOf } from "./WebhookSubscriptions.js"
 
 export const isSuccess = (status: number): boolean => status >= 200 && status < 300
 
@@ -217,24 +217,25 @@ export const outcomeOf = (ok: boolean, attempt: number, at: DateTime.Utc): Deliv
  * post's `post.published` delivery joins the trace of the request that created the post; traced even
  * where the delivery loop is not. An event caused by nothing traced gets no span of its own.
  */
-const deliverySpan = (claim: SubscriptionClaim, claimed: ClaimedDelivery) =>
-<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
-  const parent = Option.flatMap(claimed.event.traceParent, TraceContext.parse)
-  if (Option.isNone(parent)) return self
-  return Effect.withTracerEnabled(
-    Effect.withSpan(self, "Webhooks.deliver", {
-      parent: parent.value,
-      captureStackTrace: false,
-      attributes: {
-        "herald.webhook_id": claim.subscription.id,
-        "herald.event_id": claimed.event.id,
-        "herald.event_type": claimed.event.type,
-        "herald.attempt": claimed.attempt
-      }
-    }),
-    true
-  )
-}
+const deliverySpan =
+  (claim: SubscriptionClaim, claimed: ClaimedDelivery) =>
+  <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
+    const parent = Option.flatMap(claimed.event.traceParent, TraceContext.parse)
+    if (Option.isNone(parent)) return self
+    return Effect.withTracerEnabled(
+      Effect.withSpan(self, "Webhooks.deliver", {
+        parent: parent.value,
+        captureStackTrace: false,
+        attributes: {
+          "herald.webhook_id": claim.subscription.id,
+          "herald.event_id": claimed.event.id,
+          "herald.event_type": claimed.event.type,
+          "herald.attempt": claimed.attempt
+        }
+      }),
+      true
+    )
+  }
 
 const attemptOne = (claim: SubscriptionClaim, claimed: ClaimedDelivery, config: Resolved) =>
   Effect.gen(function*() {
@@ -252,7 +253,10 @@ const attemptOne = (claim: SubscriptionClaim, claimed: ClaimedDelivery, config: 
       attempt: claimed.attempt,
       ok,
       statusCode: Either.match(result, { onLeft: () => Option.none(), onRight: (r) => Option.some(r.status) }),
-      durationMs: Math.max(0, Math.round(Either.match(result, { onLeft: (e) => e.durationMs, onRight: (r) => r.durationMs }))),
+      durationMs: Math.max(
+        0,
+        Math.round(Either.match(result, { onLeft: (e) => e.durationMs, onRight: (r) => r.durationMs }))
+      ),
       responseBody: Either.match(result, { onLeft: () => "", onRight: (r) => r.body }),
       error: ok ? Option.none() : Option.some(describe(result, config.timeout)),
       attemptedAt
@@ -388,13 +392,15 @@ export const run = (options: DeliveryOptions = {}) =>
         for (const c of claims) {
           inFlight += 1
           hold(c.subscription.organizationId, 1)
-          yield* Effect.forkScoped(deliverClaim(c, config).pipe(
-            Effect.ensuring(Effect.suspend(() => {
-              inFlight -= 1
-              hold(c.subscription.organizationId, -1)
-              return Queue.offer(freed, undefined)
-            }))
-          ))
+          yield* Effect.forkScoped(
+            deliverClaim(c, config).pipe(
+              Effect.ensuring(Effect.suspend(() => {
+                inFlight -= 1
+                hold(c.subscription.organizationId, -1)
+                return Queue.offer(freed, undefined)
+              }))
+            )
+          )
         }
       }
       let wait = config.pollInterval

@@ -53,7 +53,10 @@ export const standardWebhooksKey = (secret: string): Uint8Array => {
 }
 
 /** `sha256=` + lowercase hex HMAC-SHA256 of the raw body under the whole secret's UTF-8 bytes. */
-export const serviceSignature = (secret: Redacted.Redacted<string>, body: string): Effect.Effect<string, never, Crypto> =>
+export const serviceSignature = (
+  secret: Redacted.Redacted<string>,
+  body: string
+): Effect.Effect<string, never, Crypto> =>
   Effect.flatMap(Crypto, (crypto) => crypto.hmacSha256Hex(Redacted.value(secret), body)).pipe(
     Effect.map((hex) => `sha256=${hex}`)
   )
@@ -65,8 +68,10 @@ export const standardSignature = (
   timestamp: number,
   body: string
 ): Effect.Effect<string, never, Crypto> =>
-  Effect.flatMap(Crypto, (crypto) =>
-    crypto.hmacSha256Base64(standardWebhooksKey(Redacted.value(secret)), `${webhookId}.${timestamp}.${body}`)
+  Effect.flatMap(
+    Crypto,
+    (crypto) =>
+      crypto.hmacSha256Base64(standardWebhooksKey(Redacted.value(secret)), `${webhookId}.${timestamp}.${body}`)
   ).pipe(Effect.map((signature) => `v1,${signature}`))
 
 export interface SignInput {

@@ -137,7 +137,9 @@ export const checkEvents = (
     if (refused.length > 0) {
       return DomainError.fail(
         "invalid_event_type",
-        `${refused.join(", ")} ${refused.length > 1 ? "are organization-level events" : "is an organization-level event"}: ` +
+        `${refused.join(", ")} ${
+          refused.length > 1 ? "are organization-level events" : "is an organization-level event"
+        }: ` +
           "a key restricted to accounts receives only events about its accounts; use an unrestricted key",
         { valid_events: [...EventAccounts.accountEvents], invalid_events: refused }
       )
@@ -248,7 +250,9 @@ export const update = (input: ManagerInput, id: string, rawBody: unknown) =>
     const organizationId = manager.organizationId
     const current = yield* found(manager, id)
     const body = yield* decodeBody(UpdateBody, rawBody ?? {})
-    const events = body.events === undefined ? undefined : yield* checkEvents(body.events, Option.isSome(manager.accountIds))
+    const events = body.events === undefined
+      ? undefined
+      : yield* checkEvents(body.events, Option.isSome(manager.accountIds))
     const url = body.url === undefined ? undefined : yield* checkUrl(body.url)
     const name = body.name === undefined ? undefined : yield* checkName(body.name)
     const updated = yield* (yield* WebhookStore).update(organizationId, current.subscription.id, {

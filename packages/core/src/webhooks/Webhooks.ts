@@ -16,14 +16,11 @@
  * (`WebhookDelivery`) and the history's housekeeping (`WebhookHistory`) are modules of their own.
  */
 export {
-  CreateBody,
-  UpdateBody,
-  UrlRefused,
-  WebhookUrlGuard,
   attempts,
   canManage,
   checkEvents,
   create,
+  CreateBody,
   defaultPageSize,
   defaultTimeout,
   get,
@@ -35,6 +32,9 @@ export {
   remove,
   secretWarning,
   update,
+  UpdateBody,
+  UrlRefused,
+  WebhookUrlGuard,
   wildcardMessage
 } from "./WebhookSubscriptions.js"
 export type { Created, Manager, ManagerInput } from "./WebhookSubscriptions.js"
@@ -42,4 +42,3 @@ export { deliverDue, describe, isSuccess, outcomeOf, run, test } from "./Webhook
 export type { DeliveryOptions, RoundSummary, TestResult } from "./WebhookDelivery.js"
 export { defaultMaxPerWebhook, defaultRetention, pruneHistory } from "./WebhookHistory.js"
 export type { HistoryOptions, HistorySummary, Requirements, WebhooksError } from "./WebhookHistory.js"
-

@@ -22,7 +22,9 @@ export const approve = (approval: Approval, note: Option.Option<string>): Either
 
 export const requestChanges = (approval: Approval, note: string): Either.Either<Approval, ApprovalError> => {
   if (note.trim() === "") {
-    return Either.left(new ApprovalError({ reason: "note_required", message: "a note saying what to change is required" }))
+    return Either.left(
+      new ApprovalError({ reason: "note_required", message: "a note saying what to change is required" })
+    )
   }
   return approval.status === "pending"
     ? Either.right(new Approval({ status: "changes_requested", note: Option.some(note), consumed: false }))

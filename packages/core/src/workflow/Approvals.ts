@@ -56,7 +56,13 @@ export const reviewedBy = (caller: Posts.Caller) => ({
 const makeEvent = (post: Post, type: EventType, data: EventData) =>
   Effect.gen(function*() {
     const id = yield* (yield* IdGenerator).uuid
-    return new Event({ id: EventId.make(id), organizationId: post.organizationId, type, data, createdAt: yield* DateTime.now })
+    return new Event({
+      id: EventId.make(id),
+      organizationId: post.organizationId,
+      type,
+      data,
+      createdAt: yield* DateTime.now
+    })
   })
 
 const notPending = (record: PostRecord, approval: Option.Option<Approval>) => {

@@ -53,9 +53,11 @@ export const Body = Schema.Struct({
   posts: Schema.Array(Row).annotations({ description: `At most ${maxRows} rows` }),
   timezone: Schema.String.annotations({ description: "IANA zone of every row's date and time" }),
   dryRun: Schema.optional(Schema.Boolean),
-  accountMapping: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Int }).annotations({
-    description: "Platform name to account id: which account a platform name means"
-  }))
+  accountMapping: Schema.optional(
+    Schema.Record({ key: Schema.String, value: Schema.Int }).annotations({
+      description: "Platform name to account id: which account a platform name means"
+    })
+  )
 }).annotations({ identifier: "BulkScheduleRequest" })
 export type Body = typeof Body.Type
 
@@ -245,8 +247,9 @@ export const run = (
           ...(Option.isSome(p.media) ? { media_ids: [p.media.value.id] } : {})
         }).pipe(Effect.either)
         if (outcome._tag === "Right") created.set(p.row, outcome.right.record.post.id)
-        else if (outcome.left._tag === "DomainError") rowErrors.set(p.row, new RowError(outcome.left.code, outcome.left.message))
-        else return yield* Effect.fail(outcome.left)
+        else if (outcome.left._tag === "DomainError") {
+          rowErrors.set(p.row, new RowError(outcome.left.code, outcome.left.message))
+        } else return yield* Effect.fail(outcome.left)
       }
     }
 
@@ -347,14 +350,20 @@ const checkRow = (row: typeof Row.Type, i: number, ctx: RowContext): Planned | R
     if (/^\d+$/.test(token)) {
       account = ctx.usable.find((a) => a.id === Number(token))
       if (account === undefined) return new RowError("invalid_accounts", `account ${token} is not in this organization`)
-      if (!account.isActive) return new RowError("invalid_accounts", `account ${token} is inactive (reconnect it first)`)
+      if (!account.isActive) {
+        return new RowError("invalid_accounts", `account ${token} is inactive (reconnect it first)`)
+      }
     } else {
       const platform = parseFilterPlatform(token)
-      if (platform === undefined) return new RowError("invalid_accounts", `'${token}' is neither a platform nor an account id`)
+      if (platform === undefined) {
+        return new RowError("invalid_accounts", `'${token}' is neither a platform nor an account id`)
+      }
       account = ctx.mapping.get(platform)
       if (account === undefined) {
         const candidates = ctx.usable.filter((a) => a.platform === platform && a.isActive)
-        if (candidates.length === 0) return new RowError("invalid_accounts", `no active ${platform} account is connected`)
+        if (candidates.length === 0) {
+          return new RowError("invalid_accounts", `no active ${platform} account is connected`)
+        }
         if (candidates.length > 1) {
           return new RowError(
             "invalid_accounts",

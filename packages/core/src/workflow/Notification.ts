@@ -83,5 +83,8 @@ export class NotificationStore extends Context.Tag("@herald/core/workflow/Notifi
   /** The e-mail went out: never sent again. */
   readonly emailSent: (id: NotificationId, at: DateTime.Utc) => Effect.Effect<void, PersistenceError>
   /** The e-mail failed: due again at `retryAt`, or never when None (given up). */
-  readonly emailFailed: (id: NotificationId, retryAt: Option.Option<DateTime.Utc>) => Effect.Effect<void, PersistenceError>
+  readonly emailFailed: (
+    id: NotificationId,
+    retryAt: Option.Option<DateTime.Utc>
+  ) => Effect.Effect<void, PersistenceError>
 }>() {}

@@ -36,7 +36,9 @@ export interface Audience {
   /** The owners and admins of each organization named by the events. */
   readonly reviewers: (organizationId: OrganizationId) => ReadonlyArray<{ readonly id: UserId; readonly role: Role }>
   /** The post's author and an excerpt of its text, when the post exists. */
-  readonly post: (postId: PostId) => Option.Option<{ readonly createdBy: Option.Option<UserId>; readonly content: string }>
+  readonly post: (
+    postId: PostId
+  ) => Option.Option<{ readonly createdBy: Option.Option<UserId>; readonly content: string }>
 }
 
 const excerpt = (text: string): string => {
@@ -53,7 +55,9 @@ const userIdIn = (value: unknown): Option.Option<string> =>
     ? Option.some((value as { user_id: string }).user_id)
     : Option.none()
 
-const text = (value: unknown): string | undefined => (typeof value === "string" && value.trim() !== "" ? value : undefined)
+const text = (
+  value: unknown
+): string | undefined => (typeof value === "string" && value.trim() !== "" ? value : undefined)
 
 interface Planned {
   readonly userIds: ReadonlyArray<UserId>
@@ -85,14 +89,18 @@ const describe = (event: Event, audience: Audience): Planned | undefined => {
         userIds: others(Option.toArray(author)),
         kind: "approved",
         title: `Approved: ${about}`,
-        body: `Your draft ${about} was approved${note === undefined ? "" : ` with the note: ${note}`}. It can now be scheduled or published.`
+        body: `Your draft ${about} was approved${
+          note === undefined ? "" : ` with the note: ${note}`
+        }. It can now be scheduled or published.`
       }
     case "post.changes_requested":
       return {
         userIds: others(Option.toArray(author)),
         kind: "changes_requested",
         title: `Changes requested: ${about}`,
-        body: `Your draft ${about} was sent back${note === undefined ? "" : ` with the note: ${note}`}. Edit it to submit it again.`
+        body: `Your draft ${about} was sent back${
+          note === undefined ? "" : ` with the note: ${note}`
+        }. Edit it to submit it again.`
       }
     case "post.failed": {
       const platform = text(data["platform"])
@@ -103,7 +111,9 @@ const describe = (event: Event, audience: Audience): Planned | undefined => {
         userIds: [...new Set([...Option.toArray(author), ...reviewers])],
         kind: "post_failed",
         title: `Failed to publish: ${about}`,
-        body: `The post ${about} could not be published${where}${reason === undefined ? "" : `: ${reason}`}. Open it in Herald to retry.`
+        body: `The post ${about} could not be published${where}${
+          reason === undefined ? "" : `: ${reason}`
+        }. Open it in Herald to retry.`
       }
     }
     case "account.reconnect_needed": {
@@ -113,7 +123,8 @@ const describe = (event: Event, audience: Audience): Planned | undefined => {
         userIds: reviewers,
         kind: "account_reconnect_needed",
         title: `Reconnect ${account} (${platform})`,
-        body: `Herald can no longer post as ${account} on ${platform}: its access ended. Reconnect it in Herald's Accounts; posts to it fail until then.`
+        body:
+          `Herald can no longer post as ${account} on ${platform}: its access ended. Reconnect it in Herald's Accounts; posts to it fail until then.`
       }
     }
     default:
@@ -140,7 +151,9 @@ export const plan = (events: ReadonlyArray<Event>, audience: Audience) =>
             kind: planned.kind,
             eventId: event.id,
             postId: isPostId(postId) ? Option.some(postId) : Option.none(),
-            accountId: event.type === "account.reconnect_needed" && isAccountId(accountId) ? Option.some(accountId) : Option.none(),
+            accountId: event.type === "account.reconnect_needed" && isAccountId(accountId)
+              ? Option.some(accountId)
+              : Option.none(),
             title: planned.title,
             body: planned.body,
             createdAt: event.createdAt,

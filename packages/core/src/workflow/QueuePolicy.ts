@@ -177,8 +177,23 @@ export const nextFree = (
 // ---------------------------------------------------------------------------------------------------
 
 const dayAliases: Record<string, number> = {
-  mon: 1, monday: 1, tue: 2, tues: 2, tuesday: 2, wed: 3, wednesday: 3, thu: 4, thur: 4, thurs: 4, thursday: 4,
-  fri: 5, friday: 5, sat: 6, saturday: 6, sun: 7, sunday: 7
+  mon: 1,
+  monday: 1,
+  tue: 2,
+  tues: 2,
+  tuesday: 2,
+  wed: 3,
+  wednesday: 3,
+  thu: 4,
+  thur: 4,
+  thurs: 4,
+  thursday: 4,
+  fri: 5,
+  friday: 5,
+  sat: 6,
+  saturday: 6,
+  sun: 7,
+  sunday: 7
 }
 
 const timePattern = /^([01]?\d|2[0-3]):([0-5]\d)$/

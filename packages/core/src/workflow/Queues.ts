@@ -13,7 +13,7 @@ import * as Option from "effect/Option"
 import { DomainError, type PersistenceError } from "../kernel/Errors.js"
 import { IdGenerator } from "../kernel/IdGenerator.js"
 import { type OrganizationId, QueueId } from "../kernel/Ids.js"
-import { isIanaZone, QueueAllocator, type QueueAllocation } from "../posts/Posts.js"
+import { isIanaZone, type QueueAllocation, QueueAllocator } from "../posts/Posts.js"
 import { Queue, type QueueOpening } from "./Queue.js"
 import * as QueuePolicy from "./QueuePolicy.js"
 import { QueueStore } from "./QueueStore.js"
@@ -148,7 +148,10 @@ export interface ClaimPruneSummary {
 export const pruneClaims = (options: ClaimPruneOptions = {}) =>
   Effect.gen(function*() {
     const store = yield* QueueStore
-    const before = DateTime.subtractDuration(yield* DateTime.now, Duration.decode(options.retention ?? Duration.days(1)))
+    const before = DateTime.subtractDuration(
+      yield* DateTime.now,
+      Duration.decode(options.retention ?? Duration.days(1))
+    )
     const limit = Math.max(1, Math.trunc(options.batchSize ?? 500))
     const maxBatches = Math.max(1, Math.trunc(options.maxBatches ?? 100))
     let claims = 0

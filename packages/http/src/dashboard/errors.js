@@ -3,8 +3,17 @@
 // once, and each keeps the path of the field it concerns so the page can show it there.
 
 export const platformNames = {
-  x: "X", instagram: "Instagram", facebook: "Facebook", linkedin: "LinkedIn", youtube: "YouTube", tiktok: "TikTok",
-  threads: "Threads", pinterest: "Pinterest", bluesky: "Bluesky", telegram: "Telegram", discord: "Discord"
+  x: "X",
+  instagram: "Instagram",
+  facebook: "Facebook",
+  linkedin: "LinkedIn",
+  youtube: "YouTube",
+  tiktok: "TikTok",
+  threads: "Threads",
+  pinterest: "Pinterest",
+  bluesky: "Bluesky",
+  telegram: "Telegram",
+  discord: "Discord"
 }
 
 export const platformName = (platform) => platformNames[platform] ?? platform
@@ -65,7 +74,10 @@ const phrases = [
   [/\bsettings\.(\w+)/g, (_, k) => settingLabel(k).toLowerCase()],
   [/\buse_queue: true\b/g, "Add to queue"],
   [/\bpublish_now: true\b/g, "Publish now"],
-  [/\b(use_queue|scheduled_for|scheduled_at|publish_now|account_ids|media_ids|campaign_id|threadPosts|draft: true)\b/g, (w) => fieldName(w.replace(": true", ""))],
+  [
+    /\b(use_queue|scheduled_for|scheduled_at|publish_now|account_ids|media_ids|campaign_id|threadPosts|draft: true)\b/g,
+    (w) => fieldName(w.replace(": true", ""))
+  ],
   [/\bgraphemes\b/g, "characters"],
   [/\bweighted characters\b/g, "characters (as X counts them)"],
   [/\butf16 units\b/g, "characters"]
@@ -75,13 +87,22 @@ const phrases = [
 export const plainText = (text) => {
   let out = String(text ?? "").trim()
   for (const [pattern, words] of phrases) out = out.replace(pattern, words)
-  out = out.replace(/^([a-z]+)( requires| needs)\b/, (m, p, verb) => (platformNames[p] ? `${platformNames[p]}${verb}` : m))
+  out = out.replace(
+    /^([a-z]+)( requires| needs)\b/,
+    (m, p, verb) => (platformNames[p] ? `${platformNames[p]}${verb}` : m)
+  )
   if (out === "") return "Something went wrong."
   out = out.charAt(0).toUpperCase() + out.slice(1)
   return /[.!?)]$/.test(out) ? out : `${out}.`
 }
 
-const unitWords = { graphemes: "characters", characters: "characters", utf16_units: "characters", bytes: "bytes", weighted_characters: "characters (as X counts them)" }
+const unitWords = {
+  graphemes: "characters",
+  characters: "characters",
+  utf16_units: "characters",
+  bytes: "bytes",
+  weighted_characters: "characters (as X counts them)"
+}
 
 /** A message for one validation problem at `path`. */
 const issueMessage = (path, message) => {
@@ -125,7 +146,10 @@ export const plainError = (error) => {
       message: `Too long for ${platformName(details.platform)}: ${length} ${unit}, at most ${details.limit}.`
     }]
   }
-  const fields = Array.isArray(details.fields) ? details.fields : typeof details.field === "string" ? [details.field]
-    : error.code === "invalid_timezone" ? ["timezone"] : []
+  const fields = Array.isArray(details.fields) ? details.fields : typeof details.field === "string" ?
+    [details.field]
+    : error.code === "invalid_timezone"
+    ? ["timezone"]
+    : []
   return [{ path: fields[0] ?? null, message: plainText(error.message) }]
 }

@@ -76,7 +76,9 @@ export const zonedTime = (iso, postZone) => {
   if (!postZone || postZone === viewer) return own
   let there
   try {
-    there = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short", timeZone: postZone }).format(date)
+    there = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short", timeZone: postZone }).format(
+      date
+    )
   } catch {
     return own
   }
@@ -84,9 +86,12 @@ export const zonedTime = (iso, postZone) => {
 }
 
 export const status = (value) =>
-  value === null || value === undefined ? h("span", { class: "muted" }, "—") : h("span", { class: `status ${value}` }, value.replaceAll("_", " "))
+  value === null || value === undefined
+    ? h("span", { class: "muted" }, "—")
+    : h("span", { class: `status ${value}` }, value.replaceAll("_", " "))
 
-export const notice = (text, kind = "") => h("p", { class: `notice ${kind}`, role: kind === "bad" ? "alert" : "status" }, text)
+export const notice = (text, kind = "") =>
+  h("p", { class: `notice ${kind}`, role: kind === "bad" ? "alert" : "status" }, text)
 
 /** A short message in the corner, read out by screen readers. */
 export const flash = (text) => {
@@ -153,7 +158,8 @@ export const showError = (scope, out, error) => {
   first?.focus()
 }
 
-export const checkbox = (labelText, attrs = {}) => h("label", { class: "inline" }, h("input", { type: "checkbox", ...attrs }), labelText)
+export const checkbox = (labelText, attrs = {}) =>
+  h("label", { class: "inline" }, h("input", { type: "checkbox", ...attrs }), labelText)
 
 export const table = (headers, rows, caption) =>
   h(
@@ -232,7 +238,12 @@ export const confirmAction = (question, confirmLabel) =>
     const yes = h("button", { type: "button", class: "danger", value: "yes" }, confirmLabel)
     const no = h("button", { type: "button", class: "secondary", value: "no" }, "Cancel")
     const text = h("p", { id: `confirm-${Date.now()}` }, question)
-    const dialog = h("dialog", { class: "confirm", "aria-labelledby": text.id }, text, h("div", { class: "actions" }, yes, no))
+    const dialog = h(
+      "dialog",
+      { class: "confirm", "aria-labelledby": text.id },
+      text,
+      h("div", { class: "actions" }, yes, no)
+    )
     const close = (answer) => {
       dialog.close()
       dialog.remove()
@@ -252,7 +263,9 @@ export const confirmAction = (question, confirmLabel) =>
 /** A date as a datetime-local input shows it: the viewer's wall clock, to the second. */
 export const localInputValue = (date) => {
   const pad = (n) => String(n).padStart(2, "0")
-  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}`
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${
+    pad(date.getMinutes())
+  }:${pad(date.getSeconds())}`
 }
 
 /** The instant a datetime-local input names (the viewer's wall clock), as ISO 8601 UTC. */

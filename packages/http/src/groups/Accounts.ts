@@ -59,15 +59,16 @@ const findVisible = (raw: string) =>
  * `GET /accounts` for an authenticated caller, given as an argument: the fast path (`FastPath.ts`)
  * answers it without providing `CurrentKey` (a provide per request was ~5 us of the route).
  */
-export const listFor = (principal: Auth.Principal) => Effect.gen(function*() {
-  const { key, organization } = yield* Auth.checkScope(principal, "read")
-  const all = yield* (yield* AccountStore).list(organization.id).pipe(Effect.orDie)
-  const now = yield* DateTime.now
-  const visible = all.filter((account) => ApiKey.canUseAccount(key, account.id))
-  // Built in its wire shape (`AccountList`), each account's JSON text memoised per account value.
-  const texts = AccountView.withoutFacebookFlowDuplicates(visible).map((a) => AccountView.toAccountJson(a, now))
-  return yield* Envelope.respondJson(`{"accounts":[${texts.join(",")}]}`)
-})
+export const listFor = (principal: Auth.Principal) =>
+  Effect.gen(function*() {
+    const { key, organization } = yield* Auth.checkScope(principal, "read")
+    const all = yield* (yield* AccountStore).list(organization.id).pipe(Effect.orDie)
+    const now = yield* DateTime.now
+    const visible = all.filter((account) => ApiKey.canUseAccount(key, account.id))
+    // Built in its wire shape (`AccountList`), each account's JSON text memoised per account value.
+    const texts = AccountView.withoutFacebookFlowDuplicates(visible).map((a) => AccountView.toAccountJson(a, now))
+    return yield* Envelope.respondJson(`{"accounts":[${texts.join(",")}]}`)
+  })
 
 /** `GET /accounts` for the caller in `CurrentKey`. */
 export const list = Effect.flatMap(Auth.CurrentKey, listFor)

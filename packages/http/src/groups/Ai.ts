@@ -193,4 +193,3 @@ export const AiLive = HttpApiBuilder.group(ApiGroup.apiOf(AiGroup), "ai", (handl
         yield* RequestMiddleware.annotateRequestLog("media_id", result.media.id)
         return yield* Idempotency.respond(GeneratedImage, 201)(yield* toGeneratedImage(result))
       }))))
-

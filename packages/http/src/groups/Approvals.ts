@@ -60,8 +60,9 @@ const jsonBody = Effect.gen(function*() {
   }
 })
 
-const dieOnStorage = <A, R>(self: Effect.Effect<A, DomainError | PersistenceError, R>): Effect.Effect<A, DomainError, R> =>
-  Effect.catchTag(self, "PersistenceError", Effect.die)
+const dieOnStorage = <A, R>(
+  self: Effect.Effect<A, DomainError | PersistenceError, R>
+): Effect.Effect<A, DomainError, R> => Effect.catchTag(self, "PersistenceError", Effect.die)
 
 /** Scope write; through the browser, also the owner or admin role (`Permissions`: `review_posts`). */
 const callerOf = Effect.gen(function*() {

@@ -123,8 +123,9 @@ export const BulkGroup = HttpApiGroup.make("bulk")
 // Handlers
 // ---------------------------------------------------------------------------------------------------
 
-const dieOnStorage = <A, R>(self: Effect.Effect<A, DomainError | PersistenceError, R>): Effect.Effect<A, DomainError, R> =>
-  Effect.catchTag(self, "PersistenceError", Effect.die)
+const dieOnStorage = <A, R>(
+  self: Effect.Effect<A, DomainError | PersistenceError, R>
+): Effect.Effect<A, DomainError, R> => Effect.catchTag(self, "PersistenceError", Effect.die)
 
 const itemOf = (outcome: BulkPosts.ItemOutcome, index: number): BulkItem =>
   Either.match(outcome, {
@@ -138,7 +139,13 @@ const itemOf = (outcome: BulkPosts.ItemOutcome, index: number): BulkItem =>
       }),
       error: null
     }),
-    onLeft: (error) => ({ index, success: false, status: "failed" as const, post: null, error: Envelope.errorObject(error) })
+    onLeft: (error) => ({
+      index,
+      success: false,
+      status: "failed" as const,
+      post: null,
+      error: Envelope.errorObject(error)
+    })
   })
 
 /**
@@ -160,8 +167,10 @@ const noneCreated = (outcomes: ReadonlyArray<BulkPosts.ItemOutcome>, result: Bul
 
 /** A success envelope with a status of the handler's choosing (207). */
 const respond = (data: unknown, status: number) =>
-  Effect.map(FiberRef.get(Envelope.currentMeta), (meta) =>
-    HttpServerResponse.unsafeJson({ data, error: null, meta }, { status }))
+  Effect.map(
+    FiberRef.get(Envelope.currentMeta),
+    (meta) => HttpServerResponse.unsafeJson({ data, error: null, meta }, { status })
+  )
 
 export const BulkLive = HttpApiBuilder.group(ApiGroup.apiOf(BulkGroup), "bulk", (handlers) =>
   handlers

@@ -144,8 +144,9 @@ const jsonBody = Effect.gen(function*() {
   }
 })
 
-const dieOnStorage = <A, R>(self: Effect.Effect<A, DomainError | PersistenceError, R>): Effect.Effect<A, DomainError, R> =>
-  Effect.catchTag(self, "PersistenceError", Effect.die)
+const dieOnStorage = <A, R>(
+  self: Effect.Effect<A, DomainError | PersistenceError, R>
+): Effect.Effect<A, DomainError, R> => Effect.catchTag(self, "PersistenceError", Effect.die)
 
 const callerOf = (scope: "read" | "write") => Effect.map(Auth.requireScope(scope), ({ key }) => ({ key }))
 

@@ -214,63 +214,71 @@ const dieOnPersistence = <A, E, R>(self: Effect.Effect<A, E | { readonly _tag: "
     Effect.die
   ) as Effect.Effect<A, Exclude<E, { readonly _tag: "PersistenceError" }>, R>
 
-export const ConnectionsLive = HttpApiBuilder.group(ApiGroup.apiOf(ConnectionsGroup), "connections", (handlers) =>
-  handlers
-    .handle("connectLink", ({ payload }) =>
-      Effect.gen(function*() {
-        const { organization } = yield* Auth.requireScope("write")
-        const link = yield* withConnectServices(
-          ConnectLinks.createConnectLink({ organizationId: organization.id, platform: payload.platform })
-        )
-        return {
-          platform: link.platform,
-          url: link.url,
-          expires_in_seconds: link.expiresInSeconds,
-          instructions: link.instructions
-        }
-      }))
-    .handle("connectCredential", ({ payload }) =>
-      Effect.gen(function*() {
-        const { organization } = yield* Auth.requireScope("write")
-        const { platform, ...input } = payload
-        const saved = yield* CredentialConnect.connectWithCredentials({ organizationId: organization.id, platform, input })
-          .pipe(dieOnPersistence)
-        return {
-          platform,
-          connected: true,
-          account: AccountView.toAccount(saved.account, yield* DateTime.now),
-          instructions: CredentialConnect.credentialInstructions[platform],
-          ...echoCredentials(input)
-        }
-      }))
-    .handle("reconnect", ({ path }) =>
-      Effect.gen(function*() {
-        const { organization } = yield* Auth.requireScope("write")
-        const account = yield* Auth.visibleAccount(yield* parseAccountId(path.id))
-        const link = yield* withConnectServices(
-          ConnectLinks.createReconnectLink({ organizationId: organization.id, account })
-        )
-        return {
-          account_id: link.accountId,
-          platform: link.platform,
-          account_name: link.accountName,
-          url: link.url,
-          expires_in_seconds: link.expiresInSeconds,
-          instructions: link.instructions
-        }
-      }))
-    .handle("disconnect", ({ path }) =>
-      Effect.gen(function*() {
-        const { organization } = yield* Auth.requireScope("write")
-        const visible = yield* Auth.visibleAccount(yield* parseAccountId(path.id))
-        const account = yield* ConnectedAccounts.disconnect(organization.id, visible.id).pipe(dieOnPersistence)
-        return {
-          account_id: account.id,
-          platform: account.platform,
-          account_name: account.accountName,
-          disconnected: true
-        }
-      })))
+export const ConnectionsLive = HttpApiBuilder.group(
+  ApiGroup.apiOf(ConnectionsGroup),
+  "connections",
+  (handlers) =>
+    handlers
+      .handle("connectLink", ({ payload }) =>
+        Effect.gen(function*() {
+          const { organization } = yield* Auth.requireScope("write")
+          const link = yield* withConnectServices(
+            ConnectLinks.createConnectLink({ organizationId: organization.id, platform: payload.platform })
+          )
+          return {
+            platform: link.platform,
+            url: link.url,
+            expires_in_seconds: link.expiresInSeconds,
+            instructions: link.instructions
+          }
+        }))
+      .handle("connectCredential", ({ payload }) =>
+        Effect.gen(function*() {
+          const { organization } = yield* Auth.requireScope("write")
+          const { platform, ...input } = payload
+          const saved = yield* CredentialConnect.connectWithCredentials({
+            organizationId: organization.id,
+            platform,
+            input
+          })
+            .pipe(dieOnPersistence)
+          return {
+            platform,
+            connected: true,
+            account: AccountView.toAccount(saved.account, yield* DateTime.now),
+            instructions: CredentialConnect.credentialInstructions[platform],
+            ...echoCredentials(input)
+          }
+        }))
+      .handle("reconnect", ({ path }) =>
+        Effect.gen(function*() {
+          const { organization } = yield* Auth.requireScope("write")
+          const account = yield* Auth.visibleAccount(yield* parseAccountId(path.id))
+          const link = yield* withConnectServices(
+            ConnectLinks.createReconnectLink({ organizationId: organization.id, account })
+          )
+          return {
+            account_id: link.accountId,
+            platform: link.platform,
+            account_name: link.accountName,
+            url: link.url,
+            expires_in_seconds: link.expiresInSeconds,
+            instructions: link.instructions
+          }
+        }))
+      .handle("disconnect", ({ path }) =>
+        Effect.gen(function*() {
+          const { organization } = yield* Auth.requireScope("write")
+          const visible = yield* Auth.visibleAccount(yield* parseAccountId(path.id))
+          const account = yield* ConnectedAccounts.disconnect(organization.id, visible.id).pipe(dieOnPersistence)
+          return {
+            account_id: account.id,
+            platform: account.platform,
+            account_name: account.accountName,
+            disconnected: true
+          }
+        }))
+)
 
 // the callback page
 

@@ -64,15 +64,19 @@ const actorOf = (caller: SessionAuth.Caller) => ({
   role: caller.user.role
 })
 
-export const DashboardCommentsLive = HttpApiBuilder.group(ApiGroup.apiOf(DashboardCommentsGroup), "dashboardComments", (handlers) =>
-  handlers
-    .handle("list", ({ path }) =>
-      Effect.gen(function*() {
-        const caller = yield* SessionAuth.CurrentSession
-        return { data: (yield* Comments.list(actorOf(caller), path.id)).map(commentView) }
-      }).pipe(Effect.catchTag("PersistenceError", Effect.die)))
-    .handle("add", ({ path, payload }) =>
-      Effect.gen(function*() {
-        const caller = yield* SessionAuth.CurrentSession
-        return commentView(yield* Comments.add(actorOf(caller), path.id, payload.body))
-      }).pipe(Effect.catchTag("PersistenceError", Effect.die))))
+export const DashboardCommentsLive = HttpApiBuilder.group(
+  ApiGroup.apiOf(DashboardCommentsGroup),
+  "dashboardComments",
+  (handlers) =>
+    handlers
+      .handle("list", ({ path }) =>
+        Effect.gen(function*() {
+          const caller = yield* SessionAuth.CurrentSession
+          return { data: (yield* Comments.list(actorOf(caller), path.id)).map(commentView) }
+        }).pipe(Effect.catchTag("PersistenceError", Effect.die)))
+      .handle("add", ({ path, payload }) =>
+        Effect.gen(function*() {
+          const caller = yield* SessionAuth.CurrentSession
+          return commentView(yield* Comments.add(actorOf(caller), path.id, payload.body))
+        }).pipe(Effect.catchTag("PersistenceError", Effect.die)))
+)

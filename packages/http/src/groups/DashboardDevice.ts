@@ -34,7 +34,9 @@ const CodePath = Schema.Struct({ user_code: Schema.String })
 
 export const DashboardDeviceGroup = HttpApiGroup.make("dashboardDevice")
   .add(HttpApiEndpoint.get("lookup", "/device/:user_code").setPath(CodePath).addSuccess(DeviceRequestView))
-  .add(HttpApiEndpoint.post("approve", "/device/:user_code/approve").setPath(CodePath).addSuccess(HttpApiSchema.NoContent))
+  .add(
+    HttpApiEndpoint.post("approve", "/device/:user_code/approve").setPath(CodePath).addSuccess(HttpApiSchema.NoContent)
+  )
   .add(HttpApiEndpoint.post("deny", "/device/:user_code/deny").setPath(CodePath).addSuccess(HttpApiSchema.NoContent))
   .addError(ApiGroup.errors.badRequest)
   .addError(ApiGroup.errors.notFound)

@@ -104,41 +104,47 @@ const ownKey = (caller: SessionAuth.Caller, rawId: string) =>
     return key.value
   })
 
-export const DashboardKeysLive = HttpApiBuilder.group(ApiGroup.apiOf(DashboardKeysGroup), "dashboardKeys", (handlers) =>
-  handlers
-    .handle("list", () =>
-      Effect.gen(function*() {
-        const caller = yield* SessionAuth.CurrentSession
-        const keys = yield* ApiKeyStore
-        const all = yield* keys.list(Option.some(caller.organization.id))
-        const lastUsed = yield* keys.lastUsed(caller.organization.id)
-        // Newest first, as a developer page lists them.
-        const data = [...all].reverse().map((key) => keyView(key, Option.fromNullable(lastUsed.get(key.id))))
-        return { data }
-      }).pipe(Effect.orDie))
-    .handle("create", ({ payload }) =>
-      Effect.gen(function*() {
-        const caller = yield* SessionAuth.CurrentSession
-        yield* SessionAuth.requireOwnerOrAdmin(caller)
-        const accountIds = payload.account_ids ?? undefined
-        if (accountIds !== undefined) yield* checkAccounts(caller, accountIds).pipe(Effect.catchTag("PersistenceError", Effect.die))
-        const { key, token } = yield* Admin.createKey({
-          organizationId: caller.organization.id,
-          name: payload.name,
-          scopes: [...new Set(payload.scopes)],
-          accountIds,
-          createdBy: caller.user.id
-        }).pipe(Effect.orDie)
-        yield* RequestMiddleware.annotateRequestLog("api_key_id", key.id)
-        return HttpServerResponse.unsafeJson({ key: keyView(key, Option.none()), secret: token }, { status: 201 })
-      }))
-    .handle("revoke", ({ path }) =>
-      Effect.gen(function*() {
-        const caller = yield* SessionAuth.CurrentSession
-        yield* SessionAuth.requireOwnerOrAdmin(caller)
-        const key = yield* ownKey(caller, path.id).pipe(Effect.catchTag("PersistenceError", Effect.die))
-        // Revoking a revoked key changes nothing and answers the same.
-        yield* (yield* ApiKeyStore).revoke(key.id, yield* DateTime.now).pipe(Effect.orDie)
-        yield* RequestMiddleware.annotateRequestLog("api_key_id", key.id)
-        return HttpServerResponse.empty({ status: 204 })
-      })))
+export const DashboardKeysLive = HttpApiBuilder.group(
+  ApiGroup.apiOf(DashboardKeysGroup),
+  "dashboardKeys",
+  (handlers) =>
+    handlers
+      .handle("list", () =>
+        Effect.gen(function*() {
+          const caller = yield* SessionAuth.CurrentSession
+          const keys = yield* ApiKeyStore
+          const all = yield* keys.list(Option.some(caller.organization.id))
+          const lastUsed = yield* keys.lastUsed(caller.organization.id)
+          // Newest first, as a developer page lists them.
+          const data = [...all].reverse().map((key) => keyView(key, Option.fromNullable(lastUsed.get(key.id))))
+          return { data }
+        }).pipe(Effect.orDie))
+      .handle("create", ({ payload }) =>
+        Effect.gen(function*() {
+          const caller = yield* SessionAuth.CurrentSession
+          yield* SessionAuth.requireOwnerOrAdmin(caller)
+          const accountIds = payload.account_ids ?? undefined
+          if (accountIds !== undefined) {
+            yield* checkAccounts(caller, accountIds).pipe(Effect.catchTag("PersistenceError", Effect.die))
+          }
+          const { key, token } = yield* Admin.createKey({
+            organizationId: caller.organization.id,
+            name: payload.name,
+            scopes: [...new Set(payload.scopes)],
+            accountIds,
+            createdBy: caller.user.id
+          }).pipe(Effect.orDie)
+          yield* RequestMiddleware.annotateRequestLog("api_key_id", key.id)
+          return HttpServerResponse.unsafeJson({ key: keyView(key, Option.none()), secret: token }, { status: 201 })
+        }))
+      .handle("revoke", ({ path }) =>
+        Effect.gen(function*() {
+          const caller = yield* SessionAuth.CurrentSession
+          yield* SessionAuth.requireOwnerOrAdmin(caller)
+          const key = yield* ownKey(caller, path.id).pipe(Effect.catchTag("PersistenceError", Effect.die))
+          // Revoking a revoked key changes nothing and answers the same.
+          yield* (yield* ApiKeyStore).revoke(key.id, yield* DateTime.now).pipe(Effect.orDie)
+          yield* RequestMiddleware.annotateRequestLog("api_key_id", key.id)
+          return HttpServerResponse.empty({ status: 204 })
+        }))
+)

@@ -50,15 +50,19 @@ export const openingsOf = (body: typeof SetQueueBody.Type): ReadonlyArray<QueueO
     .map((o) => new QueueOpening({ weekday: o.weekday_number, time: o.time }))
 }
 
-export const DashboardQueueLive = HttpApiBuilder.group(ApiGroup.apiOf(DashboardQueueGroup), "dashboardQueue", (handlers) =>
-  handlers.handle("set", ({ payload }) =>
-    Effect.gen(function*() {
-      const caller = yield* SessionAuth.CurrentSession
-      yield* SessionAuth.requireOwnerOrAdmin(caller)
-      const organizationId = caller.organization.id
-      yield* Queues.setQueue({ organizationId, timezone: payload.timezone, openings: openingsOf(payload) }).pipe(
-        Effect.catchTag("PersistenceError", Effect.die)
-      )
-      const view = yield* Queues.show(organizationId).pipe(Effect.catchTag("PersistenceError", Effect.die))
-      return toQueueView(view)
-    })))
+export const DashboardQueueLive = HttpApiBuilder.group(
+  ApiGroup.apiOf(DashboardQueueGroup),
+  "dashboardQueue",
+  (handlers) =>
+    handlers.handle("set", ({ payload }) =>
+      Effect.gen(function*() {
+        const caller = yield* SessionAuth.CurrentSession
+        yield* SessionAuth.requireOwnerOrAdmin(caller)
+        const organizationId = caller.organization.id
+        yield* Queues.setQueue({ organizationId, timezone: payload.timezone, openings: openingsOf(payload) }).pipe(
+          Effect.catchTag("PersistenceError", Effect.die)
+        )
+        const view = yield* Queues.show(organizationId).pipe(Effect.catchTag("PersistenceError", Effect.die))
+        return toQueueView(view)
+      }))
+)

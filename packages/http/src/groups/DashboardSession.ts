@@ -88,8 +88,9 @@ const sessionView = (signedIn: Sessions.SignedIn, token: string) =>
     csrf_token: csrf
   }))
 
-const dieOnStorage = <A, R>(self: Effect.Effect<A, DomainError | PersistenceError, R>): Effect.Effect<A, DomainError, R> =>
-  Effect.catchTag(self, "PersistenceError", Effect.die)
+const dieOnStorage = <A, R>(
+  self: Effect.Effect<A, DomainError | PersistenceError, R>
+): Effect.Effect<A, DomainError, R> => Effect.catchTag(self, "PersistenceError", Effect.die)
 
 const noContent = HttpServerResponse.empty({ status: 204 })
 
@@ -132,8 +133,10 @@ export const DashboardSessionLive = HttpApiBuilder.group(
   "dashboardSession",
   (handlers) =>
     handlers
-      .handle("current", () =>
-        Effect.flatMap(SessionAuth.CurrentSession, (caller) => sessionView(caller, caller.token)))
+      .handle(
+        "current",
+        () => Effect.flatMap(SessionAuth.CurrentSession, (caller) => sessionView(caller, caller.token))
+      )
       .handle("signOut", () =>
         Effect.gen(function*() {
           const caller = yield* SessionAuth.CurrentSession

@@ -25,7 +25,7 @@ import * as ApiGroup from "../ApiGroup.js"
 import * as Envelope from "../Envelope.js"
 import * as RequestMiddleware from "../RequestMiddleware.js"
 import * as SessionAuth from "../SessionAuth.js"
-import { basePath, SessionView, userView, UserView } from "./DashboardSession.js"
+import { basePath, SessionView, UserView, userView } from "./DashboardSession.js"
 
 export const InvitationView = Schema.Struct({
   id: Schema.String,
@@ -61,7 +61,9 @@ const AcceptBody = Schema.Struct({
 export const DashboardUsersGroup = HttpApiGroup.make("dashboardUsers")
   .add(HttpApiEndpoint.get("list", "/users").addSuccess(Schema.Struct({ data: Schema.Array(UserView) })))
   .add(
-    HttpApiEndpoint.patch("setRole", "/users/:id").setPath(IdPath).setPayload(ApiGroup.payload(RoleBody)).addSuccess(UserView)
+    HttpApiEndpoint.patch("setRole", "/users/:id").setPath(IdPath).setPayload(ApiGroup.payload(RoleBody)).addSuccess(
+      UserView
+    )
   )
   .add(HttpApiEndpoint.del("remove", "/users/:id").setPath(IdPath).addSuccess(HttpApiSchema.NoContent))
   .add(
@@ -119,71 +121,82 @@ const actorOf = (caller: SessionAuth.Caller): Team.Actor => ({
 
 const noContent = HttpServerResponse.empty({ status: 204 })
 
-export const DashboardUsersLive = HttpApiBuilder.group(ApiGroup.apiOf(DashboardUsersGroup), "dashboardUsers", (handlers) =>
-  handlers
-    .handle("list", () =>
-      Effect.gen(function*() {
-        const caller = yield* SessionAuth.CurrentSession
-        yield* SessionAuth.requireOwnerOrAdmin(caller)
-        const users = yield* (yield* UserStore).list(Option.some(caller.organization.id)).pipe(Effect.orDie)
-        return { data: users.map(userView) }
-      }))
-    .handle("setRole", ({ path, payload }) =>
-      Effect.gen(function*() {
-        const caller = yield* SessionAuth.CurrentSession
-        return userView(yield* Team.changeRole(actorOf(caller), path.id, payload.role))
-      }).pipe(Effect.catchTag("PersistenceError", Effect.die)))
-    .handle("remove", ({ path }) =>
-      Effect.gen(function*() {
-        const caller = yield* SessionAuth.CurrentSession
-        yield* Team.remove(actorOf(caller), path.id)
-        return noContent
-      }).pipe(Effect.catchTag("PersistenceError", Effect.die)))
-    .handle("invitations", () =>
-      Effect.gen(function*() {
-        const caller = yield* SessionAuth.CurrentSession
-        return { data: (yield* Team.listInvitations(actorOf(caller))).map(invitationView) }
-      }).pipe(Effect.catchTag("PersistenceError", Effect.die)))
-    .handle("invite", ({ payload }) =>
-      Effect.gen(function*() {
-        const caller = yield* SessionAuth.CurrentSession
-        const { invitation, token } = yield* Team.invite(actorOf(caller), payload)
-        return { invitation: invitationView(invitation), path: `${joinPath}?token=${token}` }
-      }).pipe(Effect.catchTag("PersistenceError", Effect.die)))
-    .handle("withdraw", ({ path }) =>
-      Effect.gen(function*() {
-        const caller = yield* SessionAuth.CurrentSession
-        yield* Team.withdrawInvitation(actorOf(caller), path.id)
-        return noContent
-      }).pipe(Effect.catchTag("PersistenceError", Effect.die))))
+export const DashboardUsersLive = HttpApiBuilder.group(
+  ApiGroup.apiOf(DashboardUsersGroup),
+  "dashboardUsers",
+  (handlers) =>
+    handlers
+      .handle("list", () =>
+        Effect.gen(function*() {
+          const caller = yield* SessionAuth.CurrentSession
+          yield* SessionAuth.requireOwnerOrAdmin(caller)
+          const users = yield* (yield* UserStore).list(Option.some(caller.organization.id)).pipe(Effect.orDie)
+          return { data: users.map(userView) }
+        }))
+      .handle("setRole", ({ path, payload }) =>
+        Effect.gen(function*() {
+          const caller = yield* SessionAuth.CurrentSession
+          return userView(yield* Team.changeRole(actorOf(caller), path.id, payload.role))
+        }).pipe(Effect.catchTag("PersistenceError", Effect.die)))
+      .handle("remove", ({ path }) =>
+        Effect.gen(function*() {
+          const caller = yield* SessionAuth.CurrentSession
+          yield* Team.remove(actorOf(caller), path.id)
+          return noContent
+        }).pipe(Effect.catchTag("PersistenceError", Effect.die)))
+      .handle("invitations", () =>
+        Effect.gen(function*() {
+          const caller = yield* SessionAuth.CurrentSession
+          return { data: (yield* Team.listInvitations(actorOf(caller))).map(invitationView) }
+        }).pipe(Effect.catchTag("PersistenceError", Effect.die)))
+      .handle("invite", ({ payload }) =>
+        Effect.gen(function*() {
+          const caller = yield* SessionAuth.CurrentSession
+          const { invitation, token } = yield* Team.invite(actorOf(caller), payload)
+          return { invitation: invitationView(invitation), path: `${joinPath}?token=${token}` }
+        }).pipe(Effect.catchTag("PersistenceError", Effect.die)))
+      .handle("withdraw", ({ path }) =>
+        Effect.gen(function*() {
+          const caller = yield* SessionAuth.CurrentSession
+          yield* Team.withdrawInvitation(actorOf(caller), path.id)
+          return noContent
+        }).pipe(Effect.catchTag("PersistenceError", Effect.die)))
+)
 
-export const DashboardJoinLive = HttpApiBuilder.group(ApiGroup.apiOf(DashboardJoinGroup), "dashboardJoin", (handlers) =>
-  handlers
-    .handle("preview", ({ payload }) =>
-      Effect.gen(function*() {
-        yield* SessionAuth.checkOrigin(yield* HttpServerRequest.HttpServerRequest)
-        const { invitation, organization } = yield* Team.preview(payload.token)
-        return {
-          organization: { name: organization.name },
-          email: invitation.email,
-          role: invitation.role,
-          expires_at: DateTime.formatIso(invitation.expiresAt)
-        }
-      }).pipe(Effect.catchTag("PersistenceError", Effect.die)))
-    .handle("accept", ({ payload }) =>
-      Effect.gen(function*() {
-        const request = yield* HttpServerRequest.HttpServerRequest
-        yield* SessionAuth.checkOrigin(request)
-        const password = Redacted.make(payload.password)
-        const user = yield* Team.accept(payload.token, { name: payload.name, password })
-        yield* RequestMiddleware.annotateRequestLog("user_id", user.id)
-        // Joined: signed in at once, as after a sign-in.
-        const { signedIn, token } = yield* Sessions.signIn(user.email, password)
-        const body = {
-          user: userView(signedIn.user),
-          organization: { id: signedIn.organization.id, name: signedIn.organization.name },
-          csrf_token: yield* Sessions.csrfTokenFor(token)
-        }
-        return yield* SessionAuth.withSessionCookie(HttpServerResponse.unsafeJson(body, { status: 201 }), request, token)
-      }).pipe(Effect.catchTag("PersistenceError", Effect.die)))
+export const DashboardJoinLive = HttpApiBuilder.group(
+  ApiGroup.apiOf(DashboardJoinGroup),
+  "dashboardJoin",
+  (handlers) =>
+    handlers
+      .handle("preview", ({ payload }) =>
+        Effect.gen(function*() {
+          yield* SessionAuth.checkOrigin(yield* HttpServerRequest.HttpServerRequest)
+          const { invitation, organization } = yield* Team.preview(payload.token)
+          return {
+            organization: { name: organization.name },
+            email: invitation.email,
+            role: invitation.role,
+            expires_at: DateTime.formatIso(invitation.expiresAt)
+          }
+        }).pipe(Effect.catchTag("PersistenceError", Effect.die)))
+      .handle("accept", ({ payload }) =>
+        Effect.gen(function*() {
+          const request = yield* HttpServerRequest.HttpServerRequest
+          yield* SessionAuth.checkOrigin(request)
+          const password = Redacted.make(payload.password)
+          const user = yield* Team.accept(payload.token, { name: payload.name, password })
+          yield* RequestMiddleware.annotateRequestLog("user_id", user.id)
+          // Joined: signed in at once, as after a sign-in.
+          const { signedIn, token } = yield* Sessions.signIn(user.email, password)
+          const body = {
+            user: userView(signedIn.user),
+            organization: { id: signedIn.organization.id, name: signedIn.organization.name },
+            csrf_token: yield* Sessions.csrfTokenFor(token)
+          }
+          return yield* SessionAuth.withSessionCookie(
+            HttpServerResponse.unsafeJson(body, { status: 201 }),
+            request,
+            token
+          )
+        }).pipe(Effect.catchTag("PersistenceError", Effect.die)))
 ).pipe(Layer.provide(SessionAuth.layerSettingsFromEnv))

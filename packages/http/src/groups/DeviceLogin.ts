@@ -45,7 +45,9 @@ export const DeviceAuthorization = Schema.Struct({
 
 export const DeviceTokenRequest = Schema.Struct({
   device_code: Schema.String.pipe(Schema.minLength(1)),
-  grant_type: Schema.optional(Schema.String.annotations({ description: "Accepted and ignored (RFC 8628 clients send it)" }))
+  grant_type: Schema.optional(
+    Schema.String.annotations({ description: "Accepted and ignored (RFC 8628 clients send it)" })
+  )
 }).annotations({ identifier: "DeviceTokenRequest" })
 
 const Waiting = Schema.Struct({
@@ -146,7 +148,10 @@ export const layerSettingsFromEnv = Layer.effectContext(
         Config.validate({ message: `${name} must be a positive integer`, validation: (n) => n > 0 }),
         Config.withDefault(fallback)
       )
-    const lifetimeSeconds = yield* positive("HERALD_DEVICE_CODE_TTL_SECONDS", DeviceLogin.defaultSettings.lifetimeSeconds)
+    const lifetimeSeconds = yield* positive(
+      "HERALD_DEVICE_CODE_TTL_SECONDS",
+      DeviceLogin.defaultSettings.lifetimeSeconds
+    )
     const intervalSeconds = yield* positive(
       "HERALD_DEVICE_POLL_INTERVAL_SECONDS",
       DeviceLogin.defaultSettings.intervalSeconds
@@ -203,7 +208,9 @@ const limitAddress = (endpoint: "start" | "token") =>
     const now = yield* DateTime.now
     const minuteEnd = RateLimit.windowEnd(now, minuteMillis)
     const perMinute = yield* counters.increment(`rate:device:${endpoint}:${address}:minute`, minuteEnd, 1)
-    if (perMinute > limits.perMinute) return yield* Effect.fail(addressExceeded(limits.perMinute, minuteEnd, "minute", now))
+    if (perMinute > limits.perMinute) {
+      return yield* Effect.fail(addressExceeded(limits.perMinute, minuteEnd, "minute", now))
+    }
     const hourEnd = RateLimit.windowEnd(now, hourMillis)
     const perHour = yield* counters.increment(`rate:device:${endpoint}:${address}:hour`, hourEnd, 1)
     if (perHour > limits.perHour) return yield* Effect.fail(addressExceeded(limits.perHour, hourEnd, "hour", now))
@@ -230,46 +237,49 @@ const dieOnPersistence = <A, E, R>(self: Effect.Effect<A, E, R>) =>
     Effect.die
   ) as Effect.Effect<A, Exclude<E, { readonly _tag: "PersistenceError" }>, R>
 
-export const DeviceLoginLive = HttpApiBuilder.group(ApiGroup.apiOf(DeviceLoginGroup), "deviceLogin", (handlers) =>
-  handlers
-    .handle("start", ({ payload }) =>
-      Effect.gen(function*() {
-        yield* limitAddress("start")
-        const clientName = Option.fromNullable(payload?.client_name?.trim()).pipe(Option.filter((s) => s !== ""))
-        const started = yield* DeviceLogin.start({ clientName })
-        const uri = yield* verificationUri
-        return {
-          device_code: started.deviceCode,
-          user_code: started.userCode,
-          verification_uri: uri,
-          verification_uri_complete: `${uri}?code=${started.userCode}`,
-          interval: started.intervalSeconds,
-          expires_in: started.expiresInSeconds,
-          client_name: Option.getOrNull(started.clientName)
-        }
-      }).pipe(dieOnPersistence))
-    .handle("token", ({ payload }) =>
-      Effect.gen(function*() {
-        yield* limitAddress("token")
-        const result = yield* DeviceLogin.poll(payload.device_code)
-        switch (result.status) {
-          case "pending":
-            return { status: "pending" as const, interval: (yield* currentInterval) }
-          case "slow_down":
-            return { status: "slow_down" as const, interval: result.intervalSeconds }
-          case "denied":
-          case "expired":
-            return { status: result.status }
-          case "authorized":
-            return {
-              status: "authorized" as const,
-              api_key: result.token,
-              key: { id: result.key.id, name: result.key.name, scopes: [...result.key.scopes] },
-              user: { email: result.email },
-              organization_id: result.organizationId
-            }
-        }
-      }).pipe(dieOnPersistence))
+export const DeviceLoginLive = HttpApiBuilder.group(
+  ApiGroup.apiOf(DeviceLoginGroup),
+  "deviceLogin",
+  (handlers) =>
+    handlers
+      .handle("start", ({ payload }) =>
+        Effect.gen(function*() {
+          yield* limitAddress("start")
+          const clientName = Option.fromNullable(payload?.client_name?.trim()).pipe(Option.filter((s) => s !== ""))
+          const started = yield* DeviceLogin.start({ clientName })
+          const uri = yield* verificationUri
+          return {
+            device_code: started.deviceCode,
+            user_code: started.userCode,
+            verification_uri: uri,
+            verification_uri_complete: `${uri}?code=${started.userCode}`,
+            interval: started.intervalSeconds,
+            expires_in: started.expiresInSeconds,
+            client_name: Option.getOrNull(started.clientName)
+          }
+        }).pipe(dieOnPersistence))
+      .handle("token", ({ payload }) =>
+        Effect.gen(function*() {
+          yield* limitAddress("token")
+          const result = yield* DeviceLogin.poll(payload.device_code)
+          switch (result.status) {
+            case "pending":
+              return { status: "pending" as const, interval: (yield* currentInterval) }
+            case "slow_down":
+              return { status: "slow_down" as const, interval: result.intervalSeconds }
+            case "denied":
+            case "expired":
+              return { status: result.status }
+            case "authorized":
+              return {
+                status: "authorized" as const,
+                api_key: result.token,
+                key: { id: result.key.id, name: result.key.name, scopes: [...result.key.scopes] },
+                user: { email: result.email },
+                organization_id: result.organizationId
+              }
+          }
+        }).pipe(dieOnPersistence))
 ).pipe(Layer.provide(layerSettingsFromEnv))
 
 const currentInterval = Effect.map(

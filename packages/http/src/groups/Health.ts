@@ -49,8 +49,10 @@ export class ShutdownState extends Context.Tag("@herald/http/ShutdownState")<Shu
 
 export const layerShutdownState: Layer.Layer<ShutdownState> = Layer.effect(
   ShutdownState,
-  Effect.map(Ref.make(false), (ref) =>
-    ShutdownState.of({ shuttingDown: Ref.get(ref), markShuttingDown: Ref.set(ref, true) }))
+  Effect.map(
+    Ref.make(false),
+    (ref) => ShutdownState.of({ shuttingDown: Ref.get(ref), markShuttingDown: Ref.set(ref, true) })
+  )
 )
 
 /**
@@ -148,7 +150,8 @@ export const HealthLive = HttpApiBuilder.group(ApiGroup.apiOf(HealthGroup), "hea
     .handle("health", () =>
       Effect.map(check, (body): HealthStatus | HttpServerResponse.HttpServerResponse =>
         body.store === "ok" ? body : HttpServerResponse.unsafeJson(body, { status: 503 })))
-    .handle("live", () => Effect.succeed<LivenessStatus>({ status: "ok" }))
+    .handle("live", () =>
+      Effect.succeed<LivenessStatus>({ status: "ok" }))
     .handle("ready", () =>
       Effect.map(readiness, (body): ReadinessStatus | HttpServerResponse.HttpServerResponse =>
         body.status === "ready" ? body : HttpServerResponse.unsafeJson(body, { status: 503 }))))

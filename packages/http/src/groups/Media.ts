@@ -135,7 +135,10 @@ export const toMediaView = (media: Media, publicUrl: Option.Option<string>): Med
  * The link a platform (or the client) fetches a blob from: signed and short-lived where Herald serves
  * media itself (`HERALD_MEDIA_PUBLIC_URL` with the signer), else none.
  */
-export const publicUrlOf = (key: string, contentType?: string): Effect.Effect<Option.Option<string>, never, BlobStore> =>
+export const publicUrlOf = (
+  key: string,
+  contentType?: string
+): Effect.Effect<Option.Option<string>, never, BlobStore> =>
   Effect.gen(function*() {
     const signer = yield* Effect.serviceOption(MediaLinks.MediaLinkSigner)
     const crypto = yield* Effect.serviceOption(Crypto)
@@ -302,7 +305,10 @@ const jsonBody = (endpoint: "upload" | "import") =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const contentType = (request.headers["content-type"] ?? "").toLowerCase()
-    if (endpoint === "upload" && (contentType.startsWith("multipart/") || contentType.startsWith("application/x-www-form"))) {
+    if (
+      endpoint === "upload" &&
+      (contentType.startsWith("multipart/") || contentType.startsWith("application/x-www-form"))
+    ) {
       return yield* DomainError.fail("validation_error", formMessage(contentType.split(";")[0]!), {
         validation_errors: [{ path: "", message: formMessage(contentType.split(";")[0]!) }]
       })
@@ -318,8 +324,9 @@ const jsonBody = (endpoint: "upload" | "import") =>
     }
   })
 
-const dieOnStorage = <A, R>(self: Effect.Effect<A, DomainError | PersistenceError, R>): Effect.Effect<A, DomainError, R> =>
-  Effect.catchTag(self, "PersistenceError", Effect.die)
+const dieOnStorage = <A, R>(
+  self: Effect.Effect<A, DomainError | PersistenceError, R>
+): Effect.Effect<A, DomainError, R> => Effect.catchTag(self, "PersistenceError", Effect.die)
 
 const logMedia = (id: string) => RequestMiddleware.annotateRequestLog("media_id", id)
 
@@ -344,9 +351,7 @@ export const MediaLive = HttpApiBuilder.group(ApiGroup.apiOf(MediaGroup), "media
           ...(yield* view(presigned.media)),
           content_type: presigned.media.mimeType,
           file_size: presigned.body.file_size,
-          upload_url: `${base}/uploads/media/${presigned.media.id}?token=${
-            encodeURIComponent(presigned.token)
-          }`,
+          upload_url: `${base}/uploads/media/${presigned.media.id}?token=${encodeURIComponent(presigned.token)}`,
           upload_method: "PUT",
           upload_headers: { "Content-Type": presigned.media.mimeType },
           expires_in_seconds: presigned.expiresInSeconds,
@@ -465,30 +470,34 @@ const servePublic = (
     })
   }).pipe(dieOnStorage)
 
-export const MediaUploadLive = HttpApiBuilder.group(ApiGroup.apiOf(MediaUploadGroup), "mediaUpload", (handlers) =>
-  handlers
-    .handle("publicOriginal", ({ path, urlParams }) => servePublic(path.org, path.name, undefined, urlParams))
-    .handle("publicRendition", ({ path, urlParams }) => servePublic(path.org, path.name, path.rendition, urlParams))
-    .handleRaw("upload", ({ path, urlParams }) =>
-    Effect.gen(function*() {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      yield* logMedia(path.id)
-      const lengthHeader = request.headers["content-length"]
-      const media = yield* MediaLibrary.receiveUpload({
-        id: path.id,
-        token: urlParams.token ?? "",
-        contentType: Option.fromNullable(request.headers["content-type"]),
-        contentLength: lengthHeader !== undefined && /^\d+$/.test(lengthHeader)
-          ? Option.some(Number(lengthHeader))
-          : Option.none(),
-        body: bodyOf(request)
-      }).pipe(dieOnStorage)
-      const out: UploadedView = {
-        ...(yield* view(media)),
-        next_steps: `Call POST /media/${media.id}/complete to finalize (or send the media_id in a post)`
-      }
-      return out
-    })))
+export const MediaUploadLive = HttpApiBuilder.group(
+  ApiGroup.apiOf(MediaUploadGroup),
+  "mediaUpload",
+  (handlers) =>
+    handlers
+      .handle("publicOriginal", ({ path, urlParams }) => servePublic(path.org, path.name, undefined, urlParams))
+      .handle("publicRendition", ({ path, urlParams }) => servePublic(path.org, path.name, path.rendition, urlParams))
+      .handleRaw("upload", ({ path, urlParams }) =>
+        Effect.gen(function*() {
+          const request = yield* HttpServerRequest.HttpServerRequest
+          yield* logMedia(path.id)
+          const lengthHeader = request.headers["content-length"]
+          const media = yield* MediaLibrary.receiveUpload({
+            id: path.id,
+            token: urlParams.token ?? "",
+            contentType: Option.fromNullable(request.headers["content-type"]),
+            contentLength: lengthHeader !== undefined && /^\d+$/.test(lengthHeader)
+              ? Option.some(Number(lengthHeader))
+              : Option.none(),
+            body: bodyOf(request)
+          }).pipe(dieOnStorage)
+          const out: UploadedView = {
+            ...(yield* view(media)),
+            next_steps: `Call POST /media/${media.id}/complete to finalize (or send the media_id in a post)`
+          }
+          return out
+        }))
+)
 
 // ---------------------------------------------------------------------------------------------------
 // Running the media library in a process

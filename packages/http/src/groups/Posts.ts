@@ -62,7 +62,9 @@ export const PostView = Schema.Struct({
   request_approval: Schema.Boolean,
   use_queue: Schema.Boolean,
   idempotency_key: Schema.NullOr(Schema.String),
-  threadPosts: Schema.Array(Schema.Struct({ content: Schema.String, media_ids: Schema.optional(Schema.Array(Schema.String)) })),
+  threadPosts: Schema.Array(
+    Schema.Struct({ content: Schema.String, media_ids: Schema.optional(Schema.Array(Schema.String)) })
+  ),
   destinations: Schema.Array(DestinationView),
   created_at: Schema.String,
   updated_at: Schema.String,
@@ -70,10 +72,12 @@ export const PostView = Schema.Struct({
   publish_now: Schema.optional(Schema.Boolean.annotations({
     description: "Only in the answer to POST /posts/{id}/schedule, when the request sent it (echoed as sent)"
   })),
-  note: Schema.optional(Schema.NullOr(Schema.String).annotations({
-    description: "Only in the answer to approve and request-changes: the review note as stored (the same as " +
-      "approval_note), so the request's field comes back under its own name"
-  }))
+  note: Schema.optional(
+    Schema.NullOr(Schema.String).annotations({
+      description: "Only in the answer to approve and request-changes: the review note as stored (the same as " +
+        "approval_note), so the request's field comes back under its own name"
+    })
+  )
 }).annotations({ identifier: "Post" })
 export type PostView = typeof PostView.Type
 
@@ -268,41 +272,45 @@ const formContentTypes = ["multipart/form-data", "application/x-www-form-urlenco
  * The parsed JSON body (undefined when there is none). Form bodies get 400 `validation_error` with the
  * JSON shape and the upload-then-media_ids flow; malformed JSON gets 400 `invalid_json`.
  */
-export const jsonBody = (endpoint: string) => Effect.gen(function*() {
-  const request = yield* HttpServerRequest.HttpServerRequest
-  const contentType = (request.headers["content-type"] ?? "").toLowerCase()
-  if (formContentTypes.some((t) => contentType.includes(t))) {
-    const mediaType = contentType.split(";")[0]?.trim() ?? contentType
-    return yield* DomainError.fail("validation_error", Posts.formBodyMessage(endpoint, mediaType), {
-      content_type: mediaType,
-      expected_content_type: "application/json",
-      example: { content: "Hello", account_ids: [1], media_ids: ["<media uuid>"] },
-      media_flow: "Upload with POST /media/upload (or /media/upload-from-url), then list the ids in media_ids"
-    })
-  }
-  const text = yield* request.text.pipe(
-    Effect.mapError(() => DomainError.of("invalid_json", "The request body could not be read"))
-  )
-  if (text.trim() === "") return undefined
-  try {
-    return JSON.parse(text) as unknown
-  } catch {
-    return yield* DomainError.fail("invalid_json", "The request body is not valid JSON")
-  }
-})
+export const jsonBody = (endpoint: string) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const contentType = (request.headers["content-type"] ?? "").toLowerCase()
+    if (formContentTypes.some((t) => contentType.includes(t))) {
+      const mediaType = contentType.split(";")[0]?.trim() ?? contentType
+      return yield* DomainError.fail("validation_error", Posts.formBodyMessage(endpoint, mediaType), {
+        content_type: mediaType,
+        expected_content_type: "application/json",
+        example: { content: "Hello", account_ids: [1], media_ids: ["<media uuid>"] },
+        media_flow: "Upload with POST /media/upload (or /media/upload-from-url), then list the ids in media_ids"
+      })
+    }
+    const text = yield* request.text.pipe(
+      Effect.mapError(() => DomainError.of("invalid_json", "The request body could not be read"))
+    )
+    if (text.trim() === "") return undefined
+    try {
+      return JSON.parse(text) as unknown
+    } catch {
+      return yield* DomainError.fail("invalid_json", "The request body is not valid JSON")
+    }
+  })
 
 /** The post id on the request's log line. */
 const logPost = (record: PostRecord) => RequestMiddleware.annotateRequestLog("post_id", record.post.id)
 
 /** The value of a top-level field of a JSON object body, when there is one. */
 const fieldOf = (body: unknown, field: string): unknown =>
-  typeof body === "object" && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>)[field] : undefined
+  typeof body === "object" && body !== null && !Array.isArray(body)
+    ? (body as Record<string, unknown>)[field]
+    : undefined
 
 const callerOf = (scope: "read" | "write") => Effect.map(Auth.requireScope(scope), ({ key }) => ({ key }))
 
 /** Storage failures are defects here: the request middleware answers them with 500 internal_error. */
-const dieOnStorage = <A, R>(self: Effect.Effect<A, DomainError | PersistenceError, R>): Effect.Effect<A, DomainError, R> =>
-  Effect.catchTag(self, "PersistenceError", Effect.die)
+const dieOnStorage = <A, R>(
+  self: Effect.Effect<A, DomainError | PersistenceError, R>
+): Effect.Effect<A, DomainError, R> => Effect.catchTag(self, "PersistenceError", Effect.die)
 
 const resultsOf = (record: PostRecord): PostResults => {
   const count = (s: string) => record.destinations.filter((d) => d.status === s).length
@@ -331,10 +339,14 @@ export const create = Idempotency.idempotent(Effect.gen(function*() {
   yield* logPost(created.record)
   // Built in its wire shape (PostView's encoded and decoded sides are one type): answered
   // without a second, per-field pass through the schema.
-  return yield* Envelope.respond(PostView, toPostView(created.record, {
-    scheduledAtSent: created.scheduledAtSent,
-    ...(created.record.post.isDraft ? { nextSteps: Posts.draftNextSteps } : {})
-  }), 201)
+  return yield* Envelope.respond(
+    PostView,
+    toPostView(created.record, {
+      scheduledAtSent: created.scheduledAtSent,
+      ...(created.record.post.isDraft ? { nextSteps: Posts.draftNextSteps } : {})
+    }),
+    201
+  )
 }))
 
 export const PostsLive = HttpApiBuilder.group(ApiGroup.apiOf(PostsGroup), "posts", (handlers) =>

@@ -126,12 +126,16 @@ export const toQueueView = (view: Queues.QueueView): QueueView => {
   }
 }
 
-export const QueueLive = HttpApiBuilder.group(ApiGroup.apiOf(QueueGroup), "queue", (handlers) =>
-  handlers.handle("get", ({ urlParams }) =>
-    Effect.gen(function*() {
-      const { key } = yield* Auth.requireScope("read")
-      const view = yield* Queues.show(key.organizationId, forecastCount(urlParams.count)).pipe(
-        Effect.catchTag("PersistenceError", Effect.die)
-      )
-      return toQueueView(view)
-    })))
+export const QueueLive = HttpApiBuilder.group(
+  ApiGroup.apiOf(QueueGroup),
+  "queue",
+  (handlers) =>
+    handlers.handle("get", ({ urlParams }) =>
+      Effect.gen(function*() {
+        const { key } = yield* Auth.requireScope("read")
+        const view = yield* Queues.show(key.organizationId, forecastCount(urlParams.count)).pipe(
+          Effect.catchTag("PersistenceError", Effect.die)
+        )
+        return toQueueView(view)
+      }))
+)

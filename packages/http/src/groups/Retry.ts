@@ -105,9 +105,11 @@ const PostIdPath = Schema.Struct({
 })
 
 export const RetryPayload = Schema.Struct({
-  account_ids: Schema.optional(Schema.Array(Schema.Int).annotations({
-    description: "Retry only the destinations of these accounts; omitted means every failed destination"
-  }))
+  account_ids: Schema.optional(
+    Schema.Array(Schema.Int).annotations({
+      description: "Retry only the destinations of these accounts; omitted means every failed destination"
+    })
+  )
 }).annotations({ identifier: "RetryRequest" })
 
 export const RetryResult = Schema.Struct({
@@ -235,7 +237,9 @@ const retryFailedInput = (organizationId: Retries.RetryFailedInput["organization
         })
       }
     }
-    const [accountId] = body.account_id === undefined ? [undefined] : yield* accountIdsOf([body.account_id], "account_id")
+    const [accountId] = body.account_id === undefined
+      ? [undefined]
+      : yield* accountIdsOf([body.account_id], "account_id")
     if (body.max_attempts !== undefined && body.max_attempts < 0) {
       return yield* DomainError.fail("validation_error", "max_attempts must not be negative", {
         validation_errors: [{ path: "max_attempts", message: "Expected a non-negative integer" }]
@@ -306,7 +310,9 @@ export const RetryLive = HttpApiBuilder.group(ApiGroup.apiOf(RetryGroup), "retry
             destinations: p.retried.map(toDestinationView)
           })),
           has_more: result.hasMore,
-          next_step: result.retriedCount === 0 ? "Nothing matched the filters; nothing was re-queued." : Retries.nextStep
+          next_step: result.retriedCount === 0
+            ? "Nothing matched the filters; nothing was re-queued."
+            : Retries.nextStep
         }
         return out
       })))

@@ -32,10 +32,14 @@ import { ConnectCredentialPayload, ConnectCredentialResult } from "./Connections
 
 export const SocialConnectStartRequest = Schema.Struct({
   platform: OAuthPlatform,
-  mode: Schema.optional(Schema.Literal("connect", "reconnect").annotations({
-    description: "reconnect repairs account_id (an account whose health shows needs_reconnection or token_expired)"
-  })),
-  account_id: Schema.optional(Schema.Int.pipe(Schema.positive()).annotations({ description: "Required with mode reconnect" }))
+  mode: Schema.optional(
+    Schema.Literal("connect", "reconnect").annotations({
+      description: "reconnect repairs account_id (an account whose health shows needs_reconnection or token_expired)"
+    })
+  ),
+  account_id: Schema.optional(
+    Schema.Int.pipe(Schema.positive()).annotations({ description: "Required with mode reconnect" })
+  )
 }).annotations({ identifier: "SocialConnectStartRequest" })
 
 export const SocialConnectSession = Schema.Struct({
@@ -160,52 +164,56 @@ const connectCredential = (
 
 const notFound = DomainError.of("not_found", "Connect session not found")
 
-export const SocialConnectLive = HttpApiBuilder.group(ApiGroup.apiOf(SocialConnectGroup), "socialConnect", (handlers) =>
-  handlers
-    .handle("start", ({ payload }) =>
-      Effect.gen(function*() {
-        const { organization } = yield* Auth.requireScope("write")
-        const mode = payload.mode ?? "connect"
-        if (mode === "reconnect" && payload.account_id === undefined) {
-          return yield* DomainError.fail("validation_error", "mode reconnect needs account_id", {
-            validation_errors: [{ path: "account_id", message: "account_id is required when mode is reconnect" }]
-          })
-        }
-        const reconnect = mode === "reconnect" && payload.account_id !== undefined
-          ? Option.some(yield* Auth.visibleAccount(AccountId.make(payload.account_id)))
-          : Option.none()
-        const started = yield* withConnectServices(
-          ConnectSessions.start({ organizationId: organization.id, platform: payload.platform, reconnect })
-        )
-        return {
-          session_id: started.session.id,
-          platform: started.session.platform,
-          mode,
-          account_id: Option.getOrNull(started.session.reconnectAccountId),
-          authorize_url: started.authorizeUrl,
-          interval: ConnectSessions.pollIntervalSeconds,
-          expires_in: started.expiresInSeconds,
-          expires_at: DateTime.formatIso(started.session.expiresAt),
-          instructions: started.instructions
-        }
-      }).pipe(dieOnPersistence))
-    .handle("poll", ({ path }) =>
-      Effect.gen(function*() {
-        const { organization } = yield* Auth.requireScope("write")
-        if (!Schema.is(ConnectSessionId)(path.session_id)) return yield* Effect.fail(notFound)
-        const polled = yield* ConnectSessions.poll(organization.id, path.session_id)
-        const now = yield* DateTime.now
-        return {
-          session_id: polled.session.id,
-          platform: polled.session.platform,
-          status: polled.status,
-          account: polled.status === "completed"
-            ? Option.getOrNull(Option.map(polled.account, (account) => AccountView.toAccount(account, now)))
-            : null,
-          message: polled.status === "cancelled" ? polled.reason : null,
-          expires_at: DateTime.formatIso(polled.session.expiresAt)
-        }
-      }).pipe(dieOnPersistence))
-    .handle("bluesky", ({ payload }) => connectCredential("bluesky", payload))
-    .handle("telegram", ({ payload }) => connectCredential("telegram", payload))
-    .handle("discord", ({ payload }) => connectCredential("discord", payload)))
+export const SocialConnectLive = HttpApiBuilder.group(
+  ApiGroup.apiOf(SocialConnectGroup),
+  "socialConnect",
+  (handlers) =>
+    handlers
+      .handle("start", ({ payload }) =>
+        Effect.gen(function*() {
+          const { organization } = yield* Auth.requireScope("write")
+          const mode = payload.mode ?? "connect"
+          if (mode === "reconnect" && payload.account_id === undefined) {
+            return yield* DomainError.fail("validation_error", "mode reconnect needs account_id", {
+              validation_errors: [{ path: "account_id", message: "account_id is required when mode is reconnect" }]
+            })
+          }
+          const reconnect = mode === "reconnect" && payload.account_id !== undefined
+            ? Option.some(yield* Auth.visibleAccount(AccountId.make(payload.account_id)))
+            : Option.none()
+          const started = yield* withConnectServices(
+            ConnectSessions.start({ organizationId: organization.id, platform: payload.platform, reconnect })
+          )
+          return {
+            session_id: started.session.id,
+            platform: started.session.platform,
+            mode,
+            account_id: Option.getOrNull(started.session.reconnectAccountId),
+            authorize_url: started.authorizeUrl,
+            interval: ConnectSessions.pollIntervalSeconds,
+            expires_in: started.expiresInSeconds,
+            expires_at: DateTime.formatIso(started.session.expiresAt),
+            instructions: started.instructions
+          }
+        }).pipe(dieOnPersistence))
+      .handle("poll", ({ path }) =>
+        Effect.gen(function*() {
+          const { organization } = yield* Auth.requireScope("write")
+          if (!Schema.is(ConnectSessionId)(path.session_id)) return yield* Effect.fail(notFound)
+          const polled = yield* ConnectSessions.poll(organization.id, path.session_id)
+          const now = yield* DateTime.now
+          return {
+            session_id: polled.session.id,
+            platform: polled.session.platform,
+            status: polled.status,
+            account: polled.status === "completed"
+              ? Option.getOrNull(Option.map(polled.account, (account) => AccountView.toAccount(account, now)))
+              : null,
+            message: polled.status === "cancelled" ? polled.reason : null,
+            expires_at: DateTime.formatIso(polled.session.expiresAt)
+          }
+        }).pipe(dieOnPersistence))
+      .handle("bluesky", ({ payload }) => connectCredential("bluesky", payload))
+      .handle("telegram", ({ payload }) => connectCredential("telegram", payload))
+      .handle("discord", ({ payload }) => connectCredential("discord", payload))
+)

@@ -194,7 +194,10 @@ export const WebhooksGroup = HttpApiGroup.make("webhooks")
     HttpApiEndpoint.post("test", "/webhooks/:id/test")
       .setPath(IdPath)
       .addSuccess(Envelope.ok(TestResultView))
-      .annotate(OpenApi.Summary, "Send one signed test delivery (data.test: true) now and report the answer (scope write)")
+      .annotate(
+        OpenApi.Summary,
+        "Send one signed test delivery (data.test: true) now and report the answer (scope write)"
+      )
   )
   .add(
     HttpApiEndpoint.get("deliveries", "/webhooks/:id/deliveries")
@@ -224,8 +227,9 @@ const jsonBody = Effect.gen(function*() {
   }
 })
 
-const dieOnStorage = <A, R>(self: Effect.Effect<A, DomainError | PersistenceError, R>): Effect.Effect<A, DomainError, R> =>
-  Effect.catchTag(self, "PersistenceError", Effect.die)
+const dieOnStorage = <A, R>(
+  self: Effect.Effect<A, DomainError | PersistenceError, R>
+): Effect.Effect<A, DomainError, R> => Effect.catchTag(self, "PersistenceError", Effect.die)
 
 const logWebhook = (id: string) => RequestMiddleware.annotateRequestLog("webhook_id", id)
 

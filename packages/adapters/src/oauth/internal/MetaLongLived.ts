@@ -79,8 +79,11 @@ const renewAt = (tokens: OAuth2.TokenSet, now: DateTime.Utc): string | undefined
     }
   })
 
-const credentialsOf = (tokens: OAuth2.TokenSet, now: DateTime.Utc, extra: Readonly<Record<string, string | undefined>>) =>
-  OAuth2.credentialsOf(tokens, { ...extra, refresh_at: renewAt(tokens, now) })
+const credentialsOf = (
+  tokens: OAuth2.TokenSet,
+  now: DateTime.Utc,
+  extra: Readonly<Record<string, string | undefined>>
+) => OAuth2.credentialsOf(tokens, { ...extra, refresh_at: renewAt(tokens, now) })
 
 export const make = (spec: Spec, client: Client): Effect.Effect<OAuthProvider, never, HttpClient.HttpClient> =>
   Effect.gen(function*() {
@@ -90,28 +93,44 @@ export const make = (spec: Spec, client: Client): Effect.Effect<OAuthProvider, n
 
     const exchangeCode: OAuthProvider["exchangeCode"] = (request) =>
       Effect.gen(function*() {
-        const short = yield* MetaGraph.postForm(http, spec.label, spec.codeUrl, {
-          client_id: client.clientId,
-          client_secret: secret,
-          grant_type: "authorization_code",
-          redirect_uri: request.redirectUri,
-          code: request.code
-        }, [secret, request.code], "oauth").pipe(Effect.flatMap((body) => MetaGraph.tokenOf(spec.label, body)))
-        const long = yield* MetaGraph.get(http, spec.label, spec.exchangeUrl, {
-          grant_type: spec.exchangeGrant,
-          client_secret: secret,
-          access_token: short.accessToken
-        }, [secret, request.code], "oauth").pipe(Effect.flatMap((body) => MetaGraph.tokenOf(spec.label, body)))
+        const short = yield* MetaGraph.postForm(
+          http,
+          spec.label,
+          spec.codeUrl,
+          {
+            client_id: client.clientId,
+            client_secret: secret,
+            grant_type: "authorization_code",
+            redirect_uri: request.redirectUri,
+            code: request.code
+          },
+          [secret, request.code],
+          "oauth"
+        ).pipe(Effect.flatMap((body) => MetaGraph.tokenOf(spec.label, body)))
+        const long = yield* MetaGraph.get(
+          http,
+          spec.label,
+          spec.exchangeUrl,
+          {
+            grant_type: spec.exchangeGrant,
+            client_secret: secret,
+            access_token: short.accessToken
+          },
+          [secret, request.code],
+          "oauth"
+        ).pipe(Effect.flatMap((body) => MetaGraph.tokenOf(spec.label, body)))
         const now = yield* DateTime.now
         const tokens = tokenSet(long, now)
         const user = yield* spec.identity(http, tokens.accessToken, [secret, short.accessToken])
-        return [{
-          platformAccountId: user.id,
-          accountName: user.name,
-          avatarUrl: user.avatar,
-          credentials: credentialsOf(tokens, now, { user_id: user.id, ...user.extra }),
-          tokenExpiresAt: tokens.expiresAt
-        } satisfies ConnectedIdentity] as const
+        return [
+          {
+            platformAccountId: user.id,
+            accountName: user.name,
+            avatarUrl: user.avatar,
+            credentials: credentialsOf(tokens, now, { user_id: user.id, ...user.extra }),
+            tokenExpiresAt: tokens.expiresAt
+          } satisfies ConnectedIdentity
+        ] as const
       })
 
     const refresh = (credentials: Credentials) =>
@@ -121,10 +140,17 @@ export const make = (spec: Spec, client: Client): Effect.Effect<OAuthProvider, n
         if (current === undefined || current === "") {
           return yield* publishError("auth", `${spec.label}: no access token stored; reconnect the account`)
         }
-        const renewed = yield* MetaGraph.get(http, spec.label, spec.refreshUrl, {
-          grant_type: spec.refreshGrant,
-          access_token: current
-        }, [secret], "oauth").pipe(Effect.flatMap((body) => MetaGraph.tokenOf(spec.label, body)))
+        const renewed = yield* MetaGraph.get(
+          http,
+          spec.label,
+          spec.refreshUrl,
+          {
+            grant_type: spec.refreshGrant,
+            access_token: current
+          },
+          [secret],
+          "oauth"
+        ).pipe(Effect.flatMap((body) => MetaGraph.tokenOf(spec.label, body)))
         const now = yield* DateTime.now
         const tokens = tokenSet(renewed, now)
         // The identity fields stay; the token, its expiry and the next renewal are replaced.

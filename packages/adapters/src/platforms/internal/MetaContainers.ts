@@ -15,7 +15,8 @@ import * as MetaGraph from "./MetaGraph.js"
 import { failure, field, isRecord, publishError, type RawResponse, scrub, send, stringField } from "./PlatformHttp.js"
 
 /** Meta's Instagram error table, the source of the retry classes below. */
-export const errorCodesPage = "https://developers.facebook.com/docs/instagram-platform/instagram-graph-api/reference/error-codes"
+export const errorCodesPage =
+  "https://developers.facebook.com/docs/instagram-platform/instagram-graph-api/reference/error-codes"
 
 /**
  * Content-publishing subcodes (reference §7 Errors, §8; Meta's error table): the class each one means,
@@ -58,7 +59,6 @@ const subcodeKinds: ReadonlyMap<number, PublishErrorKind> = new Map<number, Publ
 
 /** Subcodes whose prescribed retry needs a new container (what the next attempt makes). */
 export const newContainerSubcodes: ReadonlySet<number> = new Set([2207020, 2207053])
-
 
 /** Whether a classified error is Meta's 2207008 ("temporary error publishing a container"). */
 export const isTemporaryPublishError = (error: PublishError): boolean => /\bsubcode 2207008\b/.test(error.message)
@@ -111,7 +111,11 @@ export interface Graph {
 }
 
 /** How a Graph client classifies an error answer; `classify` above unless a platform refines it. */
-export type Classify = (label: string, response: RawResponse, secrets: ReadonlyArray<string | undefined>) => PublishError
+export type Classify = (
+  label: string,
+  response: RawResponse,
+  secrets: ReadonlyArray<string | undefined>
+) => PublishError
 
 export const graph = (
   http: HttpClient.HttpClient,

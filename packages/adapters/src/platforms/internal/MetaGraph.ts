@@ -101,7 +101,9 @@ const retryAfter = (headers: Readonly<Record<string, string>>): number | undefin
       if (isRecord(parsed)) {
         for (const entries of Object.values(parsed)) {
           if (!Array.isArray(entries)) continue
-          for (const entry of entries) minutes = Math.max(minutes, numberField(entry, "estimated_time_to_regain_access") ?? 0)
+          for (const entry of entries) {
+            minutes = Math.max(minutes, numberField(entry, "estimated_time_to_regain_access") ?? 0)
+          }
         }
       }
       if (minutes > 0) return minutes * 60

@@ -18,7 +18,9 @@ export const valuesOf = (body: unknown): ReadonlyMap<string, number> => {
     if (name === undefined) continue
     const total = count(numberField(field(entry, "total_value"), "value"))
     const values = field(entry, "values")
-    const last = Array.isArray(values) && values.length > 0 ? count(field(values[values.length - 1], "value")) : undefined
+    const last = Array.isArray(values) && values.length > 0
+      ? count(field(values[values.length - 1], "value"))
+      : undefined
     const value = total ?? last
     if (value !== undefined) out.set(name, value)
   }

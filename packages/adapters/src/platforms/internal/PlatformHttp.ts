@@ -58,7 +58,10 @@ export const send = (
         )
       }
       return Effect.fail(
-        new PublishError({ kind: "transient", message: `${platformLabel}: network error, the request did not complete` })
+        new PublishError({
+          kind: "transient",
+          message: `${platformLabel}: network error, the request did not complete`
+        })
       )
     })
   )
@@ -115,7 +118,6 @@ export const collectBytes = (
     }),
     Effect.catchAll(() => Effect.fail(publishError("transient", `could not read the bytes of ${label}`)))
   )
-
 
 // Loose readers for decoded JSON, where a Schema would add nothing but ceremony.
 export const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> =>

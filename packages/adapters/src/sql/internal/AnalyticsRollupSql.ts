@@ -63,7 +63,9 @@ export type Target = "rollups" | "deltas"
 
 /** Applies the posts of the sources (alias `r`) to `post_rollups` (or appends them to its deltas). */
 export const applyPosts = (dialect: Dialect, sources: ReadonlyArray<Source>, target: Target = "rollups"): string =>
-  `INSERT INTO ${target === "rollups" ? "post_rollups" : "post_rollup_deltas"} (organization_id, grain, bucket, status, posts)
+  `INSERT INTO ${
+    target === "rollups" ? "post_rollups" : "post_rollup_deltas"
+  } (organization_id, grain, bucket, status, posts)
     SELECT organization_id, grain, bucket, status, SUM(delta) FROM (${
     union(sources.map((s) =>
       `SELECT r.organization_id AS organization_id, g.grain AS grain, ${bucketOf(dialect, "r.created_at")} AS bucket,
@@ -83,19 +85,23 @@ export const applyPosts = (dialect: Dialect, sources: ReadonlyArray<Source>, tar
  * Applies the destinations of the sources (alias `r`, joined here to their post `p` for its
  * creation time) to `destination_rollups`.
  */
-export const applyDestinations = (dialect: Dialect, sources: ReadonlyArray<Source>, target: Target = "rollups"): string =>
+export const applyDestinations = (
+  dialect: Dialect,
+  sources: ReadonlyArray<Source>,
+  target: Target = "rollups"
+): string =>
   `INSERT INTO ${
     target === "rollups" ? "destination_rollups" : "destination_rollup_deltas"
-  } (organization_id, grain, bucket, platform, account_id, status, destinations, ${
-    metricNames.join(", ")
-  })
+  } (organization_id, grain, bucket, platform, account_id, status, destinations, ${metricNames.join(", ")})
     SELECT organization_id, grain, bucket, platform, account_id, status, SUM(delta), ${
     metricNames.map((m) => `SUM(${m})`).join(", ")
   } FROM (${
     union(sources.map((s) =>
       `SELECT r.organization_id AS organization_id, g.grain AS grain, ${bucketOf(dialect, "p.created_at")} AS bucket,
         r.platform AS platform, r.account_id AS account_id, r.status AS status, ${s.sign} AS delta, ${
-        metricNames.map((m) => `${s.sign} * ${metricOf(dialect, "r", m)} AS ${m}`).join(", ")
+        metricNames.map((m) =>
+          `${s.sign} * ${metricOf(dialect, "r", m)} AS ${m}`
+        ).join(", ")
       } FROM ${s.from} JOIN posts p ON p.id = r.post_id CROSS JOIN ${grains}${
         s.where === undefined ? "" : ` WHERE ${s.where}`
       }`
@@ -147,7 +153,14 @@ export const foldDeltas = (limit: number): ReadonlyArray<string> => [
 ]
 
 /** The destination columns a rollup counts: a change of any of them moves the row between groups. */
-export const countedDestinationColumns = ["status", "metrics", "platform", "account_id", "post_id", "organization_id"] as const
+export const countedDestinationColumns = [
+  "status",
+  "metrics",
+  "platform",
+  "account_id",
+  "post_id",
+  "organization_id"
+] as const
 /** The post columns a rollup counts. */
 export const countedPostColumns = ["status", "created_at", "organization_id"] as const
 

@@ -158,7 +158,9 @@ export const post = tryFast((r): Post => {
     id: uuid<PostId>(r["id"]),
     organizationId: uuid<OrganizationId>(r["organization_id"]),
     createdByKey: r["created_by_key"] === null ? Option.none() : Option.some(uuid(r["created_by_key"])),
-    createdBy: r["created_by"] === null || r["created_by"] === undefined ? Option.none() : Option.some(uuid(r["created_by"])),
+    createdBy: r["created_by"] === null || r["created_by"] === undefined
+      ? Option.none()
+      : Option.some(uuid(r["created_by"])),
     content: string(r["content"]),
     accountIds: jsonArray(r["account_ids"]).map((id) =>
       typeof id === "number" && Number.isInteger(id) && id > 0 ? (id as AccountId) : fail()

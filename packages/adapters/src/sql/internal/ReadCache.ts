@@ -43,7 +43,10 @@ export const make = <K, V>(options?: {
   // Loads in flight by key: a miss that finds one of the same generation and version waits for it
   // instead of sending the same query again (every request in flight misses at once when an entry
   // expires). `invalidate` forgets them, so a read after a write never waits for a load begun before it.
-  const loading = new Map<K, { readonly generation: number; readonly version: unknown; readonly done: Deferred.Deferred<V> }>()
+  const loading = new Map<
+    K,
+    { readonly generation: number; readonly version: unknown; readonly done: Deferred.Deferred<V> }
+  >()
   let generation = 0
   let invalidatedAt = Number.NEGATIVE_INFINITY
   const invalidate = Effect.flatMap(Clock.currentTimeMillis, (now) =>
@@ -53,7 +56,12 @@ export const make = <K, V>(options?: {
       entries.clear()
       loading.clear()
     }))
-  const lookup = <E, R>(key: K, load: () => Effect.Effect<V, E, R>, now: number, seen: unknown): Effect.Effect<V, E, R> => {
+  const lookup = <E, R>(
+    key: K,
+    load: () => Effect.Effect<V, E, R>,
+    now: number,
+    seen: unknown
+  ): Effect.Effect<V, E, R> => {
     const hit = entries.get(key)
     if (hit !== undefined && now >= hit.at && now - hit.at < ttl && hit.version === seen) {
       return Effect.succeed(hit.value)
@@ -95,7 +103,8 @@ export const make = <K, V>(options?: {
           return options?.version === undefined
             ? lookup(key, load, now, undefined)
             : Effect.flatMap(options.version, (seen) => lookup(key, load, now, seen))
-        }))
+        })
+    )
   return { get, invalidate }
 }
 

@@ -19,7 +19,10 @@ import {
  */
 export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const dialect = yield* sql.onDialectOrElse({ pg: () => Effect.succeed("pg" as const), orElse: () => Effect.succeed("sqlite" as const) })
+  const dialect = yield* sql.onDialectOrElse({
+    pg: () => Effect.succeed("pg" as const),
+    orElse: () => Effect.succeed("sqlite" as const)
+  })
   yield* sql`CREATE TABLE post_rollups (
     organization_id TEXT NOT NULL,
     grain TEXT NOT NULL,
@@ -86,8 +89,14 @@ export default Effect.gen(function*() {
         { from: "new_rows r JOIN old_rows o ON true", sign: 1, where: moved(countedPostColumns, "o") }
       ], "deltas")
     )
-    yield* fn("herald_destination_rollups_inserted", applyDestinations(dialect, [{ from: "new_rows r", sign: 1 }], "deltas"))
-    yield* fn("herald_destination_rollups_deleted", applyDestinations(dialect, [{ from: "old_rows r", sign: -1 }], "deltas"))
+    yield* fn(
+      "herald_destination_rollups_inserted",
+      applyDestinations(dialect, [{ from: "new_rows r", sign: 1 }], "deltas")
+    )
+    yield* fn(
+      "herald_destination_rollups_deleted",
+      applyDestinations(dialect, [{ from: "old_rows r", sign: -1 }], "deltas")
+    )
     yield* fn(
       "herald_destination_rollups_updated",
       applyDestinations(dialect, [
@@ -111,8 +120,10 @@ export default Effect.gen(function*() {
       EXECUTE FUNCTION herald_destination_rollups_updated()`
   } else {
     // Row-level: NEW and OLD as one-row sources.
-    const newPost = `(SELECT NEW.organization_id AS organization_id, NEW.created_at AS created_at, NEW.status AS status) r`
-    const oldPost = `(SELECT OLD.organization_id AS organization_id, OLD.created_at AS created_at, OLD.status AS status) r`
+    const newPost =
+      `(SELECT NEW.organization_id AS organization_id, NEW.created_at AS created_at, NEW.status AS status) r`
+    const oldPost =
+      `(SELECT OLD.organization_id AS organization_id, OLD.created_at AS created_at, OLD.status AS status) r`
     const destinationRow = (row: "NEW" | "OLD") =>
       `(SELECT ${row}.organization_id AS organization_id, ${row}.post_id AS post_id, ${row}.platform AS platform,
         ${row}.account_id AS account_id, ${row}.status AS status, ${row}.metrics AS metrics) r`
@@ -120,10 +131,13 @@ export default Effect.gen(function*() {
       sql.unsafe(`CREATE TRIGGER ${name} ${on} BEGIN
         ${body.map((s) => `${s};`).join("\n")}
       END`)
-    const moved = (columns: ReadonlyArray<string>) =>
-      columns.map((c) => `OLD.${c} IS NOT NEW.${c}`).join(" OR ")
-    yield* trigger("post_rollups_inserted", "AFTER INSERT ON posts", [applyPosts(dialect, [{ from: newPost, sign: 1 }])])
-    yield* trigger("post_rollups_deleted", "AFTER DELETE ON posts", [applyPosts(dialect, [{ from: oldPost, sign: -1 }])])
+    const moved = (columns: ReadonlyArray<string>) => columns.map((c) => `OLD.${c} IS NOT NEW.${c}`).join(" OR ")
+    yield* trigger("post_rollups_inserted", "AFTER INSERT ON posts", [
+      applyPosts(dialect, [{ from: newPost, sign: 1 }])
+    ])
+    yield* trigger("post_rollups_deleted", "AFTER DELETE ON posts", [
+      applyPosts(dialect, [{ from: oldPost, sign: -1 }])
+    ])
     yield* trigger(
       "post_rollups_updated",
       `AFTER UPDATE OF ${countedPostColumns.join(", ")} ON posts WHEN ${moved(countedPostColumns)}`,
@@ -137,8 +151,13 @@ export default Effect.gen(function*() {
     ])
     yield* trigger(
       "destination_rollups_updated",
-      `AFTER UPDATE OF ${countedDestinationColumns.join(", ")} ON destinations WHEN ${moved(countedDestinationColumns)}`,
-      [applyDestinations(dialect, [{ from: destinationRow("OLD"), sign: -1 }, { from: destinationRow("NEW"), sign: 1 }])]
+      `AFTER UPDATE OF ${countedDestinationColumns.join(", ")} ON destinations WHEN ${
+        moved(countedDestinationColumns)
+      }`,
+      [applyDestinations(dialect, [{ from: destinationRow("OLD"), sign: -1 }, {
+        from: destinationRow("NEW"),
+        sign: 1
+      }])]
     )
   }
 })

@@ -40,7 +40,12 @@ interface ImageBody {
   readonly response_format?: string
 }
 
-const error = (status: number, code: string, message: string, headers: Record<string, string> = {}): FakeServer.Reply => ({
+const error = (
+  status: number,
+  code: string,
+  message: string,
+  headers: Record<string, string> = {}
+): FakeServer.Reply => ({
   status,
   headers,
   body: { error: { message, type: status === 429 ? "requests" : "invalid_request_error", param: null, code } }
@@ -63,7 +68,8 @@ const completion = (content: string | null, finishReason = "stop"): FakeServer.R
   }
 })
 
-export const solidPng = (width: number, height: number): Uint8Array => Png.encodeRgb(width, height, () => [30, 120, 200])
+export const solidPng = (width: number, height: number): Uint8Array =>
+  Png.encodeRgb(width, height, () => [30, 120, 200])
 
 export const start = async (options: { readonly key?: string } = {}): Promise<OpenAiFake> => {
   const key = options.key ?? apiKey
@@ -79,7 +85,9 @@ export const start = async (options: { readonly key?: string } = {}): Promise<Op
       if (topic.includes("SLEEP")) await sleep(3000)
       if (topic.includes("REJECT")) return safety()
       if (topic.includes("FILTER")) return completion(null, "content_filter")
-      if (topic.includes("RATELIMIT")) return error(429, "rate_limit_exceeded", "Rate limit reached", { "retry-after": "20" })
+      if (topic.includes("RATELIMIT")) {
+        return error(429, "rate_limit_exceeded", "Rate limit reached", { "retry-after": "20" })
+      }
       if (topic.includes("BROKEN")) return error(500, "server_error", "The server had an error")
       const captions = Array.from({ length: count }, (_, i) =>
         topic.includes("LONG")
@@ -93,14 +101,19 @@ export const start = async (options: { readonly key?: string } = {}): Promise<Op
       const prompt = body.prompt ?? ""
       if (prompt.includes("SLEEP")) await sleep(3000)
       if (prompt.includes("REJECT")) return safety()
-      if (prompt.includes("RATELIMIT")) return error(429, "rate_limit_exceeded", "Rate limit reached", { "retry-after": "20" })
+      if (prompt.includes("RATELIMIT")) {
+        return error(429, "rate_limit_exceeded", "Rate limit reached", { "retry-after": "20" })
+      }
       if (prompt.includes("BROKEN")) return error(500, "server_error", "The server had an error")
       if (body.response_format !== "b64_json") return error(400, "invalid_value", "expected response_format b64_json")
       const [w, h] = (body.size ?? "1024x1024").split("x").map(Number) as [number, number]
       const bytes = prompt.includes("NOTIMAGE") ? new TextEncoder().encode("not an image at all") : solidPng(w, h)
       return {
         status: 200,
-        body: { created: 1_700_000_000, data: [{ b64_json: Buffer.from(bytes).toString("base64"), revised_prompt: prompt }] }
+        body: {
+          created: 1_700_000_000,
+          data: [{ b64_json: Buffer.from(bytes).toString("base64"), revised_prompt: prompt }]
+        }
       }
     }
     return error(404, "unknown_url", `Unknown request URL: ${request.method} ${request.path}`)

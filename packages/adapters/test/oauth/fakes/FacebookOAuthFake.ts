@@ -81,10 +81,14 @@ export const start = async (): Promise<FacebookFake> => {
   const counts = { codeExchanges: 0, longLivedExchanges: 0, pageReads: 0 }
 
   const quoted = (request: FakeServer.Recorded) =>
-    fake.quoteRequest ? ` (code=${param(request, "code") ?? ""}, client_secret=${param(request, "client_secret") ?? ""})` : ""
+    fake.quoteRequest
+      ? ` (code=${param(request, "code") ?? ""}, client_secret=${param(request, "client_secret") ?? ""})`
+      : ""
 
   const oauthToken = (request: FakeServer.Recorded): FakeServer.Reply => {
-    if (param(request, "client_id") !== clientId) return metaError(400, "Error validating application. Invalid application ID.", 101)
+    if (param(request, "client_id") !== clientId) {
+      return metaError(400, "Error validating application. Invalid application ID.", 101)
+    }
     if (param(request, "client_secret") !== clientSecret) {
       return metaError(400, `Error validating client secret.${quoted(request)}`, 1)
     }
@@ -173,7 +177,11 @@ export const start = async (): Promise<FacebookFake> => {
     pageTokens,
     counts,
     authorize: (authorizeUrl) => {
-      const { redirectUri, state } = checkAuthorize(authorizeUrl, { path: `/${version}/dialog/oauth`, clientId, scopes })
+      const { redirectUri, state } = checkAuthorize(authorizeUrl, {
+        path: `/${version}/dialog/oauth`,
+        clientId,
+        scopes
+      })
       const own = users[fake.signedIn]!.pages.map((p) => p.id)
       const pages = fake.selectPages === undefined ? own : own.filter((id) => fake.selectPages!.includes(id))
       const code = token("AQD")
@@ -181,7 +189,11 @@ export const start = async (): Promise<FacebookFake> => {
       return redirect(redirectUri, { code, state }, "#_=_")
     },
     decline: (authorizeUrl) => {
-      const { redirectUri, state } = checkAuthorize(authorizeUrl, { path: `/${version}/dialog/oauth`, clientId, scopes })
+      const { redirectUri, state } = checkAuthorize(authorizeUrl, {
+        path: `/${version}/dialog/oauth`,
+        clientId,
+        scopes
+      })
       return redirect(redirectUri, {
         error: "access_denied",
         error_code: "200",

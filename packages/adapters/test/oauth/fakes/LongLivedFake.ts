@@ -61,8 +61,11 @@ export const start = async <U extends User>(config: Config<U>): Promise<LongLive
   const tokens = new Map<string, Issued>()
   const counts = { codeExchanges: 0, longLivedExchanges: 0, refreshes: 0, meReads: 0 }
   const quoted = (request: FakeServer.Recorded) =>
-    fake.quoteRequest ? ` (code=${param(request, "code") ?? ""}, client_secret=${param(request, "client_secret") ?? ""})` : ""
-  const badSecret = (request: FakeServer.Recorded) => metaError(400, `Error validating client secret.${quoted(request)}`, 1)
+    fake.quoteRequest
+      ? ` (code=${param(request, "code") ?? ""}, client_secret=${param(request, "client_secret") ?? ""})`
+      : ""
+  const badSecret = (request: FakeServer.Recorded) =>
+    metaError(400, `Error validating client secret.${quoted(request)}`, 1)
   const longLived = (userId: string): FakeServer.Reply => {
     const issued = token(config.prefixes.long)
     tokens.set(issued, { userId, longLived: true })

@@ -34,7 +34,11 @@ export const expiredToken = metaError(
   190,
   { subcode: 460 }
 )
-export const noToken = metaError(400, "An active access token must be used to query information about the current user.", 2500)
+export const noToken = metaError(
+  400,
+  "An active access token must be used to query information about the current user.",
+  2500
+)
 
 export const token = (prefix: string) => `${prefix}${randomBytes(24).toString("base64url")}`
 

@@ -18,8 +18,18 @@ export const start = (): Promise<ThreadsFake> =>
     clientSecret,
     scopes,
     users: {
-      "25990011": { id: "25990011", username: "herald.threads", name: "Herald", picture: "https://scontent.threads.example/h.jpg" },
-      "25990022": { id: "25990022", username: "someone.else", name: "Someone", picture: "https://scontent.threads.example/s.jpg" }
+      "25990011": {
+        id: "25990011",
+        username: "herald.threads",
+        name: "Herald",
+        picture: "https://scontent.threads.example/h.jpg"
+      },
+      "25990022": {
+        id: "25990022",
+        username: "someone.else",
+        name: "Someone",
+        picture: "https://scontent.threads.example/s.jpg"
+      }
     },
     authorizePath: "/oauth/authorize",
     authorizeHash: "",

@@ -53,8 +53,18 @@ const token = (kind: string) => `${kind}-${Date.now().toString(36)}-${(++counter
 
 export const start = async (): Promise<XOAuthFake> => {
   const users: Record<string, User> = {
-    "1111": { id: "1111", name: "Herald", username: "herald_app", profile_image_url: "https://pbs.twimg.com/herald.png" },
-    "2222": { id: "2222", name: "Other", username: "someone_else", profile_image_url: "https://pbs.twimg.com/other.png" }
+    "1111": {
+      id: "1111",
+      name: "Herald",
+      username: "herald_app",
+      profile_image_url: "https://pbs.twimg.com/herald.png"
+    },
+    "2222": {
+      id: "2222",
+      name: "Other",
+      username: "someone_else",
+      profile_image_url: "https://pbs.twimg.com/other.png"
+    }
   }
   const codes = new Map<string, { challenge: string; redirectUri: string; userId: string }>()
   const accessTokens = new Map<string, string>()
@@ -84,7 +94,10 @@ export const start = async (): Promise<XOAuthFake> => {
       const basic = request.headers.authorization ?? ""
       const expected = `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString("base64")}`
       if (basic !== expected) {
-        return { status: 401, body: { error: "unauthorized_client", error_description: "Missing valid authorization header" } }
+        return {
+          status: 401,
+          body: { error: "unauthorized_client", error_description: "Missing valid authorization header" }
+        }
       }
       if (form?.get("client_id") !== clientId) return invalidToken
       const grant = form.get("grant_type")
@@ -96,7 +109,10 @@ export const start = async (): Promise<XOAuthFake> => {
         if (entry === undefined) return invalidToken
         if (form.get("redirect_uri") !== entry.redirectUri) return invalidToken
         if (s256(String(form.get("code_verifier") ?? "")) !== entry.challenge) {
-          return { status: 400, body: { error: "invalid_request", error_description: "Value passed for the code verifier was invalid." } }
+          return {
+            status: 400,
+            body: { error: "invalid_request", error_description: "Value passed for the code verifier was invalid." }
+          }
         }
         return issue(entry.userId)
       }

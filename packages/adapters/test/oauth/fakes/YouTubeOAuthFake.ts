@@ -49,7 +49,10 @@ const unauthenticated: FakeServer.Reply = {
 
 export const start = async (): Promise<YouTubeFake> => {
   const accounts: Record<string, Account> = {
-    "g-1": { sub: "g-1", channel: { id: "UCherald0000000000000001", title: "Herald TV", thumbnail: "https://yt3.example/h.jpg" } },
+    "g-1": {
+      sub: "g-1",
+      channel: { id: "UCherald0000000000000001", title: "Herald TV", thumbnail: "https://yt3.example/h.jpg" }
+    },
     "g-2": { sub: "g-2" }
   }
   const codes = new Map<string, { challenge: string; redirectUri: string; sub: string }>()
@@ -69,7 +72,9 @@ export const start = async (): Promise<YouTubeFake> => {
         const entry = codes.get(code)
         codes.delete(code)
         if (entry === undefined || form.get("redirect_uri") !== entry.redirectUri) return invalidGrant("Bad Request")
-        if (s256(String(form.get("code_verifier") ?? "")) !== entry.challenge) return invalidGrant("Invalid code verifier.")
+        if (s256(String(form.get("code_verifier") ?? "")) !== entry.challenge) {
+          return invalidGrant("Invalid code verifier.")
+        }
         const access = token("ya29.")
         const refresh = token("1//")
         accessTokens.set(access, entry.sub)
@@ -100,7 +105,9 @@ export const start = async (): Promise<YouTubeFake> => {
       const bearer = /^Bearer (.+)$/.exec(request.headers.authorization ?? "")?.[1]
       const sub = bearer === undefined ? undefined : accessTokens.get(bearer)
       if (sub === undefined) return unauthenticated
-      if (request.query.get("mine") !== "true") return { status: 400, body: { error: { code: 400, message: "No filter selected." } } }
+      if (request.query.get("mine") !== "true") {
+        return { status: 400, body: { error: { code: 400, message: "No filter selected." } } }
+      }
       const channel = accounts[sub]!.channel
       return {
         status: 200,
@@ -111,7 +118,11 @@ export const start = async (): Promise<YouTubeFake> => {
             items: [{
               kind: "youtube#channel",
               id: channel.id,
-              snippet: { title: channel.title, customUrl: "@heraldtv", thumbnails: { default: { url: channel.thumbnail } } }
+              snippet: {
+                title: channel.title,
+                customUrl: "@heraldtv",
+                thumbnails: { default: { url: channel.thumbnail } }
+              }
             }]
           })
         }

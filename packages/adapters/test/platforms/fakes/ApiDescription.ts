@@ -80,7 +80,11 @@ const pointer = (doc: Json, ref: string): Json => {
   let node: Json = doc
   for (const raw of ref.replace(/^#?\//, "").split("/")) {
     const key = raw.replace(/~1/g, "/").replace(/~0/g, "~")
-    node = Array.isArray(node) ? (node as ReadonlyArray<Json>)[Number(key)] ?? null : isObject(node) ? node[key] ?? null : null
+    node = Array.isArray(node)
+      ? (node as ReadonlyArray<Json>)[Number(key)] ?? null
+      : isObject(node)
+      ? node[key] ?? null
+      : null
   }
   return node
 }
@@ -144,8 +148,7 @@ export const load = (options: Options): ApiDescription => {
 
 const withOptions = (description: ApiDescription, options: Options): FakeServer.Check => ({
   request: (request) => options.outside?.(request) === true ? [] : description.check.request(request),
-  reply: (request, reply) =>
-    options.outside?.(request) === true ? [] : description.check.reply?.(request, reply) ?? []
+  reply: (request, reply) => options.outside?.(request) === true ? [] : description.check.reply?.(request, reply) ?? []
 })
 
 const methods = ["get", "put", "post", "delete", "options", "head", "patch", "trace"]
@@ -227,7 +230,8 @@ export const fromDocument = (
     const forPath = operations.filter((op) => op.regex.test(request.path))
     if (forPath.length === 0) return [`${request.method} ${request.path}: no such path in the description`]
     const op = forPath.find((o) => o.method === request.method)
-    return op ?? [`${request.method} ${request.path}: the description allows only ${forPath.map((o) => o.method).join(", ")}`]
+    return op ??
+      [`${request.method} ${request.path}: the description allows only ${forPath.map((o) => o.method).join(", ")}`]
   }
 
   const paramSchemaAt = (op: Operation, param: Record<string, Json>): string | undefined => {
@@ -257,7 +261,8 @@ export const fromDocument = (
     const at = paramSchemaAt(op, param)
     if (at === undefined) return []
     const schema = deref(doc, pointer(doc, at))
-    const isArray = isObject(schema) && (schema["type"] === "array" || (Array.isArray(schema["type"]) && schema["type"].includes("array")))
+    const isArray = isObject(schema) &&
+      (schema["type"] === "array" || (Array.isArray(schema["type"]) && schema["type"].includes("array")))
     const exploded = param["explode"] === true
     const data: Json = isArray && !exploded ? value.split(",") : value
     const fn = validator(coercingAjv, at)
@@ -366,7 +371,8 @@ export const fromDocument = (
     const body = reply.body
     if (content === undefined || body === undefined || typeof body === "string" || Buffer.isBuffer(body)) return []
     const sentType = (reply.headers?.["content-type"] ?? "application/json").split(";")[0]!.trim()
-    const json = Object.keys(content).find((k) => k === sentType) ?? Object.keys(content).find((k) => k.includes("json"))
+    const json = Object.keys(content).find((k) => k === sentType) ??
+      Object.keys(content).find((k) => k.includes("json"))
     if (json === undefined) return []
     const responseRef = isObject(responses[declared]) && typeof (responses[declared] as JsonObject)["$ref"] === "string"
       ? String((responses[declared] as JsonObject)["$ref"]).replace(/^#/, "")

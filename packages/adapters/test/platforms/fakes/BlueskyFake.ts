@@ -199,7 +199,10 @@ export const start = async (): Promise<BlueskyFake> => {
         const uri = `at://${account.did}/app.bsky.feed.post/3lfake${String(rkey).padStart(6, "0")}`
         const cid = `bafyreifakecid${rkey}`
         records.push({ uri, cid, repo: String(body["repo"]), record })
-        return { status: 200, body: { uri, cid, commit: { cid: `bafyreicommit${rkey}`, rev: `rev${rkey}` }, validationStatus: "valid" } }
+        return {
+          status: 200,
+          body: { uri, cid, commit: { cid: `bafyreicommit${rkey}`, rev: `rev${rkey}` }, validationStatus: "valid" }
+        }
       }
       case "com.atproto.repo.listRecords": {
         // Newest first (the PDS orders by record key, which grows with creation), paged by cursor.

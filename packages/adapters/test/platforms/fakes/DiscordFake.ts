@@ -184,14 +184,18 @@ export const start = async (): Promise<DiscordFake> => {
         body: {
           message: "Invalid Form Body",
           code: 50035,
-          errors: { content: { _errors: [{ code: "BASE_TYPE_MAX_LENGTH", message: "Must be 2000 or fewer in length." }] } }
+          errors: {
+            content: { _errors: [{ code: "BASE_TYPE_MAX_LENGTH", message: "Must be 2000 or fewer in length." }] }
+          }
         }
       }
     }
     if (content === "" && files.length === 0) {
       return { status: 400, body: { message: "Cannot send an empty message", code: 50006 } }
     }
-    if (files.length > 10) return { status: 400, body: { message: "Maximum number of attachments exceeded", code: 30015 } }
+    if (files.length > 10) {
+      return { status: 400, body: { message: "Maximum number of attachments exceeded", code: 30015 } }
+    }
     if (files.reduce((sum, f) => sum + f.bytes.length, 0) > maxUploadBytes) {
       return { status: 413, body: { message: "Request entity too large", code: 40005 } }
     }

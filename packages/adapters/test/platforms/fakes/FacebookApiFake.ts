@@ -74,7 +74,13 @@ export const pageRateLimited: FakeServer.Reply = {
   ...metaError(400, "(#32) Page request limit reached", 32),
   headers: {
     "x-business-use-case-usage": JSON.stringify({
-      [pageId]: [{ type: "pages", call_count: 100, total_cputime: 12, total_time: 40, estimated_time_to_regain_access: 5 }]
+      [pageId]: [{
+        type: "pages",
+        call_count: 100,
+        total_cputime: 12,
+        total_time: 40,
+        estimated_time_to_regain_access: 5
+      }]
     })
   }
 }
@@ -148,21 +154,37 @@ export const start = async (): Promise<FacebookFake> => {
     if (upload !== null && request.method === "POST") {
       const video = videos.get(upload[1]!)
       if (video === undefined) {
-        return { status: 400, body: { debug_info: { retriable: false, type: "NotFoundError", message: "Video not found" } } }
+        return {
+          status: 400,
+          body: { debug_info: { retriable: false, type: "NotFoundError", message: "Video not found" } }
+        }
       }
       if (!/^OAuth /.test(request.headers.authorization ?? "")) {
-        rules.check(request, false, { rule: "The upload carries Authorization: OAuth {page-access-token}", source: reelsPublishing })
-        return { status: 401, body: { debug_info: { retriable: false, type: "AuthError", message: "Invalid OAuth header" } } }
+        rules.check(request, false, {
+          rule: "The upload carries Authorization: OAuth {page-access-token}",
+          source: reelsPublishing
+        })
+        return {
+          status: 401,
+          body: { debug_info: { retriable: false, type: "AuthError", message: "Invalid OAuth header" } }
+        }
       }
       const fileUrl = request.headers["file_url"]
       const headersBroken = rules.first(request, [
         [
-          typeof fileUrl === "string" || (request.headers["offset"] === "0" && request.headers["file_size"] === String(request.body.length)),
-          { rule: "A byte upload carries offset (0) and file_size (the file's bytes) headers; a hosted one file_url", source: reelsPublishing }
+          typeof fileUrl === "string" ||
+          (request.headers["offset"] === "0" && request.headers["file_size"] === String(request.body.length)),
+          {
+            rule: "A byte upload carries offset (0) and file_size (the file's bytes) headers; a hosted one file_url",
+            source: reelsPublishing
+          }
         ]
       ])
       if (headersBroken !== undefined) {
-        return { status: 400, body: { debug_info: { retriable: false, type: "ProcessingFailedError", message: headersBroken } } }
+        return {
+          status: 400,
+          body: { debug_info: { retriable: false, type: "ProcessingFailedError", message: headersBroken } }
+        }
       }
       if (typeof fileUrl === "string") {
         video.fileUrl = fileUrl
@@ -170,7 +192,9 @@ export const start = async (): Promise<FacebookFake> => {
         if (request.headers["offset"] !== "0" || request.headers["file_size"] !== String(request.body.length)) {
           return {
             status: 400,
-            body: { debug_info: { retriable: false, type: "ProcessingFailedError", message: "offset or file_size mismatch" } }
+            body: {
+              debug_info: { retriable: false, type: "ProcessingFailedError", message: "offset or file_size mismatch" }
+            }
           }
         }
         video.bytes = new Uint8Array(request.body)
@@ -200,7 +224,9 @@ export const start = async (): Promise<FacebookFake> => {
           const photo = photos.get(id)
           if (photo === undefined || photo.published) return metaError(400, `(#100) Invalid media_fbid ${id}`, 100)
         }
-        if (params["link"] !== undefined) return metaError(400, "(#100) link and attached_media cannot be combined", 100)
+        if (params["link"] !== undefined) {
+          return metaError(400, "(#100) link and attached_media cannot be combined", 100)
+        }
       } else if (message === "" && params["link"] === undefined) {
         return metaError(400, "(#100) Missing message or attachment", 100)
       }
@@ -230,10 +256,17 @@ export const start = async (): Promise<FacebookFake> => {
         body: {
           data: page.map((p) =>
             edge === "videos"
-              ? { id: p.id, description: p.params["description"] ?? "", created_time: time(p), permalink_url: `/reel/${p.id}/` }
+              ? {
+                id: p.id,
+                description: p.params["description"] ?? "",
+                created_time: time(p),
+                permalink_url: `/reel/${p.id}/`
+              }
               : {
                 id: p.id,
-                ...(p.params["message"] ?? p.params["caption"]) === undefined ? {} : { message: p.params["message"] ?? p.params["caption"] },
+                ...(p.params["message"] ?? p.params["caption"]) === undefined
+                  ? {}
+                  : { message: p.params["message"] ?? p.params["caption"] },
                 created_time: time(p),
                 permalink_url: `https://www.facebook.com/${p.id.replace("_", "/posts/")}`
               }

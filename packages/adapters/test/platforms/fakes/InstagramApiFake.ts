@@ -188,7 +188,9 @@ export const start = async (): Promise<InstagramFake> => {
       if (container.pendingPolls > 0 || container.fails) {
         return metaError(400, "Media ID is not available", 9007, { subcode: 2207027 })
       }
-      if (container.params["is_carousel_item"] === "true") return metaError(400, "A carousel item cannot be published.", 100)
+      if (container.params["is_carousel_item"] === "true") {
+        return metaError(400, "A carousel item cannot be published.", 100)
+      }
       if (container.published) return metaError(400, "The container has already been published.", 100)
       container.published = true
       next += 1n
@@ -256,7 +258,9 @@ export const start = async (): Promise<InstagramFake> => {
       if (asked.length === 0 || unsupported !== undefined) {
         return metaError(
           400,
-          `(#100) The Media Insights API does not support the ${unsupported ?? "(none)"} metric for this media product type.`,
+          `(#100) The Media Insights API does not support the ${
+            unsupported ?? "(none)"
+          } metric for this media product type.`,
           100
         )
       }
@@ -294,7 +298,11 @@ export const start = async (): Promise<InstagramFake> => {
         }
         return {
           status: 200,
-          body: { status_code: container.published ? "PUBLISHED" : "FINISHED", status: "Finished: Media container is ready", id: container.id }
+          body: {
+            status_code: container.published ? "PUBLISHED" : "FINISHED",
+            status: "Finished: Media container is ready",
+            id: container.id
+          }
         }
       }
       const post = posts.find((p) => p.id === target)
@@ -314,15 +322,24 @@ export const start = async (): Promise<InstagramFake> => {
   }
 
   const fetched: InstagramFake["fetched"] = new Map()
-  const downloadFailed = metaError(400, "Media download has failed. The media URI doesn't meet our requirements.", 9004, {
-    subcode: 2207052
-  })
+  const downloadFailed = metaError(
+    400,
+    "Media download has failed. The media URI doesn't meet our requirements.",
+    9004,
+    {
+      subcode: 2207052
+    }
+  )
   const server = await FakeServer.start(async (request) => {
     const url = request.method === "POST" && /\/media$/.test(request.path) ? formOf(request)["image_url"] : undefined
     if (fake.fetchImages && url !== undefined && tokenOf(request) === accessToken) {
       const response = await fetch(url).catch(() => undefined)
       const bytes = response === undefined ? new Uint8Array(0) : new Uint8Array(await response.arrayBuffer())
-      fetched.set(url, { status: response?.status ?? 0, contentType: response?.headers.get("content-type") ?? "", bytes })
+      fetched.set(url, {
+        status: response?.status ?? 0,
+        contentType: response?.headers.get("content-type") ?? "",
+        bytes
+      })
       if (response?.status !== 200) return downloadFailed
     }
     return handler(request)

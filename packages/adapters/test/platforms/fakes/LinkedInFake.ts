@@ -52,7 +52,16 @@ export const allScopes = [
 ]
 
 /** The organization roles and role states of LinkedIn's access-control records (accessControl). */
-const roles = ["ADMINISTRATOR", "DIRECT_SPONSORED_CONTENT_POSTER", "RECRUITING_POSTER", "LEAD_GEN_FORMS_MANAGER", "ANALYST", "CURATOR", "CONTENT_ADMINISTRATOR", "CONTENT_ADMIN"]
+const roles = [
+  "ADMINISTRATOR",
+  "DIRECT_SPONSORED_CONTENT_POSTER",
+  "RECRUITING_POSTER",
+  "LEAD_GEN_FORMS_MANAGER",
+  "ANALYST",
+  "CURATOR",
+  "CONTENT_ADMINISTRATOR",
+  "CONTENT_ADMIN"
+]
 const roleStates = ["APPROVED", "REJECTED", "REQUESTED", "REVOKED"]
 /**
  * Who may post (w_organization_social) or read posts (r_organization_social) as an organization: the
@@ -306,7 +315,8 @@ export const start = async (options: StartOptions = {}): Promise<LinkedInFake> =
   const mayActAs = (grant: { member: string; scopes: ReadonlyArray<string> }, author: unknown, scope: "w" | "r") =>
     author === grant.member
       ? scope === "r" || grant.scopes.includes("w_member_social")
-      : grant.scopes.includes(`${scope}_organization_social`) && contentRoles.includes(roleOn(grant.member, author) ?? "")
+      : grant.scopes.includes(`${scope}_organization_social`) &&
+        contentRoles.includes(roleOn(grant.member, author) ?? "")
 
   const handler = (request: FakeServer.Recorded): FakeServer.Reply => {
     const path = request.path
@@ -331,13 +341,17 @@ export const start = async (options: StartOptions = {}): Promise<LinkedInFake> =
     if (path === "/v2/userinfo" && request.method === "GET") {
       return {
         status: 200,
-        body: { sub: grant.member.replace("urn:li:person:", ""), name: memberName, picture: "https://media.licdn.com/ada.jpg" }
+        body: {
+          sub: grant.member.replace("urn:li:person:", ""),
+          name: memberName,
+          picture: "https://media.licdn.com/ada.jpg"
+        }
       }
     }
     const action = request.query.get("action")
-    const route = `${request.method} ${path.replace(/^\/rest\/socialActions\/[^/]+(\/|$)/, "/rest/socialActions/{urn}$1")}${
-      action === null ? "" : `?action=${action}`
-    }`
+    const route = `${request.method} ${
+      path.replace(/^\/rest\/socialActions\/[^/]+(\/|$)/, "/rest/socialActions/{urn}$1")
+    }${action === null ? "" : `?action=${action}`}`
 
     if (path.startsWith("/rest/")) {
       const version = request.headers["linkedin-version"]
@@ -393,7 +407,8 @@ export const start = async (options: StartOptions = {}): Promise<LinkedInFake> =
         ],
         [
           article?.thumbnail === undefined ||
-          (typeof article.thumbnail === "string" && article.thumbnail.startsWith("urn:li:image:") && ready(article.thumbnail)),
+          (typeof article.thumbnail === "string" && article.thumbnail.startsWith("urn:li:image:") &&
+            ready(article.thumbnail)),
           { rule: "content.article.thumbnail is an uploaded image URN (Images API), available", source: postsApi }
         ]
       ])
@@ -423,7 +438,11 @@ export const start = async (options: StartOptions = {}): Promise<LinkedInFake> =
     if (route === "GET /rest/posts") {
       if (request.query.get("q") !== "author") return error(400, "ILLEGAL_ARGUMENT", "q must be author")
       if (!mayActAs(grant, request.query.get("author"), "r")) {
-        return error(403, "ACCESS_DENIED", `Not enough permissions to read the posts of ${String(request.query.get("author"))}`)
+        return error(
+          403,
+          "ACCESS_DENIED",
+          `Not enough permissions to read the posts of ${String(request.query.get("author"))}`
+        )
       }
       const start = Number(request.query.get("start") ?? "0")
       const count = Math.min(100, Number(request.query.get("count") ?? "10"))
@@ -446,7 +465,9 @@ export const start = async (options: StartOptions = {}): Promise<LinkedInFake> =
       }
     }
 
-    if (route === "POST /rest/images?action=initializeUpload" || route === "POST /rest/documents?action=initializeUpload") {
+    if (
+      route === "POST /rest/images?action=initializeUpload" || route === "POST /rest/documents?action=initializeUpload"
+    ) {
       const body = request.json as { initializeUploadRequest?: { owner?: string } } | undefined
       const owner = body?.initializeUploadRequest?.owner
       if (owner === undefined || !mayActAs(grant, owner, "w")) {
@@ -525,23 +546,41 @@ export const start = async (options: StartOptions = {}): Promise<LinkedInFake> =
       const role = request.query.get("role")
       const state = request.query.get("state")
       const broken = rules.first(request, [
-        [request.query.get("q") === "roleAssignee", { rule: "q=roleAssignee finds the authenticated member's roles", source: accessControl }],
+        [request.query.get("q") === "roleAssignee", {
+          rule: "q=roleAssignee finds the authenticated member's roles",
+          source: accessControl
+        }],
         [role === null || roles.includes(role), { rule: `role is one of ${roles.join(", ")}`, source: accessControl }],
-        [state === null || roleStates.includes(state), { rule: `state is one of ${roleStates.join(", ")}`, source: accessControl }]
+        [state === null || roleStates.includes(state), {
+          rule: `state is one of ${roleStates.join(", ")}`,
+          source: accessControl
+        }]
       ])
       if (broken !== undefined) return error(400, "ILLEGAL_ARGUMENT", broken)
       if (!grant.scopes.includes("rw_organization_admin") && !grant.scopes.includes("r_organization_admin")) {
-        return error(403, "ACCESS_DENIED", "Not enough permissions to access: organizationAcls.FINDER-roleAssignee.20240101")
+        return error(
+          403,
+          "ACCESS_DENIED",
+          "Not enough permissions to access: organizationAcls.FINDER-roleAssignee.20240101"
+        )
       }
       const all = [...organizations.values()].flatMap((o) => {
         const held = o.roles.get(grant.member)
         return held === undefined || (role !== null && held.role !== role) || (state !== null && held.state !== state)
           ? []
-          : [{ roleAssignee: grant.member, role: held.role, state: held.state, organization: `urn:li:organization:${o.id}` }]
+          : [{
+            roleAssignee: grant.member,
+            role: held.role,
+            state: held.state,
+            organization: `urn:li:organization:${o.id}`
+          }]
       })
       const start = Number(request.query.get("start") ?? "0")
       const count = Math.min(100, Number(request.query.get("count") ?? "10"))
-      return { status: 200, body: { elements: all.slice(start, start + count), paging: { start, count, total: all.length, links: [] } } }
+      return {
+        status: 200,
+        body: { elements: all.slice(start, start + count), paging: { start, count, total: all.length, links: [] } }
+      }
     }
 
     // Organizations by id (BATCH_GET): `ids=List(1,2)`, full records for the pages the member administers.
@@ -549,11 +588,17 @@ export const start = async (options: StartOptions = {}): Promise<LinkedInFake> =
       const raw = /[?&]ids=([^&]*)/.exec(request.target)?.[1] ?? ""
       const listed = /^List\(([\d,]+)\)$/.exec(raw)
       const broken = rules.first(request, [
-        [listed !== null, { rule: "ids=List(id,…): Rest.li 2.0 list syntax, its parentheses and commas not URL-encoded", source: protocolVersion }]
+        [listed !== null, {
+          rule: "ids=List(id,…): Rest.li 2.0 list syntax, its parentheses and commas not URL-encoded",
+          source: protocolVersion
+        }]
       ])
       if (broken !== undefined || listed === null) return error(400, "ILLEGAL_ARGUMENT", broken ?? "")
       if (!grant.scopes.includes("rw_organization_admin")) {
-        rules.check(request, false, { rule: "Looking organizations up needs rw_organization_admin", source: organizationLookup })
+        rules.check(request, false, {
+          rule: "Looking organizations up needs rw_organization_admin",
+          source: organizationLookup
+        })
         return error(403, "ACCESS_DENIED", "Not enough permissions to access: organizations.BATCH_GET.20240101")
       }
       const results: Record<string, unknown> = {}
@@ -589,32 +634,55 @@ export const start = async (options: StartOptions = {}): Promise<LinkedInFake> =
       const ugcPosts = listOf(rawUgcPosts)
       const encodedItems = [rawShares, rawUgcPosts].every((raw) => raw === undefined || !/urn:li:/.test(raw))
       const broken = rules.first(request, [
-        [request.query.get("q") === "organizationalEntity", { rule: "q=organizationalEntity", source: shareStatisticsPage }],
+        [request.query.get("q") === "organizationalEntity", {
+          rule: "q=organizationalEntity",
+          source: shareStatisticsPage
+        }],
         [
           typeof entity === "string" && /^urn:li:organization:\d+$/.test(entity),
           { rule: "organizationalEntity is the organization URN", source: shareStatisticsPage }
         ],
         [
-          (rawShares === undefined || shares !== undefined) && (rawUgcPosts === undefined || ugcPosts !== undefined) && encodedItems,
-          { rule: "shares and ugcPosts are List(…) with each URN URL-encoded and the parentheses not", source: protocolVersion }
+          (rawShares === undefined || shares !== undefined) && (rawUgcPosts === undefined || ugcPosts !== undefined) &&
+          encodedItems,
+          {
+            rule: "shares and ugcPosts are List(…) with each URN URL-encoded and the parentheses not",
+            source: protocolVersion
+          }
         ],
         [
-          (shares ?? []).every((u) => u.startsWith("urn:li:share:")) && (ugcPosts ?? []).every((u) => u.startsWith("urn:li:ugcPost:")),
+          (shares ?? []).every((u) => u.startsWith("urn:li:share:")) &&
+          (ugcPosts ?? []).every((u) => u.startsWith("urn:li:ugcPost:")),
           { rule: "shares names urn:li:share URNs, ugcPosts urn:li:ugcPost URNs", source: shareStatisticsPage }
         ]
       ])
       if (broken !== undefined) return error(400, "ILLEGAL_ARGUMENT", broken)
       if (!grant.scopes.includes("rw_organization_admin") || roleOn(grant.member, entity) !== "ADMINISTRATOR") {
-        return error(403, "ACCESS_DENIED", "Not enough permissions to access: organizationalEntityShareStatistics.FINDER-organizationalEntity")
+        return error(
+          403,
+          "ACCESS_DENIED",
+          "Not enough permissions to access: organizationalEntityShareStatistics.FINDER-organizationalEntity"
+        )
       }
-      const named = [...(shares ?? []).map((urn) => ["share", urn] as const), ...(ugcPosts ?? []).map((urn) => ["ugcPost", urn] as const)]
+      const named = [
+        ...(shares ?? []).map((urn) => ["share", urn] as const),
+        ...(ugcPosts ?? []).map((urn) => ["ugcPost", urn] as const)
+      ]
       const foreign = named.find(([, urn]) => !posts.some((p) => p.urn === urn && p.body["author"] === entity))
       if (foreign !== undefined) {
-        return error(403, "ACCESS_DENIED", "Unpermitted fields present in PARAMETER: Data Processing Exception while processing fields [/shares[0]]")
+        return error(
+          403,
+          "ACCESS_DENIED",
+          "Unpermitted fields present in PARAMETER: Data Processing Exception while processing fields [/shares[0]]"
+        )
       }
       const elements = named.length === 0
         ? [{ organizationalEntity: entity, totalShareStatistics: shareStatistics }]
-        : named.map(([key, urn]) => ({ [key]: urn, organizationalEntity: entity, totalShareStatistics: shareStatistics }))
+        : named.map(([key, urn]) => ({
+          [key]: urn,
+          organizationalEntity: entity,
+          totalShareStatistics: shareStatistics
+        }))
       return { status: 200, body: { elements, paging: { start: 0, count: 10, links: [] } } }
     }
 
@@ -667,7 +735,9 @@ export const start = async (options: StartOptions = {}): Promise<LinkedInFake> =
       const post = decodeURIComponent(socialActions[1]!)
       const found = posts.find((p) => p.urn === post)
       if (found === undefined) return error(404, "NOT_FOUND", `Activity ${post} not found`)
-      if (String(found.body["author"]).startsWith("urn:li:organization:") && !mayActAs(grant, found.body["author"], "r")) {
+      if (
+        String(found.body["author"]).startsWith("urn:li:organization:") && !mayActAs(grant, found.body["author"], "r")
+      ) {
         return error(403, "ACCESS_DENIED", "Not enough permissions to access: socialActions.GET")
       }
       const firstLevel = comments.filter((c) => c.post === post).length + socialCounts.comments

@@ -52,7 +52,9 @@ const pinOf = (pin: Pin) => {
     title: pin.body["title"] ?? "",
     description: typeof pin.body["description"] === "string" ? pin.body["description"] : "",
     link: pin.body["link"] ?? null,
-    media: { media_type: type === "video_id" ? "video" : type?.toString().startsWith("multiple") ? "multiple_images" : "image" }
+    media: {
+      media_type: type === "video_id" ? "video" : type?.toString().startsWith("multiple") ? "multiple_images" : "image"
+    }
   }
 }
 
@@ -144,7 +146,11 @@ export const start = async (): Promise<PinterestFake> => {
       const key = String(form?.get("key") ?? "")
       const target = uploads.find((u) => u.parameters["key"] === key)
       if (target === undefined || form === undefined) {
-        return { status: 403, headers: { "content-type": "application/xml" }, body: "<Error><Code>AccessDenied</Code></Error>" }
+        return {
+          status: 403,
+          headers: { "content-type": "application/xml" },
+          body: "<Error><Code>AccessDenied</Code></Error>"
+        }
       }
       const fields = [...form.keys()]
       const missing = Object.entries(target.parameters).some(([k, v]) => form.get(k) !== v)
@@ -206,7 +212,12 @@ export const start = async (): Promise<PinterestFake> => {
       uploads.push({ mediaId, parameters, fields: [], received: undefined, polls: 0 })
       return {
         status: 201,
-        body: { media_id: mediaId, media_type: "video", upload_url: `${server.url}/s3upload`, upload_parameters: parameters }
+        body: {
+          media_id: mediaId,
+          media_type: "video",
+          upload_url: `${server.url}/s3upload`,
+          upload_parameters: parameters
+        }
       }
     }
 
@@ -257,7 +268,9 @@ export const start = async (): Promise<PinterestFake> => {
         })
       }
       if (description.includes("#fail-500")) return pinterestError(500, 5, "Internal server error.")
-      if (description.includes("#fail-url")) return pinterestError(400, 1, "Unable to reach the URL: https://example.com/x.jpg")
+      if (description.includes("#fail-url")) {
+        return pinterestError(400, 1, "Unable to reach the URL: https://example.com/x.jpg")
+      }
       if (!fake.boards.some((b) => b.id === body["board_id"])) return pinterestError(400, 1, "Board not found.")
       const source = body["media_source"] as Record<string, unknown> | undefined
       const type = source?.["source_type"]

@@ -152,13 +152,16 @@ export const load = (): TelegramDescription => {
       const field = byName.get(name)
       if (typeof value !== "string") {
         if (field === undefined) files.push(name)
-        else if (!field.types.includes("InputFile")) problems.push(`${name}: a file where the reference takes ${field.types.join(" or ")}`)
-        else params[name] = (value as File).name
+        else if (!field.types.includes("InputFile")) {
+          problems.push(`${name}: a file where the reference takes ${field.types.join(" or ")}`)
+        } else params[name] = (value as File).name
         continue
       }
       for (const m of value.matchAll(/attach:\/\/([\w-]+)/g)) attached.add(m[1]!)
       const structured = field !== undefined &&
-        field.types.every((t) => t.startsWith("Array of ") || !/^(Integer|Float|String|Boolean|True|InputFile)$/.test(t))
+        field.types.every((t) =>
+          t.startsWith("Array of ") || !/^(Integer|Float|String|Boolean|True|InputFile)$/.test(t)
+        )
       if (structured) {
         try {
           params[name] = JSON.parse(value)

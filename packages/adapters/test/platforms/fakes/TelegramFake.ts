@@ -100,7 +100,14 @@ export const start = async (): Promise<TelegramFake> => {
       canPostMessages: true
     },
     { id: -1009876543210, type: "channel", title: "Private Desk", botStatus: "administrator", canPostMessages: true },
-    { id: -1005555555555, type: "channel", title: "Lurkers", username: "lurkers", botStatus: "member", canPostMessages: false },
+    {
+      id: -1005555555555,
+      type: "channel",
+      title: "Lurkers",
+      username: "lurkers",
+      botStatus: "member",
+      canPostMessages: false
+    },
     {
       id: -1006666666666,
       type: "channel",
@@ -226,9 +233,12 @@ export const start = async (): Promise<TelegramFake> => {
               ? item.media.slice("attach://".length)
               : undefined
             const file = name === undefined ? undefined : request.form?.get(name)
-            const gif = (file !== undefined && file !== null && typeof file !== "string" && file.type === "image/gif") ||
+            const gif =
+              (file !== undefined && file !== null && typeof file !== "string" && file.type === "image/gif") ||
               (typeof item.media === "string" && item.media.endsWith(".gif"))
-            if (item.type === "animation" || gif) return apiError(400, "Bad Request: wrong file type of the media group item")
+            if (item.type === "animation" || gif) {
+              return apiError(400, "Bad Request: wrong file type of the media group item")
+            }
           }
         }
         const messages = Array.from({ length: count }, () => {

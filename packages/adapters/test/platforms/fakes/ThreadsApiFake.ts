@@ -131,8 +131,12 @@ export const start = async (): Promise<ThreadsFake> => {
           { rule: `reply_control is one of ${replyControls.join(", ")}`, source: publishingReference }
         ],
         [
-          params["is_carousel_item"] === undefined || (params["text"] === undefined && params["reply_control"] === undefined),
-          { rule: "A carousel item carries no text or reply_control (the carousel container does)", source: publishingReference }
+          params["is_carousel_item"] === undefined ||
+          (params["text"] === undefined && params["reply_control"] === undefined),
+          {
+            rule: "A carousel item carries no text or reply_control (the carousel container does)",
+            source: publishingReference
+          }
         ],
         [
           params["link_attachment"] === undefined || params["media_type"] === "TEXT",
@@ -233,7 +237,9 @@ export const start = async (): Promise<ThreadsFake> => {
         body: {
           data: page.map((p) => ({
             id: p.id,
-            media_type: p.container.params["media_type"] === "CAROUSEL" ? "CAROUSEL_ALBUM" : p.container.params["media_type"] ?? "TEXT",
+            media_type: p.container.params["media_type"] === "CAROUSEL"
+              ? "CAROUSEL_ALBUM"
+              : p.container.params["media_type"] ?? "TEXT",
             ...(p.container.params["text"] === undefined ? {} : { text: p.container.params["text"] }),
             timestamp: metaTime(p.createdAt),
             permalink: `https://www.threads.net/@${username}/post/${p.shortcode}`
@@ -256,7 +262,11 @@ export const start = async (): Promise<ThreadsFake> => {
       const asked = (param(request, "metric") ?? "").split(",").filter((m) => m !== "")
       const unknown = asked.find((m) => !(m in insights))
       if (asked.length === 0 || unknown !== undefined) {
-        return metaError(400, `(#100) metric[0] must be one of the following values: ${Object.keys(insights).join(", ")}`, 100)
+        return metaError(
+          400,
+          `(#100) metric[0] must be one of the following values: ${Object.keys(insights).join(", ")}`,
+          100
+        )
       }
       return {
         status: 200,

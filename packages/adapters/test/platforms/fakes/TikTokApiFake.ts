@@ -200,12 +200,18 @@ export const start = async (): Promise<TikTokFake> => {
     if (request.path === "/v2/oauth/token/" && request.method === "POST") {
       const form = request.form
       if (form?.get("client_key") !== clientKey || form.get("client_secret") !== clientSecret) {
-        return { status: 400, body: { error: "invalid_client", error_description: "Client key or secret is incorrect." } }
+        return {
+          status: 400,
+          body: { error: "invalid_client", error_description: "Client key or secret is incorrect." }
+        }
       }
       if (form.get("grant_type") === "refresh_token") {
         const scopes = refreshTokens.get(String(form.get("refresh_token")))
         if (scopes === undefined) {
-          return { status: 400, body: { error: "invalid_grant", error_description: "Refresh token is invalid or expired." } }
+          return {
+            status: 400,
+            body: { error: "invalid_grant", error_description: "Refresh token is invalid or expired." }
+          }
         }
         return { status: 200, body: issueTokens(scopes) }
       }
@@ -226,10 +232,16 @@ export const start = async (): Promise<TikTokFake> => {
       if (target === undefined) return tiktokError(404, "invalid_params", "Upload URL not found")
       const range = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(request.headers["content-range"] ?? "")
       const headerBroken = rules.first(request, [
-        [range !== null, { rule: "Content-Range: bytes {FIRST_BYTE}-{LAST_BYTE}/{TOTAL_BYTE_LENGTH} is required", source: mediaTransfer }],
+        [range !== null, {
+          rule: "Content-Range: bytes {FIRST_BYTE}-{LAST_BYTE}/{TOTAL_BYTE_LENGTH} is required",
+          source: mediaTransfer
+        }],
         [
           videoTypes.includes((request.headers["content-type"] ?? "").split(";")[0]!.trim()),
-          { rule: "Content-Type is the video's MIME type (video/mp4, video/quicktime or video/webm)", source: mediaTransfer }
+          {
+            rule: "Content-Type is the video's MIME type (video/mp4, video/quicktime or video/webm)",
+            source: mediaTransfer
+          }
         ],
         [
           request.headers["content-length"] !== undefined && lengthMatches(request),
@@ -263,7 +275,11 @@ export const start = async (): Promise<TikTokFake> => {
     if (request.path === "/v2/user/info/" && request.method === "GET") {
       const fields = (request.query.get("fields") ?? "").split(",")
       if (fields.includes("username") && !scopes.includes("user.info.profile")) {
-        return tiktokError(401, "scope_not_authorized", "The user did not authorize the scope required for completing this request.")
+        return tiktokError(
+          401,
+          "scope_not_authorized",
+          "The user did not authorize the scope required for completing this request."
+        )
       }
       return ok({
         user: {
@@ -278,7 +294,11 @@ export const start = async (): Promise<TikTokFake> => {
 
     if (request.path === "/v2/video/query/" && request.method === "POST") {
       if (!scopes.includes("video.list")) {
-        return tiktokError(401, "scope_not_authorized", "The user did not authorize the scope required for completing this request.")
+        return tiktokError(
+          401,
+          "scope_not_authorized",
+          "The user did not authorize the scope required for completing this request."
+        )
       }
       const injected = fake.videoQueryFailures.shift()
       if (injected !== undefined) return injected
@@ -299,7 +319,11 @@ export const start = async (): Promise<TikTokFake> => {
 
     if (request.path === "/v2/video/list/" && request.method === "POST") {
       if (!scopes.includes("video.list")) {
-        return tiktokError(401, "scope_not_authorized", "The user did not authorize the scope required for completing this request.")
+        return tiktokError(
+          401,
+          "scope_not_authorized",
+          "The user did not authorize the scope required for completing this request."
+        )
       }
       const injected = fake.videoListFailures.shift()
       if (injected !== undefined) return injected
@@ -322,7 +346,8 @@ export const start = async (): Promise<TikTokFake> => {
           { rule: "cursor is an int64, a UTC Unix timestamp in milliseconds", source: videoList }
         ],
         [
-          maxCount === undefined || (typeof maxCount === "number" && Number.isInteger(maxCount) && maxCount >= 1 && maxCount <= 20),
+          maxCount === undefined ||
+          (typeof maxCount === "number" && Number.isInteger(maxCount) && maxCount >= 1 && maxCount <= 20),
           { rule: "max_count is an int32, at most 20", source: videoList }
         ]
       ])
@@ -337,7 +362,8 @@ export const start = async (): Promise<TikTokFake> => {
           create_time: Math.floor(post.createdAt / 1000),
           video_description: caption,
           title: kind === "photo" ? String(post.postInfo["title"] ?? "") : "",
-          share_url: `https://www.tiktok.com/@${username}/${kind}/${post.postId}?utm_campaign=tt4d_open_api&utm_source=${clientKey}`
+          share_url:
+            `https://www.tiktok.com/@${username}/${kind}/${post.postId}?utm_campaign=tt4d_open_api&utm_source=${clientKey}`
         }]
       })
       const all = [...published, ...fake.listed]
@@ -357,7 +383,11 @@ export const start = async (): Promise<TikTokFake> => {
     }
 
     if (!scopes.includes("video.publish")) {
-      return tiktokError(401, "scope_not_authorized", "The user did not authorize the scope required for completing this request.")
+      return tiktokError(
+        401,
+        "scope_not_authorized",
+        "The user did not authorize the scope required for completing this request."
+      )
     }
 
     if (request.path === "/v2/post/publish/creator_info/query/" && request.method === "POST") {
@@ -370,20 +400,35 @@ export const start = async (): Promise<TikTokFake> => {
     }
 
     if (request.path === "/v2/post/publish/video/init/" && request.method === "POST") {
-      const body = request.json as { post_info?: Record<string, unknown>; source_info?: Record<string, unknown> } | undefined
+      const body = request.json as
+        | { post_info?: Record<string, unknown>; source_info?: Record<string, unknown> }
+        | undefined
       const postInfo = body?.post_info ?? {}
       const sourceInfo = body?.source_info ?? {}
       const title = typeof postInfo["title"] === "string" ? postInfo["title"] : ""
       if (title.includes("#fail-rate")) return tiktokError(429, "rate_limit_exceeded", "API rate limit was exceeded.")
       if (title.includes("#fail-spam")) {
-        return tiktokError(403, "spam_risk_too_many_posts", "The daily post cap from the API is reached for the current user.")
+        return tiktokError(
+          403,
+          "spam_risk_too_many_posts",
+          "The daily post cap from the API is reached for the current user."
+        )
       }
-      if (title.includes("#fail-500")) return tiktokError(500, "internal_error", "Something went wrong. Please try again later.")
+      if (title.includes("#fail-500")) {
+        return tiktokError(500, "internal_error", "Something went wrong. Please try again later.")
+      }
       const privacy = postInfo["privacy_level"]
       const size = Number(sourceInfo["video_size"])
       const chunk = Number(sourceInfo["chunk_size"])
       const count = Number(sourceInfo["total_chunk_count"])
-      const bools = ["disable_comment", "disable_duet", "disable_stitch", "brand_content_toggle", "brand_organic_toggle", "is_aigc"]
+      const bools = [
+        "disable_comment",
+        "disable_duet",
+        "disable_stitch",
+        "brand_content_toggle",
+        "brand_organic_toggle",
+        "is_aigc"
+      ]
       const broken = rules.first(request, [
         [
           /^application\/json; ?charset=UTF-8$/i.test(request.headers["content-type"] ?? ""),
@@ -399,7 +444,8 @@ export const start = async (): Promise<TikTokFake> => {
           { rule: `post_info.${bools.join(", ")} are booleans`, source: directPost }
         ],
         [
-          typeof postInfo["brand_content_toggle"] === "boolean" && typeof postInfo["brand_organic_toggle"] === "boolean",
+          typeof postInfo["brand_content_toggle"] === "boolean" &&
+          typeof postInfo["brand_organic_toggle"] === "boolean",
           { rule: "post_info.brand_content_toggle and brand_organic_toggle are required", source: directPost }
         ],
         [
@@ -408,7 +454,8 @@ export const start = async (): Promise<TikTokFake> => {
         ],
         [
           postInfo["video_cover_timestamp_ms"] === undefined ||
-          (typeof postInfo["video_cover_timestamp_ms"] === "number" && Number.isInteger(postInfo["video_cover_timestamp_ms"])),
+          (typeof postInfo["video_cover_timestamp_ms"] === "number" &&
+            Number.isInteger(postInfo["video_cover_timestamp_ms"])),
           { rule: "post_info.video_cover_timestamp_ms is an int32", source: directPost }
         ],
         [
@@ -417,7 +464,10 @@ export const start = async (): Promise<TikTokFake> => {
         ],
         [
           [size, chunk, count].every((n) => Number.isInteger(n) && n > 0),
-          { rule: "source_info.video_size, chunk_size and total_chunk_count are required for FILE_UPLOAD", source: directPost }
+          {
+            rule: "source_info.video_size, chunk_size and total_chunk_count are required for FILE_UPLOAD",
+            source: directPost
+          }
         ],
         [
           count === Math.floor(size / chunk),
@@ -431,7 +481,10 @@ export const start = async (): Promise<TikTokFake> => {
           size < minChunk || (chunk >= minChunk && chunk <= maxChunk),
           { rule: "Each chunk is at least 5 MB and at most 64 MB", source: mediaTransfer }
         ],
-        [size <= maxChunk || count >= 2, { rule: "A video over 64 MB is uploaded in several chunks", source: mediaTransfer }],
+        [size <= maxChunk || count >= 2, {
+          rule: "A video over 64 MB is uploaded in several chunks",
+          source: mediaTransfer
+        }],
         [
           size - (count - 1) * chunk <= maxLastChunk,
           { rule: "The final chunk holds the trailing bytes, at most 128 MB", source: mediaTransfer }
@@ -447,7 +500,10 @@ export const start = async (): Promise<TikTokFake> => {
         )
       }
       if (typeof privacy !== "string" || !fake.creator.privacy_level_options.includes(privacy)) {
-        rules.check(request, false, { rule: "privacy_level is one of creator_info's privacy_level_options", source: creatorInfo })
+        rules.check(request, false, {
+          rule: "privacy_level is one of creator_info's privacy_level_options",
+          source: creatorInfo
+        })
         return tiktokError(400, "privacy_level_option_mismatch", "privacy_level is not one of the creator's options.")
       }
       const publishId = `v_pub_file~v2-1.${++next}`
@@ -465,7 +521,12 @@ export const start = async (): Promise<TikTokFake> => {
 
     if (request.path === "/v2/post/publish/content/init/" && request.method === "POST") {
       const body = request.json as
-        | { media_type?: unknown; post_mode?: unknown; post_info?: Record<string, unknown>; source_info?: Record<string, unknown> }
+        | {
+          media_type?: unknown
+          post_mode?: unknown
+          post_info?: Record<string, unknown>
+          source_info?: Record<string, unknown>
+        }
         | undefined
       const postInfo = body?.post_info ?? {}
       const sourceInfo = body?.source_info ?? {}
@@ -492,7 +553,10 @@ export const start = async (): Promise<TikTokFake> => {
         ],
         [
           postMode !== "DIRECT_POST" || (typeof privacy === "string" && privacyLevels.includes(privacy)),
-          { rule: "post_info.privacy_level is required for DIRECT_POST, one of " + privacyLevels.join(", "), source: photoPost }
+          {
+            rule: "post_info.privacy_level is required for DIRECT_POST, one of " + privacyLevels.join(", "),
+            source: photoPost
+          }
         ],
         [
           title === undefined || (typeof title === "string" && title.length <= 90),
@@ -510,14 +574,18 @@ export const start = async (): Promise<TikTokFake> => {
           !(postInfo["brand_content_toggle"] === true && privacy === "SELF_ONLY"),
           { rule: "Branded content cannot be posted with privacy SELF_ONLY", source: sharingGuidelines }
         ],
-        [sourceInfo["source"] === "PULL_FROM_URL", { rule: "source_info.source is PULL_FROM_URL (the only source for photos)", source: photoPost }],
+        [sourceInfo["source"] === "PULL_FROM_URL", {
+          rule: "source_info.source is PULL_FROM_URL (the only source for photos)",
+          source: photoPost
+        }],
         [
           Array.isArray(images) && images.length >= 1 && images.length <= 35 &&
           images.every((u) => typeof u === "string" && /^https?:\/\/\S+$/.test(u)),
           { rule: "source_info.photo_images holds 1 to 35 photo URLs", source: photoPost }
         ],
         [
-          typeof cover === "number" && Number.isInteger(cover) && cover >= 0 && Array.isArray(images) && cover < images.length,
+          typeof cover === "number" && Number.isInteger(cover) && cover >= 0 && Array.isArray(images) &&
+          cover < images.length,
           { rule: "source_info.photo_cover_index is the index of one of photo_images", source: photoPost }
         ]
       ])
@@ -540,11 +608,22 @@ export const start = async (): Promise<TikTokFake> => {
         )
       }
       if (postMode === "DIRECT_POST" && !fake.creator.privacy_level_options.includes(String(privacy))) {
-        rules.check(request, false, { rule: "privacy_level is one of creator_info's privacy_level_options", source: creatorInfo })
+        rules.check(request, false, {
+          rule: "privacy_level is one of creator_info's privacy_level_options",
+          source: creatorInfo
+        })
         return tiktokError(400, "privacy_level_option_mismatch", "privacy_level is not one of the creator's options.")
       }
       const publishId = `p_pub_url~v2.${++next}`
-      photos.push({ publishId, postMode: String(postMode), postInfo, photoImages: urls, coverIndex: cover as number, polls: 0, postId: undefined })
+      photos.push({
+        publishId,
+        postMode: String(postMode),
+        postInfo,
+        photoImages: urls,
+        coverIndex: cover as number,
+        polls: 0,
+        postId: undefined
+      })
       return ok({ publish_id: publishId })
     }
 
@@ -573,7 +652,9 @@ export const start = async (): Promise<TikTokFake> => {
       const target = uploads.find((u) => u.publishId === id)
       if (target === undefined) return tiktokError(400, "invalid_publish_id", "publish_id does not exist")
       if (target.received.length < target.sourceInfo.video_size) return ok({ status: "PROCESSING_UPLOAD" })
-      if (target.polls++ < fake.processingPolls) return ok({ status: "PROCESSING_UPLOAD", uploaded_bytes: target.received.length })
+      if (target.polls++ < fake.processingPolls) {
+        return ok({ status: "PROCESSING_UPLOAD", uploaded_bytes: target.received.length })
+      }
       const title = String(target.postInfo["title"] ?? "")
       if (title.includes("#fail-processing")) return ok({ status: "FAILED", fail_reason: "file_format_check_failed" })
       if (

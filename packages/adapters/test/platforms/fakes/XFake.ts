@@ -45,7 +45,11 @@ export const shown = (post: Post): Record<string, unknown> => {
   const mediaIds = ((post.body["media"] as { media_ids?: Array<string> } | undefined)?.media_ids) ?? []
   if (mediaIds.length > 0) {
     const url = tco()
-    urls.push({ url, expanded_url: `https://x.com/${username}/status/${post.id}/photo/1`, media_key: `3_${mediaIds[0]}` })
+    urls.push({
+      url,
+      expanded_url: `https://x.com/${username}/status/${post.id}/photo/1`,
+      media_key: `3_${mediaIds[0]}`
+    })
     text = text === "" ? url : `${text} ${url}`
   }
   // Indices count code points of the text as shown.
@@ -351,7 +355,9 @@ export const start = async (options: StartOptions = {}): Promise<XFake> => {
 
     const timeline = /^\/2\/users\/(\d+)\/tweets$/.exec(path)
     if (request.method === "GET" && timeline !== null) {
-      if (timeline[1] !== userId) return problem(404, "Not Found Error", `Could not find user with id: [${timeline[1]}].`)
+      if (timeline[1] !== userId) {
+        return problem(404, "Not Found Error", `Could not find user with id: [${timeline[1]}].`)
+      }
       const start = Date.parse(request.query.get("start_time") ?? "") || -Infinity
       const end = Date.parse(request.query.get("end_time") ?? "") || Infinity
       const exclude = (request.query.get("exclude") ?? "").split(",")

@@ -142,7 +142,12 @@ export const uploadLimitExceeded = googleError(
   "youtube.video"
 )
 export const userRateLimited = googleError(403, "User Rate Limit Exceeded", "userRateLimitExceeded", "usageLimits")
-export const invalidTitle = googleError(400, "The request metadata specifies an invalid video title.", "invalidTitle", "youtube.video")
+export const invalidTitle = googleError(
+  400,
+  "The request metadata specifies an invalid video title.",
+  "invalidTitle",
+  "youtube.video"
+)
 export const invalidCategory = googleError(
   400,
   "The <code>snippet.categoryId</code> property specifies an invalid category ID.",
@@ -210,7 +215,9 @@ export const start = async (): Promise<YouTubeFake> => {
     if (queuedReply !== undefined) return queuedReply
 
     if (upload && request.method === "POST") {
-      if (request.query.get("uploadType") !== "resumable") return googleError(400, "Unsupported upload type", "badRequest")
+      if (request.query.get("uploadType") !== "resumable") {
+        return googleError(400, "Unsupported upload type", "badRequest")
+      }
       const total = Number(request.headers["x-upload-content-length"])
       const contentType = request.headers["x-upload-content-type"]
       if (!Number.isFinite(total) || total <= 0 || typeof contentType !== "string") {
@@ -220,20 +227,39 @@ export const start = async (): Promise<YouTubeFake> => {
       if (title.includes("#fail-quota")) return quotaExceeded
       if (title.includes("#fail-uploadlimit")) return uploadLimitExceeded
       if (title.includes("#fail-rate")) return userRateLimited
-      if (title.includes("#fail-title") || title === "" || [...title].length > 100 || /[<>]/.test(title)) return invalidTitle
+      if (title.includes("#fail-title") || title === "" || [...title].length > 100 || /[<>]/.test(title)) {
+        return invalidTitle
+      }
       const snippet = (request.json as { snippet?: { description?: unknown; tags?: unknown } } | undefined)?.snippet
       const text = typeof snippet?.description === "string" ? snippet.description : ""
       if (Buffer.byteLength(text) > 5000 || /[<>]/.test(text)) {
-        return googleError(400, "The request metadata specifies an invalid video description.", "invalidDescription", "youtube.video")
+        return googleError(
+          400,
+          "The request metadata specifies an invalid video description.",
+          "invalidDescription",
+          "youtube.video"
+        )
       }
       const tags = Array.isArray(snippet?.tags) ? snippet.tags.map(String) : []
       if (tags.reduce((n, t) => n + t.length, 0) > 500) {
-        return googleError(400, "The request metadata specifies invalid video keywords.", "invalidTags", "youtube.video")
+        return googleError(
+          400,
+          "The request metadata specifies invalid video keywords.",
+          "invalidTags",
+          "youtube.video"
+        )
       }
       if (title.includes("#fail-category")) return invalidCategory
       if (title.includes("#fail-500")) return backendError
       const id = `upload-${++next}`
-      sessions.set(id, { id, metadata: request.json, total, contentType, received: new Uint8Array(0), videoId: undefined })
+      sessions.set(id, {
+        id,
+        metadata: request.json,
+        total,
+        contentType,
+        received: new Uint8Array(0),
+        videoId: undefined
+      })
       return {
         status: 200,
         headers: { location: `${server.url}/upload/youtube/v3/videos?uploadType=resumable&upload_id=${id}` }
@@ -276,7 +302,13 @@ export const start = async (): Promise<YouTubeFake> => {
       if (session.received.length < session.total) return progress(session)
       const videoId = `vid${String(++next).padStart(8, "0")}`
       session.videoId = videoId
-      videos.push({ id: videoId, metadata: session.metadata, bytes: session.received, comments: [], createdAt: Date.now() })
+      videos.push({
+        id: videoId,
+        metadata: session.metadata,
+        bytes: session.received,
+        comments: [],
+        createdAt: Date.now()
+      })
       return resource(session, videoId)
     }
 
@@ -310,7 +342,11 @@ export const start = async (): Promise<YouTubeFake> => {
         status: 200,
         body: {
           kind: "youtube#channelListResponse",
-          items: [{ kind: "youtube#channel", id: channelId, contentDetails: { relatedPlaylists: { uploads: uploadsPlaylistId } } }],
+          items: [{
+            kind: "youtube#channel",
+            id: channelId,
+            contentDetails: { relatedPlaylists: { uploads: uploadsPlaylistId } }
+          }],
           pageInfo: { totalResults: 1, resultsPerPage: 1 }
         }
       }
@@ -318,7 +354,12 @@ export const start = async (): Promise<YouTubeFake> => {
 
     if (request.path === "/youtube/v3/playlistItems" && request.method === "GET") {
       if (request.query.get("playlistId") !== uploadsPlaylistId) {
-        return googleError(404, "The playlist identified with the request's playlistId parameter cannot be found.", "playlistNotFound", "youtube.playlistItem")
+        return googleError(
+          404,
+          "The playlist identified with the request's playlistId parameter cannot be found.",
+          "playlistNotFound",
+          "youtube.playlistItem"
+        )
       }
       const size = Number(request.query.get("maxResults") ?? "5")
       const offset = Number((request.query.get("pageToken") ?? "p0").slice(1))
@@ -366,7 +407,14 @@ export const start = async (): Promise<YouTubeFake> => {
         return googleError(403, "The comment thread could not be created.", "forbidden", "youtube.commentThread")
       }
       const video = videos.find((v) => v.id === snippet?.videoId)
-      if (video === undefined) return googleError(404, "The video identified by the videoId parameter could not be found.", "videoNotFound", "youtube.commentThread")
+      if (video === undefined) {
+        return googleError(
+          404,
+          "The video identified by the videoId parameter could not be found.",
+          "videoNotFound",
+          "youtube.commentThread"
+        )
+      }
       const text = snippet?.topLevelComment?.snippet?.textOriginal ?? ""
       if (text === "") return googleError(400, "The comment is empty.", "commentTextRequired", "youtube.commentThread")
       video.comments.push(text)
@@ -380,7 +428,10 @@ export const start = async (): Promise<YouTubeFake> => {
   }
 
   const server = await FakeServer.start(handler, {
-    check: { request: problemsOf, ...(description().check.reply === undefined ? {} : { reply: description().check.reply }) }
+    check: {
+      request: problemsOf,
+      ...(description().check.reply === undefined ? {} : { reply: description().check.reply })
+    }
   })
   const fake: YouTubeFake = {
     server,
@@ -431,7 +482,9 @@ export const mp4 = (options: {
   new DataView(mvhd.buffer).setUint32(16, Math.round(options.seconds * 1000))
   const tkhd = new Uint8Array(84)
   const t = new DataView(tkhd.buffer)
-  const matrix = options.rotate90 === true ? [0, 0x10000, 0, -0x10000, 0, 0, 0, 0, 0x40000000] : [0x10000, 0, 0, 0, 0x10000, 0, 0, 0, 0x40000000]
+  const matrix = options.rotate90 === true
+    ? [0, 0x10000, 0, -0x10000, 0, 0, 0, 0, 0x40000000]
+    : [0x10000, 0, 0, 0, 0x10000, 0, 0, 0, 0x40000000]
   matrix.forEach((v, i) => t.setInt32(40 + i * 4, v))
   t.setUint32(76, options.width * 65536)
   t.setUint32(80, options.height * 65536)

@@ -13,7 +13,12 @@ const linkResult = (result) =>
     "div",
     { class: "notice ok" },
     h("p", {}, result.instructions ?? "Open the link and approve access; the account then appears here."),
-    h("p", {}, h("a", { href: result.url, target: "_blank", rel: "noopener noreferrer" }, `Authorize on ${result.platform}`), ` (valid ${Math.round((result.expires_in_seconds ?? 600) / 60)} minutes)`)
+    h(
+      "p",
+      {},
+      h("a", { href: result.url, target: "_blank", rel: "noopener noreferrer" }, `Authorize on ${result.platform}`),
+      ` (valid ${Math.round((result.expires_in_seconds ?? 600) / 60)} minutes)`
+    )
   )
 
 /**
@@ -22,7 +27,9 @@ const linkResult = (result) =>
  */
 const credentialForm = (platform, done) => {
   const out = h("div", { "aria-live": "polite" })
-  const inputs = credentialFields[platform].map(([name, label, type]) => [name, field(label, h("input", { type, name, required: true, autocomplete: "off" }), undefined, name)])
+  const inputs = credentialFields[platform].map((
+    [name, label, type]
+  ) => [name, field(label, h("input", { type, name, required: true, autocomplete: "off" }), undefined, name)])
   const send = h("button", { type: "submit" }, `Connect ${platform}`)
   const form = h(
     "form",
@@ -76,11 +83,22 @@ export default async function page() {
       h("td", {}, a.account_name),
       h("td", {}, a.platform),
       h("td", {}, status(report?.status ?? a.health?.status)),
-      h("td", {}, report?.reasons?.length ? report.reasons.map((r) => r.replaceAll("_", " ")).join(", ") : h("span", { class: "muted" }, "—")),
+      h(
+        "td",
+        {},
+        report?.reasons?.length
+          ? report.reasons.map((r) => r.replaceAll("_", " ")).join(", ")
+          : h("span", { class: "muted" }, "—")
+      ),
       h("td", {}, h("div", { class: "actions" }, reconnect, disconnect))
     )
   })
-  const platform = h("select", { name: "platform", id: "connect-platform" }, h("option", { value: "" }, "Choose…"), [...oauthPlatforms, ...Object.keys(credentialFields)].map((p) => h("option", { value: p }, p)))
+  const platform = h(
+    "select",
+    { name: "platform", id: "connect-platform" },
+    h("option", { value: "" }, "Choose…"),
+    [...oauthPlatforms, ...Object.keys(credentialFields)].map((p) => h("option", { value: p }, p))
+  )
   const connectOut = h("div", { "aria-live": "polite" })
   platform.addEventListener("change", async () => {
     const p = platform.value
@@ -98,9 +116,15 @@ export default async function page() {
   render(
     "Accounts",
     out,
-    list.length === 0 ? notice("No accounts connected yet.") : table(["Account", "Platform", "Health", "Reasons", ""], rows),
+    list.length === 0
+      ? notice("No accounts connected yet.")
+      : table(["Account", "Platform", "Health", "Reasons", ""], rows),
     h("h2", {}, "Connect an account"),
-    field("Platform", platform, "OAuth platforms give a link to approve in a browser; Telegram, Discord and Bluesky take credentials here."),
+    field(
+      "Platform",
+      platform,
+      "OAuth platforms give a link to approve in a browser; Telegram, Discord and Bluesky take credentials here."
+    ),
     connectOut
   )
 }

@@ -12,7 +12,13 @@ import { reviewControls } from "./review.js"
 const controls = (post, onChanges) => {
   const box = h("div", {})
   const published = (label) => {
-    flashNext(label === "Publish now" ? "Approved and publishing now." : label === "Add to queue" ? "Approved and added to the queue." : "Approved and scheduled.")
+    flashNext(
+      label === "Publish now"
+        ? "Approved and publishing now."
+        : label === "Add to queue"
+        ? "Approved and added to the queue."
+        : "Approved and scheduled."
+    )
     location.assign(`/posts/${post.id}`)
   }
   const approved = async () => {
@@ -29,7 +35,10 @@ export default async function page({ session }) {
     render("Approvals", notice("Only owners and admins review posts.", "bad"))
     return
   }
-  const [data, list] = await Promise.all([v1("GET", "/posts?approval=pending&limit=100&sort=created_at&order=asc"), accounts()])
+  const [data, list] = await Promise.all([
+    v1("GET", "/posts?approval=pending&limit=100&sort=created_at&order=asc"),
+    accounts()
+  ])
   const names = accountNames(list)
   const posts = data.posts ?? []
   refreshBadge()
@@ -42,10 +51,22 @@ export default async function page({ session }) {
         h(
           "article",
           { class: "card", "aria-labelledby": `post-${post.id}` },
-          h("h2", { id: `post-${post.id}` }, h("a", { href: `/posts/${post.id}` }, "Draft"), " from ", time(post.created_at)),
+          h(
+            "h2",
+            { id: `post-${post.id}` },
+            h("a", { href: `/posts/${post.id}` }, "Draft"),
+            " from ",
+            time(post.created_at)
+          ),
           h("p", { class: "content" }, post.content || h("span", { class: "muted" }, "(no text)")),
-          h("p", { class: "muted" }, "To: ", (post.account_ids ?? []).map((id) => names.get(id) ?? `account ${id}`).join(", ") || "no accounts yet"),
+          h(
+            "p",
+            { class: "muted" },
+            "To: ",
+            (post.account_ids ?? []).map((id) => names.get(id) ?? `account ${id}`).join(", ") || "no accounts yet"
+          ),
           controls(post, () => page({ session }))
-        ))
+        )
+      )
   )
 }

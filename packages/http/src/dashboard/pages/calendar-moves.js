@@ -17,7 +17,13 @@ export const onDay = (iso, day) => {
   return new Date(y, m - 1, d, t.getHours(), t.getMinutes(), t.getSeconds(), t.getMilliseconds())
 }
 
-const when = new Intl.DateTimeFormat(undefined, { weekday: "short", day: "numeric", month: "short", hour: "2-digit", minute: "2-digit" })
+const when = new Intl.DateTimeFormat(undefined, {
+  weekday: "short",
+  day: "numeric",
+  month: "short",
+  hour: "2-digit",
+  minute: "2-digit"
+})
 
 /**
  * Makes the posts under `root` (`[data-post]` elements) draggable onto its days (`[data-day]`).
@@ -69,6 +75,8 @@ export const enableMoves = (root, posts, status, redraw) => {
     if (!post || !movable(post)) return
     const to = onDay(post.scheduled_for, day.dataset.day)
     if (to.getTime() === Date.parse(post.scheduled_for)) return
-    move(post, to.toISOString(), false).catch((error) => replace(status, h("p", { class: "notice bad", role: "alert" }, errorText(error))))
+    move(post, to.toISOString(), false).catch((error) =>
+      replace(status, h("p", { class: "notice bad", role: "alert" }, errorText(error)))
+    )
   })
 }

@@ -16,7 +16,8 @@ const weekStart = (date) => {
 
 const addDays = (d, n) => new Date(d.getFullYear(), d.getMonth(), d.getDate() + n)
 
-const isoDay = (d) => `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, "0")}-${String(d.getDate()).padStart(2, "0")}`
+const isoDay = (d) =>
+  `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, "0")}-${String(d.getDate()).padStart(2, "0")}`
 const isoMonth = (d) => isoDay(d).slice(0, 7)
 
 const clock = new Intl.DateTimeFormat(undefined, { timeStyle: "short" })
@@ -27,7 +28,7 @@ const weekdayName = new Intl.DateTimeFormat(undefined, { weekday: "short" })
 /** Every post a filter matches, a page of 100 at a time (the list's largest page). */
 export const fetchAll = async (filter) => {
   const posts = []
-  for (let offset = 0; ; ) {
+  for (let offset = 0;;) {
     const data = await v1("GET", `/posts?${new URLSearchParams({ ...filter, limit: "100", offset: String(offset) })}`)
     const page = data.posts ?? []
     posts.push(...page)
@@ -92,7 +93,13 @@ const composeFor = (d) => {
   const next = new Date()
   next.setHours(next.getHours() + 1, 0, 0, 0)
   const at = nine.getTime() > Date.now() ? nine : next.getTime() < addDays(d, 1).getTime() ? next : null
-  return at === null ? null : h("a", { class: "compose-for", href: `/compose?at=${encodeURIComponent(at.toISOString())}`, "aria-label": `Compose a post for ${heading.format(d)}` }, "+ New")
+  return at === null
+    ? null
+    : h("a", {
+      class: "compose-for",
+      href: `/compose?at=${encodeURIComponent(at.toISOString())}`,
+      "aria-label": `Compose a post for ${heading.format(d)}`
+    }, "+ New")
 }
 
 const weekGrid = (start, posts) =>
@@ -105,7 +112,13 @@ const weekGrid = (start, posts) =>
       return h(
         "section",
         { "aria-label": heading.format(d), class: today ? "today" : "", "data-day": isoDay(d) },
-        h("h2", {}, heading.format(d), today ? " (today)" : "", items.length > 0 ? h("span", { class: "muted count" }, ` · ${items.length}`) : null),
+        h(
+          "h2",
+          {},
+          heading.format(d),
+          today ? " (today)" : "",
+          items.length > 0 ? h("span", { class: "muted count" }, ` · ${items.length}`) : null
+        ),
         composeFor(d),
         items.length === 0 ? h("p", { class: "muted" }, "Nothing planned") : h("ul", {}, items.map(entry))
       )
@@ -119,19 +132,37 @@ const monthGrid = (first, start, posts) =>
   h(
     "div",
     { class: "month", role: "list", "aria-label": monthTitle.format(first) },
-    Array.from({ length: 7 }, (_, i) => h("div", { class: "weekday", "aria-hidden": "true" }, weekdayName.format(addDays(start, i)))),
-    Array.from({ length: 42 }, (_, i) => addDays(start, i)).map((d) => {
-      const items = onDate(posts, d)
-      const outside = d.getMonth() !== first.getMonth()
-      const today = isoDay(d) === isoDay(new Date())
-      return h(
-        "section",
-        { role: "listitem", "aria-label": heading.format(d), class: ["day", outside ? "outside" : "", today ? "today" : ""].join(" ").trim(), "data-day": isoDay(d) },
-        h("h2", {}, h("a", { href: `/calendar?week=${isoDay(d)}`, "aria-label": `Week of ${heading.format(d)}` }, String(d.getDate())), items.length > 0 ? h("span", { class: "muted count" }, ` · ${items.length}`) : null),
-        items.length === 0 ? null : h("ul", {}, items.slice(0, perDay).map(entry)),
-        items.length > perDay ? h("a", { class: "more", href: `/calendar?week=${isoDay(d)}` }, `${items.length - perDay} more`) : null
-      )
-    })
+    Array.from({ length: 7 }, (_, i) =>
+      h("div", { class: "weekday", "aria-hidden": "true" }, weekdayName.format(addDays(start, i)))),
+    Array.from({ length: 42 }, (_, i) =>
+      addDays(start, i)).map((d) => {
+        const items = onDate(posts, d)
+        const outside = d.getMonth() !== first.getMonth()
+        const today = isoDay(d) === isoDay(new Date())
+        return h(
+          "section",
+          {
+            role: "listitem",
+            "aria-label": heading.format(d),
+            class: ["day", outside ? "outside" : "", today ? "today" : ""].join(" ").trim(),
+            "data-day": isoDay(d)
+          },
+          h(
+            "h2",
+            {},
+            h(
+              "a",
+              { href: `/calendar?week=${isoDay(d)}`, "aria-label": `Week of ${heading.format(d)}` },
+              String(d.getDate())
+            ),
+            items.length > 0 ? h("span", { class: "muted count" }, ` · ${items.length}`) : null
+          ),
+          items.length === 0 ? null : h("ul", {}, items.slice(0, perDay).map(entry)),
+          items.length > perDay
+            ? h("a", { class: "more", href: `/calendar?week=${isoDay(d)}` }, `${items.length - perDay} more`)
+            : null
+        )
+      })
   )
 
 export default async () => {
@@ -146,7 +177,12 @@ export default async () => {
     to = addDays(from, 42)
     title = `Month: ${monthTitle.format(first)}`
     const link = (d, text) => h("a", { href: `/calendar?view=month&month=${isoMonth(d)}` }, text)
-    nav = [link(new Date(first.getFullYear(), first.getMonth() - 1, 1), "Previous month"), h("a", { href: "/calendar?view=month" }, "This month"), link(new Date(first.getFullYear(), first.getMonth() + 1, 1), "Next month"), h("a", { href: `/calendar?week=${isoDay(first)}` }, "Week view")]
+    nav = [
+      link(new Date(first.getFullYear(), first.getMonth() - 1, 1), "Previous month"),
+      h("a", { href: "/calendar?view=month" }, "This month"),
+      link(new Date(first.getFullYear(), first.getMonth() + 1, 1), "Next month"),
+      h("a", { href: `/calendar?week=${isoDay(first)}` }, "Week view")
+    ]
     draw = (posts) => monthGrid(first, from, posts)
   } else {
     const asked = query.get("week")
@@ -154,7 +190,12 @@ export default async () => {
     to = addDays(from, 7)
     title = "Week calendar"
     const link = (d, text) => h("a", { href: `/calendar?week=${isoDay(d)}` }, text)
-    nav = [link(addDays(from, -7), "Previous week"), h("a", { href: "/calendar" }, "This week"), link(addDays(from, 7), "Next week"), h("a", { href: `/calendar?view=month&month=${isoMonth(from)}` }, "Month view")]
+    nav = [
+      link(addDays(from, -7), "Previous week"),
+      h("a", { href: "/calendar" }, "This week"),
+      link(addDays(from, 7), "Next week"),
+      h("a", { href: `/calendar?view=month&month=${isoMonth(from)}` }, "Month view")
+    ]
     draw = (posts) => weekGrid(from, posts)
   }
   const summary = h("p", { class: "muted", id: "calendar-summary" })
@@ -162,7 +203,12 @@ export default async () => {
   const grid = h("div", {})
   const fill = async () => {
     const posts = await postsBetween(from, to)
-    replace(summary, `Times in your zone (${zone()}); hover a time for its UTC instant. ${posts.length} post${posts.length === 1 ? "" : "s"} ${month ? "in view" : "this week"}. Drag a scheduled post to another day to move it.`)
+    replace(
+      summary,
+      `Times in your zone (${zone()}); hover a time for its UTC instant. ${posts.length} post${
+        posts.length === 1 ? "" : "s"
+      } ${month ? "in view" : "this week"}. Drag a scheduled post to another day to move it.`
+    )
     const drawn = draw(posts)
     enableMoves(drawn, new Map(posts.map(({ post }) => [post.id, post])), status, fill)
     replace(grid, drawn)

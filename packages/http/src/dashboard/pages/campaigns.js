@@ -8,7 +8,7 @@ const defaultColour = "#0a58ca"
 /** Every campaign, newest first (the list pages 100 at a time). */
 const loadAll = async () => {
   const all = []
-  for (let offset = 0; ; offset += 100) {
+  for (let offset = 0;; offset += 100) {
     const data = await v1("GET", `/campaigns?limit=100&offset=${offset}`)
     all.push(...(data.campaigns ?? []))
     if (!data.pagination?.has_more) return all
@@ -20,8 +20,20 @@ export default async function page() {
   const listArea = h("div", { id: "campaigns" })
 
   const row = (c) => {
-    const name = h("input", { type: "text", name: "name", value: c.name, maxlength: "100", required: true, "aria-label": `Name of ${c.name}` })
-    const colour = h("input", { type: "color", name: "color", value: c.color ?? defaultColour, "aria-label": `Colour of ${c.name}` })
+    const name = h("input", {
+      type: "text",
+      name: "name",
+      value: c.name,
+      maxlength: "100",
+      required: true,
+      "aria-label": `Name of ${c.name}`
+    })
+    const colour = h("input", {
+      type: "color",
+      name: "color",
+      value: c.color ?? defaultColour,
+      "aria-label": `Colour of ${c.name}`
+    })
     const save = h("button", { type: "button", class: "secondary" }, "Save")
     const archived = c.status === "archived"
     // Set through the CSSOM, which the page's CSP allows (an inline style attribute it would not).
@@ -34,7 +46,14 @@ export default async function page() {
       h("td", { "data-field": "name" }, swatch, name),
       h("td", { "data-field": "color" }, colour),
       h("td", {}, archived ? "archived" : "active"),
-      h("td", {}, h("a", { href: `/posts?campaign_id=${c.id}`, "aria-label": `${c.post_count} post${c.post_count === 1 ? "" : "s"} in ${c.name}` }, String(c.post_count))),
+      h(
+        "td",
+        {},
+        h("a", {
+          href: `/posts?campaign_id=${c.id}`,
+          "aria-label": `${c.post_count} post${c.post_count === 1 ? "" : "s"} in ${c.name}`
+        }, String(c.post_count))
+      ),
       h("td", {}, h("div", { class: "actions" }, save, toggle))
     )
     const patch = (body, message) =>
@@ -50,8 +69,11 @@ export default async function page() {
       if (Object.keys(body).length === 0) return flash("Nothing to save.")
       patch(body, `Saved ${name.value.trim()}.`)
     })
-    toggle.addEventListener("click", () =>
-      patch({ status: archived ? "active" : "archived" }, archived ? `Restored ${c.name}.` : `Archived ${c.name}.`))
+    toggle.addEventListener(
+      "click",
+      () =>
+        patch({ status: archived ? "active" : "archived" }, archived ? `Restored ${c.name}.` : `Archived ${c.name}.`)
+    )
     return tr
   }
 
@@ -61,7 +83,11 @@ export default async function page() {
       listArea,
       list.length === 0
         ? notice("No campaigns yet.")
-        : table(["Name", "Colour", "Status", "Posts", ""], list.map(row), `${list.length} campaign${list.length === 1 ? "" : "s"}`)
+        : table(
+          ["Name", "Colour", "Status", "Posts", ""],
+          list.map(row),
+          `${list.length} campaign${list.length === 1 ? "" : "s"}`
+        )
     )
   }
 

@@ -6,7 +6,12 @@ import { busy, field, flash, h, replace, time } from "../ui.js"
 export const commentsSection = (postId) => {
   const thread = h("div", { id: "comments" })
   const out = h("div", { "aria-live": "polite" })
-  const section = h("section", { "aria-labelledby": "comments-heading" }, h("h2", { id: "comments-heading" }, "Comments"), thread)
+  const section = h(
+    "section",
+    { "aria-labelledby": "comments-heading" },
+    h("h2", { id: "comments-heading" }, "Comments"),
+    thread
+  )
   const text = h("textarea", { name: "body", rows: "3", maxlength: "2000", required: true })
   const submit = h("button", { type: "submit" }, "Add comment")
 
@@ -25,7 +30,8 @@ export const commentsSection = (postId) => {
               { class: "comment" },
               h("p", { class: "muted" }, `${c.author_name ?? "A former member"} · `, time(c.created_at)),
               h("p", {}, c.body)
-            ))
+            )
+          )
         )
     )
   }
@@ -51,7 +57,14 @@ export const commentsSection = (postId) => {
   draw().then(
     () => section.append(form),
     // A member who did not write the post may not read its comments: the section stays away.
-    (e) => (e.status === 403 ? section.remove() : replace(thread, h("p", { class: "notice bad", role: "alert" }, `The comments could not be loaded: ${e.message}`)))
+    (
+      e
+    ) => (e.status === 403
+      ? section.remove()
+      : replace(
+        thread,
+        h("p", { class: "notice bad", role: "alert" }, `The comments could not be loaded: ${e.message}`)
+      ))
   )
   return section
 }

@@ -27,7 +27,11 @@ export const captionSuggestions = ({ topic, platform, use }) => {
   if (unconfigured()) return null
   const out = h("div", { "aria-live": "polite" })
   const topicInput = h("textarea", { rows: "2", name: "ai-topic" })
-  const tone = h("select", { name: "ai-tone" }, tones.map((t) => h("option", { value: t }, `${t[0].toUpperCase()}${t.slice(1)}`)))
+  const tone = h(
+    "select",
+    { name: "ai-tone" },
+    tones.map((t) => h("option", { value: t }, `${t[0].toUpperCase()}${t.slice(1)}`))
+  )
   const results = h("ol", { class: "suggestions", id: "suggestions" })
   const ask = h("button", { type: "button", class: "secondary" }, "Suggest captions")
   const panel = h(
@@ -48,7 +52,12 @@ export const captionSuggestions = ({ topic, platform, use }) => {
       const target = platform()
       let answer
       try {
-        answer = await v1("POST", "/ai/generate-caption", { topic: topicInput.value, tone: tone.value, platform: target, count: 3 })
+        answer = await v1("POST", "/ai/generate-caption", {
+          topic: topicInput.value,
+          tone: tone.value,
+          platform: target,
+          count: 3
+        })
       } catch (e) {
         if (e?.code !== "misconfig") throw e
         try {
@@ -56,19 +65,52 @@ export const captionSuggestions = ({ topic, platform, use }) => {
         } catch {
           // Storage refused: the panel is offered again next time.
         }
-        replace(panel, h("summary", {}, "Suggest captions with AI"), h("p", { class: "muted", role: "status" }, "This server has no AI provider configured, so there are no suggestions."))
+        replace(
+          panel,
+          h("summary", {}, "Suggest captions with AI"),
+          h(
+            "p",
+            { class: "muted", role: "status" },
+            "This server has no AI provider configured, so there are no suggestions."
+          )
+        )
         panel.open = true
         return
       }
       replace(
         results,
         answer.variants.map((v, i) => {
-          const take = h("button", { type: "button", class: "secondary", "aria-label": `Use suggestion ${i + 1}` }, "Use this")
+          const take = h(
+            "button",
+            { type: "button", class: "secondary", "aria-label": `Use suggestion ${i + 1}` },
+            "Use this"
+          )
           take.addEventListener("click", () => use(v.text))
-          return h("li", { "data-suggestion": String(i) }, h("p", { class: "preview-text" }, v.text), h("p", { class: "counter" }, `${v.length} / ${v.limit}${target ? ` on ${platformName(target)}` : ""}${v.trimmed ? " (shortened to fit)" : ""}`), take)
+          return h(
+            "li",
+            { "data-suggestion": String(i) },
+            h("p", { class: "preview-text" }, v.text),
+            h(
+              "p",
+              { class: "counter" },
+              `${v.length} / ${v.limit}${target ? ` on ${platformName(target)}` : ""}${
+                v.trimmed ? " (shortened to fit)" : ""
+              }`
+            ),
+            take
+          )
         })
       )
-      replace(out, h("p", { class: "muted" }, `${answer.credits_charged} credit${answer.credits_charged === 1 ? "" : "s"} used; ${answer.credits.remaining} left this month${answer.sandbox ? " (sandbox suggestions)" : ""}.`))
+      replace(
+        out,
+        h(
+          "p",
+          { class: "muted" },
+          `${answer.credits_charged} credit${
+            answer.credits_charged === 1 ? "" : "s"
+          } used; ${answer.credits.remaining} left this month${answer.sandbox ? " (sandbox suggestions)" : ""}.`
+        )
+      )
     }, { scope: panel }))
   return panel
 }

@@ -7,13 +7,33 @@ export const settingInput = (name, setting) => {
   const common = { name, "data-setting": name, "data-type": setting.type }
   switch (setting.type) {
     case "enum":
-      return h("select", common, h("option", { value: "" }, "Platform default"), (setting.values ?? []).map((v) => h("option", { value: v }, v)))
+      return h(
+        "select",
+        common,
+        h("option", { value: "" }, "Platform default"),
+        (setting.values ?? []).map((v) => h("option", { value: v }, v))
+      )
     case "boolean":
-      return h("select", common, h("option", { value: "" }, "Platform default"), h("option", { value: "true" }, "Yes"), h("option", { value: "false" }, "No"))
+      return h(
+        "select",
+        common,
+        h("option", { value: "" }, "Platform default"),
+        h("option", { value: "true" }, "Yes"),
+        h("option", { value: "false" }, "No")
+      )
     case "integer":
-      return h("input", { ...common, type: "number", step: "1", ...(setting.minimum === undefined ? {} : { min: setting.minimum }) })
+      return h("input", {
+        ...common,
+        type: "number",
+        step: "1",
+        ...(setting.minimum === undefined ? {} : { min: setting.minimum })
+      })
     default:
-      return h("input", { ...common, type: setting.type === "url" ? "url" : "text", ...(setting.max_length ? { maxlength: setting.max_length } : {}) })
+      return h("input", {
+        ...common,
+        type: setting.type === "url" ? "url" : "text",
+        ...(setting.max_length ? { maxlength: setting.max_length } : {})
+      })
   }
 }
 
@@ -46,7 +66,9 @@ export const renditionFor = (media, rule) => {
   const still = ["image/jpeg", "image/png", "image/webp"].includes(media.mime_type)
   if (!still) return "gets the file as is"
   const cap = rule.media.max_bytes?.image ? `, at most ${megabytes(rule.media.max_bytes.image)}` : ""
-  const ratio = rule.media.aspect_ratio ? `, letterboxed outside ${rule.media.aspect_ratio.min} to ${rule.media.aspect_ratio.max}` : ""
+  const ratio = rule.media.aspect_ratio
+    ? `, letterboxed outside ${rule.media.aspect_ratio.min} to ${rule.media.aspect_ratio.max}`
+    : ""
   return `gets a re-encoded ${media.mime_type.slice(6).toUpperCase()} without metadata${cap}${ratio}`
 }
 
@@ -75,4 +97,10 @@ export const put = (url, file, headers, onProgress) =>
 
 /** A setting's stored value as its input shows it (the reverse of `settingValue`). */
 export const settingText = (value) =>
-  Array.isArray(value) ? value.join(", ") : typeof value === "boolean" ? String(value) : value === null || value === undefined ? "" : String(value)
+  Array.isArray(value)
+    ? value.join(", ")
+    : typeof value === "boolean"
+    ? String(value)
+    : value === null || value === undefined
+    ? ""
+    : String(value)

@@ -11,7 +11,10 @@ import { countLine, platformName } from "./preview.js"
  * a part's media (set through the API) are kept as they are. `onChange` runs after every edit.
  */
 export const threadComposer = (initial, onChange) => {
-  const parts = initial.map((p) => ({ content: p.content, ...(p.media_ids?.length ? { media_ids: [...p.media_ids] } : {}) }))
+  const parts = initial.map((p) => ({
+    content: p.content,
+    ...(p.media_ids?.length ? { media_ids: [...p.media_ids] } : {})
+  }))
   const list = h("ol", { class: "thread-parts", start: "2" })
   const hint = h("p", { class: "muted", id: "thread-hint" })
   const add = h("button", { type: "button", class: "secondary", "data-thread-add": "" }, "Add a part")
@@ -37,7 +40,12 @@ export const threadComposer = (initial, onChange) => {
     replace(
       list,
       parts.map((part, i) => {
-        const box = h("textarea", { rows: "3", "data-thread-part": String(i), id: `thread-part-${i}`, "aria-describedby": `thread-counter-${i}` })
+        const box = h("textarea", {
+          rows: "3",
+          "data-thread-part": String(i),
+          id: `thread-part-${i}`,
+          "aria-describedby": `thread-counter-${i}`
+        })
         box.value = part.content
         box.addEventListener("input", () => {
           part.content = box.value
@@ -56,7 +64,13 @@ export const threadComposer = (initial, onChange) => {
           h("label", { for: box.id }, `Part ${i + 2}`),
           box,
           h("p", { class: "counter", id: `thread-counter-${i}`, "aria-live": "polite" }, counterText(i)),
-          part.media_ids?.length ? h("p", { class: "muted" }, `With ${part.media_ids.length} medi${part.media_ids.length === 1 ? "um" : "a"} (kept as they are)`) : null,
+          part.media_ids?.length
+            ? h(
+              "p",
+              { class: "muted" },
+              `With ${part.media_ids.length} medi${part.media_ids.length === 1 ? "um" : "a"} (kept as they are)`
+            )
+            : null,
           remove
         )
       })
@@ -74,7 +88,14 @@ export const threadComposer = (initial, onChange) => {
     element,
     parts: () => parts.map((p) => ({ ...p })),
     set: (saved) => {
-      parts.splice(0, parts.length, ...saved.filter((p) => typeof p?.content === "string").map((p) => ({ content: p.content, ...(p.media_ids?.length ? { media_ids: p.media_ids } : {}) })))
+      parts.splice(
+        0,
+        parts.length,
+        ...saved.filter((p) => typeof p?.content === "string").map((p) => ({
+          content: p.content,
+          ...(p.media_ids?.length ? { media_ids: p.media_ids } : {})
+        }))
+      )
       draw()
     },
     /** Shown while a platform that publishes threads is targeted (`names`: those platforms). */
@@ -82,7 +103,9 @@ export const threadComposer = (initial, onChange) => {
       element.hidden = names.length === 0
       hint.textContent = names.length === 0
         ? ""
-        : `The main text is part 1. Further parts are published as replies on ${names.join(", ")}; other platforms get part 1 only.`
+        : `The main text is part 1. Further parts are published as replies on ${
+          names.join(", ")
+        }; other platforms get part 1 only.`
     },
     showCounts: (platforms, get) => {
       counts = { platforms, get }
@@ -114,7 +137,9 @@ export const altTextField = (entry, limits, onChange) => {
     counter.className = over.length > 0 ? "counter over" : "counter"
     counter.textContent = [
       `${length} characters`,
-      ...limits().map((l) => `${l.name}: ${length} / ${l.limit}${length > l.limit ? ` (${l.name} keeps the first ${l.limit})` : ""}`)
+      ...limits().map((l) =>
+        `${l.name}: ${length} / ${l.limit}${length > l.limit ? ` (${l.name} keeps the first ${l.limit})` : ""}`
+      )
     ].join(" · ")
   }
   counter.addEventListener("refresh", refresh)

@@ -2,7 +2,21 @@
 // (`?post=<id>`). What may change in each state is the server's rule: an edit sends only the fields
 // that changed, and a refusal is shown under the field it names.
 import { v1 } from "../api.js"
-import { busy, checkbox, errorText, field, flashNext, h, instantOf, localInputValue, notice, render, replace, time, zone } from "../ui.js"
+import {
+  busy,
+  checkbox,
+  errorText,
+  field,
+  flashNext,
+  h,
+  instantOf,
+  localInputValue,
+  notice,
+  render,
+  replace,
+  time,
+  zone
+} from "../ui.js"
 import { put, renditionFor, settingInput, settingText, settingValue } from "./compose-parts.js"
 import { clearDraft, draftKey, loadDraft, saveDraft } from "./compose-draft.js"
 import { captionSuggestions } from "./compose-ai.js"
@@ -21,8 +35,17 @@ const sameValue = (a, b) => {
 }
 
 const loadMedia = (ids) =>
-  Promise.all(ids.map((id) =>
-    v1("GET", `/media/${id}`).catch(() => ({ id, filename: "a file no longer in the library", type: "image", mime_type: "", status: "missing" }))))
+  Promise.all(
+    ids.map((id) =>
+      v1("GET", `/media/${id}`).catch(() => ({
+        id,
+        filename: "a file no longer in the library",
+        type: "image",
+        mime_type: "",
+        status: "missing"
+      }))
+    )
+  )
 
 export default async ({ session }) => {
   const query = new URLSearchParams(location.search)
@@ -36,7 +59,10 @@ export default async ({ session }) => {
   ])
   const editing = editId ? source : null
   // {id, filename, type, mime_type, status, width, height, alt_text, src}: src is what the preview shows
-  const media = (source?.media_ids?.length ? await loadMedia(source.media_ids) : []).map((m) => ({ ...m, src: m.public_url ?? null }))
+  const media = (source?.media_ids?.length ? await loadMedia(source.media_ids) : []).map((m) => ({
+    ...m,
+    src: m.public_url ?? null
+  }))
   const out = h("div", { "aria-live": "polite" })
 
   // accounts
@@ -54,9 +80,14 @@ export default async ({ session }) => {
           "data-platform": a.platform,
           checked: targeted.has(a.id),
           onchange: () => update()
-        }))
+        })
+      )
   )
-  const chosen = () => [...picker.querySelectorAll("input[name=account]:checked")].map((i) => ({ id: Number(i.value), platform: i.dataset.platform }))
+  const chosen = () =>
+    [...picker.querySelectorAll("input[name=account]:checked")].map((i) => ({
+      id: Number(i.value),
+      platform: i.dataset.platform
+    }))
   const chosenPlatforms = () => [...new Set(chosen().map((a) => a.platform))]
 
   // text and counters
@@ -72,11 +103,23 @@ export default async ({ session }) => {
     const rule = rules[platform]
     const saved = source?.platform_content?.[platform]
     const base = `platform_content.${platform}`
-    const text = h("textarea", { name: `override-${platform}`, rows: "3", "data-override": platform, oninput: () => update() })
+    const text = h("textarea", {
+      name: `override-${platform}`,
+      rows: "3",
+      "data-override": platform,
+      oninput: () => update()
+    })
     // An override whose text is the main text was saved for its settings alone: its box stays empty.
     if (saved && saved.content !== source.content) text.value = saved.content
     const typeSelect = rule?.content_types
-      ? h("select", { "data-content-type": platform }, h("option", { value: "" }, `Default${rule.default_content_type ? ` (${rule.default_content_type})` : ""}`), rule.content_types.map((t) => h("option", { value: t.value, selected: saved?.contentType === t.value }, t.value)))
+      ? h(
+        "select",
+        { "data-content-type": platform },
+        h("option", { value: "" }, `Default${rule.default_content_type ? ` (${rule.default_content_type})` : ""}`),
+        rule.content_types.map((t) =>
+          h("option", { value: t.value, selected: saved?.contentType === t.value }, t.value)
+        )
+      )
       : null
     const settings = Object.entries(rule?.settings ?? {}).map(([name, setting]) => {
       const input = settingInput(name, setting)
@@ -84,12 +127,18 @@ export default async ({ session }) => {
       return field(
         `${settingLabel(name)}${setting.required ? " (required)" : ""}`,
         input,
-        [setting.description ?? (setting.type === "string_array" ? "Comma-separated" : undefined), `settings.${name}`].filter(Boolean).join(" · "),
+        [setting.description ?? (setting.type === "string_array" ? "Comma-separated" : undefined), `settings.${name}`]
+          .filter(Boolean).join(" · "),
         `${base}.settings.${name}`
       )
     })
     // The override's own counter: its text, or the main text it falls back to, as the platform counts.
-    const counter = h("p", { class: "counter", "data-counter": platform, id: `counter-${platform}`, "aria-live": "polite" })
+    const counter = h("p", {
+      class: "counter",
+      "data-counter": platform,
+      id: `counter-${platform}`,
+      "aria-live": "polite"
+    })
     text.setAttribute("aria-describedby", counter.id)
     const block = h(
       "details",
@@ -111,7 +160,12 @@ export default async ({ session }) => {
 
   // media
   const mediaList = h("ul", { class: "media-list", "aria-live": "polite" })
-  const fileInput = h("input", { type: "file", multiple: true, id: "media-file", accept: "image/*,video/*,application/pdf" })
+  const fileInput = h("input", {
+    type: "file",
+    multiple: true,
+    id: "media-file",
+    accept: "image/*,video/*,application/pdf"
+  })
   const dropzone = h(
     "div",
     { class: "dropzone", id: "dropzone" },
@@ -128,14 +182,20 @@ export default async ({ session }) => {
       keep()
     })
     item.append(" ", remove, h("ul", { class: "renditions muted", "data-media": entry.id }))
-    if (entry.type === "image" && entry.status !== "missing") item.append(altTextField(entry, altLimits, () => { update(); keep() }))
+    if (entry.type === "image" && entry.status !== "missing") {
+      item.append(altTextField(entry, altLimits, () => {
+        update()
+        keep()
+      }))
+    }
   }
   /** The alt-text limits of the targeted platforms that have one (their settings' own limits). */
   const altLimits = () =>
     chosenPlatforms().flatMap((p) =>
       Object.entries(rules[p]?.settings ?? {})
         .filter(([name, s]) => /alttext/i.test(name) && s.max_length && rules[p].media.kinds.includes("image"))
-        .map(([, s]) => ({ platform: p, name: platformName(p), limit: s.max_length })))
+        .map(([, s]) => ({ platform: p, name: platformName(p), limit: s.max_length }))
+    )
   for (const entry of media) {
     const item = h("li", {}, h("strong", {}, entry.filename), " ", h("span", {}, entry.status))
     mediaList.append(item)
@@ -148,7 +208,11 @@ export default async ({ session }) => {
     const item = h("li", {}, preview, h("strong", {}, file.name), " ", progress, " ", line)
     mediaList.append(item)
     try {
-      const presigned = await v1("POST", "/media/upload", { filename: file.name, content_type: file.type || "application/octet-stream", file_size: file.size })
+      const presigned = await v1("POST", "/media/upload", {
+        filename: file.name,
+        content_type: file.type || "application/octet-stream",
+        file_size: file.size
+      })
       await put(presigned.upload_url, file, presigned.upload_headers, (p) => (progress.value = p))
       const done = await v1("POST", `/media/${presigned.id}/complete`, {})
       progress.value = 1
@@ -180,21 +244,34 @@ export default async ({ session }) => {
     try {
       const page = await v1("GET", "/media?limit=20")
       const ready = page.media.filter((m) => m.status === "ready")
-      replace(libraryList, ready.length === 0 ? h("li", { class: "muted" }, "The library has no ready media yet.") : ready.map((m) => {
-        const add = h("button", { type: "button", class: "secondary", "aria-label": `Add ${m.filename}`, disabled: media.some((x) => x.id === m.id) }, "Add")
-        add.addEventListener("click", () => {
-          if (media.some((x) => x.id === m.id)) return
-          const entry = { ...m, src: m.public_url ?? null }
-          media.push(entry)
-          const item = h("li", {}, h("strong", {}, entry.filename), " ", h("span", {}, entry.status))
-          mediaList.append(item)
-          listed(entry, item)
-          add.disabled = true
-          update()
-          keep()
+      replace(
+        libraryList,
+        ready.length === 0 ? h("li", { class: "muted" }, "The library has no ready media yet.") : ready.map((m) => {
+          const add = h("button", {
+            type: "button",
+            class: "secondary",
+            "aria-label": `Add ${m.filename}`,
+            disabled: media.some((x) => x.id === m.id)
+          }, "Add")
+          add.addEventListener("click", () => {
+            if (media.some((x) => x.id === m.id)) return
+            const entry = { ...m, src: m.public_url ?? null }
+            media.push(entry)
+            const item = h("li", {}, h("strong", {}, entry.filename), " ", h("span", {}, entry.status))
+            mediaList.append(item)
+            listed(entry, item)
+            add.disabled = true
+            update()
+            keep()
+          })
+          return h(
+            "li",
+            { "data-library-medium": m.id },
+            `${m.filename} (${m.type}${m.width && m.height ? `, ${m.width} × ${m.height}` : ""}) `,
+            add
+          )
         })
-        return h("li", { "data-library-medium": m.id }, `${m.filename} (${m.type}${m.width && m.height ? `, ${m.width} × ${m.height}` : ""}) `, add)
-      }))
+      )
     } catch (e) {
       replace(libraryList, h("li", { class: "error" }, `The library could not be loaded: ${errorText(e)}`))
     }
@@ -215,7 +292,10 @@ export default async ({ session }) => {
   })
 
   // the thread: further parts, for the platforms that publish them as replies
-  const thread = threadComposer(source?.threadPosts ?? [], () => { update(); keep() })
+  const thread = threadComposer(source?.threadPosts ?? [], () => {
+    update()
+    keep()
+  })
   const previews = h("div", { class: "previews", id: "previews" })
   const suggestions = captionSuggestions({
     topic: () => content.value,
@@ -230,11 +310,16 @@ export default async ({ session }) => {
   const threadTargets = () => chosenPlatforms().filter((p) => rules[p]?.threads)
 
   // campaign, time
-  const campaign = h("select", { name: "campaign_id" }, h("option", { value: "" }, "None"), campaigns.map((c) =>
-    h("option", { value: String(c.id), selected: source?.campaign_id === c.id }, c.name)))
+  const campaign = h(
+    "select",
+    { name: "campaign_id" },
+    h("option", { value: "" }, "None"),
+    campaigns.map((c) => h("option", { value: String(c.id), selected: source?.campaign_id === c.id }, c.name))
+  )
   const asked = query.get("at")
   const savedTime = editing?.scheduled_for ? new Date(editing.scheduled_for) : null
-  const initial = savedTime ?? (asked && !Number.isNaN(Date.parse(asked)) ? new Date(asked) : new Date(Date.now() + 3_600_000))
+  const initial = savedTime ??
+    (asked && !Number.isNaN(Date.parse(asked)) ? new Date(asked) : new Date(Date.now() + 3_600_000))
   const when = h("input", { type: "datetime-local", name: "scheduled_for", step: "1", value: localInputValue(initial) })
 
   /** A setting's value as its input holds it, in the override block of `platform`. */
@@ -246,12 +331,17 @@ export default async ({ session }) => {
   const counted = new Map()
   const drawCounts = () => {
     const targets = chosenPlatforms()
-    replace(counters,
+    replace(
+      counters,
       targets.map((platform) => {
         const measured = counted.get(`${platform}:0`)
         if (!rules[platform] || !measured) return h("li", { "data-platform": platform }, `${platform}: counting…`)
         const line = countLine(measured)
-        return h("li", { class: line.over ? "over" : "", "data-platform": platform }, `${platform}: ${line.text}${line.over ? " (too long)" : ""}`)
+        return h(
+          "li",
+          { class: line.over ? "over" : "", "data-platform": platform },
+          `${platform}: ${line.text}${line.over ? " (too long)" : ""}`
+        )
       })
     )
     for (const platform of targets) {
@@ -349,7 +439,8 @@ export default async ({ session }) => {
   })
 
   /** Thread parts as the composer holds them: a part without media has no `media_ids`. */
-  const normalParts = (parts) => parts.map((p) => ({ content: p.content, ...(p.media_ids?.length ? { media_ids: p.media_ids } : {}) }))
+  const normalParts = (parts) =>
+    parts.map((p) => ({ content: p.content, ...(p.media_ids?.length ? { media_ids: p.media_ids } : {}) }))
 
   const createBody = (extra) => {
     const all = fields()
@@ -386,7 +477,9 @@ export default async ({ session }) => {
     if (changed.platform_content !== undefined) changed.platform_content = fields().platform_content
     if (!editing.draft && editing.scheduled_for !== null) {
       const at = instantOf(when)
-      if (at !== undefined && Math.floor(Date.parse(at) / 1000) !== Math.floor(Date.parse(editing.scheduled_for) / 1000)) {
+      if (
+        at !== undefined && Math.floor(Date.parse(at) / 1000) !== Math.floor(Date.parse(editing.scheduled_for) / 1000)
+      ) {
         changed.scheduled_for = at
       }
     }
@@ -395,7 +488,9 @@ export default async ({ session }) => {
 
   const scheduled = () => {
     const at = instantOf(when)
-    if (at === undefined) throw Object.assign(new Error("Pick a date and time."), { details: { fields: ["scheduled_for"] } })
+    if (at === undefined) {
+      throw Object.assign(new Error("Pick a date and time."), { details: { fields: ["scheduled_for"] } })
+    }
     return { scheduled_for: at }
   }
 
@@ -407,10 +502,21 @@ export default async ({ session }) => {
     overrides: Object.fromEntries([...overrideBlocks].map(([platform, block]) => [platform, {
       content: block.querySelector("[data-override]").value,
       contentType: block.querySelector("[data-content-type]")?.value ?? "",
-      settings: Object.fromEntries([...block.querySelectorAll("[data-setting]")].map((i) => [i.dataset.setting, i.value]))
+      settings: Object.fromEntries(
+        [...block.querySelectorAll("[data-setting]")].map((i) => [i.dataset.setting, i.value])
+      )
     }])),
-    media: media.map(({ id, filename, type, mime_type, status, width, height, alt_text, public_url }) =>
-      ({ id, filename, type, mime_type, status, width, height, alt_text, public_url })),
+    media: media.map(({ id, filename, type, mime_type, status, width, height, alt_text, public_url }) => ({
+      id,
+      filename,
+      type,
+      mime_type,
+      status,
+      width,
+      height,
+      alt_text,
+      public_url
+    })),
     thread: thread.parts(),
     campaign_id: campaign.value,
     when: when.value
@@ -426,7 +532,9 @@ export default async ({ session }) => {
       block.querySelector("[data-override]").value = saved.content ?? ""
       const type = block.querySelector("[data-content-type]")
       if (type) type.value = saved.contentType ?? ""
-      for (const input of block.querySelectorAll("[data-setting]")) input.value = saved.settings?.[input.dataset.setting] ?? ""
+      for (const input of block.querySelectorAll("[data-setting]")) {
+        input.value = saved.settings?.[input.dataset.setting] ?? ""
+      }
       if ((saved.content ?? "").trim() !== "") block.open = true
     }
     media.splice(0, media.length, ...(state.media ?? []).map((m) => ({ ...m, src: m.public_url ?? null })))
@@ -483,13 +591,21 @@ export default async ({ session }) => {
     : editing.draft
     ? [
       saveThen("Save draft", undefined, "", "Draft saved."),
-      mayPublish(editing) ? saveThen("Schedule", () => ({ ...scheduled(), timezone: zone() }), "secondary", "Scheduled.") : null,
-      mayPublish(editing) ? saveThen("Publish now", () => ({ publish_now: true }), "secondary", "Publishing now.") : null,
-      mayPublish(editing) ? saveThen("Add to queue", () => ({ use_queue: true }), "secondary", "Added to the queue.") : null
+      mayPublish(editing)
+        ? saveThen("Schedule", () => ({ ...scheduled(), timezone: zone() }), "secondary", "Scheduled.")
+        : null,
+      mayPublish(editing)
+        ? saveThen("Publish now", () => ({ publish_now: true }), "secondary", "Publishing now.")
+        : null,
+      mayPublish(editing)
+        ? saveThen("Add to queue", () => ({ use_queue: true }), "secondary", "Added to the queue.")
+        : null
     ]
     : [saveThen("Save changes", undefined, "", "Changes saved.")]
 
-  const timeLabel = editing === null || editing.draft ? `Schedule for (your zone, ${zone()})` : `Scheduled for (your zone, ${zone()})`
+  const timeLabel = editing === null || editing.draft
+    ? `Schedule for (your zone, ${zone()})`
+    : `Scheduled for (your zone, ${zone()})`
   const showTime = editing === null || editing.draft || editing.scheduled_for !== null
   replace(
     form,
@@ -500,7 +616,12 @@ export default async ({ session }) => {
     thread.element,
     overrides,
     h("fieldset", { "data-field": "media_ids" }, h("legend", {}, "Media"), dropzone, libraryPicker, mediaList),
-    h("section", { "aria-labelledby": "previews-heading", class: "previews-wrap" }, h("h2", { id: "previews-heading" }, "Preview"), previews),
+    h(
+      "section",
+      { "aria-labelledby": "previews-heading", class: "previews-wrap" },
+      h("h2", { id: "previews-heading" }, "Preview"),
+      previews
+    ),
     field("Campaign", campaign, undefined, "campaign_id"),
     showTime ? field(timeLabel, when, undefined, "scheduled_for") : null,
     h("div", { class: "actions", "data-field": "use_queue" }, actions)
@@ -508,7 +629,20 @@ export default async ({ session }) => {
   const title = editing === null ? (source ? "Compose a copy" : "Compose") : editing.draft ? "Edit draft" : "Edit post"
   render(
     title,
-    editing ? h("p", {}, h("a", { href: `/posts/${editing.id}` }, "Back to the post"), editing.draft ? null : h("span", { class: "muted" }, " · Published copies are not edited on the platforms; only what is still to be sent changes.")) : null,
+    editing
+      ? h(
+        "p",
+        {},
+        h("a", { href: `/posts/${editing.id}` }, "Back to the post"),
+        editing.draft
+          ? null
+          : h(
+            "span",
+            { class: "muted" },
+            " · Published copies are not edited on the platforms; only what is still to be sent changes."
+          )
+      )
+      : null,
     out,
     form
   )
@@ -520,7 +654,17 @@ export default async ({ session }) => {
       clearDraft(autosaveKey)
       location.reload()
     })
-    replace(out, h("div", { class: "notice", role: "status", id: "restored" }, "Restored your unsaved work from ", time(kept.saved_at), ". ", discard))
+    replace(
+      out,
+      h(
+        "div",
+        { class: "notice", role: "status", id: "restored" },
+        "Restored your unsaved work from ",
+        time(kept.saved_at),
+        ". ",
+        discard
+      )
+    )
   }
   update()
   if (accounts.length === 0) replace(out, notice("Connect an account before composing.", ""))

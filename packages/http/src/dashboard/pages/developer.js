@@ -5,9 +5,21 @@ import { accounts as loadAccounts } from "./shared.js"
 
 const scopes = ["read", "write", "ai"]
 const events = [
-  "post.scheduled", "post.publishing", "post.published", "post.failed", "post.partially_failed", "post.updated",
-  "post.deleted", "account.connected", "account.disconnected", "account.reconnect_needed", "media.uploaded",
-  "media.deleted", "post.approval_requested", "post.approved", "post.changes_requested"
+  "post.scheduled",
+  "post.publishing",
+  "post.published",
+  "post.failed",
+  "post.partially_failed",
+  "post.updated",
+  "post.deleted",
+  "account.connected",
+  "account.disconnected",
+  "account.reconnect_needed",
+  "media.uploaded",
+  "media.deleted",
+  "post.approval_requested",
+  "post.approved",
+  "post.changes_requested"
 ]
 
 /** A secret shown once, with a copy button. */
@@ -60,17 +72,25 @@ const keysSection = async (session, accounts) => {
         h("td", {}, isReviewer(session) ? revoke : "")
       )
     })
-    replace(section,
+    replace(
+      section,
       h("h2", { id: "keys-h" }, "API keys"),
       created ? secretBox(`New key "${created.key.name}"`, created.secret) : null,
       out,
-      keys.length === 0 ? notice("No keys.") : table(["Name", "Prefix", "Scopes", "Accounts", "Created", "Last used", "State", ""], rows),
+      keys.length === 0
+        ? notice("No keys.")
+        : table(["Name", "Prefix", "Scopes", "Accounts", "Created", "Last used", "State", ""], rows),
       isReviewer(session) ? createForm() : h("p", { class: "muted" }, "Owners and admins create keys.")
     )
   }
   const createForm = () => {
     const name = h("input", { type: "text", name: "key-name", required: true, maxlength: "100" })
-    const scopeBoxes = h("fieldset", {}, h("legend", {}, "Scopes"), scopes.map((s) => checkbox(s, { name: "key-scope", value: s, checked: s !== "ai" })))
+    const scopeBoxes = h(
+      "fieldset",
+      {},
+      h("legend", {}, "Scopes"),
+      scopes.map((s) => checkbox(s, { name: "key-scope", value: s, checked: s !== "ai" }))
+    )
     const accountBoxes = h(
       "fieldset",
       {},
@@ -119,10 +139,18 @@ const deliveriesOf = async (webhook, into) => {
       h("td", {}, d.ok ? status("ok") : status("failed")),
       h("td", {}, d.status === null ? "—" : String(d.status)),
       h("td", {}, `${d.duration_ms} ms`),
-      h("td", { class: "content" }, d.error ? h("span", { class: "error" }, d.error) : (d.response_body || h("span", { class: "muted" }, "(empty)")))
-    ))
-  replace(into,
-    rows.length === 0 ? notice("No deliveries yet.") : table(["When", "Event", "Attempt", "Result", "Status", "Time", "Receiver's answer"], rows, "Delivery log")
+      h(
+        "td",
+        { class: "content" },
+        d.error ? h("span", { class: "error" }, d.error) : (d.response_body || h("span", { class: "muted" }, "(empty)"))
+      )
+    )
+  )
+  replace(
+    into,
+    rows.length === 0
+      ? notice("No deliveries yet.")
+      : table(["When", "Event", "Attempt", "Result", "Status", "Time", "Receiver's answer"], rows, "Delivery log")
   )
 }
 
@@ -162,9 +190,12 @@ const webhooksSection = async () => {
         log
       )
     })
-    replace(section,
+    replace(
+      section,
       h("h2", { id: "webhooks-h" }, "Webhooks"),
-      created ? secretBox(`Signing secret of "${created.name ?? created.url}"`, created.secret, created.secret_warning) : null,
+      created
+        ? secretBox(`Signing secret of "${created.name ?? created.url}"`, created.secret, created.secret_warning)
+        : null,
       out,
       hooks.length === 0 ? notice("No webhooks.") : cards,
       createForm()
@@ -173,7 +204,12 @@ const webhooksSection = async () => {
   const createForm = () => {
     const url = h("input", { type: "url", name: "webhook-url", required: true, placeholder: "https://" })
     const name = h("input", { type: "text", name: "webhook-name" })
-    const boxes = h("fieldset", {}, h("legend", {}, "Events"), events.map((e) => checkbox(e, { name: "webhook-event", value: e })))
+    const boxes = h(
+      "fieldset",
+      {},
+      h("legend", {}, "Events"),
+      events.map((e) => checkbox(e, { name: "webhook-event", value: e }))
+    )
     const send = h("button", { type: "submit" }, "Create webhook")
     return h(
       "form",
@@ -183,7 +219,11 @@ const webhooksSection = async () => {
           e.preventDefault()
           const chosen = [...boxes.querySelectorAll("input:checked")].map((i) => i.value)
           busy(send, out, async () => {
-            const created = await v1("POST", "/webhooks", { url: url.value, events: chosen, ...(name.value ? { name: name.value } : {}) })
+            const created = await v1("POST", "/webhooks", {
+              url: url.value,
+              events: chosen,
+              ...(name.value ? { name: name.value } : {})
+            })
             await draw(created)
           })
         }
@@ -199,7 +239,12 @@ const webhooksSection = async () => {
   return section
 }
 
-const quota = (label, q) => (q && typeof q === "object" && "used" in q ? [h("dt", {}, label), h("dd", {}, `${q.used} of ${q.limit ?? "unlimited"}`)] : null)
+const quota = (
+  label,
+  q
+) => (q && typeof q === "object" && "used" in q
+  ? [h("dt", {}, label), h("dd", {}, `${q.used} of ${q.limit ?? "unlimited"}`)]
+  : null)
 
 const usageSection = async () => {
   try {
@@ -212,10 +257,17 @@ const usageSection = async () => {
       h(
         "dl",
         { class: "facts" },
-        h("dt", {}, "Organization"), h("dd", {}, `${me.organization?.name ?? ""} (${me.organization?.plan ?? "—"})`),
-        h("dt", {}, "Subscription"), h("dd", {}, me.subscription?.status ?? "—"),
+        h("dt", {}, "Organization"),
+        h("dd", {}, `${me.organization?.name ?? ""} (${me.organization?.plan ?? "—"})`),
+        h("dt", {}, "Subscription"),
+        h("dd", {}, me.subscription?.status ?? "—"),
         Object.entries(usage).filter(([k]) => k !== "storage").map(([k, v]) => quota(k.replaceAll("_", " "), v)),
-        usage.storage ? [h("dt", {}, "storage"), h("dd", {}, `${usage.storage.used_bytes} bytes of ${usage.storage.limit_bytes ?? "unlimited"}`)] : null,
+        usage.storage
+          ? [
+            h("dt", {}, "storage"),
+            h("dd", {}, `${usage.storage.used_bytes} bytes of ${usage.storage.limit_bytes ?? "unlimited"}`)
+          ]
+          : null,
         me.posts ? [h("dt", {}, "posts"), h("dd", {}, String(me.posts.total))] : null
       )
     )
@@ -232,7 +284,14 @@ const sessionSection = () => {
       await api("POST", "/dashboard/api/session/revoke-all", {})
       location.assign("/sign-in?reason=signed-out")
     }))
-  return h("section", { "aria-labelledby": "session-h" }, h("h2", { id: "session-h" }, "Sessions"), h("p", {}, "Ends every session of your user, in every browser."), everywhere, out)
+  return h(
+    "section",
+    { "aria-labelledby": "session-h" },
+    h("h2", { id: "session-h" }, "Sessions"),
+    h("p", {}, "Ends every session of your user, in every browser."),
+    everywhere,
+    out
+  )
 }
 
 export default async ({ session }) => {

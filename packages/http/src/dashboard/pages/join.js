@@ -15,12 +15,26 @@ export default async () => {
   try {
     offer = await api("POST", "/dashboard/api/invitations/preview", { token }, { allowUnauthorized: true })
   } catch (e) {
-    render("Join", notice(e.code === "invalid_token" ? "This invitation link is unknown, used, withdrawn or expired. Ask whoever invited you for a new one." : e.message, "bad"))
+    render(
+      "Join",
+      notice(
+        e.code === "invalid_token"
+          ? "This invitation link is unknown, used, withdrawn or expired. Ask whoever invited you for a new one."
+          : e.message,
+        "bad"
+      )
+    )
     return
   }
   const out = h("div", { "aria-live": "polite" })
   const name = h("input", { type: "text", name: "name", autocomplete: "name", required: true, maxlength: "200" })
-  const password = h("input", { type: "password", name: "password", autocomplete: "new-password", required: true, minlength: "10" })
+  const password = h("input", {
+    type: "password",
+    name: "password",
+    autocomplete: "new-password",
+    required: true,
+    minlength: "10"
+  })
   const confirm = h("input", { type: "password", name: "confirm", autocomplete: "new-password", required: true })
   const submit = h("button", { type: "submit" }, "Join")
   const form = h(
@@ -34,14 +48,24 @@ export default async () => {
           return
         }
         busy(submit, out, async () => {
-          const session = await api("POST", "/dashboard/api/invitations/accept", { token, name: name.value, password: password.value }, { allowUnauthorized: true })
+          const session = await api("POST", "/dashboard/api/invitations/accept", {
+            token,
+            name: name.value,
+            password: password.value
+          }, { allowUnauthorized: true })
           setCsrfToken(session.csrf_token)
           flashNext(`Welcome to ${session.organization.name}.`)
           location.assign("/posts")
         }, { scope: form, leaving: true })
       }
     },
-    h("p", {}, `You are invited to join ${offer.organization.name} as ${roleNames[offer.role]}. You will sign in as `, h("strong", {}, offer.email), "."),
+    h(
+      "p",
+      {},
+      `You are invited to join ${offer.organization.name} as ${roleNames[offer.role]}. You will sign in as `,
+      h("strong", {}, offer.email),
+      "."
+    ),
     field("Your name", name, undefined, "name"),
     field("Choose a password", password, "At least 10 characters.", "password"),
     field("Repeat the password", confirm),

@@ -12,7 +12,7 @@ const pageSize = 20
 /** Every medium of the kind asked for (pages of 100), for a search the API cannot do itself. */
 const everyMedium = async (type) => {
   const all = []
-  for (let offset = 0; ; offset += 100) {
+  for (let offset = 0;; offset += 100) {
     const page = await v1("GET", `/media?limit=100&offset=${offset}${type ? `&type=${type}` : ""}`)
     all.push(...page.media)
     if (!page.pagination.has_more) return all
@@ -22,20 +22,23 @@ const everyMedium = async (type) => {
 /** The posts that name the medium, in their media or a thread part's (every post is read, 100 at a time). */
 export const postsUsing = async (id) => {
   const found = []
-  for (let offset = 0; ; offset += 100) {
+  for (let offset = 0;; offset += 100) {
     const page = await v1("GET", `/posts?limit=100&offset=${offset}`)
     for (const post of page.posts) {
-      const named = (post.media_ids ?? []).includes(id) || (post.threadPosts ?? []).some((p) => (p.media_ids ?? []).includes(id))
+      const named = (post.media_ids ?? []).includes(id) ||
+        (post.threadPosts ?? []).some((p) => (p.media_ids ?? []).includes(id))
       if (named) found.push(post)
     }
     if (!page.pagination.has_more) return found
   }
 }
 
-const stillToSend = (post) => post.status === "draft" || post.status === "scheduled" || post.status === "publishing" ||
+const stillToSend = (post) =>
+  post.status === "draft" || post.status === "scheduled" || post.status === "publishing" ||
   (post.destinations ?? []).some((d) => d.status === "queued" || d.status === "failed")
 
-const sizeText = (bytes) => bytes >= 1_048_576 ? `${Math.round(bytes / 104_857.6) / 10} MB` : `${Math.max(1, Math.round(bytes / 1024))} KB`
+const sizeText = (bytes) =>
+  bytes >= 1_048_576 ? `${Math.round(bytes / 104_857.6) / 10} MB` : `${Math.max(1, Math.round(bytes / 1024))} KB`
 
 export default async () => {
   const query = new URLSearchParams(location.search)
@@ -53,7 +56,9 @@ export default async () => {
     "select",
     { name: "type" },
     h("option", { value: "" }, "All kinds"),
-    ["image", "video", "document"].map((k) => h("option", { value: k, selected: kind === k }, `${k[0].toUpperCase()}${k.slice(1)}s`))
+    ["image", "video", "document"].map((k) =>
+      h("option", { value: k, selected: kind === k }, `${k[0].toUpperCase()}${k.slice(1)}s`)
+    )
   )
   const searchForm = h(
     "form",
@@ -71,7 +76,12 @@ export default async () => {
   })
 
   // upload
-  const fileInput = h("input", { type: "file", multiple: true, id: "library-file", accept: "image/*,video/*,application/pdf" })
+  const fileInput = h("input", {
+    type: "file",
+    multiple: true,
+    id: "library-file",
+    accept: "image/*,video/*,application/pdf"
+  })
   const uploads = h("ul", { class: "media-list", "aria-live": "polite" })
   const upload = async (file) => {
     const progress = h("progress", { max: "1", value: "0", "aria-label": `Upload of ${file.name}` })
@@ -79,7 +89,11 @@ export default async () => {
     const item = h("li", {}, h("strong", {}, file.name), " ", progress, " ", line)
     uploads.append(item)
     try {
-      const presigned = await v1("POST", "/media/upload", { filename: file.name, content_type: file.type || "application/octet-stream", file_size: file.size })
+      const presigned = await v1("POST", "/media/upload", {
+        filename: file.name,
+        content_type: file.type || "application/octet-stream",
+        file_size: file.size
+      })
       await put(presigned.upload_url, file, presigned.upload_headers, (p) => (progress.value = p))
       const done = await v1("POST", `/media/${presigned.id}/complete`, {})
       progress.value = 1
@@ -95,7 +109,12 @@ export default async () => {
     for (const file of fileInput.files) upload(file)
     fileInput.value = ""
   })
-  const dropzone = h("div", { class: "dropzone", id: "library-dropzone" }, h("p", {}, "Drop files here, or ", h("label", { for: "library-file" }, "choose files to upload"), "."), fileInput)
+  const dropzone = h(
+    "div",
+    { class: "dropzone", id: "library-dropzone" },
+    h("p", {}, "Drop files here, or ", h("label", { for: "library-file" }, "choose files to upload"), "."),
+    fileInput
+  )
   dropzone.addEventListener("dragover", (e) => {
     e.preventDefault()
     dropzone.classList.add("over")
@@ -120,7 +139,11 @@ export default async () => {
     const altCount = h("p", { class: "counter", id: `${altId}-count` }, `${[...alt.value].length} / 1000 characters`)
     alt.setAttribute("aria-describedby", altCount.id)
     alt.addEventListener("input", () => (altCount.textContent = `${[...alt.value].length} / 1000 characters`))
-    const saveAlt = h("button", { type: "button", class: "secondary", "aria-label": `Save alt text of ${m.filename}` }, "Save alt text")
+    const saveAlt = h(
+      "button",
+      { type: "button", class: "secondary", "aria-label": `Save alt text of ${m.filename}` },
+      "Save alt text"
+    )
     const altForm = h(
       "div",
       { class: "field", "data-field": "alt_text" },
@@ -137,7 +160,11 @@ export default async () => {
         alt.value = saved.alt_text ?? ""
         flash(`Alt text of ${m.filename} saved.`)
       }, { scope: altForm }))
-    const where = h("button", { type: "button", class: "secondary", "aria-label": `Where it is used: ${m.filename}` }, "Where it is used")
+    const where = h(
+      "button",
+      { type: "button", class: "secondary", "aria-label": `Where it is used: ${m.filename}` },
+      "Where it is used"
+    )
     where.addEventListener("click", () =>
       busy(where, rowOut, async () => {
         replace(usage, h("p", { class: "muted" }, "Looking through the posts…"))
@@ -149,9 +176,23 @@ export default async () => {
             : h(
               "div",
               {},
-              h("p", { "data-usage-count": String(posts.length) }, `Used by ${posts.length} post${posts.length === 1 ? "" : "s"}:`),
-              h("ul", {}, posts.map((p) =>
-                h("li", {}, h("a", { href: `/posts/${p.id}` }, (p.content || "(no text)").slice(0, 60)), ` · ${p.status}`)))
+              h(
+                "p",
+                { "data-usage-count": String(posts.length) },
+                `Used by ${posts.length} post${posts.length === 1 ? "" : "s"}:`
+              ),
+              h(
+                "ul",
+                {},
+                posts.map((p) =>
+                  h(
+                    "li",
+                    {},
+                    h("a", { href: `/posts/${p.id}` }, (p.content || "(no text)").slice(0, 60)),
+                    ` · ${p.status}`
+                  )
+                )
+              )
             )
         )
       }))
@@ -161,9 +202,13 @@ export default async () => {
         const posts = await postsUsing(m.id)
         const pending = posts.filter(stillToSend)
         const question = pending.length > 0
-          ? `Delete ${m.filename}? ${pending.length} post${pending.length === 1 ? "" : "s"} still to be sent use${pending.length === 1 ? "s" : ""} it and will fail to publish it.`
+          ? `Delete ${m.filename}? ${pending.length} post${pending.length === 1 ? "" : "s"} still to be sent use${
+            pending.length === 1 ? "s" : ""
+          } it and will fail to publish it.`
           : posts.length > 0
-          ? `Delete ${m.filename}? It stays on the platforms where it was published; the ${posts.length} post${posts.length === 1 ? "" : "s"} that used it keep their published copies.`
+          ? `Delete ${m.filename}? It stays on the platforms where it was published; the ${posts.length} post${
+            posts.length === 1 ? "" : "s"
+          } that used it keep their published copies.`
           : `Delete ${m.filename}? This cannot be undone.`
         if (!(await confirmAction(question, "Delete"))) return
         await v1("DELETE", `/media/${encodeURIComponent(m.id)}`)
@@ -178,13 +223,19 @@ export default async () => {
         "div",
         { class: "info" },
         h("h3", {}, m.filename),
-        h("p", { class: "muted" }, [
-          m.mime_type,
-          sizeText(m.size),
-          m.width && m.height ? `${m.width} × ${m.height}` : null,
-          m.duration_ms ? `${Math.round(m.duration_ms / 100) / 10} s` : null,
-          m.status === "ready" ? null : m.status.replaceAll("_", " ")
-        ].filter(Boolean).join(" · "), " · added ", time(m.created_at)),
+        h(
+          "p",
+          { class: "muted" },
+          [
+            m.mime_type,
+            sizeText(m.size),
+            m.width && m.height ? `${m.width} × ${m.height}` : null,
+            m.duration_ms ? `${Math.round(m.duration_ms / 100) / 10} s` : null,
+            m.status === "ready" ? null : m.status.replaceAll("_", " ")
+          ].filter(Boolean).join(" · "),
+          " · added ",
+          time(m.created_at)
+        ),
         m.error ? h("p", { class: "error" }, m.error) : null,
         m.type === "image" ? altForm : null,
         h("div", { class: "actions" }, where, remove),
@@ -207,7 +258,8 @@ export default async () => {
       if (search) {
         const needle = search.toLowerCase()
         const matching = (await everyMedium(kind)).filter((m) =>
-          m.filename.toLowerCase().includes(needle) || (m.alt_text ?? "").toLowerCase().includes(needle))
+          m.filename.toLowerCase().includes(needle) || (m.alt_text ?? "").toLowerCase().includes(needle)
+        )
         total = matching.length
         items = matching.slice(offset, offset + pageSize)
       } else {
@@ -224,7 +276,11 @@ export default async () => {
         ? (search || kind ? "No media match." : "The library is empty: upload a file to start.")
         : `Showing ${offset + 1}–${offset + items.length} of ${total}${search ? ` matching “${search}”` : ""}.`
       const previous = h("button", { type: "button", class: "secondary", disabled: offset === 0 }, "Previous page")
-      const next = h("button", { type: "button", class: "secondary", disabled: offset + items.length >= total }, "Next page")
+      const next = h(
+        "button",
+        { type: "button", class: "secondary", disabled: offset + items.length >= total },
+        "Next page"
+      )
       previous.addEventListener("click", () => {
         offset = Math.max(0, offset - pageSize)
         load()
@@ -243,8 +299,22 @@ export default async () => {
   render(
     "Media library",
     out,
-    h("section", { "aria-labelledby": "upload-heading" }, h("h2", { id: "upload-heading" }, "Upload"), dropzone, uploads),
-    h("section", { "aria-labelledby": "library-heading" }, h("h2", { id: "library-heading" }, "Library"), searchForm, status, list, pager)
+    h(
+      "section",
+      { "aria-labelledby": "upload-heading" },
+      h("h2", { id: "upload-heading" }, "Upload"),
+      dropzone,
+      uploads
+    ),
+    h(
+      "section",
+      { "aria-labelledby": "library-heading" },
+      h("h2", { id: "library-heading" }, "Library"),
+      searchForm,
+      status,
+      list,
+      pager
+    )
   )
   await load()
 }

@@ -21,7 +21,11 @@ export default async () => {
 
   const item = (n) => {
     const unread = n.read_at === null
-    const markOne = h("button", { type: "button", class: "secondary", "aria-label": `Mark read: ${n.title}` }, "Mark read")
+    const markOne = h(
+      "button",
+      { type: "button", class: "secondary", "aria-label": `Mark read: ${n.title}` },
+      "Mark read"
+    )
     markOne.hidden = !unread
     markOne.addEventListener("click", () =>
       busy(null, out, async () => {
@@ -43,9 +47,17 @@ export default async () => {
     markAll.hidden = data.unread_count === 0
     replace(
       listArea,
-      h("p", { class: "muted", id: "unread-count" }, data.unread_count === 0 ? "Nothing unread." : `${data.unread_count} unread.`),
+      h(
+        "p",
+        { class: "muted", id: "unread-count" },
+        data.unread_count === 0 ? "Nothing unread." : `${data.unread_count} unread.`
+      ),
       data.data.length === 0
-        ? h("p", {}, "No notifications yet. You are told here when a draft waits for your review, a draft of yours is reviewed, a post fails or an account needs reconnecting.")
+        ? h(
+          "p",
+          {},
+          "No notifications yet. You are told here when a draft waits for your review, a draft of yours is reviewed, a post fails or an account needs reconnecting."
+        )
         : h("ul", { class: "notifications" }, data.data.map(item))
     )
     refreshNotificationsBadge()

@@ -10,10 +10,15 @@ const soon = () => new Date(Date.now() + 3_600_000)
 export const mayPublish = (post) => post.draft && (post.approval_status === null || post.approval_status === "approved")
 
 /** Some destination still waits for its time (the one thing a reschedule moves). */
-export const waiting = (post) => !post.draft && (post.destinations ?? []).some((d) => d.status === "queued") && post.scheduled_for !== null
+export const waiting = (post) =>
+  !post.draft && (post.destinations ?? []).some((d) => d.status === "queued") && post.scheduled_for !== null
 
 const actionButton = (label, cls, onClick) => {
-  const el = h("button", { type: "button", class: cls, "data-action": label, "data-focus-key": `action-${label}` }, label)
+  const el = h(
+    "button",
+    { type: "button", class: cls, "data-action": label, "data-focus-key": `action-${label}` },
+    label
+  )
   el.addEventListener("click", () => onClick(el))
   return el
 }
@@ -24,8 +29,16 @@ const actionButton = (label, cls, onClick) => {
  */
 export const draftActions = (post, done) => {
   const out = h("div", { "aria-live": "polite" })
-  const start = post.scheduled_for && Date.parse(post.scheduled_for) > Date.now() + 60_000 ? new Date(post.scheduled_for) : soon()
-  const when = h("input", { type: "datetime-local", name: "scheduled_for", step: "1", value: localInputValue(start), "data-focus-key": "draft-time" })
+  const start = post.scheduled_for && Date.parse(post.scheduled_for) > Date.now() + 60_000
+    ? new Date(post.scheduled_for)
+    : soon()
+  const when = h("input", {
+    type: "datetime-local",
+    name: "scheduled_for",
+    step: "1",
+    value: localInputValue(start),
+    "data-focus-key": "draft-time"
+  })
   const section = h("section", { class: "post-actions", "aria-labelledby": `publish-${post.id}` })
   const send = (label, body) => (button) =>
     busy(button, out, async () => {
@@ -33,7 +46,11 @@ export const draftActions = (post, done) => {
       await done(label)
     }, { scope: section })
   section.append(
-    h("h2", { id: `publish-${post.id}` }, post.approval_status === "approved" ? "Approved: publish it" : "Publish this draft"),
+    h(
+      "h2",
+      { id: `publish-${post.id}` },
+      post.approval_status === "approved" ? "Approved: publish it" : "Publish this draft"
+    ),
     h(
       "div",
       { class: "inline-form" },
@@ -41,11 +58,17 @@ export const draftActions = (post, done) => {
       h(
         "div",
         { class: "actions", "data-field": "use_queue" },
-        actionButton("Schedule", "", send("Schedule", () => {
-          const at = instantOf(when)
-          if (at === undefined) throw Object.assign(new Error("Pick a date and time."), { details: { fields: ["scheduled_for"] } })
-          return { scheduled_for: at, timezone: zone() }
-        })),
+        actionButton(
+          "Schedule",
+          "",
+          send("Schedule", () => {
+            const at = instantOf(when)
+            if (at === undefined) {
+              throw Object.assign(new Error("Pick a date and time."), { details: { fields: ["scheduled_for"] } })
+            }
+            return { scheduled_for: at, timezone: zone() }
+          })
+        ),
         actionButton("Publish now", "secondary", send("Publish now", () => ({ publish_now: true }))),
         actionButton("Add to queue", "secondary", send("Add to queue", () => ({ use_queue: true })))
       )
@@ -58,12 +81,20 @@ export const draftActions = (post, done) => {
 /** A new time for a scheduled post (PATCH scheduled_for). */
 export const rescheduleForm = (post, done) => {
   const out = h("div", { "aria-live": "polite" })
-  const when = h("input", { type: "datetime-local", name: "scheduled_for", step: "1", value: localInputValue(new Date(post.scheduled_for)), "data-focus-key": "reschedule-time" })
+  const when = h("input", {
+    type: "datetime-local",
+    name: "scheduled_for",
+    step: "1",
+    value: localInputValue(new Date(post.scheduled_for)),
+    "data-focus-key": "reschedule-time"
+  })
   const form = h("form", { class: "post-actions", "aria-label": "Reschedule" })
   const submit = actionButton("Reschedule", "", (button) =>
     busy(button, out, async () => {
       const at = instantOf(when)
-      if (at === undefined) throw Object.assign(new Error("Pick a date and time."), { details: { fields: ["scheduled_for"] } })
+      if (at === undefined) {
+        throw Object.assign(new Error("Pick a date and time."), { details: { fields: ["scheduled_for"] } })
+      }
       await v1("PATCH", `/posts/${post.id}`, { scheduled_for: at })
       await done("Rescheduled")
     }, { scope: form }))
@@ -71,7 +102,15 @@ export const rescheduleForm = (post, done) => {
     e.preventDefault()
     submit.click()
   })
-  form.append(h("div", { class: "inline-form" }, field(`New time (your zone, ${zone()})`, when, undefined, "scheduled_for"), h("div", { class: "actions" }, submit)), out)
+  form.append(
+    h(
+      "div",
+      { class: "inline-form" },
+      field(`New time (your zone, ${zone()})`, when, undefined, "scheduled_for"),
+      h("div", { class: "actions" }, submit)
+    ),
+    out
+  )
   return form
 }
 
@@ -79,7 +118,11 @@ export const rescheduleForm = (post, done) => {
 export const postTools = (post, out) => {
   const editable = post.status !== "publishing" && post.status !== "published"
   const remove = actionButton("Delete", "danger", async (button) => {
-    const what = post.draft ? "this draft" : post.status === "scheduled" ? "this scheduled post; it will not be published" : "this post (copies already published stay on the platforms)"
+    const what = post.draft
+      ? "this draft"
+      : post.status === "scheduled"
+      ? "this scheduled post; it will not be published"
+      : "this post (copies already published stay on the platforms)"
     if (!(await confirmAction(`Delete ${what}? This cannot be undone.`, "Delete post"))) return
     await busy(button, out, async () => {
       await v1("DELETE", `/posts/${post.id}`)
@@ -90,7 +133,13 @@ export const postTools = (post, out) => {
   return h(
     "div",
     { class: "actions", role: "group", "aria-label": "Post tools" },
-    editable ? h("a", { class: "button", href: `/compose?post=${post.id}`, "data-focus-key": "tool-edit" }, post.draft ? "Edit draft" : "Edit") : null,
+    editable
+      ? h(
+        "a",
+        { class: "button", href: `/compose?post=${post.id}`, "data-focus-key": "tool-edit" },
+        post.draft ? "Edit draft" : "Edit"
+      )
+      : null,
     h("a", { class: "button", href: `/compose?from=${post.id}`, "data-focus-key": "tool-duplicate" }, "Duplicate"),
     post.status === "publishing" ? null : remove
   )

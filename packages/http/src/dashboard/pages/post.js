@@ -15,10 +15,13 @@ const metrics = (d) => {
 }
 
 /** Still moving: the page refreshes itself until every destination has an outcome. */
-const moving = (post) => post.status === "publishing" || (post.status === "scheduled" && post.scheduled_for !== null && Date.parse(post.scheduled_for) - Date.now() < 120_000)
+const moving = (post) =>
+  post.status === "publishing" ||
+  (post.status === "scheduled" && post.scheduled_for !== null && Date.parse(post.scheduled_for) - Date.now() < 120_000)
 
 /** What decides which controls the post gets: they are drawn again only when it changes. */
-const controlsKey = (post) => [post.status, post.approval_status, post.draft, post.scheduled_for, waiting(post)].join("|")
+const controlsKey = (post) =>
+  [post.status, post.approval_status, post.draft, post.scheduled_for, waiting(post)].join("|")
 
 export default async function page({ session, params }) {
   const id = params[0]
@@ -54,9 +57,25 @@ export default async function page({ session, params }) {
       postTools(post, out),
       out,
       reviewing ? reviewControls(post, afterApproval) : null,
-      mayPublish(post) ? draftActions(post, (label) => reload(label === "Publish now" ? "Publishing now." : label === "Add to queue" ? "Added to the queue." : "Scheduled.")) : null,
-      post.draft && post.approval_status === "pending" && !reviewing ? notice("Waiting for an owner or admin to approve it.") : null,
-      post.draft && post.approval_status === "changes_requested" ? notice("Changes were requested: edit the draft to send it for approval again.") : null,
+      mayPublish(post)
+        ? draftActions(
+          post,
+          (label) =>
+            reload(
+              label === "Publish now"
+                ? "Publishing now."
+                : label === "Add to queue"
+                ? "Added to the queue."
+                : "Scheduled."
+            )
+        )
+        : null,
+      post.draft && post.approval_status === "pending" && !reviewing
+        ? notice("Waiting for an owner or admin to approve it.")
+        : null,
+      post.draft && post.approval_status === "changes_requested"
+        ? notice("Changes were requested: edit the draft to send it for approval again.")
+        : null,
       waiting(post) ? rescheduleForm(post, () => reload("Rescheduled.")) : null
     )
     drawnKey = controlsKey(post)
@@ -71,11 +90,28 @@ export default async function page({ session, params }) {
         h("td", {}, `${d.account_name} (${platformName(d.platform)})`),
         h("td", {}, status(d.status)),
         h("td", { class: d.error ? "error" : "" }, d.error ?? "—"),
-        h("td", {}, d.platform_post_url ? h("a", { href: d.platform_post_url, rel: "noopener noreferrer", target: "_blank" }, "Open post") : "—"),
+        h(
+          "td",
+          {},
+          d.platform_post_url
+            ? h("a", { href: d.platform_post_url, rel: "noopener noreferrer", target: "_blank" }, "Open post")
+            : "—"
+        ),
         h("td", {}, time(d.published_at)),
         h("td", {}, metrics(d)),
         h("td", {}, String(d.attempts ?? 0)),
-        h("td", {}, d.status === "failed" ? h("button", { type: "button", class: "secondary", onclick: retry([d.account_id]), "data-focus-key": `retry-${d.account_id}` }, "Retry") : "")
+        h(
+          "td",
+          {},
+          d.status === "failed"
+            ? h("button", {
+              type: "button",
+              class: "secondary",
+              onclick: retry([d.account_id]),
+              "data-focus-key": `retry-${d.account_id}`
+            }, "Retry")
+            : ""
+        )
       )
     )
     replace(
@@ -83,11 +119,15 @@ export default async function page({ session, params }) {
       h(
         "dl",
         { class: "facts" },
-        h("dt", {}, "Status"), h("dd", { id: "post-status" }, status(post.status)),
-        h("dt", {}, "Approval"), h("dd", { id: "post-approval" }, status(post.approval_status)),
+        h("dt", {}, "Status"),
+        h("dd", { id: "post-status" }, status(post.status)),
+        h("dt", {}, "Approval"),
+        h("dd", { id: "post-approval" }, status(post.approval_status)),
         post.approval_note ? [h("dt", {}, "Reviewer's note"), h("dd", {}, post.approval_note)] : null,
-        h("dt", {}, "Scheduled for"), h("dd", { id: "post-scheduled" }, zonedTime(post.scheduled_for, post.timezone)),
-        h("dt", {}, "Created"), h("dd", {}, time(post.created_at)),
+        h("dt", {}, "Scheduled for"),
+        h("dd", { id: "post-scheduled" }, zonedTime(post.scheduled_for, post.timezone)),
+        h("dt", {}, "Created"),
+        h("dd", {}, time(post.created_at)),
         post.campaign_id !== null ? [h("dt", {}, "Campaign"), h("dd", {}, String(post.campaign_id))] : null,
         post.media_ids?.length ? [h("dt", {}, "Media"), h("dd", {}, `${post.media_ids.length} file(s)`)] : null
       ),
@@ -95,7 +135,13 @@ export default async function page({ session, params }) {
       rows.length === 0
         ? notice("No destinations yet (a draft has none until it is scheduled).")
         : table(["Account", "Status", "Error", "Link", "Published", "Metrics", "Attempts", ""], rows),
-      failed.length > 1 ? h("div", { class: "actions" }, h("button", { type: "button", onclick: retry(undefined), "data-focus-key": "retry-all" }, "Retry all failed")) : null
+      failed.length > 1
+        ? h(
+          "div",
+          { class: "actions" },
+          h("button", { type: "button", onclick: retry(undefined), "data-focus-key": "retry-all" }, "Retry all failed")
+        )
+        : null
     )
   }
 

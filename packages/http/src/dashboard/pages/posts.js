@@ -3,7 +3,15 @@
 // whole days in the viewer's zone.
 import { v1 } from "../api.js"
 import { field, h, notice, render, status, table, time } from "../ui.js"
-import { accountNames, accounts as loadAccounts, approvalStatuses, campaigns as loadCampaigns, excerpt, platforms, postStatuses } from "./shared.js"
+import {
+  accountNames,
+  accounts as loadAccounts,
+  approvalStatuses,
+  campaigns as loadCampaigns,
+  excerpt,
+  platforms,
+  postStatuses
+} from "./shared.js"
 import { platformName } from "../errors.js"
 
 /** The URL's filter names, in the order the form shows them. */
@@ -12,10 +20,17 @@ const dateKinds = [["scheduled", "Scheduled"], ["created", "Created"], ["publish
 const day = /^\d{4}-\d{2}-\d{2}$/
 
 const select = (name, label, options, current) => {
-  const el = h("select", { name, id: `filter-${name}` }, options.map(([value, text]) => h("option", { value, selected: value === current }, text)))
+  const el = h(
+    "select",
+    { name, id: `filter-${name}` },
+    options.map(([value, text]) => h("option", { value, selected: value === current }, text))
+  )
   return h("div", { class: "filter" }, h("label", { for: el.id }, label), el)
 }
-const any = (values, labelOf = (v) => v.replaceAll("_", " ")) => [["", "Any"], ...values.map((v) => [String(v), labelOf(v)])]
+const any = (
+  values,
+  labelOf = (v) => v.replaceAll("_", " ")
+) => [["", "Any"], ...values.map((v) => [String(v), labelOf(v)])]
 
 /** Midnight starting `date` (YYYY-MM-DD) in the viewer's zone, `days` later, as an instant. */
 const startOfDay = (date, days = 0) => {
@@ -35,7 +50,9 @@ export const listQuery = (query, limit, offset) => {
   const to = query.get("to") ?? ""
   if (day.test(from)) params.set(`${kind}_after`, startOfDay(from))
   if (day.test(to)) params.set(`${kind}_before`, startOfDay(to, 1))
-  if (kind !== "created" && (day.test(from) || day.test(to))) params.set("sort", kind === "scheduled" ? "scheduled_for" : "published_at")
+  if (kind !== "created" && (day.test(from) || day.test(to))) {
+    params.set("sort", kind === "scheduled" ? "scheduled_for" : "published_at")
+  }
   return params
 }
 
@@ -45,7 +62,12 @@ export default async () => {
   const limit = 20
   const [campaigns, accounts] = await Promise.all([loadCampaigns(), loadAccounts().catch(() => [])])
   const names = accountNames(accounts)
-  const searchInput = h("input", { type: "search", name: "search", value: query.get("search") ?? "", autocomplete: "off" })
+  const searchInput = h("input", {
+    type: "search",
+    name: "search",
+    value: query.get("search") ?? "",
+    autocomplete: "off"
+  })
   const from = h("input", { type: "date", name: "from", value: query.get("from") ?? "" })
   const to = h("input", { type: "date", name: "to", value: query.get("to") ?? "" })
   const form = h(
@@ -59,7 +81,9 @@ export default async () => {
       onsubmit: (e) => {
         e.preventDefault()
         const params = new URLSearchParams()
-        for (const [key, value] of new FormData(form)) if (String(value).trim() !== "") params.set(key, String(value).trim())
+        for (const [key, value] of new FormData(form)) {
+          if (String(value).trim() !== "") params.set(key, String(value).trim())
+        }
         if (!params.has("from") && !params.has("to")) params.delete("date")
         location.assign(params.size === 0 ? "/posts" : `/posts?${params}`)
       }
@@ -71,11 +95,21 @@ export default async () => {
       h("div", { class: "filter wide" }, field("Text contains", searchInput)),
       select("status", "Status", any(postStatuses), query.get("status") ?? ""),
       select("platform", "Platform", any(platforms, platformName), query.get("platform") ?? ""),
-      select("account_id", "Account", any(accounts.map((a) => a.id), (id) => names.get(id)), query.get("account_id") ?? ""),
-      select("campaign_id", "Campaign", any(campaigns.map((c) => c.id), (id) => {
-        const c = campaigns.find((x) => x.id === id)
-        return c.status === "archived" ? `${c.name} (archived)` : c.name
-      }), query.get("campaign_id") ?? ""),
+      select(
+        "account_id",
+        "Account",
+        any(accounts.map((a) => a.id), (id) => names.get(id)),
+        query.get("account_id") ?? ""
+      ),
+      select(
+        "campaign_id",
+        "Campaign",
+        any(campaigns.map((c) => c.id), (id) => {
+          const c = campaigns.find((x) => x.id === id)
+          return c.status === "archived" ? `${c.name} (archived)` : c.name
+        }),
+        query.get("campaign_id") ?? ""
+      ),
       select("approval", "Approval", any(approvalStatuses), query.get("approval") ?? ""),
       select("date", "Dates", dateKinds, query.get("date") ?? "scheduled"),
       h("div", { class: "filter" }, field("From (your zone)", from)),
@@ -115,7 +149,11 @@ export default async () => {
     form,
     posts.length === 0
       ? notice(filtered ? "No posts match these filters." : "No posts yet.")
-      : table(["Post", "Status", "Approval", "Platforms", "Scheduled for", "Created"], rows, `${total} post${total === 1 ? "" : "s"}${filtered ? " match" : ""}`),
+      : table(
+        ["Post", "Status", "Approval", "Platforms", "Scheduled for", "Created"],
+        rows,
+        `${total} post${total === 1 ? "" : "s"}${filtered ? " match" : ""}`
+      ),
     pager
   )
 }

@@ -46,7 +46,9 @@ export const measure = async (texts) => {
 export const countLine = (measured) => {
   const [main, ...rest] = measured.limits
   const over = measured.limits.filter((l) => l.over)
-  const extra = rest.filter((l) => l.over).map((l) => `, ${l.length}${l.length_is_minimum ? "+" : ""} / ${l.limit} ${unitWord(l.unit)}`).join("")
+  const extra = rest.filter((l) => l.over).map((l) =>
+    `, ${l.length}${l.length_is_minimum ? "+" : ""} / ${l.limit} ${unitWord(l.unit)}`
+  ).join("")
   return { text: `${main.length}${main.length_is_minimum ? "+" : ""} / ${main.limit}${extra}`, over: over.length > 0 }
 }
 
@@ -90,7 +92,10 @@ const tile = (item, rule, index, total, ownFrame) => {
 /** The media the platform gets, laid out as it shows them, and a line for each it leaves out. */
 const mediaLayout = (platform, rule, media) => {
   if (media.length === 0) return null
-  const taken = media.filter((m) => rule.media.kinds.includes(m.type) && (!m.mime_type || rule.media.types.includes(m.mime_type) || rule.media.converted_types.includes(m.mime_type)))
+  const taken = media.filter((m) =>
+    rule.media.kinds.includes(m.type) &&
+    (!m.mime_type || rule.media.types.includes(m.mime_type) || rule.media.converted_types.includes(m.mime_type))
+  )
   const left = media.filter((m) => !taken.includes(m))
   const max = rule.media.max_items
   const shown = max === null ? taken : taken.slice(0, max)
@@ -101,11 +106,21 @@ const mediaLayout = (platform, rule, media) => {
     { class: "preview-media" },
     shown.length === 0 ? null : h(
       "ul",
-      { class: layout, "data-layout": carousel ? "carousel" : "grid", "aria-label": carousel ? `Carousel of ${shown.length}` : `${shown.length} ${shown.length === 1 ? "medium" : "media"}` },
+      {
+        class: layout,
+        "data-layout": carousel ? "carousel" : "grid",
+        "aria-label": carousel
+          ? `Carousel of ${shown.length}`
+          : `${shown.length} ${shown.length === 1 ? "medium" : "media"}`
+      },
       shown.map((m, i) => tile(m, rule, i, shown.length, carousel))
     ),
     max !== null && taken.length > max
-      ? h("p", { class: "error" }, `${platformName(platform)} takes at most ${max}; the post will be refused with ${taken.length}.`)
+      ? h(
+        "p",
+        { class: "error" },
+        `${platformName(platform)} takes at most ${max}; the post will be refused with ${taken.length}.`
+      )
       : null,
     left.map((m) => h("p", { class: "muted" }, `Not sent to ${platformName(platform)}: ${m.filename} (${m.type})`))
   )
@@ -118,7 +133,13 @@ const linkCard = (url) => {
   } catch {
     // shown as written
   }
-  return h("div", { class: "link-card", "data-link-card": url }, h("span", { class: "muted" }, "Link card"), h("strong", {}, host), h("span", { class: "muted link-url" }, url))
+  return h(
+    "div",
+    { class: "link-card", "data-link-card": url },
+    h("span", { class: "muted" }, "Link card"),
+    h("strong", {}, host),
+    h("span", { class: "muted link-url" }, url)
+  )
 }
 
 /** The text, with the part past the platform's limit marked. */
@@ -128,14 +149,23 @@ const cutText = (text, measured) => {
     "p",
     { class: "preview-text" },
     text.slice(0, measured.fits),
-    h("mark", { class: "over", "data-over": "" }, h("span", { class: "visually-hidden" }, "Over the limit: "), text.slice(measured.fits))
+    h(
+      "mark",
+      { class: "over", "data-over": "" },
+      h("span", { class: "visually-hidden" }, "Over the limit: "),
+      text.slice(measured.fits)
+    )
   )
 }
 
 const countParagraph = (measured, label) => {
   const line = countLine(measured)
   const unit = unitWord(measured.limits[0].unit)
-  return h("p", { class: line.over ? "counter over" : "counter", "data-preview-count": "" }, `${label}${line.text} ${unit}${line.over ? ": too long" : ""}`)
+  return h(
+    "p",
+    { class: line.over ? "counter over" : "counter", "data-preview-count": "" },
+    `${label}${line.text} ${unit}${line.over ? ": too long" : ""}`
+  )
 }
 
 /**

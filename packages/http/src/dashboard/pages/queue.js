@@ -17,7 +17,11 @@ const zones = () => {
 const forecastList = (queue) =>
   queue.forecast.length === 0
     ? notice(queue.message ?? "No opening ahead.")
-    : h("ol", { id: "forecast" }, queue.forecast.map((entry) => h("li", {}, zonedTime(entry.scheduled_for, queue.timezone))))
+    : h(
+      "ol",
+      { id: "forecast" },
+      queue.forecast.map((entry) => h("li", {}, zonedTime(entry.scheduled_for, queue.timezone)))
+    )
 
 export default async function page({ session }) {
   const editable = isReviewer(session)
@@ -27,7 +31,15 @@ export default async function page({ session }) {
   const showForecast = () =>
     replace(forecast, h("h2", { id: "forecast-title" }, "Where the next queued posts land"), forecastList(queue))
 
-  const zoneInput = h("input", { type: "text", name: "timezone", list: "zones", autocomplete: "off", required: true, value: queue.timezone ?? zone(), disabled: !editable })
+  const zoneInput = h("input", {
+    type: "text",
+    name: "timezone",
+    list: "zones",
+    autocomplete: "off",
+    required: true,
+    value: queue.timezone ?? zone(),
+    disabled: !editable
+  })
   const rows = h("ol", { class: "openings", id: "openings" })
   /** Each opening is named by its place in the list ("Day of opening 2"), renamed when one goes. */
   const renumber = () =>
@@ -37,8 +49,11 @@ export default async function page({ session }) {
       li.querySelector("button")?.setAttribute("aria-label", `Remove opening ${i + 1}`)
     })
   const row = (opening) => {
-    const day = h("select", { name: "weekday", disabled: !editable }, weekdays.map((name, i) =>
-      h("option", { value: String(i + 1), selected: opening.weekday_number === i + 1 }, name)))
+    const day = h(
+      "select",
+      { name: "weekday", disabled: !editable },
+      weekdays.map((name, i) => h("option", { value: String(i + 1), selected: opening.weekday_number === i + 1 }, name))
+    )
     const time = h("input", { type: "time", name: "time", value: opening.time, required: true, disabled: !editable })
     const remove = editable ? h("button", { type: "button", class: "link" }, "Remove") : null
     const item = h("li", { class: "opening" }, day, " ", time, " ", remove)
@@ -83,10 +98,21 @@ export default async function page({ session }) {
         }, { scope: form })
       }
     },
-    field("Time zone of the openings", zoneInput, "An IANA zone, e.g. Europe/Berlin. The openings are wall-clock times there, through daylight-saving changes.", "timezone"),
+    field(
+      "Time zone of the openings",
+      zoneInput,
+      "An IANA zone, e.g. Europe/Berlin. The openings are wall-clock times there, through daylight-saving changes.",
+      "timezone"
+    ),
     h("datalist", { id: "zones" }, zones().map((z) => h("option", { value: z }))),
-    h("fieldset", { "data-field": "openings" }, h("legend", {}, "Weekly openings"),
-      editable ? h("p", { class: "muted" }, "Each opening takes one queued post.") : null, rows, editable ? add : null),
+    h(
+      "fieldset",
+      { "data-field": "openings" },
+      h("legend", {}, "Weekly openings"),
+      editable ? h("p", { class: "muted" }, "Each opening takes one queued post.") : null,
+      rows,
+      editable ? add : null
+    ),
     editable ? h("div", { class: "actions" }, save) : null
   )
   showForecast()

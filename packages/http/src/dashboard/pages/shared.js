@@ -1,7 +1,19 @@
 // Lookups several pages share.
 import { v1 } from "../api.js"
 
-export const platforms = ["x", "instagram", "facebook", "linkedin", "youtube", "tiktok", "threads", "pinterest", "bluesky", "telegram", "discord"]
+export const platforms = [
+  "x",
+  "instagram",
+  "facebook",
+  "linkedin",
+  "youtube",
+  "tiktok",
+  "threads",
+  "pinterest",
+  "bluesky",
+  "telegram",
+  "discord"
+]
 export const postStatuses = ["draft", "scheduled", "publishing", "published", "partially_failed", "failed"]
 export const approvalStatuses = ["pending", "approved", "changes_requested"]
 

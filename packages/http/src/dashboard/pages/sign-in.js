@@ -24,7 +24,9 @@ export default async ({ session }) => {
       onsubmit: (event) => {
         event.preventDefault()
         busy(submit, out, async () => {
-          await api("POST", "/dashboard/api/session", { email: email.value, password: password.value }, { allowUnauthorized: true })
+          await api("POST", "/dashboard/api/session", { email: email.value, password: password.value }, {
+            allowUnauthorized: true
+          })
           location.assign(next)
         })
       }

@@ -23,7 +23,10 @@ export default async ({ session }) => {
   const me = session.user
   const isOwner = me.role === "owner"
   if (me.role !== "owner" && me.role !== "admin") {
-    render("Team", notice("Only owners and admins manage the team. Ask one of them to invite someone or change a role."))
+    render(
+      "Team",
+      notice("Only owners and admins manage the team. Ask one of them to invite someone or change a role.")
+    )
     return
   }
   const out = h("div", { "aria-live": "polite" })
@@ -43,7 +46,13 @@ export default async ({ session }) => {
         busy(inviteButton, out, async () => {
           const created = await api("POST", "/dashboard/api/invitations", { email: email.value, role: role.value })
           const url = `${location.origin}${created.path}`
-          const link = h("input", { type: "text", readonly: true, value: url, id: "invitation-link", "aria-label": "Invitation link" })
+          const link = h("input", {
+            type: "text",
+            readonly: true,
+            value: url,
+            id: "invitation-link",
+            "aria-label": "Invitation link"
+          })
           const copy = h("button", { type: "button", class: "secondary" }, "Copy link")
           copy.addEventListener("click", async () => {
             link.select()
@@ -59,7 +68,9 @@ export default async ({ session }) => {
             h(
               "p",
               { class: "notice ok", role: "status" },
-              `Invitation for ${created.invitation.email} as ${roleNames[created.invitation.role]}. Send them this link; it works once, until `,
+              `Invitation for ${created.invitation.email} as ${
+                roleNames[created.invitation.role]
+              }. Send them this link; it works once, until `,
               time(created.invitation.expires_at),
               ". It is not shown again."
             ),
@@ -73,7 +84,11 @@ export default async ({ session }) => {
       }
     },
     field("Email of the person to invite", email, undefined, "email"),
-    field("Role", role, "Members write posts; admins also review drafts and manage accounts and people; owners can do everything."),
+    field(
+      "Role",
+      role,
+      "Members write posts; admins also review drafts and manage accounts and people; owners can do everything."
+    ),
     h("div", { class: "actions" }, inviteButton)
   )
 
@@ -122,7 +137,11 @@ export default async ({ session }) => {
   }
 
   const invitationRow = (invitation) => {
-    const withdraw = h("button", { type: "button", class: "secondary", "aria-label": `Withdraw the invitation of ${invitation.email}` }, "Withdraw")
+    const withdraw = h("button", {
+      type: "button",
+      class: "secondary",
+      "aria-label": `Withdraw the invitation of ${invitation.email}`
+    }, "Withdraw")
     withdraw.addEventListener("click", () =>
       busy(null, out, async () => {
         await api("DELETE", `/dashboard/api/invitations/${invitation.id}`)
@@ -144,7 +163,14 @@ export default async ({ session }) => {
       api("GET", "/dashboard/api/users"),
       api("GET", "/dashboard/api/invitations")
     ])
-    replace(people, h("h2", { id: "people-heading" }, "People"), table(["Name", "Email", "Role", ""], users.data.map((u) => userRow(u, users.data.filter((x) => x.role === "owner").length))))
+    replace(
+      people,
+      h("h2", { id: "people-heading" }, "People"),
+      table(
+        ["Name", "Email", "Role", ""],
+        users.data.map((u) => userRow(u, users.data.filter((x) => x.role === "owner").length))
+      )
+    )
     replace(
       pending,
       h("h2", { id: "invitations-heading" }, "Open invitations"),
@@ -164,7 +190,13 @@ export default async ({ session }) => {
     "Team",
     out,
     people,
-    h("section", { "aria-labelledby": "invite-heading" }, h("h2", { id: "invite-heading" }, "Invite someone"), inviteForm, linkArea),
+    h(
+      "section",
+      { "aria-labelledby": "invite-heading" },
+      h("h2", { id: "invite-heading" }, "Invite someone"),
+      inviteForm,
+      linkArea
+    ),
     pending
   )
 }
