@@ -40,7 +40,10 @@ export default tseslint.config(
             quoteStyle: "alwaysDouble",
             trailingCommas: "never",
             operatorPosition: "maintain",
-            "arrowFunction.useParentheses": "force"
+            "arrowFunction.useParentheses": "force",
+            // Import order is evaluation order: left as written, so formatting never changes behaviour.
+            "module.sortImportDeclarations": "maintain",
+            "module.sortExportDeclarations": "maintain"
           }
         }
       ]

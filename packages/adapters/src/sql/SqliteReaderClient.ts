@@ -21,6 +21,7 @@
  * `SqlError` messages, prepared statements kept in a cache of 200. `:memory:` databases (which a
  * second connection cannot open) and `readers: 0` keep every statement on the main connection.
  */
+/* eslint-disable @typescript-eslint/no-explicit-any -- rows are typed as @effect/sql's Connection types them (ReadonlyArray<any>) */
 import * as Reactivity from "@effect/experimental/Reactivity"
 import * as Client from "@effect/sql/SqlClient"
 import type { Connection } from "@effect/sql/SqlConnection"
@@ -86,7 +87,9 @@ export const make = (options: Options): Effect.Effect<Client.SqlClient, never, S
     yield* Scope.addFinalizer(scope, Effect.sync(() => db.close()))
     db.pragma("journal_mode = WAL")
 
-    const readerCount = options.filename === ":memory:" || options.filename === "" ? 0 : options.readers ?? defaultReaders
+    const readerCount = options.filename === ":memory:" || options.filename === ""
+      ? 0
+      : options.readers ?? defaultReaders
     // Added after the main connection's finalizer, so run before it: the workers close their
     // connections first and the main connection, closing last, checkpoints and removes the WAL.
     const readers = readerCount > 0
@@ -171,9 +174,12 @@ export const make = (options: Options): Effect.Effect<Client.SqlClient, never, S
         })
       return {
         execute: (sql, params, transformRows) =>
-          transformRows ? Effect.map(onMain(sql, params, false, false), transformRows) : onMain(sql, params, false, false),
+          transformRows
+            ? Effect.map(onMain(sql, params, false, false), transformRows)
+            : onMain(sql, params, false, false),
         executeRaw: (sql, params) => onMain(sql, params, true, false),
-        executeValues: (sql, params) => onMain(sql, params, false, true) as Effect.Effect<ReadonlyArray<ReadonlyArray<unknown>>, SqlError>,
+        executeValues: (sql, params) =>
+          onMain(sql, params, false, true) as Effect.Effect<ReadonlyArray<ReadonlyArray<unknown>>, SqlError>,
         executeUnprepared: (sql, params, transformRows) => {
           // Transaction control (BEGIN, COMMIT, SAVEPOINT) and one-off statements: always the main connection.
           const run = Effect.suspend(() => {

@@ -35,7 +35,7 @@ export const api = async (method, path, body, options = {}) => {
     ...(body === undefined ? {} : { body: JSON.stringify(body) })
   })
   const text = await response.text()
-  let json = null
+  let json
   try {
     json = text === "" ? null : JSON.parse(text)
   } catch {

@@ -91,7 +91,7 @@ const start = async () => {
     render("Not found", notice("There is no such page."))
     return
   }
-  let session = null
+  let session
   try {
     session = await api("GET", "/dashboard/api/session", undefined, { allowUnauthorized: true })
   } catch {

@@ -12,6 +12,7 @@
  * starts none), are referenced only while they owe an answer (an idle pool never keeps the process
  * alive), and are terminated when the pool's scope closes.
  */
+/* eslint-disable @typescript-eslint/no-explicit-any -- rows are typed as @effect/sql's Connection types them (ReadonlyArray<any>) */
 import { SqlError } from "@effect/sql/SqlError"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
@@ -145,7 +146,9 @@ export const make = (options: Options): Effect.Effect<ReaderPool, never, Scope.S
       if (index >= 0) readers.splice(index, 1)
       const waiting = [...reader.waiting.values()]
       reader.waiting.clear()
-      for (const resume of waiting) resume([-1, undefined, false, { message: error.message, code: undefined, phase: "execute" }])
+      for (const resume of waiting) {
+        resume([-1, undefined, false, { message: error.message, code: undefined, phase: "execute" }])
+      }
     }
 
     const spawn = (): Reader => {
@@ -171,11 +174,18 @@ export const make = (options: Options): Effect.Effect<ReaderPool, never, Scope.S
           reader.waiting.delete(reply[0])
           resume(reply)
         }
-        if (reader.waiting.size === 0) worker.unref()
+        if (reader.waiting.size === 0) {
+          worker.unref()
+        }
       })
       worker.on("error", (cause) => remove(reader, new SqlError({ cause, message: "The database reader stopped" })))
-      worker.on("exit", (code) =>
-        remove(reader, new SqlError({ cause: new Error(`exit code ${code}`), message: "The database reader stopped" }))
+      worker.on(
+        "exit",
+        (code) =>
+          remove(
+            reader,
+            new SqlError({ cause: new Error(`exit code ${code}`), message: "The database reader stopped" })
+          )
       )
       readers.push(reader)
       started++
