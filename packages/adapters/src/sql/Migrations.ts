@@ -68,8 +68,35 @@ export const loader = Migrator.fromRecord({
   "0069_notifications_comments": notificationsComments
 })
 
+/**
+ * The migrations table, made before the migrator runs. The migrator creates it outside its lock, and
+ * two processes starting at once on a fresh Postgres database race there (Postgres answers the loser
+ * with a unique violation): here the creation is serialized by a transaction-scoped advisory lock.
+ * The columns are the migrator's own.
+ */
+const ensureTable = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  sql.onDialectOrElse({
+    pg: () =>
+      sql.withTransaction(
+        Effect.zipRight(
+          sql`SELECT pg_advisory_xact_lock(${migrationsTableLock})`,
+          sql`CREATE TABLE IF NOT EXISTS ${sql(table)} (
+            migration_id integer primary key,
+            created_at timestamp with time zone not null default now(),
+            name text not null
+          )`
+        )
+      ).pipe(Effect.asVoid),
+    orElse: () => Effect.void
+  }))
+
+/** The advisory lock key of the migrations table's creation (any constant shared by every process). */
+const migrationsTableLock = 7_301_060
+
 /** Applies pending migrations in one transaction; on Postgres concurrent runners wait on a table lock. */
-export const run = Migrator.make({})({ loader, table }).pipe(Effect.withSpan("Migrations.run"))
+export const run = Effect.zipRight(ensureTable, Migrator.make({})({ loader, table })).pipe(
+  Effect.withSpan("Migrations.run")
+)
 
 /** A migration as the loader and the table name it: `0007_campaigns`. */
 export const label = (id: number, name: string): string => `${String(id).padStart(4, "0")}_${name}`

@@ -7,7 +7,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import * as Migrations from "../../src/sql/Migrations.js"
 import * as SqlDatabase from "../../src/sql/SqlDatabase.js"
-import { createFreshPgDatabase, databasesUnderTest } from "../support/TestDatabases.js"
+import { createFreshPgDatabase, databasesUnderTest, probePostgres } from "../support/TestDatabases.js"
 
 /** The same kind of store, created but never migrated. */
 const unmigrated = (label: "sqlite" | "postgres") =>
@@ -105,3 +105,31 @@ for (const db of await databasesUnderTest()) {
     )
   })
 }
+
+describe.skipIf(!(await probePostgres).available)("migrations started at once on a fresh Postgres database", () => {
+  it.effect(
+    "every runner succeeds and each migration is applied once (the migrations table's creation is raced)",
+    () =>
+      Effect.gen(function*() {
+        for (let round = 0; round < 3; round++) {
+          const db = yield* createFreshPgDatabase().pipe(Effect.orDie)
+          const runners = Array.from({ length: 6 }, () =>
+            Migrations.run.pipe(
+              Effect.provide(SqlDatabase.layerClient({ _tag: "Postgres", url: db.url, maxConnections: 1 })),
+              Effect.either
+            ))
+          const results = yield* Effect.all(runners, { concurrency: "unbounded" })
+          expect(results.filter((r) => r._tag === "Left").map((r) => String(r))).toEqual([])
+          const applied = yield* Effect.flatMap(
+            SqlClient.SqlClient,
+            (sql) => sql<{ name: string }>`SELECT name FROM herald_migrations ORDER BY migration_id`
+          ).pipe(
+            Effect.provide(SqlDatabase.layerClient({ _tag: "Postgres", url: db.url, maxConnections: 1 }))
+          )
+          expect(applied.length).toBe((yield* allKnown).length)
+          yield* db.drop
+        }
+      }),
+    120_000
+  )
+})
