@@ -21,7 +21,6 @@
  * `SqlError` messages, prepared statements kept in a cache of 200. `:memory:` databases (which a
  * second connection cannot open) and `readers: 0` keep every statement on the main connection.
  */
-/* eslint-disable @typescript-eslint/no-explicit-any -- rows are typed as @effect/sql's Connection types them (ReadonlyArray<any>) */
 import * as Reactivity from "@effect/experimental/Reactivity"
 import * as Client from "@effect/sql/SqlClient"
 import type { Connection } from "@effect/sql/SqlConnection"
@@ -50,7 +49,7 @@ interface Statement {
   readonly readonly: boolean
   safeIntegers(toggle: boolean): Statement
   raw(toggle: boolean): Statement
-  all(...params: ReadonlyArray<unknown>): Array<unknown>
+  all(...params: ReadonlyArray<unknown>): Array<object>
   run(...params: ReadonlyArray<unknown>): unknown
 }
 interface Database {
@@ -129,7 +128,7 @@ export const make = (options: Options): Effect.Effect<Client.SqlClient, never, S
 
     /** Runs a statement on the main connection (the caller holds the connection). */
     const runMain = (statement: Statement, params: ReadonlyArray<unknown>, raw: boolean, values: boolean) =>
-      Effect.withFiberRuntime<ReadonlyArray<any>, SqlError>((fiber) => {
+      Effect.withFiberRuntime<ReadonlyArray<object>, SqlError>((fiber) => {
         try {
           statement.safeIntegers(safeIntegersOf(fiber))
           if (statement.reader) {
@@ -142,7 +141,7 @@ export const make = (options: Options): Effect.Effect<Client.SqlClient, never, S
             }
           }
           const result = statement.run(...params)
-          return Effect.succeed(raw ? (result as ReadonlyArray<any>) : [])
+          return Effect.succeed(raw ? (result as ReadonlyArray<object>) : [])
         } catch (cause) {
           return Effect.fail(new SqlError({ cause, message: "Failed to execute statement" }))
         }
@@ -165,7 +164,7 @@ export const make = (options: Options): Effect.Effect<Client.SqlClient, never, S
           if (readers !== undefined && prepared.routable && !raw) {
             return Effect.zipRight(
               noOpenTransaction,
-              Effect.withFiberRuntime<ReadonlyArray<any>, SqlError>((fiber) =>
+              Effect.withFiberRuntime<ReadonlyArray<object>, SqlError>((fiber) =>
                 readers.run(sql, params, values, safeIntegersOf(fiber))
               )
             )

@@ -12,7 +12,6 @@
  * starts none), are referenced only while they owe an answer (an idle pool never keeps the process
  * alive), and are terminated when the pool's scope closes.
  */
-/* eslint-disable @typescript-eslint/no-explicit-any -- rows are typed as @effect/sql's Connection types them (ReadonlyArray<any>) */
 import { SqlError } from "@effect/sql/SqlError"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
@@ -81,7 +80,7 @@ interface WorkerError {
   readonly phase: "open" | "prepare" | "execute"
 }
 
-type Reply = readonly [id: number, rows: ReadonlyArray<unknown> | undefined, hasBlob: boolean, error?: WorkerError]
+type Reply = readonly [id: number, rows: ReadonlyArray<object> | undefined, hasBlob: boolean, error?: WorkerError]
 
 /** better-sqlite3's error class (the one a statement on the main connection throws), for the same `cause`. */
 type SqliteErrorClass = new(message: string, code: string) => Error & { readonly code: string }
@@ -103,7 +102,7 @@ export interface ReaderPool {
     params: ReadonlyArray<unknown>,
     values: boolean,
     safeIntegers: boolean
-  ) => Effect.Effect<ReadonlyArray<any>, SqlError>
+  ) => Effect.Effect<ReadonlyArray<object>, SqlError>
   /** Workers started so far (for tests). */
   readonly started: () => number
 }
@@ -203,7 +202,7 @@ export const make = (options: Options): Effect.Effect<ReaderPool, never, Scope.S
     }
 
     const run: ReaderPool["run"] = (sql, params, values, safeIntegers) =>
-      Effect.async<ReadonlyArray<any>, SqlError>((resume) => {
+      Effect.async<ReadonlyArray<object>, SqlError>((resume) => {
         if (closed) {
           resume(Effect.fail(new SqlError({ cause: new Error("closed"), message: "The database is closed" })))
           return
