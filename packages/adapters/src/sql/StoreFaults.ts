@@ -11,7 +11,12 @@
  *   read-only transaction, e.g. a standby), and node-postgres's messages for a dropped connection.
  * - SQLite's full, read-only, I/O, busy/locked and cannot-open results.
  * - The file system's full, read-only and quota errors.
+ *
+ * An Effect `Cause` in the chain (a batch that failed every waiter with the cause of its one
+ * statement) is followed into its failures and defects.
  */
+import { Cause } from "effect"
+
 const nodeCodes = new Set([
   "ECONNREFUSED",
   "ECONNRESET",
@@ -53,6 +58,9 @@ export const isStoreUnavailable = (error: unknown): boolean => {
   let current: unknown = error
   while (typeof current === "object" && current !== null && !seen.has(current)) {
     seen.add(current)
+    if (Cause.isCause(current)) {
+      return [...Cause.failures(current), ...Cause.defects(current)].some(isStoreUnavailable)
+    }
     const code = field(current, "code")
     if (typeof code === "string" && isUnavailableCode(code)) return true
     const message = field(current, "message")
