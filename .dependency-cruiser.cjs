@@ -4,26 +4,27 @@
  * - core does no I/O: it imports `effect` and its own modules, nothing else (no Node built-ins, no
  *   other npm package);
  * - core's feature folders are layered, and a folder imports only folders below it (see `coreLayers`).
- *
- * Imports that broke the layering when the rule was introduced are listed in
- * `.dependency-cruiser-known-violations.json` (made by `npm run lint:deps:baseline`); they are reported
- * as warnings until the layering removes them, and any other violation fails the check.
+ * - no module of core imports itself back through a chain of imports (no cycle);
+ * - a core folder's `internal/` modules are its own: no other folder, and no other package, imports them.
  */
 
 /**
- * Core's folders from the bottom up. `kernel` holds ids, errors and the shared ports; `access` the
+ * Core's folders from the bottom up. `kernel` holds ids, errors and the shared ports; `domain` the
+ * values every feature shares (platforms, accounts, media, posts and destinations); `access` the
  * organizations, keys, users and plans; `webhooks` the event vocabulary; `platforms` the platform
- * values and the client port; then accounts, media, AI, posts, the approval workflow, publishing and
- * analytics, each built on what is below it.
+ * rules and the client port; then accounts, media, AI, campaigns, posts, the approval workflow,
+ * publishing and analytics, each built on what is below it.
  */
 const coreLayers = [
   "kernel",
+  "domain",
   "access",
   "webhooks",
   "platforms",
   "accounts",
   "media",
   "ai",
+  "campaigns",
   "posts",
   "workflow",
   "publishing",
@@ -77,6 +78,27 @@ module.exports = {
       severity: "error",
       from: { path: "^packages/[^/]+/src/" },
       to: { couldNotResolve: true }
+    },
+    {
+      name: "core-no-cycle",
+      comment: "no module of core reaches itself through its imports",
+      severity: "error",
+      from: { path: "^packages/core/src/" },
+      to: { circular: true }
+    },
+    {
+      name: "core-internal-private",
+      comment: "a core folder's internal/ modules are imported only from within that folder",
+      severity: "error",
+      from: { path: "^packages/core/src/([^/]+)/" },
+      to: { path: "^packages/core/src/[^/]+/internal/", pathNot: "^packages/core/src/$1/" }
+    },
+    {
+      name: "core-internal-not-outside",
+      comment: "adapters and http do not import a core folder's internal/ modules",
+      severity: "error",
+      from: { path: "^packages/(adapters|http)/" },
+      to: { path: "^packages/core/src/[^/]+/internal/" }
     },
     ...layerRules
   ],

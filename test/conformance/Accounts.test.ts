@@ -3,7 +3,7 @@
  * answers) Postgres: shapes, the Facebook-flow Instagram sibling rule, health, invalid_id, 404 for
  * absent, other-organization and restricted-away accounts.
  */
-import type { SocialAccount } from "@herald/core/accounts/Account"
+import type { SocialAccount } from "@herald/core/domain/Account"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { probePostgres } from "../../packages/adapters/test/support/TestDatabases.js"
 import { insertAccounts } from "../support/AccountFixtures.js"

@@ -4,11 +4,11 @@
  * the periods and their bounds, invalid_period and invalid_range, scopes and restricted keys, and
  * the OpenAPI document.
  */
-import { Destination, Metrics } from "@herald/core/posts/Destination"
-import type { DestinationStatus } from "@herald/core/posts/Destination"
+import { Destination, Metrics } from "@herald/core/domain/Destination"
+import type { DestinationStatus } from "@herald/core/domain/Destination"
 import { IdGenerator } from "@herald/core/kernel/IdGenerator"
 import { OrganizationId, PostId } from "@herald/core/kernel/Ids"
-import * as Post from "@herald/core/posts/Post"
+import * as Post from "@herald/core/domain/Post"
 import { PostStore } from "@herald/core/posts/PostStore"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"

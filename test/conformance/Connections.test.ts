@@ -6,7 +6,7 @@
  * credentials encrypted in the store.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import { SocialAccount } from "@herald/core/accounts/Account"
+import { SocialAccount } from "@herald/core/domain/Account"
 import { AccountStore } from "@herald/core/accounts/AccountStore"
 import { EventStore } from "@herald/core/webhooks/EventStore"
 import { AccountId, OrganizationId } from "@herald/core/kernel/Ids"

@@ -5,7 +5,7 @@
  */
 import { IdGenerator } from "@herald/core/kernel/IdGenerator"
 import { OrganizationId, PostId } from "@herald/core/kernel/Ids"
-import * as Post from "@herald/core/posts/Post"
+import * as Post from "@herald/core/domain/Post"
 import { PostStore } from "@herald/core/posts/PostStore"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"

@@ -11,11 +11,12 @@ import * as FileBlobStore from "@herald/adapters/media/FileBlobStore"
 import * as NodeCrypto from "@herald/adapters/NodeCrypto"
 import * as Instagram from "@herald/adapters/platforms/Instagram"
 import * as CredentialCipher from "@herald/adapters/security/CredentialCipher"
-import { SocialAccount } from "@herald/core/accounts/Account"
+import { SocialAccount } from "@herald/core/domain/Account"
 import * as MediaLinks from "@herald/core/media/MediaLinks"
 import type { MediaId, OrganizationId } from "@herald/core/kernel/Ids"
 import { DispatchMedia } from "@herald/core/publishing/Dispatcher"
 import * as MediaHttp from "@herald/http/groups/Media"
+import * as MediaServices from "@herald/http/MediaServices"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -115,7 +116,7 @@ describe.each([
         media.resolve(server.orgId as OrganizationId, [mediaId as MediaId], { platform: "instagram", settings: {} }))
         .pipe(
           Effect.provide(
-            MediaHttp.layerDispatch({ dataDir, env: { HERALD_MEDIA_PUBLIC_URL: publicBase } }).pipe(
+            MediaServices.layerDispatch({ dataDir, env: { HERALD_MEDIA_PUBLIC_URL: publicBase } }).pipe(
               Layer.provide(CredentialCipher.layer({ dataDir }))
             )
           )

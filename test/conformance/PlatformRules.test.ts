@@ -6,9 +6,9 @@
  * (validation_error at its path; every enum value accepted), required settings and media, content
  * types, media types, counts and kinds that must stand alone.
  */
-import * as ComposerRules from "@herald/core/platforms/ComposerRules"
-import { platforms } from "@herald/core/platforms/Platform"
-import type { Platform } from "@herald/core/platforms/Platform"
+import * as ComposerRules from "@herald/core/posts/ComposerRules"
+import { platforms } from "@herald/core/domain/Platform"
+import type { Platform } from "@herald/core/domain/Platform"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { probePostgres } from "../../packages/adapters/test/support/TestDatabases.js"
 import { insertAccounts } from "../support/AccountFixtures.js"

@@ -3,9 +3,9 @@
  * answers) Postgres: shapes, the round-trip (clone) rule, the raw-body rules, errors with their
  * statuses, posting limits with Retry-After, the circuit breaker, and the OpenAPI document.
  */
-import * as CircuitBreaker from "@herald/core/publishing/CircuitBreaker"
+import * as CircuitBreaker from "@herald/core/posts/CircuitBreaker"
 import { OrganizationId, PostId } from "@herald/core/kernel/Ids"
-import { Destination } from "@herald/core/posts/Destination"
+import { Destination } from "@herald/core/domain/Destination"
 import { PostStore } from "@herald/core/posts/PostStore"
 import { EventStore } from "@herald/core/webhooks/EventStore"
 import * as Option from "effect/Option"

@@ -3,10 +3,10 @@
  * SQLite and (where it answers) Postgres: shapes, the envelope, 409 with nothing failed, filters and
  * their errors, scopes and restricted keys.
  */
-import type { SocialAccount } from "@herald/core/accounts/Account"
-import { Destination, Metrics } from "@herald/core/posts/Destination"
+import type { SocialAccount } from "@herald/core/domain/Account"
+import { Destination, Metrics } from "@herald/core/domain/Destination"
 import { DestinationId, OrganizationId, PostId } from "@herald/core/kernel/Ids"
-import { Post } from "@herald/core/posts/Post"
+import { Post } from "@herald/core/domain/Post"
 import { PostStore } from "@herald/core/posts/PostStore"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"

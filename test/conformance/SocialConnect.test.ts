@@ -6,7 +6,7 @@
  * 401 api_key_required without a key.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import { SocialAccount } from "@herald/core/accounts/Account"
+import { SocialAccount } from "@herald/core/domain/Account"
 import { AccountStore } from "@herald/core/accounts/AccountStore"
 import { AccountId, OrganizationId } from "@herald/core/kernel/Ids"
 import * as Effect from "effect/Effect"

@@ -4,7 +4,7 @@
  * endpoint it was sent to, posting-limit 429 headers, secrets kept out of the server's output, and
  * the request id and post id on the request and dispatcher log lines.
  */
-import type { SocialAccount } from "@herald/core/accounts/Account"
+import type { SocialAccount } from "@herald/core/domain/Account"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { insertAccounts } from "../support/AccountFixtures.js"
 import * as HeraldServer from "../support/HeraldServer.js"

@@ -9,7 +9,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { DispatchStore } from "@herald/core/publishing/DispatchStore"
-import { ProcessInfo, ProcessStore } from "@herald/core/publishing/Processes"
+import { ProcessInfo, ProcessStore } from "@herald/core/kernel/Processes"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as ManagedRuntime from "effect/ManagedRuntime"

@@ -4,9 +4,9 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Sandbox from "@herald/adapters/platforms/Sandbox"
-import { SocialAccount } from "@herald/core/accounts/Account"
+import { SocialAccount } from "@herald/core/domain/Account"
 import { AccountStore } from "@herald/core/accounts/AccountStore"
-import * as CircuitBreaker from "@herald/core/publishing/CircuitBreaker"
+import * as CircuitBreaker from "@herald/core/posts/CircuitBreaker"
 import * as Dispatcher from "@herald/core/publishing/Dispatcher"
 import { DispatchStore } from "@herald/core/publishing/DispatchStore"
 import { type PlatformClient, PublishError } from "@herald/core/platforms/Platforms"

@@ -1,9 +1,9 @@
 /** The sandbox platform on its own: markers, post ids and URLs per platform, latency, the journal. */
 import { describe, expect, it } from "@effect/vitest"
 import * as Sandbox from "@herald/adapters/platforms/Sandbox"
-import { SocialAccount } from "@herald/core/accounts/Account"
+import { SocialAccount } from "@herald/core/domain/Account"
 import { AccountId, DestinationId, OrganizationId } from "@herald/core/kernel/Ids"
-import { type Platform, platforms } from "@herald/core/platforms/Platform"
+import { type Platform, platforms } from "@herald/core/domain/Platform"
 import type { PublishRequest } from "@herald/core/platforms/Platforms"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"

@@ -1,6 +1,6 @@
 /** `herald serve` runs a dispatcher, so it registers itself in the process table as `serve` and heartbeats. */
 import { describe, expect, it } from "@effect/vitest"
-import { ProcessStore } from "@herald/core/publishing/Processes"
+import { ProcessStore } from "@herald/core/kernel/Processes"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as os from "node:os"

@@ -85,4 +85,39 @@ describe("dependency rules", () => {
       }
     }
   })
+
+  it("fail a cycle between core modules, and an import of another folder's internal module", () => {
+    write("packages/core/src/posts/A.ts", `import { b } from "./B.js"\nexport const a = () => b\n`)
+    write("packages/core/src/posts/B.ts", `import { a } from "./A.js"\nexport const b = () => a\n`)
+    write("packages/core/src/media/internal/Rows.ts", `export const rows = 1\n`)
+    write(
+      "packages/core/src/media/Library.ts",
+      `import { rows } from "./internal/Rows.js"\nexport const library = rows\n`
+    )
+    write(
+      "packages/core/src/posts/Reach.ts",
+      `import { rows } from "../media/internal/Rows.js"\nexport const reach = rows\n`
+    )
+    try {
+      const run = cruise("packages")
+      expect(run.status).not.toBe(0)
+      expect(run.output).toContain("core-no-cycle: packages/core/src/posts/A.ts")
+      expect(run.output).toContain(
+        "core-internal-private: packages/core/src/posts/Reach.ts → packages/core/src/media/internal/Rows.ts"
+      )
+      expect(run.output).not.toContain("packages/core/src/media/Library.ts →")
+    } finally {
+      for (
+        const file of [
+          "packages/core/src/posts/A.ts",
+          "packages/core/src/posts/B.ts",
+          "packages/core/src/media/internal/Rows.ts",
+          "packages/core/src/media/Library.ts",
+          "packages/core/src/posts/Reach.ts"
+        ]
+      ) {
+        fs.rmSync(path.join(tree, file))
+      }
+    }
+  })
 })

@@ -3,7 +3,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, layer } from "@effect/vitest"
-import * as CircuitBreaker from "@herald/core/publishing/CircuitBreaker"
+import * as CircuitBreaker from "@herald/core/posts/CircuitBreaker"
 import { DomainError } from "@herald/core/kernel/Errors"
 import { EventStore } from "@herald/core/webhooks/EventStore"
 import { PostStore } from "@herald/core/posts/PostStore"

@@ -3,9 +3,9 @@
  * (where one answers) Postgres.
  */
 import { describe, expect, layer } from "@effect/vitest"
-import { Destination } from "@herald/core/posts/Destination"
+import { Destination } from "@herald/core/domain/Destination"
 import { DomainError } from "@herald/core/kernel/Errors"
-import { Approval, Post } from "@herald/core/posts/Post"
+import { Approval, Post } from "@herald/core/domain/Post"
 import { PostStore } from "@herald/core/posts/PostStore"
 import * as Posts from "@herald/core/posts/Posts"
 import * as DateTime from "effect/DateTime"

@@ -2,10 +2,10 @@
  * Social accounts for conformance tests, written straight into the server's store (accounts are
  * connected through platform flows, which these tests do not exercise).
  */
-import type { SocialAccount } from "@herald/core/accounts/Account"
+import type { SocialAccount } from "@herald/core/domain/Account"
 import { AccountStore, type NewAccount } from "@herald/core/accounts/AccountStore"
 import { OrganizationId } from "@herald/core/kernel/Ids"
-import type { Platform } from "@herald/core/platforms/Platform"
+import type { Platform } from "@herald/core/domain/Platform"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"

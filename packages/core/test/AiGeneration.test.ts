@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as AiGeneration from "@herald/core/ai/AiGeneration"
-import { platforms } from "@herald/core/platforms/Platform"
+import { platforms } from "@herald/core/domain/Platform"
 import * as TextCounting from "@herald/core/platforms/TextCounting"
 import * as TextLimits from "@herald/core/platforms/TextLimits"
 import * as fc from "effect/FastCheck"

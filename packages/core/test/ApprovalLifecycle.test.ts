@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Either, FastCheck as fc, Option } from "effect"
-import * as ApprovalLifecycle from "../src/workflow/ApprovalLifecycle.js"
-import { Approval, type ApprovalStatus } from "../src/posts/Post.js"
+import * as ApprovalLifecycle from "../src/posts/ApprovalLifecycle.js"
+import { Approval, type ApprovalStatus } from "../src/domain/Post.js"
 
 const approvalArb = fc.record({
   status: fc.constantFrom<ApprovalStatus>("pending", "approved", "changes_requested"),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as CircuitBreaker from "@herald/core/publishing/CircuitBreaker"
+import * as CircuitBreaker from "@herald/core/posts/CircuitBreaker"
 import { OrganizationId } from "@herald/core/kernel/Ids"
 import { UsageCounters } from "@herald/core/access/UsageCounters"
 import * as DateTime from "effect/DateTime"

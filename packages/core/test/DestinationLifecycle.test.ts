@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Either, FastCheck as fc } from "effect"
-import type { DestinationStatus } from "../src/posts/Destination.js"
+import type { DestinationStatus } from "../src/domain/Destination.js"
 import {
   decideAfterFailure,
   DestinationEvent,

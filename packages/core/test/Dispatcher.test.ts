@@ -6,12 +6,12 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import { SocialAccount } from "../src/accounts/Account.js"
-import { Destination, Metrics } from "../src/posts/Destination.js"
+import { SocialAccount } from "../src/domain/Account.js"
+import { Destination, Metrics } from "../src/domain/Destination.js"
 import * as Dispatcher from "../src/publishing/Dispatcher.js"
 import { AccountId, DestinationId, MediaId, OrganizationId, PostId } from "../src/kernel/Ids.js"
-import type { Platform } from "../src/platforms/Platform.js"
-import { PlatformContentEntry, Post, ThreadPost } from "../src/posts/Post.js"
+import type { Platform } from "../src/domain/Platform.js"
+import { PlatformContentEntry, Post, ThreadPost } from "../src/domain/Post.js"
 
 const t0 = DateTime.unsafeMake(1_700_000_000_000)
 const orgId = OrganizationId.make("00000000-0000-4000-8000-000000000001")

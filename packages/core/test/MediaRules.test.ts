@@ -1,8 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import type { DomainError } from "@herald/core/kernel/Errors"
 import * as MediaRules from "@herald/core/media/MediaRules"
-import type { Platform } from "@herald/core/platforms/Platform"
-import { PlatformContentEntry } from "@herald/core/posts/Post"
+import * as PostMediaRules from "@herald/core/media/PostMediaRules"
+import type { Platform } from "@herald/core/domain/Platform"
+import { PlatformContentEntry } from "@herald/core/domain/Post"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as FastCheck from "effect/FastCheck"
@@ -171,7 +172,7 @@ const messages = (
   media: ReadonlyArray<MediaRules.PostMedium>,
   contentType?: string,
   mode: MediaRules.CheckMode = "publish"
-): ReadonlyArray<string> => MediaRules.postMediaIssues(platform, contentType, media, { mode }).map((i) => i.message)
+): ReadonlyArray<string> => PostMediaRules.postMediaIssues(platform, contentType, media, { mode }).map((i) => i.message)
 
 describe("media that must be fetched from a public URL", () => {
   it.effect("any instagram or threads medium without a public URL is refused when publishing, not as a draft", () =>
@@ -184,7 +185,9 @@ describe("media that must be fetched from a public URL", () => {
         media,
         mode: "publish" as const
       })
-      const error = yield* Effect.flip(MediaRules.check(input(["instagram", "threads"], [privateImage, privateVideo])))
+      const error = yield* Effect.flip(
+        PostMediaRules.check(input(["instagram", "threads"], [privateImage, privateVideo]))
+      )
       expect(error.code).toBe("validation_error")
       const errors = error.details?.["validation_errors"] as ReadonlyArray<
         { platform: string; path: string; message: string }
@@ -197,7 +200,7 @@ describe("media that must be fetched from a public URL", () => {
         "threads media_ids.0",
         "threads media_ids.1"
       ]))
-      const reel = yield* Effect.flip(MediaRules.check(input(["instagram"], [privateVideo])))
+      const reel = yield* Effect.flip(PostMediaRules.check(input(["instagram"], [privateVideo])))
       expect(reel.details?.["validation_errors"]).toEqual([
         expect.objectContaining({
           platform: "instagram",
@@ -205,11 +208,11 @@ describe("media that must be fetched from a public URL", () => {
           message: expect.stringContaining("videos from a public URL")
         })
       ])
-      yield* MediaRules.check({ ...input(["instagram"], [privateImage, privateVideo]), mode: "draft" })
-      yield* MediaRules.check(input(["instagram", "threads", "x"], [{ ...image(), hasPublicUrl: true }]))
-      yield* MediaRules.check(input(["x", "bluesky"], [privateImage]))
+      yield* PostMediaRules.check({ ...input(["instagram"], [privateImage, privateVideo]), mode: "draft" })
+      yield* PostMediaRules.check(input(["instagram", "threads", "x"], [{ ...image(), hasPublicUrl: true }]))
+      yield* PostMediaRules.check(input(["x", "bluesky"], [privateImage]))
       // TikTok pulls photo-post images from their URL; a video is uploaded by Herald.
-      const photos = yield* Effect.flip(MediaRules.check(input(["tiktok"], [privateImage, privateImage])))
+      const photos = yield* Effect.flip(PostMediaRules.check(input(["tiktok"], [privateImage, privateImage])))
       expect(photos.details?.["validation_errors"]).toEqual([
         expect.objectContaining({
           platform: "tiktok",
@@ -222,18 +225,18 @@ describe("media that must be fetched from a public URL", () => {
           message: expect.stringContaining("images from a public URL")
         })
       ])
-      yield* MediaRules.check(input(["tiktok"], [privateVideo]))
-      yield* MediaRules.check(input(["tiktok"], [{ ...image(), hasPublicUrl: true }]))
+      yield* PostMediaRules.check(input(["tiktok"], [privateVideo]))
+      yield* PostMediaRules.check(input(["tiktok"], [{ ...image(), hasPublicUrl: true }]))
     }))
 })
 
 describe("checkPostMedia", () => {
   it("returns validation_error per problem, naming the platform", () => {
-    const errors = MediaRules.checkPostMedia("x", undefined, [...times(5, image()), pdfDocument])
+    const errors = PostMediaRules.checkPostMedia("x", undefined, [...times(5, image()), pdfDocument])
     expect(errors.map((e) => e.code)).toEqual(["validation_error", "validation_error"])
     expect(errors.every((e) => e.details?.["platform"] === "x")).toBe(true)
     expect(errors.map((e) => e.details?.["path"])).toEqual(["media_ids.5", "media_ids"])
-    expect(MediaRules.checkPostMedia("x", undefined, times(4, image()))).toEqual([])
+    expect(PostMediaRules.checkPostMedia("x", undefined, times(4, image()))).toEqual([])
   })
 
   it("x: up to 4 images, or one video, or one GIF, never mixed", () => {
@@ -308,7 +311,7 @@ describe("checkPostMedia", () => {
   it.effect("tiktok: photoCoverIndex names one of the photo post's images", () =>
     Effect.gen(function*() {
       const check = (index: unknown, media: ReadonlyArray<MediaRules.PostMedium>) =>
-        MediaRules.check({
+        PostMediaRules.check({
           platforms: ["tiktok"],
           platformContent: { tiktok: new PlatformContentEntry({ content: "p", settings: { photoCoverIndex: index } }) },
           media,
@@ -391,7 +394,7 @@ describe("checkPostMedia", () => {
 
 describe("check (a post across its platforms)", () => {
   it("passes a post every platform takes", () => {
-    const result = Effect.runSync(Effect.either(MediaRules.check({
+    const result = Effect.runSync(Effect.either(PostMediaRules.check({
       platforms: ["x", "bluesky", "linkedin", "telegram"],
       platformContent: {},
       media: [image(), image("image/png")],
@@ -401,7 +404,7 @@ describe("check (a post across its platforms)", () => {
   })
 
   it("collects every platform's problems in one validation_error", () => {
-    const error = left(Effect.runSync(Effect.either(MediaRules.check({
+    const error = left(Effect.runSync(Effect.either(PostMediaRules.check({
       platforms: ["instagram", "youtube", "x", "x"],
       platformContent: { instagram: new PlatformContentEntry({ content: "", contentType: "Reels" }) },
       media: [image("image/png")],
@@ -419,7 +422,7 @@ describe("check (a post across its platforms)", () => {
 
   it("in draft mode requires nothing but still refuses what can never be posted", () => {
     const draft = (media: ReadonlyArray<MediaRules.PostMedium>) =>
-      Effect.runSync(Effect.either(MediaRules.check({
+      Effect.runSync(Effect.either(PostMediaRules.check({
         platforms: ["instagram", "youtube", "pinterest"],
         platformContent: {},
         media,

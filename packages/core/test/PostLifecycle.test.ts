@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Arbitrary, FastCheck as fc } from "effect"
-import { DestinationStatus } from "../src/posts/Destination.js"
-import type { PostStatus } from "../src/posts/Post.js"
+import { DestinationStatus } from "../src/domain/Destination.js"
+import type { PostStatus } from "../src/domain/Post.js"
 import { derivePostStatus, settledOutcome } from "../src/posts/PostLifecycle.js"
 
 const status = Arbitrary.make(DestinationStatus)

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { ApiKey } from "@herald/core/access/ApiKey"
 import { ApiKeyId, OrganizationId, UserId } from "@herald/core/kernel/Ids"
-import * as PostingLimits from "@herald/core/posts/PostingLimits"
+import * as PostingLimits from "@herald/core/access/PostingLimits"
 import { UsageCounters } from "@herald/core/access/UsageCounters"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"

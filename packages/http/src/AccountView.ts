@@ -1,8 +1,8 @@
 /**
  * How a social account and its health report look on the wire, and which rows the account list shows.
  */
-import type { SocialAccount } from "@herald/core/accounts/Account"
-import { Platform } from "@herald/core/platforms/Platform"
+import type { SocialAccount } from "@herald/core/domain/Account"
+import { Platform } from "@herald/core/domain/Platform"
 import * as DateTime from "effect/DateTime"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"

@@ -7,27 +7,29 @@ import type { MigrationError } from "@effect/sql/Migrator"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as Migrations from "@herald/adapters/sql/Migrations"
 import * as SqlDatabase from "@herald/adapters/sql/SqlDatabase"
-import * as ApiKey from "@herald/core/access/ApiKey"
-import { ApiKeyStore } from "@herald/core/access/ApiKeyStore"
-import { AccountId } from "@herald/core/kernel/Ids"
-import * as Organization from "@herald/core/access/Organization"
-import * as QueuePolicy from "@herald/core/workflow/QueuePolicy"
-import { OrganizationStore } from "@herald/core/access/OrganizationStore"
-import { UserStore } from "@herald/core/access/UserStore"
 import * as Cause from "effect/Cause"
 import * as Console from "effect/Console"
-import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
-import { parseArgs } from "node:util"
 import * as Admin from "./Admin.js"
 import * as Backup from "./Backup.js"
+import { adminCommand, runAdmin, setPasswordLink } from "./CliAdmin.js"
+import {
+  databaseConfig,
+  dataDir,
+  env,
+  parse,
+  positiveInt,
+  quietLogger,
+  usage,
+  UsageError,
+  type Values
+} from "./CliArgs.js"
 import * as Config from "./Config.js"
 import * as Health from "./groups/Health.js"
 import * as LogSink from "./LogSink.js"
@@ -35,91 +37,6 @@ import * as OtlpTracing from "./OtlpTracing.js"
 import * as RateLimit from "./RateLimit.js"
 import * as Server from "./Server.js"
 import * as Worker from "./Worker.js"
-
-export const usage = `Usage:
-  herald serve [--port N] [--host H] [--data-dir DIR] [--database-url URL] [--sandbox]
-  herald worker [--sandbox] [--batch-size N] [--concurrency N] [--lease-seconds N] [--poll-ms N]
-  herald migrate [--check]                  (--check: list what would be applied, change nothing)
-  herald backup --to FILE                   (SQLite: store, secret.key, media files; while serving)
-  herald restore --from FILE                (into a new or empty --data-dir)
-  herald keys create [--org ID] [--scopes read,write,ai] [--accounts 1,2] [--expires ISO] [--name N]
-  herald keys list [--org ID]
-  herald keys revoke ID
-  herald orgs create NAME [--plan P] [--status S]
-  herald orgs list
-  herald orgs set-plan ID PLAN [--status S]
-  herald users create EMAIL [--role owner|admin|member] [--org ID] [--name N]
-  herald users list [--org ID]
-  herald users set-role USER ROLE          (USER: an id or an email)
-  herald users reset-password USER
-  herald device approve CODE [--org ID]
-  herald device deny CODE
-  herald queue set [--org ID] --timezone ZONE --slots "mon-fri 09:00,12:30;sat 10:00"
-  herald queue show [--org ID]
-
-Every command also takes --data-dir DIR (env HERALD_DATA_DIR, default ./.herald) and
---database-url URL (env HERALD_DATABASE_URL; a postgres:// URL, else SQLite in the data dir).
-serve also reads PORT (default 8080), HERALD_HOST (default 127.0.0.1),
-HERALD_RATE_LIMIT_PER_MINUTE (default 60) and HERALD_RATE_LIMIT_PER_HOUR (default 1000).`
-
-class UsageError extends Error {}
-
-const options = {
-  port: { type: "string" },
-  host: { type: "string" },
-  "data-dir": { type: "string" },
-  "database-url": { type: "string" },
-  sandbox: { type: "boolean" },
-  "batch-size": { type: "string" },
-  concurrency: { type: "string" },
-  "lease-seconds": { type: "string" },
-  "poll-ms": { type: "string" },
-  org: { type: "string" },
-  scopes: { type: "string" },
-  accounts: { type: "string" },
-  expires: { type: "string" },
-  name: { type: "string" },
-  plan: { type: "string" },
-  status: { type: "string" },
-  timezone: { type: "string" },
-  slots: { type: "string" },
-  role: { type: "string" },
-  to: { type: "string" },
-  from: { type: "string" },
-  check: { type: "boolean" },
-  help: { type: "boolean", short: "h" }
-} as const
-
-type Values = ReturnType<typeof parse>["values"]
-
-const parse = (argv: ReadonlyArray<string>) =>
-  parseArgs({ args: [...argv], options, allowPositionals: true, strict: true })
-
-const env = (name: string): string | undefined => {
-  const value = process.env[name]
-  return value === undefined || value === "" ? undefined : value
-}
-
-const positiveInt = (raw: string, what: string): number => {
-  const n = Number(raw)
-  if (!Number.isSafeInteger(n) || n < 0) throw new UsageError(`${what} must be a non-negative integer: ${raw}`)
-  return n
-}
-
-const dataDir = (values: Values): string => values["data-dir"] ?? env("HERALD_DATA_DIR") ?? ".herald"
-
-const databaseConfig = (values: Values): SqlDatabase.DatabaseConfig =>
-  SqlDatabase.configFrom({
-    dataDir: dataDir(values),
-    databaseUrl: values["database-url"] ?? env("HERALD_DATABASE_URL"),
-    sqliteReaders: sqliteReaders()
-  })
-
-/** `HERALD_SQLITE_READERS`: threads running SQLite reads off the event loop (0: none). */
-const sqliteReaders = (): number | undefined => {
-  const raw = env("HERALD_SQLITE_READERS")
-  return raw === undefined ? undefined : positiveInt(raw, "HERALD_SQLITE_READERS")
-}
 
 const rateLimits = (): RateLimit.Limits => ({
   perMinute: positiveInt(
@@ -131,142 +48,6 @@ const rateLimits = (): RateLimit.Limits => ({
     "HERALD_RATE_LIMIT_PER_HOUR"
   )
 })
-
-const oneOf = <const A extends ReadonlyArray<string>>(allowed: A, raw: string, what: string): A[number] => {
-  if (!allowed.includes(raw)) throw new UsageError(`${what} must be one of ${allowed.join(", ")}: ${raw}`)
-  return raw
-}
-
-const plan = (raw: string) => oneOf(Organization.Plan.literals, raw, "plan")
-const subscriptionStatus = (raw: string) => oneOf(Organization.SubscriptionStatus.literals, raw, "status")
-
-const list = (raw: string): Array<string> => raw.split(",").map((s) => s.trim()).filter((s) => s !== "")
-
-/**
- * Logs go to stderr, so stdout carries only what a command prints (a key, an id): logfmt, or JSON with
- * HERALD_LOG_FORMAT=json, one line per entry, written in batches once per turn of the event loop
- * (LogSink.ts).
- */
-const quietLogger = LogSink.layerFromEnv
-
-const iso = (value: Option.Option<DateTime.Utc>): string =>
-  Option.match(value, { onNone: () => "-", onSome: DateTime.formatIso })
-
-const keysCreate = (values: Values) => {
-  const scopes = values.scopes === undefined
-    ? undefined
-    : list(values.scopes).map((s) => oneOf(ApiKey.Scope.literals, s, "scope"))
-  const accountIds = values.accounts === undefined
-    ? undefined
-    : list(values.accounts).map((s) => {
-      const n = Number(s)
-      if (!Schema.is(AccountId)(n)) throw new UsageError(`account id must be a positive integer: ${s}`)
-      return n
-    })
-  const expiresAt = values.expires === undefined ? undefined : Option.getOrUndefined(DateTime.make(values.expires))
-  if (values.expires !== undefined && expiresAt === undefined) {
-    throw new UsageError(`--expires must be an ISO 8601 instant: ${values.expires}`)
-  }
-  return Effect.gen(function*() {
-    const org = yield* Admin.resolveOrganization(values.org)
-    const { token } = yield* Admin.createKey({
-      organizationId: org.id,
-      name: values.name,
-      scopes,
-      accountIds,
-      expiresAt: expiresAt === undefined ? undefined : DateTime.toUtc(expiresAt)
-    })
-    yield* Console.log(token)
-  })
-}
-
-const keysList = (values: Values) =>
-  Effect.gen(function*() {
-    const orgId = values.org === undefined ? Option.none() : Option.some((yield* Admin.findOrganization(values.org)).id)
-    const keys = yield* (yield* ApiKeyStore).list(orgId)
-    const now = yield* DateTime.now
-    for (const key of keys) {
-      yield* Console.log([
-        key.id,
-        key.hint + "…",
-        ApiKey.keyState(key, now),
-        key.scopes.join(","),
-        Option.match(key.accountIds, { onNone: () => "all-accounts", onSome: (ids) => `accounts:${ids.join(",")}` }),
-        `expires:${iso(key.expiresAt)}`,
-        `org:${key.organizationId}`,
-        JSON.stringify(key.name)
-      ].join("\t"))
-    }
-  })
-
-const role = (raw: string) => oneOf(Organization.Role.literals, raw, "role")
-
-/** Where a printed password link points: HERALD_PUBLIC_URL, else this host on PORT (8080). */
-const linkBase = (): string => env("HERALD_PUBLIC_URL") ?? `http://127.0.0.1:${env("PORT") ?? "8080"}`
-
-const printPasswordLink = (email: string, token: string) =>
-  Effect.zipRight(
-    Console.error(`herald: ${email} sets a password within 24 hours at the link below (shown once)`),
-    Console.log(setPasswordLink(linkBase(), token))
-  )
-
-const usersList = (values: Values) =>
-  Effect.gen(function*() {
-    const orgId = values.org === undefined ? Option.none() : Option.some((yield* Admin.findOrganization(values.org)).id)
-    for (const user of yield* (yield* UserStore).list(orgId)) {
-      yield* Console.log(
-        [user.id, user.email, user.role, `org:${user.organizationId}`, JSON.stringify(user.name)].join("\t")
-      )
-    }
-  })
-
-const orgsList = Effect.gen(function*() {
-  for (const org of yield* (yield* OrganizationStore).list) {
-    yield* Console.log(
-      [org.id, org.plan, org.subscriptionStatus, `trial_ends:${iso(org.trialEndsAt)}`, JSON.stringify(org.name)].join(
-        "\t"
-      )
-    )
-  }
-})
-
-const queueShow = (values: Values) =>
-  Effect.gen(function*() {
-    const view = yield* Admin.showQueue(values.org)
-    if (Option.isNone(view.queue)) {
-      yield* Console.log("no queue (set one with: herald queue set --timezone ZONE --slots \"mon-fri 09:00\")")
-      return
-    }
-    const queue = view.queue.value
-    yield* Console.log(`timezone\t${queue.timezone}`)
-    yield* Console.log(`slots\t${QueuePolicy.formatSlots(queue.openings) || "(none)"}`)
-    for (const entry of view.forecast) {
-      yield* Console.log(
-        `next\t${entry.position}\t${DateTime.formatIsoOffset(entry.local)}\t${DateTime.formatIso(entry.occurrence.at)}`
-      )
-    }
-  })
-
-const runAdmin = <A, E>(
-  values: Values,
-  program: Effect.Effect<A, E, Layer.Layer.Success<ReturnType<typeof Server.services>>>
-): Promise<number> =>
-  Effect.runPromiseExit(
-    program.pipe(
-      Effect.provide(
-        Server.services({ database: databaseConfig(values), rateLimits: RateLimit.defaults, dataDir: dataDir(values) })
-      ),
-      Effect.provide(quietLogger),
-      Logger.withMinimumLogLevel(LogLevel.Warning)
-    )
-  ).then((exit) => {
-    if (Exit.isSuccess(exit)) return 0
-    const failure = Option.getOrUndefined(Cause.failureOption(exit.cause))
-    process.stderr.write(
-      `herald: ${failure instanceof Admin.AdminError ? failure.message : Cause.pretty(exit.cause)}\n`
-    )
-    return 1
-  })
 
 /** Runs an operations command (no store services, no migrations); failures are one `herald:` line. */
 const runOperation = (
@@ -353,10 +134,6 @@ const migrateCheck = (values: Values) => {
     return check.pending.length === 0 ? 0 : 3
   }))
 }
-
-/** The dashboard page where a one-time token sets a password. */
-export const setPasswordLink = (base: string, token: string): string =>
-  `${base.replace(/\/+$/, "")}/set-password?token=${token}`
 
 const serve = (values: Values): void => {
   const port = positiveInt(values.port ?? env("PORT") ?? "8080", "port")
@@ -518,146 +295,10 @@ export const main = async (argv: ReadonlyArray<string>): Promise<number | "runni
         return await backupCommand(values)
       case "restore":
         return await restoreCommand(values)
-      case "keys":
-        switch (sub) {
-          case "create":
-            return await runAdmin(values, keysCreate(values))
-          case "list":
-            return await runAdmin(values, keysList(values))
-          case "revoke":
-            if (rest[0] === undefined) throw new UsageError("keys revoke needs a key id")
-            return await runAdmin(values, Effect.zipRight(Admin.revokeKey(rest[0]), Console.error("herald: revoked")))
-        }
-        break
-      case "orgs":
-        switch (sub) {
-          case "create": {
-            if (rest[0] === undefined) throw new UsageError("orgs create needs a NAME")
-            const name = rest[0]
-            return await runAdmin(
-              values,
-              Effect.flatMap(
-                Admin.createOrganization({
-                  name,
-                  plan: values.plan === undefined ? undefined : plan(values.plan),
-                  status: values.status === undefined ? undefined : subscriptionStatus(values.status)
-                }),
-                (org) => Console.log(org.id)
-              )
-            )
-          }
-          case "list":
-            return await runAdmin(values, orgsList)
-          case "set-plan": {
-            const [id, planName] = rest
-            if (id === undefined || planName === undefined) throw new UsageError("orgs set-plan needs ID and PLAN")
-            const nextPlan = plan(planName)
-            const nextStatus = values.status === undefined ? undefined : subscriptionStatus(values.status)
-            return await runAdmin(
-              values,
-              Effect.flatMap(
-                Admin.setPlan(id, nextPlan, nextStatus),
-                (org) => Console.error(`herald: ${org.id} is on plan ${org.plan}, status ${org.subscriptionStatus}`)
-              )
-            )
-          }
-        }
-        break
-      case "users":
-        switch (sub) {
-          case "create": {
-            if (rest[0] === undefined) throw new UsageError("users create needs an EMAIL")
-            const input = {
-              email: rest[0],
-              role: values.role === undefined ? "member" as const : role(values.role),
-              org: values.org,
-              name: values.name
-            }
-            return await runAdmin(
-              values,
-              Effect.flatMap(
-                Admin.createUser(input),
-                ({ passwordToken, user }) =>
-                  Effect.zipRight(
-                    Console.error(`herald: created ${user.role} ${user.email} (${user.id})`),
-                    printPasswordLink(user.email, passwordToken)
-                  )
-              )
-            )
-          }
-          case "list":
-            return await runAdmin(values, usersList(values))
-          case "set-role": {
-            const [who, roleName] = rest
-            if (who === undefined || roleName === undefined) throw new UsageError("users set-role needs USER and ROLE")
-            const next = role(roleName)
-            return await runAdmin(
-              values,
-              Effect.flatMap(
-                Admin.setUserRole(who, next),
-                (user) => Console.error(`herald: ${user.email} is now ${user.role}`)
-              )
-            )
-          }
-          case "reset-password": {
-            if (rest[0] === undefined) throw new UsageError("users reset-password needs USER (an id or an email)")
-            return await runAdmin(
-              values,
-              Effect.flatMap(
-                Admin.resetPassword(rest[0]),
-                ({ passwordToken, user }) => printPasswordLink(user.email, passwordToken)
-              )
-            )
-          }
-        }
-        break
-      case "device": {
-        const code = rest[0]
-        if ((sub === "approve" || sub === "deny") && code === undefined) {
-          throw new UsageError(`device ${sub} needs the CODE the device shows`)
-        }
-        switch (sub) {
-          case "approve":
-            return await runAdmin(
-              values,
-              Effect.flatMap(Admin.approveDevice(code!, values.org), (done) =>
-                Console.error(
-                  `herald: approved ${done.userCode} for organization ${done.organization.id}; ` +
-                    "the device receives its key on its next poll"
-                ))
-            )
-          case "deny":
-            return await runAdmin(
-              values,
-              Effect.flatMap(Admin.denyDevice(code!), (done) => Console.error(`herald: denied ${done.userCode}`))
-            )
-        }
-        break
+      default: {
+        const admin = adminCommand(command, sub, rest, values)
+        if (admin !== undefined) return await admin
       }
-      case "queue":
-        switch (sub) {
-          case "set": {
-            if (values.timezone === undefined || values.slots === undefined) {
-              throw new UsageError("queue set needs --timezone ZONE and --slots \"mon-fri 09:00,12:30;sat 10:00\"")
-            }
-            const input = { org: values.org, timezone: values.timezone, slots: values.slots }
-            return await runAdmin(
-              values,
-              Effect.flatMap(
-                Admin.setQueue(input),
-                (q) =>
-                  Console.error(
-                    `herald: queue of ${q.organizationId} set: ${q.timezone} ${
-                      QueuePolicy.formatSlots(q.openings) || "(no openings)"
-                    }`
-                  )
-              )
-            )
-          }
-          case "show":
-            return await runAdmin(values, queueShow(values))
-        }
-        break
     }
     throw new UsageError(`unknown command: ${positionals.join(" ")}`)
   } catch (error) {

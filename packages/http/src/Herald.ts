@@ -19,11 +19,11 @@ import * as AiGeneration from "@herald/core/ai/AiGeneration"
 import * as Analytics from "@herald/core/analytics/Analytics"
 import * as ApiKey from "@herald/core/access/ApiKey"
 import * as Approvals from "@herald/core/workflow/Approvals"
-import * as Campaigns from "@herald/core/workflow/Campaigns"
+import * as Campaigns from "@herald/core/campaigns/Campaigns"
 import * as Dispatcher from "@herald/core/publishing/Dispatcher"
 import { DomainError, type PersistenceError } from "@herald/core/kernel/Errors"
 import { ApiKeyId, OrganizationId, UserId } from "@herald/core/kernel/Ids"
-import type { Media } from "@herald/core/media/Media"
+import type { Media } from "@herald/core/domain/Media"
 import type * as Organization from "@herald/core/access/Organization"
 import * as MediaLibrary from "@herald/core/media/MediaLibrary"
 import { OrganizationStore } from "@herald/core/access/OrganizationStore"
@@ -44,6 +44,7 @@ import * as Admin from "./Admin.js"
 import { toGeneratedCaptions, toGeneratedImage } from "./groups/Ai.js"
 import { toCampaignView } from "./groups/Campaigns.js"
 import * as MediaHttp from "./groups/Media.js"
+import * as MediaServices from "./MediaServices.js"
 import { toPostView } from "./groups/Posts.js"
 import { toQueueView } from "./groups/Queue.js"
 import * as WebhooksHttp from "./groups/Webhooks.js"
@@ -125,7 +126,7 @@ const services = (config: HeraldConfig) => {
   const dataDir = config.dataDir ?? CredentialCipher.keyDirFor(database)
   return Layer.mergeAll(
     SqlStores.layer,
-    MediaHttp.layerServices({ dataDir, sandbox: config.platforms !== "live" }).pipe(Layer.provide(SqlStores.layer)),
+    MediaServices.layerServices({ dataDir, sandbox: config.platforms !== "live" }).pipe(Layer.provide(SqlStores.layer)),
     // use_queue on posts.create: the next free opening, claimed in the create transaction.
     Queues.allocatorLayer.pipe(Layer.provide(SqlStores.layer))
   ).pipe(

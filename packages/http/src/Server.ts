@@ -50,6 +50,7 @@ import { ConnectionsLive, OAuthCallbackLive } from "./groups/Connections.js"
 import { DeviceLoginLive } from "./groups/DeviceLogin.js"
 import { HealthLive, MigrationProbe, StoreProbe } from "./groups/Health.js"
 import * as MediaHttp from "./groups/Media.js"
+import * as MediaServices from "./MediaServices.js"
 import { MeLive } from "./groups/Me.js"
 import { PlatformRulesLive } from "./groups/PlatformRules.js"
 import { PostsLive } from "./groups/Posts.js"
@@ -244,7 +245,7 @@ export const services = (options: {
     // use_queue on POST /posts: the next free opening, claimed in the create transaction.
     Queues.allocatorLayer.pipe(Layer.provide(SqlStores.layer)),
     // The media library: blobs under <dataDir>/media or in the S3 bucket, the posts and dispatch hooks.
-    MediaHttp.layerServices({
+    MediaServices.layerServices({
       dataDir: options.dataDir ?? CredentialCipher.keyDirFor(options.database),
       sandbox: options.sandbox === true
     }).pipe(

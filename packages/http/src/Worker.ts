@@ -20,7 +20,7 @@ import * as Dispatcher from "@herald/core/publishing/Dispatcher"
 import { DispatchStore } from "@herald/core/publishing/DispatchStore"
 import * as Housekeeping from "@herald/core/publishing/Housekeeping"
 import * as MetricsSweep from "@herald/core/analytics/MetricsSweep"
-import * as Processes from "@herald/core/publishing/Processes"
+import * as Processes from "@herald/core/kernel/Processes"
 import { OrganizationStore } from "@herald/core/access/OrganizationStore"
 import * as PublishAuthRetry from "@herald/core/publishing/PublishAuthRetry"
 import * as Webhooks from "@herald/core/webhooks/Webhooks"
@@ -37,7 +37,7 @@ import * as crypto from "node:crypto"
 import * as os from "node:os"
 import * as path from "node:path"
 import { DispatchLag } from "./groups/Health.js"
-import * as MediaHttp from "./groups/Media.js"
+import * as MediaServices from "./MediaServices.js"
 import * as WebhooksHttp from "./groups/Webhooks.js"
 import * as LogSink from "./LogSink.js"
 import * as OtlpTracing from "./OtlpTracing.js"
@@ -367,7 +367,9 @@ export const layerStandalone = (config: WorkerConfig) =>
       WebhooksHttp.layerServicesFromEnv
     )),
     // Media bytes for the platform clients, from the servers' store (<dataDir>/media, or the S3 bucket).
-    Layer.provide(MediaHttp.layerDispatch({ dataDir: config.dataDir ?? CredentialCipher.keyDirFor(config.database) })),
+    Layer.provide(
+      MediaServices.layerDispatch({ dataDir: config.dataDir ?? CredentialCipher.keyDirFor(config.database) })
+    ),
     Layer.provide(SqlStores.layer),
     Layer.provide(CredentialCipher.layerFromEnv(config.dataDir ?? CredentialCipher.keyDirFor(config.database))),
     Layer.provide(Layer.merge(NodeIdGenerator.layer, NodeCrypto.layer)),

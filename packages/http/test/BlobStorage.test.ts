@@ -20,6 +20,7 @@ import { startS3Server } from "../../adapters/test/support/S3TestServer.js"
 import * as BlobStorage from "../src/BlobStorage.js"
 import * as Config from "../src/Config.js"
 import * as Media from "../src/groups/Media.js"
+import * as MediaServices from "../src/MediaServices.js"
 
 describe("S3 settings at start", () => {
   it("names each wrong S3 variable, never printing the secret key", () => {
@@ -119,7 +120,7 @@ describe.skipIf(!s3.available)("the media library on a bucket", () => {
 
   /** The blob store and link signer `herald serve` builds from `env`, and what they need. */
   const mediaLayer = (env: Record<string, string>) =>
-    Layer.mergeAll(Media.layerBlobStore({ dataDir, env }), Media.layerLinkSigner(env)).pipe(
+    Layer.mergeAll(MediaServices.layerBlobStore({ dataDir, env }), MediaServices.layerLinkSigner(env)).pipe(
       Layer.provideMerge(
         CredentialCipher.layer({ dataDir, secret: Redacted.make("a-shared-secret-of-32-characters!") })
       ),

@@ -2,7 +2,7 @@
  * Views answered in their wire shape without the schema's encode pass (Envelope.respond) must be
  * byte for byte what the encode pass gives: same fields, same order, same values.
  */
-import { SocialAccount } from "@herald/core/accounts/Account"
+import { SocialAccount } from "@herald/core/domain/Account"
 import { OrganizationId } from "@herald/core/kernel/Ids"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"

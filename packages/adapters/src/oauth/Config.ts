@@ -31,7 +31,7 @@
  */
 import type * as HttpClient from "@effect/platform/HttpClient"
 import { ConnectSettings, type OAuthProvider, OAuthProviders } from "@herald/core/accounts/OAuthProviders"
-import type { OAuthPlatform } from "@herald/core/platforms/Platform"
+import type { OAuthPlatform } from "@herald/core/domain/Platform"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"

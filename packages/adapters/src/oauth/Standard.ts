@@ -6,7 +6,7 @@
  */
 import * as HttpClient from "@effect/platform/HttpClient"
 import type { OAuthProvider } from "@herald/core/accounts/OAuthProviders"
-import type { OAuthPlatform } from "@herald/core/platforms/Platform"
+import type { OAuthPlatform } from "@herald/core/domain/Platform"
 import type { ConnectedIdentity, Credentials, PublishError } from "@herald/core/platforms/Platforms"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"

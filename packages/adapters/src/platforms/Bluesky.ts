@@ -7,7 +7,7 @@
  */
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type { UrlFetcher } from "@herald/core/media/MediaLibrary"
-import { Metrics } from "@herald/core/posts/Destination"
+import { Metrics } from "@herald/core/domain/Destination"
 import type { Credentials, PlatformClient, PublishError } from "@herald/core/platforms/Platforms"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"

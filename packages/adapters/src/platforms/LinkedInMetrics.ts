@@ -4,7 +4,7 @@
  * `socialActions`, the only counts LinkedIn gives for member posts outside its partner programs.
  */
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import { Metrics } from "@herald/core/posts/Destination"
+import { Metrics } from "@herald/core/domain/Destination"
 import type { Credentials, PublishError } from "@herald/core/platforms/Platforms"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"

@@ -4,7 +4,7 @@
  * registry (`make`) fails its destinations with a message saying so.
  */
 import type * as HttpClient from "@effect/platform/HttpClient"
-import type { Platform } from "@herald/core/platforms/Platform"
+import type { Platform } from "@herald/core/domain/Platform"
 import { type PlatformClient, Platforms } from "@herald/core/platforms/Platforms"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"

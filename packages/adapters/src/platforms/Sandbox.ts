@@ -13,7 +13,7 @@
  * published. Without a ledger it cannot speak for other processes, so a post it does not remember is
  * `Unknown` rather than `Absent`.
  */
-import { type Platform, platforms } from "@herald/core/platforms/Platform"
+import { type Platform, platforms } from "@herald/core/domain/Platform"
 import {
   type ConnectedIdentity,
   type PlatformClient,

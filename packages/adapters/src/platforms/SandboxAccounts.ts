@@ -2,7 +2,7 @@
  * The sandbox organization's bootstrap accounts (one per platform) and the smallest plan that fits
  * them, so a first connect in a demo is not refused by the plan.
  */
-import type { SocialAccount } from "@herald/core/accounts/Account"
+import type { SocialAccount } from "@herald/core/domain/Account"
 import { AccountStore } from "@herald/core/accounts/AccountStore"
 import * as Organization from "@herald/core/access/Organization"
 import { OrganizationStore } from "@herald/core/access/OrganizationStore"
@@ -10,7 +10,7 @@ import { Event } from "@herald/core/webhooks/Event"
 import { EventStore } from "@herald/core/webhooks/EventStore"
 import { IdGenerator } from "@herald/core/kernel/IdGenerator"
 import { EventId, type OrganizationId } from "@herald/core/kernel/Ids"
-import { credentialPlatforms, type Platform, platforms } from "@herald/core/platforms/Platform"
+import { credentialPlatforms, type Platform, platforms } from "@herald/core/domain/Platform"
 import { Transactor } from "@herald/core/kernel/Transactor"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"

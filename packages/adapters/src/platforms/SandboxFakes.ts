@@ -2,8 +2,8 @@
  * What the sandbox makes up: post ids and URLs shaped like each platform's own, and plausible,
  * stable metrics that grow with a post's age.
  */
-import { Metrics } from "@herald/core/posts/Destination"
-import { type Platform } from "@herald/core/platforms/Platform"
+import { Metrics } from "@herald/core/domain/Destination"
+import { type Platform } from "@herald/core/domain/Platform"
 import * as Duration from "effect/Duration"
 import * as crypto from "node:crypto"
 

@@ -2,7 +2,7 @@
  * The sandbox's ledger: one JSON line per post it published, shared by every process of a deployment
  * (so an abandoned attempt is found as a real platform would find it), read back whole lines only.
  */
-import { type Platform } from "@herald/core/platforms/Platform"
+import { type Platform } from "@herald/core/domain/Platform"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import * as fs from "node:fs"

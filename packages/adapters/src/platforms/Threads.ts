@@ -22,7 +22,7 @@
  * Stored credentials used: `access_token`, `user_id` (when the account id is missing), `username`.
  */
 import * as HttpClient from "@effect/platform/HttpClient"
-import { Metrics } from "@herald/core/posts/Destination"
+import { Metrics } from "@herald/core/domain/Destination"
 import type {
   Credentials,
   MediaRef,

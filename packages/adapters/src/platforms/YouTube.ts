@@ -21,7 +21,7 @@
  */
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import { Metrics } from "@herald/core/posts/Destination"
+import { Metrics } from "@herald/core/domain/Destination"
 import type {
   Credentials,
   MediaRef,

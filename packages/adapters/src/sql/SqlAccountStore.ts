@@ -1,5 +1,5 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import { SocialAccount } from "@herald/core/accounts/Account"
+import { SocialAccount } from "@herald/core/domain/Account"
 import { AccountStore, successPrecisionMillis } from "@herald/core/accounts/AccountStore"
 import { AccountId, type OrganizationId } from "@herald/core/kernel/Ids"
 import * as Arr from "effect/Array"

@@ -4,8 +4,8 @@
  * `campaign_id`, in the caller's transaction.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Campaign, CampaignStatus } from "@herald/core/workflow/Campaign"
-import { type CampaignRecord, CampaignStore } from "@herald/core/workflow/CampaignStore"
+import { Campaign, CampaignStatus } from "@herald/core/campaigns/Campaign"
+import { type CampaignRecord, CampaignStore } from "@herald/core/campaigns/CampaignStore"
 import { CampaignId, OrganizationId } from "@herald/core/kernel/Ids"
 import * as Arr from "effect/Array"
 import * as DateTime from "effect/DateTime"

@@ -6,7 +6,7 @@ import {
   StoredSessionStatus
 } from "@herald/core/accounts/ConnectSessionStore"
 import { AccountId, OrganizationId } from "@herald/core/kernel/Ids"
-import { OAuthPlatform } from "@herald/core/platforms/Platform"
+import { OAuthPlatform } from "@herald/core/domain/Platform"
 import * as Arr from "effect/Array"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"

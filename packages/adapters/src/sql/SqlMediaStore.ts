@@ -5,7 +5,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { MediaId, OrganizationId } from "@herald/core/kernel/Ids"
-import { Media, MediaKind, MediaStatus } from "@herald/core/media/Media"
+import { Media, MediaKind, MediaStatus } from "@herald/core/domain/Media"
 import { MediaStore } from "@herald/core/media/MediaStore"
 import * as Arr from "effect/Array"
 import * as DateTime from "effect/DateTime"

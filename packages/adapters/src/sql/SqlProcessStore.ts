@@ -1,5 +1,5 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import { ProcessInfo, ProcessKind, ProcessStore } from "@herald/core/publishing/Processes"
+import { ProcessInfo, ProcessKind, ProcessStore } from "@herald/core/kernel/Processes"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"

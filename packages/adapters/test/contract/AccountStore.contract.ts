@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
-import { SocialAccount } from "@herald/core/accounts/Account"
+import { SocialAccount } from "@herald/core/domain/Account"
 import { AccountStore } from "@herald/core/accounts/AccountStore"
 import { AccountId } from "@herald/core/kernel/Ids"
 import * as Deferred from "effect/Deferred"

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Campaign } from "@herald/core/workflow/Campaign"
-import { CampaignStore, type NewCampaign } from "@herald/core/workflow/CampaignStore"
+import { Campaign } from "@herald/core/campaigns/Campaign"
+import { CampaignStore, type NewCampaign } from "@herald/core/campaigns/CampaignStore"
 import { CampaignId, type OrganizationId } from "@herald/core/kernel/Ids"
 import { PostStore } from "@herald/core/posts/PostStore"
 import { Transactor } from "@herald/core/kernel/Transactor"

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
-import { type Destination, Metrics } from "@herald/core/posts/Destination"
+import { type Destination, Metrics } from "@herald/core/domain/Destination"
 import type { OrganizationId } from "@herald/core/kernel/Ids"
 import { type DueQuery, MetricsStore } from "@herald/core/analytics/MetricsStore"
 import { PostStore } from "@herald/core/posts/PostStore"

@@ -6,9 +6,9 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { AnalyticsStore } from "@herald/core/analytics/AnalyticsStore"
-import type { DestinationStatus } from "@herald/core/posts/Destination"
+import type { DestinationStatus } from "@herald/core/domain/Destination"
 import type { OrganizationId } from "@herald/core/kernel/Ids"
-import { type Post, PostStatus } from "@herald/core/posts/Post"
+import { type Post, PostStatus } from "@herald/core/domain/Post"
 import { derivePostStatus } from "@herald/core/posts/PostLifecycle"
 import { type PostRecord, PostStore } from "@herald/core/posts/PostStore"
 import { DispatchStore } from "@herald/core/publishing/DispatchStore"

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { ProcessInfo, ProcessStore } from "@herald/core/publishing/Processes"
+import { ProcessInfo, ProcessStore } from "@herald/core/kernel/Processes"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"

@@ -1,8 +1,8 @@
 /** The live registry as `herald serve` builds it from the environment. */
 import { describe, expect, it } from "@effect/vitest"
-import { SocialAccount } from "@herald/core/accounts/Account"
+import { SocialAccount } from "@herald/core/domain/Account"
 import { Platforms } from "@herald/core/platforms/Platforms"
-import { platforms as allPlatforms } from "@herald/core/platforms/Platform"
+import { platforms as allPlatforms } from "@herald/core/domain/Platform"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as ConnectionsConfig from "../../src/oauth/Config.js"

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { SocialAccount } from "@herald/core/accounts/Account"
+import { SocialAccount } from "@herald/core/domain/Account"
 import { DestinationId } from "@herald/core/kernel/Ids"
 import type { PublishError } from "@herald/core/platforms/Platforms"
 import * as DateTime from "effect/DateTime"

@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { AccountId, ApiKeyId, CampaignId, MediaId, OrganizationId } from "@herald/core/kernel/Ids"
-import { Metrics } from "@herald/core/posts/Destination"
-import { Approval, PlatformContentEntry, ThreadPost } from "@herald/core/posts/Post"
+import { Metrics } from "@herald/core/domain/Destination"
+import { Approval, PlatformContentEntry, ThreadPost } from "@herald/core/domain/Post"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"

@@ -6,7 +6,7 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { IdGenerator } from "@herald/core/kernel/IdGenerator"
 import { MediaId, type OrganizationId } from "@herald/core/kernel/Ids"
-import { Media, type MediaKind } from "@herald/core/media/Media"
+import { Media, type MediaKind } from "@herald/core/domain/Media"
 import { MediaStore } from "@herald/core/media/MediaStore"
 import { OrganizationStore } from "@herald/core/access/OrganizationStore"
 import * as Effect from "effect/Effect"

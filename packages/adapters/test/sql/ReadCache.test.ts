@@ -6,7 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { AccountStore } from "@herald/core/accounts/AccountStore"
-import { SocialAccount } from "@herald/core/accounts/Account"
+import { SocialAccount } from "@herald/core/domain/Account"
 import { ApiKeyStore } from "@herald/core/access/ApiKeyStore"
 import { Organization } from "@herald/core/access/Organization"
 import { OrganizationStore } from "@herald/core/access/OrganizationStore"

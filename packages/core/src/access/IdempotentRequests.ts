@@ -18,7 +18,7 @@ import * as Effect from "effect/Effect"
 import { Crypto } from "../kernel/Crypto.js"
 import { DomainError, type PersistenceError } from "../kernel/Errors.js"
 import type { OrganizationId } from "../kernel/Ids.js"
-import { canonicalJson } from "../publishing/CircuitBreaker.js"
+import { canonicalJson } from "../kernel/CanonicalJson.js"
 import { type IdempotencyClaim, IdempotencyStore, type IdempotentAnswer } from "./IdempotencyStore.js"
 
 /** How long a key is remembered after its first request. */

@@ -5,7 +5,7 @@
 import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
 import * as Option from "effect/Option"
-import type { SocialAccount } from "./Account.js"
+import type { SocialAccount } from "../domain/Account.js"
 
 export type HealthStatus = "healthy" | "warning" | "broken"
 

@@ -2,10 +2,10 @@ import * as Context from "effect/Context"
 import type * as DateTime from "effect/DateTime"
 import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
-import type { SocialAccount } from "./Account.js"
+import type { SocialAccount } from "../domain/Account.js"
 import type { PersistenceError } from "../kernel/Errors.js"
 import type { AccountId, OrganizationId } from "../kernel/Ids.js"
-import type { Platform } from "../platforms/Platform.js"
+import type { Platform } from "../domain/Platform.js"
 
 /**
  * An organization's account list for a write that re-validates the accounts it used itself

@@ -2,14 +2,14 @@
  * OAuth connect and reconnect links: the platform's authorization URL with a signed state and, where
  * the platform takes it, a PKCE challenge derived from the state.
  */
-import type { SocialAccount } from "./Account.js"
+import type { SocialAccount } from "../domain/Account.js"
 import * as AccountHealth from "./AccountHealth.js"
 import * as ConnectState from "./ConnectState.js"
 import { callbackPath, ConnectSettings, isOAuthPlatform, OAuthProviders, redirectUri } from "./OAuthProviders.js"
 import { Crypto } from "../kernel/Crypto.js"
 import { DomainError } from "../kernel/Errors.js"
 import type { AccountId, OrganizationId } from "../kernel/Ids.js"
-import type { OAuthPlatform } from "../platforms/Platform.js"
+import type { OAuthPlatform } from "../domain/Platform.js"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"

@@ -10,7 +10,7 @@ import type * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type { PersistenceError } from "../kernel/Errors.js"
 import { AccountId, OrganizationId } from "../kernel/Ids.js"
-import { OAuthPlatform } from "../platforms/Platform.js"
+import { OAuthPlatform } from "../domain/Platform.js"
 
 export const ConnectSessionId = Schema.UUID.pipe(Schema.brand("ConnectSessionId"))
 export type ConnectSessionId = typeof ConnectSessionId.Type

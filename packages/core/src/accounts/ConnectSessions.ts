@@ -3,7 +3,7 @@
  * session's nonce), then poll it until the OAuth callback completes or cancels it, or it expires with
  * the link (600 s). The links are those of `ConnectLinks` (connect and reconnect), the same machinery.
  */
-import type { SocialAccount } from "./Account.js"
+import type { SocialAccount } from "../domain/Account.js"
 import { AccountStore } from "./AccountStore.js"
 import * as ConnectLinks from "./ConnectLinks.js"
 import { ConnectSession, ConnectSessionId, ConnectSessionStore } from "./ConnectSessionStore.js"
@@ -12,7 +12,7 @@ import { Crypto } from "../kernel/Crypto.js"
 import { DomainError } from "../kernel/Errors.js"
 import { IdGenerator } from "../kernel/IdGenerator.js"
 import type { OrganizationId } from "../kernel/Ids.js"
-import type { OAuthPlatform } from "../platforms/Platform.js"
+import type { OAuthPlatform } from "../domain/Platform.js"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"

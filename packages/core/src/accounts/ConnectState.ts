@@ -17,7 +17,7 @@ import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { Crypto } from "../kernel/Crypto.js"
 import { AccountId, OrganizationId } from "../kernel/Ids.js"
-import { OAuthPlatform } from "../platforms/Platform.js"
+import { OAuthPlatform } from "../domain/Platform.js"
 
 /** How long a connect or reconnect link lives (spec: 10 minutes). */
 export const lifetimeSeconds = 600

@@ -3,7 +3,7 @@
  * (created, or updated in place by its platform account id), and an account disconnected, each with
  * its `account.*` event in one transaction; and a platform's refusal as the API's error.
  */
-import { SocialAccount } from "./Account.js"
+import { SocialAccount } from "../domain/Account.js"
 import { AccountStore } from "./AccountStore.js"
 import { DomainError } from "../kernel/Errors.js"
 import { Event, type EventData, type EventType } from "../webhooks/Event.js"
@@ -12,7 +12,7 @@ import { IdGenerator } from "../kernel/IdGenerator.js"
 import { type AccountId, EventId, type OrganizationId } from "../kernel/Ids.js"
 import * as Organization from "../access/Organization.js"
 import { OrganizationStore } from "../access/OrganizationStore.js"
-import type { Platform } from "../platforms/Platform.js"
+import type { Platform } from "../domain/Platform.js"
 import type { ConnectedIdentity, PublishError } from "../platforms/Platforms.js"
 import { Transactor } from "../kernel/Transactor.js"
 import type * as Arr from "effect/Array"

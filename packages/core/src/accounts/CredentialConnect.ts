@@ -5,7 +5,7 @@
 import { refusal, saveIdentity } from "./ConnectedAccounts.js"
 import { DomainError } from "../kernel/Errors.js"
 import type { OrganizationId } from "../kernel/Ids.js"
-import type { CredentialPlatform } from "../platforms/Platform.js"
+import type { CredentialPlatform } from "../domain/Platform.js"
 import { Platforms } from "../platforms/Platforms.js"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"

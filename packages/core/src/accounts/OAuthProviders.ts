@@ -4,8 +4,8 @@
  * back to, the secret that signs connect states).
  */
 import type { ConnectedIdentity, Credentials, PublishError } from "../platforms/Platforms.js"
-import type { OAuthPlatform, Platform } from "../platforms/Platform.js"
-import { oauthPlatforms } from "../platforms/Platform.js"
+import type { OAuthPlatform, Platform } from "../domain/Platform.js"
+import { oauthPlatforms } from "../domain/Platform.js"
 import type * as Arr from "effect/Array"
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"

@@ -3,13 +3,13 @@
  * publish the platform refused as `auth`. A refused renewal marks the account as needing
  * reconnection, with `account.reconnect_needed`.
  */
-import { SocialAccount } from "./Account.js"
+import { SocialAccount } from "../domain/Account.js"
 import { AccountStore } from "./AccountStore.js"
 import { accountData, credentialsOf, makeEvent } from "./ConnectedAccounts.js"
 import { isOAuthPlatform, OAuthProviders } from "./OAuthProviders.js"
 import { EventStore } from "../webhooks/EventStore.js"
 import { OrganizationStore } from "../access/OrganizationStore.js"
-import type { Platform } from "../platforms/Platform.js"
+import type { Platform } from "../domain/Platform.js"
 import { type ConnectedIdentity, type Credentials, Platforms, type PublishError } from "../platforms/Platforms.js"
 import * as EngineMetrics from "../kernel/EngineMetrics.js"
 import { Transactor } from "../kernel/Transactor.js"

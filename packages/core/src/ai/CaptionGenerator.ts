@@ -1,7 +1,7 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import type { Platform } from "../platforms/Platform.js"
+import type { Platform } from "../domain/Platform.js"
 
 /** The tones `POST /ai/generate-caption` accepts. */
 export const Tone = Schema.Literal("professional", "casual", "witty", "enthusiastic", "urgent", "inspirational")

@@ -5,11 +5,11 @@
 import * as Context from "effect/Context"
 import type * as DateTime from "effect/DateTime"
 import type * as Effect from "effect/Effect"
-import type { DestinationStatus } from "../posts/Destination.js"
+import type { DestinationStatus } from "../domain/Destination.js"
 import type { PersistenceError } from "../kernel/Errors.js"
 import type { AccountId, OrganizationId } from "../kernel/Ids.js"
-import type { Platform } from "../platforms/Platform.js"
-import type { PostStatus } from "../posts/Post.js"
+import type { Platform } from "../domain/Platform.js"
+import type { PostStatus } from "../domain/Post.js"
 
 /** Posts of the organization created in `[from, to)` (an absent bound is open). */
 export interface AnalyticsQuery {

@@ -3,9 +3,9 @@ import type * as DateTime from "effect/DateTime"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
-import type { Destination, Metrics } from "../posts/Destination.js"
+import type { Destination, Metrics } from "../domain/Destination.js"
 import type { PersistenceError } from "../kernel/Errors.js"
-import type { Platform } from "../platforms/Platform.js"
+import type { Platform } from "../domain/Platform.js"
 import type { ResolvedPost } from "../platforms/Platforms.js"
 
 /** An exclusive, short-leased hold on one published destination for one metrics fetch. */

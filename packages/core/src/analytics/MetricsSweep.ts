@@ -23,11 +23,11 @@ import * as Option from "effect/Option"
 import * as Random from "effect/Random"
 import * as Redacted from "effect/Redacted"
 import * as EngineMetrics from "../kernel/EngineMetrics.js"
-import type { SocialAccount } from "../accounts/Account.js"
+import type { SocialAccount } from "../domain/Account.js"
 import { AccountStore } from "../accounts/AccountStore.js"
 import type { PersistenceError } from "../kernel/Errors.js"
 import { type MetricsClaim, type MetricsCompletion, MetricsStore } from "./MetricsStore.js"
-import { type Platform, platforms as allPlatforms } from "../platforms/Platform.js"
+import { type Platform, platforms as allPlatforms } from "../domain/Platform.js"
 import {
   type Credentials,
   type PlatformClient,

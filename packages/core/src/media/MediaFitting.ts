@@ -11,9 +11,9 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import type { MediaKind } from "./Media.js"
+import type { MediaKind } from "../domain/Media.js"
 import * as MediaRules from "./MediaRules.js"
-import type { Platform } from "../platforms/Platform.js"
+import type { Platform } from "../domain/Platform.js"
 
 /** An image format a rendition is written in. */
 export type RenditionFormat = "jpeg" | "png" | "webp"

@@ -1,7 +1,7 @@
 /**
  * The media library's use cases: presign an upload, receive its bytes (streamed to the `BlobStore`
  * under a size cap), complete it (the bytes decide the type), import from a URL, list, get and delete;
- * plus the two services other use cases read media through: `Posts.PostMedia` (existence in the
+ * plus the two services other use cases read media through: `PostMedia` (existence in the
  * organization, auto-finalize, per-platform rules at create time) and `Dispatcher.DispatchMedia`
  * (bytes for the platform clients).
  *
@@ -20,13 +20,13 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { BlobStore } from "./BlobStore.js"
 import { Crypto } from "../kernel/Crypto.js"
-import { DispatchMedia } from "../publishing/Dispatcher.js"
+import { DispatchMedia } from "./DispatchMedia.js"
 import { EventStore } from "../webhooks/EventStore.js"
 import { IdGenerator } from "../kernel/IdGenerator.js"
 import * as MediaFitting from "./MediaFitting.js"
 import * as MediaLinks from "./MediaLinks.js"
 import { MediaStore } from "./MediaStore.js"
-import * as Posts from "../posts/Posts.js"
+import { PostMedia } from "./PostMedia.js"
 import { Transactor } from "../kernel/Transactor.js"
 import { UsageCounters } from "../access/UsageCounters.js"
 import { MediaBudget, MediaProbe, PublicUrlsRequired } from "./MediaPorts.js"
@@ -90,15 +90,15 @@ export type FinalizeServices =
   | IdGenerator
   | UsageCounters
 
-/** `Posts.PostMedia` over the library (services captured when the layer is built). */
-export const layerPostMedia: Layer.Layer<Posts.PostMedia, never, FinalizeServices> = Layer.effect(
-  Posts.PostMedia,
+/** `PostMedia` over the library (services captured when the layer is built). */
+export const layerPostMedia: Layer.Layer<PostMedia, never, FinalizeServices> = Layer.effect(
+  PostMedia,
   Effect.gen(function*() {
     const finalize = yield* Effect.context<FinalizeServices>()
     const budget = yield* Effect.serviceOption(MediaBudget)
     const context = Option.isSome(budget) ? Context.add(finalize, MediaBudget, budget.value) : finalize
     const publicUrlsRequired = Option.getOrElse(yield* Effect.serviceOption(PublicUrlsRequired), () => true)
-    return Posts.PostMedia.of({
+    return PostMedia.of({
       // Most posts name no medium: their check provides nothing (each provide copies the request's
       // whole context, ~70 services, which showed in the create path's profile).
       check: (input) =>

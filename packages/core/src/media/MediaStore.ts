@@ -4,7 +4,7 @@ import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import type { PersistenceError } from "../kernel/Errors.js"
 import type { MediaId, OrganizationId } from "../kernel/Ids.js"
-import type { Media, MediaKind, MediaStatus } from "./Media.js"
+import type { Media, MediaKind, MediaStatus } from "../domain/Media.js"
 
 export interface MediaQuery {
   readonly kind?: MediaKind

@@ -7,11 +7,12 @@ import * as Option from "effect/Option"
 import { BlobStore } from "./BlobStore.js"
 import { DomainError } from "../kernel/Errors.js"
 import { MediaId, OrganizationId } from "../kernel/Ids.js"
-import { Media } from "./Media.js"
+import { Media } from "../domain/Media.js"
 import * as MediaRules from "./MediaRules.js"
+import * as PostMediaRules from "./PostMediaRules.js"
 import { MediaStore } from "./MediaStore.js"
-import type { Platform } from "../platforms/Platform.js"
-import type { PlatformContent } from "../posts/Post.js"
+import type { Platform } from "../domain/Platform.js"
+import type { PlatformContent } from "../domain/Post.js"
 import * as Spans from "../kernel/Spans.js"
 import { finalize } from "./MediaUpload.js"
 
@@ -37,7 +38,7 @@ export const carriesMedia = (input: PostMediaInput): boolean =>
  * post without media refuses it), with nothing to look up, so it needs no service.
  */
 export const checkWithoutMedia = (input: PostMediaInput): Effect.Effect<void, DomainError> =>
-  input.platforms.length === 0 ? Effect.void : MediaRules.check({
+  input.platforms.length === 0 ? Effect.void : PostMediaRules.check({
     platforms: input.platforms,
     platformContent: input.platformContent,
     media: [],
@@ -93,7 +94,7 @@ export const checkPostMedia = (input: PostMediaInput, publicUrlsRequired = true)
           ? { ...toMedium(media), hasPublicUrl: Option.isSome(blobs.publicUrl(media.storageKey)) }
           : toMedium(media)
       })
-    yield* MediaRules.check({
+    yield* PostMediaRules.check({
       platforms: input.platforms,
       platformContent: input.platformContent,
       media: mediaOf(input.mediaIds),

@@ -7,7 +7,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { DomainError } from "../kernel/Errors.js"
 import { OrganizationId } from "../kernel/Ids.js"
-import * as PostingLimits from "../posts/PostingLimits.js"
+import * as PostingLimits from "../access/PostingLimits.js"
 import { UsageCounters } from "../access/UsageCounters.js"
 import { Budget, defaultBudget, MediaBudget } from "./MediaPorts.js"
 

@@ -8,10 +8,10 @@
  */
 import * as Effect from "effect/Effect"
 import { DomainError } from "../kernel/Errors.js"
-import type { Platform } from "./Platform.js"
+import type { Platform } from "../domain/Platform.js"
 import { contentTypes, requiredSettings, settingRules } from "./PlatformSettings.js"
 import { firstCommentLimits, type TextLimit, textLimits } from "./TextLimits.js"
-import type { PlatformContent, PlatformContentEntry, ThreadPost } from "../posts/Post.js"
+import type { PlatformContent, PlatformContentEntry, ThreadPost } from "../domain/Post.js"
 
 /**
  * Platforms that publish `threadPosts` as a thread of replies (the others publish the main post only):

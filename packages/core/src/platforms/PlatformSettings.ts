@@ -3,7 +3,7 @@
  * platform_content table), as data, and the check each one's spec describes; `contentType` values
  * where the spec lists them. Pure: no I/O.
  */
-import type { Platform } from "./Platform.js"
+import type { Platform } from "../domain/Platform.js"
 import { codePoints } from "./TextCounting.js"
 
 /** A setting's check: what is wrong with the value, or `undefined` when it is acceptable. */

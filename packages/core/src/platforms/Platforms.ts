@@ -6,12 +6,12 @@ import type * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import type * as Stream from "effect/Stream"
-import type { SocialAccount } from "../accounts/Account.js"
-import type { Metrics } from "../posts/Destination.js"
+import type { SocialAccount } from "../domain/Account.js"
+import type { Metrics } from "../domain/Destination.js"
 import type { DestinationId, MediaId } from "../kernel/Ids.js"
-import type { MediaKind } from "../media/Media.js"
-import type { Platform } from "./Platform.js"
-import type { PlatformSettings } from "../posts/Post.js"
+import type { MediaKind } from "../domain/Media.js"
+import type { Platform } from "../domain/Platform.js"
+import type { PlatformSettings } from "../domain/Post.js"
 
 /**
  * How a platform call failed, in the classes of the platform reference:

@@ -2,7 +2,7 @@
  * The documented text limits of each platform: the caption limit (each counted the way its platform
  * counts), Telegram's media caption, Bluesky's byte cap and the longest first comment. Pure: no I/O.
  */
-import type { Platform } from "./Platform.js"
+import type { Platform } from "../domain/Platform.js"
 import {
   codePoints,
   codePointsUpTo,

@@ -4,7 +4,7 @@
  * where a text that is too long stops fitting (the longest prefix, at a grapheme boundary, within
  * every limit), so a preview can show what fits and what is over. Pure: no I/O.
  */
-import type { Platform } from "./Platform.js"
+import type { Platform } from "../domain/Platform.js"
 import { graphemeClusters } from "./TextCounting.js"
 import { reportedLengthFactor } from "./PlatformRules.js"
 import { type TextLimit, textLimits } from "./TextLimits.js"

@@ -7,18 +7,18 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { AccountStore } from "../accounts/AccountStore.js"
-import { CampaignStore, requireCampaign } from "../workflow/CampaignStore.js"
-import * as CircuitBreaker from "../publishing/CircuitBreaker.js"
+import { CampaignStore, requireCampaign } from "../campaigns/CampaignStore.js"
+import * as CircuitBreaker from "./CircuitBreaker.js"
 import { Crypto } from "../kernel/Crypto.js"
-import * as Dispatcher from "../publishing/Dispatcher.js"
+import { poke } from "../kernel/DispatchSignal.js"
 import { DomainError, type PersistenceError } from "../kernel/Errors.js"
 import { Event } from "../webhooks/Event.js"
 import { EventStore } from "../webhooks/EventStore.js"
 import { IdGenerator } from "../kernel/IdGenerator.js"
 import { PostId } from "../kernel/Ids.js"
 import * as PlatformRules from "../platforms/PlatformRules.js"
-import { Approval, PlatformContent, Post } from "./Post.js"
-import * as PostingLimits from "./PostingLimits.js"
+import { Approval, PlatformContent, Post } from "../domain/Post.js"
+import * as PostingLimits from "../access/PostingLimits.js"
 import { type PostRecord, PostStore } from "./PostStore.js"
 import { Transactor } from "../kernel/Transactor.js"
 import { UsageCounters } from "../access/UsageCounters.js"
@@ -248,6 +248,6 @@ const createOnce = (
       if (events.length > 0) yield* eventStore.append(events)
       return record
     }))
-    if (mode === "immediate" && !isDraft) yield* Dispatcher.poke
+    if (mode === "immediate" && !isDraft) yield* poke
     return { record, scheduledAtSent: body.scheduled_at !== undefined && body.scheduled_at !== null }
   })

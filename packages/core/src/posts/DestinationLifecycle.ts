@@ -5,7 +5,7 @@
 import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Either from "effect/Either"
-import type { DestinationStatus } from "./Destination.js"
+import type { DestinationStatus } from "../domain/Destination.js"
 
 // Variants without fields are `{}` in Data.TaggedEnum.
 /* eslint-disable @typescript-eslint/no-empty-object-type */

@@ -8,7 +8,7 @@ import { decodeBody } from "../kernel/RequestBodies.js"
 import { DomainError } from "../kernel/Errors.js"
 import * as FieldCaps from "../kernel/FieldCaps.js"
 import { CampaignId, MediaId } from "../kernel/Ids.js"
-import { PlatformContent, ThreadPost } from "./Post.js"
+import { PlatformContent, ThreadPost } from "../domain/Post.js"
 import { forbiddenMediaFields } from "./PostPorts.js"
 
 const nullable = <A, I, R>(schema: Schema.Schema<A, I, R>) => Schema.optional(Schema.NullOr(schema))

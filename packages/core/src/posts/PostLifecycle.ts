@@ -2,8 +2,8 @@
  * The post status, derived from the destinations every time it is read (the spec leaves the rule
  * open; docs/decisions/posts.md "State machines"). The SQL post list implements the same rule for its filter.
  */
-import type { DestinationStatus } from "./Destination.js"
-import type { PostStatus } from "./Post.js"
+import type { DestinationStatus } from "../domain/Destination.js"
+import type { PostStatus } from "../domain/Post.js"
 
 export interface StatusInput {
   readonly isDraft: boolean

@@ -1,17 +1,18 @@
 /**
  * What the posts use cases share besides the stores: their constants, who is calling (key or person),
- * and the services that arrive later (the media check, the dispatch signal).
+ * and the services that arrive later (the queue allocator; the media check is `media/PostMedia`).
  */
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as ApiKey from "../access/ApiKey.js"
-import { DomainError, type PersistenceError } from "../kernel/Errors.js"
-import { AccountId, MediaId, type OrganizationId, PostId } from "../kernel/Ids.js"
-import { type Platform } from "../platforms/Platform.js"
-import { PlatformContent } from "./Post.js"
+import type { Caller } from "../access/Caller.js"
+import { type PersistenceError } from "../kernel/Errors.js"
+import { AccountId, type OrganizationId, PostId } from "../kernel/Ids.js"
 import { type PostRecord } from "./PostStore.js"
+
+export { PostMedia } from "../media/PostMedia.js"
+export type { Caller } from "../access/Caller.js"
 
 /** The most accounts one post may target (`too_many_accounts` above it). */
 export const maxAccountsPerPost = 25
@@ -45,11 +46,6 @@ export const multipartMessage = formBodyMessage("POST /posts", "multipart/form-d
 // Who is calling
 // ---------------------------------------------------------------------------------------------------
 
-/** The caller: an API key (its organization, account restriction and creating user). */
-export interface Caller {
-  readonly key: ApiKey.ApiKey
-}
-
 export const visibleIds = (caller: Caller): ReadonlyArray<AccountId> | undefined =>
   Option.getOrUndefined(caller.key.accountIds)
 
@@ -82,22 +78,6 @@ export class QueueAllocator extends Context.Tag("@herald/core/Posts/QueueAllocat
     now: DateTime.Utc,
     postId: PostId
   ) => Effect.Effect<QueueAllocation, PersistenceError>
-}>() {}
-
-/**
- * Checks that a post's media exist in the organization and suit its platforms (and finalizes
- * pending uploads). Optional: without it `media_ids` are only checked to be UUIDs.
- */
-export class PostMedia extends Context.Tag("@herald/core/Posts/PostMedia")<PostMedia, {
-  readonly check: (input: {
-    readonly organizationId: OrganizationId
-    readonly mediaIds: ReadonlyArray<MediaId>
-    readonly threadMediaIds: ReadonlyArray<MediaId>
-    readonly platforms: ReadonlyArray<Platform>
-    readonly platformContent: PlatformContent
-    /** `publish` also requires the media a platform cannot post without; `draft` checks what is attached. */
-    readonly mode?: "draft" | "publish"
-  }) => Effect.Effect<void, DomainError | PersistenceError>
 }>() {}
 
 export const queueMessages: Record<Exclude<QueueAllocation["_tag"], "Slot">, string> = {

@@ -2,11 +2,11 @@ import * as Context from "effect/Context"
 import type * as DateTime from "effect/DateTime"
 import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
-import type { Destination } from "./Destination.js"
+import type { Destination } from "../domain/Destination.js"
 import type { PersistenceError } from "../kernel/Errors.js"
 import type { AccountId, CampaignId, DestinationId, OrganizationId, PostId } from "../kernel/Ids.js"
-import type { Platform } from "../platforms/Platform.js"
-import type { ApprovalStatus, Post, PostStatus } from "./Post.js"
+import type { Platform } from "../domain/Platform.js"
+import type { ApprovalStatus, Post, PostStatus } from "../domain/Post.js"
 
 /** A post with its destinations, as every read returns it. */
 export interface PostRecord {

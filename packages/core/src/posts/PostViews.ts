@@ -9,8 +9,8 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { DomainError, type PersistenceError } from "../kernel/Errors.js"
 import { AccountId, CampaignId, PostId } from "../kernel/Ids.js"
-import { parseFilterPlatform } from "../platforms/Platform.js"
-import { ApprovalStatus, PostStatus } from "./Post.js"
+import { parseFilterPlatform } from "../domain/Platform.js"
+import { ApprovalStatus, PostStatus } from "../domain/Post.js"
 import {
   type PostCursor,
   type PostPage,

@@ -7,14 +7,14 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import { AccountStore } from "../accounts/AccountStore.js"
-import * as ApprovalLifecycle from "../workflow/ApprovalLifecycle.js"
-import * as Dispatcher from "../publishing/Dispatcher.js"
+import * as ApprovalLifecycle from "./ApprovalLifecycle.js"
+import { poke } from "../kernel/DispatchSignal.js"
 import { DomainError, type PersistenceError } from "../kernel/Errors.js"
 import { EventStore } from "../webhooks/EventStore.js"
 import { IdGenerator } from "../kernel/IdGenerator.js"
 import * as PlatformRules from "../platforms/PlatformRules.js"
-import { Post } from "./Post.js"
-import * as PostingLimits from "./PostingLimits.js"
+import { Post } from "../domain/Post.js"
+import * as PostingLimits from "../access/PostingLimits.js"
 import { type PostRecord, PostStore } from "./PostStore.js"
 import { Transactor } from "../kernel/Transactor.js"
 import { UsageCounters } from "../access/UsageCounters.js"
@@ -161,6 +161,6 @@ export const schedule = (
       ])
       return next
     }))
-    if (publishNow) yield* Dispatcher.poke
+    if (publishNow) yield* poke
     return record
   }).pipe(Spans.withSpan("Posts.schedule"))

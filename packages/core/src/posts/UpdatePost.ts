@@ -5,20 +5,20 @@
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type { SocialAccount } from "../accounts/Account.js"
+import type { SocialAccount } from "../domain/Account.js"
 import { AccountStore } from "../accounts/AccountStore.js"
-import * as ApprovalLifecycle from "../workflow/ApprovalLifecycle.js"
-import { CampaignStore, requireCampaign } from "../workflow/CampaignStore.js"
-import * as CircuitBreaker from "../publishing/CircuitBreaker.js"
-import { Destination } from "./Destination.js"
-import * as Dispatcher from "../publishing/Dispatcher.js"
+import * as ApprovalLifecycle from "./ApprovalLifecycle.js"
+import { CampaignStore, requireCampaign } from "../campaigns/CampaignStore.js"
+import * as CircuitBreaker from "./CircuitBreaker.js"
+import { Destination } from "../domain/Destination.js"
+import { lockPost } from "./PostLock.js"
 import { DomainError, type PersistenceError } from "../kernel/Errors.js"
 import { EventStore } from "../webhooks/EventStore.js"
 import { IdGenerator } from "../kernel/IdGenerator.js"
 import { AccountId, PostId } from "../kernel/Ids.js"
-import { type Platform } from "../platforms/Platform.js"
+import { type Platform } from "../domain/Platform.js"
 import * as PlatformRules from "../platforms/PlatformRules.js"
-import { Approval, Post, PostStatus } from "./Post.js"
+import { Approval, Post, PostStatus } from "../domain/Post.js"
 import { type PostRecord, PostStore } from "./PostStore.js"
 import { Transactor } from "../kernel/Transactor.js"
 import { UsageCounters } from "../access/UsageCounters.js"
@@ -114,7 +114,7 @@ export const ensureEditable = (
 /** Loads the post inside a transaction, holding its lock, or 404. */
 export const lockAndLoad = (caller: Caller, id: PostId) =>
   Effect.gen(function*() {
-    yield* Dispatcher.lockPost(id)
+    yield* lockPost(id)
     const found = yield* (yield* PostStore).findById(caller.key.organizationId, id)
     if (Option.isNone(found) || !isVisible(found.value, caller)) return yield* DomainError.notFound("Post")
     return found.value

@@ -5,7 +5,7 @@
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type { Destination } from "../posts/Destination.js"
+import type { Destination } from "../domain/Destination.js"
 import { Event, type EventData, type EventType } from "../webhooks/Event.js"
 import { IdGenerator } from "../kernel/IdGenerator.js"
 import { unchecked } from "../kernel/Unchecked.js"

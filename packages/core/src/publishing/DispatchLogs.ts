@@ -5,7 +5,7 @@
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import * as HashMap from "effect/HashMap"
-import type { Destination } from "../posts/Destination.js"
+import type { Destination } from "../domain/Destination.js"
 import { Outcome, Recorded } from "./DispatchOutcome.js"
 
 /** The annotations of every log line about one destination, so a post's history can be grepped by id. */

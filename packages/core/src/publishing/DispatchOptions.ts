@@ -4,7 +4,7 @@
  */
 import * as Duration from "effect/Duration"
 import * as ClaimSize from "./ClaimSize.js"
-import * as Processes from "./Processes.js"
+import * as Processes from "../kernel/Processes.js"
 
 export interface Options {
   /** Identifies this worker in leases (e.g. host:pid:uuid). */

@@ -3,7 +3,7 @@ import type * as DateTime from "effect/DateTime"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
-import type { Destination } from "../posts/Destination.js"
+import type { Destination } from "../domain/Destination.js"
 import type { PersistenceError } from "../kernel/Errors.js"
 
 /**

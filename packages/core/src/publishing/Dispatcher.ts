@@ -15,8 +15,8 @@
  *   thread parts, first comment) run after `published` is recorded, under their own timeout, and never
  *   change the destination: a slow follow-up cannot make the engine retry a post that is out.
  *
- * This module is the engine's entry point; its parts are modules of their own: the ports
- * (`DispatchPorts`), options (`DispatchOptions`), outcomes (`DispatchOutcome`) and events
+ * This module is the engine's entry point; its parts are modules of their own: the ports it uses
+ * (`kernel/DispatchSignal`, `media/DispatchMedia`), options (`DispatchOptions`), outcomes (`DispatchOutcome`) and events
  * (`DispatchEvents`), building a request (`PublishRequests`), publishing one claim (`PublishClaim`),
  * recording outcomes (`RecordOutcome`), settling abandoned attempts (`AbandonedClaims`), claiming and
  * holding a batch (`ClaimBatch`), a round's publishes (`PublishRound`), the loop (`DispatchLoop`) and
@@ -29,14 +29,16 @@ import * as Option from "effect/Option"
 import { DispatchStore } from "./DispatchStore.js"
 import type { PersistenceError } from "../kernel/Errors.js"
 
-export { DispatchMedia, DispatchSignal, layerSignal, makeSignal, poke } from "./DispatchPorts.js"
-export type { MediaTarget } from "./DispatchPorts.js"
+export { DispatchMedia } from "../media/DispatchMedia.js"
+export type { MediaTarget } from "../media/DispatchMedia.js"
+export { DispatchSignal, layerSignal, makeSignal, poke } from "../kernel/DispatchSignal.js"
 export type { Options } from "./DispatchOptions.js"
 export { absentOutcomeMessage, unknownOutcomeMessage } from "./DispatchOutcome.js"
 export type { Outcome, RoundSummary } from "./DispatchOutcome.js"
 export { buildRequest, requestWithoutMedia } from "./PublishRequests.js"
 export type { Loaded } from "./PublishClaim.js"
-export { lockPost, record, recordAll } from "./RecordOutcome.js"
+export { lockPost } from "../posts/PostLock.js"
+export { record, recordAll } from "./RecordOutcome.js"
 export type { Pending } from "./RecordOutcome.js"
 export { abandonedOutcome, askPlatform } from "./AbandonedClaims.js"
 export { run, runOnce } from "./DispatchLoop.js"

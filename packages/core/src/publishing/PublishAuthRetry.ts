@@ -9,12 +9,12 @@
  * (thread parts, first comments) never fail a publish. The renewed credentials are already stored when
  * the retry is sent, whatever its outcome.
  */
-import type { SocialAccount } from "../accounts/Account.js"
+import type { SocialAccount } from "../domain/Account.js"
 import type { AccountStore } from "../accounts/AccountStore.js"
 import * as Connections from "../accounts/Connections.js"
 import type { EventStore } from "../webhooks/EventStore.js"
 import type { IdGenerator } from "../kernel/IdGenerator.js"
-import type { Platform } from "../platforms/Platform.js"
+import type { Platform } from "../domain/Platform.js"
 import { type PlatformClient, Platforms } from "../platforms/Platforms.js"
 import type { Transactor } from "../kernel/Transactor.js"
 import * as Effect from "effect/Effect"

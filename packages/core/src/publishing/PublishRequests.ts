@@ -6,8 +6,8 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import { SocialAccount } from "../accounts/Account.js"
-import type { Destination } from "../posts/Destination.js"
+import { SocialAccount } from "../domain/Account.js"
+import type { Destination } from "../domain/Destination.js"
 import { type MediaId, type OrganizationId } from "../kernel/Ids.js"
 import {
   type Credentials,
@@ -17,9 +17,9 @@ import {
   type PublishPart,
   type PublishRequest
 } from "../platforms/Platforms.js"
-import type { Post } from "../posts/Post.js"
+import type { Post } from "../domain/Post.js"
 import { threadPlatforms } from "../platforms/PlatformRules.js"
-import { DispatchMedia, MediaTarget } from "./DispatchPorts.js"
+import { DispatchMedia, type MediaTarget } from "../media/DispatchMedia.js"
 import { Outcome } from "./DispatchOutcome.js"
 
 export const failure = (kind: PublishErrorKind, message: string): Outcome => ({ _tag: "Failed", kind, message })

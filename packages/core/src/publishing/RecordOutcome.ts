@@ -7,10 +7,10 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import { SocialAccount } from "../accounts/Account.js"
+import { SocialAccount } from "../domain/Account.js"
 import { AccountStore, successPrecisionMillis } from "../accounts/AccountStore.js"
-import * as CircuitBreaker from "./CircuitBreaker.js"
-import type { Destination } from "../posts/Destination.js"
+import * as CircuitBreaker from "../posts/CircuitBreaker.js"
+import type { Destination } from "../domain/Destination.js"
 import * as DestinationLifecycle from "../posts/DestinationLifecycle.js"
 import { type Claim, type Completion, DispatchStore } from "./DispatchStore.js"
 import * as EngineMetrics from "../kernel/EngineMetrics.js"
@@ -20,7 +20,7 @@ import { EventStore } from "../webhooks/EventStore.js"
 import { IdGenerator } from "../kernel/IdGenerator.js"
 import { type PostId } from "../kernel/Ids.js"
 import { type PublishErrorKind, type PublishResult } from "../platforms/Platforms.js"
-import type { Post } from "../posts/Post.js"
+import type { Post } from "../domain/Post.js"
 import * as PostLifecycle from "../posts/PostLifecycle.js"
 import { PostStore } from "../posts/PostStore.js"
 import { Transactor } from "../kernel/Transactor.js"
@@ -28,17 +28,7 @@ import { UsageCounters } from "../access/UsageCounters.js"
 import { Outcome, Recorded } from "./DispatchOutcome.js"
 import { destinationData, eventsAt, makeEvent } from "./DispatchEvents.js"
 import { Loaded } from "./PublishClaim.js"
-
-/**
- * Serializes the settlements of one post's destinations, so that exactly one of them sees the post
- * settled and fires `post.partially_failed`. The counter's upsert holds a row lock until commit on
- * Postgres (SQLite serializes every transaction anyway); its value is not used.
- */
-export const lockPost = (postId: PostId): Effect.Effect<void, PersistenceError, UsageCounters> =>
-  Effect.flatMap(
-    UsageCounters,
-    (counters) => Effect.asVoid(counters.increment(`dispatch:settle:${postId}`, DateTime.unsafeMake(0), 1))
-  )
+import { lockPost } from "../posts/PostLock.js"
 
 /** One outcome to record. */
 export interface Pending {

@@ -12,14 +12,14 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import * as ApprovalLifecycle from "./ApprovalLifecycle.js"
-import * as Dispatcher from "../publishing/Dispatcher.js"
+import * as ApprovalLifecycle from "../posts/ApprovalLifecycle.js"
+import { lockPost } from "../posts/PostLock.js"
 import { DomainError, type PersistenceError } from "../kernel/Errors.js"
 import { Event, type EventData, type EventType } from "../webhooks/Event.js"
 import { EventStore } from "../webhooks/EventStore.js"
 import { IdGenerator } from "../kernel/IdGenerator.js"
 import { EventId } from "../kernel/Ids.js"
-import { type Approval, Post } from "../posts/Post.js"
+import { type Approval, Post } from "../domain/Post.js"
 import type { PostRecord } from "../posts/PostStore.js"
 import { PostStore } from "../posts/PostStore.js"
 import * as Posts from "../posts/Posts.js"
@@ -84,7 +84,7 @@ const review = (caller: Posts.Caller, existing: PostRecord, decision: Decision) 
   Effect.gen(function*() {
     const now = yield* DateTime.now
     return yield* (yield* Transactor).withTransaction(Effect.gen(function*() {
-      yield* Dispatcher.lockPost(existing.post.id)
+      yield* lockPost(existing.post.id)
       const locked = yield* Posts.get(caller, existing.post.id)
       const current = locked.post.approval
       if (!locked.post.isDraft || Option.isNone(current)) return yield* notPending(locked, current)

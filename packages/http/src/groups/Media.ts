@@ -3,9 +3,7 @@
  * authenticated by the signed token in its URL, no API key), `POST /media/{id}/complete`,
  * `POST /media/upload-from-url`, and list, get and delete. Scopes: `write` for changes, `read` for GETs.
  *
- * Also here: the layer `herald serve` and `herald worker` run the media library with (blob store
- * under `<data-dir>/media` or in an S3 bucket, the inspector, the URL importer, the signing key, the posts and dispatch
- * hooks).
+ * The layers `herald serve` and `herald worker` run the media library with are `MediaServices`.
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
@@ -15,14 +13,9 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import * as NodeStream from "@effect/platform-node/NodeStream"
-import * as MediaInspector from "@herald/adapters/media/MediaInspector"
-import * as SharpRenditions from "@herald/adapters/media/SharpRenditions"
-import * as UrlImporter from "@herald/adapters/media/UrlImporter"
-import { CredentialCipher } from "@herald/adapters/security/CredentialCipher"
 import { BlobStore } from "@herald/core/media/BlobStore"
-import type { DispatchMedia } from "@herald/core/publishing/Dispatcher"
 import { DomainError, type PersistenceError } from "@herald/core/kernel/Errors"
-import type { Media } from "@herald/core/media/Media"
+import type { Media } from "@herald/core/domain/Media"
 import * as MediaLibrary from "@herald/core/media/MediaLibrary"
 import * as MediaLinks from "@herald/core/media/MediaLinks"
 import { MediaStore } from "@herald/core/media/MediaStore"
@@ -30,14 +23,11 @@ import { Crypto } from "@herald/core/kernel/Crypto"
 import { MediaId, OrganizationId } from "@herald/core/kernel/Ids"
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type * as Stream from "effect/Stream"
 import * as ApiGroup from "../ApiGroup.js"
-import * as BlobStorage from "../BlobStorage.js"
 import * as Auth from "../Auth.js"
 import * as Envelope from "../Envelope.js"
 import * as Idempotency from "../Idempotency.js"
@@ -498,106 +488,3 @@ export const MediaUploadLive = HttpApiBuilder.group(
           return out
         }))
 )
-
-// ---------------------------------------------------------------------------------------------------
-// Running the media library in a process
-// ---------------------------------------------------------------------------------------------------
-
-export interface MediaOptions {
-  /** The data dir; blobs go to `<dataDir>/media` unless `HERALD_S3_BUCKET` names a bucket. */
-  readonly dataDir: string
-  readonly env?: Readonly<Record<string, string | undefined>>
-  /** Platforms publish through the sandbox: no medium needs a public URL at create time. */
-  readonly sandbox?: boolean
-}
-
-const positive = (raw: string | undefined): number | undefined => {
-  if (raw === undefined || !/^\d+$/.test(raw.trim())) return undefined
-  const n = Number(raw.trim())
-  return n > 0 ? n : undefined
-}
-
-/**
- * The upload budget from `HERALD_MEDIA_UPLOADS_PER_HOUR` / `HERALD_MEDIA_UPLOADS_PER_DAY` (positive
- * integers; the spec's 60 and 300 otherwise).
- */
-export const budgetFromEnv = (env: Readonly<Record<string, string | undefined>>): MediaLibrary.Budget => ({
-  hour: positive(env.HERALD_MEDIA_UPLOADS_PER_HOUR) ?? MediaLibrary.defaultBudget.hour,
-  day: positive(env.HERALD_MEDIA_UPLOADS_PER_DAY) ?? MediaLibrary.defaultBudget.day
-})
-
-/**
- * The blob store: the bucket of `HERALD_S3_BUCKET` when set, else `<dataDir>/media`; public URLs under
- * `HERALD_MEDIA_PUBLIC_URL` when set (BlobStorage.ts).
- */
-export const layerBlobStore = (options: MediaOptions): Layer.Layer<BlobStore> =>
-  BlobStorage.layer(BlobStorage.fromEnv(options.env ?? process.env, options.dataDir))
-
-/**
- * The signer of media links when `HERALD_MEDIA_PUBLIC_URL` is set, or the bucket presigns them
- * (`HERALD_S3_LINKS=presigned`): its key is derived once from the credentials root key (`HERALD_SECRET`
- * or the data dir's `secret.key`, purpose `media-public/v1`), so every process sharing the store signs
- * and accepts the same links; they live `HERALD_MEDIA_LINK_TTL_SECONDS` (one hour by default; a week
- * at most for presigned links).
- */
-export const layerLinkSigner = (
-  env: Readonly<Record<string, string | undefined>>
-): Layer.Layer<never, never, CredentialCipher> => {
-  // Optional by design: readers ask with `Effect.serviceOption`, so the type promises nothing.
-  const base = env.HERALD_MEDIA_PUBLIC_URL?.trim()
-  if ((base === undefined || base === "") && !BlobStorage.presignsLinks(env)) return Layer.empty
-  const seconds = positive(env.HERALD_MEDIA_LINK_TTL_SECONDS)
-  return Layer.effect(
-    MediaLinks.MediaLinkSigner,
-    Effect.gen(function*() {
-      const signingKey = yield* (yield* CredentialCipher).deriveSecret("media-public/v1").pipe(Effect.orDie)
-      return MediaLinks.MediaLinkSigner.of({
-        signingKey,
-        lifetime: seconds === undefined ? MediaLinks.defaultLifetime : Duration.seconds(seconds)
-      })
-    })
-  )
-}
-
-/**
- * What the dispatcher needs to hand media to platform clients (`herald worker`), and the blob store
- * itself (the housekeeping sweep removes the bytes of uploads never completed).
- */
-export const layerDispatch = (
-  options: MediaOptions
-): Layer.Layer<DispatchMedia | BlobStore, never, MediaStore | CredentialCipher> =>
-  MediaLibrary.layerDispatchMedia.pipe(
-    Layer.provideMerge(
-      Layer.mergeAll(layerBlobStore(options), SharpRenditions.layer, layerLinkSigner(options.env ?? process.env))
-    )
-  )
-
-/**
- * Everything the media endpoints, the posts hook and the dispatcher read media through: the blob
- * store, the inspector, the URL importer (`HERALD_MEDIA_ALLOW_PRIVATE`), the upload signing key
- * (derived from the credentials root key), the budget, `HERALD_PUBLIC_URL` for upload URLs.
- */
-export const layerServices = (options: MediaOptions) => {
-  const env = options.env ?? process.env
-  const publicUrl = env.HERALD_PUBLIC_URL?.trim()
-  const settings = Layer.effect(
-    MediaLibrary.MediaSettings,
-    Effect.gen(function*() {
-      const cipher = yield* CredentialCipher
-      const signingKey = yield* cipher.deriveSecret("media-upload/v1").pipe(Effect.orDie)
-      return MediaLibrary.MediaSettings.of({ signingKey })
-    })
-  )
-  const base = Layer.mergeAll(
-    layerBlobStore(options),
-    layerLinkSigner(env),
-    MediaInspector.layer,
-    SharpRenditions.layer,
-    UrlImporter.layer(UrlImporter.fromEnv(env)),
-    Layer.succeed(MediaLibrary.MediaBudget, budgetFromEnv(env)),
-    publicUrl === undefined || publicUrl === "" ? Layer.empty : Layer.succeed(PublicBaseUrl, publicUrl),
-    options.sandbox === true ? Layer.succeed(MediaLibrary.PublicUrlsRequired, false) : Layer.empty
-  )
-  const hooks = Layer.merge(MediaLibrary.layerPostMedia, MediaLibrary.layerDispatchMedia)
-  return Layer.mergeAll(hooks, settings).pipe(Layer.provideMerge(base))
-}

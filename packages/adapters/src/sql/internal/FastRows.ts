@@ -7,12 +7,12 @@
  * number, a bad value) it answers `undefined` and the whole batch is decoded by the schema instead,
  * so the result, and every error, is the schema's. The schemas stay the single definition.
  */
-import { ConnectionFlow, SocialAccount } from "@herald/core/accounts/Account"
-import { Destination, DestinationStatus, Metrics } from "@herald/core/posts/Destination"
+import { ConnectionFlow, SocialAccount } from "@herald/core/domain/Account"
+import { Destination, DestinationStatus, Metrics } from "@herald/core/domain/Destination"
 import type { AccountId, DestinationId, EventId, MediaId, OrganizationId, PostId } from "@herald/core/kernel/Ids"
-import { Post, PostStatus } from "@herald/core/posts/Post"
-import { platforms } from "@herald/core/platforms/Platform"
-import type { Platform } from "@herald/core/platforms/Platform"
+import { Post, PostStatus } from "@herald/core/domain/Post"
+import { platforms } from "@herald/core/domain/Platform"
+import type { Platform } from "@herald/core/domain/Platform"
 import type { Event } from "@herald/core/webhooks/Event"
 import { unchecked } from "@herald/core/kernel/Unchecked"
 import * as DateTime from "effect/DateTime"

@@ -5,9 +5,9 @@
  * booleans are 0/1 (INTEGER), nested values are JSON text. node-postgres returns BIGINT and NUMERIC
  * as strings, so every number is decoded from `number | string`.
  */
-import { ConnectionFlow, SocialAccount } from "@herald/core/accounts/Account"
+import { ConnectionFlow, SocialAccount } from "@herald/core/domain/Account"
 import { ApiKey, Scope } from "@herald/core/access/ApiKey"
-import { Destination, DestinationStatus, Metrics } from "@herald/core/posts/Destination"
+import { Destination, DestinationStatus, Metrics } from "@herald/core/domain/Destination"
 import { PersistenceError } from "@herald/core/kernel/Errors"
 import { Event, EventData, EventType } from "@herald/core/webhooks/Event"
 import {
@@ -22,8 +22,8 @@ import {
   UserId
 } from "@herald/core/kernel/Ids"
 import { Organization, Plan, Role, SubscriptionStatus, User } from "@herald/core/access/Organization"
-import { Platform } from "@herald/core/platforms/Platform"
-import { Approval, PlatformContent, Post, PostStatus, ThreadPost } from "@herald/core/posts/Post"
+import { Platform } from "@herald/core/domain/Platform"
+import { Approval, PlatformContent, Post, PostStatus, ThreadPost } from "@herald/core/domain/Post"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"

@@ -1,7 +1,7 @@
 import * as Schema from "effect/Schema"
 import * as Option from "effect/Option"
 import { AccountId, ApiKeyId, CampaignId, MediaId, OrganizationId, PostId, UserId } from "../kernel/Ids.js"
-import { Platform } from "../platforms/Platform.js"
+import { Platform } from "./Platform.js"
 
 export const PostStatus = Schema.Literal("draft", "scheduled", "publishing", "published", "partially_failed", "failed")
 export type PostStatus = typeof PostStatus.Type

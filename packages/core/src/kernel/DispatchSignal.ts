@@ -1,16 +1,12 @@
 /**
- * The services the dispatcher uses besides the stores: the media a publish sends, the credentials of
- * an account, and the signal that wakes the loop when a post becomes due.
+ * The signal that wakes the publishing engine's loop when a post becomes due: a shared port, so the
+ * use cases that create due work (posts, approvals) poke the engine without depending on it.
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
-import type { PersistenceError } from "../kernel/Errors.js"
-import { type MediaId, type OrganizationId } from "../kernel/Ids.js"
-import { type MediaRef, PublishError } from "../platforms/Platforms.js"
-import type { Platform } from "../platforms/Platform.js"
 
 /**
  * Wakes a sleeping dispatcher at once: the posts use cases poke it when they create work that is due
@@ -41,23 +37,3 @@ export const poke: Effect.Effect<void> = Effect.flatMap(
   Effect.serviceOption(DispatchSignal),
   Option.match({ onNone: () => Effect.void, onSome: (signal) => signal.poke })
 )
-
-/**
- * Turns a post's media ids into what a platform client reads. Optional: without it, a destination
- * whose post carries media fails permanently with a message saying media storage is not configured.
- */
-export class DispatchMedia extends Context.Tag("@herald/core/DispatchMedia")<DispatchMedia, {
-  readonly resolve: (
-    organizationId: OrganizationId,
-    ids: ReadonlyArray<MediaId>,
-    /** The destination's platform (and Instagram content type, settings): the media fitted to it. */
-    target?: MediaTarget
-  ) => Effect.Effect<ReadonlyArray<MediaRef>, PublishError | PersistenceError>
-}>() {}
-
-/** Where media are going, so each can be handed over as its rendition for that platform. */
-export interface MediaTarget {
-  readonly platform: Platform
-  readonly contentType?: string | undefined
-  readonly settings?: { readonly [key: string]: unknown } | undefined
-}

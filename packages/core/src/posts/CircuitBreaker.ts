@@ -24,6 +24,9 @@ import * as Effect from "effect/Effect"
 import { DomainError, type PersistenceError } from "../kernel/Errors.js"
 import type { OrganizationId, PostId } from "../kernel/Ids.js"
 import { UsageCounters } from "../access/UsageCounters.js"
+import { canonicalJson } from "../kernel/CanonicalJson.js"
+
+export { canonicalJson }
 
 export const threshold = 5
 
@@ -35,49 +38,6 @@ const windowMillis = ttlSeconds * 1000
 export const hint = "This exact request body failed to publish 5 or more times in the last 6 hours, so it is refused " +
   "rather than sent again. Fix the cause shown in the failed destinations' error (GET /posts/{id}), " +
   "change the content, or add an idempotency_key to send it anyway."
-
-type CanonicalTask = { readonly literal: string } | { readonly value: unknown }
-
-/**
- * Canonical JSON: object keys sorted at every depth, `undefined` members dropped, no whitespace.
- * Iterative (an explicit stack of what is left to write), so no nesting depth overflows the call stack.
- */
-export const canonicalJson = (value: unknown): string => {
-  const out: Array<string> = []
-  const stack: Array<CanonicalTask> = [{ value }]
-  while (stack.length > 0) {
-    const task = stack.pop()!
-    if ("literal" in task) {
-      out.push(task.literal)
-      continue
-    }
-    const v = task.value
-    if (v === null || typeof v !== "object") {
-      out.push(v === undefined ? "null" : JSON.stringify(v))
-    } else if (Array.isArray(v)) {
-      // Pushed in reverse: popped as "[", v[0], ",", v[1], ..., "]".
-      stack.push({ literal: "]" })
-      for (let i = v.length - 1; i >= 0; i--) {
-        stack.push({ value: v[i] })
-        if (i > 0) stack.push({ literal: "," })
-      }
-      stack.push({ literal: "[" })
-    } else {
-      const entries = Object.entries(v as Record<string, unknown>)
-        .filter(([, member]) => member !== undefined)
-        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      stack.push({ literal: "}" })
-      for (let i = entries.length - 1; i >= 0; i--) {
-        const [key, member] = entries[i]!
-        stack.push({ value: member })
-        stack.push({ literal: `${JSON.stringify(key)}:` })
-        if (i > 0) stack.push({ literal: "," })
-      }
-      stack.push({ literal: "{" })
-    }
-  }
-  return out.join("")
-}
 
 /** The window end of the ring's counters: never reached, so never purged. */
 export const ringEnd: DateTime.Utc = DateTime.unsafeMake(Date.UTC(9999, 11, 31))

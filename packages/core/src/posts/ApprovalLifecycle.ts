@@ -6,7 +6,7 @@
 import * as Data from "effect/Data"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-import { Approval } from "../posts/Post.js"
+import { Approval } from "../domain/Post.js"
 
 export class ApprovalError extends Data.TaggedError("ApprovalError")<{
   readonly reason: "not_pending" | "note_required" | "not_approved" | "already_used"

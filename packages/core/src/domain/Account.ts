@@ -1,6 +1,6 @@
 import * as Schema from "effect/Schema"
 import { AccountId, OrganizationId } from "../kernel/Ids.js"
-import { Platform } from "../platforms/Platform.js"
+import { Platform } from "./Platform.js"
 
 /**
  * How an account was connected. Instagram can come through Facebook Login (`facebook`) or

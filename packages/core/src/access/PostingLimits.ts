@@ -16,9 +16,9 @@ import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type { ApiKey } from "../access/ApiKey.js"
+import type { ApiKey } from "./ApiKey.js"
 import { DomainError, type PersistenceError } from "../kernel/Errors.js"
-import { UsageCounters } from "../access/UsageCounters.js"
+import { UsageCounters } from "./UsageCounters.js"
 
 export type PublishMode = "immediate" | "scheduled"
 

@@ -21,8 +21,8 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
-import * as EngineMetrics from "../kernel/EngineMetrics.js"
-import type { PersistenceError } from "../kernel/Errors.js"
+import * as EngineMetrics from "./EngineMetrics.js"
+import type { PersistenceError } from "./Errors.js"
 
 export const ProcessKind = Schema.Literal("serve", "worker")
 export type ProcessKind = typeof ProcessKind.Type

@@ -2,7 +2,7 @@ import type * as DateTime from "effect/DateTime"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { AccountId, DestinationId, OrganizationId, PostId } from "../kernel/Ids.js"
-import { Platform } from "../platforms/Platform.js"
+import { Platform } from "./Platform.js"
 
 export const DestinationStatus = Schema.Literal("queued", "publishing", "published", "failed")
 export type DestinationStatus = typeof DestinationStatus.Type

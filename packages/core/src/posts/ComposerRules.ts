@@ -4,13 +4,13 @@
  * limits), `PlatformSettings` (settings, content types), `PlatformRules` (threads) and `MediaRules`
  * (types, sizes, counts, required media). Pure.
  */
-import type { MediaKind } from "../media/Media.js"
+import type { MediaKind } from "../domain/Media.js"
 import * as MediaRules from "../media/MediaRules.js"
-import type { Platform } from "./Platform.js"
-import { platforms } from "./Platform.js"
-import * as PlatformRules from "./PlatformRules.js"
-import * as PlatformSettings from "./PlatformSettings.js"
-import * as TextLimits from "./TextLimits.js"
+import type { Platform } from "../domain/Platform.js"
+import { platforms } from "../domain/Platform.js"
+import * as PlatformRules from "../platforms/PlatformRules.js"
+import * as PlatformSettings from "../platforms/PlatformSettings.js"
+import * as TextLimits from "../platforms/TextLimits.js"
 
 export interface TextLimitRule {
   readonly limit: number
