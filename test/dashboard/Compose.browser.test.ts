@@ -30,12 +30,13 @@ interface Medium {
   readonly id: string
   readonly filename: string
   readonly alt_text: string | null
+  readonly status: string
 }
 interface Post {
   readonly id: string
   readonly content: string
   readonly account_ids: ReadonlyArray<number>
-  readonly threadPosts: ReadonlyArray<{ readonly content: string }>
+  readonly threadPosts: ReadonlyArray<{ readonly content: string; readonly media_ids?: ReadonlyArray<string> }>
   readonly media_ids: ReadonlyArray<string>
 }
 
@@ -221,58 +222,86 @@ describe.skipIf(skip !== undefined)("composer previews, threads, alt text and th
     90_000
   )
 
-  it("composes a thread of three parts for X, each part with its own counter; the API shows the parts", async () => {
-    const { page, errors } = await open("/compose", "Compose")
-    const thread = page.locator("#thread")
-    expect(await thread.isHidden()).toBe(true)
-    await page.getByLabel("Sandbox x (x)").check()
-    expect(await thread.isVisible()).toBe(true)
-    await page.getByLabel("Text", { exact: true }).fill("A thread about cedar, 1/3")
-    await page.getByRole("button", { name: "Add a part" }).click()
-    await page.getByLabel("Part 2", { exact: true }).fill("Cedar smells of pencils, 2/3")
-    await page.getByRole("button", { name: "Add a part" }).click()
-    await page.getByLabel("Part 3", { exact: true }).fill("x".repeat(290))
-    await expect.poll(() => page.locator("#thread-counter-1").textContent(), eventually).toBe("X: 290 / 280 (too long)")
-    expect(await page.locator("#thread-counter-0").textContent()).toBe("X: 28 / 280")
-    expect(await page.getByLabel("Part 3", { exact: true }).getAttribute("aria-describedby")).toBe("thread-counter-1")
-    await page.getByLabel("Part 3", { exact: true }).fill("End of the thread, 3/3")
-    await page.getByRole("button", { name: "Add a part" }).click()
-    await page.getByLabel("Part 4", { exact: true }).fill("a part removed again")
-    await page.getByRole("button", { name: "Remove part 4" }).click()
-    expect(await page.getByLabel("Part 4", { exact: true }).count()).toBe(0)
-    const preview = page.getByRole("region", { name: "X preview" })
-    await expect.poll(() => preview.locator("[data-part]").count(), eventually).toBe(3)
-    await expect.poll(() => preview.locator("[data-part='2'] .preview-text").textContent(), eventually).toBe(
-      "End of the thread, 3/3"
-    )
-    await fitsWidth(page)
-    await Browsers.screenshot(page, "375px-compose-thread")
-    // The parts are kept with the rest of the work in progress: a reload offers them back.
-    await page.reload()
-    await page.locator("#restored").waitFor(eventually)
-    expect(await page.getByLabel("Part 2", { exact: true }).inputValue()).toBe("Cedar smells of pencils, 2/3")
-    expect(await page.getByLabel("Part 3", { exact: true }).inputValue()).toBe("End of the thread, 3/3")
-    const created = page.waitForResponse((r) => r.url().endsWith("/api/v1/posts") && r.request().method() === "POST")
-    await page.getByRole("button", { name: "Save draft" }).click()
-    const body = (await created).request().postDataJSON() as { threadPosts: ReadonlyArray<{ content: string }> }
-    expect(body.threadPosts).toEqual([{ content: "Cedar smells of pencils, 2/3" }, {
-      content: "End of the thread, 3/3"
-    }])
-    await page.waitForURL(/\/posts\/[0-9a-f-]{36}$/, eventually)
-    const id = /\/posts\/([0-9a-f-]{36})$/.exec(page.url())![1]!
-    const stored = await api<Post>("GET", `/posts/${id}`)
-    expect(stored.data.content).toBe("A thread about cedar, 1/3")
-    expect(stored.data.threadPosts.map((p) => p.content)).toEqual([
-      "Cedar smells of pencils, 2/3",
-      "End of the thread, 3/3"
-    ])
-    // Opened again in the composer, the parts are there to edit.
-    await page.goto(`/compose?post=${id}`)
-    await page.locator("main h1", { hasText: "Edit draft" }).waitFor(eventually)
-    expect(await page.getByLabel("Part 3", { exact: true }).inputValue()).toBe("End of the thread, 3/3")
-    expect(errors).toEqual([])
-    await page.close()
-  }, 90_000)
+  it(
+    "composes a thread of three parts for X, each part with its own counter and media; the API shows the parts",
+    async () => {
+      // A medium in the library, for part 2.
+      const library = await open("/media", "Media library")
+      await library.page.locator("#library-file").setInputFiles([image("cedar-bark.png", png(320, 240), "image/png")])
+      const bark = library.page.locator("li[data-medium]", { hasText: "cedar-bark.png" })
+      await bark.waitFor(eventually)
+      const barkId = (await bark.getAttribute("data-medium"))!
+      await expect.poll(async () => (await api<Medium>("GET", `/media/${barkId}`)).data.status, eventually).toBe(
+        "ready"
+      )
+      await library.page.close()
+
+      const { page, errors } = await open("/compose", "Compose")
+      const thread = page.locator("#thread")
+      expect(await thread.isHidden()).toBe(true)
+      await page.getByLabel("Sandbox x (x)").check()
+      expect(await thread.isVisible()).toBe(true)
+      await page.getByLabel("Text", { exact: true }).fill("A thread about cedar, 1/3")
+      await page.getByRole("button", { name: "Add a part" }).click()
+      await page.getByLabel("Part 2", { exact: true }).fill("Cedar smells of pencils, 2/3")
+      await page.getByRole("button", { name: "Add a part" }).click()
+      await page.getByLabel("Part 3", { exact: true }).fill("x".repeat(290))
+      await expect.poll(() => page.locator("#thread-counter-1").textContent(), eventually).toBe(
+        "X: 290 / 280 (too long)"
+      )
+      expect(await page.locator("#thread-counter-0").textContent()).toBe("X: 28 / 280")
+      expect(await page.getByLabel("Part 3", { exact: true }).getAttribute("aria-describedby")).toBe("thread-counter-1")
+      await page.getByLabel("Part 3", { exact: true }).fill("End of the thread, 3/3")
+      // Part 2 takes a medium from the library; one added to part 3 and removed again leaves it without.
+      await page.getByText("Add media to part 2").click()
+      await page.getByRole("button", { name: "Add cedar-bark.png to part 2" }).click()
+      await expect.poll(() => page.locator("#thread-media-0 [data-thread-medium]").count(), eventually).toBe(1)
+      expect(await page.locator("#thread-media-0").textContent()).toContain("cedar-bark.png")
+      await page.getByText("Add media to part 3").click()
+      await page.getByRole("button", { name: "Add cedar-bark.png to part 3" }).click()
+      await page.getByRole("button", { name: "Remove cedar-bark.png from part 3" }).click()
+      expect(await page.locator("#thread-media-1").count()).toBe(0)
+      await page.getByRole("button", { name: "Add a part" }).click()
+      await page.getByLabel("Part 4", { exact: true }).fill("a part removed again")
+      await page.getByRole("button", { name: "Remove part 4" }).click()
+      expect(await page.getByLabel("Part 4", { exact: true }).count()).toBe(0)
+      const preview = page.getByRole("region", { name: "X preview" })
+      await expect.poll(() => preview.locator("[data-part]").count(), eventually).toBe(3)
+      await expect.poll(() => preview.locator("[data-part='2'] .preview-text").textContent(), eventually).toBe(
+        "End of the thread, 3/3"
+      )
+      await fitsWidth(page)
+      await Browsers.screenshot(page, "375px-compose-thread")
+      // The parts are kept with the rest of the work in progress: a reload offers them back.
+      await page.reload()
+      await page.locator("#restored").waitFor(eventually)
+      expect(await page.getByLabel("Part 2", { exact: true }).inputValue()).toBe("Cedar smells of pencils, 2/3")
+      expect(await page.getByLabel("Part 3", { exact: true }).inputValue()).toBe("End of the thread, 3/3")
+      const created = page.waitForResponse((r) => r.url().endsWith("/api/v1/posts") && r.request().method() === "POST")
+      await page.getByRole("button", { name: "Save draft" }).click()
+      const body = (await created).request().postDataJSON() as { threadPosts: ReadonlyArray<{ content: string }> }
+      expect(body.threadPosts).toEqual([{ content: "Cedar smells of pencils, 2/3", media_ids: [barkId] }, {
+        content: "End of the thread, 3/3"
+      }])
+      await page.waitForURL(/\/posts\/[0-9a-f-]{36}$/, eventually)
+      const id = /\/posts\/([0-9a-f-]{36})$/.exec(page.url())![1]!
+      const stored = await api<Post>("GET", `/posts/${id}`)
+      expect(stored.data.content).toBe("A thread about cedar, 1/3")
+      expect(stored.data.threadPosts.map((p) => p.content)).toEqual([
+        "Cedar smells of pencils, 2/3",
+        "End of the thread, 3/3"
+      ])
+      expect(stored.data.threadPosts.map((p) => p.media_ids ?? [])).toEqual([[barkId], []])
+      // Opened again in the composer, the parts are there to edit.
+      await page.goto(`/compose?post=${id}`)
+      await page.locator("main h1", { hasText: "Edit draft" }).waitFor(eventually)
+      expect(await page.getByLabel("Part 3", { exact: true }).inputValue()).toBe("End of the thread, 3/3")
+      await expect.poll(() => page.locator("#thread-media-0").textContent(), eventually).toContain("cedar-bark.png")
+      expect(errors).toEqual([])
+      await page.close()
+    },
+    90_000
+  )
 
   it(
     "stores the alt text set in the composer on the medium, with a counter for the platforms' own limits",

@@ -6,9 +6,75 @@ import { v1 } from "../api.js"
 import { errorText, h, replace } from "../ui.js"
 import { countLine, platformName } from "./preview.js"
 
+/** The newest ready media of the library, loaded once per composer when a part's picker first opens. */
+const readyMedia = () => {
+  let loading
+  return () => (loading ??= v1("GET", "/media?limit=20").then((page) => page.media.filter((m) => m.status === "ready")))
+}
+
+/**
+ * A part's media: the media chosen for it (each removable) and a picker over the library's ready
+ * media. `names` maps a medium's id to its file name (looked up for media the part came with).
+ */
+const partMedia = (part, i, names, library, changed) => {
+  const ids = part.media_ids ?? []
+  const listId = `thread-media-${i}`
+  const chosen = h(
+    "ul",
+    { class: "media-list", id: listId, "aria-label": `Media of part ${i + 2}` },
+    ids.map((id) => {
+      const name = names.get(id) ?? "a medium"
+      const remove = h(
+        "button",
+        { type: "button", class: "link", "aria-label": `Remove ${name} from part ${i + 2}` },
+        "Remove"
+      )
+      remove.addEventListener("click", () => {
+        part.media_ids = ids.filter((x) => x !== id)
+        if (part.media_ids.length === 0) delete part.media_ids
+        changed(true)
+      })
+      return h("li", { "data-thread-medium": id }, name, " ", remove)
+    })
+  )
+  const options = h("ul", { class: "media-list", "aria-live": "polite" })
+  const picker = h("details", { class: "thread-media-picker" }, h("summary", {}, `Add media to part ${i + 2}`), options)
+  picker.addEventListener("toggle", async () => {
+    if (!picker.open) return
+    replace(options, h("li", { class: "muted" }, "Loading…"))
+    try {
+      const ready = await library()
+      replace(
+        options,
+        ready.length === 0
+          ? h("li", { class: "muted" }, "The library has no ready media yet: upload some in the media library.")
+          : ready.map((m) => {
+            names.set(m.id, m.filename)
+            const add = h("button", {
+              type: "button",
+              class: "secondary",
+              "aria-label": `Add ${m.filename} to part ${i + 2}`,
+              disabled: ids.includes(m.id)
+            }, "Add")
+            add.addEventListener("click", () => {
+              if ((part.media_ids ?? []).includes(m.id)) return
+              part.media_ids = [...(part.media_ids ?? []), m.id]
+              changed(true)
+            })
+            return h("li", { "data-library-medium": m.id }, `${m.filename} (${m.type}) `, add)
+          })
+      )
+    } catch (e) {
+      replace(options, h("li", { class: "error" }, `The library could not be loaded: ${errorText(e)}`))
+    }
+  })
+  return h("div", { class: "thread-media" }, ids.length > 0 ? chosen : null, picker)
+}
+
 /**
  * The thread's parts after the main text. `initial`: the post's `threadPosts` ({content, media_ids?});
- * a part's media (set through the API) are kept as they are. `onChange` runs after every edit.
+ * each part may carry media from the library (`media_ids`), checked per platform by the API when the
+ * post is sent. `onChange` runs after every edit.
  */
 export const threadComposer = (initial, onChange) => {
   const parts = initial.map((p) => ({
@@ -27,6 +93,19 @@ export const threadComposer = (initial, onChange) => {
     add
   )
   let counts = { platforms: [], get: () => undefined }
+  const names = new Map()
+  const library = readyMedia()
+  // The file names of media a part came with (an edited post, restored work), looked up once each.
+  const lookUpNames = () => {
+    const unknown = [...new Set(parts.flatMap((p) => p.media_ids ?? []))].filter((id) => !names.has(id))
+    if (unknown.length === 0) return
+    for (const id of unknown) names.set(id, "a medium")
+    Promise.all(
+      unknown.map((id) =>
+        v1("GET", `/media/${encodeURIComponent(id)}`).then((m) => names.set(id, m.filename), () => {})
+      )
+    ).then(draw)
+  }
 
   const counterText = (i) =>
     counts.platforms.map((p) => {
@@ -37,6 +116,7 @@ export const threadComposer = (initial, onChange) => {
     }).join(" · ")
 
   const draw = () => {
+    lookUpNames()
     replace(
       list,
       parts.map((part, i) => {
@@ -64,13 +144,11 @@ export const threadComposer = (initial, onChange) => {
           h("label", { for: box.id }, `Part ${i + 2}`),
           box,
           h("p", { class: "counter", id: `thread-counter-${i}`, "aria-live": "polite" }, counterText(i)),
-          part.media_ids?.length
-            ? h(
-              "p",
-              { class: "muted" },
-              `With ${part.media_ids.length} medi${part.media_ids.length === 1 ? "um" : "a"} (kept as they are)`
-            )
-            : null,
+          partMedia(part, i, names, library, () => {
+            draw()
+            onChange()
+            list.querySelector(`#thread-part-${i}`)?.focus()
+          }),
           remove
         )
       })
