@@ -25,6 +25,7 @@ import * as path from "node:path"
 import { createFreshPgDatabase, probePostgres } from "../packages/adapters/test/support/TestDatabases.js"
 import * as HeraldServer from "./HeraldServer.js"
 import { type Db, pgDb, rareWord, seed, sqliteDb } from "./ScaleSeed.js"
+import { prepareTemplates } from "./ScaleTemplates.js"
 
 const arg = (name: string): string | undefined => {
   const i = process.argv.indexOf(`--${name}`)
@@ -372,31 +373,6 @@ const stallDuring = async (server: HeraldServer.HeraldServer, read: Read) => {
   running = false
   await poll
   return { read: read.name, liveMaxMs: liveMax, requestMs }
-}
-
-const prepareTemplates = async (server: HeraldServer.HeraldServer) => {
-  const headers = { authorization: `Bearer ${server.key}`, "content-type": "application/json" }
-  await fetch(`${server.base}/webhooks`, {
-    method: "POST",
-    headers,
-    body: JSON.stringify({ url: "http://127.0.0.1:9/bench", events: ["post.published", "post.failed", "post.created"] })
-  }).then((r) => r.text())
-  const account = await HeraldServer.draftAccount(server.base, server.key)
-  const created = await fetch(`${server.base}/posts`, {
-    method: "POST",
-    headers,
-    body: JSON.stringify({ content: "template", account_ids: [account.id] })
-  })
-  if (!created.ok) throw new Error(`template post: ${created.status} ${await created.text()}`)
-  // The sandbox publishes it: its destination and events are the templates.
-  const deadline = Date.now() + 20_000
-  while (Date.now() < deadline) {
-    const body = await (await fetch(`${server.base}/posts`, { headers })).json() as {
-      data: { posts: Array<{ status: string }> }
-    }
-    if (body.data.posts[0]?.status === "published") break
-    await HeraldServer.sleep(100)
-  }
 }
 
 const runOne = async (options: {
