@@ -5,7 +5,6 @@ import { v1 } from "../api.js"
 import {
   busy,
   checkbox,
-  errorText,
   field,
   flashNext,
   h,
@@ -17,10 +16,11 @@ import {
   time,
   zone
 } from "../ui.js"
-import { put, renditionFor, settingInput, settingText, settingValue } from "./compose-parts.js"
+import { renditionFor, settingInput, settingText, settingValue } from "./compose-parts.js"
 import { clearDraft, draftKey, loadDraft, saveDraft } from "./compose-draft.js"
 import { captionSuggestions } from "./compose-ai.js"
-import { altTextField, threadComposer } from "./compose-thread.js"
+import { loadMedia, mediaSection } from "./compose-media.js"
+import { threadComposer } from "./compose-thread.js"
 import { countLine, drawPreviews, measure, platformName } from "./preview.js"
 import { mayPublish } from "./post-actions.js"
 import { accounts as loadAccounts, campaigns as loadCampaigns, settingLabel } from "./shared.js"
@@ -33,19 +33,6 @@ const sameValue = (a, b) => {
       : v
   return JSON.stringify(canonical(a)) === JSON.stringify(canonical(b))
 }
-
-const loadMedia = (ids) =>
-  Promise.all(
-    ids.map((id) =>
-      v1("GET", `/media/${id}`).catch(() => ({
-        id,
-        filename: "a file no longer in the library",
-        type: "image",
-        mime_type: "",
-        status: "missing"
-      }))
-    )
-  )
 
 export default async ({ session }) => {
   const query = new URLSearchParams(location.search)
@@ -158,138 +145,17 @@ export default async ({ session }) => {
     return own.trim() === "" ? content.value : own
   }
 
-  // media
-  const mediaList = h("ul", { class: "media-list", "aria-live": "polite" })
-  const fileInput = h("input", {
-    type: "file",
-    multiple: true,
-    id: "media-file",
-    accept: "image/*,video/*,application/pdf"
-  })
-  const dropzone = h(
-    "div",
-    { class: "dropzone", id: "dropzone" },
-    h("p", {}, "Drop images or videos here, or ", h("label", { for: "media-file" }, "choose files"), "."),
-    fileInput
-  )
-  const listed = (entry, item) => {
-    entry.item = item
-    const remove = h("button", { type: "button", class: "link", "aria-label": `Remove ${entry.filename}` }, "Remove")
-    remove.addEventListener("click", () => {
-      media.splice(media.indexOf(entry), 1)
-      item.remove()
+  // media: uploads, the library picker, alt text
+  const mediaBox = mediaSection({
+    media,
+    rules,
+    chosenPlatforms,
+    changed: () => {
       update()
       keep()
-    })
-    item.append(" ", remove, h("ul", { class: "renditions muted", "data-media": entry.id }))
-    if (entry.type === "image" && entry.status !== "missing") {
-      item.append(altTextField(entry, altLimits, () => {
-        update()
-        keep()
-      }))
-    }
-  }
-  /** The alt-text limits of the targeted platforms that have one (their settings' own limits). */
-  const altLimits = () =>
-    chosenPlatforms().flatMap((p) =>
-      Object.entries(rules[p]?.settings ?? {})
-        .filter(([name, s]) => /alttext/i.test(name) && s.max_length && rules[p].media.kinds.includes("image"))
-        .map(([, s]) => ({ platform: p, name: platformName(p), limit: s.max_length }))
-    )
-  for (const entry of media) {
-    const item = h("li", {}, h("strong", {}, entry.filename), " ", h("span", {}, entry.status))
-    mediaList.append(item)
-    listed(entry, item)
-  }
-  const upload = async (file) => {
-    const progress = h("progress", { max: "1", value: "0", "aria-label": `Upload of ${file.name}` })
-    const line = h("span", {}, "uploading…")
-    const preview = file.type.startsWith("image/") ? h("img", { src: URL.createObjectURL(file), alt: "" }) : null
-    const item = h("li", {}, preview, h("strong", {}, file.name), " ", progress, " ", line)
-    mediaList.append(item)
-    try {
-      const presigned = await v1("POST", "/media/upload", {
-        filename: file.name,
-        content_type: file.type || "application/octet-stream",
-        file_size: file.size
-      })
-      await put(presigned.upload_url, file, presigned.upload_headers, (p) => (progress.value = p))
-      const done = await v1("POST", `/media/${presigned.id}/complete`, {})
-      progress.value = 1
-      line.textContent = done.status === "ready" ? "ready" : `${done.status}${done.error ? `: ${done.error}` : ""}`
-      const entry = { ...done, src: preview?.src ?? done.public_url ?? null }
-      media.push(entry)
-      listed(entry, item)
-      // Uploads finish in any order; the post's media keep the order the files are listed in.
-      media.sort((a, b) => (a.item.compareDocumentPosition(b.item) & Node.DOCUMENT_POSITION_FOLLOWING ? -1 : 1))
-      update()
-      keep()
-    } catch (e) {
-      line.textContent = `failed: ${errorText(e)}`
-      line.className = "error"
-    }
-  }
-  // Media already in the library: the newest 20 ready ones, offered when the picker opens.
-  const libraryList = h("ul", { class: "media-list", id: "library-picker-list", "aria-live": "polite" })
-  const libraryPicker = h(
-    "details",
-    { id: "library-picker" },
-    h("summary", {}, "Choose from the media library"),
-    libraryList,
-    h("p", {}, h("a", { href: "/media" }, "Open the media library"))
-  )
-  libraryPicker.addEventListener("toggle", async () => {
-    if (!libraryPicker.open) return
-    replace(libraryList, h("li", { class: "muted" }, "Loading…"))
-    try {
-      const page = await v1("GET", "/media?limit=20")
-      const ready = page.media.filter((m) => m.status === "ready")
-      replace(
-        libraryList,
-        ready.length === 0 ? h("li", { class: "muted" }, "The library has no ready media yet.") : ready.map((m) => {
-          const add = h("button", {
-            type: "button",
-            class: "secondary",
-            "aria-label": `Add ${m.filename}`,
-            disabled: media.some((x) => x.id === m.id)
-          }, "Add")
-          add.addEventListener("click", () => {
-            if (media.some((x) => x.id === m.id)) return
-            const entry = { ...m, src: m.public_url ?? null }
-            media.push(entry)
-            const item = h("li", {}, h("strong", {}, entry.filename), " ", h("span", {}, entry.status))
-            mediaList.append(item)
-            listed(entry, item)
-            add.disabled = true
-            update()
-            keep()
-          })
-          return h(
-            "li",
-            { "data-library-medium": m.id },
-            `${m.filename} (${m.type}${m.width && m.height ? `, ${m.width} × ${m.height}` : ""}) `,
-            add
-          )
-        })
-      )
-    } catch (e) {
-      replace(libraryList, h("li", { class: "error" }, `The library could not be loaded: ${errorText(e)}`))
     }
   })
-  fileInput.addEventListener("change", () => {
-    for (const file of fileInput.files) upload(file)
-    fileInput.value = ""
-  })
-  dropzone.addEventListener("dragover", (e) => {
-    e.preventDefault()
-    dropzone.classList.add("over")
-  })
-  dropzone.addEventListener("dragleave", () => dropzone.classList.remove("over"))
-  dropzone.addEventListener("drop", (e) => {
-    e.preventDefault()
-    dropzone.classList.remove("over")
-    for (const file of e.dataTransfer?.files ?? []) upload(file)
-  })
+  const mediaList = mediaBox.list
 
   // the thread: further parts, for the platforms that publish them as replies
   const thread = threadComposer(source?.threadPosts ?? [], () => {
@@ -537,14 +403,8 @@ export default async ({ session }) => {
       }
       if ((saved.content ?? "").trim() !== "") block.open = true
     }
-    media.splice(0, media.length, ...(state.media ?? []).map((m) => ({ ...m, src: m.public_url ?? null })))
+    mediaBox.show((state.media ?? []).map((m) => ({ ...m, src: m.public_url ?? null })))
     if (Array.isArray(state.thread)) thread.set(state.thread)
-    replace(mediaList)
-    for (const entry of media) {
-      const item = h("li", {}, h("strong", {}, entry.filename), " ", h("span", {}, entry.status))
-      mediaList.append(item)
-      listed(entry, item)
-    }
     if (state.campaign_id !== undefined) campaign.value = state.campaign_id
     // A time asked for by the link (a calendar slot's "+ New") wins over the kept one.
     if (state.when && !(asked && editing === null)) when.value = state.when
@@ -615,7 +475,14 @@ export default async ({ session }) => {
     suggestions,
     thread.element,
     overrides,
-    h("fieldset", { "data-field": "media_ids" }, h("legend", {}, "Media"), dropzone, libraryPicker, mediaList),
+    h(
+      "fieldset",
+      { "data-field": "media_ids" },
+      h("legend", {}, "Media"),
+      mediaBox.dropzone,
+      mediaBox.libraryPicker,
+      mediaList
+    ),
     h(
       "section",
       { "aria-labelledby": "previews-heading", class: "previews-wrap" },
