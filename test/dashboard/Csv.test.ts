@@ -77,7 +77,9 @@ describe("CSV reader", () => {
   })
 
   it("maps records to the header's names (trimmed, lower case), missing fields empty, extra ones flagged", () => {
-    const { columns, rows } = Csv.parseCsvWithHeader(" Date ,TIME,content\n2027-01-01,10:00\n2027-01-02,11:00,x,surplus\n")
+    const { columns, rows } = Csv.parseCsvWithHeader(
+      " Date ,TIME,content\n2027-01-01,10:00\n2027-01-02,11:00,x,surplus\n"
+    )
     expect(columns).toEqual(["date", "time", "content"])
     expect(rows).toEqual([
       { line: 2, values: { date: "2027-01-01", time: "10:00", content: "" }, extra: false },

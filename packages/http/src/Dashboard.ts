@@ -10,6 +10,7 @@ import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
+import { createRequire } from "node:module"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as DashboardPreview from "./DashboardPreview.js"
@@ -35,7 +36,9 @@ export const pagePaths = [
   "/device",
   "/team",
   "/join",
-  "/notifications"
+  "/notifications",
+  "/analytics",
+  "/bulk"
 ] as const
 
 const contentTypes: Record<string, string> = {
@@ -95,12 +98,33 @@ export const readAssets = (dir: string): ReadonlyMap<string, Asset> => {
   return assets
 }
 
+/**
+ * Browser builds of npm packages the pages load, served under `vendor/` from the installed package
+ * (a dependency of this one), so the file is the one npm installed and audits, from source, `dist/`
+ * and the bundled command alike (resolved at run time: the bundle does not inline it). Chart.js's UMD
+ * build is the one file that runs in a browser without an import map (its ES build imports
+ * `@kurkle/color` by bare name); imported as a module it sets `globalThis.Chart`.
+ */
+export const vendorFiles: ReadonlyArray<{ readonly name: string; readonly resolve: () => string }> = [
+  {
+    name: "vendor/chart.umd.min.js",
+    // The package exports only its entry points: the UMD build sits beside the CommonJS entry.
+    resolve: () => path.join(path.dirname(createRequire(import.meta.url).resolve("chart.js")), "chart.umd.min.js")
+  }
+]
+
+/** The vendor files, by the name the pages ask for. */
+export const readVendorAssets = (): ReadonlyMap<string, Asset> =>
+  new Map(
+    vendorFiles.map((file) => [file.name, { body: fs.readFileSync(file.resolve()), contentType: contentTypes[".js"]! }])
+  )
+
 const notFound = HttpServerResponse.text("Not found", { status: 404, contentType: "text/plain; charset=utf-8" })
 
 /** The page routes and the assets route, on the API's router (as `/docs` is). */
 export const layer = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
-    const assets = readAssets(directory())
+    const assets = new Map([...readAssets(directory()), ...readVendorAssets()])
     const shell = assets.get("index.html")!
     const page = HttpServerResponse.uint8Array(shell.body, {
       contentType: shell.contentType,

@@ -18,7 +18,9 @@ const pages = [
   [/^\/device$/, "device"],
   [/^\/team$/, "team"],
   [/^\/join$/, "join", { public: true }],
-  [/^\/notifications$/, "notifications"]
+  [/^\/notifications$/, "notifications"],
+  [/^\/analytics$/, "analytics"],
+  [/^\/bulk$/, "bulk"]
 ]
 
 const route = () => {
