@@ -7,7 +7,9 @@ let loading
 
 /** Chart.js, loaded on first use (about 200 kB: only the analytics page asks for it). */
 export const loadChart = () => {
-  loading ??= import("../vendor/chart.umd.min.js").then(() => {
+  // Served from the installed chart.js package (Dashboard.ts), not from this folder: the path is a URL.
+  const url = new URL("../vendor/chart.umd.min.js", import.meta.url)
+  loading ??= import(url.href).then(() => {
     if (typeof globalThis.Chart !== "function") throw new Error("the chart library did not load")
     return globalThis.Chart
   })
