@@ -438,6 +438,51 @@ describe.skipIf(skip !== undefined)("analytics and bulk scheduling in the dashbo
     90_000
   )
 
+  it("a file over X's daily limit is refused as a batch: the check says why, and offers no Schedule", async () => {
+    const marker = `limit-${randomUUID().slice(0, 8)}`
+    const date = dayAhead(9)
+    const rows = Array.from({ length: 11 }, (_, i) => `${date},10:${String(i).padStart(2, "0")},${marker} ${i},x`)
+    // On the trial plan X takes 10 posts a day (the sandbox's organization is on scale, 500).
+    expect((await server.cli(["orgs", "set-plan", server.orgId, "trial", "--status", "trialing"])).code).toBe(0)
+    const { page, errors } = await open("/bulk", "Bulk schedule")
+    await page.getByLabel("CSV file").setInputFiles({
+      name: "posts.csv",
+      mimeType: "text/csv",
+      buffer: Buffer.from(`date,time,content,platforms\n${rows.join("\n")}\n`)
+    })
+    await page.getByRole("button", { name: "Check rows" }).click()
+    await expect.poll(() => page.locator("#bulk-summary").textContent(), eventually).toBe(
+      "11 rows checked: nothing can be scheduled."
+    )
+    // The API's own dry run is refused the same way (422), with the plan's limit.
+    const res = await server.request("POST", "/api/v1/posts/bulk-schedule", {
+      body: {
+        timezone: timezoneId,
+        dryRun: true,
+        posts: rows.map((r) => {
+          const [d, t, content, platforms] = r.split(",")
+          return { date: d, time: t, content, platforms }
+        })
+      }
+    })
+    expect(res.status).toBe(422)
+    const limit = (res.json as { error: { details: { batchErrors: ReadonlyArray<{ limit: number }> } } }).error.details
+      .batchErrors[0]!.limit
+    expect(await page.locator("#bulk-results [role=alert]").textContent()).toBe(
+      `Nothing can be scheduled: X allows ${limit} posts per day on the trial plan; ${date} (${timezoneId}) would ` +
+        `have 11 (0 already scheduled, 11 in this batch). Change the file and check it again.`
+    )
+    expect(await page.locator("#bulk-results tbody tr .result").first().textContent()).toMatch(
+      /^Ready once the problem above is solved: /
+    )
+    expect(await page.locator("#bulk-schedule").count()).toBe(0)
+    expect(await search(marker)).toEqual([])
+    await Browsers.screenshot(page, "375px-bulk-batch-refused")
+    expect(errors).toEqual([])
+    await page.close()
+    expect((await server.cli(["orgs", "set-plan", server.orgId, "scale", "--status", "trialing"])).code).toBe(0)
+  })
+
   it("refuses a file it cannot read, next to the file field, without calling the API", async () => {
     const { page, errors } = await open("/bulk", "Bulk schedule")
     const calls: Array<string> = []

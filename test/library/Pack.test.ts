@@ -89,9 +89,12 @@ describe("packed packages in a host app", () => {
       "--input-type=module",
       "-e",
       "const d = await import('@herald/http/Dashboard'); const dir = d.directory(); " +
-      "console.log(dir); console.log([...d.readAssets(dir).keys()].sort().join(','))"
+      "console.log(dir); console.log([...d.readAssets(dir).keys()].sort().join(',')); " +
+      "for (const [name, a] of d.readVendorAssets()) console.log(name, a.body.length)"
     ], host)
     expect(found).toContain(path.join(fs.realpathSync(http), "src/dashboard"))
     expect(found).toContain("pages/compose.js")
+    // The chart library the analytics page loads comes from the installed chart.js package.
+    expect(found).toMatch(/^vendor\/chart\.umd\.min\.js [1-9]\d{4,}$/m)
   }, 240_000)
 })

@@ -97,7 +97,8 @@ const outcomes = (lines, sent, result) =>
     }
   })
 
-const resultCell = (o) =>
+/** A row's outcome; `held`: the batch has a problem, so a row that passed waits for it. */
+const resultCell = (o, held) =>
   h(
     "td",
     { class: "result" },
@@ -110,11 +111,11 @@ const resultCell = (o) =>
         " · ",
         h("a", { href: `/posts/${o.postId}`, "aria-label": `Open the post of line ${o.line}` }, "open")
       ]
-      : ["Ready: ", time(o.scheduledFor)]
+      : [held ? "Ready once the problem above is solved: " : "Ready: ", time(o.scheduledFor)]
   )
 
 // The result comes second: on a phone the table scrolls sideways, and the outcome must be in view.
-const resultTable = (rows) =>
+const resultTable = (rows, held) =>
   table(
     ["Line", "Result", "Date", "Time", "Platforms", "Content"],
     rows.map((o) =>
@@ -122,7 +123,7 @@ const resultTable = (rows) =>
         "tr",
         { class: o.status === "error" ? "row-error" : null, dataset: { line: String(o.line), status: o.status } },
         h("th", { scope: "row" }, String(o.line)),
-        resultCell(o),
+        resultCell(o, held),
         h("td", {}, o.row.date),
         h("td", {}, o.row.time),
         h("td", {}, o.row.platforms),
@@ -130,6 +131,9 @@ const resultTable = (rows) =>
       )
     )
   )
+
+/** Ends with a full stop ("(… in this batch)" -> "(… in this batch)."). */
+const sentence = (text) => (/[.!?]$/.test(text) ? text : `${text}.`)
 
 const counted = (count, one, many = `${one}s`) => `${count} ${count === 1 ? one : many}`
 
@@ -171,7 +175,9 @@ export default async () => {
     const scheduled = rows.filter((o) => o.status === "scheduled")
     const problems = rows.filter((o) => o.status === "error")
     const batch = result.batchErrors ?? []
-    const summary = result.dryRun
+    const summary = batch.length > 0
+      ? `${counted(rows.length, "row")} checked: nothing ${result.dryRun ? "can be" : "was"} scheduled.`
+      : result.dryRun
       ? `${counted(rows.length, "row")} checked: ${ready.length} ready, ${
         counted(problems.length, "row")
       } with a problem.`
@@ -200,11 +206,15 @@ export default async () => {
         )
         : null,
       batch.length > 0
-        ? notice(`Nothing can be scheduled: ${batch.map((b) => plainText(b.message)).join(" ")}`, "bad")
+        ? notice(
+          `Nothing can be scheduled: ${batch.map((b) => sentence(plainText(b.message))).join(" ")} ` +
+            "Change the file and check it again.",
+          "bad"
+        )
         : null,
       (result.batchWarnings ?? []).map((w) => notice(plainText(w.message))),
       h("p", { class: "muted" }, `Dates and times are read in ${timezone}; the results show them in your zone.`),
-      resultTable(rows),
+      resultTable(rows, batch.length > 0),
       result.dryRun && batch.length === 0 && ready.length > 0
         ? h(
           "div",
