@@ -269,6 +269,17 @@ describe.skipIf(skip !== undefined)("analytics and bulk scheduling in the dashbo
       expect(figure(await page.locator(`#top-table tr[data-post="${a.id}"] [data-metric=interactions]`).textContent()))
         .toBe(interactions(ranked[0]!))
       expect((await chartData(page, "top-table"))!.datasets["Interactions"]).toEqual(ranked.map(interactions))
+      // The tables scroll sideways at 375 px: each scrolling wrapper is a named region a keyboard reaches.
+      expect(
+        await page.locator(".table-wrap").evaluateAll((ws) =>
+          ws.map((w) => [w.getAttribute("tabindex"), w.getAttribute("role"), w.getAttribute("aria-label")])
+        )
+      ).toEqual([
+        ["0", "region", "Posts by status, table"],
+        ["0", "region", "Metrics per platform, table"],
+        ["0", "region", "Metrics per account, table"],
+        ["0", "region", "Top posts, table"]
+      ])
       // Each chart is labelled as a picture whose figures are in its table.
       for (
         const label of await page.locator("canvas").evaluateAll((cs) => cs.map((c) => c.getAttribute("aria-label")))
@@ -377,6 +388,7 @@ describe.skipIf(skip !== undefined)("analytics and bulk scheduling in the dashbo
       }
       expect(dryRun.results[0]!.scheduledFor).toBe(berlinInstant(first, "10:00"))
       expect(await search(marker)).toEqual([])
+      expect(await page.getByRole("region", { name: "Rows of the file" }).getAttribute("tabindex")).toBe("0")
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375)
       await Browsers.screenshot(page, "375px-bulk-check")
 

@@ -4,7 +4,7 @@
 // lives in the URL (a reload or a shared link shows the same figures).
 import { v1 } from "../api.js"
 import { platformName } from "../errors.js"
-import { errorText, field, h, notice, render, replace, table, time } from "../ui.js"
+import { errorText, field, h, notice, render, replace, time } from "../ui.js"
 import {
   metrics,
   perAccount,
@@ -16,7 +16,7 @@ import {
   topPosts
 } from "./analytics-data.js"
 import { chartFigure, loadChart, numberFormat, statusColours } from "./charts.js"
-import { excerpt, postStatuses } from "./shared.js"
+import { excerpt, postStatuses, scrollableTable } from "./shared.js"
 
 const metricLabel = (m) => m.charAt(0).toUpperCase() + m.slice(1)
 const statusLabel = (s) => {
@@ -116,7 +116,8 @@ const statusFigure = (summary, posts) => {
     table: h(
       "div",
       { id: "status-table" },
-      table(
+      scrollableTable(
+        "Posts by status, table",
         [unit === "month" ? "Month" : "Day", ...postStatuses.map(statusLabel)],
         rows,
         `Only ${unit}s with posts are listed; the last row is the summary's count for the whole period.`
@@ -144,7 +145,7 @@ const platformFigure = (summary) => {
     table: h(
       "div",
       { id: "platform-table" },
-      table(["Platform", "Destinations", ...metrics.map(metricLabel)], rows)
+      scrollableTable("Metrics per platform, table", ["Platform", "Destinations", ...metrics.map(metricLabel)], rows)
     )
   })
 }
@@ -165,7 +166,11 @@ const accountFigure = (posts) => {
     labels: accounts.map((a) => `${a.name} (${platformName(a.platform)})`),
     datasets: metrics.map((m) => ({ label: metricLabel(m), data: accounts.map((a) => a[m]) })),
     horizontal: true,
-    table: h("div", { id: "account-table" }, table(["Account", "Destinations", ...metrics.map(metricLabel)], rows))
+    table: h(
+      "div",
+      { id: "account-table" },
+      scrollableTable("Metrics per account, table", ["Account", "Destinations", ...metrics.map(metricLabel)], rows)
+    )
   })
 }
 
@@ -198,7 +203,7 @@ const topFigure = (posts) => {
     table: h(
       "div",
       { id: "top-table" },
-      table(["#", "Post", "Platforms", "Interactions", ...metrics.map(metricLabel)], rows)
+      scrollableTable("Top posts, table", ["#", "Post", "Platforms", "Interactions", ...metrics.map(metricLabel)], rows)
     )
   })
 }

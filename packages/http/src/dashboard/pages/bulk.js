@@ -5,8 +5,8 @@
 import { ApiError, v1 } from "../api.js"
 import { CsvError, parseCsvWithHeader } from "../csv.js"
 import { plainText, platformName } from "../errors.js"
-import { busy, field, flash, h, notice, render, replace, table, time, zone } from "../ui.js"
-import { excerpt } from "./shared.js"
+import { busy, field, flash, h, notice, render, replace, time, zone } from "../ui.js"
+import { excerpt, scrollableTable } from "./shared.js"
 
 const maxRows = 100
 const required = ["date", "time", "content", "platforms"]
@@ -116,7 +116,8 @@ const resultCell = (o, held) =>
 
 // The result comes second: on a phone the table scrolls sideways, and the outcome must be in view.
 const resultTable = (rows, held) =>
-  table(
+  scrollableTable(
+    "Rows of the file",
     ["Line", "Result", "Date", "Time", "Platforms", "Content"],
     rows.map((o) =>
       h(

@@ -1,5 +1,6 @@
 // Lookups several pages share.
 import { v1 } from "../api.js"
+import { table } from "../ui.js"
 
 export const platforms = [
   "x",
@@ -33,3 +34,15 @@ export const accountNames = (list) => new Map(list.map((a) => [a.id, `${a.accoun
 export { settingLabel } from "../errors.js"
 
 export const excerpt = (text, n = 80) => (text.length > n ? `${text.slice(0, n - 1)}…` : text || "(no text)")
+
+/**
+ * A table that may scroll sideways (at 375 px): its scrolling wrapper is a named region in the tab
+ * order, so a keyboard can scroll it and a screen reader names it.
+ */
+export const scrollableTable = (label, headers, rows, caption) => {
+  const wrap = table(headers, rows, caption)
+  wrap.setAttribute("tabindex", "0")
+  wrap.setAttribute("role", "region")
+  wrap.setAttribute("aria-label", label)
+  return wrap
+}
