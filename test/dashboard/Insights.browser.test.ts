@@ -313,6 +313,21 @@ describe.skipIf(skip !== undefined)("analytics and bulk scheduling in the dashbo
       expect(custom.posts.total).toBe(0)
       await Browsers.screenshot(page, "375px-analytics-empty")
 
+      // While the summary is on its way the page says it is loading (and is busy), then shows the figures.
+      let release!: () => void
+      const held = new Promise<void>((resolve) => (release = resolve))
+      await page.route("**/api/v1/analytics/summary**", async (route) => {
+        await held
+        await route.continue()
+      })
+      await page.goto("/analytics?period=all")
+      await expect.poll(() => page.locator("#analytics").textContent(), eventually).toBe("Loading the figures…")
+      expect(await page.locator("#analytics").getAttribute("aria-busy")).toBe("true")
+      release()
+      await page.locator("#totals").waitFor(eventually)
+      expect(await page.locator("#analytics").getAttribute("aria-busy")).toBeNull()
+      await page.unroute("**/api/v1/analytics/summary**")
+
       // The server out of reach: the page says so instead of showing figures.
       await page.route("**/api/v1/analytics/summary**", (route) => route.abort("connectionrefused"))
       await page.goto("/analytics?period=all")
