@@ -1,5 +1,6 @@
 // Rescheduling by drag on the calendar: a post dropped on another day keeps its wall-clock time in
-// the viewer's zone and moves to that day (PATCH scheduled_for); the move can be undone from the
+// the viewer's zone and moves to that day; dropped on an hour of the week by hour, it moves to that
+// day and hour and keeps its minutes (PATCH scheduled_for). The move can be undone from the
 // message it leaves. Only what a reschedule can move is draggable: a scheduled post still waiting,
 // or a draft with a time. The post page's Reschedule form is the way to do the same by keyboard.
 import { v1 } from "../api.js"
@@ -10,11 +11,14 @@ import { excerpt } from "./shared.js"
 export const movable = (post) =>
   post.scheduled_for !== null && (post.draft || (post.destinations ?? []).some((d) => d.status === "queued"))
 
-/** The instant at the same wall-clock time as `iso`, on `day` (YYYY-MM-DD), in the viewer's zone. */
-export const onDay = (iso, day) => {
+/**
+ * The instant at the same wall-clock time as `iso`, on `day` (YYYY-MM-DD), in the viewer's zone; with
+ * `hour`, at that hour and the same minutes.
+ */
+export const onDay = (iso, day, hour) => {
   const t = new Date(iso)
   const [y, m, d] = day.split("-").map(Number)
-  return new Date(y, m - 1, d, t.getHours(), t.getMinutes(), t.getSeconds(), t.getMilliseconds())
+  return new Date(y, m - 1, d, hour ?? t.getHours(), t.getMinutes(), t.getSeconds(), t.getMilliseconds())
 }
 
 const when = new Intl.DateTimeFormat(undefined, {
@@ -73,7 +77,8 @@ export const enableMoves = (root, posts, status, redraw) => {
     day.classList.remove("drop")
     const post = posts.get(e.dataTransfer.getData("text/plain"))
     if (!post || !movable(post)) return
-    const to = onDay(post.scheduled_for, day.dataset.day)
+    const hour = day.dataset.hour === undefined ? undefined : Number(day.dataset.hour)
+    const to = onDay(post.scheduled_for, day.dataset.day, hour)
     if (to.getTime() === Date.parse(post.scheduled_for)) return
     move(post, to.toISOString(), false).catch((error) =>
       replace(status, h("p", { class: "notice bad", role: "alert" }, errorText(error)))

@@ -1,10 +1,13 @@
-// The calendar: a week by day or a month grid, in the viewer's zone. Every post of the range is
-// fetched (by range, a page of 100 at a time), published and failed ones included; a post dragged to
-// another day is rescheduled there (calendar-moves.js).
+// The calendar: a week by day, a week by hour (calendar-hours.js) or a month grid, in the viewer's
+// zone. Every post of the range is fetched (by range, a page of 100 at a time), published and failed
+// ones included; a post dragged to another day (or day and hour) is rescheduled there
+// (calendar-moves.js). The week by hour also draws the queue's free openings (queue-slots.js).
 import { v1 } from "../api.js"
 import { platformName } from "../errors.js"
 import { h, render, replace, zone } from "../ui.js"
+import { hourGrid } from "./calendar-hours.js"
 import { enableMoves } from "./calendar-moves.js"
+import { openingsBetween } from "./queue-slots.js"
 import { excerpt } from "./shared.js"
 
 /** Monday 00:00 in the viewer's zone of the week holding `date`. */
@@ -181,22 +184,33 @@ export default async () => {
       link(new Date(first.getFullYear(), first.getMonth() - 1, 1), "Previous month"),
       h("a", { href: "/calendar?view=month" }, "This month"),
       link(new Date(first.getFullYear(), first.getMonth() + 1, 1), "Next month"),
-      h("a", { href: `/calendar?week=${isoDay(first)}` }, "Week view")
+      h("a", { href: `/calendar?week=${isoDay(first)}` }, "Week view"),
+      h("a", { href: `/calendar?view=hours&week=${isoDay(first)}` }, "Week by hour")
     ]
     draw = (posts) => monthGrid(first, from, posts)
   } else {
+    const byHour = query.get("view") === "hours"
     const asked = query.get("week")
     from = weekStart(asked && /^\d{4}-\d{2}-\d{2}$/.test(asked) ? new Date(`${asked}T00:00:00`) : new Date())
     to = addDays(from, 7)
-    title = "Week calendar"
-    const link = (d, text) => h("a", { href: `/calendar?week=${isoDay(d)}` }, text)
+    title = byHour ? "Week by hour" : "Week calendar"
+    const view = byHour ? "view=hours&" : ""
+    const link = (d, text) => h("a", { href: `/calendar?${view}week=${isoDay(d)}` }, text)
     nav = [
       link(addDays(from, -7), "Previous week"),
-      h("a", { href: "/calendar" }, "This week"),
+      h("a", { href: `/calendar${byHour ? "?view=hours" : ""}` }, "This week"),
       link(addDays(from, 7), "Next week"),
+      byHour
+        ? h("a", { href: `/calendar?week=${isoDay(from)}` }, "Week by day")
+        : h("a", { href: `/calendar?view=hours&week=${isoDay(from)}` }, "Week by hour"),
       h("a", { href: `/calendar?view=month&month=${isoMonth(from)}` }, "Month view")
     ]
-    draw = (posts) => weekGrid(from, posts)
+    if (byHour) {
+      // The queue's openings are drawn when it can be read; a calendar without them still works.
+      const queue = await v1("GET", "/queue?count=1").catch(() => null)
+      const slots = openingsBetween(queue, Math.max(from.getTime(), Date.now()), to.getTime())
+      draw = (posts) => hourGrid(from, posts, slots, entry, zone())
+    } else draw = (posts) => weekGrid(from, posts)
   }
   const summary = h("p", { class: "muted", id: "calendar-summary" })
   const status = h("div", { "aria-live": "polite", id: "calendar-status" })
@@ -207,7 +221,11 @@ export default async () => {
       summary,
       `Times in your zone (${zone()}); hover a time for its UTC instant. ${posts.length} post${
         posts.length === 1 ? "" : "s"
-      } ${month ? "in view" : "this week"}. Drag a scheduled post to another day to move it.`
+      } ${month ? "in view" : "this week"}. ${
+        title === "Week by hour"
+          ? "Drag a scheduled post to another hour to move it; click an empty hour to compose."
+          : "Drag a scheduled post to another day to move it."
+      }`
     )
     const drawn = draw(posts)
     enableMoves(drawn, new Map(posts.map(({ post }) => [post.id, post])), status, fill)
