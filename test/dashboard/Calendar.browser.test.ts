@@ -10,6 +10,7 @@ import * as QueuesUseCase from "@herald/core/workflow/Queues"
 import { OrganizationId } from "@herald/core/kernel/Ids"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import type { Browser, BrowserContext, Page } from "playwright-core"
+import * as Axe from "../support/Axe.js"
 import * as Browsers from "../support/Browser.js"
 import * as HeraldServer from "../support/HeraldServer.js"
 
@@ -177,6 +178,7 @@ describe.skipIf(skip !== undefined)("the week by hour (Chromium)", () => {
       expect(await cell(page, "2027-03-14", 14).locator(".free-slot time").getAttribute("datetime")).toBe(
         "2027-03-14T13:00:00.000Z"
       )
+      await Axe.check(page, "the week by hour with free slots")
       await Browsers.screenshot(page, "calendar-hours-queue")
       // A free slot's cell composes for the opening's instant.
       await cell(page, "2027-03-14", 14).getByRole("link", { name: /^Compose a post for/ }).click()

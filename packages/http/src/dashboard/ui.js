@@ -161,10 +161,14 @@ export const showError = (scope, out, error) => {
 export const checkbox = (labelText, attrs = {}) =>
   h("label", { class: "inline" }, h("input", { type: "checkbox", ...attrs }), labelText)
 
+/**
+ * A table in a frame that scrolls sideways when the table is wider than the screen; the frame takes
+ * focus (and is a named region) so that keyboard users can scroll it too.
+ */
 export const table = (headers, rows, caption) =>
   h(
     "div",
-    { class: "table-wrap" },
+    { class: "table-wrap", tabindex: "0", role: "region", "aria-label": caption ?? headers.filter(Boolean).join(", ") },
     h(
       "table",
       {},

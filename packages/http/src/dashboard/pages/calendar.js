@@ -102,7 +102,7 @@ const composeFor = (d) => {
       class: "compose-for",
       href: `/compose?at=${encodeURIComponent(at.toISOString())}`,
       "aria-label": `Compose a post for ${heading.format(d)}`
-    }, "+ New")
+    }, "+ Compose")
 }
 
 const weekGrid = (start, posts) =>
