@@ -28,6 +28,7 @@ import { Api } from "./Api.js"
 import * as ApiDocuments from "./ApiDocuments.js"
 import * as Auth from "./Auth.js"
 import * as Dashboard from "./Dashboard.js"
+import * as InvitationMail from "./InvitationMail.js"
 import * as FastPath from "./FastPath.js"
 import * as HttpMetrics from "./HttpMetrics.js"
 import * as Metrics from "./Metrics.js"
@@ -178,6 +179,8 @@ const appWith = (traced: boolean) =>
     Layer.provide(Auth.layer),
     Layer.provide(Auth.layerKeyRequired),
     Layer.provide(SessionAuth.layer),
+    // Invitation e-mails when SMTP is configured (read from the environment when the app is built).
+    Layer.provide(InvitationMail.layerFromEnv),
     // Last, so that the request middleware and the fast path find it when they are built.
     Layer.provide(Metrics.layerFromEnv(routerRoutes))
   )

@@ -25,7 +25,6 @@ import { OrganizationStore } from "@herald/core/access/OrganizationStore"
 import * as PublishAuthRetry from "@herald/core/publishing/PublishAuthRetry"
 import * as Webhooks from "@herald/core/webhooks/Webhooks"
 import * as NotificationMail from "@herald/core/workflow/NotificationMail"
-import * as Redacted from "effect/Redacted"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -40,6 +39,7 @@ import { DispatchLag } from "./groups/Health.js"
 import * as MediaServices from "./MediaServices.js"
 import * as WebhooksHttp from "./groups/Webhooks.js"
 import * as LogSink from "./LogSink.js"
+import { mailFromEnv } from "./MailConfig.js"
 import * as OtlpTracing from "./OtlpTracing.js"
 
 export interface WorkerOptions {
@@ -139,29 +139,8 @@ export const dispatcherOptions = (workerId: string, options: WorkerOptions = {})
   ...(options.pollMillis === undefined ? {} : { pollInterval: `${options.pollMillis} millis` as const })
 })
 
-/** The e-mail sender's settings, when HERALD_SMTP_URL is set. */
-export interface MailSettings {
-  readonly smtp: SmtpMailer.Settings
-  readonly dashboardUrl: Option.Option<string>
-}
-
-/**
- * From the environment: HERALD_SMTP_URL (`smtp://user:pass@host:587` or `smtps://…`; unset: no e-mail),
- * HERALD_MAIL_FROM (the From address, required with it) and HERALD_PUBLIC_URL (links in the e-mails).
- */
-export const mailFromEnv = (env: NodeJS.ProcessEnv = process.env): Option.Option<MailSettings> => {
-  const url = env.HERALD_SMTP_URL?.trim() ?? ""
-  if (url === "") return Option.none()
-  const from = env.HERALD_MAIL_FROM?.trim() ?? ""
-  if (from === "") {
-    throw new Error("HERALD_MAIL_FROM must be set with HERALD_SMTP_URL (the From address of notification e-mails)")
-  }
-  const publicUrl = env.HERALD_PUBLIC_URL?.trim() ?? ""
-  return Option.some({
-    smtp: { url: Redacted.make(url), from },
-    dashboardUrl: publicUrl === "" ? Option.none() : Option.some(publicUrl)
-  })
-}
+// The e-mail settings are read where the server's invitation e-mails read them too (MailConfig).
+export { mailFromEnv, type MailSettings } from "./MailConfig.js"
 
 /**
  * The dispatcher as a background fiber for as long as the layer lives. Provide `Dispatcher.layerSignal`

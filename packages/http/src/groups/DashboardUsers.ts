@@ -22,6 +22,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as ApiGroup from "../ApiGroup.js"
+import * as InvitationMail from "../InvitationMail.js"
 import * as Envelope from "../Envelope.js"
 import * as RequestMiddleware from "../RequestMiddleware.js"
 import * as SessionAuth from "../SessionAuth.js"
@@ -76,7 +77,11 @@ export const DashboardUsersGroup = HttpApiGroup.make("dashboardUsers")
         Schema.Struct({
           invitation: InvitationView,
           /** The link to hand to the invitee, relative to the dashboard's origin; shown once. */
-          path: Schema.String
+          path: Schema.String,
+          /** Whether the link was e-mailed to the invitee (SMTP configured and the server took it). */
+          emailed: Schema.Boolean,
+          /** Why an e-mail was not sent, in plain words, when one was tried. */
+          email_problem: Schema.optional(Schema.String)
         }),
         { status: 201 }
       )
@@ -153,7 +158,33 @@ export const DashboardUsersLive = HttpApiBuilder.group(
         Effect.gen(function*() {
           const caller = yield* SessionAuth.CurrentSession
           const { invitation, token } = yield* Team.invite(actorOf(caller), payload)
-          return { invitation: invitationView(invitation), path: `${joinPath}?token=${token}` }
+          const path = `${joinPath}?token=${token}`
+          const view = { invitation: invitationView(invitation), path }
+          const sender = yield* Effect.serviceOption(InvitationMail.InvitationMailer).pipe(Effect.map(Option.flatten))
+          if (Option.isNone(sender)) return { ...view, emailed: false }
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const message = InvitationMail.compose({
+            to: invitation.email,
+            organizationName: caller.organization.name,
+            inviterName: caller.user.name,
+            role: invitation.role,
+            link: `${InvitationMail.linkBase(sender.value.publicUrl, request.headers)}${path}`,
+            expiresAt: invitation.expiresAt
+          })
+          return yield* sender.value.mailer.send(message).pipe(
+            Effect.as({ ...view, emailed: true }),
+            Effect.catchAll((e) =>
+              Effect.logWarning("invitation e-mail not sent", e.message).pipe(
+                Effect.as({
+                  ...view,
+                  emailed: false,
+                  email_problem: `The e-mail could not be sent (the mail server answered: ${e.message}); ${
+                    e.permanent ? "check the address, or send" : "send"
+                  } the link yourself.`
+                })
+              )
+            )
+          )
         }).pipe(Effect.catchTag("PersistenceError", Effect.die)))
       .handle("withdraw", ({ path }) =>
         Effect.gen(function*() {

@@ -74,6 +74,16 @@ export default async ({ session }) => {
               time(created.invitation.expires_at),
               ". It is not shown again."
             ),
+            // When SMTP is configured the server e-mails the link too, and says whether that worked.
+            created.emailed
+              ? h(
+                "p",
+                { class: "notice", id: "invitation-mail" },
+                `The link was also e-mailed to ${created.invitation.email}.`
+              )
+              : created.email_problem
+              ? h("p", { class: "notice bad", id: "invitation-mail" }, created.email_problem)
+              : null,
             h("div", { class: "actions" }, link, copy)
           )
           email.value = ""
