@@ -6,7 +6,9 @@
  * hours, across the week New York changes its clocks and Berlin does not. Screenshots go to
  * test-artifacts/dashboard/.
  */
+import * as QueuePolicy from "@herald/core/workflow/QueuePolicy"
 import * as QueuesUseCase from "@herald/core/workflow/Queues"
+import * as DateTime from "effect/DateTime"
 import { OrganizationId } from "@herald/core/kernel/Ids"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import type { Browser, BrowserContext, Page } from "playwright-core"
@@ -15,6 +17,20 @@ import * as Browsers from "../support/Browser.js"
 import * as HeraldServer from "../support/HeraldServer.js"
 
 declare const document: { readonly documentElement: { readonly scrollWidth: number } }
+
+/** Wall clocks around clock changes (gaps, repeated hours, a 30-minute change) and a zone without any. */
+const wallClocks: ReadonlyArray<readonly [zone: string, date: string, hours: number, minutes: number]> = [
+  ["America/New_York", "2027-03-14", 2, 30],
+  ["America/New_York", "2027-03-14", 9, 0],
+  ["America/New_York", "2026-11-01", 1, 30],
+  ["America/New_York", "2026-11-01", 0, 59],
+  ["Europe/Berlin", "2027-03-28", 2, 0],
+  ["Europe/Berlin", "2026-10-25", 2, 30],
+  ["Australia/Lord_Howe", "2026-10-04", 2, 15],
+  ["Australia/Lord_Howe", "2027-04-04", 1, 45],
+  ["Asia/Kolkata", "2027-03-28", 9, 0],
+  ["Pacific/Apia", "2026-12-31", 12, 0]
+]
 
 const eventually = { timeout: 15_000 }
 const timezoneId = "Europe/Berlin"
@@ -139,6 +155,33 @@ describe.skipIf(skip !== undefined)("the week by hour (Chromium)", () => {
     expect(errors).toEqual([])
     await page.close()
   }, 60_000)
+
+  it(
+    "resolves a queue's wall clock to the instant the server's rule does, through gaps and repeated hours",
+    async () => {
+      const page = await context.newPage()
+      await page.goto("/sign-in")
+      await page.locator("main h1").waitFor(eventually)
+      // A string, so that the test runner does not rewrite the page's dynamic import as its own.
+      const inBrowser = await page.evaluate<ReadonlyArray<number>>(`(async () => {
+      const { zonedInstant } = await import("/dashboard/assets/pages/queue-slots.js")
+      return ${JSON.stringify(wallClocks)}.map(([zone, date, h, min]) => {
+        const [y, m, d] = date.split("-").map(Number)
+        return zonedInstant(zone, y, m, d, h, min)
+      })
+    })()`)
+      const onServer = wallClocks.map(([zone, date, h, min]) => {
+        const [year, month, day] = date.split("-").map(Number) as [number, number, number]
+        const resolved = QueuePolicy.resolveWallClock(DateTime.zoneUnsafeMakeNamed(zone), { year, month, day }, h, min)
+        return DateTime.toEpochMillis(resolved.at)
+      })
+      expect(inBrowser.map((ms) => new Date(ms).toISOString())).toEqual(
+        onServer.map((ms) => new Date(ms).toISOString())
+      )
+      await page.close()
+    },
+    30_000
+  )
 
   it(
     "draws the queue's openings (New York) as free slots at Berlin's hours, through New York's clock change",
