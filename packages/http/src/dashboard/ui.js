@@ -163,12 +163,13 @@ export const checkbox = (labelText, attrs = {}) =>
 
 /**
  * A table in a frame that scrolls sideways when the table is wider than the screen; the frame takes
- * focus (and is a named region) so that keyboard users can scroll it too.
+ * focus (and is a named region) so that keyboard users can scroll it too. Its name is the caption, else
+ * "Table": the column headings would make it a second match for a field of the same name.
  */
 export const table = (headers, rows, caption) =>
   h(
     "div",
-    { class: "table-wrap", tabindex: "0", role: "region", "aria-label": caption ?? headers.filter(Boolean).join(", ") },
+    { class: "table-wrap", tabindex: "0", role: "region", "aria-label": caption ?? "Table" },
     h(
       "table",
       {},
