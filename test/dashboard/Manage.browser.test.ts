@@ -378,7 +378,7 @@ describe.skipIf(skip !== undefined)("managing queue, campaigns and posts in the 
       )
       await expect.poll(() => xCounter.textContent(), eventually).toBe("30 / 280")
       await Browsers.screenshot(page, "375px-compose-restored")
-      // Opened for a time (a calendar day's "+ New"), the kept work comes back with the time asked for.
+      // Opened for a time (a calendar day's "+ Compose"), the kept work comes back with the time asked for.
       const asked = new Date(Date.UTC(2031, 0, 15, 8, 0, 0))
       await page.goto(`/compose?at=${asked.toISOString()}`)
       await page.locator("#restored").waitFor(eventually)

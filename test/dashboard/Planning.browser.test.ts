@@ -595,7 +595,7 @@ describe.skipIf(skip !== undefined)("planning in the dashboard (Chromium)", () =
     ).toBe(1)
     // Published posts stay where they went out: they cannot be dragged.
     expect(await page.locator("li.entry.published[draggable=true]").count()).toBe(0)
-    // A day's "+ New" composes a post for 09:00 that day.
+    // A day's "+ Compose" link composes a post for 09:00 that day.
     const friday = nextDay(monday, 4)
     await page.locator(`.week section[data-day="${friday}"]`).getByRole("link", { name: /^Compose a post for/ }).click()
     await page.locator("main h1", { hasText: "Compose" }).waitFor(eventually)
