@@ -72,6 +72,8 @@ describe.skipIf(skip !== undefined)("accessibility of every dashboard page (axe-
       ["media", "/media"],
       ["queue", "/queue"],
       ["campaigns", "/campaigns"],
+      ["analytics", "/analytics"],
+      ["bulk", "/bulk"],
       ["team", "/team"],
       ["notifications", "/notifications"],
       ["developer", "/developer"],
