@@ -120,6 +120,10 @@ describe.skipIf(skip !== undefined)("the week by hour (Chromium)", () => {
       expect(berlinHour(at)).toBe(11)
       expect(await from.locator(`li.entry[data-post="${post.id}"]`).count()).toBe(1)
       expect(await page.locator(`li.entry[data-post="${post.id}"]`).count()).toBe(1)
+      // Its platform shows as a badge named for screen readers.
+      const badge = page.locator(`li.entry[data-post="${post.id}"] .platforms [role=img]`)
+      expect(await badge.getAttribute("aria-label")).toBe("Telegram")
+      expect(await badge.textContent()).toBe("TG")
       await Browsers.screenshot(page, "calendar-hours")
 
       const friday = nextDay(monday, 4)

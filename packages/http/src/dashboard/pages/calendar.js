@@ -3,7 +3,7 @@
 // ones included; a post dragged to another day (or day and hour) is rescheduled there
 // (calendar-moves.js). The week by hour also draws the queue's free openings (queue-slots.js).
 import { v1 } from "../api.js"
-import { platformName } from "../errors.js"
+import { platformBadges } from "./platform-badge.js"
 import { h, render, replace, zone } from "../ui.js"
 import { hourGrid } from "./calendar-hours.js"
 import { enableMoves } from "./calendar-moves.js"
@@ -80,7 +80,8 @@ const entry = ({ post, at }) => {
     h("a", { href: `/posts/${post.id}` }, excerpt(post.content, 40)),
     " ",
     h("span", { class: `status ${post.status}` }, post.status.replaceAll("_", " ")),
-    platforms.length > 0 ? h("span", { class: "platforms muted" }, ` ${platforms.map(platformName).join(", ")}`) : null
+    " ",
+    platformBadges(platforms)
   )
 }
 
