@@ -236,6 +236,33 @@ describe.skipIf(skip !== undefined)("managing queue, campaigns and posts in the 
     await page.waitForURL((url) => url.searchParams.get("campaign_id") === String(made.id))
     await expect.poll(() => page.locator("tbody tr").count(), eventually).toBe(1)
     expect(await page.locator("tbody tr a").getAttribute("href")).toBe(`/posts/${inside.id}`)
+
+    // The calendar, filtered by the campaign, shows its scheduled posts only, in every view it links to.
+    const when = new Date(Date.now() + 2 * 86_400_000)
+    when.setUTCHours(12, 0, 0, 0)
+    const planned = await createPost({
+      content: "Spring launch day",
+      account_ids: [accounts["x"]],
+      scheduled_for: when.toISOString(),
+      campaign_id: made.id
+    })
+    const other = await createPost({
+      content: "Not in the campaign",
+      account_ids: [accounts["x"]],
+      scheduled_for: when.toISOString()
+    })
+    await page.goto(`/calendar?week=${localDay(when)}`)
+    await page.locator("main h1", { hasText: "Week calendar" }).waitFor(eventually)
+    await expect.poll(() => page.locator(`li.entry[data-post="${other.id}"]`).count(), eventually).toBe(1)
+    await page.getByLabel("Campaign").selectOption({ label: "Spring launch 2027 (archived)" })
+    await page.waitForURL((url) => url.searchParams.get("campaign_id") === String(made.id))
+    await expect.poll(() => page.locator(`li.entry[data-post="${planned.id}"]`).count(), eventually).toBe(1)
+    expect(await page.locator(`li.entry[data-post="${other.id}"]`).count()).toBe(0)
+    await page.getByRole("link", { name: "Week by hour" }).click()
+    await page.locator("main h1", { hasText: "Week by hour" }).waitFor(eventually)
+    expect(new URL(page.url()).searchParams.get("campaign_id")).toBe(String(made.id))
+    await expect.poll(() => page.locator(`li.entry[data-post="${planned.id}"]`).count(), eventually).toBe(1)
+    expect(await page.locator(`li.entry[data-post="${other.id}"]`).count()).toBe(0)
     expect(errors).toEqual([])
     await page.close()
   }, 60_000)

@@ -8,7 +8,7 @@ import { h, render, replace, zone } from "../ui.js"
 import { hourGrid } from "./calendar-hours.js"
 import { enableMoves } from "./calendar-moves.js"
 import { openingsBetween } from "./queue-slots.js"
-import { excerpt } from "./shared.js"
+import { campaigns as loadCampaigns, excerpt } from "./shared.js"
 
 /** Monday 00:00 in the viewer's zone of the week holding `date`. */
 const weekStart = (date) => {
@@ -51,8 +51,12 @@ export const calendarTime = (post) => {
  * The posts of [from, to): those scheduled in it, those published in it (a "Publish now" post has no
  * scheduled time), and those sent at once that are still publishing or failed; each once, by time.
  */
-export const postsBetween = async (from, to) => {
-  const range = (name) => ({ [`${name}_after`]: from.toISOString(), [`${name}_before`]: to.toISOString() })
+export const postsBetween = async (from, to, campaignId) => {
+  const range = (name) => ({
+    [`${name}_after`]: from.toISOString(),
+    [`${name}_before`]: to.toISOString(),
+    ...(campaignId ? { campaign_id: campaignId } : {})
+  })
   const lists = await Promise.all([
     fetchAll({ ...range("scheduled"), sort: "scheduled_for", order: "asc" }),
     fetchAll({ ...range("published"), sort: "published_at", order: "asc" }),
@@ -169,9 +173,41 @@ const monthGrid = (first, start, posts) =>
       })
   )
 
+/**
+ * The campaign filter: a select that reloads the calendar on that campaign's posts (`campaign_id` in
+ * the URL, kept by every link of the view). None when the organization has no campaign.
+ */
+const campaignFilter = (campaigns, chosen) => {
+  if (campaigns.length === 0) return null
+  const select = h(
+    "select",
+    { id: "calendar-campaign" },
+    h("option", { value: "" }, "All campaigns"),
+    campaigns.map((c) =>
+      h(
+        "option",
+        { value: c.id, selected: String(c.id) === chosen },
+        `${c.name}${c.status === "archived" ? " (archived)" : ""}`
+      )
+    )
+  )
+  select.addEventListener("change", () => {
+    const url = new URL(location.href)
+    if (select.value === "") url.searchParams.delete("campaign_id")
+    else url.searchParams.set("campaign_id", select.value)
+    location.assign(url.pathname + url.search)
+  })
+  return h("p", { class: "field" }, h("label", { for: "calendar-campaign" }, "Campaign "), select)
+}
+
 export default async () => {
   const query = new URLSearchParams(location.search)
   const month = query.get("view") === "month"
+  const campaignId = query.get("campaign_id") ?? ""
+  const campaigns = await loadCampaigns()
+  // Every link of the view keeps the campaign filter.
+  const kept = (href) =>
+    campaignId === "" ? href : `${href}${href.includes("?") ? "&" : "?"}campaign_id=${encodeURIComponent(campaignId)}`
   let from, to, title, nav, draw
   if (month) {
     const asked = query.get("month")
@@ -180,13 +216,13 @@ export default async () => {
     from = weekStart(first)
     to = addDays(from, 42)
     title = `Month: ${monthTitle.format(first)}`
-    const link = (d, text) => h("a", { href: `/calendar?view=month&month=${isoMonth(d)}` }, text)
+    const link = (d, text) => h("a", { href: kept(`/calendar?view=month&month=${isoMonth(d)}`) }, text)
     nav = [
       link(new Date(first.getFullYear(), first.getMonth() - 1, 1), "Previous month"),
-      h("a", { href: "/calendar?view=month" }, "This month"),
+      h("a", { href: kept("/calendar?view=month") }, "This month"),
       link(new Date(first.getFullYear(), first.getMonth() + 1, 1), "Next month"),
-      h("a", { href: `/calendar?week=${isoDay(first)}` }, "Week view"),
-      h("a", { href: `/calendar?view=hours&week=${isoDay(first)}` }, "Week by hour")
+      h("a", { href: kept(`/calendar?week=${isoDay(first)}`) }, "Week view"),
+      h("a", { href: kept(`/calendar?view=hours&week=${isoDay(first)}`) }, "Week by hour")
     ]
     draw = (posts) => monthGrid(first, from, posts)
   } else {
@@ -196,15 +232,15 @@ export default async () => {
     to = addDays(from, 7)
     title = byHour ? "Week by hour" : "Week calendar"
     const view = byHour ? "view=hours&" : ""
-    const link = (d, text) => h("a", { href: `/calendar?${view}week=${isoDay(d)}` }, text)
+    const link = (d, text) => h("a", { href: kept(`/calendar?${view}week=${isoDay(d)}`) }, text)
     nav = [
       link(addDays(from, -7), "Previous week"),
-      h("a", { href: `/calendar${byHour ? "?view=hours" : ""}` }, "This week"),
+      h("a", { href: kept(`/calendar${byHour ? "?view=hours" : ""}`) }, "This week"),
       link(addDays(from, 7), "Next week"),
       byHour
-        ? h("a", { href: `/calendar?week=${isoDay(from)}` }, "Week by day")
-        : h("a", { href: `/calendar?view=hours&week=${isoDay(from)}` }, "Week by hour"),
-      h("a", { href: `/calendar?view=month&month=${isoMonth(from)}` }, "Month view")
+        ? h("a", { href: kept(`/calendar?week=${isoDay(from)}`) }, "Week by day")
+        : h("a", { href: kept(`/calendar?view=hours&week=${isoDay(from)}`) }, "Week by hour"),
+      h("a", { href: kept(`/calendar?view=month&month=${isoMonth(from)}`) }, "Month view")
     ]
     if (byHour) {
       // The queue's openings are drawn when it can be read; a calendar without them still works.
@@ -217,7 +253,7 @@ export default async () => {
   const status = h("div", { "aria-live": "polite", id: "calendar-status" })
   const grid = h("div", {})
   const fill = async () => {
-    const posts = await postsBetween(from, to)
+    const posts = await postsBetween(from, to, campaignId)
     replace(
       summary,
       `Times in your zone (${zone()}); hover a time for its UTC instant. ${posts.length} post${
@@ -233,5 +269,12 @@ export default async () => {
     replace(grid, drawn)
   }
   await fill()
-  render(title, summary, h("nav", { class: "actions", "aria-label": month ? "Months" : "Weeks" }, nav), status, grid)
+  render(
+    title,
+    summary,
+    h("nav", { class: "actions", "aria-label": month ? "Months" : "Weeks" }, nav),
+    campaignFilter(campaigns, campaignId),
+    status,
+    grid
+  )
 }
