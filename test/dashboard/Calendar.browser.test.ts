@@ -148,6 +148,18 @@ describe.skipIf(skip !== undefined)("the week by hour (Chromium)", () => {
     const thursday = nextDay(monday, 3)
     const { page, errors } = await open(`/calendar?view=hours&week=${monday}`)
     expect(await cell(page, thursday, 13).locator("li").count()).toBe(0)
+    // The empty hours are one tab stop; the arrow keys move between them.
+    expect(await page.locator("a.slot-new[tabindex='0']").count()).toBe(1)
+    expect(await page.locator("a.slot-new").count()).toBeGreaterThan(100)
+    await cell(page, thursday, 13).getByRole("link").focus()
+    await page.keyboard.press("ArrowDown")
+    const focused = () => page.evaluate(() => document.activeElement?.getAttribute("aria-label") ?? "")
+    expect(await focused()).toMatch(/, 14:00$/)
+    await page.keyboard.press("ArrowRight")
+    expect(await focused()).toBe(
+      await cell(page, nextDay(thursday, 1), 14).getByRole("link").getAttribute("aria-label")
+    )
+    expect(await page.locator("a.slot-new[tabindex='0']").count()).toBe(1)
     await cell(page, thursday, 13).getByRole("link", { name: /^Compose a post for .*, 13:00$/ }).click()
     await page.locator("main h1", { hasText: "Compose" }).waitFor(eventually)
     expect(await page.getByLabel(/^Schedule for/).inputValue()).toMatch(new RegExp(`^${thursday}T13:00(:00)?$`))

@@ -117,11 +117,53 @@ export const hourGrid = (start, posts, slots, entry, viewerZone) => {
       })
     )
   })
-  return h(
+  const wrap = h(
     "div",
     { class: "table-wrap hours-wrap", role: "region", "aria-label": "Week by hour", tabindex: "0" },
     h("table", { class: "hours" }, head, h("tbody", {}, rows))
   )
+  roveBetweenHours(wrap, days)
+  return wrap
+}
+
+const steps = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] }
+
+/**
+ * The empty hours' compose links are one stop in the tab order, not up to 168: the first is
+ * reachable by Tab, and the arrow keys move between them (to the next hour or day that has one).
+ */
+const roveBetweenHours = (wrap, days) => {
+  const links = [...wrap.querySelectorAll("a.slot-new")]
+  links.forEach((a, i) => a.setAttribute("tabindex", i === 0 ? "0" : "-1"))
+  const dayIndex = new Map(days.map((d, i) => [isoDay(d), i]))
+  // The link last focused (by keys, pointer or script) is the grid's one tab stop.
+  let stop = links[0]
+  wrap.addEventListener("focusin", (e) => {
+    const link = e.target instanceof Element ? e.target.closest("a.slot-new") : null
+    if (!link || link === stop) return
+    stop?.setAttribute("tabindex", "-1")
+    link.setAttribute("tabindex", "0")
+    stop = link
+  })
+  wrap.addEventListener("keydown", (e) => {
+    const link = e.target instanceof Element ? e.target.closest("a.slot-new") : null
+    const step = steps[e.key]
+    if (!link || !step) return
+    const cell = link.closest("td")
+    let day = dayIndex.get(cell.dataset.day)
+    let hour = Number(cell.dataset.hour)
+    for (;;) {
+      day += step[0]
+      hour += step[1]
+      if (day < 0 || day > 6 || hour < 0 || hour > 23) return
+      const next = wrap.querySelector(`td[data-day="${isoDay(days[day])}"][data-hour="${hour}"] a.slot-new`)
+      if (next) {
+        e.preventDefault()
+        next.focus()
+        return
+      }
+    }
+  })
 }
 
 /** The next whole minute from now (the current hour's compose link cannot ask for a past time). */

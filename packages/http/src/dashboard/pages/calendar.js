@@ -260,7 +260,7 @@ export default async () => {
         posts.length === 1 ? "" : "s"
       } ${month ? "in view" : "this week"}. ${
         title === "Week by hour"
-          ? "Drag a scheduled post to another hour to move it; click an empty hour to compose. Dashed green: the queue's free openings."
+          ? "Drag a scheduled post to another hour to move it; click an empty hour to compose (arrow keys move between empty hours). Dashed green: the queue's free openings."
           : "Drag a scheduled post to another day to move it."
       }`
     )
