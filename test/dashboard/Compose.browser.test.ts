@@ -341,7 +341,10 @@ describe.skipIf(skip !== undefined)("composer previews, threads, alt text and th
       await page.getByLabel("Sandbox x (x)").check()
       await page.getByLabel("Text", { exact: true }).fill("Our cedar workshop opens on Saturday")
       await page.getByText("Suggest captions with AI").click()
-      expect(await page.getByLabel("What the post is about").inputValue()).toBe("Our cedar workshop opens on Saturday")
+      // The panel's topic is filled from the text by its toggle event, which the browser fires after the click.
+      await expect.poll(() => page.getByLabel("What the post is about").inputValue(), eventually).toBe(
+        "Our cedar workshop opens on Saturday"
+      )
       await page.getByLabel("Tone").selectOption("witty")
       const answered = page.waitForResponse((r) => r.url().endsWith("/api/v1/ai/generate-caption"))
       await page.getByRole("button", { name: "Suggest captions", exact: true }).click()
