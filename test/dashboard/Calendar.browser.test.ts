@@ -16,7 +16,10 @@ import * as Axe from "../support/Axe.js"
 import * as Browsers from "../support/Browser.js"
 import * as HeraldServer from "../support/HeraldServer.js"
 
-declare const document: { readonly documentElement: { readonly scrollWidth: number } }
+declare const document: {
+  readonly documentElement: { readonly scrollWidth: number }
+  readonly activeElement: { getAttribute(name: string): string | null } | null
+}
 
 /** Wall clocks around clock changes (gaps, repeated hours, a 30-minute change) and a zone without any. */
 const wallClocks: ReadonlyArray<readonly [zone: string, date: string, hours: number, minutes: number]> = [
