@@ -9,12 +9,15 @@
  * destinations' `due_at` and the posts' `scheduled_for`, written in one transaction as a client's
  * schedule would leave them), and the bench waits until every one of their destinations is published.
  * Reported: the delay from the due instant to the first and the last claim (`claimed_at`, the start of
- * publishing) and to the last publish.
+ * publishing) and to the last publish, and the CPU time the server (and workers) used from the burst's
+ * write to its last outcome: on a machine shared with other work that figure holds where wall time
+ * does not.
  *
  *   npx tsx bench/ScaleBurst.ts -- [--size 100000] [--burst 10000] [--stores sqlite,pg] [--workers 2]
  *     [--baseline /work/main]
  *
- * `BENCH_HERALD_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/p"` profiles the server (and the workers).
+ * `BENCH_HERALD_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/p"` profiles the server (and the workers);
+ * `BENCH_BURST_KEEP=DIR` keeps a copy of the filled SQLite store (before the burst) in DIR.
  */
 import * as Effect from "effect/Effect"
 import { spawn } from "node:child_process"
@@ -50,6 +53,8 @@ interface Measured {
   /** The last outcome recorded (published or failed). */
   readonly lastPublishedMs: number
   readonly published: number
+  /** CPU time (user + system) of the server and workers from the burst's write to its last outcome. */
+  readonly burstCpuMs: number
 }
 
 /** A `herald worker --sandbox` on the store; resolves once its process is running. */
@@ -69,6 +74,7 @@ const startWorker = (root: string, dataDir: string, env: Record<string, string>)
   child.stderr!.on("data", (c) => (output = (output + String(c)).slice(-20_000)))
   const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()))
   return {
+    pid: child.pid,
     output: () => output,
     stop: async () => {
       if (child.exitCode === null) child.kill("SIGTERM")
@@ -125,6 +131,12 @@ const runOne = async (build: string, root: string, store: "sqlite" | "pg"): Prom
       // The store at rest: the seeding's WAL checkpointed into the file (a server opening a store
       // with a WAL of hundreds of MB spends seconds rebuilding its index, which no store at rest has).
       await db.bytes()
+      // BENCH_BURST_KEEP=DIR: a copy of the filled SQLite store before the burst, to EXPLAIN and time
+      // statements against.
+      if (process.env.BENCH_BURST_KEEP !== undefined && store === "sqlite") {
+        fs.mkdirSync(process.env.BENCH_BURST_KEEP, { recursive: true })
+        fs.copyFileSync(path.join(dataDir, "herald.db"), path.join(process.env.BENCH_BURST_KEEP, `${build}-${size}.db`))
+      }
       const t0 = performance.now()
       const server = await HeraldServer.start({ dataDir, env, repoRoot: root, key: first.key })
       const coldStartMs = performance.now() - t0
@@ -140,6 +152,9 @@ const runOne = async (build: string, root: string, store: "sqlite" | "pg"): Prom
             await HeraldServer.sleep(100)
           }
         }
+        const cpuOfAll = () =>
+          [server.child.pid, ...workers.map((w) => w.pid)].reduce((sum, pid) => sum + cpuMillis(pid), 0)
+        const cpuBefore = cpuOfAll()
         const due = Date.now() + leadMs
         await db.exec(db.dialect === "pg" ? "BEGIN" : "BEGIN IMMEDIATE")
         await db.all(
@@ -159,6 +174,7 @@ const runOne = async (build: string, root: string, store: "sqlite" | "pg"): Prom
           if (left === 0) break
           await HeraldServer.sleep(200)
         }
+        const burstCpuMs = cpuOfAll() - cpuBefore
         const times = await one(
           db,
           `SELECT MIN(claimed_at) AS first, MAX(claimed_at) AS last, MAX(published_at) AS done,
@@ -176,14 +192,15 @@ const runOne = async (build: string, root: string, store: "sqlite" | "pg"): Prom
           firstStartMs: Number(times.first) - due,
           lastStartMs: Number(times.last) - due,
           lastPublishedMs: Math.max(Number(times.done), Number(times.failed_done ?? 0)) - due,
-          published: Number(times.published)
+          published: Number(times.published),
+          burstCpuMs
         }
         if (process.env.BENCH_BURST_OUTPUT !== undefined) console.log(server.output().slice(-6000))
         console.log(
           `  ${build} ${store}: cold start ${coldStartMs.toFixed(0)} ms (${
             coldStartCpuMs.toFixed(0)
           } ms CPU); ${destinations} destinations of ${burst} posts: ` +
-            `first start +${measured.firstStartMs} ms, last start +${measured.lastStartMs} ms, last settled +${measured.lastPublishedMs} ms (${measured.published} published)`
+            `first start +${measured.firstStartMs} ms, last start +${measured.lastStartMs} ms, last settled +${measured.lastPublishedMs} ms (${measured.published} published); CPU ${burstCpuMs} ms`
         )
         return measured
       } catch (error) {
@@ -213,15 +230,17 @@ const main = async () => {
     for (const [build, root] of builds) results.push(await runOne(build, root, store))
   }
   console.log(`\n### Cold start and a due burst (${size} posts, ${burst} posts due at once)\n`)
-  console.log("| store | build | cold start (CPU) | destinations | first start | last start | last settled |")
-  console.log("|---|---|---|---|---|---|---|")
+  console.log(
+    "| store | build | cold start (CPU) | destinations | first start | last start | last settled | CPU in the burst |"
+  )
+  console.log("|---|---|---|---|---|---|---|---|")
   for (const r of results) {
     console.log(
       `| ${r.store}${r.store === "pg" ? ` (serve + ${workerCount} workers)` : ""} | ${r.build} | ${
         (r.coldStartMs / 1000).toFixed(2)
       } s (${(r.coldStartCpuMs / 1000).toFixed(2)} s) | ` +
         `${r.destinations} | +${(r.firstStartMs / 1000).toFixed(2)} s | +${(r.lastStartMs / 1000).toFixed(2)} s | ` +
-        `+${(r.lastPublishedMs / 1000).toFixed(2)} s |`
+        `+${(r.lastPublishedMs / 1000).toFixed(2)} s | ${(r.burstCpuMs / 1000).toFixed(2)} s |`
     )
   }
 }
