@@ -72,6 +72,11 @@ export const layerSqlite = (options: SqliteOptions): Layer.Layer<SqlClient.SqlCl
       yield* sql.unsafe(`PRAGMA synchronous = ${options.synchronous ?? "FULL"}`)
       yield* sql.unsafe("PRAGMA busy_timeout = 5000")
       yield* sql.unsafe("PRAGMA foreign_keys = ON")
+      // Statement journals in memory: a statement inside a transaction that fires triggers (a claim
+      // or a recording of 500 destinations refreshes their posts and rollups) journals the pages it
+      // changes so it can be undone alone; in a temporary file that was one write(2) per page, ~90,000
+      // for 3,000 claims and their recordings on a 30k-post store, half the dispatcher's CPU.
+      yield* sql.unsafe("PRAGMA temp_store = MEMORY")
     })
   )
   return pragmas.pipe(Layer.provideMerge(client))
