@@ -30,6 +30,7 @@ import requestCounterEnds from "./migrations/0064_request_counter_ends.js"
 import eventsLean from "./migrations/0065_events_lean.js"
 import invitations from "./migrations/0068_invitations.js"
 import notificationsComments from "./migrations/0069_notifications_comments.js"
+import metricsDueIndexes from "./migrations/0075_metrics_due_indexes.js"
 
 /** Herald's own migrations table, so an embedding host's `effect_sql_migrations` never clashes. */
 export const table = "herald_migrations"
@@ -65,7 +66,8 @@ export const loader = Migrator.fromRecord({
   "0064_request_counter_ends": requestCounterEnds,
   "0065_events_lean": eventsLean,
   "0068_invitations": invitations,
-  "0069_notifications_comments": notificationsComments
+  "0069_notifications_comments": notificationsComments,
+  "0075_metrics_due_indexes": metricsDueIndexes
 })
 
 /**

@@ -8,6 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import type * as Statement from "@effect/sql/Statement"
 import { DbNumber, DestinationRow, orPersistence } from "./internal/Rows.js"
 
 const ClaimRows = Schema.Array(Schema.Struct({
@@ -35,9 +36,26 @@ export const make = Effect.gen(function*() {
   const sql = (yield* SqlClient.SqlClient).withoutTransforms()
   const ids = yield* IdGenerator
 
-  /** Due at `at`: its next fetch is due, or it was never fetched and its first delay has passed. */
-  const dueBy = (at: number, firstAfter: Duration.DurationInput) =>
-    sql`(next_metrics_at <= ${at} OR (next_metrics_at IS NULL AND published_at <= ${at - millis(firstAfter)}))`
+  /**
+   * A destination of the platform due at `at`, as two conditions that each an index answers as a
+   * range (migration `0075_metrics_due_indexes`): its next fetch is due (`destinations_metrics_next`),
+   * or it was never scheduled and its first delay has passed (`destinations_metrics_first`;
+   * `metrics_step < steps` skips those whose schedule ended). As one OR the store read every published
+   * destination of the platform.
+   */
+  const scheduledDue = (platform: string, at: number, steps: number) =>
+    sql`status = 'published' AND next_metrics_at IS NOT NULL AND platform = ${platform}
+      AND next_metrics_at <= ${at} AND metrics_step < ${steps}`
+  const firstDue = (platform: string, at: number, steps: number, firstAfter: Duration.DurationInput) =>
+    sql`status = 'published' AND next_metrics_at IS NULL AND platform = ${platform}
+      AND metrics_step < ${steps} AND published_at <= ${at - millis(firstAfter)}`
+
+  /** Postgres: ids handed over as one array (a primary-key lookup each), as in the dispatcher's claim. */
+  const idIn = (ids: Statement.Fragment) =>
+    sql.onDialectOrElse({
+      pg: () => sql`id = ANY(ARRAY(${ids}))`,
+      orElse: () => sql`id IN (${ids})`
+    })
 
   return MetricsStore.of({
     claimDue: ({ firstAfter, leaseFor, limit, now, platform, steps }) =>
@@ -52,18 +70,27 @@ export const make = Effect.gen(function*() {
         // As the dispatcher's claim: one statement, the pick a materialized CTE so that it runs once
         // (SKIP LOCKED on Postgres; SQLite has one writer at a time). The lease is `next_metrics_at`
         // itself, moved past the lease's end, so nobody else finds the destination due meanwhile.
+        // Each side limited in its own index order, then merged: the earliest due first, due from
+        // `next_metrics_at`, or from `published_at` for a first fetch.
         const rows = yield* sql`WITH picked AS MATERIALIZED (
-            SELECT id FROM destinations
-            WHERE status = 'published' AND platform = ${platform} AND metrics_step < ${steps}
-              AND ${dueBy(at, firstAfter)}
-            ORDER BY COALESCE(next_metrics_at, published_at), id
+            SELECT id FROM (
+              SELECT id, due FROM (
+                SELECT id, next_metrics_at AS due FROM destinations WHERE ${scheduledDue(platform, at, steps)}
+                ORDER BY next_metrics_at, id LIMIT ${limit} ${lock}
+              ) scheduled
+              UNION ALL
+              SELECT id, due FROM (
+                SELECT id, published_at AS due FROM destinations WHERE ${firstDue(platform, at, steps, firstAfter)}
+                ORDER BY published_at, id LIMIT ${limit} ${lock}
+              ) never_fetched
+            ) due
+            ORDER BY due, id
             LIMIT ${limit}
-            ${lock}
           )
           UPDATE destinations SET
             metrics_lease = CAST(${batch} AS TEXT) || ':' || id,
             next_metrics_at = ${at + millis(leaseFor)}
-          WHERE id IN (SELECT id FROM picked)
+          WHERE ${idIn(sql`SELECT id FROM picked`)}
           RETURNING *`
         return yield* decodeClaims(rows)
       }).pipe(orPersistence("MetricsStore.claimDue")),
@@ -108,8 +135,10 @@ export const make = Effect.gen(function*() {
       Effect.gen(function*() {
         const at = DateTime.toEpochMillis(until)
         const rows = yield* sql`UPDATE destinations SET next_metrics_at = ${at}
-          WHERE status = 'published' AND platform = ${platform} AND metrics_step < ${steps}
-            AND ${dueBy(at - 1, firstAfter)}
+          WHERE ${
+          idIn(sql`SELECT id FROM destinations WHERE ${scheduledDue(platform, at - 1, steps)}
+            UNION ALL SELECT id FROM destinations WHERE ${firstDue(platform, at - 1, steps, firstAfter)}`)
+        }
           RETURNING id`
         return rows.length
       }).pipe(orPersistence("MetricsStore.deferPlatform"))

@@ -3,6 +3,8 @@
  * outcomes (`completeAll`) and renewing leases (`renew`) look each destination up by its primary key.
  * With the `destinations_leases` index (every destination `publishing`) they scanned all destinations
  * in flight once per member, so a due burst of thousands made each batch hundreds of milliseconds.
+ * The metrics sweep's claim reads its due destinations from two index ranges, not every published
+ * destination of the platform (most of an old store, whose metrics schedules have ended).
  * The statements are captured as better-sqlite3 runs them and explained with the same parameters.
  */
 import { describe, expect, it } from "@effect/vitest"
@@ -10,6 +12,8 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { IdGenerator } from "@herald/core/kernel/IdGenerator"
 import { PostStore } from "@herald/core/posts/PostStore"
 import { DispatchStore } from "@herald/core/publishing/DispatchStore"
+import { MetricsStore } from "@herald/core/analytics/MetricsStore"
+import * as Option from "effect/Option"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { randomUUID } from "node:crypto"
@@ -98,5 +102,40 @@ describe("dispatch plans on SQLite", () => {
         expect(plan.join("\n")).toMatch(/SEARCH destinations USING INDEX sqlite_autoindex_destinations_1 \(id=\?\)/)
         expect(plan.join("\n")).not.toMatch(/SCAN destinations/)
       }
+    }).pipe(Effect.provide(layer)))
+
+  it.effect("the metrics sweep's claim reads the scheduled and the first fetches from their own indexes", () =>
+    Effect.gen(function*() {
+      const org = yield* givenOrganization
+      const posts = yield* PostStore
+      const metrics = yield* MetricsStore
+      for (let i = 0; i < 20; i++) {
+        const p = post(org.id)
+        yield* posts.insert({
+          post: p,
+          destinations: [destination({ post: p, account: accountValue(org.id, 1) }, {
+            status: "published",
+            platformPostId: Option.some(`pp-${i}`),
+            publishedAt: Option.some(at(T0 - 7_200_000 + i))
+          })]
+        })
+      }
+      const claimed = yield* capturing(metrics.claimDue({
+        platform: "x",
+        now: at(T0),
+        limit: 5,
+        steps: 5,
+        firstAfter: "1 hour",
+        leaseFor: "2 minutes"
+      }))
+      expect(claimed.result).toHaveLength(5)
+      const plan = (yield* planOf(claimed.ran.find((s) => /^\s*WITH picked/.test(s.sql))!)).join("\n")
+      expect(plan).toMatch(
+        /SEARCH destinations USING INDEX destinations_metrics_next \(platform=\? AND next_metrics_at/
+      )
+      expect(plan).toMatch(
+        /SEARCH destinations USING INDEX destinations_metrics_first \(platform=\? AND metrics_step<\?\)/
+      )
+      expect(plan).not.toMatch(/SCAN destinations/)
     }).pipe(Effect.provide(layer)))
 })
