@@ -88,7 +88,8 @@ describe("summary", () => {
                 }
               ]
             })
-          }
+          },
+          foldChanges: () => Effect.die("not used by analytics")
         })
       )
       const ledger = Layer.succeed(

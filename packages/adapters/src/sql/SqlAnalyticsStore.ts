@@ -189,7 +189,21 @@ export const make = Effect.gen(function*() {
   }
 
   return AnalyticsStore.of({
-    summarize: (q) => summarize(q).pipe(orPersistence("AnalyticsStore.summarize"))
+    summarize: (q) => summarize(q).pipe(orPersistence("AnalyticsStore.summarize")),
+    // Postgres: every organization's deltas, up to `limit` per table in one statement each; SQLite's
+    // triggers update the rollups in place and leave no deltas.
+    foldChanges: (limit) =>
+      sql.onDialectOrElse({
+        pg: () =>
+          Effect.map(
+            Effect.forEach(
+              RollupSql.foldDeltas(Math.max(1, Math.trunc(limit)), "all"),
+              (text) => sql.unsafe<{ n: unknown }>(text)
+            ),
+            (results) => results.reduce((sum, rows) => sum + Number(rows[0]?.n ?? 0), 0)
+          ),
+        orElse: () => Effect.succeed(0)
+      }).pipe(orPersistence("AnalyticsStore.foldChanges"))
   })
 })
 

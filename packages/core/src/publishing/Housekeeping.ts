@@ -16,6 +16,9 @@
  *   minutes, hours and days, upload budgets, past months of AI credits, the settlement lock rows).
  *   Every reader asks for the window that contains now, so an ended window is never read again;
  *   counters meant to last (stored bytes, the circuit breaker's ring) have a window end far ahead.
+ * - Analytics change rows (`foldRollups`): a store whose writers append changes beside its aggregates
+ *   (Postgres) has them moved into the aggregates, so they do not pile up between reads of analytics
+ *   and `/me`, which otherwise fold them, an organization at a time.
  *
  * All work in short batches, take the time from `Clock`, and are safe with several processes on one
  * database (each row is removed by one of them). A sweep that fails is logged and tried again at the
@@ -26,6 +29,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Random from "effect/Random"
 import * as IdempotentRequests from "../access/IdempotentRequests.js"
+import { AnalyticsStore } from "../analytics/AnalyticsStore.js"
 import { UsageCounters } from "../access/UsageCounters.js"
 import type { PersistenceError } from "../kernel/Errors.js"
 import { EventStore } from "../webhooks/EventStore.js"
@@ -96,6 +100,39 @@ export const pruneCounters = (options?: RetentionOptions) =>
     Effect.withSpan("Housekeeping.pruneCounters")
   )
 
+/** How a pass folds analytics change rows: `batchSize` rows per statement (default 500), at most `maxBatches`. */
+export interface FoldOptions {
+  readonly batchSize?: number
+  readonly maxBatches?: number
+}
+
+export interface FoldSummary {
+  /** Change rows moved into the aggregates by this pass. */
+  readonly folded: number
+  /** True when the pass stopped at `maxBatches` with rows possibly left. */
+  readonly more: boolean
+}
+
+/**
+ * Moves the analytics change rows into the aggregates in batches (each its own short statement),
+ * yielding between them; answers do not change.
+ */
+export const foldRollups = (options?: FoldOptions) =>
+  Effect.gen(function*() {
+    const store = yield* AnalyticsStore
+    const size = Math.max(1, Math.trunc(options?.batchSize ?? defaultBatchSize))
+    const maxBatches = Math.max(1, Math.trunc(options?.maxBatches ?? defaultMaxBatches))
+    let folded = 0
+    for (let i = 0; i < maxBatches; i++) {
+      const n = yield* store.foldChanges(size)
+      folded += n
+      // Up to `size` rows of each kind of change per batch: fewer in all means every kind ran out.
+      if (n < size) return { folded, more: false } satisfies FoldSummary
+      yield* Effect.yieldNow()
+    }
+    return { folded, more: true } satisfies FoldSummary
+  }).pipe(Effect.withSpan("Housekeeping.foldRollups"))
+
 export interface Options {
   /** The time between sweeps (each one jittered by ±20 %); default 10 minutes. */
   readonly every?: Duration.DurationInput
@@ -105,6 +142,7 @@ export interface Options {
   readonly idempotency?: IdempotentRequests.PruneOptions
   readonly events?: RetentionOptions
   readonly counters?: RetentionOptions
+  readonly rollups?: FoldOptions
 }
 
 export interface Summary {
@@ -115,6 +153,7 @@ export interface Summary {
   readonly idempotency: IdempotentRequests.PruneSummary | undefined
   readonly events: RetentionSummary | undefined
   readonly counters: RetentionSummary | undefined
+  readonly rollups: FoldSummary | undefined
 }
 
 const formatInstant = (instant: DateTime.Utc) => DateTime.formatIso(instant)
@@ -198,7 +237,20 @@ export const runOnce = (options: Options = {}) =>
         Effect.logWarning("Housekeeping: pruning ended usage counter windows failed", cause).pipe(Effect.as(undefined))
       )
     )
-    const summary: Summary = { media, webhooks, queue, idempotency, events, counters }
+    const rollups = yield* foldRollups(options.rollups).pipe(
+      Effect.tap((s) =>
+        s.folded > 0
+          ? Effect.logInfo(
+            `Housekeeping: folded ${s.folded} analytics change rows into the rollups` +
+              (s.more ? " (more left for the next round)" : "")
+          )
+          : Effect.void
+      ),
+      Effect.catchAllCause((cause) =>
+        Effect.logWarning("Housekeeping: folding analytics change rows failed", cause).pipe(Effect.as(undefined))
+      )
+    )
+    const summary: Summary = { media, webhooks, queue, idempotency, events, counters, rollups }
     return summary
   }).pipe(Effect.withSpan("Housekeeping.runOnce"))
 

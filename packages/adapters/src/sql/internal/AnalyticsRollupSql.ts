@@ -128,29 +128,39 @@ export const destinationRows = `(SELECT organization_id, grain, bucket, platform
 } FROM destination_rollup_deltas)`
 
 /**
- * Postgres: moves up to `limit` of an organization's appended deltas into the rollups, in one
- * statement per table (deltas a writer still holds are skipped, and left for the next time). Only
- * these statements write rollup rows on Postgres, so the row locks they take keep no writer waiting.
+ * Postgres: moves up to `limit` appended deltas into the rollups, in one statement per table (deltas
+ * a writer still holds are skipped, and left for the next time): an organization's (its id is `$1`),
+ * before a read of its rollups, or any organization's (`scope` "all", housekeeping's small batches,
+ * so that the deltas do not pile up between reads). Only these statements write rollup rows on
+ * Postgres, so the row locks they take keep no writer waiting. Each statement answers one row, `n`:
+ * the delta rows it moved.
  */
-export const foldDeltas = (limit: number): ReadonlyArray<string> => [
-  `WITH moved AS (DELETE FROM post_rollup_deltas WHERE ctid IN (
-      SELECT ctid FROM post_rollup_deltas WHERE organization_id = $1 LIMIT ${limit} FOR UPDATE SKIP LOCKED
-    ) RETURNING organization_id, grain, bucket, status, posts)
-    INSERT INTO post_rollups (organization_id, grain, bucket, status, posts)
+export const foldDeltas = (limit: number, scope: "organization" | "all" = "organization"): ReadonlyArray<string> => {
+  const where = scope === "organization" ? "WHERE organization_id = $1 " : ""
+  return [
+    `WITH moved AS (DELETE FROM post_rollup_deltas WHERE ctid IN (
+      SELECT ctid FROM post_rollup_deltas ${where}LIMIT ${limit} FOR UPDATE SKIP LOCKED
+    ) RETURNING organization_id, grain, bucket, status, posts),
+    folded AS (INSERT INTO post_rollups (organization_id, grain, bucket, status, posts)
     SELECT organization_id, grain, bucket, status, SUM(posts) FROM moved
     GROUP BY organization_id, grain, bucket, status ORDER BY organization_id, grain, bucket, status
-    ON CONFLICT (organization_id, grain, bucket, status) DO UPDATE SET posts = post_rollups.posts + excluded.posts`,
-  `WITH moved AS (DELETE FROM destination_rollup_deltas WHERE ctid IN (
-      SELECT ctid FROM destination_rollup_deltas WHERE organization_id = $1 LIMIT ${limit} FOR UPDATE SKIP LOCKED
-    ) RETURNING *)
-    INSERT INTO destination_rollups (organization_id, grain, bucket, platform, account_id, status, destinations, ${
-    metricNames.join(", ")
-  })
+    ON CONFLICT (organization_id, grain, bucket, status) DO UPDATE SET posts = post_rollups.posts + excluded.posts
+    RETURNING 1)
+    SELECT COUNT(*) AS n FROM moved`,
+    `WITH moved AS (DELETE FROM destination_rollup_deltas WHERE ctid IN (
+      SELECT ctid FROM destination_rollup_deltas ${where}LIMIT ${limit} FOR UPDATE SKIP LOCKED
+    ) RETURNING *),
+    folded AS (INSERT INTO destination_rollups (organization_id, grain, bucket, platform, account_id, status, destinations, ${
+      metricNames.join(", ")
+    })
     SELECT organization_id, grain, bucket, platform, account_id, status, SUM(destinations), ${
-    metricNames.map((m) => `SUM(${m})`).join(", ")
-  } FROM moved GROUP BY organization_id, grain, bucket, platform, account_id, status
-    ORDER BY organization_id, grain, bucket, platform, account_id, status${upsertDestinations}`
-]
+      metricNames.map((m) => `SUM(${m})`).join(", ")
+    } FROM moved GROUP BY organization_id, grain, bucket, platform, account_id, status
+    ORDER BY organization_id, grain, bucket, platform, account_id, status${upsertDestinations}
+    RETURNING 1)
+    SELECT COUNT(*) AS n FROM moved`
+  ]
+}
 
 /** The destination columns a rollup counts: a change of any of them moves the row between groups. */
 export const countedDestinationColumns = [
