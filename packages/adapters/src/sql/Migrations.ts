@@ -31,6 +31,7 @@ import eventsLean from "./migrations/0065_events_lean.js"
 import invitations from "./migrations/0068_invitations.js"
 import notificationsComments from "./migrations/0069_notifications_comments.js"
 import metricsDueIndexes from "./migrations/0075_metrics_due_indexes.js"
+import pgTriggerLookups from "./migrations/0076_pg_trigger_lookups.js"
 
 /** Herald's own migrations table, so an embedding host's `effect_sql_migrations` never clashes. */
 export const table = "herald_migrations"
@@ -67,7 +68,8 @@ export const loader = Migrator.fromRecord({
   "0065_events_lean": eventsLean,
   "0068_invitations": invitations,
   "0069_notifications_comments": notificationsComments,
-  "0075_metrics_due_indexes": metricsDueIndexes
+  "0075_metrics_due_indexes": metricsDueIndexes,
+  "0076_pg_trigger_lookups": pgTriggerLookups
 })
 
 /**

@@ -82,13 +82,23 @@ export const applyPosts = (dialect: Dialect, sources: ReadonlyArray<Source>, tar
   }`
 
 /**
+ * How a destination's post (`p`, for its creation time) is found: `join`, a join the planner may
+ * answer by hashing every post (right for a backfill of every destination), or `lookup`, one
+ * primary-key lookup per destination row (a LATERAL subquery that `OFFSET 0` keeps from being merged
+ * into a join): right for a trigger's few hundred rows, where Postgres hashed every post of the
+ * store for each claim and recording (a sequential scan of `posts` per statement, growing with it).
+ */
+export type PostLookup = "join" | "lookup"
+
+/**
  * Applies the destinations of the sources (alias `r`, joined here to their post `p` for its
  * creation time) to `destination_rollups`.
  */
 export const applyDestinations = (
   dialect: Dialect,
   sources: ReadonlyArray<Source>,
-  target: Target = "rollups"
+  target: Target = "rollups",
+  postLookup: PostLookup = "join"
 ): string =>
   `INSERT INTO ${
     target === "rollups" ? "destination_rollups" : "destination_rollup_deltas"
@@ -102,9 +112,11 @@ export const applyDestinations = (
         metricNames.map((m) =>
           `${s.sign} * ${metricOf(dialect, "r", m)} AS ${m}`
         ).join(", ")
-      } FROM ${s.from} JOIN posts p ON p.id = r.post_id CROSS JOIN ${grains}${
-        s.where === undefined ? "" : ` WHERE ${s.where}`
-      }`
+      } FROM ${s.from} ${
+        postLookup === "join"
+          ? "JOIN posts p ON p.id = r.post_id"
+          : "CROSS JOIN LATERAL (SELECT pl.created_at FROM posts pl WHERE pl.id = r.post_id OFFSET 0) p"
+      } CROSS JOIN ${grains}${s.where === undefined ? "" : ` WHERE ${s.where}`}`
     ))
   }) x WHERE true GROUP BY organization_id, grain, bucket, platform, account_id, status
     HAVING SUM(delta) <> 0 OR ${metricNames.map((m) => `SUM(${m}) <> 0`).join(" OR ")}
