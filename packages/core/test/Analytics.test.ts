@@ -88,8 +88,7 @@ describe("summary", () => {
                 }
               ]
             })
-          },
-          foldChanges: () => Effect.die("not used by analytics")
+          }
         })
       )
       const ledger = Layer.succeed(

@@ -13,6 +13,7 @@ import type { AnalyticsCounts, AnalyticsQuery, MetricName } from "@herald/core/a
 import { DestinationStatus } from "@herald/core/domain/Destination"
 import { Platform } from "@herald/core/domain/Platform"
 import { PostStatus } from "@herald/core/domain/Post"
+import { RollupChanges } from "@herald/core/publishing/RollupChanges"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -189,22 +190,34 @@ export const make = Effect.gen(function*() {
   }
 
   return AnalyticsStore.of({
-    summarize: (q) => summarize(q).pipe(orPersistence("AnalyticsStore.summarize")),
-    // Postgres: every organization's deltas, up to `limit` per table in one statement each; SQLite's
-    // triggers update the rollups in place and leave no deltas.
-    foldChanges: (limit) =>
-      sql.onDialectOrElse({
-        pg: () =>
-          Effect.map(
-            Effect.forEach(
-              RollupSql.foldDeltas(Math.max(1, Math.trunc(limit)), "all"),
-              (text) => sql.unsafe<{ n: unknown }>(text)
-            ),
-            (results) => results.reduce((sum, rows) => sum + Number(rows[0]?.n ?? 0), 0)
-          ),
-        orElse: () => Effect.succeed(0)
-      }).pipe(orPersistence("AnalyticsStore.foldChanges"))
+    summarize: (q) => summarize(q).pipe(orPersistence("AnalyticsStore.summarize"))
   })
 })
 
 export const layer: Layer.Layer<AnalyticsStore, never, SqlClient.SqlClient> = Layer.effect(AnalyticsStore, make)
+
+/**
+ * Housekeeping's folding of the rollup deltas (`RollupChanges`): on Postgres every organization's,
+ * up to `limit` per table in one statement each; SQLite's triggers update the rollups in place and
+ * leave none.
+ */
+export const changesLayer: Layer.Layer<RollupChanges, never, SqlClient.SqlClient> = Layer.effect(
+  RollupChanges,
+  Effect.map(SqlClient.SqlClient, (client) => {
+    const sql = client.withoutTransforms()
+    return RollupChanges.of({
+      fold: (limit) =>
+        sql.onDialectOrElse({
+          pg: () =>
+            Effect.map(
+              Effect.forEach(
+                RollupSql.foldDeltas(Math.max(1, Math.trunc(limit)), "all"),
+                (text) => sql.unsafe<{ n: unknown }>(text)
+              ),
+              (results) => results.reduce((sum, rows) => sum + Number(rows[0]?.n ?? 0), 0)
+            ),
+          orElse: () => Effect.succeed(0)
+        }).pipe(orPersistence("RollupChanges.fold"))
+    })
+  })
+)

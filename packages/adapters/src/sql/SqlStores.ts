@@ -3,6 +3,7 @@ import type { AiCreditLedger } from "@herald/core/ai/AiCredits"
 import type { AccountStore } from "@herald/core/accounts/AccountStore"
 import type { AnalyticsStore } from "@herald/core/analytics/AnalyticsStore"
 import type { CampaignStore } from "@herald/core/campaigns/CampaignStore"
+import type { RollupChanges } from "@herald/core/publishing/RollupChanges"
 import type { ApiKeyStore } from "@herald/core/access/ApiKeyStore"
 import type { ConnectSessionStore } from "@herald/core/accounts/ConnectSessionStore"
 import type { DeviceAuthorizationStore } from "@herald/core/access/DeviceAuthorizationStore"
@@ -70,6 +71,7 @@ export type Stores =
   | Transactor
   | AiCreditLedger
   | AnalyticsStore
+  | RollupChanges
   | DeviceAuthorizationStore
   | ConnectSessionStore
   | MetricsStore
@@ -100,6 +102,8 @@ export const layer: Layer.Layer<Stores, never, SqlClient.SqlClient | IdGenerator
   SqlTransactor.layer,
   SqlAiCreditLedger.layer,
   SqlAnalyticsStore.layer,
+  // Housekeeping's folding of the rollup changes Postgres's triggers append.
+  SqlAnalyticsStore.changesLayer,
   SqlCampaignStore.layer,
   SqlDeviceAuthorizationStore.layer,
   SqlConnectSessionStore.layer,

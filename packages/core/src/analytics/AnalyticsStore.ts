@@ -40,11 +40,4 @@ export interface AnalyticsCounts {
 
 export class AnalyticsStore extends Context.Tag("@herald/core/analytics/AnalyticsStore")<AnalyticsStore, {
   readonly summarize: (query: AnalyticsQuery) => Effect.Effect<AnalyticsCounts, PersistenceError>
-  /**
-   * Moves up to `limit` of the change rows a store keeps beside its aggregates (writers that append
-   * changes instead of updating shared aggregate rows) into the aggregates, without changing any
-   * answer; returns how many it moved (0 for a store that keeps its aggregates current in place).
-   * Housekeeping calls it in small batches, so the changes do not pile up between reads.
-   */
-  readonly foldChanges: (limit: number) => Effect.Effect<number, PersistenceError>
 }>() {}

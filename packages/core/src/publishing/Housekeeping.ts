@@ -16,7 +16,7 @@
  *   minutes, hours and days, upload budgets, past months of AI credits, the settlement lock rows).
  *   Every reader asks for the window that contains now, so an ended window is never read again;
  *   counters meant to last (stored bytes, the circuit breaker's ring) have a window end far ahead.
- * - Analytics change rows (`foldRollups`): a store whose writers append changes beside its aggregates
+ * - Analytics change rows (`foldRollups`, `RollupChanges`): a store whose writers append changes beside its aggregates
  *   (Postgres) has them moved into the aggregates, so they do not pile up between reads of analytics
  *   and `/me`, which otherwise fold them, an organization at a time.
  *
@@ -29,13 +29,13 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Random from "effect/Random"
 import * as IdempotentRequests from "../access/IdempotentRequests.js"
-import { AnalyticsStore } from "../analytics/AnalyticsStore.js"
 import { UsageCounters } from "../access/UsageCounters.js"
 import type { PersistenceError } from "../kernel/Errors.js"
 import { EventStore } from "../webhooks/EventStore.js"
 import * as MediaLibrary from "../media/MediaLibrary.js"
 import * as Webhooks from "../webhooks/Webhooks.js"
 import * as Queues from "../workflow/Queues.js"
+import { RollupChanges } from "./RollupChanges.js"
 
 /** How often a process sweeps: every 10 minutes, give or take a fifth. */
 export const defaultInterval: Duration.Duration = Duration.minutes(10)
@@ -119,12 +119,12 @@ export interface FoldSummary {
  */
 export const foldRollups = (options?: FoldOptions) =>
   Effect.gen(function*() {
-    const store = yield* AnalyticsStore
+    const changes = yield* RollupChanges
     const size = Math.max(1, Math.trunc(options?.batchSize ?? defaultBatchSize))
     const maxBatches = Math.max(1, Math.trunc(options?.maxBatches ?? defaultMaxBatches))
     let folded = 0
     for (let i = 0; i < maxBatches; i++) {
-      const n = yield* store.foldChanges(size)
+      const n = yield* changes.fold(size)
       folded += n
       // Up to `size` rows of each kind of change per batch: fewer in all means every kind ran out.
       if (n < size) return { folded, more: false } satisfies FoldSummary
