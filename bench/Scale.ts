@@ -77,6 +77,12 @@ interface Read {
   readonly http: { readonly method: "GET" | "POST"; readonly path: string; readonly body?: unknown }
   /** The hand-written statements that give the same answer (run one after another). */
   readonly sql: (org: string, now: number) => ReadonlyArray<Statement>
+  /**
+   * Statements that depend on each other's rows (a write and the read-back of what it wrote), in a
+   * transaction that is rolled back; measured instead of `sql` when given.
+   */
+  readonly transaction?: (db: Db, org: string, now: number) => Promise<void>
+  /** The read writes: the seeded failed destinations are set back to failed before each sample of either side. */
   readonly resets?: boolean
   /**
    * A read whose request and statements depend on the store (a cursor the server hands out): made
@@ -282,16 +288,43 @@ const reads = (dialect: Db["dialect"]): ReadonlyArray<Read> => {
       name: `POST /posts/retry-failed (platform=${retryPlatform})`,
       http: { method: "POST", path: "/posts/retry-failed", body: { platform: retryPlatform } },
       resets: true,
-      sql: (o, now) => [{
-        text: `UPDATE destinations SET status = 'queued', due_at = $2, error = NULL, updated_at = $2
-          WHERE id IN (SELECT d.id FROM destinations d JOIN posts p ON p.id = d.post_id
-            WHERE d.organization_id = $1 AND d.status = 'failed' AND d.platform = '${retryPlatform}'
-            ORDER BY p.created_at, d.id LIMIT 500)`,
-        params: [o, now],
-        write: true
-      }]
+      sql: () => [],
+      transaction: retryAnswer
     }
   ]
+}
+
+/**
+ * POST /posts/retry-failed's answer by hand, as the API gives it in one transaction: the failed
+ * destinations of the platform, oldest posts first, up to 500, re-queued (returning them); whether
+ * failed ones remain (`has_more`); the re-queued posts and their destinations read back.
+ */
+const retryAnswer = async (db: Db, org: string, now: number): Promise<void> => {
+  await db.exec(db.dialect === "pg" ? "BEGIN" : "BEGIN IMMEDIATE")
+  try {
+    const updated = await db.all(
+      `UPDATE destinations SET status = 'queued', due_at = $2, attempts = 0, error = NULL, failed_at = NULL,
+        updated_at = $2
+      WHERE id IN (SELECT d.id FROM destinations d JOIN posts p ON p.id = d.post_id
+        WHERE d.organization_id = $1 AND d.status = 'failed' AND d.platform = '${retryPlatform}'
+        ORDER BY p.created_at, d.id LIMIT 500)
+      RETURNING id, post_id`,
+      [org, now]
+    )
+    await db.all(
+      `SELECT 1 FROM destinations d WHERE d.organization_id = $1 AND d.status = 'failed'
+        AND d.platform = '${retryPlatform}' LIMIT 1`,
+      [org]
+    )
+    const ids = JSON.stringify([...new Set(updated.map((row) => String(row.post_id)))])
+    const among = db.dialect === "pg"
+      ? "IN (SELECT jsonb_array_elements_text($1::jsonb))"
+      : "IN (SELECT value FROM json_each($1))"
+    await db.all(`SELECT * FROM posts WHERE id ${among} ORDER BY created_at, id`, [ids])
+    await db.all(`SELECT * FROM destinations WHERE post_id ${among} ORDER BY created_at, id`, [ids])
+  } finally {
+    await db.exec("ROLLBACK")
+  }
 }
 
 /** Seeded failed destinations back to failed (between retry samples; not timed), once the dispatcher is done. */
@@ -415,12 +448,18 @@ const runOne = async (options: {
           await request(server, read) // warm
           const api = await sample(() => request(server, read), read.resets ? () => resetFailed(db) : undefined)
           const statements = read.sql(seeded.organizationId, Date.now())
-          const sqlFigure = await sample(async () => {
-            for (const s of statements) {
-              if (s.write === true) await db.rolledBack(s.text, s.params)
-              else await db.all(s.text, s.params)
-            }
-          })
+          const transaction = read.transaction
+          const sqlFigure = await sample(
+            async () => {
+              if (transaction !== undefined) await transaction(db, seeded.organizationId, Date.now())
+              for (const s of statements) {
+                if (s.write === true) await db.rolledBack(s.text, s.params)
+                else await db.all(s.text, s.params)
+              }
+            },
+            // The same failed destinations as the API's samples found (its last one re-queued them).
+            read.resets ? () => resetFailed(db) : undefined
+          )
           measured.push({ name: read.name, api, sql: sqlFigure })
           console.log(
             `  ${read.name.padEnd(44)} api p50 ${api.p50.toFixed(1).padStart(8)} p99 ${
