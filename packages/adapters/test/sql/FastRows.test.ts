@@ -88,11 +88,29 @@ describe("FastRows", () => {
     expect(FastRows.destination({ ...row, metrics: "{\"views\":-1}" })).toBeUndefined()
     const { metrics_fetched_at: _, ...missing } = row
     expect(FastRows.destination(missing)).toBeUndefined()
-    // A post with per-platform content, an approval or a thread is the schema's.
-    const rich = Schema.encodeSync(PostRow)(
-      F.post(org, { platformContent: { x: new PlatformContentEntry({ content: "hi" }) } })
-    )
-    expect(FastRows.post(rich)).toBeUndefined()
+    // A post whose per-platform content, approval or thread its column schema rejects is the row schema's.
+    const postRow = Schema.encodeSync(PostRow)(post)
+    expect(FastRows.post({ ...postRow, platform_content: "{\"x\":{\"content\":5}}" })).toBeUndefined()
+    expect(FastRows.post({ ...postRow, approval: "{\"status\":\"maybe\",\"note\":null,\"consumed\":false}" }))
+      .toBeUndefined()
+    expect(FastRows.post({ ...postRow, thread_posts: "[{}]" })).toBeUndefined()
+    expect(FastRows.post({ ...postRow, thread_posts: "not json" })).toBeUndefined()
+  })
+
+  it("decodes a post with per-platform content, an approval and a thread as the schema does", () => {
+    const rich = F.post(org, {
+      platformContent: {
+        x: new PlatformContentEntry({ content: "hi", settings: { reply_settings: "following" } }),
+        linkedin: new PlatformContentEntry({ content: "hello" })
+      },
+      approval: Option.some(new Approval({ status: "pending", note: Option.some("look"), consumed: false })),
+      threadPosts: [new ThreadPost({ content: "second" }), new ThreadPost({ content: "third", media_ids: [] })]
+    })
+    const row = Schema.encodeSync(PostRow)(rich)
+    for (const variant of [row, asPg(row, ["created_at"])]) {
+      sameValue(FastRows.post(variant), Schema.decodeUnknownSync(PostRow)(variant))
+    }
+    sameValue(FastRows.post(row), rich)
   })
 
   it.effect("decodes a batch by the schema as soon as one row is not for the fast path", () =>
