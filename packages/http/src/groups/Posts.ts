@@ -351,11 +351,13 @@ export const create = Idempotency.idempotent(Effect.gen(function*() {
 
 export const PostsLive = HttpApiBuilder.group(ApiGroup.apiOf(PostsGroup), "posts", (handlers) =>
   handlers
-    .handle("list", ({ urlParams }) =>
+    // Built in its wire shape (PostList's encoded and decoded sides are one type) and answered
+    // without HttpApi's encoding pass over every post and destination of the page.
+    .handleRaw("list", ({ urlParams }) =>
       Effect.gen(function*() {
         const caller = yield* callerOf("read")
         const listed = yield* Posts.list(caller, urlParams).pipe(dieOnStorage)
-        return {
+        return yield* Envelope.respond(PostList, {
           posts: listed.page.items.map((record) => toPostView(record)),
           pagination: {
             limit: listed.limit,
@@ -364,7 +366,7 @@ export const PostsLive = HttpApiBuilder.group(ApiGroup.apiOf(PostsGroup), "posts
             has_more: listed.hasMore,
             next_cursor: listed.nextCursor
           }
-        }
+        })
       }))
     .handleRaw("create", () => create)
     .handle("get", ({ path }) =>

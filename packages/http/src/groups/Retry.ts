@@ -314,5 +314,8 @@ export const RetryLive = HttpApiBuilder.group(ApiGroup.apiOf(RetryGroup), "retry
             ? "Nothing matched the filters; nothing was re-queued."
             : Retries.nextStep
         }
-        return out
+        // Built in its wire shape (RetryFailedResult's encoded and decoded sides are one type; the
+        // echoed filters are the decoded body, already in the schema's key order): answered without
+        // HttpApi's encoding pass over up to 500 destinations.
+        return yield* Envelope.respond(RetryFailedResult, out)
       })))
