@@ -24,7 +24,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { createFreshPgDatabase, probePostgres } from "../packages/adapters/test/support/TestDatabases.js"
 import * as HeraldServer from "./HeraldServer.js"
-import { type Db, pgDb, rareWord, seed, sqliteDb } from "./ScaleSeed.js"
+import { type Db, pgDb, rareWord, resetFailed, seed, sqliteDb } from "./ScaleSeed.js"
 import { prepareTemplates } from "./ScaleTemplates.js"
 
 const arg = (name: string): string | undefined => {
@@ -325,22 +325,6 @@ const retryAnswer = async (db: Db, org: string, now: number): Promise<void> => {
   } finally {
     await db.exec("ROLLBACK")
   }
-}
-
-/** Seeded failed destinations back to failed (between retry samples; not timed), once the dispatcher is done. */
-const resetFailed = async (db: Db) => {
-  const deadline = Date.now() + 30_000
-  while (Date.now() < deadline) {
-    const busy = await db.all(
-      "SELECT COUNT(*) AS c FROM destinations WHERE status IN ('queued', 'publishing') AND due_at < $1",
-      [Date.now() + 86400000]
-    )
-    if (Number(busy[0]!.c) === 0) break
-    await HeraldServer.sleep(100)
-  }
-  await db.exec(`UPDATE destinations SET status = 'failed', error = 'The platform refused the post (seeded)',
-      attempts = 3, platform_post_id = NULL, platform_post_url = NULL, published_at = NULL
-    WHERE id LIKE '00000000-0000-4000-8003-%' AND status <> 'failed'`)
 }
 
 interface Measured {

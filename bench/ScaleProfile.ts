@@ -14,7 +14,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as HeraldServer from "./HeraldServer.js"
-import { seed, sqliteDb } from "./ScaleSeed.js"
+import { resetFailed, seed, sqliteDb } from "./ScaleSeed.js"
 import { prepareTemplates } from "./ScaleTemplates.js"
 
 const arg = (name: string): string | undefined => {
@@ -48,20 +48,7 @@ const server = await HeraldServer.start({
 })
 const db = sqliteDb(path.join(dataDir, "herald.db"))
 /** As the scale bench does: once the dispatcher has published what the last retry re-queued, back to failed. */
-const reset = async () => {
-  const deadline = Date.now() + 30_000
-  while (Date.now() < deadline) {
-    const busy = await db.all(
-      "SELECT COUNT(*) AS c FROM destinations WHERE status IN ('queued', 'publishing') AND due_at < $1",
-      [Date.now() + 86400000]
-    )
-    if (Number(busy[0]!.c) === 0) break
-    await HeraldServer.sleep(100)
-  }
-  await db.exec(`UPDATE destinations SET status = 'failed', error = 'The platform refused the post (seeded)',
-      attempts = 3, platform_post_id = NULL, platform_post_url = NULL, published_at = NULL
-    WHERE id LIKE '00000000-0000-4000-8003-%' AND status <> 'failed'`)
-}
+const reset = () => resetFailed(db)
 const times: Array<number> = []
 let answer = ""
 for (let i = 0; i < n; i++) {

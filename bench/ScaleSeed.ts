@@ -308,3 +308,19 @@ export const seed = async (db: Db, posts: number, now: number): Promise<Seeded> 
   await stmt("DROP TABLE accts")
   return { organizationId: org, seedSeconds: (performance.now() - started) / 1000 }
 }
+
+/** Seeded failed destinations back to failed (between retry samples; not timed), once the dispatcher is done. */
+export const resetFailed = async (db: Db) => {
+  const deadline = Date.now() + 30_000
+  while (Date.now() < deadline) {
+    const busy = await db.all(
+      "SELECT COUNT(*) AS c FROM destinations WHERE status IN ('queued', 'publishing') AND due_at < $1",
+      [Date.now() + 86400000]
+    )
+    if (Number(busy[0]!.c) === 0) break
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  await db.exec(`UPDATE destinations SET status = 'failed', error = 'The platform refused the post (seeded)',
+      attempts = 3, platform_post_id = NULL, platform_post_url = NULL, published_at = NULL
+    WHERE id LIKE '00000000-0000-4000-8003-%' AND status <> 'failed'`)
+}
