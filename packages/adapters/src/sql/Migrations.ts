@@ -32,6 +32,8 @@ import invitations from "./migrations/0068_invitations.js"
 import notificationsComments from "./migrations/0069_notifications_comments.js"
 import metricsDueIndexes from "./migrations/0075_metrics_due_indexes.js"
 import pgTriggerLookups from "./migrations/0076_pg_trigger_lookups.js"
+import pgPostUpdatedStatement from "./migrations/0077_pg_post_updated_statement.js"
+import pgTransitionJoinsPlanned from "./migrations/0078_pg_transition_joins_planned.js"
 
 /** Herald's own migrations table, so an embedding host's `effect_sql_migrations` never clashes. */
 export const table = "herald_migrations"
@@ -69,7 +71,9 @@ export const loader = Migrator.fromRecord({
   "0068_invitations": invitations,
   "0069_notifications_comments": notificationsComments,
   "0075_metrics_due_indexes": metricsDueIndexes,
-  "0076_pg_trigger_lookups": pgTriggerLookups
+  "0076_pg_trigger_lookups": pgTriggerLookups,
+  "0077_pg_post_updated_statement": pgPostUpdatedStatement,
+  "0078_pg_transition_joins_planned": pgTransitionJoinsPlanned
 })
 
 /**
