@@ -325,7 +325,8 @@ describe.skipIf(skip !== undefined)("analytics and bulk scheduling in the dashbo
       expect(await page.locator("#analytics").getAttribute("aria-busy")).toBe("true")
       release()
       await page.locator("#totals").waitFor(eventually)
-      expect(await page.locator("#analytics").getAttribute("aria-busy")).toBeNull()
+      // Busy until the charts are drawn too (the chart library loads after the figures are shown).
+      await expect.poll(() => page.locator("#analytics").getAttribute("aria-busy"), eventually).toBeNull()
       await page.unroute("**/api/v1/analytics/summary**")
 
       // The server out of reach: the page says so instead of showing figures.
